@@ -1,0 +1,216 @@
+/**
+ * Storage: one small SQL interface over PostgreSQL (pg) or embedded PGlite.
+ * The same migrations and queries run on both. Each service owns one schema and
+ * writes schema-qualified SQL (`ledger.accounts`); nothing outside a service touches its tables.
+ */
+import fs from 'node:fs';
+import { Pool, type PoolClient } from 'pg';
+import type { PGlite as PGliteType } from '@electric-sql/pglite';
+
+export interface QueryResult<T> {
+  rows: T[];
+  rowCount: number;
+}
+
+export interface Queryable {
+  query<T = any>(text: string, params?: unknown[]): Promise<QueryResult<T>>;
+  /** Runs a script of several statements without parameters (migrations). */
+  exec(text: string): Promise<void>;
+}
+
+export type Isolation = 'read committed' | 'repeatable read' | 'serializable';
+
+export interface Db extends Queryable {
+  readonly kind: 'pg' | 'pglite';
+  readonly schema: string;
+  /** Runs fn in one transaction; serialization failures and deadlocks (40001, 40P01) are retried. */
+  transaction<T>(fn: (tx: Queryable) => Promise<T>, opts?: { isolation?: Isolation; retries?: number }): Promise<T>;
+  close(): Promise<void>;
+}
+
+export interface Migration {
+  version: number;
+  name: string;
+  sql: string;
+}
+
+export interface DbOptions {
+  databaseUrl: string | null;
+  /** Directory for PGlite, or "memory://" for an in-memory database. */
+  dataDir: string;
+  poolMax?: number;
+}
+
+const RETRYABLE = new Set(['40001', '40P01']);
+
+// Shared per process: one pg pool per URL, one PGlite per data dir (PGlite allows one instance per dir).
+const pools = new Map<string, { pool: Pool; refs: number }>();
+const pglites = new Map<string, { db: Promise<PGliteType>; refs: number }>();
+
+function isRetryable(err: unknown): boolean {
+  return RETRYABLE.has((err as { code?: string })?.code ?? '');
+}
+
+async function withRetries<T>(retries: number, fn: () => Promise<T>): Promise<T> {
+  for (let attempt = 0; ; attempt++) {
+    try {
+      return await fn();
+    } catch (err) {
+      if (attempt >= retries || !isRetryable(err)) throw err;
+      await new Promise((r) => setTimeout(r, 5 + Math.random() * 20 * (attempt + 1)));
+    }
+  }
+}
+
+function pgDb(url: string, schema: string, poolMax: number): Db {
+  let entry = pools.get(url);
+  if (!entry) {
+    const pool = new Pool({ connectionString: url, max: poolMax });
+    // An idle client's error (server restart) must not crash the process.
+    pool.on('error', () => undefined);
+    entry = { pool, refs: 0 };
+    pools.set(url, entry);
+  }
+  entry.refs++;
+  const { pool } = entry;
+  let closed = false;
+
+  return {
+    kind: 'pg',
+    schema,
+    async query<T>(text: string, params?: unknown[]) {
+      const r = await pool.query(text, params as any[]);
+      return { rows: r.rows as T[], rowCount: r.rowCount ?? 0 };
+    },
+    async exec(text: string) {
+      await pool.query(text);
+    },
+    async transaction<T>(fn: (tx: Queryable) => Promise<T>, opts: { isolation?: Isolation; retries?: number } = {}) {
+      return withRetries(opts.retries ?? 5, async () => {
+        const client: PoolClient = await pool.connect();
+        try {
+          await client.query(`BEGIN ISOLATION LEVEL ${(opts.isolation ?? 'read committed').toUpperCase()}`);
+          const tx: Queryable = {
+            async query<R>(text: string, params?: unknown[]) {
+              const r = await client.query(text, params as any[]);
+              return { rows: r.rows as R[], rowCount: r.rowCount ?? 0 };
+            },
+            async exec(text: string) {
+              await client.query(text);
+            },
+          };
+          const result = await fn(tx);
+          await client.query('COMMIT');
+          return result;
+        } catch (err) {
+          await client.query('ROLLBACK').catch(() => undefined);
+          throw err;
+        } finally {
+          client.release();
+        }
+      });
+    },
+    async close() {
+      if (closed) return;
+      closed = true;
+      const e = pools.get(url);
+      if (e && --e.refs === 0) {
+        pools.delete(url);
+        await e.pool.end();
+      }
+    },
+  };
+}
+
+function pgliteDb(dataDir: string, schema: string): Db {
+  let entry = pglites.get(dataDir);
+  if (!entry) {
+    const open = async () => {
+      const { PGlite } = await import('@electric-sql/pglite');
+      if (dataDir === 'memory://') return new PGlite();
+      fs.mkdirSync(dataDir, { recursive: true });
+      return new PGlite(dataDir);
+    };
+    entry = { db: open(), refs: 0 };
+    pglites.set(dataDir, entry);
+  }
+  entry.refs++;
+  const dbPromise = entry.db;
+  let closed = false;
+
+  return {
+    kind: 'pglite',
+    schema,
+    async query<T>(text: string, params?: unknown[]) {
+      const db = await dbPromise;
+      const r = await db.query<T>(text, params as any[]);
+      return { rows: r.rows, rowCount: r.affectedRows ?? r.rows.length };
+    },
+    async exec(text: string) {
+      await (await dbPromise).exec(text);
+    },
+    async transaction<T>(fn: (tx: Queryable) => Promise<T>) {
+      // PGlite is one connection: its transaction() holds a lock, so every other query waits.
+      const db = await dbPromise;
+      return db.transaction(async (t) =>
+        fn({
+          async query<R>(text: string, params?: unknown[]) {
+            const r = await t.query<R>(text, params as any[]);
+            return { rows: r.rows, rowCount: r.affectedRows ?? r.rows.length };
+          },
+          async exec(text: string) {
+            await t.exec(text);
+          },
+        }),
+      );
+    },
+    async close() {
+      if (closed) return;
+      closed = true;
+      const e = pglites.get(dataDir);
+      if (e && --e.refs === 0) {
+        pglites.delete(dataDir);
+        await (await e.db).close();
+      }
+    },
+  };
+}
+
+export function openDb(opts: DbOptions, schema: string): Db {
+  if (!/^[a-z_][a-z0-9_]*$/.test(schema)) throw new Error(`bad schema name ${schema}`);
+  return opts.databaseUrl ? pgDb(opts.databaseUrl, schema, opts.poolMax ?? 10) : pgliteDb(opts.dataDir, schema);
+}
+
+/**
+ * Applies pending migrations in version order, each in its own transaction.
+ * A session advisory lock per schema makes concurrent replicas start safely:
+ * the second waits, then finds nothing left to apply.
+ */
+export async function migrate(db: Db, migrations: Migration[]): Promise<number[]> {
+  const schema = db.schema;
+  const sorted = [...migrations].sort((a, b) => a.version - b.version);
+  const applied: number[] = [];
+  const lockKey = `migrations:${schema}`;
+  await db.transaction(async (tx) => {
+    // Transaction-scoped lock: released on commit, held across the whole run.
+    await tx.query('SELECT pg_advisory_xact_lock(hashtext($1))', [lockKey]);
+    await tx.query(`CREATE SCHEMA IF NOT EXISTS ${schema}`);
+    await tx.query(
+      `CREATE TABLE IF NOT EXISTS ${schema}.schema_migrations (
+         version integer PRIMARY KEY,
+         name text NOT NULL,
+         applied_at timestamptz NOT NULL DEFAULT now()
+       )`,
+    );
+    const done = new Set(
+      (await tx.query<{ version: number }>(`SELECT version FROM ${schema}.schema_migrations`)).rows.map((r) => r.version),
+    );
+    for (const m of sorted) {
+      if (done.has(m.version)) continue;
+      await tx.exec(m.sql);
+      await tx.query(`INSERT INTO ${schema}.schema_migrations (version, name) VALUES ($1, $2)`, [m.version, m.name]);
+      applied.push(m.version);
+    }
+  }, { retries: 0 });
+  return applied;
+}

@@ -1,0 +1,167 @@
+/**
+ * Typed errors. Services throw these; the gateway maps them to the envelope of DESIGN §5
+ * in one place (toEnvelope). They extend MoleculerError so that code (HTTP status),
+ * type (error code) and data ({hint, details}) survive the trip over NATS.
+ */
+import { Errors } from 'moleculer';
+
+export type ErrorCode =
+  | 'invalid_arguments'
+  | 'unknown_tool'
+  | 'unauthorized'
+  | 'insufficient_gas'
+  | 'forbidden'
+  | 'not_found'
+  | 'invalid_state'
+  | 'listing_rejected'
+  | 'rate_limited'
+  | 'internal'
+  | 'not_implemented'
+  | 'service_unavailable';
+
+export const STATUS_BY_CODE: Record<ErrorCode, number> = {
+  invalid_arguments: 400,
+  unknown_tool: 400,
+  unauthorized: 401,
+  insufficient_gas: 402,
+  forbidden: 403,
+  not_found: 404,
+  invalid_state: 409,
+  listing_rejected: 422,
+  rate_limited: 429,
+  internal: 500,
+  not_implemented: 501,
+  service_unavailable: 503,
+};
+
+export interface ErrorData {
+  hint?: string;
+  details?: Record<string, unknown>;
+  /** rate_limited / service_unavailable: sent as the Retry-After header. */
+  retryAfterSeconds?: number;
+}
+
+export class MarketError extends Errors.MoleculerError {
+  constructor(code: ErrorCode, message: string, data: ErrorData = {}) {
+    super(message, STATUS_BY_CODE[code], code, data);
+    this.name = 'MarketError';
+  }
+}
+
+export class InvalidArgumentsError extends MarketError {
+  constructor(message: string, data: ErrorData = {}) {
+    super('invalid_arguments', message, data);
+  }
+}
+export class UnauthorizedError extends MarketError {
+  constructor(message = 'A valid API key is required for this tool.', data: ErrorData = {}) {
+    super('unauthorized', message, {
+      hint: 'Register with POST /api/agent/register (or the register tool) and send the key as "Authorization: Bearer rk_live_…".',
+      ...data,
+    });
+  }
+}
+export class InsufficientGasError extends MarketError {
+  constructor(message: string, data: ErrorData = {}) {
+    super('insufficient_gas', message, data);
+  }
+}
+export class ForbiddenError extends MarketError {
+  constructor(message: string, data: ErrorData = {}) {
+    super('forbidden', message, data);
+  }
+}
+export class NotFoundError extends MarketError {
+  constructor(message: string, data: ErrorData = {}) {
+    super('not_found', message, data);
+  }
+}
+export class InvalidStateError extends MarketError {
+  constructor(message: string, data: ErrorData = {}) {
+    super('invalid_state', message, data);
+  }
+}
+export class ListingRejectedError extends MarketError {
+  constructor(message: string, data: ErrorData = {}) {
+    super('listing_rejected', message, data);
+  }
+}
+export class NotImplementedError extends MarketError {
+  constructor(message: string, data: ErrorData = {}) {
+    super('not_implemented', message, data);
+  }
+}
+
+export interface ErrorEnvelope {
+  ok: false;
+  error: { code: ErrorCode; message: string; hint?: string; details?: Record<string, unknown> };
+  requestId: string;
+}
+
+/** Maps anything thrown (ours, Moleculer's, or a plain Error) to a status and the envelope. */
+export function toEnvelope(err: unknown, requestId: string): { status: number; body: ErrorEnvelope; retryAfterSeconds?: number } {
+  const e = err as { type?: string; code?: number | string; message?: string; data?: any; name?: string };
+  const type = typeof e?.type === 'string' ? e.type : undefined;
+
+  if (type && type in STATUS_BY_CODE) {
+    const code = type as ErrorCode;
+    const data = (e.data ?? {}) as ErrorData & { retryAfterSeconds?: number };
+    const error: ErrorEnvelope['error'] = { code, message: e.message ?? code };
+    if (data.hint) error.hint = data.hint;
+    if (data.details) error.details = data.details;
+    return { status: STATUS_BY_CODE[code], body: { ok: false, error, requestId }, retryAfterSeconds: data.retryAfterSeconds };
+  }
+  if (type === 'VALIDATION_ERROR') {
+    return {
+      status: 400,
+      body: {
+        ok: false,
+        error: {
+          code: 'invalid_arguments',
+          message: 'The arguments do not match the tool\'s schema.',
+          hint: 'Fix the fields listed in details.errors; GET /api/agent shows every tool\'s argument schema.',
+          details: { errors: simplifyValidationErrors(e.data) },
+        },
+        requestId,
+      },
+    };
+  }
+  if (type === 'SERVICE_NOT_FOUND' || type === 'SERVICE_NOT_AVAILABLE' || type === 'REQUEST_TIMEOUT' || type === 'REQUEST_REJECTED') {
+    return {
+      status: 503,
+      body: {
+        ok: false,
+        error: {
+          code: 'service_unavailable',
+          message: 'The service behind this tool is not reachable right now.',
+          hint: 'Retry in a few seconds with the same Idempotency-Key; nothing is charged twice.',
+        },
+        requestId,
+      },
+      retryAfterSeconds: 5,
+    };
+  }
+  return {
+    status: 500,
+    body: {
+      ok: false,
+      error: {
+        code: 'internal',
+        message: 'Something went wrong on our side.',
+        hint: 'Retry once; if it persists, call report_bug with context.requestId set to this requestId.',
+      },
+      requestId,
+    },
+  };
+}
+
+export interface FieldError {
+  field: string;
+  message: string;
+  type?: string;
+}
+
+export function simplifyValidationErrors(data: unknown): FieldError[] {
+  if (!Array.isArray(data)) return [];
+  return data.map((d: any) => ({ field: String(d.field ?? ''), message: String(d.message ?? 'invalid'), type: d.type }));
+}

@@ -1,0 +1,246 @@
+/**
+ * Test harness: the real app on a random port, over HTTP, against real storage —
+ * PGlite in memory by default, or a fresh database on the real PostgreSQL of TEST_DATABASE_URL —
+ * and, for distributed suites, services as separate OS processes over real NATS.
+ * Nothing here mocks the database or the bus.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import path from 'node:path';
+import { Client } from 'pg';
+import type { ServiceBroker } from 'moleculer';
+import { loadConfig, type Config, type ServiceName } from '../config';
+import { ManualClock, type Clock } from '../runtime';
+import { base62 } from '../ids';
+import { createMarketplace, gatewayPort } from '../../src/app';
+
+export const TEST_DATABASE_URL = process.env.TEST_DATABASE_URL || null;
+export const TEST_NATS_URL = process.env.TEST_NATS_URL || null;
+export const REPO_ROOT = path.resolve(__dirname, '../..');
+
+/** describe() that runs only with a real PostgreSQL (TEST_DATABASE_URL). */
+export const describeWithPostgres: jest.Describe = (TEST_DATABASE_URL ? describe : describe.skip) as jest.Describe;
+/** describe() that runs only with real PostgreSQL and NATS (TEST_DATABASE_URL and TEST_NATS_URL). */
+export const describeDistributed: jest.Describe = (TEST_DATABASE_URL && TEST_NATS_URL ? describe : describe.skip) as jest.Describe;
+
+export interface TestDatabase {
+  url: string;
+  drop(): Promise<void>;
+}
+
+/** A fresh, empty database on the TEST_DATABASE_URL server, so suites never see each other's data. */
+export async function createTestDatabase(baseUrl = TEST_DATABASE_URL): Promise<TestDatabase> {
+  if (!baseUrl) throw new Error('TEST_DATABASE_URL is not set');
+  const name = `t_${base62(12).toLowerCase()}`;
+  const admin = new Client({ connectionString: baseUrl });
+  await admin.connect();
+  await admin.query(`CREATE DATABASE ${name}`);
+  await admin.end();
+  const url = new URL(baseUrl);
+  url.pathname = `/${name}`;
+  return {
+    url: url.toString(),
+    async drop() {
+      const c = new Client({ connectionString: baseUrl });
+      await c.connect();
+      await c.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+      await c.end();
+    },
+  };
+}
+
+export interface ToolResponse<T = any> {
+  status: number;
+  body: { ok: boolean; result?: T; error?: { code: string; message: string; hint?: string; details?: any }; requestId?: string };
+  headers: Headers;
+}
+
+export class ApiClient {
+  constructor(public readonly baseUrl: string) {}
+
+  async call<T = any>(tool: string, args: Record<string, unknown> = {}, apiKey?: string | null, headers: Record<string, string> = {}): Promise<ToolResponse<T>> {
+    const res = await fetch(`${this.baseUrl}/api/agent`, {
+      method: 'POST',
+      headers: {
+        'content-type': 'application/json',
+        ...(apiKey ? { authorization: `Bearer ${apiKey}` } : {}),
+        ...headers,
+      },
+      body: JSON.stringify({ tool, arguments: args }),
+    });
+    return { status: res.status, body: (await res.json()) as any, headers: res.headers };
+  }
+
+  /** Calls a tool and returns its result, failing the test with the envelope when it is not ok. */
+  async ok<T = any>(tool: string, args: Record<string, unknown> = {}, apiKey?: string | null, headers: Record<string, string> = {}): Promise<T> {
+    const r = await this.call<T>(tool, args, apiKey, headers);
+    if (r.status !== 200 || !r.body.ok) throw new Error(`${tool} failed: ${r.status} ${JSON.stringify(r.body)}`);
+    return r.body.result as T;
+  }
+
+  async register(displayName = 'Test Agent', extra: Record<string, unknown> = {}): Promise<{ apiKey: string; agent: any }> {
+    const res = await fetch(`${this.baseUrl}/api/agent/register`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ provider: 'claude_code', displayName, ...extra }),
+    });
+    const body = (await res.json()) as any;
+    if (res.status !== 200) throw new Error(`register failed: ${res.status} ${JSON.stringify(body)}`);
+    return { apiKey: body.apiKey, agent: body.agent };
+  }
+
+  async get(pathname: string, headers: Record<string, string> = {}): Promise<{ status: number; body: any; text: string; headers: Headers }> {
+    const res = await fetch(`${this.baseUrl}${pathname}`, { headers });
+    const text = await res.text();
+    let body: any = null;
+    try {
+      body = JSON.parse(text);
+    } catch {
+      body = null;
+    }
+    return { status: res.status, body, text, headers: res.headers };
+  }
+}
+
+export interface TestApp {
+  broker: ServiceBroker;
+  config: Config;
+  clock: ManualClock;
+  baseUrl: string;
+  api: ApiClient;
+  /** Calls an action directly (as an internal caller would). */
+  call<T = any>(action: string, params?: Record<string, unknown>, meta?: Record<string, unknown>): Promise<T>;
+  stop(): Promise<void>;
+}
+
+export interface StartOptions {
+  /** Extra environment for loadConfig (e.g. { STRIPE_SECRET_KEY: … }). */
+  env?: Record<string, string>;
+  /** Run on a fresh database of TEST_DATABASE_URL instead of in-memory PGlite. */
+  postgres?: boolean;
+  clock?: Clock;
+}
+
+/** The whole marketplace in this process on a random port (in-process bus), like `npm start`. */
+export async function startTestApp(opts: StartOptions = {}): Promise<TestApp> {
+  let testDb: TestDatabase | null = null;
+  if (opts.postgres) testDb = await createTestDatabase();
+  const config = loadConfig({
+    NODE_ENV: 'test',
+    PORT: '0',
+    HOST: '127.0.0.1',
+    DATA_DIR: 'memory://',
+    LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'error',
+    SWEEP_INTERVAL_MS: '0',
+    SEED_ON_EMPTY: 'false',
+    RATE_LIMIT_PER_MINUTE: '0',
+    ...(testDb ? { DATABASE_URL: testDb.url } : {}),
+    ...opts.env,
+  });
+  const clock = (opts.clock as ManualClock) ?? new ManualClock();
+  const broker = createMarketplace(config, { clock });
+  await broker.start();
+  const port = gatewayPort(broker);
+  const baseUrl = `http://127.0.0.1:${port}`;
+  return {
+    broker,
+    config,
+    clock,
+    baseUrl,
+    api: new ApiClient(baseUrl),
+    call: (action, params = {}, meta = {}) => broker.call(action, params, { meta }) as any,
+    async stop() {
+      await broker.stop();
+      await testDb?.drop();
+    },
+  };
+}
+
+export interface ServiceProcess {
+  child: ChildProcess;
+  services: ServiceName[];
+  output(): string;
+  /** SIGTERM and wait for a clean exit. */
+  stop(): Promise<number | null>;
+  /** SIGKILL: a crash, nothing cleaned up. */
+  kill(): Promise<void>;
+}
+
+/**
+ * Starts `src/main.ts` as its own OS process running the given services over NATS.
+ * Resolves when the process printed that its services started.
+ */
+export async function spawnServices(services: ServiceName[], env: Record<string, string>): Promise<ServiceProcess> {
+  let out = '';
+  const child = spawn(process.execPath, ['--import', 'tsx', path.join(REPO_ROOT, 'src/main.ts')], {
+    cwd: REPO_ROOT,
+    env: {
+      ...process.env,
+      LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'warn',
+      SERVICES: services.join(','),
+      SEED_ON_EMPTY: 'false',
+      RATE_LIMIT_PER_MINUTE: '0',
+      ...env,
+    },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  child.stdout!.on('data', (d) => (out += d.toString()));
+  child.stderr!.on('data', (d) => (out += d.toString()));
+  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+  await new Promise<void>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`${services.join(',')} did not start in 30 s:\n${out}`)), 30_000);
+    const check = () => {
+      if (out.includes('  services: ')) {
+        clearTimeout(timer);
+        resolve();
+      }
+    };
+    child.stdout!.on('data', check);
+    void exited.then((code) => {
+      clearTimeout(timer);
+      reject(new Error(`${services.join(',')} exited with ${code} before starting:\n${out}`));
+    });
+  });
+  return {
+    child,
+    services,
+    output: () => out,
+    async stop() {
+      if (child.exitCode !== null) return child.exitCode;
+      child.kill('SIGTERM');
+      return exited;
+    },
+    async kill() {
+      if (child.exitCode !== null) return;
+      child.kill('SIGKILL');
+      await exited;
+    },
+  };
+}
+
+/** Polls until fn returns a truthy value (or throws after timeoutMs). For eventually-consistent reads. */
+export async function eventually<T>(fn: () => Promise<T | null | undefined | false>, timeoutMs = 10_000, intervalMs = 50): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  let last: unknown;
+  for (;;) {
+    try {
+      const v = await fn();
+      if (v) return v;
+    } catch (err) {
+      last = err;
+    }
+    if (Date.now() > deadline) throw new Error(`condition not met in ${timeoutMs} ms${last ? `: ${String(last)}` : ''}`);
+    await new Promise((r) => setTimeout(r, intervalMs));
+  }
+}
+
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    // eslint-disable-next-line @typescript-eslint/no-require-imports
+    const srv = require('node:net').createServer();
+    srv.listen(0, '127.0.0.1', () => {
+      const { port } = srv.address();
+      srv.close(() => resolve(port));
+    });
+    srv.on('error', reject);
+  });
+}

@@ -1,0 +1,26 @@
+/** What the gateway puts in ctx.meta for every tool call, and the guard actions use. */
+import type { Context } from 'moleculer';
+import { UnauthorizedError } from '../errors';
+
+export interface AuthenticatedAgent {
+  id: string;
+  displayName: string;
+  provider: string;
+}
+
+export interface CallMeta {
+  agent?: AuthenticatedAgent;
+  requestId?: string;
+  /** Idempotency-Key header (or MCP idempotencyKey argument), scoped to the agent by the caller. */
+  idempotencyKey?: string;
+  /** Set by trusted internal callers (seed script, operator tools), never by the gateway from user input. */
+  internal?: boolean;
+  /** The operator behind an admin call, for the audit log. */
+  operator?: string;
+}
+
+export function requireAgent(ctx: Context<any, any>): AuthenticatedAgent {
+  const agent = (ctx.meta as CallMeta).agent;
+  if (!agent?.id) throw new UnauthorizedError();
+  return agent;
+}

@@ -1,0 +1,46 @@
+/**
+ * The gateway's express app. Route modules are registered in a fixed order: the Stripe webhook
+ * needs the raw body, so every JSON parser is mounted per route, never globally.
+ */
+import express, { type Express } from 'express';
+import type { ServiceBroker } from 'moleculer';
+import type { Config } from '../../packages/config';
+import type { Db } from '../../packages/db';
+import { errorHandler, notFound, requestId } from './http';
+import type { ToolDispatcher } from './dispatch';
+import type { RequestLog } from './request-log';
+import { registerHealth } from './routes/health';
+import { registerToolRouter } from './routes/tool-router';
+import { registerPaymentsRoutes } from './routes/payments';
+import { registerPublicRoutes } from './routes/public';
+import { registerAdminRoutes } from './routes/admin';
+import { registerMcpRoutes } from './routes/mcp';
+
+export interface GatewayDeps {
+  broker: ServiceBroker;
+  config: Config;
+  db: Db;
+  dispatcher: ToolDispatcher;
+  requestLog: RequestLog;
+  /** Secret accepted by /api/admin besides ADMIN_TOKEN (see routes/admin.ts), or null. */
+  operatorToken: string | null;
+  stopping(): boolean;
+}
+
+export function buildApp(deps: GatewayDeps): Express {
+  const app = express();
+  app.disable('x-powered-by');
+  app.set('trust proxy', 'loopback');
+  app.use(requestId);
+
+  registerHealth(app, deps);
+  registerPaymentsRoutes(app, deps);
+  registerToolRouter(app, deps);
+  registerPublicRoutes(app, deps);
+  registerAdminRoutes(app, deps);
+  registerMcpRoutes(app, deps);
+
+  app.use(notFound);
+  app.use(errorHandler);
+  return app;
+}

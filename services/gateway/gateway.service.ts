@@ -1,0 +1,95 @@
+/**
+ * gateway: turns HTTP and MCP calls into Moleculer actions. Owns only the idempotency records and
+ * the short request log; every tool's data lives in the service that serves it.
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import type { Server } from 'node:http';
+import type { Context, ServiceSchema } from 'moleculer';
+import { dbMixin } from '../../packages/db/mixin';
+import { base62 } from '../../packages/ids';
+import { runtimeOf } from '../../packages/runtime';
+import { buildApp } from './app';
+import { ToolDispatcher } from './dispatch';
+import { RequestLog } from './request-log';
+import { migrations } from './migrations';
+
+export const OPERATOR_TOKEN_FILE = 'operator-token';
+
+const GatewayService: ServiceSchema = {
+  name: 'gateway',
+  mixins: [dbMixin('gateway', migrations)],
+
+  actions: {
+    /** Internal: one entry of the request log (support explains a caller's failed request with it). */
+    requestLog: {
+      params: { requestId: 'string' },
+      async handler(this: any, ctx: Context<{ requestId: string }>) {
+        return this.requestLog.find(ctx.params.requestId);
+      },
+    },
+  },
+
+  methods: {
+    port(this: any): number {
+      const addr = (this.server as Server | undefined)?.address();
+      return addr && typeof addr === 'object' ? addr.port : 0;
+    },
+  },
+
+  async started(this: any) {
+    const { config } = runtimeOf(this.broker);
+    this.isStopping = false;
+    this.requestLog = new RequestLog(this.db);
+    this.requestLog.start();
+    this.pruneTimer = setInterval(() => void this.requestLog.prune(), 3_600_000);
+    this.pruneTimer.unref();
+    const dispatcher = new ToolDispatcher(this.broker, {
+      authCacheTtlMs: config.authCacheTtlMs,
+      rateLimitPerMinute: config.rateLimitPerMinute,
+      db: this.db,
+      requestLog: this.requestLog,
+    });
+    this.dispatcher = dispatcher;
+
+    let operatorToken: string | null = null;
+    if (!config.adminToken && config.nodeEnv !== 'production' && config.dataDir !== 'memory://') {
+      operatorToken = `op_${base62(40)}`;
+      fs.mkdirSync(config.dataDir, { recursive: true });
+      fs.writeFileSync(path.join(config.dataDir, OPERATOR_TOKEN_FILE), operatorToken, { mode: 0o600 });
+    }
+    this.operatorToken = operatorToken;
+
+    const app = buildApp({
+      broker: this.broker,
+      config,
+      db: this.db,
+      dispatcher,
+      requestLog: this.requestLog,
+      operatorToken,
+      stopping: () => this.isStopping,
+    });
+    await new Promise<void>((resolve, reject) => {
+      this.server = app.listen(config.port, config.host, (err?: Error) => (err ? reject(err) : resolve()));
+    });
+    this.server.keepAliveTimeout = 5_000;
+    this.logger.info(`gateway listening on port ${this.port()}`);
+  },
+
+  async stopped(this: any) {
+    this.isStopping = true;
+    clearInterval(this.pruneTimer);
+    const server: Server | undefined = this.server;
+    if (server) {
+      // Stop accepting, let in-flight requests finish, then drop idle keep-alive sockets.
+      const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+      server.closeIdleConnections();
+      const force = setTimeout(() => server.closeAllConnections(), 10_000);
+      await closed;
+      clearTimeout(force);
+    }
+    await this.requestLog?.stop();
+  },
+};
+
+export default GatewayService;

@@ -1,0 +1,29 @@
+import type { Migration } from '../../packages/db';
+
+export const migrations: Migration[] = [
+  {
+    version: 1,
+    name: 'idempotency and request log',
+    sql: `
+      CREATE TABLE gateway.idempotency (
+        agent_id text NOT NULL,
+        key text NOT NULL,
+        fingerprint text NOT NULL,
+        result jsonb,
+        created_at timestamptz NOT NULL DEFAULT now(),
+        completed_at timestamptz,
+        PRIMARY KEY (agent_id, key)
+      );
+      CREATE TABLE gateway.request_log (
+        request_id text PRIMARY KEY,
+        agent_id text,
+        tool text,
+        status integer NOT NULL,
+        error_code text,
+        error_message text,
+        at timestamptz NOT NULL DEFAULT now()
+      );
+      CREATE INDEX request_log_at ON gateway.request_log (at);
+    `,
+  },
+];

@@ -1,0 +1,91 @@
+/**
+ * A short log of tool calls (request id, agent, tool, status, error code, time), kept 7 days.
+ * ask_help explains a caller's own failed request from it; report_bug attaches the matching entry.
+ * Writes are buffered and flushed in batches so logging never slows a call down.
+ */
+import type { Db } from '../../packages/db';
+
+export interface RequestLogEntry {
+  requestId: string;
+  agentId: string | null;
+  tool: string | null;
+  status: number;
+  errorCode: string | null;
+  errorMessage?: string | null;
+  at?: string;
+}
+
+export class RequestLog {
+  private buffer: RequestLogEntry[] = [];
+  private timer: NodeJS.Timeout | null = null;
+  private flushing: Promise<void> | null = null;
+
+  constructor(private readonly db: Db) {}
+
+  start(): void {
+    this.timer = setInterval(() => void this.flush(), 250);
+    this.timer.unref();
+  }
+
+  async stop(): Promise<void> {
+    if (this.timer) clearInterval(this.timer);
+    this.timer = null;
+    await this.flush();
+  }
+
+  record(entry: RequestLogEntry): void {
+    this.buffer.push({ ...entry, at: new Date().toISOString() });
+    if (this.buffer.length >= 500) void this.flush();
+  }
+
+  async flush(): Promise<void> {
+    if (this.flushing) await this.flushing;
+    if (this.buffer.length === 0) return;
+    const batch = this.buffer;
+    this.buffer = [];
+    this.flushing = (async () => {
+      const values: unknown[] = [];
+      const rows = batch.map((e, i) => {
+        values.push(e.requestId, e.agentId, e.tool, e.status, e.errorCode, e.errorMessage ?? null, e.at);
+        const b = i * 7;
+        return `($${b + 1}, $${b + 2}, $${b + 3}, $${b + 4}, $${b + 5}, $${b + 6}, $${b + 7})`;
+      });
+      await this.db
+        .query(
+          `INSERT INTO gateway.request_log (request_id, agent_id, tool, status, error_code, error_message, at)
+           VALUES ${rows.join(', ')} ON CONFLICT (request_id) DO NOTHING`,
+          values,
+        )
+        .catch(() => undefined);
+    })();
+    try {
+      await this.flushing;
+    } finally {
+      this.flushing = null;
+    }
+  }
+
+  async find(requestId: string): Promise<RequestLogEntry | null> {
+    await this.flush();
+    const r = await this.db.query<any>(
+      'SELECT request_id, agent_id, tool, status, error_code, error_message, at FROM gateway.request_log WHERE request_id = $1',
+      [requestId],
+    );
+    const row = r.rows[0];
+    if (!row) return null;
+    return {
+      requestId: row.request_id,
+      agentId: row.agent_id,
+      tool: row.tool,
+      status: row.status,
+      errorCode: row.error_code,
+      errorMessage: row.error_message,
+      at: new Date(row.at).toISOString(),
+    };
+  }
+
+  async prune(): Promise<void> {
+    await this.db.query(`DELETE FROM gateway.request_log WHERE at < now() - interval '7 days'`).catch(() => undefined);
+    await this.db.query(`DELETE FROM gateway.idempotency WHERE created_at < now() - interval '24 hours'`).catch(() => undefined);
+  }
+}

@@ -1,0 +1,57 @@
+/**
+ * /api/admin/* for the operator. Authorised by ADMIN_TOKEN (constant-time comparison).
+ * No ADMIN_TOKEN → the admin API is off (404), except that in development the server mints a
+ * local operator token in DATA_DIR/operator-token (mode 0600, new at every start) which the
+ * local CLIs (npm run admin, npm run audit:ledger) read; it is accepted from loopback only.
+ */
+import { timingSafeEqual } from 'node:crypto';
+import type { Express, NextFunction, Request, Response } from 'express';
+import { MarketError } from '../../../packages/errors';
+import { bearerToken, jsonBody, sendError } from '../http';
+import type { GatewayDeps } from '../app';
+
+function safeEqual(a: string, b: string): boolean {
+  const ab = Buffer.from(a);
+  const bb = Buffer.from(b);
+  if (ab.length !== bb.length) {
+    timingSafeEqual(ab, ab);
+    return false;
+  }
+  return timingSafeEqual(ab, bb);
+}
+
+function isLoopback(req: Request): boolean {
+  const ip = req.socket.remoteAddress ?? '';
+  return ip === '127.0.0.1' || ip === '::1' || ip === '::ffff:127.0.0.1';
+}
+
+export function adminAuth(deps: GatewayDeps) {
+  return (req: Request, res: Response, next: NextFunction) => {
+    const { adminToken } = deps.config;
+    const token = bearerToken(req) ?? req.get('x-admin-token') ?? null;
+    const operatorOk = !!deps.operatorToken && !!token && isLoopback(req) && safeEqual(token, deps.operatorToken);
+    if (!adminToken && !operatorOk) {
+      sendError(res, req, new MarketError('not_found', 'The admin API is off.', { hint: 'Set ADMIN_TOKEN on the server to turn it on.' }));
+      return;
+    }
+    if (!token) {
+      sendError(res, req, new MarketError('unauthorized', 'The admin API needs the operator token.', { hint: 'Send "Authorization: Bearer $ADMIN_TOKEN".' }));
+      return;
+    }
+    if (!operatorOk && !(adminToken && safeEqual(token, adminToken))) {
+      sendError(res, req, new MarketError('unauthorized', 'Wrong admin token.', { hint: 'Send the ADMIN_TOKEN the server was started with.' }));
+      return;
+    }
+    (req as any).operator = operatorOk ? 'local-operator' : 'admin-token';
+    next();
+  };
+}
+
+export function registerAdminRoutes(app: Express, deps: GatewayDeps): void {
+  app.use('/api/admin', adminAuth(deps), jsonBody);
+
+  // Operator routes are added below by the ledger (audit) and cash-out issues.
+  app.get('/api/admin/ping', (req, res) => {
+    res.json({ ok: true, result: { operator: (req as any).operator } });
+  });
+}

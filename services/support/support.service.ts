@@ -1,0 +1,9 @@
+/** support: see DESIGN §1. Built by its own issue; until then its tools answer not_implemented or service_unavailable. */
+import type { ServiceSchema } from 'moleculer';
+
+const Service: ServiceSchema = {
+  name: 'support',
+  actions: {},
+};
+
+export default Service;

@@ -1,0 +1,56 @@
+/**
+ * Entry point for `npm start` and for every per-service process.
+ * Defaults: all services in one process, PGlite under ./data, sandbox checkout.
+ */
+import { ConfigError, loadConfig } from '../packages/config';
+import { createMarketplace, gatewayPort } from './app';
+
+async function main(): Promise<void> {
+  let config;
+  try {
+    config = loadConfig();
+  } catch (err) {
+    if (err instanceof ConfigError) {
+      console.error(`Configuration error: ${err.message}`);
+      process.exit(2);
+    }
+    throw err;
+  }
+  const broker = createMarketplace(config);
+  let stopping = false;
+  const stop = async (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    broker.logger.info(`${signal}: stopping (in-flight calls finish first)`);
+    try {
+      await broker.stop();
+      process.exit(0);
+    } catch (err) {
+      console.error(err);
+      process.exit(1);
+    }
+  };
+  process.on('SIGTERM', () => void stop('SIGTERM'));
+  process.on('SIGINT', () => void stop('SIGINT'));
+
+  await broker.start();
+  const port = gatewayPort(broker);
+  const store = config.databaseUrl ? 'PostgreSQL (DATABASE_URL)' : `PGlite in ${config.dataDir}`;
+  const bus = config.transporter ? `NATS (${config.transporter})` : 'in-process bus';
+  const services = config.services.join(', ');
+  if (port !== null) {
+    const local = `http://localhost:${port}`;
+    console.log(`\nagent-market is listening on ${local}  (public URL ${config.publicBaseUrl})`);
+    console.log(`  tool router   POST ${local}/api/agent     discovery GET ${local}/api/agent`);
+    console.log(`  register      POST ${local}/api/agent/register`);
+    console.log(`  MCP           ${local}/mcp                llms.txt ${local}/llms.txt`);
+  } else {
+    console.log(`\nagent-market services started without the gateway`);
+  }
+  console.log(`  services: ${services}\n  store: ${store}\n  bus: ${bus}\n`);
+}
+
+main().catch((err) => {
+  console.error('Failed to start:', err?.message ?? err);
+  process.exit(1);
+});
