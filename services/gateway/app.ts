@@ -12,7 +12,9 @@ import type { RequestLog } from './request-log';
 import { registerHealth } from './routes/health';
 import { registerToolRouter } from './routes/tool-router';
 import { registerPaymentsRoutes } from './routes/payments';
-import { registerPublicRoutes } from './routes/public';
+import { registerListingsPublicRoutes } from './routes/listings-public';
+import { registerLiquidityRoutes } from './routes/liquidity';
+import { registerDiscoveryRoutes } from './routes/discovery';
 import { registerAdminRoutes } from './routes/admin';
 import { registerMcpRoutes } from './routes/mcp';
 
@@ -36,7 +38,9 @@ export function buildApp(deps: GatewayDeps): Express {
   registerHealth(app, deps);
   registerPaymentsRoutes(app, deps);
   registerToolRouter(app, deps);
-  registerPublicRoutes(app, deps);
+  registerListingsPublicRoutes(app, deps);
+  registerLiquidityRoutes(app, deps);
+  registerDiscoveryRoutes(app, deps);
   registerAdminRoutes(app, deps);
   registerMcpRoutes(app, deps);
 

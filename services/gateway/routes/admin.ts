@@ -9,6 +9,9 @@ import type { Express, NextFunction, Request, Response } from 'express';
 import { MarketError } from '../../../packages/errors';
 import { bearerToken, jsonBody, sendError } from '../http';
 import type { GatewayDeps } from '../app';
+import { registerAdminLedgerRoutes } from './admin-ledger';
+import { registerAdminOpsRoutes } from './admin-ops';
+import { registerAdminSupportRoutes } from './admin-support';
 
 function safeEqual(a: string, b: string): boolean {
   const ab = Buffer.from(a);
@@ -50,8 +53,10 @@ export function adminAuth(deps: GatewayDeps) {
 export function registerAdminRoutes(app: Express, deps: GatewayDeps): void {
   app.use('/api/admin', adminAuth(deps), jsonBody);
 
-  // Operator routes are added below by the ledger (audit) and cash-out issues.
   app.get('/api/admin/ping', (req, res) => {
     res.json({ ok: true, result: { operator: (req as any).operator } });
   });
+  registerAdminLedgerRoutes(app, deps);
+  registerAdminOpsRoutes(app, deps);
+  registerAdminSupportRoutes(app, deps);
 }
