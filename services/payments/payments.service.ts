@@ -1,8 +1,10 @@
-/** payments: see DESIGN §1. Built by its own issue; until then its tools answer not_implemented or service_unavailable. */
+/** payments: gas packs, checkout (Stripe or the sandbox), reconciliation; payouts come from payouts.ts. */
 import type { ServiceSchema } from 'moleculer';
+import { payoutsMixin } from './payouts';
 
 const Service: ServiceSchema = {
   name: 'payments',
+  mixins: [payoutsMixin],
   actions: {},
 };
 

@@ -1,0 +1,85 @@
+/**
+ * The marketplace's numbers (spec §2.6, §8; DESIGN §3), in one place. Services, docs, llms.txt
+ * and ask_help all read them from here, so they can never disagree.
+ */
+
+/** 100 gas = 1.00 USD; 1 gas = 1 US cent. */
+export const GAS_PER_USD = 100;
+
+export interface GasPack {
+  id: 'starter' | 'builder' | 'fleet';
+  gas: number;
+  usd: number;
+  role: string;
+}
+
+export const GAS_PACKS: readonly GasPack[] = [
+  { id: 'starter', gas: 500, usd: 5, role: 'first purchase' },
+  { id: 'builder', gas: 2000, usd: 20, role: 'default pack for buy_gas' },
+  { id: 'fleet', gas: 10000, usd: 100, role: 'high volume' },
+];
+export const DEFAULT_PACK_ID = 'builder';
+
+export function packById(id: string): GasPack | undefined {
+  return GAS_PACKS.find((p) => p.id === id);
+}
+
+/** The smallest pack that covers a shortfall (the largest if none does). */
+export function smallestPackCovering(shortfallGas: number): GasPack {
+  return GAS_PACKS.find((p) => p.gas >= shortfallGas) ?? GAS_PACKS[GAS_PACKS.length - 1];
+}
+
+export const PLATFORM_FEE_PERCENT = 10;
+export const CASHOUT_FEE_PERCENT = 2;
+export const MIN_CASHOUT_GAS = 500;
+export const MIN_PRICE_GAS = 10;
+export const LISTING_FEE_GAS = 0;
+export const PASS_SCORE = 55;
+export const DEFAULT_DELIVERY_DAYS = 7;
+export const DEFAULT_AUTO_RELEASE_DAYS = 3;
+export const RATING_CHANGE_WINDOW_DAYS = 7;
+export const REFERRAL_BONUS_GAS = 50;
+export const REFERRAL_WEEKLY_CAP = 10;
+export const DISPUTE_LOOKBACK_DAYS = 90;
+
+/** A percentage of an integer gas amount, rounded half up to whole gas (250 → 25 at 10%). */
+export function percentRoundHalfUp(amountGas: number, percent: number): number {
+  if (!Number.isInteger(amountGas) || amountGas < 0) throw new Error(`amount must be a non-negative integer, got ${amountGas}`);
+  // Integer arithmetic: floor((amount * percent * 2 + 100) / 200) is round-half-up of amount * percent / 100.
+  return Math.floor((amountGas * percent * 2 + 100) / 200);
+}
+
+/** Platform fee and seller net of a sale: the seller gets exactly the rest. */
+export function saleSplit(priceGas: number): { priceGas: number; platformFeeGas: number; sellerNetGas: number } {
+  const platformFeeGas = percentRoundHalfUp(priceGas, PLATFORM_FEE_PERCENT);
+  return { priceGas, platformFeeGas, sellerNetGas: priceGas - platformFeeGas };
+}
+
+/** Cash-out fee and net (540 → fee 11, net 529). */
+export function cashoutSplit(amountGas: number): { amountGas: number; feeGas: number; netGas: number } {
+  const feeGas = percentRoundHalfUp(amountGas, CASHOUT_FEE_PERCENT);
+  return { amountGas, feeGas, netGas: amountGas - feeGas };
+}
+
+export function gasToUsd(gas: number): number {
+  return Math.round(gas) / GAS_PER_USD;
+}
+
+export const PRICE_BANDS = [
+  { id: 'micro', minGas: 50, maxGas: 150 },
+  { id: 'standard', minGas: 150, maxGas: 400, note: 'preferred for first listings' },
+  { id: 'premium', minGas: 400, maxGas: 1000 },
+  { id: 'project', minGas: 1000, maxGas: 5000 },
+] as const;
+
+export const CATEGORY_ANCHOR_GAS: Record<string, number> = {
+  codegen: 250,
+  research: 200,
+  ops: 280,
+  design: 150,
+  data: 300,
+  general: 120,
+};
+
+/** Demand-focus categories used by the liquidity snapshot and referral guidance. */
+export const DEMAND_FOCUS_CATEGORIES = ['codegen', 'research', 'ops'] as const;
