@@ -38,6 +38,10 @@ export interface Config {
   logLevel: string;
   /** Sweepers (auto-release, reconciliation, outbox relay) poll at this interval; 0 disables the timers. */
   sweepIntervalMs: number;
+  /** /mcp DNS-rebinding guard: extra Host names accepted besides localhost and PUBLIC_BASE_URL's host (ALLOWED_HOSTS). */
+  allowedHosts: string[];
+  /** /mcp: extra browser Origins accepted (ALLOWED_ORIGINS, full origins like https://app.example; "*" = any). */
+  allowedOrigins: string[];
 }
 
 export class ConfigError extends Error {}
@@ -114,5 +118,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     helpLlmModel: str(env, 'HELP_LLM_MODEL') ?? 'gpt-4o-mini',
     logLevel: str(env, 'LOG_LEVEL') ?? 'info',
     sweepIntervalMs: int(env, 'SWEEP_INTERVAL_MS', 30000, 0),
+    allowedHosts: (str(env, 'ALLOWED_HOSTS') ?? '').split(',').map((h) => h.trim().toLowerCase()).filter(Boolean),
+    allowedOrigins: (str(env, 'ALLOWED_ORIGINS') ?? '').split(',').map((o) => o.trim().replace(/\/+$/, '')).filter(Boolean),
   };
 }

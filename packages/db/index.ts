@@ -144,7 +144,7 @@ function pgliteDb(dataDir: string, schema: string): Db {
     async query<T>(text: string, params?: unknown[]) {
       const db = await dbPromise;
       const r = await db.query<T>(text, params as any[]);
-      return { rows: r.rows, rowCount: r.affectedRows ?? r.rows.length };
+      return { rows: r.rows, rowCount: Math.max(r.rows.length, r.affectedRows ?? 0) };
     },
     async exec(text: string) {
       await (await dbPromise).exec(text);
@@ -156,7 +156,7 @@ function pgliteDb(dataDir: string, schema: string): Db {
         fn({
           async query<R>(text: string, params?: unknown[]) {
             const r = await t.query<R>(text, params as any[]);
-            return { rows: r.rows, rowCount: r.affectedRows ?? r.rows.length };
+            return { rows: r.rows, rowCount: Math.max(r.rows.length, r.affectedRows ?? 0) };
           },
           async exec(text: string) {
             await t.exec(text);

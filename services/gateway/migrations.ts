@@ -26,4 +26,25 @@ export const migrations: Migration[] = [
       CREATE INDEX request_log_at ON gateway.request_log (at);
     `,
   },
+  {
+    // Operator actions under /api/admin (routes/admin-ops.ts): who, what, when, before/after. Append-only.
+    version: 2,
+    name: 'operator audit log',
+    sql: `
+      CREATE TABLE gateway.audit_log (
+        id bigserial PRIMARY KEY,
+        operator text NOT NULL,
+        action text NOT NULL,
+        target text,
+        params jsonb,
+        before jsonb,
+        after jsonb,
+        ok boolean NOT NULL,
+        error text,
+        request_id text,
+        at timestamptz NOT NULL DEFAULT now()
+      );
+      CREATE INDEX audit_log_at ON gateway.audit_log (at DESC);
+    `,
+  },
 ];

@@ -1,0 +1,65 @@
+import Validator from 'fastest-validator';
+import { TOOLS, TOOL_NAMES, getTool, toolInputSchema, toolAnnotations, toolsOfModules } from '..';
+
+const SPEC_MODULES = {
+  buy: ['search_services', 'purchase_service', 'list_orders', 'get_purchase', 'get_delivery', 'confirm_delivery', 'ack_purchase', 'rate_purchase', 'request_refund', 'dispute_purchase', 'send_message', 'list_messages'],
+  sell: ['whoami', 'wallet', 'list_service', 'update_service', 'deliver_work', 'request_cashout', 'cash_out', 'connect_payouts'],
+  shared: ['register', 'buy_gas', 'buy_credits', 'ask_help', 'report_bug', 'report_experience'],
+};
+
+describe('tool catalogue', () => {
+  it('defines the 26 tools of spec §4.2 once each', () => {
+    expect(TOOLS).toHaveLength(26);
+    expect(new Set(TOOL_NAMES).size).toBe(26);
+  });
+
+  it('groups tools into the spec §4.5 modules', () => {
+    for (const [module, names] of Object.entries(SPEC_MODULES)) {
+      expect(toolsOfModules([module as any]).map((t) => t.name).sort()).toEqual([...names].sort());
+    }
+  });
+
+  it('needs a key for every tool but register and search_services', () => {
+    const open = TOOLS.filter((t) => !t.auth).map((t) => t.name).sort();
+    expect(open).toEqual(['register', 'search_services']);
+  });
+
+  it('names a serving action for every tool, aliases share their target', () => {
+    for (const t of TOOLS) expect(t.action).toMatch(/^[a-z]+\.[a-zA-Z]+$/);
+    expect(getTool('buy_credits')!.action).toBe(getTool('buy_gas')!.action);
+    expect(getTool('cash_out')!.action).toBe(getTool('request_cashout')!.action);
+  });
+
+  it('gives every tool a JSON Schema of its arguments that says what is required', () => {
+    for (const t of TOOLS) {
+      const schema = toolInputSchema(t);
+      expect(schema.type).toBe('object');
+      expect(schema.additionalProperties).toBe(true);
+    }
+    const list = toolInputSchema(getTool('list_service')!);
+    expect(list.required).toEqual(['title', 'description', 'priceGas']);
+    expect(list.properties.priceGas).toMatchObject({ type: 'integer', minimum: 10 });
+    expect(list.properties.category.enum).toEqual(['codegen', 'research', 'ops', 'design', 'data', 'general']);
+    expect(toolInputSchema(getTool('buy_gas')!).properties.packId).toMatchObject({ enum: ['starter', 'builder', 'fleet'], default: 'builder' });
+  });
+
+  it('offers idempotencyKey to MCP clients on mutating tools only', () => {
+    expect(toolInputSchema(getTool('purchase_service')!, { withIdempotencyKey: true }).properties.idempotencyKey).toBeDefined();
+    expect(toolInputSchema(getTool('whoami')!, { withIdempotencyKey: true }).properties.idempotencyKey).toBeUndefined();
+  });
+
+  it('annotates reads as read-only and money moves as destructive', () => {
+    expect(toolAnnotations(getTool('search_services')!)).toMatchObject({ readOnlyHint: true, destructiveHint: false });
+    expect(toolAnnotations(getTool('confirm_delivery')!)).toMatchObject({ readOnlyHint: false, destructiveHint: true });
+  });
+
+  it('validates arguments with fastest-validator as the services do', () => {
+    const v = new Validator();
+    const check = v.compile({ ...getTool('rate_purchase')!.params });
+    expect(check({ purchaseId: 'pur_123', rating: 5 })).toBe(true);
+    expect(check({ purchaseId: 'pur_123', rating: 6 })).not.toBe(true);
+    expect(check({ purchaseId: 'pur_123', rating: 4.5 })).not.toBe(true);
+    const list = v.compile({ ...getTool('list_service')!.params });
+    expect(list({ title: 'Jest tests', description: 'x'.repeat(40), priceGas: '100' })).not.toBe(true);
+  });
+});

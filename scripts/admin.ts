@@ -1,0 +1,247 @@
+/**
+ * The operator's CLI: `npm run admin -- <command>`. Talks to a running marketplace's /api/admin
+ * (MARKET_BASE_URL or PORT; ADMIN_TOKEN or the local DATA_DIR/operator-token). See `help`.
+ */
+import { adminRequest, OperatorError, operatorTarget, type OperatorTarget } from '../packages/operator-client';
+
+const HELP = `Operator commands (npm run admin -- <command>):
+
+  payouts list [--status pending|paid|rejected|all|…] [--limit N]
+  payouts pay <cashoutId> --txid <btc txid> --btc <amount in BTC>
+  payouts reject <cashoutId> --reason "…"
+  disputes list [--status open|…]
+  disputes resolve <purchaseId> --refund|--release [--note "…"]
+  listings seed <listingId|agentId> [--off]
+  listings takedown <listingId> --reason "…"
+  reports bugs|experiences [--limit N]
+  audit-log [--limit N] [--action payouts.pay]
+  help
+
+Target: MARKET_BASE_URL (default http://localhost:$PORT, PORT default 3000).
+Token:  ADMIN_TOKEN, or on a development machine the DATA_DIR/operator-token the server wrote.
+Add --json to any command for raw JSON.`;
+
+class UsageError extends Error {}
+
+interface Parsed {
+  positional: string[];
+  flags: Record<string, string | true>;
+}
+
+// Boolean flags never take a value (so "--refund pur_1" keeps pur_1 positional).
+const BOOLEAN_FLAGS = new Set(['refund', 'release', 'off', 'json', 'help']);
+
+export function parseArgs(argv: string[]): Parsed {
+  const positional: string[] = [];
+  const flags: Record<string, string | true> = {};
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i];
+    if (a.startsWith('--')) {
+      const eq = a.indexOf('=');
+      if (eq > 0) {
+        flags[a.slice(2, eq)] = a.slice(eq + 1);
+      } else if (!BOOLEAN_FLAGS.has(a.slice(2)) && i + 1 < argv.length && !argv[i + 1].startsWith('--')) {
+        flags[a.slice(2)] = argv[++i];
+      } else {
+        flags[a.slice(2)] = true;
+      }
+    } else {
+      positional.push(a);
+    }
+  }
+  return { positional, flags };
+}
+
+function str(flags: Parsed['flags'], name: string, what: string): string {
+  const v = flags[name];
+  if (typeof v !== 'string' || !v.trim()) throw new UsageError(`--${name} is required: ${what}`);
+  return v.trim();
+}
+
+function arg(p: Parsed, index: number, what: string): string {
+  const v = p.positional[index];
+  if (!v) throw new UsageError(`missing ${what}`);
+  return v;
+}
+
+function cell(v: unknown): string {
+  if (v === null || v === undefined) return '';
+  if (typeof v === 'object') return JSON.stringify(v);
+  return String(v);
+}
+
+/** A plain aligned table; long cells are cut so a row stays on one line. */
+export function table(rows: Record<string, unknown>[], columns: [string, string][], maxWidth = 48): string {
+  if (rows.length === 0) return '(none)';
+  const cut = (s: string) => (s.length > maxWidth ? `${s.slice(0, maxWidth - 1)}…` : s);
+  const data = rows.map((r) => columns.map(([key]) => cut(cell(key.split('.').reduce<any>((o, k) => o?.[k], r)))));
+  const widths = columns.map(([, title], i) => Math.max(title.length, ...data.map((d) => d[i].length)));
+  const line = (cells: string[]) => cells.map((c, i) => c.padEnd(widths[i])).join('  ').trimEnd();
+  return [line(columns.map(([, t]) => t)), line(widths.map((w) => '-'.repeat(w))), ...data.map(line)].join('\n');
+}
+
+function kv(obj: Record<string, unknown>): string {
+  const keys = Object.keys(obj);
+  const w = Math.max(...keys.map((k) => k.length));
+  return keys.map((k) => `${k.padEnd(w)}  ${cell(obj[k])}`).join('\n');
+}
+
+const PAYOUT_COLUMNS: [string, string][] = [
+  ['id', 'ID'],
+  ['agentId', 'AGENT'],
+  ['status', 'STATUS'],
+  ['amountGas', 'GAS'],
+  ['feeGas', 'FEE'],
+  ['netGas', 'NET'],
+  ['netUsd', 'USD'],
+  ['btcAddress', 'BTC ADDRESS'],
+  ['createdAt', 'REQUESTED'],
+  ['btcTxid', 'TXID'],
+];
+
+export async function run(argv: string[], target: OperatorTarget = operatorTarget(), out: (s: string) => void = console.log): Promise<void> {
+  const p = parseArgs(argv);
+  const [group, sub] = p.positional;
+  const json = p.flags.json === true;
+  const show = (result: unknown, render: () => string) => out(json ? JSON.stringify(result, null, 2) : render());
+  const q = (params: Record<string, string | undefined>) => {
+    const s = new URLSearchParams(Object.entries(params).filter(([, v]) => v !== undefined) as [string, string][]).toString();
+    return s ? `?${s}` : '';
+  };
+  const opt = (name: string) => (typeof p.flags[name] === 'string' ? (p.flags[name] as string) : undefined);
+
+  if (!group || group === 'help' || p.flags.help) {
+    out(HELP);
+    return;
+  }
+
+  if (group === 'payouts') {
+    if (sub === 'list') {
+      const r = await adminRequest(target, 'GET', `/payouts${q({ status: opt('status') ?? 'pending', limit: opt('limit') })}`);
+      show(r, () => `${r.payouts.length} payout(s), status ${r.status}\n${table(r.payouts, PAYOUT_COLUMNS, 66)}`);
+      return;
+    }
+    if (sub === 'pay') {
+      const id = arg(p, 2, 'the cash-out id (csh_…): payouts pay <id> --txid <txid> --btc <amount>');
+      const btcTxid = str(p.flags, 'txid', 'the Bitcoin transaction id of the payment');
+      const btcAmount = str(p.flags, 'btc', 'the BTC amount sent, e.g. 0.00529');
+      const r = await adminRequest(target, 'POST', `/payouts/${encodeURIComponent(id)}/pay`, { btcTxid, btcAmount });
+      show(r, () => `Payout ${id} marked paid.\n${kv(pick(r.payout, ['id', 'agentId', 'status', 'amountGas', 'netGas', 'btcAddress', 'btcTxid', 'btcAmount', 'paidAt']))}`);
+      return;
+    }
+    if (sub === 'reject') {
+      const id = arg(p, 2, 'the cash-out id (csh_…): payouts reject <id> --reason "…"');
+      const reason = str(p.flags, 'reason', 'why the payout is rejected (the agent sees it)');
+      const r = await adminRequest(target, 'POST', `/payouts/${encodeURIComponent(id)}/reject`, { reason });
+      show(r, () => `Payout ${id} rejected; ${r.payout.amountGas} gas returned to ${r.payout.agentId}.\n${kv(pick(r.payout, ['id', 'status', 'amountGas', 'rejectReason', 'rejectedAt']))}`);
+      return;
+    }
+    throw new UsageError('payouts: use list, pay or reject');
+  }
+
+  if (group === 'disputes') {
+    if (sub === 'list') {
+      const r = await adminRequest(target, 'GET', `/disputes${q({ status: opt('status') })}`);
+      const disputes: any[] = Array.isArray(r.disputes) ? r.disputes : (r.disputes?.disputes ?? []);
+      show(r, () => {
+        if (disputes.length === 0) return '(no disputes)';
+        return disputes.map((d) => renderDispute(d)).join('\n\n');
+      });
+      return;
+    }
+    if (sub === 'resolve') {
+      const id = arg(p, 2, 'the purchase id (pur_…): disputes resolve <id> --refund|--release');
+      const refund = p.flags.refund === true;
+      const release = p.flags.release === true;
+      if (refund === release) throw new UsageError('say exactly one of --refund (buyer gets the gas back) or --release (seller is paid)');
+      const r = await adminRequest(target, 'POST', `/disputes/${encodeURIComponent(id)}/resolve`, { outcome: refund ? 'refund' : 'release', note: opt('note') });
+      show(r, () => `Dispute on ${id} resolved: ${refund ? 'refunded to the buyer' : 'released to the seller'}${r.purchase?.status ? ` (purchase is ${r.purchase.status})` : ''}.`);
+      return;
+    }
+    throw new UsageError('disputes: use list or resolve');
+  }
+
+  if (group === 'listings') {
+    if (sub === 'seed') {
+      const id = arg(p, 2, 'a listing id (lst_…) or agent id (agt_…): listings seed <id> [--off]');
+      const isSeed = p.flags.off !== true;
+      const r = await adminRequest(target, 'POST', `/listings/${encodeURIComponent(id)}/seed`, { isSeed });
+      show(r, () => `Agent ${r.agent.id} (${r.agent.displayName}) is ${r.agent.isSeed ? 'now a seed seller' : 'no longer a seed seller'}.`);
+      return;
+    }
+    if (sub === 'takedown') {
+      const id = arg(p, 2, 'the listing id (lst_…): listings takedown <id> --reason "…"');
+      const reason = str(p.flags, 'reason', 'why the listing is taken down (the seller sees it)');
+      const r = await adminRequest(target, 'POST', `/listings/${encodeURIComponent(id)}/takedown`, { reason });
+      show(r, () => `Listing ${id} taken down${r.listing?.status ? ` (status ${r.listing.status})` : ''}.`);
+      return;
+    }
+    throw new UsageError('listings: use seed or takedown');
+  }
+
+  if (group === 'reports') {
+    if (sub !== 'bugs' && sub !== 'experiences') throw new UsageError('reports: use bugs or experiences');
+    const r = await adminRequest(target, 'GET', `/reports/${sub}${q({ limit: opt('limit') })}`);
+    const items: any[] = Array.isArray(r) ? r : (r.reports ?? r.bugs ?? r.experiences ?? r.items ?? []);
+    show(r, () => {
+      if (items.length === 0) return `(no ${sub} reports)`;
+      const cols: [string, string][] = Object.keys(items[0]).filter((k) => typeof items[0][k] !== 'object' || items[0][k] === null).slice(0, 7).map((k) => [k, k.toUpperCase()]);
+      return `${items.length} report(s)\n${table(items, cols)}`;
+    });
+    return;
+  }
+
+  if (group === 'audit-log') {
+    const r = await adminRequest(target, 'GET', `/audit-log${q({ limit: opt('limit'), action: opt('action') })}`);
+    show(r, () => table(r.entries, [
+      ['id', '#'],
+      ['at', 'WHEN'],
+      ['operator', 'WHO'],
+      ['action', 'WHAT'],
+      ['target', 'TARGET'],
+      ['ok', 'OK'],
+      ['params', 'PARAMS'],
+      ['error', 'ERROR'],
+    ], 60));
+    return;
+  }
+
+  throw new UsageError(`unknown command "${p.positional.join(' ')}"`);
+}
+
+function pick(obj: Record<string, unknown>, keys: string[]): Record<string, unknown> {
+  return Object.fromEntries(keys.map((k) => [k, obj?.[k]]));
+}
+
+function renderDispute(d: any): string {
+  const id = d.purchaseId ?? d.id ?? d.purchase?.id;
+  const lines = [`Dispute on ${id}  status=${d.status ?? d.purchase?.status ?? '?'}  price=${d.priceGas ?? d.purchase?.priceGas ?? '?'} gas`];
+  const buyer = d.buyerId ?? d.purchase?.buyerId;
+  const seller = d.sellerId ?? d.purchase?.sellerId;
+  if (buyer || seller) lines.push(`  buyer ${buyer ?? '?'}  seller ${seller ?? '?'}`);
+  const reason = d.reason ?? d.disputeReason ?? d.dispute?.reason;
+  if (reason) lines.push(`  reason: ${reason}`);
+  const msgs: any[] = d.messages ?? [];
+  for (const m of msgs) lines.push(`  [${m.createdAt ?? ''}] ${m.senderRole ?? m.role ?? m.senderId ?? m.from ?? '?'}: ${m.body ?? m.text ?? JSON.stringify(m)}`);
+  const delivery = d.delivery;
+  if (delivery) lines.push(`  delivery: ${cell(delivery.summary ?? delivery.delivery?.summary ?? delivery).slice(0, 300)}`);
+  return lines.join('\n');
+}
+
+if (require.main === module) {
+  run(process.argv.slice(2)).then(
+    () => process.exit(0),
+    (err) => {
+      if (err instanceof UsageError) {
+        console.error(`error: ${err.message}\n\nRun "npm run admin -- help" for the commands.`);
+        process.exit(2);
+      }
+      if (err instanceof OperatorError) {
+        console.error(`error: ${err.message}`);
+        process.exit(1);
+      }
+      console.error(`error: ${(err as Error).message ?? err}`);
+      process.exit(1);
+    },
+  );
+}

@@ -1,0 +1,175 @@
+/** Purchase rows, their public view, and the state-specific hints every invalid_state answer carries. */
+import { InvalidStateError, NotFoundError, ForbiddenError } from '../../packages/errors';
+
+export type PurchaseStatus = 'pending' | 'awaiting_delivery' | 'delivered' | 'completed' | 'refunded' | 'disputed' | 'failed';
+export type Role = 'buyer' | 'seller';
+
+/** States in which the buyer's gas is (or may be) held by the ledger. */
+export const OPEN_STATUSES: PurchaseStatus[] = ['pending', 'awaiting_delivery', 'delivered', 'disputed'];
+
+export interface PurchaseRow {
+  id: string;
+  listing_id: string;
+  listing_title: string;
+  category: string | null;
+  buyer_id: string;
+  seller_id: string;
+  price_gas: number;
+  platform_fee_gas: number;
+  seller_net_gas: number;
+  status: PurchaseStatus;
+  requirements: unknown;
+  delivery_days: number;
+  deliverable_schema: Record<string, unknown> | null;
+  idempotency_key: string | null;
+  failure_reason: string | null;
+  hold_attempts: number;
+  referral_checked: boolean;
+  acknowledged_at: Date | null;
+  delivered_at: Date | null;
+  delivery_json: string | null;
+  delivery_sha256: string | null;
+  auto_release_at: Date | null;
+  deliver_by: Date | null;
+  completed_at: Date | null;
+  completed_by: string | null;
+  refunded_at: Date | null;
+  refunded_by: string | null;
+  refund_requested_at: Date | null;
+  refund_reason: string | null;
+  disputed_at: Date | null;
+  disputed_by: string | null;
+  dispute_reason: string | null;
+  dispute_resolved_at: Date | null;
+  dispute_outcome: 'refund' | 'release' | null;
+  dispute_note: string | null;
+  dispute_resolved_by: string | null;
+  rating: number | null;
+  rating_comment: string | null;
+  first_rated_at: Date | null;
+  rated_at: Date | null;
+  created_at: Date;
+  updated_at: Date;
+}
+
+export interface PurchaseView {
+  id: string;
+  listingId: string;
+  listingTitle: string;
+  buyerId: string;
+  sellerId: string;
+  priceGas: number;
+  platformFeeGas: number;
+  sellerNetGas: number;
+  status: PurchaseStatus;
+  requirements: unknown;
+  acknowledgedAt: string | null;
+  deliveredAt: string | null;
+  deliverySha256: string | null;
+  completedAt: string | null;
+  refundedAt: string | null;
+  refundRequestedAt: string | null;
+  disputedAt: string | null;
+  /** When escrow releases to the seller unless the buyer acts; null while paused (refund requested, dispute) or not delivered. */
+  autoReleaseAt: string | null;
+  /** Undelivered by then → refunded automatically. */
+  deliverBy: string | null;
+  rating: number | null;
+  createdAt: string;
+  updatedAt: string;
+  deliveryDays: number;
+  ratingComment: string | null;
+  refundReason: string | null;
+  disputedBy: Role | null;
+  disputeReason: string | null;
+  disputeOutcome: 'refund' | 'release' | null;
+  failureReason: string | null;
+  /** The caller's side of this purchase (absent for operators). */
+  role?: Role;
+}
+
+export function iso(d: Date | string | null | undefined): string | null {
+  if (d === null || d === undefined) return null;
+  return new Date(d).toISOString();
+}
+
+export function toView(row: PurchaseRow, viewerId?: string): PurchaseView {
+  const view: PurchaseView = {
+    id: row.id,
+    listingId: row.listing_id,
+    listingTitle: row.listing_title,
+    buyerId: row.buyer_id,
+    sellerId: row.seller_id,
+    priceGas: Number(row.price_gas),
+    platformFeeGas: Number(row.platform_fee_gas),
+    sellerNetGas: Number(row.seller_net_gas),
+    status: row.status,
+    requirements: row.requirements ?? null,
+    acknowledgedAt: iso(row.acknowledged_at),
+    deliveredAt: iso(row.delivered_at),
+    deliverySha256: row.delivery_sha256,
+    completedAt: iso(row.completed_at),
+    refundedAt: iso(row.refunded_at),
+    refundRequestedAt: iso(row.refund_requested_at),
+    disputedAt: iso(row.disputed_at),
+    autoReleaseAt: row.status === 'delivered' && !row.refund_requested_at ? iso(row.auto_release_at) : null,
+    deliverBy: iso(row.deliver_by),
+    rating: row.rating === null ? null : Number(row.rating),
+    createdAt: iso(row.created_at)!,
+    updatedAt: iso(row.updated_at)!,
+    deliveryDays: Number(row.delivery_days),
+    ratingComment: row.rating_comment,
+    refundReason: row.refund_reason,
+    disputedBy: (row.disputed_by as Role | null) ?? null,
+    disputeReason: row.dispute_reason,
+    disputeOutcome: row.dispute_outcome,
+    failureReason: row.failure_reason,
+  };
+  if (viewerId === row.buyer_id) view.role = 'buyer';
+  else if (viewerId === row.seller_id) view.role = 'seller';
+  return view;
+}
+
+const NEXT_STEP: Record<PurchaseStatus, string> = {
+  pending: 'Funding is still being confirmed with the ledger; poll get_purchase in a few seconds.',
+  awaiting_delivery: 'It awaits delivery: the seller delivers with deliver_work; the buyer may request_refund or dispute_purchase.',
+  delivered: 'It is delivered: the buyer reads it with get_delivery and confirms with confirm_delivery (or request_refund / dispute_purchase).',
+  completed: 'It is completed and escrow was released to the seller; the buyer may rate_purchase. Nothing else can change.',
+  refunded: 'It was refunded to the buyer; nothing more can change.',
+  disputed: 'It is disputed: escrow is frozen until an operator resolves it. Add facts with send_message.',
+  failed: 'Its funding failed (not enough gas); nothing was charged. Call buy_gas, then purchase_service again.',
+};
+
+export function invalidState(row: PurchaseRow, tool: string, needs: string): InvalidStateError {
+  return new InvalidStateError(`Purchase ${row.id} is ${row.status}; ${tool} needs ${needs}.`, {
+    hint: NEXT_STEP[row.status],
+    details: { purchaseId: row.id, status: row.status },
+  });
+}
+
+export function notFound(purchaseId: string): NotFoundError {
+  return new NotFoundError(`No purchase ${purchaseId} of yours.`, {
+    hint: 'Use a purchaseId from list_orders; only its buyer and its seller can see a purchase.',
+    details: { purchaseId },
+  });
+}
+
+/** The caller's role, or not_found for anyone else (a purchase's existence is not revealed to strangers). */
+export function roleOf(row: PurchaseRow | undefined, agentId: string, purchaseId: string): Role {
+  if (row && row.buyer_id === agentId) return 'buyer';
+  // The seller never sees a purchase that was not funded.
+  if (row && row.seller_id === agentId && row.status !== 'pending' && row.status !== 'failed') return 'seller';
+  throw notFound(purchaseId);
+}
+
+export function requireRole(row: PurchaseRow | undefined, agentId: string, purchaseId: string, role: Role, tool: string): void {
+  const actual = roleOf(row, agentId, purchaseId);
+  if (actual !== role) {
+    throw new ForbiddenError(`Only the ${role} of purchase ${purchaseId} can call ${tool}; you are its ${actual}.`, {
+      hint: role === 'seller'
+        ? 'The seller acknowledges and delivers; as the buyer you confirm_delivery, request_refund or dispute_purchase.'
+        : 'The buyer confirms, reads the delivery and rates; as the seller you ack_purchase, deliver_work or request_refund (to refund the buyer).',
+      details: { purchaseId, role: actual },
+    });
+  }
+}

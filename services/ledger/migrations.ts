@@ -1,0 +1,127 @@
+/**
+ * The ledger's schema. Double-entry: a transaction (unique idempotency key) owns postings that sum
+ * to zero (checked at commit by a deferred constraint trigger); agent accounts can never go negative
+ * (CHECK); postings and transactions are never updated or deleted (triggers refuse it).
+ */
+import type { Migration } from '../../packages/db';
+
+export const migrations: Migration[] = [
+  {
+    version: 1,
+    name: 'accounts, transactions, postings, holds, cashouts, referrals',
+    sql: `
+      CREATE TABLE ledger.accounts (
+        id text PRIMARY KEY,
+        kind text NOT NULL CHECK (kind IN ('agent', 'platform')),
+        agent_id text UNIQUE,
+        balance bigint NOT NULL DEFAULT 0,
+        created_at timestamptz NOT NULL DEFAULT now(),
+        -- Only platform source accounts (card_issuance, referral_bonuses) may go negative.
+        CONSTRAINT agent_balance_not_negative CHECK (kind <> 'agent' OR balance >= 0),
+        CONSTRAINT agent_has_agent_id CHECK ((kind = 'agent') = (agent_id IS NOT NULL))
+      );
+
+      INSERT INTO ledger.accounts (id, kind) VALUES
+        ('platform:card_issuance', 'platform'),
+        ('platform:platform_fees', 'platform'),
+        ('platform:escrow_holds', 'platform'),
+        ('platform:referral_bonuses', 'platform'),
+        ('platform:payouts_pending', 'platform'),
+        ('platform:payouts_paid', 'platform');
+
+      CREATE TABLE ledger.transactions (
+        id text PRIMARY KEY,
+        key text NOT NULL,
+        type text NOT NULL,
+        fingerprint text NOT NULL,
+        purchase_id text,
+        session_id text,
+        cashout_id text,
+        created_at timestamptz NOT NULL,
+        CONSTRAINT transactions_key_unique UNIQUE (key)
+      );
+
+      CREATE TABLE ledger.postings (
+        id bigserial PRIMARY KEY,
+        transaction_id text NOT NULL REFERENCES ledger.transactions(id),
+        account_id text NOT NULL REFERENCES ledger.accounts(id),
+        amount bigint NOT NULL CHECK (amount <> 0),
+        entry_type text NOT NULL CHECK (entry_type IN (
+          'gas_purchase', 'escrow_hold', 'escrow_refund', 'sale_earn', 'platform_fee',
+          'referral_bonus', 'cashout', 'cashout_paid', 'cashout_returned', 'escrow_release')),
+        balance_after bigint NOT NULL,
+        purchase_id text,
+        session_id text,
+        cashout_id text,
+        created_at timestamptz NOT NULL
+      );
+      CREATE INDEX postings_account ON ledger.postings (account_id, id DESC);
+      CREATE INDEX postings_account_type ON ledger.postings (account_id, entry_type);
+      CREATE INDEX postings_transaction ON ledger.postings (transaction_id);
+
+      -- Zero-sum at commit: every transaction touched in this database transaction must balance.
+      CREATE FUNCTION ledger.check_transaction_balanced() RETURNS trigger LANGUAGE plpgsql AS $fn$
+      DECLARE total bigint;
+      BEGIN
+        SELECT COALESCE(sum(amount), 0) INTO total FROM ledger.postings WHERE transaction_id = NEW.transaction_id;
+        IF total <> 0 THEN
+          RAISE EXCEPTION 'ledger transaction % does not balance (sum %)', NEW.transaction_id, total
+            USING ERRCODE = '23514';
+        END IF;
+        RETURN NULL;
+      END $fn$;
+      CREATE CONSTRAINT TRIGGER postings_balanced AFTER INSERT ON ledger.postings
+        DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION ledger.check_transaction_balanced();
+
+      -- Nothing is edited or deleted: corrections are new, reversing transactions.
+      CREATE FUNCTION ledger.refuse_change() RETURNS trigger LANGUAGE plpgsql AS $fn$
+      BEGIN
+        RAISE EXCEPTION 'ledger % rows are append-only', TG_TABLE_NAME USING ERRCODE = '42501';
+      END $fn$;
+      CREATE TRIGGER postings_append_only BEFORE UPDATE OR DELETE ON ledger.postings
+        FOR EACH ROW EXECUTE FUNCTION ledger.refuse_change();
+      CREATE TRIGGER transactions_append_only BEFORE UPDATE OR DELETE ON ledger.transactions
+        FOR EACH ROW EXECUTE FUNCTION ledger.refuse_change();
+
+      -- Two-phase transfers: a hold is pending until it is posted (settle) or voided (refund), once.
+      CREATE TABLE ledger.holds (
+        purchase_id text PRIMARY KEY,
+        buyer_id text NOT NULL,
+        seller_id text NOT NULL,
+        amount_gas bigint NOT NULL CHECK (amount_gas > 0),
+        status text NOT NULL CHECK (status IN ('pending', 'posted', 'voided')),
+        hold_transaction_id text NOT NULL REFERENCES ledger.transactions(id),
+        final_transaction_id text REFERENCES ledger.transactions(id),
+        created_at timestamptz NOT NULL,
+        resolved_at timestamptz,
+        CONSTRAINT resolved_has_transaction CHECK ((status = 'pending') = (final_transaction_id IS NULL))
+      );
+      CREATE INDEX holds_buyer_pending ON ledger.holds (buyer_id) WHERE status = 'pending';
+      CREATE INDEX holds_seller_pending ON ledger.holds (seller_id) WHERE status = 'pending';
+
+      -- Cash-outs as the ledger sees them: gas parked in payouts_pending, then paid or returned once.
+      CREATE TABLE ledger.cashouts (
+        cashout_id text PRIMARY KEY,
+        agent_id text NOT NULL,
+        amount_gas bigint NOT NULL CHECK (amount_gas > 0),
+        status text NOT NULL CHECK (status IN ('pending', 'paid', 'returned')),
+        debit_transaction_id text NOT NULL REFERENCES ledger.transactions(id),
+        final_transaction_id text REFERENCES ledger.transactions(id),
+        created_at timestamptz NOT NULL,
+        resolved_at timestamptz
+      );
+      CREATE INDEX cashouts_agent ON ledger.cashouts (agent_id);
+
+      -- One outcome per referred agent (credited or refused by the weekly cap), so a replay answers the same.
+      CREATE TABLE ledger.referral_outcomes (
+        referred_id text PRIMARY KEY,
+        referrer_id text NOT NULL,
+        credited boolean NOT NULL,
+        reason text,
+        transaction_id text REFERENCES ledger.transactions(id),
+        created_at timestamptz NOT NULL
+      );
+      CREATE INDEX referral_outcomes_referrer ON ledger.referral_outcomes (referrer_id, created_at) WHERE credited;
+    `,
+  },
+];
