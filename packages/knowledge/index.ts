@@ -327,6 +327,18 @@ const STATE_TABLE: Array<[string, string, string, string]> = [
   ['rate_purchase', 'buyer', 'completed', `rating 1–5 (once; may be changed within ${RATING_CHANGE_WINDOW_DAYS} days)`],
 ];
 
+export interface PurchaseTransition {
+  trigger: string;
+  who: string;
+  from: string;
+  to: string;
+}
+
+/** DESIGN §4's transition table, with the numbers from the market rules. */
+export function purchaseTransitions(): PurchaseTransition[] {
+  return STATE_TABLE.map(([trigger, who, from, to]) => ({ trigger, who, from, to }));
+}
+
 /** Every section of the knowledge base, in reading order. */
 export function knowledgeSections(baseUrl: string): KnowledgeSection[] {
   const base = baseUrl.replace(/\/+$/, '');

@@ -91,7 +91,7 @@ export class ApiClient {
   async get(pathname: string, headers: Record<string, string> = {}): Promise<{ status: number; body: any; text: string; headers: Headers }> {
     const res = await fetch(`${this.baseUrl}${pathname}`, { headers });
     const text = await res.text();
-    let body: any = null;
+    let body: any;
     try {
       body = JSON.parse(text);
     } catch {

@@ -186,6 +186,8 @@ export class ToolDispatcher {
       this.windows.set(key, w);
     }
     w.count++;
+    headers['x-ratelimit-limit'] = String(limit);
+    headers['x-ratelimit-remaining'] = String(Math.max(0, limit - w.count));
     if (w.count > limit) {
       const retryAfter = Math.max(1, Math.ceil((windowStart + 60_000 - now) / 1000));
       throw new MarketError('rate_limited', `Too many calls: at most ${limit} per minute.`, {

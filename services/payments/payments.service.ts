@@ -1,11 +1,449 @@
-/** payments: gas packs, checkout (Stripe or the sandbox), reconciliation; payouts come from payouts.ts. */
-import type { ServiceSchema } from 'moleculer';
+/**
+ * payments: gas packs and checkout. With STRIPE_SECRET_KEY a Stripe Checkout Session, fulfilled by the
+ * signed webhook or by reconciliation (agent polls, periodic sweeper); without it the built-in sandbox
+ * checkout page (development only). Every path credits through fulfil(): the session moves
+ * open → paid → completed and the ledger credit is keyed checkout:<sessionId>, so gas is credited once.
+ * Payouts (cash-out) come from payouts.ts.
+ */
+import type { Context, ServiceSchema } from 'moleculer';
+import { dbMixin } from '../../packages/db/mixin';
+import type { ServiceBroker } from 'moleculer';
+import type { Db } from '../../packages/db';
+import { toolParams } from '../../packages/tool-catalogue';
+import { requireAgent, type CallMeta } from '../../packages/tool-catalogue/meta';
+import { InvalidArgumentsError, MarketError, NotFoundError } from '../../packages/errors';
+import { newId } from '../../packages/ids';
+import { runtimeOf } from '../../packages/runtime';
+import { DEFAULT_PACK_ID, GAS_PACKS, GAS_PER_USD, packById } from '../../packages/market-rules';
 import { payoutsMixin } from './payouts';
+import { migrations } from './migrations';
+import { createStripeClient, verifyStripeEvent, type StripeClient } from './stripe';
 
-const Service: ServiceSchema = {
+export const SANDBOX_SESSION_TTL_MS = 24 * 3_600_000;
+/** How many open sessions one wallet/whoami poll re-checks. */
+const RECONCILE_PER_POLL = 10;
+
+export interface CheckoutRow {
+  id: string;
+  provider: 'sandbox' | 'stripe';
+  agent_id: string;
+  pack_id: string;
+  gas: number;
+  usd_cents: number;
+  status: 'open' | 'paid' | 'completed' | 'declined' | 'expired';
+  checkout_url: string;
+  expires_at: Date;
+  created_at: Date;
+  paid_at: Date | null;
+  completed_at: Date | null;
+}
+
+export interface CheckoutView {
+  id: string;
+  provider: 'sandbox' | 'stripe';
+  agentId: string;
+  packId: string;
+  gas: number;
+  usd: number;
+  status: CheckoutRow['status'];
+  checkoutUrl: string;
+  expiresAt: string;
+  createdAt: string;
+  completedAt: string | null;
+}
+
+export interface FulfilResult {
+  sessionId: string;
+  /** true only for the call that moved the gas. */
+  credited: boolean;
+  status: CheckoutRow['status'];
+  gas: number;
+  gasBalance?: number;
+}
+
+function toView(r: CheckoutRow): CheckoutView {
+  return {
+    id: r.id,
+    provider: r.provider,
+    agentId: r.agent_id,
+    packId: r.pack_id,
+    gas: r.gas,
+    usd: r.usd_cents / 100,
+    status: r.status,
+    checkoutUrl: r.checkout_url,
+    expiresAt: new Date(r.expires_at).toISOString(),
+    createdAt: new Date(r.created_at).toISOString(),
+    completedAt: r.completed_at ? new Date(r.completed_at).toISOString() : null,
+  };
+}
+
+function packList(): string {
+  return GAS_PACKS.map((p) => `${p.id} (${p.gas} gas, ${p.usd} USD)`).join(', ');
+}
+
+const SESSION_ID = { type: 'string', min: 3, max: 255 } as const;
+
+const PaymentsService: ServiceSchema = {
   name: 'payments',
-  mixins: [payoutsMixin],
-  actions: {},
+  mixins: [dbMixin('payments', migrations), payoutsMixin],
+
+  actions: {
+    /** buy_gas and buy_credits. */
+    buyGas: {
+      params: toolParams('buy_gas'),
+      async handler(this: PaymentsThis, ctx: Context<{ packId?: string }, CallMeta>) {
+        const agent = requireAgent(ctx);
+        const packId = ctx.params.packId ?? DEFAULT_PACK_ID;
+        const pack = packById(packId);
+        if (!pack) {
+          throw new InvalidArgumentsError(`There is no gas pack "${String(packId).slice(0, 32)}".`, {
+            hint: `Use one of: ${packList()}. Leave packId out for ${DEFAULT_PACK_ID}.`,
+            details: { field: 'packId', packs: GAS_PACKS.map((p) => ({ packId: p.id, gas: p.gas, usd: p.usd })) },
+          });
+        }
+        const { config, clock } = runtimeOf(this.broker);
+        const usdCents = pack.usd * 100;
+        if (usdCents !== pack.gas * (100 / GAS_PER_USD)) throw new Error(`pack ${pack.id} breaks the gas peg`);
+        const now = clock.now();
+        let id: string;
+        let checkoutUrl: string;
+        let expiresAt: Date;
+        let provider: CheckoutRow['provider'];
+        if (this.stripe) {
+          const session = await this.stripe.checkout.sessions.create(
+            {
+              mode: 'payment',
+              client_reference_id: agent.id,
+              metadata: { agentId: agent.id, packId: pack.id, gas: String(pack.gas) },
+              line_items: [
+                {
+                  quantity: 1,
+                  price_data: {
+                    currency: 'usd',
+                    unit_amount: usdCents,
+                    product_data: { name: `${pack.gas} gas (${pack.id} pack)`, description: `${pack.gas} gas for the agent ${agent.displayName}` },
+                  },
+                },
+              ],
+              success_url: `${config.publicBaseUrl}/checkout/done?session_id={CHECKOUT_SESSION_ID}`,
+              cancel_url: `${config.publicBaseUrl}/checkout/cancelled`,
+            },
+            ctx.meta.idempotencyKey ? { idempotencyKey: `buy_gas:${agent.id}:${ctx.meta.idempotencyKey}`.slice(0, 255) } : undefined,
+          );
+          if (!session.url) throw new Error(`Stripe returned no checkout url for ${session.id}`);
+          id = session.id;
+          checkoutUrl = session.url;
+          expiresAt = new Date(session.expires_at * 1000);
+          provider = 'stripe';
+        } else {
+          this.refuseSandboxInProduction();
+          id = newId('cko');
+          checkoutUrl = `${config.publicBaseUrl}/checkout/sandbox/${id}`;
+          expiresAt = new Date(now.getTime() + SANDBOX_SESSION_TTL_MS);
+          provider = 'sandbox';
+        }
+        await this.db.query(
+          `INSERT INTO payments.checkout_sessions (id, provider, agent_id, pack_id, gas, usd_cents, status, checkout_url, expires_at, created_at)
+           VALUES ($1, $2, $3, $4, $5, $6, 'open', $7, $8, $9) ON CONFLICT (id) DO NOTHING`,
+          [id, provider, agent.id, pack.id, pack.gas, usdCents, checkoutUrl, expiresAt, now],
+        );
+        return { checkoutUrl, sessionId: id, packId: pack.id, gas: pack.gas, usd: pack.usd, expiresAt: expiresAt.toISOString() };
+      },
+    },
+
+    /** Internal: one checkout session (the sandbox page). */
+    getCheckout: {
+      params: { sessionId: SESSION_ID },
+      async handler(this: PaymentsThis, ctx: Context<{ sessionId: string }>) {
+        const row = await this.loadSession(ctx.params.sessionId);
+        if (!row) throw new NotFoundError('No such checkout session.', { hint: 'Start a new one with buy_gas.' });
+        return toView(await this.expireIfDue(row));
+      },
+    },
+
+    /** Sandbox Approve button: credits through the same path as a paid Stripe webhook. */
+    sandboxApprove: {
+      params: { sessionId: SESSION_ID },
+      async handler(this: PaymentsThis, ctx: Context<{ sessionId: string }>) {
+        const row = await this.sandboxSession(ctx.params.sessionId);
+        if (row.status === 'open' || row.status === 'paid') return this.fulfil(row.id, ['open']);
+        return { sessionId: row.id, credited: false, status: row.status, gas: row.gas } satisfies FulfilResult;
+      },
+    },
+
+    /** Sandbox Decline button: the session ends, nothing is credited. */
+    sandboxDecline: {
+      params: { sessionId: SESSION_ID },
+      async handler(this: PaymentsThis, ctx: Context<{ sessionId: string }>) {
+        const row = await this.sandboxSession(ctx.params.sessionId);
+        const r = await this.db.query<CheckoutRow>(
+          `UPDATE payments.checkout_sessions SET status = 'declined' WHERE id = $1 AND status = 'open' RETURNING *`,
+          [row.id],
+        );
+        const now = r.rows[0] ?? (await this.loadSession(row.id))!;
+        return { sessionId: row.id, declined: r.rowCount === 1, status: now.status };
+      },
+    },
+
+    /** The Stripe webhook (the gateway passes the raw body and the Stripe-Signature header). */
+    stripeWebhook: {
+      params: { payload: { type: 'string', max: 1_000_000 }, signature: { type: 'string', optional: true, max: 2000 } },
+      async handler(this: PaymentsThis, ctx: Context<{ payload: string; signature?: string }>) {
+        const { config } = runtimeOf(this.broker);
+        if (!config.stripeWebhookSecret) {
+          throw new InvalidArgumentsError('Stripe webhooks are not configured on this server; nothing was credited.', {
+            hint: 'Set STRIPE_SECRET_KEY and STRIPE_WEBHOOK_SECRET on the server, and point the Stripe endpoint at /api/payments/stripe/webhook.',
+          });
+        }
+        let event: any;
+        try {
+          if (!ctx.params.signature) throw new Error('missing Stripe-Signature header');
+          event = verifyStripeEvent(ctx.params.payload, ctx.params.signature, config.stripeWebhookSecret);
+        } catch (err) {
+          throw new InvalidArgumentsError('The webhook signature could not be verified; nothing was credited.', {
+            hint: 'Stripe signs the raw request body with the endpoint secret (STRIPE_WEBHOOK_SECRET); send it unmodified with its Stripe-Signature header.',
+            details: { reason: String((err as Error).message).slice(0, 200) },
+          });
+        }
+        if (!event || typeof event.id !== 'string' || typeof event.type !== 'string' || typeof event.data?.object !== 'object') {
+          throw new InvalidArgumentsError('The webhook body is not a Stripe event; nothing was credited.', { hint: 'Send Stripe events only.' });
+        }
+        const outcome = await this.handleStripeEvent(event);
+        await this.db
+          .query(
+            `INSERT INTO payments.stripe_events (event_id, type, session_id, outcome) VALUES ($1, $2, $3, $4) ON CONFLICT (event_id) DO NOTHING`,
+            [event.id, event.type, outcome.sessionId ?? null, outcome.outcome],
+          )
+          .catch(() => undefined);
+        return { received: true, ...outcome };
+      },
+    },
+
+    /** Re-checks the agent's open checkout sessions (wallet and whoami call this before reading). */
+    reconcileAgent: {
+      params: { agentId: { type: 'string', min: 3, max: 100 } },
+      async handler(this: PaymentsThis, ctx: Context<{ agentId: string }>) {
+        const r = await this.db.query<CheckoutRow>(
+          `SELECT * FROM payments.checkout_sessions WHERE agent_id = $1 AND status IN ('open', 'paid') ORDER BY created_at DESC LIMIT $2`,
+          [ctx.params.agentId, RECONCILE_PER_POLL],
+        );
+        let credited = 0;
+        for (const row of r.rows) {
+          const res = await this.reconcileRow(row).catch((err: Error) => {
+            this.logger.warn(`reconcile ${row.id} failed: ${err.message}`);
+            return null;
+          });
+          if (res?.credited) credited++;
+        }
+        return { checked: r.rows.length, credited };
+      },
+    },
+
+    /** Re-checks one session (the Stripe success page asks this server-side; never trusts the browser). */
+    reconcileSession: {
+      params: { sessionId: SESSION_ID },
+      async handler(this: PaymentsThis, ctx: Context<{ sessionId: string }>) {
+        const row = await this.loadSession(ctx.params.sessionId);
+        if (!row) throw new NotFoundError('No such checkout session.', { hint: 'Start a new one with buy_gas.' });
+        const res = await this.reconcileRow(row);
+        return { sessionId: row.id, credited: res.credited, status: res.status };
+      },
+    },
+
+    /** Runs the reconciliation sweeper once (tests, operators). */
+    sweepCheckouts: {
+      async handler(this: PaymentsThis) {
+        return this.sweepCheckouts();
+      },
+    },
+  },
+
+  methods: {
+    refuseSandboxInProduction(this: PaymentsThis) {
+      if (runtimeOf(this.broker).config.nodeEnv === 'production') {
+        throw new MarketError('service_unavailable', 'The sandbox checkout is disabled in production.', {
+          hint: 'The operator must set STRIPE_SECRET_KEY and STRIPE_WEBHOOK_SECRET.',
+        });
+      }
+    },
+
+    async loadSession(this: PaymentsThis, id: string): Promise<CheckoutRow | null> {
+      const r = await this.db.query<CheckoutRow>('SELECT * FROM payments.checkout_sessions WHERE id = $1', [id]);
+      return r.rows[0] ?? null;
+    },
+
+    async sandboxSession(this: PaymentsThis, id: string): Promise<CheckoutRow> {
+      this.refuseSandboxInProduction();
+      const row = await this.loadSession(id);
+      if (!row || row.provider !== 'sandbox') throw new NotFoundError('No such sandbox checkout session.', { hint: 'Start a new one with buy_gas.' });
+      return this.expireIfDue(row);
+    },
+
+    /** A sandbox session past its expiry ends as expired (Stripe sessions expire at Stripe). */
+    async expireIfDue(this: PaymentsThis, row: CheckoutRow): Promise<CheckoutRow> {
+      if (row.provider !== 'sandbox' || row.status !== 'open') return row;
+      if (new Date(row.expires_at).getTime() > runtimeOf(this.broker).clock.now().getTime()) return row;
+      const r = await this.db.query<CheckoutRow>(
+        `UPDATE payments.checkout_sessions SET status = 'expired' WHERE id = $1 AND status = 'open' RETURNING *`,
+        [row.id],
+      );
+      return r.rows[0] ?? (await this.loadSession(row.id))!;
+    },
+
+    /**
+     * The one crediting path. Moves the session to paid (from one of `from`), asks the ledger to
+     * credit under checkout:<id> (idempotent), then marks it completed. A crash between the steps
+     * leaves it paid, and the next reconciliation finishes the credit — once.
+     */
+    async fulfil(this: PaymentsThis, sessionId: string, from: CheckoutRow['status'][]): Promise<FulfilResult> {
+      const now = runtimeOf(this.broker).clock.now();
+      const claimed = await this.db.query<CheckoutRow>(
+        `UPDATE payments.checkout_sessions SET status = 'paid', paid_at = $2 WHERE id = $1 AND status = ANY($3::text[]) RETURNING *`,
+        [sessionId, now, from],
+      );
+      const row = claimed.rows[0] ?? (await this.loadSession(sessionId));
+      if (!row) throw new NotFoundError('No such checkout session.');
+      if (row.status !== 'paid') return { sessionId, credited: false, status: row.status, gas: row.gas };
+      const credit: { transactionId: string; gasBalance: number; replayed: boolean } = await this.broker.call('ledger.creditGasPurchase', {
+        key: `checkout:${row.id}`,
+        agentId: row.agent_id,
+        gas: row.gas,
+        sessionId: row.id,
+        packId: row.pack_id,
+      });
+      await this.db.query(
+        `UPDATE payments.checkout_sessions SET status = 'completed', completed_at = $2, ledger_transaction_id = $3 WHERE id = $1 AND status = 'paid'`,
+        [row.id, now, credit.transactionId],
+      );
+      return { sessionId, credited: !credit.replayed, status: 'completed', gas: row.gas, gasBalance: credit.gasBalance };
+    },
+
+    /** A Stripe session is paid when Stripe says so and it is the session we created (amount, currency, agent). */
+    stripeSessionPaid(this: PaymentsThis, row: CheckoutRow, session: any): boolean {
+      const paid = session?.payment_status === 'paid' || session?.payment_status === 'no_payment_required';
+      if (!paid || session.status !== 'complete') return false;
+      const matches =
+        session.amount_total === row.usd_cents &&
+        String(session.currency).toLowerCase() === 'usd' &&
+        (session.client_reference_id ?? session.metadata?.agentId) === row.agent_id;
+      if (!matches) {
+        this.logger.error(`stripe session ${row.id} is paid but does not match what we created; not credited`, {
+          amount_total: session.amount_total,
+          currency: session.currency,
+          client_reference_id: session.client_reference_id,
+        });
+        return false;
+      }
+      return true;
+    },
+
+    async handleStripeEvent(this: PaymentsThis, event: any): Promise<{ outcome: string; sessionId?: string; credited?: boolean }> {
+      const type: string = event.type;
+      if (!type.startsWith('checkout.session.')) return { outcome: 'ignored' };
+      const session = event.data.object;
+      const sessionId = typeof session?.id === 'string' ? session.id : undefined;
+      const row = sessionId ? await this.loadSession(sessionId) : null;
+      if (!row || row.provider !== 'stripe') return { outcome: 'unknown_session', sessionId };
+      switch (type) {
+        case 'checkout.session.completed':
+        case 'checkout.session.async_payment_succeeded': {
+          if (!this.stripeSessionPaid(row, session)) return { outcome: 'not_paid', sessionId };
+          const res = await this.fulfil(row.id, ['open', 'expired']);
+          return { outcome: res.credited ? 'credited' : 'already_credited', sessionId, credited: res.credited };
+        }
+        case 'checkout.session.expired':
+        case 'checkout.session.async_payment_failed': {
+          await this.db.query(`UPDATE payments.checkout_sessions SET status = 'expired' WHERE id = $1 AND status = 'open'`, [row.id]);
+          return { outcome: 'expired', sessionId };
+        }
+        default:
+          return { outcome: 'ignored', sessionId };
+      }
+    },
+
+    /** Brings one open/paid session up to date: finish a credit, ask Stripe, or expire a sandbox session. */
+    async reconcileRow(this: PaymentsThis, row: CheckoutRow): Promise<{ credited: boolean; status: CheckoutRow['status'] }> {
+      if (row.status === 'paid') {
+        const res = await this.fulfil(row.id, []);
+        return { credited: res.credited, status: res.status };
+      }
+      if (row.status !== 'open') return { credited: false, status: row.status };
+      if (row.provider === 'sandbox') {
+        const now = await this.expireIfDue(row);
+        return { credited: false, status: now.status };
+      }
+      if (!this.stripe) return { credited: false, status: row.status };
+      const session = await this.stripe.checkout.sessions.retrieve(row.id);
+      if (this.stripeSessionPaid(row, session)) {
+        const res = await this.fulfil(row.id, ['open', 'expired']);
+        return { credited: res.credited, status: res.status };
+      }
+      if (session.status === 'expired') {
+        await this.db.query(`UPDATE payments.checkout_sessions SET status = 'expired' WHERE id = $1 AND status = 'open'`, [row.id]);
+        return { credited: false, status: 'expired' };
+      }
+      return { credited: false, status: row.status };
+    },
+
+    /** Periodic: re-check sessions still open or paid; a lease (checked_at) spreads the work over replicas. */
+    async sweepCheckouts(this: PaymentsThis): Promise<{ checked: number; credited: number }> {
+      const r = await this.db.query<CheckoutRow>(
+        `UPDATE payments.checkout_sessions SET checked_at = now()
+          WHERE id IN (
+            SELECT id FROM payments.checkout_sessions
+             WHERE status IN ('open', 'paid') AND (checked_at IS NULL OR checked_at < now() - interval '30 seconds')
+             ORDER BY created_at LIMIT 50 FOR UPDATE SKIP LOCKED)
+          RETURNING *`,
+      );
+      let credited = 0;
+      for (const row of r.rows) {
+        const res = await this.reconcileRow(row).catch((err: Error) => {
+          this.logger.warn(`sweep: reconcile ${row.id} failed: ${err.message}`);
+          return null;
+        });
+        if (res?.credited) credited++;
+      }
+      return { checked: r.rows.length, credited };
+    },
+  },
+
+  async started(this: any) {
+    const { config } = runtimeOf(this.broker);
+    this.stripe = createStripeClient(config);
+    if (!this.stripe && config.nodeEnv === 'production') {
+      throw new Error('payments: NODE_ENV=production needs STRIPE_SECRET_KEY and STRIPE_WEBHOOK_SECRET (the sandbox checkout is for development only)');
+    }
+    if (config.sweepIntervalMs > 0) {
+      this.sweepTimer = setInterval(() => {
+        if (this.sweeping) return;
+        this.sweeping = this.sweepCheckouts()
+          .catch((err: Error) => this.logger.warn(`checkout sweep failed: ${err.message}`))
+          .finally(() => (this.sweeping = null));
+      }, config.sweepIntervalMs);
+      this.sweepTimer.unref();
+    }
+  },
+
+  async stopped(this: any) {
+    clearInterval(this.sweepTimer);
+    await this.sweeping;
+  },
 };
 
-export default Service;
+type PaymentsThis = ThisType<any> & {
+  db: Db;
+  broker: ServiceBroker;
+  logger: any;
+  stripe: StripeClient | null;
+  refuseSandboxInProduction(): void;
+  loadSession(id: string): Promise<CheckoutRow | null>;
+  sandboxSession(id: string): Promise<CheckoutRow>;
+  expireIfDue(row: CheckoutRow): Promise<CheckoutRow>;
+  fulfil(sessionId: string, from: CheckoutRow['status'][]): Promise<FulfilResult>;
+  stripeSessionPaid(row: CheckoutRow, session: any): boolean;
+  handleStripeEvent(event: any): Promise<{ outcome: string; sessionId?: string; credited?: boolean }>;
+  reconcileRow(row: CheckoutRow): Promise<{ credited: boolean; status: CheckoutRow['status'] }>;
+  sweepCheckouts(): Promise<{ checked: number; credited: number }>;
+};
+
+export default PaymentsService;

@@ -184,7 +184,7 @@ type PayoutsThis = {
   finishRequested(row: CashoutRow, ctx?: Context): Promise<CashoutRow>;
   finishPaying(row: CashoutRow, ctx?: Context): Promise<CashoutRow>;
   finishRejecting(row: CashoutRow, ctx?: Context): Promise<CashoutRow>;
-  sweepCashouts(): Promise<{ finished: number }>;
+  runCashoutSweep(): Promise<{ finished: number }>;
   callLedger<T = any>(ctx: Context | undefined, action: string, params: Record<string, unknown>): Promise<T>;
 };
 
@@ -482,7 +482,7 @@ export const payoutsMixin: Partial<ServiceSchema> = {
     sweepCashouts: {
       params: {},
       async handler(this: PayoutsThis) {
-        return this.sweepCashouts();
+        return this.runCashoutSweep();
       },
     },
   },
@@ -517,7 +517,8 @@ export const payoutsMixin: Partial<ServiceSchema> = {
           });
         }
         const failed = await this.db.query<CashoutRow>(
-          `UPDATE payments.cashouts SET status = 'failed', failure_reason = $2, updated_at = now() WHERE id = $1 AND status = 'requested' RETURNING ${COLUMNS}`,
+          `UPDATE payments.cashouts SET status = 'failed', failure_reason = $2, request_key = NULL, updated_at = now()
+            WHERE id = $1 AND status = 'requested' RETURNING ${COLUMNS}`,
           [row.id, (err as Error).message.slice(0, 500)],
         );
         return failed.rows[0] ?? (await this.loadCashout(row.id));
@@ -548,7 +549,7 @@ export const payoutsMixin: Partial<ServiceSchema> = {
     },
 
     /** Repeats the keyed ledger call of every row left in an intermediate state; the ledger's keys make it safe. */
-    async sweepCashouts(this: PayoutsThis): Promise<{ finished: number }> {
+    async runCashoutSweep(this: PayoutsThis): Promise<{ finished: number }> {
       const stuck = await this.db.query<CashoutRow>(
         `UPDATE payments.cashouts SET sweep_claimed_until = now() + interval '60 seconds'
           WHERE id IN (
@@ -575,18 +576,18 @@ export const payoutsMixin: Partial<ServiceSchema> = {
     },
   },
 
-  started(this: PayoutsThis) {
+  started(this: any) {
     const { config } = runtimeOf(this.broker);
     this.payoutsTimer = null;
     if (config.sweepIntervalMs > 0) {
       this.payoutsTimer = setInterval(() => {
-        this.sweepCashouts().catch((err) => this.logger.warn('cash-out sweep failed', (err as Error).message));
+        this.runCashoutSweep().catch((err: Error) => this.logger.warn('cash-out sweep failed', (err as Error).message));
       }, Math.max(config.sweepIntervalMs, 5_000));
       this.payoutsTimer.unref();
     }
   },
 
-  stopped(this: PayoutsThis) {
+  stopped(this: any) {
     if (this.payoutsTimer) clearInterval(this.payoutsTimer);
   },
 };

@@ -22,8 +22,7 @@ import type { AuthInfo } from '@modelcontextprotocol/sdk/server/auth/types.js';
 import { getTool, toolAnnotations, toolInputSchema, toolsOfModules, type ToolDefinition, type ToolModule } from '../../../packages/tool-catalogue';
 import { CASHOUT_FEE_PERCENT, MIN_CASHOUT_GAS, MIN_PRICE_GAS, PASS_SCORE, PLATFORM_FEE_PERCENT, saleSplit } from '../../../packages/market-rules';
 import type { ToolDispatcher } from '../dispatch';
-import { knowledge } from './knowledge';
-import { toolMarkdown } from './tool-docs';
+import { knowledgeSections, renderLlmsFull, renderLlmsTxt } from '../../../packages/knowledge';
 
 export const MCP_SERVER_NAME = 'agent-market';
 export const MCP_SERVER_VERSION = '0.1.0';
@@ -206,6 +205,8 @@ export function createMcpServer(opts: McpServerOptions): Server {
   });
 
   const toolUri = (name: string) => `market://tools/${name}`;
+  /** Topic sections of the knowledge base (tool sections are served under market://tools/). */
+  const topics = () => knowledgeSections(baseUrl).filter((s) => !s.id.startsWith('tool-') && !s.id.startsWith('error-'));
 
   server.setRequestHandler(ListResourcesRequestSchema, async () => ({
     resources: [
@@ -213,21 +214,27 @@ export function createMcpServer(opts: McpServerOptions): Server {
         uri: 'market://docs/llms.txt',
         name: 'llms.txt',
         title: 'Agent Market brief (llms.txt)',
-        description: 'From zero to a first purchase or sale: registration, gas, buying, selling, cash-out.',
+        description: 'From zero to a first purchase: registration, gas, buying, selling, cash-out.',
         mimeType: 'text/markdown',
       },
       {
         uri: 'market://docs/llms-full.txt',
         name: 'llms-full.txt',
         title: 'Agent Market full brief',
-        description: 'Every tool, limit, fee and purchase state in one document.',
+        description: 'Every tool, limit, fee, purchase state and error code in one document.',
         mimeType: 'text/markdown',
       },
+      ...topics().map((s) => ({
+        uri: `market://knowledge/${s.id}`,
+        name: s.id,
+        title: s.title,
+        mimeType: 'text/markdown',
+      })),
       ...tools.map((t) => ({
         uri: toolUri(t.name),
         name: `tool-${t.name}`,
-        title: `Tool: ${t.title}`,
-        description: `Reference for ${t.name}: arguments, auth, how to call it.`,
+        title: `Tool ${t.name}: ${t.title}`,
+        description: `Reference for ${t.name}: what it does, auth, arguments, an example call.`,
         mimeType: 'text/markdown',
       })),
     ],
@@ -235,26 +242,21 @@ export function createMcpServer(opts: McpServerOptions): Server {
 
   server.setRequestHandler(ListResourceTemplatesRequestSchema, async () => ({
     resourceTemplates: [
-      {
-        uriTemplate: 'market://tools/{name}',
-        name: 'tool-reference',
-        title: 'Tool reference',
-        description: 'Reference for one tool by name.',
-        mimeType: 'text/markdown',
-      },
+      { uriTemplate: 'market://tools/{name}', name: 'tool-reference', title: 'Tool reference', description: 'One tool by name.', mimeType: 'text/markdown' },
+      { uriTemplate: 'market://knowledge/{id}', name: 'knowledge-section', title: 'Knowledge section', description: 'One section of the brief by id.', mimeType: 'text/markdown' },
     ],
   }));
 
   server.setRequestHandler(ReadResourceRequestSchema, async (request) => {
     const uri = request.params.uri;
     let text: string | null = null;
-    if (uri === 'market://docs/llms.txt' || uri === 'market://docs/llms-full.txt') {
-      const k = knowledge();
-      if (!k) throw new McpError(ErrorCode.InternalError, 'The guidance documents are not available on this server right now.');
-      text = uri.endsWith('llms.txt') ? k.renderLlmsTxt(baseUrl) : k.renderLlmsFull(baseUrl);
-    } else if (uri.startsWith('market://tools/')) {
-      const tool = getTool(uri.slice('market://tools/'.length));
-      if (tool) text = toolMarkdown(tool, baseUrl);
+    if (uri === 'market://docs/llms.txt') text = renderLlmsTxt(baseUrl);
+    else if (uri === 'market://docs/llms-full.txt') text = renderLlmsFull(baseUrl);
+    else {
+      const m = /^market:\/\/(tools|knowledge)\/([A-Za-z0-9_-]{1,80})$/.exec(uri);
+      const id = m ? (m[1] === 'tools' ? `tool-${m[2]}` : m[2]) : null;
+      const section = id ? knowledgeSections(baseUrl).find((s) => s.id === id) : undefined;
+      if (section) text = `# ${section.title}\n\n${section.body}\n`;
     }
     if (text === null) throw new McpError(ErrorCode.InvalidParams, `Resource not found: ${uri.slice(0, 200)}`, { uri });
     return { contents: [{ uri, mimeType: 'text/markdown', text }] };

@@ -1,0 +1,156 @@
+/**
+ * `npm run bench`: starts the marketplace (its own process, embedded defaults in a temp data dir),
+ * drives it with autocannon, and prints a table + writes bench/results.json.
+ * Scenarios: whoami vs a bare express JSON endpoint (the reference), ledger postings (PGlite, and
+ * PostgreSQL when BENCH_DATABASE_URL or TEST_DATABASE_URL is set), search over many listings,
+ * full purchase lifecycles. BENCH_SECONDS (default 5) sets each run's length.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import autocannon from 'autocannon';
+
+const ROOT = path.resolve(__dirname, '..');
+const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
+const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 10);
+const PG_URL = process.env.BENCH_DATABASE_URL || process.env.TEST_DATABASE_URL || null;
+
+export interface BenchRow {
+  name: string;
+  count: number;
+  perSecond: number;
+  p50Ms: number;
+  p99Ms: number;
+  note?: string;
+}
+
+function startProcess(args: string[], env: Record<string, string>, ready: RegExp): Promise<{ child: ChildProcess; match: RegExpMatchArray }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, ['--import', 'tsx', ...args], { cwd: ROOT, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    const timer = setTimeout(() => reject(new Error(`${args.join(' ')} did not start:\n${out}`)), 60_000);
+    const onData = (d: Buffer) => {
+      out += d.toString();
+      const m = out.match(ready);
+      if (m) {
+        clearTimeout(timer);
+        resolve({ child, match: m });
+      }
+    };
+    child.stdout!.on('data', onData);
+    child.stderr!.on('data', (d) => (out += d.toString()));
+    child.on('exit', (code) => reject(new Error(`${args.join(' ')} exited with ${code}:\n${out}`)));
+  });
+}
+
+async function stopProcess(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null) return;
+  const exited = new Promise((r) => child.once('exit', r));
+  child.kill('SIGTERM');
+  await Promise.race([exited, new Promise((r) => setTimeout(r, 15_000))]);
+  if (child.exitCode === null) child.kill('SIGKILL');
+}
+
+async function cannon(name: string, url: string, body: unknown, headers: Record<string, string> = {}): Promise<BenchRow> {
+  const result = await autocannon({
+    url,
+    method: 'POST',
+    connections: CONNECTIONS,
+    duration: SECONDS,
+    headers: { 'content-type': 'application/json', ...headers },
+    body: JSON.stringify(body),
+  });
+  const non2xx = result.non2xx + result.errors;
+  return {
+    name,
+    count: result.requests.total,
+    perSecond: Math.round(result.requests.average),
+    p50Ms: result.latency.p50,
+    p99Ms: result.latency.p99,
+    ...(non2xx ? { note: `${non2xx} non-2xx/errors` } : {}),
+  };
+}
+
+async function optionalScenario<T>(file: string, exportName: string): Promise<T | null> {
+  const full = path.join(__dirname, 'scenarios', `${file}.ts`);
+  if (!fs.existsSync(full)) return null;
+  const mod = await import(full);
+  return (mod[exportName] as T) ?? null;
+}
+
+function printTable(rows: BenchRow[]): void {
+  const header = ['scenario', 'count', 'per second', 'p50 ms', 'p99 ms', 'note'];
+  const lines = rows.map((r) => [r.name, String(r.count), String(r.perSecond), String(r.p50Ms), String(r.p99Ms), r.note ?? '']);
+  const widths = header.map((h, i) => Math.max(h.length, ...lines.map((l) => l[i].length)));
+  const fmt = (cols: string[]) => cols.map((c, i) => (i === 0 || i === 5 ? c.padEnd(widths[i]) : c.padStart(widths[i]))).join('  ');
+  console.log('\n' + fmt(header));
+  console.log(widths.map((w) => '-'.repeat(w)).join('  '));
+  for (const l of lines) console.log(fmt(l));
+}
+
+async function main(): Promise<void> {
+  const rows: BenchRow[] = [];
+  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'market-bench-'));
+  const port = 3900 + Math.floor(Math.random() * 90);
+  const env = { PORT: String(port), DATA_DIR: dataDir, LOG_LEVEL: 'warn', SEED_ON_EMPTY: 'false', RATE_LIMIT_PER_MINUTE: '0', NODE_ENV: 'development' };
+  console.log(`bench: ${SECONDS}s per run, ${CONNECTIONS} connections, ${os.cpus().length} cores`);
+
+  const bare = await startProcess(['bench/bare-express.ts'], { PORT: '0' }, /LISTENING (\d+)/);
+  const app = await startProcess(['src/main.ts'], env, /listening on http:\/\/localhost:(\d+)/);
+  const baseUrl = `http://127.0.0.1:${port}`;
+  try {
+    const reg = await fetch(`${baseUrl}/api/agent/register`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ provider: 'other', displayName: 'Bench' }),
+    });
+    const { apiKey } = (await reg.json()) as { apiKey: string };
+
+    const reference = await cannon('bare express JSON (reference)', `http://127.0.0.1:${bare.match[1]}/json`, { hello: 1 });
+    const whoami = await cannon('whoami (tool router, embedded)', `${baseUrl}/api/agent`, { tool: 'whoami' }, { authorization: `Bearer ${apiKey}` });
+    rows.push(reference, whoami);
+    rows.push({
+      name: 'whoami / reference throughput ratio',
+      count: 0,
+      perSecond: Number((whoami.perSecond / Math.max(1, reference.perSecond)).toFixed(3)),
+      p50Ms: 0,
+      p99Ms: 0,
+    });
+
+    const lifecycle = await optionalScenario<(o: { baseUrl: string; seconds: number }) => Promise<BenchRow[]>>('lifecycle', 'lifecycleBench');
+    if (lifecycle) rows.push(...(await lifecycle({ baseUrl, seconds: SECONDS })).map((r) => ({ ...r, name: `${r.name} (embedded)` })));
+  } finally {
+    await stopProcess(app.child);
+    await stopProcess(bare.child);
+    fs.rmSync(dataDir, { recursive: true, force: true });
+  }
+
+  const ledger = await optionalScenario<(o: { databaseUrl: string | null; seconds: number }) => Promise<BenchRow[]>>('ledger', 'ledgerBench');
+  if (ledger) {
+    rows.push(...(await ledger({ databaseUrl: null, seconds: SECONDS })).map((r) => ({ ...r, name: `${r.name} (PGlite)` })));
+    if (PG_URL) rows.push(...(await ledger({ databaseUrl: await freshDatabase(PG_URL), seconds: SECONDS })).map((r) => ({ ...r, name: `${r.name} (PostgreSQL)` })));
+  }
+  const search = await optionalScenario<(o: { databaseUrl: string | null; listings: number; seconds: number }) => Promise<BenchRow[]>>('search', 'searchBench');
+  if (search) {
+    if (PG_URL) rows.push(...(await search({ databaseUrl: await freshDatabase(PG_URL), listings: 10_000, seconds: SECONDS })).map((r) => ({ ...r, name: `${r.name} (PostgreSQL, 10k listings)` })));
+    else rows.push(...(await search({ databaseUrl: null, listings: 2_000, seconds: SECONDS })).map((r) => ({ ...r, name: `${r.name} (PGlite, 2k listings; set BENCH_DATABASE_URL for 10k on PostgreSQL)` })));
+  }
+
+  printTable(rows);
+  const out = path.join(__dirname, 'results.json');
+  fs.writeFileSync(out, JSON.stringify({ at: new Date().toISOString(), seconds: SECONDS, connections: CONNECTIONS, cores: os.cpus().length, rows }, null, 2));
+  console.log(`\nwritten to ${path.relative(process.cwd(), out)}`);
+  process.exit(0);
+}
+
+async function freshDatabase(baseUrl: string): Promise<string> {
+  const { createTestDatabase } = await import('../packages/testkit');
+  // Bench databases are left for inspection; they are small and named t_<random>.
+  return (await createTestDatabase(baseUrl)).url;
+}
+
+main().catch((err) => {
+  console.error('bench failed:', err);
+  process.exit(1);
+});

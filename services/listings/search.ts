@@ -1,0 +1,144 @@
+/**
+ * Search: PostgreSQL full-text search ranked by text relevance, quality score and seller reputation,
+ * with opaque keyset cursors (sort key + id) so pages never overlap or skip.
+ *
+ *   reputation r ∈ [0,1] = 0.6 · bayesianRating/5 + 0.4 · min(1, ln(1+sales)/ln(51)), at least 0.75 for seed sellers
+ *                          (bayesianRating = (ratingSum + 3·2) / (ratingCount + 2): two phantom 3-star ratings)
+ *   with a query:          score = textRank · (0.55 + 0.30 · quality/100 + 0.15 · r)
+ *                          textRank = ts_rank_cd(tsv, query, 32) ∈ [0,1) (title weight A, description weight B)
+ *   without a query:       score = 0.65 · quality/100 + 0.35 · r
+ * The score is compared as round(score · 1e9) (a bigint), so a cursor repeats it exactly.
+ */
+import { createHash } from 'node:crypto';
+import { InvalidArgumentsError } from '../../packages/errors';
+
+export type SearchSort = 'relevance' | 'quality' | 'price_asc' | 'price_desc' | 'newest';
+
+export interface SearchParams {
+  q?: string;
+  category?: string;
+  minPriceGas?: number;
+  maxPriceGas?: number;
+  sellerId?: string;
+  sort?: SearchSort;
+  limit?: number;
+  cursor?: string;
+}
+
+export const DEFAULT_LIMIT = 20;
+export const MAX_LIMIT = 50;
+
+export const REPUTATION_SQL = `(CASE WHEN COALESCE(s.is_seed, false) THEN GREATEST(0.75, __BASE__) ELSE __BASE__ END)`.replace(
+  /__BASE__/g,
+  `(0.6 * ((COALESCE(s.rating_sum, 0) + 6.0) / (COALESCE(s.rating_count, 0) + 2) / 5.0)
+    + 0.4 * LEAST(1.0, ln(1 + COALESCE(s.sales_count, 0)) / ln(51.0)))`,
+);
+
+interface CursorData {
+  v: 1;
+  s: SearchSort;
+  k: string;
+  i: string;
+  f: string;
+}
+
+function filtersFingerprint(p: SearchParams, hasText: boolean): string {
+  const key = JSON.stringify([hasText ? p.q : null, p.category ?? null, p.minPriceGas ?? null, p.maxPriceGas ?? null, p.sellerId ?? null]);
+  return createHash('sha256').update(key).digest('base64url').slice(0, 12);
+}
+
+export function encodeCursor(c: Omit<CursorData, 'v'>): string {
+  return Buffer.from(JSON.stringify({ v: 1, ...c })).toString('base64url');
+}
+
+function decodeCursor(cursor: string): CursorData {
+  try {
+    const c = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')) as CursorData;
+    if (c.v !== 1 || typeof c.k !== 'string' || !/^-?\d+$/.test(c.k) || typeof c.i !== 'string' || typeof c.s !== 'string') throw new Error('bad');
+    return c;
+  } catch {
+    throw new InvalidArgumentsError('The cursor is not one this search returned.', {
+      hint: 'Pass nextCursor from the previous page unchanged, with the same q, filters and sort; or leave cursor out to start again.',
+      details: { field: 'cursor' },
+    });
+  }
+}
+
+const ORDER: Record<SearchSort, { expr: string; dir: 'ASC' | 'DESC' }> = {
+  relevance: { expr: '__RANK__', dir: 'DESC' },
+  quality: { expr: 'l.quality_score', dir: 'DESC' },
+  price_asc: { expr: 'l.price_gas', dir: 'ASC' },
+  price_desc: { expr: 'l.price_gas', dir: 'DESC' },
+  newest: { expr: 'l.seq', dir: 'DESC' },
+};
+
+export const LISTING_COLUMNS = `l.id, l.seller_id, l.title, l.description, l.price_gas, l.category, l.status, l.delivery_days,
+  l.deliverable_schema, l.quality_score, l.quality_signals, l.removed_reason, l.created_at, l.updated_at,
+  s.display_name, s.is_seed, s.registered_at, s.sales_count, s.rating_sum, s.rating_count`;
+
+export interface BuiltSearch {
+  sql: string;
+  params: unknown[];
+  limit: number;
+  sort: SearchSort;
+  /** Makes the next cursor from the last row of the page. */
+  cursorFor(row: { sort_key: string; id: string }): string;
+}
+
+/** Builds the SQL of one page. `hasText` is false when q is absent or has no searchable words. */
+export function buildSearch(p: SearchParams, hasText: boolean): BuiltSearch {
+  const params: unknown[] = [];
+  const arg = (v: unknown) => {
+    params.push(v);
+    return `$${params.length}`;
+  };
+  const where = [`l.status = 'active'`];
+  let rank: string;
+  if (hasText) {
+    const q = arg(p.q);
+    where.push(`l.tsv @@ websearch_to_tsquery('english', ${q})`);
+    rank = `(ts_rank_cd(l.tsv, websearch_to_tsquery('english', ${q}), 32)::float8 * (0.55 + 0.30 * l.quality_score / 100.0 + 0.15 * ${REPUTATION_SQL}))`;
+  } else {
+    rank = `(0.65 * l.quality_score / 100.0 + 0.35 * ${REPUTATION_SQL})`;
+  }
+  if (p.category) where.push(`l.category = ${arg(p.category)}`);
+  if (p.minPriceGas !== undefined) where.push(`l.price_gas >= ${arg(p.minPriceGas)}`);
+  if (p.maxPriceGas !== undefined) where.push(`l.price_gas <= ${arg(p.maxPriceGas)}`);
+  if (p.sellerId) where.push(`l.seller_id = ${arg(p.sellerId)}`);
+
+  const sort: SearchSort = p.sort ?? 'relevance';
+  const order = ORDER[sort];
+  const keyExpr = order.expr === '__RANK__' ? `round(${rank} * 1e9)::bigint` : `(${order.expr})::bigint`;
+  const fingerprint = filtersFingerprint(p, hasText);
+
+  let after = '';
+  if (p.cursor) {
+    const c = decodeCursor(p.cursor);
+    if (c.s !== sort || c.f !== fingerprint) {
+      throw new InvalidArgumentsError('This cursor belongs to a search with other q, filters or sort.', {
+        hint: 'Repeat the exact q, filters and sort of the search that returned the cursor, or leave cursor out to start again.',
+        details: { field: 'cursor' },
+      });
+    }
+    const k = arg(c.k);
+    const i = arg(c.i);
+    after = `WHERE (x.sort_key ${order.dir === 'DESC' ? '<' : '>'} ${k}::bigint OR (x.sort_key = ${k}::bigint AND x.id > ${i}))`;
+  }
+  const limit = Math.min(Math.max(p.limit ?? DEFAULT_LIMIT, 1), MAX_LIMIT);
+  const sql = `
+    SELECT * FROM (
+      SELECT ${LISTING_COLUMNS}, ${keyExpr} AS sort_key
+        FROM listings.listings l LEFT JOIN listings.sellers s ON s.id = l.seller_id
+       WHERE ${where.join(' AND ')}
+    ) x
+    ${after}
+    ORDER BY x.sort_key ${order.dir}, x.id ASC
+    LIMIT ${arg(limit + 1)}`;
+  return {
+    sql,
+    params,
+    limit,
+    sort,
+    cursorFor: (row) => encodeCursor({ s: sort, k: String(row.sort_key), i: row.id, f: fingerprint }),
+  };
+}

@@ -1,0 +1,53 @@
+/** Shared by the payouts and admin tests: real agents, real ledger movements, real audit. */
+import { base62 } from '../../../packages/ids';
+import type { TestApp } from '../../../packages/testkit';
+
+export const MAINNET_ADDRESS = 'bc1qar0srrr7xfkvy5l643lydnw9re59gtzzwf5mdq';
+export const MAINNET_ADDRESS_2 = '1BvBMSEYstWetqTFn5Au4m4GFg7xJaNVN2';
+export const TESTNET_ADDRESS = 'tb1qw508d6qejxtdg4y5r3zarvary0c5xw7kxpjzsx';
+/** MAINNET_ADDRESS with its last character changed: the bech32 checksum fails. */
+export const BAD_CHECKSUM_ADDRESS = 'bc1qar0srrr7xfkvy5l643lydnw9re59gtzzwf5mdx';
+export const TXID = 'a1'.repeat(32);
+
+/** Gas bought through the real ledger credit (the same action the checkout calls). */
+export async function buyGas(app: TestApp, agentId: string, gas: number): Promise<void> {
+  const sessionId = `cko_test${base62(12)}`;
+  await app.call('ledger.creditGasPurchase', { key: `checkout:${sessionId}`, agentId, gas, sessionId, packId: 'builder' });
+}
+
+/**
+ * A completed sale of priceGas to sellerId: a fresh buyer buys the gas, the ledger holds it and settles it,
+ * so the seller gets a genuine sale_earn of 90% (600 → 540). Uses ledger actions directly (the escrow flow is
+ * exercised by escrow's own tests); returns the purchase id.
+ */
+export async function completeSale(app: TestApp, sellerId: string, priceGas: number): Promise<string> {
+  const buyer = await app.api.register(`Buyer ${base62(4)}`);
+  await buyGas(app, buyer.agent.id, priceGas);
+  const purchaseId = `pur_test${base62(12)}`;
+  await app.call('ledger.hold', { key: `purchase:${purchaseId}:hold`, purchaseId, buyerId: buyer.agent.id, sellerId, amountGas: priceGas });
+  await app.call('ledger.settle', { key: `purchase:${purchaseId}:settle`, purchaseId });
+  return purchaseId;
+}
+
+export async function expectAuditOk(app: TestApp): Promise<void> {
+  const audit = await app.call<{ ok: boolean; checks: { name: string; ok: boolean; message: string }[] }>('ledger.audit');
+  const failed = audit.checks.filter((c) => !c.ok);
+  expect(failed).toEqual([]);
+  expect(audit.ok).toBe(true);
+}
+
+export async function balanceOf(app: TestApp, agentId: string): Promise<number> {
+  return (await app.call<{ gasBalance: number }>('ledger.balance', { agentId })).gasBalance;
+}
+
+export async function withdrawableOf(app: TestApp, agentId: string): Promise<number> {
+  return (await app.call<{ withdrawableGas: number }>('ledger.withdrawable', { agentId })).withdrawableGas;
+}
+
+/** A seller with sale earnings of priceGas×90% and a connected mainnet address. */
+export async function sellerWithEarnings(app: TestApp, priceGas = 600, address: string | null = MAINNET_ADDRESS) {
+  const seller = await app.api.register(`Seller ${base62(4)}`);
+  await completeSale(app, seller.agent.id, priceGas);
+  if (address) await app.api.ok('connect_payouts', { btcAddress: address }, seller.apiKey);
+  return seller;
+}
