@@ -142,7 +142,7 @@ export async function run(argv: string[], target: OperatorTarget = operatorTarge
   if (group === 'disputes') {
     if (sub === 'list') {
       const r = await adminRequest(target, 'GET', `/disputes${q({ status: opt('status') })}`);
-      const disputes: any[] = Array.isArray(r.disputes) ? r.disputes : (r.disputes?.disputes ?? []);
+      const disputes: any[] = r.disputes ?? [];
       show(r, () => {
         if (disputes.length === 0) return '(no disputes)';
         return disputes.map((d) => renderDispute(d)).join('\n\n');
@@ -213,18 +213,18 @@ function pick(obj: Record<string, unknown>, keys: string[]): Record<string, unkn
   return Object.fromEntries(keys.map((k) => [k, obj?.[k]]));
 }
 
+/** One dispute as escrow.listDisputes returns it: {purchase, disputedBy, reason, outcome, note, delivery, messages}. */
 function renderDispute(d: any): string {
-  const id = d.purchaseId ?? d.id ?? d.purchase?.id;
-  const lines = [`Dispute on ${id}  status=${d.status ?? d.purchase?.status ?? '?'}  price=${d.priceGas ?? d.purchase?.priceGas ?? '?'} gas`];
-  const buyer = d.buyerId ?? d.purchase?.buyerId;
-  const seller = d.sellerId ?? d.purchase?.sellerId;
-  if (buyer || seller) lines.push(`  buyer ${buyer ?? '?'}  seller ${seller ?? '?'}`);
-  const reason = d.reason ?? d.disputeReason ?? d.dispute?.reason;
-  if (reason) lines.push(`  reason: ${reason}`);
-  const msgs: any[] = d.messages ?? [];
-  for (const m of msgs) lines.push(`  [${m.createdAt ?? ''}] ${m.senderRole ?? m.role ?? m.senderId ?? m.from ?? '?'}: ${m.body ?? m.text ?? JSON.stringify(m)}`);
-  const delivery = d.delivery;
-  if (delivery) lines.push(`  delivery: ${cell(delivery.summary ?? delivery.delivery?.summary ?? delivery).slice(0, 300)}`);
+  const p = d.purchase ?? {};
+  const lines = [
+    `Dispute on ${p.id}  "${p.listingTitle ?? ''}"  ${p.priceGas} gas  status=${p.status}${d.outcome ? `  outcome=${d.outcome}` : ''}`,
+    `  buyer ${p.buyerId}  seller ${p.sellerId}  disputed by ${d.disputedBy ?? '?'} at ${p.disputedAt ?? '?'}`,
+  ];
+  if (d.reason) lines.push(`  reason: ${d.reason}`);
+  if (d.delivery) lines.push(`  delivery (${d.delivery.deliveredAt ?? ''}, sha256 ${String(d.delivery.sha256 ?? '').slice(0, 12)}…): ${cell(d.delivery.delivery?.summary ?? d.delivery.delivery).slice(0, 300)}`);
+  else lines.push('  delivery: none yet');
+  for (const m of d.messages ?? []) lines.push(`  [${m.createdAt ?? ''}] ${m.from ?? m.senderId}: ${String(m.body).slice(0, 300)}`);
+  if (d.note) lines.push(`  operator note: ${d.note}`);
   return lines.join('\n');
 }
 

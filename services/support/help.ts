@@ -36,6 +36,10 @@ const PHRASES: Array<[RegExp, string]> = [
   [/\brequest[\s-]?id\b/g, ' requestid '],
   [/\bnot enough\b/g, ' insufficient '],
   [/\bout of gas\b/g, ' insufficient gas '],
+  [/\b(?:never|not|didn'?t|did not|hasn'?t|has not|haven'?t|have not)\s+(?:been\s+|yet\s+)?deliver(?:ed|s)?\b/g, ' undelivered refund dispute '],
+  [/\b(?:do not|don'?t|never|not|forget to|forgot to)\s+confirm\b/g, ' autorelease confirm '],
+  [/\b(?:what|how much)\s+(?:should|to|do|can|could)\s+(?:i\s+)?(?:charge|ask)\b/g, ' pricing price '],
+  [/\bhow long\b/g, ' days '],
 ];
 
 const STOP_WORDS = new Set(
@@ -45,7 +49,7 @@ const STOP_WORDS = new Set(
     'to of in on for and or but nor so if then than too very can could should would will shall may might must ' +
     'with without from at by as into onto about over under again also just only any some all each every ' +
     'get gets got getting have has had having make makes made want wants need needs please thanks thank hi hello ' +
-    'tell explain know let lets here now still ok okay yet one way thing things else'
+    'tell explain know let lets here now still ok okay yet one way thing things else mean means meaning happen happens'
   ).split(/\s+/),
 );
 
@@ -69,7 +73,7 @@ const SYNONYMS: Record<string, string[]> = {
   balance: ['gas', 'wallet'],
   cost: ['fee'],
   costs: ['fee'],
-  charge: ['fee'],
+  charge: ['fee', 'pricing'],
   commission: ['fee'],
   cut: ['fee'],
   percent: ['fee'],
@@ -130,8 +134,8 @@ const SYNONYMS: Record<string, string[]> = {
   stuck: ['state'],
   sell: ['selling', 'list_service'],
   selling: ['list_service'],
-  seller: ['selling'],
-  buyer: ['buying'],
+  task: ['service'],
+  deadline: ['days'],
   undelivered: ['deliver', 'refund'],
   requestid: ['requestid', 'report_bug'],
 };

@@ -35,6 +35,11 @@ function requiredText(value: unknown, field: string, hint: string, min = 3): str
   return value.trim();
 }
 
+/** The owning service answers either {<name>: …} or the bare object; the API always answers {<name>: …}. */
+function asObject(name: string, value: any): Record<string, unknown> {
+  return value && typeof value === 'object' && name in value ? value : { [name]: value };
+}
+
 export function registerAdminOpsRoutes(app: Express, deps: GatewayDeps): void {
   const call = <T = any>(req: Request, action: string, params: Record<string, unknown> = {}) =>
     deps.broker.call(action, params, { meta: { internal: true, operator: operatorOf(req), requestId: req.requestId } }) as Promise<T>;
@@ -136,8 +141,8 @@ export function registerAdminOpsRoutes(app: Express, deps: GatewayDeps): void {
   app.get('/api/admin/disputes', wrap(async (req, res) => {
     const params: Record<string, unknown> = {};
     if (typeof req.query.status === 'string') params.status = req.query.status;
-    const disputes = await call(req, 'escrow.listDisputes', params);
-    res.json({ ok: true, result: { disputes } });
+    const r = await call<any>(req, 'escrow.listDisputes', params);
+    res.json({ ok: true, result: { disputes: Array.isArray(r) ? r : (r?.disputes ?? []) } });
   }));
 
   app.post('/api/admin/disputes/:id/resolve', wrap(async (req, res) => {
@@ -158,9 +163,9 @@ export function registerAdminOpsRoutes(app: Express, deps: GatewayDeps): void {
       before: async () => {
         const list = await call<any>(req, 'escrow.listDisputes', {});
         const items: any[] = Array.isArray(list) ? list : (list?.disputes ?? []);
-        return items.find((d) => d?.id === purchaseId || d?.purchaseId === purchaseId || d?.purchase?.id === purchaseId) ?? null;
+        return items.find((d) => d?.purchase?.id === purchaseId || d?.purchaseId === purchaseId) ?? null;
       },
-      run: async () => ({ purchase: await call(req, 'escrow.resolveDispute', { purchaseId, outcome, ...(note ? { note } : {}) }) }),
+      run: async () => asObject('purchase', await call(req, 'escrow.resolveDispute', { purchaseId, outcome, ...(note ? { note } : {}) })),
     });
   }));
 
@@ -197,7 +202,7 @@ export function registerAdminOpsRoutes(app: Express, deps: GatewayDeps): void {
       target: listingId,
       params: { reason },
       before: () => call(req, 'listings.getForPurchase', { listingId }),
-      run: async () => ({ listing: await call(req, 'listings.takeDown', { listingId, reason }) }),
+      run: async () => asObject('listing', await call(req, 'listings.takeDown', { listingId, reason })),
     });
   }));
 

@@ -342,7 +342,7 @@ ${ops.join('\n')}
 
 async function supportCounts(deps: GatewayDeps): Promise<Record<string, unknown> | null> {
   try {
-    const summary = await deps.broker.call<Record<string, unknown>>('support.summary', {}, { timeout: 2000, retries: 0 } as any);
+    const summary = await deps.broker.call<Record<string, unknown>, Record<string, never>>('support.summary', {}, { timeout: 2000, retries: 0 });
     return summary && typeof summary === 'object' ? summary : null;
   } catch {
     return null; // support not deployed or not answering: the rest of the page still works

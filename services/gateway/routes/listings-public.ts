@@ -1,7 +1,50 @@
-/** Public listing endpoints (no key): GET /api/listings, GET /api/public/stats. */
-import type { Express } from 'express';
+/**
+ * Public listing endpoints (no key):
+ *   GET /api/listings?q=&category=&minPriceGas=&maxPriceGas=&sellerId=&sort=&limit=&cursor=
+ *     → the same search as search_services (same validation, rate limit and envelope), as
+ *       {ok: true, result: {listings, nextCursor}, listings, nextCursor} (also at top level for simple clients)
+ *   GET /api/public/stats → {ok: true, result: {total, byCategory}, total, byCategory} (active listings)
+ */
+import type { Express, Request } from 'express';
+import { clientIp, sendError } from '../http';
 import type { GatewayDeps } from '../app';
 
-export function registerListingsPublicRoutes(_app: Express, _deps: GatewayDeps): void {
-  // Built by the listings issue.
+const SEARCH_PARAMS = ['q', 'category', 'minPriceGas', 'maxPriceGas', 'sellerId', 'sort', 'limit', 'cursor'] as const;
+const NUMERIC = new Set(['minPriceGas', 'maxPriceGas', 'limit']);
+
+/** Query strings → tool arguments: numeric strings become numbers; anything else is left for the validator to refuse. */
+function searchArgs(req: Request): Record<string, unknown> {
+  const args: Record<string, unknown> = {};
+  for (const name of SEARCH_PARAMS) {
+    const raw = req.query[name];
+    const value = Array.isArray(raw) ? raw[0] : raw;
+    if (typeof value !== 'string' || value === '') continue;
+    args[name] = NUMERIC.has(name) && /^-?\d+$/.test(value.trim()) ? Number(value) : value;
+  }
+  return args;
+}
+
+export function registerListingsPublicRoutes(app: Express, deps: GatewayDeps): void {
+  app.get('/api/listings', async (req, res) => {
+    const outcome = await deps.dispatcher.dispatch({
+      tool: 'search_services',
+      args: searchArgs(req),
+      apiKey: null,
+      idempotencyKey: null,
+      requestId: req.requestId,
+      clientIp: clientIp(req),
+      via: 'http',
+    });
+    const body = outcome.body.ok ? { ...outcome.body, ...(outcome.body.result as object) } : outcome.body;
+    res.set(outcome.headers).status(outcome.status).json(body);
+  });
+
+  app.get('/api/public/stats', async (req, res) => {
+    try {
+      const stats = await deps.broker.call<{ total: number; byCategory: Record<string, number> }>('listings.stats', {}, { meta: { requestId: req.requestId } });
+      res.set('cache-control', 'public, max-age=10').json({ ok: true, result: stats, ...stats });
+    } catch (err) {
+      sendError(res, req, err);
+    }
+  });
 }

@@ -114,7 +114,7 @@ describe('remote MCP endpoint /mcp', () => {
     const evilOrigin = await rawPost(app, INIT, { origin: 'http://evil.example.com' });
     expect(evilOrigin.status).toBe(403);
     const host = new URL(app.baseUrl).host;
-    for (const headers of [{ origin: `http://${host}` }, { host: 'market.example' }, { origin: 'https://app.example' }, { host: `localhost:${new URL(app.baseUrl).port}` }]) {
+    for (const headers of <Record<string, string>[]>[{ origin: `http://${host}` }, { host: 'market.example' }, { origin: 'https://app.example' }, { host: `localhost:${new URL(app.baseUrl).port}` }]) {
       const ok = await rawPost(app, INIT, headers);
       expect({ headers, status: ok.status }).toEqual({ headers, status: 200 });
       expect(ok.json.result.serverInfo.name).toBe('agent-market');

@@ -1,0 +1,213 @@
+/**
+ * A local HTTP stand-in of the part of the Stripe API the marketplace uses (Checkout Sessions:
+ * create, retrieve, expire). The real `stripe` SDK talks to it through its host/port/protocol
+ * options (STRIPE_API_BASE=http://127.0.0.1:<port>). Tests move a session to paid with markPaid()
+ * (what a human paying on Stripe's page does) and sign webhook events with the SDK's own
+ * generateTestHeaderString, exactly as Stripe signs them.
+ */
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import Stripe from 'stripe';
+import { base62 } from '../ids';
+
+export interface StandInSession {
+  id: string;
+  object: 'checkout.session';
+  mode: string;
+  status: 'open' | 'complete' | 'expired';
+  payment_status: 'unpaid' | 'paid' | 'no_payment_required';
+  amount_total: number;
+  amount_subtotal: number;
+  currency: string;
+  client_reference_id: string | null;
+  metadata: Record<string, string>;
+  url: string | null;
+  success_url: string | null;
+  cancel_url: string | null;
+  expires_at: number;
+  created: number;
+  livemode: false;
+  payment_intent: string | null;
+}
+
+export interface SignedWebhook {
+  payload: string;
+  signature: string;
+}
+
+export interface StripeStandIn {
+  /** Base URL for STRIPE_API_BASE. */
+  url: string;
+  secretKey: string;
+  webhookSecret: string;
+  sessions: Map<string, StandInSession>;
+  /** Every API request received (method and path), for assertions. */
+  requests: Array<{ method: string; path: string }>;
+  /** The human paid on Stripe's page. `asyncPending`: a delayed payment method (paid later). */
+  markPaid(sessionId: string, opts?: { asyncPending?: boolean }): StandInSession;
+  /** A delayed payment finally succeeded. */
+  markAsyncSucceeded(sessionId: string): StandInSession;
+  /** A Stripe event about a session (current state unless `object` overrides it), signed with the webhook secret. */
+  signedEvent(type: string, sessionId: string, opts?: { secret?: string; timestamp?: number; object?: Record<string, unknown>; eventId?: string }): SignedWebhook;
+  stop(): Promise<void>;
+}
+
+/** Parses Stripe's form encoding (a[b][0][c]=v) into nested objects and arrays. */
+export function parseStripeForm(body: string): Record<string, any> {
+  const root: Record<string, any> = {};
+  for (const [rawKey, value] of new URLSearchParams(body)) {
+    const parts = rawKey.replace(/\]/g, '').split('[');
+    let node: any = root;
+    parts.forEach((part, i) => {
+      const last = i === parts.length - 1;
+      if (last) {
+        node[part] = value;
+        return;
+      }
+      if (node[part] === undefined) node[part] = /^\d+$/.test(parts[i + 1]) ? [] : {};
+      node = node[part];
+    });
+  }
+  return root;
+}
+
+function stripeError(res: http.ServerResponse, status: number, message: string, code?: string): void {
+  res.writeHead(status, { 'content-type': 'application/json' });
+  res.end(JSON.stringify({ error: { type: 'invalid_request_error', message, ...(code ? { code } : {}) } }));
+}
+
+export async function startStripeStandIn(opts: { secretKey?: string; webhookSecret?: string } = {}): Promise<StripeStandIn> {
+  const secretKey = opts.secretKey ?? `sk_test_${base62(24)}`;
+  const webhookSecret = opts.webhookSecret ?? `whsec_${base62(32)}`;
+  const sessions = new Map<string, StandInSession>();
+  const idempotent = new Map<string, string>();
+  const requests: Array<{ method: string; path: string }> = [];
+  let baseUrl = '';
+
+  const server = http.createServer((req, res) => {
+    let body = '';
+    req.on('data', (d) => (body += d));
+    req.on('end', () => {
+      const url = new URL(req.url ?? '/', 'http://stand-in');
+      const method = req.method ?? 'GET';
+      requests.push({ method, path: url.pathname });
+      if (req.headers.authorization !== `Bearer ${secretKey}`) {
+        res.writeHead(401, { 'content-type': 'application/json' });
+        res.end(JSON.stringify({ error: { type: 'invalid_request_error', message: 'Invalid API Key provided' } }));
+        return;
+      }
+      const send = (obj: unknown) => {
+        res.writeHead(200, { 'content-type': 'application/json', 'request-id': `req_${base62(14)}` });
+        res.end(JSON.stringify(obj));
+      };
+      let m: RegExpExecArray | null;
+      if (method === 'POST' && url.pathname === '/v1/checkout/sessions') {
+        const key = req.headers['idempotency-key'];
+        if (typeof key === 'string' && idempotent.has(key)) return send(sessions.get(idempotent.get(key)!));
+        const p = parseStripeForm(body);
+        if (p.mode !== 'payment') return stripeError(res, 400, 'mode must be payment', 'parameter_invalid');
+        const items: any[] = Array.isArray(p.line_items) ? p.line_items : [];
+        if (!items.length) return stripeError(res, 400, 'line_items is required', 'parameter_missing');
+        let amount = 0;
+        let currency = '';
+        for (const it of items) {
+          const unit = Number(it?.price_data?.unit_amount);
+          const qty = Number(it?.quantity ?? 1);
+          if (!Number.isInteger(unit) || unit <= 0 || !Number.isInteger(qty) || qty <= 0) {
+            return stripeError(res, 400, 'line_items need price_data.unit_amount and quantity', 'parameter_invalid_integer');
+          }
+          amount += unit * qty;
+          currency = String(it.price_data.currency ?? '').toLowerCase();
+        }
+        const id = `cs_test_${base62(40)}`;
+        const now = Math.floor(Date.now() / 1000);
+        const session: StandInSession = {
+          id,
+          object: 'checkout.session',
+          mode: 'payment',
+          status: 'open',
+          payment_status: 'unpaid',
+          amount_total: amount,
+          amount_subtotal: amount,
+          currency,
+          client_reference_id: p.client_reference_id ?? null,
+          metadata: p.metadata ?? {},
+          url: `${baseUrl}/pay/${id}`,
+          success_url: p.success_url ?? null,
+          cancel_url: p.cancel_url ?? null,
+          expires_at: p.expires_at ? Number(p.expires_at) : now + 86_400,
+          created: now,
+          livemode: false,
+          payment_intent: null,
+        };
+        sessions.set(id, session);
+        if (typeof key === 'string') idempotent.set(key, id);
+        return send(session);
+      }
+      if (method === 'GET' && (m = /^\/v1\/checkout\/sessions\/([^/]+)$/.exec(url.pathname))) {
+        const s = sessions.get(decodeURIComponent(m[1]));
+        if (!s) return stripeError(res, 404, `No such checkout.session: '${m[1]}'`, 'resource_missing');
+        return send(s);
+      }
+      if (method === 'POST' && (m = /^\/v1\/checkout\/sessions\/([^/]+)\/expire$/.exec(url.pathname))) {
+        const s = sessions.get(decodeURIComponent(m[1]));
+        if (!s) return stripeError(res, 404, `No such checkout.session: '${m[1]}'`, 'resource_missing');
+        if (s.status !== 'open') return stripeError(res, 400, `Only Checkout Sessions with a status in ["open"] can be expired. This Checkout Session has a status of "${s.status}".`);
+        s.status = 'expired';
+        s.url = null;
+        return send(s);
+      }
+      stripeError(res, 404, `Unrecognized request URL (${method}: ${url.pathname}).`);
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
+  baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+
+  const get = (id: string) => {
+    const s = sessions.get(id);
+    if (!s) throw new Error(`stand-in: no session ${id}`);
+    return s;
+  };
+
+  return {
+    url: baseUrl,
+    secretKey,
+    webhookSecret,
+    sessions,
+    requests,
+    markPaid(id, o = {}) {
+      const s = get(id);
+      if (s.status !== 'open') throw new Error(`stand-in: session ${id} is ${s.status}`);
+      s.status = 'complete';
+      s.payment_status = o.asyncPending ? 'unpaid' : 'paid';
+      s.payment_intent = `pi_${base62(24)}`;
+      return s;
+    },
+    markAsyncSucceeded(id) {
+      const s = get(id);
+      s.payment_status = 'paid';
+      return s;
+    },
+    signedEvent(type, sessionId, o = {}) {
+      const object = o.object ?? { ...get(sessionId) };
+      const event = {
+        id: o.eventId ?? `evt_${base62(24)}`,
+        object: 'event',
+        api_version: '2025-01-01',
+        created: Math.floor(Date.now() / 1000),
+        livemode: false,
+        pending_webhooks: 1,
+        request: { id: null, idempotency_key: null },
+        type,
+        data: { object },
+      };
+      const payload = JSON.stringify(event, null, 2);
+      const signature = Stripe.webhooks.generateTestHeaderString({ payload, secret: o.secret ?? webhookSecret, timestamp: o.timestamp });
+      return { payload, signature };
+    },
+    async stop() {
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
+}
