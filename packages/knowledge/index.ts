@@ -59,7 +59,7 @@ const EXAMPLE_VALUES: Record<string, unknown> = {
   packId: FIRST_PACK.id,
   title: 'Write Jest tests for a TypeScript module',
   description:
-    'You send a TypeScript module (file or repo link) and the behaviour to cover; I deliver a Jest test file with at least 90% line coverage and a short report of the bugs found.',
+    'You send a TypeScript module (file or repo link, up to 500 lines) and the behaviour to cover. You get: a Jest test file with at least 90% line coverage and a Markdown report of the bugs found, within 2 days. Not included: fixing the bugs.',
   priceGas: EXAMPLE_PRICE,
   category: 'codegen',
   listingId: 'lst_…',
@@ -81,7 +81,18 @@ const EXAMPLE_VALUES: Record<string, unknown> = {
   role: 'buyer',
 };
 
-function exampleFor(name: string, schema: Record<string, any>): unknown {
+/** Values that read better for one tool than the shared ones. */
+const EXAMPLE_BY_TOOL: Record<string, Record<string, unknown>> = {
+  report_bug: {
+    title: 'purchase_service answers 500 internal',
+    description: 'Calling purchase_service for an active listing returned HTTP 500 internal twice in a row.',
+    context: { toolName: 'purchase_service', error: 'internal', requestId: 'req_…' },
+  },
+};
+
+function exampleFor(name: string, schema: Record<string, any>, toolName: string): unknown {
+  const own = EXAMPLE_BY_TOOL[toolName];
+  if (own && name in own) return own[name];
   if (name in EXAMPLE_VALUES) return EXAMPLE_VALUES[name];
   if (Array.isArray(schema.enum)) return schema.default ?? schema.enum[0];
   if (schema.type === 'integer' || schema.type === 'number') return schema.default ?? schema.minimum ?? 1;
@@ -102,7 +113,7 @@ const EXAMPLE_OPTIONAL: Record<string, string[]> = {
   request_refund: ['reason'],
   request_cashout: ['amountGas'],
   cash_out: ['amountGas'],
-  report_bug: ['severity'],
+  report_bug: ['severity', 'context'],
   report_experience: ['journeyStep', 'whatWorked'],
 };
 
@@ -115,7 +126,9 @@ export function exampleArguments(toolName: string): Record<string, unknown> {
   const extra = new Set(EXAMPLE_OPTIONAL[toolName] ?? []);
   const out: Record<string, unknown> = {};
   for (const [name, prop] of Object.entries<Record<string, any>>(schema.properties ?? {})) {
-    if (required.has(name) || extra.has(name)) out[name] = exampleFor(name, prop);
+    if (!required.has(name) && !extra.has(name)) continue;
+    const value = exampleFor(name, prop, toolName);
+    if (value !== undefined) out[name] = value;
   }
   return out;
 }
@@ -167,7 +180,7 @@ export function errorGuides(): ErrorGuide[] {
       'A required argument is missing, has the wrong type, or breaks a limit (for example priceGas below ' +
         `${MIN_PRICE_GAS}, a rating outside 1–5, a delivery missing "summary" or not matching the listing's deliverableSchema, an Idempotency-Key reused for a different call, or a body that is not JSON). error.details.errors lists each field and what is wrong.`,
       'Fix the fields named in error.details.errors and call again. GET /api/agent shows every tool\'s argument schema.',
-      step('search_services'),
+      step('ask_help', { question: 'Which arguments does purchase_service take?' }),
       ['validation', 'bad request', 'wrong argument', 'missing field', 'schema', 'malformed', 'invalid'],
     ),
     g(

@@ -187,7 +187,10 @@ export async function spawnServices(services: ServiceName[], env: Record<string,
   child.stderr!.on('data', (d) => (out += d.toString()));
   const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
   await new Promise<void>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`${services.join(',')} did not start in 30 s:\n${out}`)), 30_000);
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL'); // never leave a half-started process behind
+      reject(new Error(`${services.join(',')} did not start in 30 s:\n${out}`));
+    }, 30_000);
     const check = () => {
       if (out.includes('  services: ')) {
         clearTimeout(timer);

@@ -49,6 +49,8 @@ export interface StripeStandIn {
   markAsyncSucceeded(sessionId: string): StandInSession;
   /** A Stripe event about a session (current state unless `object` overrides it), signed with the webhook secret. */
   signedEvent(type: string, sessionId: string, opts?: { secret?: string; timestamp?: number; object?: Record<string, unknown>; eventId?: string }): SignedWebhook;
+  /** Where the hosted page delivers checkout.session.completed after paying (null: nowhere, a lost webhook). */
+  setWebhookUrl(url: string | null): void;
   stop(): Promise<void>;
 }
 
@@ -76,13 +78,21 @@ function stripeError(res: http.ServerResponse, status: number, message: string, 
   res.end(JSON.stringify({ error: { type: 'invalid_request_error', message, ...(code ? { code } : {}) } }));
 }
 
-export async function startStripeStandIn(opts: { secretKey?: string; webhookSecret?: string } = {}): Promise<StripeStandIn> {
+export interface StandInOptions {
+  secretKey?: string;
+  webhookSecret?: string;
+  /** When set, paying on the hosted page (POST /pay/:id) also delivers a signed checkout.session.completed here. */
+  webhookUrl?: string;
+}
+
+export async function startStripeStandIn(opts: StandInOptions = {}): Promise<StripeStandIn> {
   const secretKey = opts.secretKey ?? `sk_test_${base62(24)}`;
   const webhookSecret = opts.webhookSecret ?? `whsec_${base62(32)}`;
   const sessions = new Map<string, StandInSession>();
   const idempotent = new Map<string, string>();
   const requests: Array<{ method: string; path: string }> = [];
   let baseUrl = '';
+  let webhookUrl = opts.webhookUrl ?? null;
 
   const server = http.createServer((req, res) => {
     let body = '';
@@ -91,6 +101,31 @@ export async function startStripeStandIn(opts: { secretKey?: string; webhookSecr
       const url = new URL(req.url ?? '/', 'http://stand-in');
       const method = req.method ?? 'GET';
       requests.push({ method, path: url.pathname });
+      // The hosted payment page a human would see (no API key): GET shows a Pay form, POST pays.
+      const pay = /^\/pay\/([^/]+)$/.exec(url.pathname);
+      if (pay) {
+        const s = sessions.get(decodeURIComponent(pay[1]));
+        res.setHeader('content-type', 'text/html; charset=utf-8');
+        if (!s) {
+          res.writeHead(404);
+          res.end('<!doctype html><p>No such checkout session.</p>');
+          return;
+        }
+        if (method === 'POST' && s.status === 'open') {
+          api.markPaid(s.id);
+          if (webhookUrl) {
+            const e = api.signedEvent('checkout.session.completed', s.id);
+            void fetch(webhookUrl, { method: 'POST', headers: { 'content-type': 'application/json', 'stripe-signature': e.signature }, body: e.payload }).catch(() => undefined);
+          }
+        }
+        res.writeHead(200);
+        res.end(
+          s.status === 'open'
+            ? `<!doctype html><h1>Pay ${(s.amount_total / 100).toFixed(2)} ${s.currency.toUpperCase()}</h1><form method="post"><button type="submit">Pay</button></form>`
+            : `<!doctype html><p>Session ${s.status}, payment ${s.payment_status}.</p>`,
+        );
+        return;
+      }
       if (req.headers.authorization !== `Bearer ${secretKey}`) {
         res.writeHead(401, { 'content-type': 'application/json' });
         res.end(JSON.stringify({ error: { type: 'invalid_request_error', message: 'Invalid API Key provided' } }));
@@ -169,7 +204,7 @@ export async function startStripeStandIn(opts: { secretKey?: string; webhookSecr
     return s;
   };
 
-  return {
+  const api: StripeStandIn = {
     url: baseUrl,
     secretKey,
     webhookSecret,
@@ -205,9 +240,20 @@ export async function startStripeStandIn(opts: { secretKey?: string; webhookSecr
       const signature = Stripe.webhooks.generateTestHeaderString({ payload, secret: o.secret ?? webhookSecret, timestamp: o.timestamp });
       return { payload, signature };
     },
+    setWebhookUrl(url) {
+      webhookUrl = url;
+    },
     async stop() {
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));
     },
   };
+  return api;
+}
+
+// `npx tsx packages/testkit/stripe-standin.ts`: run it on its own (STANDIN_PORT, STANDIN_WEBHOOK_URL) for manual checks.
+if (require.main === module) {
+  void startStripeStandIn({ webhookUrl: process.env.STANDIN_WEBHOOK_URL }).then((s) => {
+    console.log(`STRIPE_API_BASE=${s.url}\nSTRIPE_SECRET_KEY=${s.secretKey}\nSTRIPE_WEBHOOK_SECRET=${s.webhookSecret}`);
+  });
 }

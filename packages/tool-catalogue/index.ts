@@ -133,7 +133,7 @@ const defs: Def[] = [
     action: 'payments.buyGas',
     mutating: true,
     params: {
-      packId: { type: 'enum', values: [...PACK_IDS], optional: true, default: 'builder', description: 'starter (500 gas, 5 USD; the intended first purchase), builder (2000 gas, 20 USD; default), fleet (10000 gas, 100 USD).' },
+      packId: { type: 'enum', values: [...PACK_IDS], optional: true, default: 'builder', description: 'starter (500 gas, 5 USD; the intended first purchase), builder (2000 gas, 20 USD; default), fleet (10000 gas, 100 USD).', messages: { enumValue: 'packId {actual} is not a gas pack: use starter (500 gas, 5 USD), builder (2000 gas, 20 USD, the default) or fleet (10000 gas, 100 USD).' } },
     },
     description:
       'Start a gas purchase. Returns checkoutUrl and sessionId: a human opens checkoutUrl and approves the card payment (never send card data yourself). Then poll wallet or whoami until gasBalance rises.',
@@ -147,7 +147,7 @@ const defs: Def[] = [
     aliasOf: 'buy_gas',
     mutating: true,
     params: {
-      packId: { type: 'enum', values: [...PACK_IDS], optional: true, default: 'builder', description: 'starter, builder (default) or fleet.' },
+      packId: { type: 'enum', values: [...PACK_IDS], optional: true, default: 'builder', description: 'starter, builder (default) or fleet.', messages: { enumValue: 'packId {actual} is not a gas pack: use starter (500 gas, 5 USD), builder (2000 gas, 20 USD, the default) or fleet (10000 gas, 100 USD).' } },
     },
     description: 'Alias of buy_gas, kept for older clients: same arguments, same result.',
   },

@@ -29,7 +29,7 @@ const compiled = new Map<string, ValidateFunction | null>();
 function validatorFor(schema: Record<string, unknown>): ValidateFunction | null {
   const key = canonicalJson(schema);
   if (compiled.has(key)) return compiled.get(key)!;
-  let fn: ValidateFunction | null = null;
+  let fn: ValidateFunction | null;
   try {
     fn = ajv.compile(schema);
   } catch {

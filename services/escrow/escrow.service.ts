@@ -877,7 +877,8 @@ const EscrowService: ServiceSchema = {
 
   async started(this: any) {
     const { config } = runtimeOf(this.broker);
-    this.relay = new OutboxRelay(this.broker, this.db, { intervalMs: Math.min(config.sweepIntervalMs || 1000, 1000) });
+    // A short lease: after a crash mid-publish the row is retried within seconds (consumers are idempotent).
+    this.relay = new OutboxRelay(this.broker, this.db, { intervalMs: Math.min(config.sweepIntervalMs || 1000, 1000), leaseSeconds: 10 });
     this.relay.start();
     this.sweeping = false;
     if (config.sweepIntervalMs > 0) {

@@ -268,9 +268,15 @@ function toEntry(p: PostingRow): WalletEntry {
   return e;
 }
 
-function isUnavailable(err: unknown): boolean {
+/** An audit cross-check that ran into a stale event is re-checked after this pause. */
+const AUDIT_RECHECK_MS = 1500;
+
+function unavailableReason(err: unknown, action: string): string {
   const type = (err as { type?: string })?.type;
-  return type === 'SERVICE_NOT_FOUND' || type === 'SERVICE_NOT_AVAILABLE' || type === 'REQUEST_TIMEOUT' || type === 'REQUEST_REJECTED';
+  if (type === 'SERVICE_NOT_FOUND' || type === 'SERVICE_NOT_AVAILABLE' || type === 'REQUEST_TIMEOUT' || type === 'REQUEST_REJECTED') {
+    return 'the escrow service is not available';
+  }
+  return `${action} failed: ${(err as Error)?.message ?? err}`;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -365,6 +371,9 @@ const LedgerService: ServiceSchema = {
       params: { key: KEY, purchaseId: ID, buyerId: ID, sellerId: ID, amountGas: GAS },
       async handler(this: LedgerThis, ctx: Context<{ key: string; purchaseId: string; buyerId: string; sellerId: string; amountGas: number }>) {
         const { key, purchaseId, buyerId, sellerId, amountGas } = ctx.params;
+        if (buyerId === sellerId) {
+          throw new InvalidArgumentsError('A buyer cannot hold gas for a purchase from itself.', { hint: 'Buy listings of other agents.' });
+        }
         const at = this.now();
         return this.db.transaction(async (tx) => {
           const claim = await claimKey(tx, {
@@ -394,11 +403,17 @@ const LedgerService: ServiceSchema = {
             { purchaseId },
             at,
           );
-          await tx.query(
-            `INSERT INTO ledger.holds (purchase_id, buyer_id, seller_id, amount_gas, status, hold_transaction_id, created_at)
-             VALUES ($1, $2, $3, $4, 'pending', $5, $6)`,
-            [purchaseId, buyerId, sellerId, amountGas, claim.id, at],
-          );
+          await tx
+            .query(
+              `INSERT INTO ledger.holds (purchase_id, buyer_id, seller_id, amount_gas, status, hold_transaction_id, created_at)
+               VALUES ($1, $2, $3, $4, 'pending', $5, $6)`,
+              [purchaseId, buyerId, sellerId, amountGas, claim.id, at],
+            )
+            .catch((err: { code?: string }) => {
+              // Two holds for one purchase under different keys raced: the loser rolls back, nothing moved.
+              if (err?.code === '23505') throw new InvalidStateError(`Purchase ${purchaseId} already has a hold.`, { hint: `Use the key purchase:${purchaseId}:hold.` });
+              throw err;
+            });
           return { holdId: claim.id, purchaseId, status: 'pending', amountGas, replayed: false };
         });
       },
@@ -757,6 +772,70 @@ const LedgerService: ServiceSchema = {
       });
     },
 
+    /**
+     * Every pending hold belongs to an open purchase. A purchase just completed or refunded may have
+     * its event still in flight, so an apparent orphan is re-checked once after a short pause.
+     */
+    async auditHoldsAgainstEscrow(this: LedgerThis, ctx: Context): Promise<AuditCheck> {
+      const name = 'pending_holds_belong_to_open_purchases';
+      const pendingIds = async () =>
+        (await this.db.query<{ purchase_id: string }>(`SELECT purchase_id FROM ledger.holds WHERE status = 'pending'`)).rows.map((r) => r.purchase_id);
+      const orphansOf = async (ids: string[]) => {
+        const open = new Set<string>();
+        for (let i = 0; i < ids.length; i += 500) {
+          const r = await ctx.call<unknown, { purchaseIds: string[] }>('escrow.openPurchaseIds', { purchaseIds: ids.slice(i, i + 500) });
+          for (const id of (Array.isArray(r) ? r : ((r as any)?.purchaseIds ?? [])) as string[]) open.add(id);
+        }
+        return ids.filter((id) => !open.has(id));
+      };
+      const ids = await pendingIds();
+      if (ids.length === 0) return { name, ok: true, message: 'no pending holds' };
+      try {
+        let orphans = await orphansOf(ids);
+        if (orphans.length) {
+          await new Promise((r) => setTimeout(r, AUDIT_RECHECK_MS));
+          const still = new Set(await pendingIds());
+          orphans = await orphansOf(orphans.filter((id) => still.has(id)));
+        }
+        return orphans.length === 0
+          ? { name, ok: true, message: `all ${ids.length} pending holds belong to open purchases` }
+          : { name, ok: false, message: `${orphans.length} pending holds belong to no open purchase`, details: { purchaseIds: orphans.slice(0, 20) } };
+      } catch (err) {
+        return { name, ok: true, skipped: true, message: `skipped: ${unavailableReason(err, 'escrow.openPurchaseIds')} (${ids.length} pending holds not cross-checked)` };
+      }
+    },
+
+    /** Every funded open purchase in escrow has a pending hold of its price (escrow funds only after the hold). */
+    async auditEscrowAgainstHolds(this: LedgerThis, ctx: Context): Promise<AuditCheck> {
+      const name = 'open_purchases_have_pending_holds';
+      let purchases: Array<{ purchaseId: string; amountGas: number }>;
+      try {
+        purchases = await ctx.call('escrow.openPurchases');
+        if (!Array.isArray(purchases)) throw new Error('escrow.openPurchases returned no list');
+      } catch (err) {
+        return { name, ok: true, skipped: true, message: `skipped: ${unavailableReason(err, 'escrow.openPurchases')}` };
+      }
+      if (purchases.length === 0) return { name, ok: true, message: 'no funded open purchases' };
+      const holds = new Map<string, HoldRow>();
+      for (let i = 0; i < purchases.length; i += 500) {
+        const chunk = purchases.slice(i, i + 500).map((p) => p.purchaseId);
+        const r = await this.db.query<HoldRow>('SELECT * FROM ledger.holds WHERE purchase_id = ANY($1::text[])', [chunk]);
+        for (const h of r.rows) holds.set(h.purchase_id, h);
+      }
+      const problems = purchases
+        .map((p) => {
+          const h = holds.get(p.purchaseId);
+          if (!h) return { purchaseId: p.purchaseId, problem: 'no hold' };
+          if (h.status !== 'pending') return { purchaseId: p.purchaseId, problem: `hold is ${h.status}` };
+          if (Number(h.amount_gas) !== Number(p.amountGas)) return { purchaseId: p.purchaseId, problem: `hold ${h.amount_gas} ≠ price ${p.amountGas}` };
+          return null;
+        })
+        .filter((x): x is { purchaseId: string; problem: string } => x !== null);
+      return problems.length === 0
+        ? { name, ok: true, message: `all ${purchases.length} funded open purchases have a pending hold of their price` }
+        : { name, ok: false, message: `${problems.length} funded open purchases lack a matching pending hold`, details: { purchases: problems.slice(0, 20) } };
+    },
+
     async runAudit(this: LedgerThis, ctx: Context): Promise<AuditReport> {
       const checks: AuditCheck[] = [];
       const db = this.db;
@@ -822,32 +901,8 @@ const LedgerService: ServiceSchema = {
         ...(escrowOk && payoutsOk ? {} : { details: { escrow: escrow.rows[0], payouts: payouts.rows[0] } }),
       });
 
-      const open = await db.query<{ purchase_id: string }>(`SELECT purchase_id FROM ledger.holds WHERE status = 'pending'`);
-      const ids = open.rows.map((r) => r.purchase_id);
-      try {
-        const stillOpen = new Set<string>();
-        for (let i = 0; i < ids.length; i += 500) {
-          const chunk = ids.slice(i, i + 500);
-          const r = await ctx.call<unknown, { purchaseIds: string[] }>('escrow.openPurchaseIds', { purchaseIds: chunk });
-          const list = Array.isArray(r) ? r : ((r as any)?.purchaseIds ?? []);
-          for (const id of list as string[]) stillOpen.add(id);
-        }
-        const orphans = ids.filter((id) => !stillOpen.has(id));
-        checks.push({
-          name: 'pending_holds_belong_to_open_purchases',
-          ok: orphans.length === 0,
-          message: orphans.length === 0 ? `all ${ids.length} pending holds belong to open purchases` : `${orphans.length} pending holds belong to no open purchase`,
-          ...(orphans.length ? { details: { purchaseIds: sample(orphans) } } : {}),
-        });
-      } catch (err) {
-        const why = isUnavailable(err) ? 'the escrow service is not available' : `escrow.openPurchaseIds failed: ${(err as Error).message}`;
-        checks.push({
-          name: 'pending_holds_belong_to_open_purchases',
-          ok: true,
-          skipped: true,
-          message: `skipped: ${why} (${ids.length} pending holds not cross-checked)`,
-        });
-      }
+      checks.push(await this.auditHoldsAgainstEscrow(ctx));
+      checks.push(await this.auditEscrowAgainstHolds(ctx));
 
       return { ok: checks.every((c) => c.ok), checkedAt: new Date().toISOString(), checks };
     },
@@ -866,6 +921,8 @@ type LedgerThis = ThisType<any> & {
   creditReferral(key: string, referrerId: string, referredId: string): Promise<any>;
   finishCashout(key: string, cashoutId: string, outcome: 'paid' | 'returned'): Promise<any>;
   runAudit(ctx: Context): Promise<AuditReport>;
+  auditHoldsAgainstEscrow(ctx: Context): Promise<AuditCheck>;
+  auditEscrowAgainstHolds(ctx: Context): Promise<AuditCheck>;
 };
 
 export default LedgerService;

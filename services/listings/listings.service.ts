@@ -23,7 +23,7 @@ import { DEFAULT_DELIVERY_DAYS, gasToUsd, saleSplit } from '../../packages/marke
 import { migrations } from './migrations';
 import { assessQuality, type QualityReport } from './quality';
 import { moderate } from './moderation';
-import { buildSearch, LISTING_COLUMNS, type SearchParams } from './search';
+import { buildSearch, LISTING_COLUMNS, orQuery, TSQUERY_SQL, type SearchParams } from './search';
 import { words } from './text';
 import { SEED_SELLERS } from './seed-data';
 
@@ -254,12 +254,12 @@ const ListingsService: ServiceSchema = {
         if (p.minPriceGas !== undefined && p.maxPriceGas !== undefined && p.minPriceGas > p.maxPriceGas) {
           throw new InvalidArgumentsError('minPriceGas is greater than maxPriceGas.', { hint: 'Swap them, or leave one out.', details: { field: 'minPriceGas' } });
         }
-        let hasText = false;
+        let tsquery: string | null = null;
         if (p.q) {
-          const r = await this.db.query<{ n: number }>(`SELECT numnode(websearch_to_tsquery('english', $1)) AS n`, [p.q]);
-          hasText = Number(r.rows[0]?.n ?? 0) > 0;
+          const r = await this.db.query<{ t: string }>(TSQUERY_SQL, [p.q]);
+          tsquery = orQuery(r.rows[0]?.t ?? '');
         }
-        const built = buildSearch(p, hasText);
+        const built = buildSearch(p, tsquery);
         const r = await this.db.query<ListingRow & { sort_key: string }>(built.sql, built.params);
         const page = r.rows.slice(0, built.limit);
         const now = this.now();
@@ -431,10 +431,10 @@ const ListingsService: ServiceSchema = {
             sumDelta = d.rating - prev.rating;
             countDelta = 0;
           }
+          // Two steps: a CHECK is evaluated on the proposed INSERT row even when it conflicts, and a delta may be negative.
+          await tx.query(`INSERT INTO listings.sellers (id) VALUES ($1) ON CONFLICT (id) DO NOTHING`, [d.sellerId]);
           await tx.query(
-            `INSERT INTO listings.sellers (id, rating_sum, rating_count) VALUES ($1, $2, $3)
-             ON CONFLICT (id) DO UPDATE SET rating_sum = listings.sellers.rating_sum + $2,
-               rating_count = listings.sellers.rating_count + $3, updated_at = now()`,
+            `UPDATE listings.sellers SET rating_sum = rating_sum + $2, rating_count = rating_count + $3, updated_at = now() WHERE id = $1`,
             [d.sellerId, sumDelta, countDelta],
           );
         });
@@ -482,7 +482,7 @@ const ListingsService: ServiceSchema = {
         createdAt: null,
       };
       try {
-        const a = await this.broker.call<{ displayName: string; isSeed: boolean; createdAt: string }, { agentId: string }>('agents.get', { agentId: sellerId });
+        const a = (await this.broker.call('agents.get', { agentId: sellerId })) as { displayName: string; isSeed: boolean; createdAt: string };
         facts = { displayName: a.displayName, isSeed: a.isSeed, createdAt: a.createdAt };
       } catch (err) {
         if (!agent) return existing;
@@ -556,7 +556,7 @@ const ListingsService: ServiceSchema = {
         const known = await this.db.query<{ agent_id: string }>(`SELECT agent_id FROM listings.seed_sellers WHERE seed_key = $1`, [seller.seedKey]);
         let agentId = known.rows[0]?.agent_id;
         if (!agentId) {
-          const reg = await this.broker.call<{ agent: { id: string } }, Record<string, unknown>>(
+          const reg: { agent: { id: string } } = await this.broker.call(
             'agents.register',
             { provider: 'other', displayName: seller.displayName, label: seller.label, isSeed: true },
             { meta: { internal: true } },
@@ -579,10 +579,10 @@ const ListingsService: ServiceSchema = {
     },
   },
 
-  async started(this: ListingsThis) {
+  async started(this: any) {
     const { config } = runtimeOf(this.broker);
     if (!config.seedOnEmpty || config.databaseUrl) return;
-    const r = await this.db.query<{ n: string }>(
+    const r = await (this.db as Db).query<{ n: string }>(
       `SELECT (SELECT count(*) FROM listings.listings) + (SELECT count(*) FROM listings.seed_sellers) AS n`,
     );
     if (Number(r.rows[0].n) > 0) return;

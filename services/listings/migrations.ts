@@ -25,7 +25,7 @@ export const migrations: Migration[] = [
         seq bigserial NOT NULL UNIQUE,
         created_at timestamptz NOT NULL DEFAULT now(),
         updated_at timestamptz NOT NULL DEFAULT now(),
-        -- Maintained by PostgreSQL on every write: title weighs more than description.
+        -- Maintained by PostgreSQL on every write: title weighs more than description (redefined in version 2).
         tsv tsvector GENERATED ALWAYS AS (
           setweight(to_tsvector('english', title), 'A') || setweight(to_tsvector('english', description), 'B')
         ) STORED
@@ -67,6 +67,19 @@ export const migrations: Migration[] = [
         created_at timestamptz NOT NULL DEFAULT now()
       );
       ${outboxTablesSql('listings')}
+    `,
+  },
+  {
+    version: 2,
+    name: 'search splits "Node.js" and "CI/CD" into words',
+    sql: `
+      -- The search query is split the same way (TSQUERY_SQL in search.ts), so "node" finds "Node.js".
+      ALTER TABLE listings.listings DROP COLUMN tsv;
+      ALTER TABLE listings.listings ADD COLUMN tsv tsvector GENERATED ALWAYS AS (
+        setweight(to_tsvector('english', translate(title, './', '  ')), 'A')
+        || setweight(to_tsvector('english', translate(description, './', '  ')), 'B')
+      ) STORED;
+      CREATE INDEX listings_tsv ON listings.listings USING gin (tsv);
     `,
   },
 ];

@@ -8,6 +8,9 @@
  *   specificity       20  formats, quantities/limits, scope, turnaround (5 points each kind, at most 20)
  *   priceInBand       10  the price sits inside the spec §8 bands (50–5000) and within 10× of the category anchor
  *   notDuplicate      10  not a near-copy of one of the seller's other listings (a near-copy also caps the score at 40)
+ *
+ * Spec §7.3 makes three of them requirements: with no concrete title, no inputs or no deliverable the
+ * score is capped at 50 (below passScore), however well the rest scores.
  */
 import { CATEGORY_ANCHOR_GAS, PASS_SCORE, PRICE_BANDS } from '../../packages/market-rules';
 import { contentWords, jaccard, shingles, words } from './text';
@@ -54,6 +57,7 @@ export const SIGNAL_WEIGHTS: QualitySignals = {
 /** A near-duplicate (word-shingle Jaccard similarity at or above this) of a seller's own listing. */
 export const DUPLICATE_SIMILARITY = 0.7;
 export const DUPLICATE_SCORE_CAP = 40;
+export const MISSING_REQUIREMENT_SCORE_CAP = 50;
 
 const ACTION_WORDS = new Set(
   (
@@ -84,6 +88,7 @@ const ARTEFACT_WORDS = new Set(
 const GENERIC_TITLES = /^(my |our |the |a |an )?(service|services|offer|offers|listing|product|stuff|things|help|helper|anything|everything|work|job|gig|misc|various|general|ai|ai agent|agent|tasks?|solutions?|consulting|freelance)( services?)?[.!]?$/i;
 
 const INPUT_PATTERNS: RegExp[] = [
+  /(^|[.!?:]\s+)(describe|send|share|provide|give me|upload|paste|tell me|attach|point me to|list)\b/im,
   /\byou (provide|send|give|share|supply|upload|paste|point me to|describe|tell me|specify|attach|list)\b/i,
   /\b(send|give|share|provide|paste|upload|attach|supply|forward) (me|us)\b/i,
   /\b(provide|send|share|paste|upload|attach|supply) (your|the|a|an|me|us|up to|one|two|three|\d+)\b/i,
@@ -213,6 +218,7 @@ export function assessQuality(draft: ListingDraft, otherListings: Array<{ title:
 
   const signals: QualitySignals = { concreteTitle, statesInputs, statesDeliverable, specificity, priceInBand: price.points, notDuplicate };
   let score = Object.values(signals).reduce((a, b) => a + b, 0);
+  if (!concreteTitle || !statesInputs || !statesDeliverable) score = Math.min(score, MISSING_REQUIREMENT_SCORE_CAP);
   if (duplicate) score = Math.min(score, DUPLICATE_SCORE_CAP);
   return { score, passScore: PASS_SCORE, passed: score >= PASS_SCORE, signals, issues };
 }

@@ -5,7 +5,8 @@
  *   reputation r ∈ [0,1] = 0.6 · bayesianRating/5 + 0.4 · min(1, ln(1+sales)/ln(51)), at least 0.75 for seed sellers
  *                          (bayesianRating = (ratingSum + 3·2) / (ratingCount + 2): two phantom 3-star ratings)
  *   with a query:          score = textRank · (0.55 + 0.30 · quality/100 + 0.15 · r)
- *                          textRank = ts_rank_cd(tsv, query, 32) ∈ [0,1) (title weight A, description weight B)
+ *                          textRank = ts_rank(tsv, query, 32) ∈ [0,1) (title weight A = 1.0, description weight B = 0.4;
+ *                          the words of q are OR-ed, so matching more of them ranks higher)
  *   without a query:       score = 0.65 · quality/100 + 0.35 · r
  * The score is compared as round(score · 1e9) (a bigint), so a cursor repeats it exactly.
  */
@@ -85,8 +86,24 @@ export interface BuiltSearch {
   cursorFor(row: { sort_key: string; id: string }): string;
 }
 
-/** Builds the SQL of one page. `hasText` is false when q is absent or has no searchable words. */
-export function buildSearch(p: SearchParams, hasText: boolean): BuiltSearch {
+/**
+ * The query people type, as a tsquery string: websearch syntax ("quoted phrases", -exclusions, or),
+ * with "." and "/" read as spaces like the indexed text. Plain words are OR-ed, so a long query
+ * still finds listings that match most of it; the rank rewards listings matching more of the words.
+ * Returns null when the query has no searchable words (only stopwords).
+ */
+export const TSQUERY_SQL = `SELECT websearch_to_tsquery('english', translate($1, './', '  '))::text AS t`;
+
+export function orQuery(websearchTsquery: string): string | null {
+  const t = websearchTsquery.trim();
+  if (!t) return null;
+  // With exclusions (!) the user's AND/NOT structure is kept as written.
+  return t.includes('!') ? t : t.replace(/ & /g, ' | ');
+}
+
+/** Builds the SQL of one page. `tsquery` is null when q is absent or has no searchable words. */
+export function buildSearch(p: SearchParams, tsquery: string | null): BuiltSearch {
+  const hasText = tsquery !== null;
   const params: unknown[] = [];
   const arg = (v: unknown) => {
     params.push(v);
@@ -94,10 +111,10 @@ export function buildSearch(p: SearchParams, hasText: boolean): BuiltSearch {
   };
   const where = [`l.status = 'active'`];
   let rank: string;
-  if (hasText) {
-    const q = arg(p.q);
-    where.push(`l.tsv @@ websearch_to_tsquery('english', ${q})`);
-    rank = `(ts_rank_cd(l.tsv, websearch_to_tsquery('english', ${q}), 32)::float8 * (0.55 + 0.30 * l.quality_score / 100.0 + 0.15 * ${REPUTATION_SQL}))`;
+  if (tsquery) {
+    const q = arg(tsquery);
+    where.push(`l.tsv @@ ${q}::tsquery`);
+    rank = `(ts_rank(l.tsv, ${q}::tsquery, 32)::float8 * (0.55 + 0.30 * l.quality_score / 100.0 + 0.15 * ${REPUTATION_SQL}))`;
   } else {
     rank = `(0.65 * l.quality_score / 100.0 + 0.35 * ${REPUTATION_SQL})`;
   }

@@ -1,6 +1,6 @@
 /**
  * payments' schema: checkout sessions (sandbox or Stripe) and the Stripe events received.
- * The cash-out engineer appends the payouts tables here as later versions (2, 3, …).
+ * The cash-out issue appends the payouts tables here as versions 100+ (checkout keeps 1–99).
  */
 import type { Migration } from '../../packages/db';
 

@@ -110,26 +110,35 @@ const PaymentsService: ServiceSchema = {
         let expiresAt: Date;
         let provider: CheckoutRow['provider'];
         if (this.stripe) {
-          const session = await this.stripe.checkout.sessions.create(
-            {
-              mode: 'payment',
-              client_reference_id: agent.id,
-              metadata: { agentId: agent.id, packId: pack.id, gas: String(pack.gas) },
-              line_items: [
-                {
-                  quantity: 1,
-                  price_data: {
-                    currency: 'usd',
-                    unit_amount: usdCents,
-                    product_data: { name: `${pack.gas} gas (${pack.id} pack)`, description: `${pack.gas} gas for the agent ${agent.displayName}` },
+          const requestOptions = ctx.meta.idempotencyKey ? { idempotencyKey: `buy_gas:${agent.id}:${ctx.meta.idempotencyKey}`.slice(0, 255) } : undefined;
+          const session = await this.stripe.checkout.sessions
+            .create(
+              {
+                mode: 'payment',
+                client_reference_id: agent.id,
+                metadata: { agentId: agent.id, packId: pack.id, gas: String(pack.gas) },
+                line_items: [
+                  {
+                    quantity: 1,
+                    price_data: {
+                      currency: 'usd',
+                      unit_amount: usdCents,
+                      product_data: { name: `${pack.gas} gas (${pack.id} pack)`, description: `${pack.gas} gas for the agent ${agent.displayName}` },
+                    },
                   },
-                },
-              ],
-              success_url: `${config.publicBaseUrl}/checkout/done?session_id={CHECKOUT_SESSION_ID}`,
-              cancel_url: `${config.publicBaseUrl}/checkout/cancelled`,
-            },
-            ctx.meta.idempotencyKey ? { idempotencyKey: `buy_gas:${agent.id}:${ctx.meta.idempotencyKey}`.slice(0, 255) } : undefined,
-          );
+                ],
+                success_url: `${config.publicBaseUrl}/checkout/done?session_id={CHECKOUT_SESSION_ID}`,
+                cancel_url: `${config.publicBaseUrl}/checkout/cancelled`,
+              },
+              requestOptions,
+            )
+            .catch((err: Error) => {
+              this.logger.error(`stripe: creating a checkout session failed: ${err.message}`);
+              throw new MarketError('service_unavailable', 'The card checkout could not be started right now; nothing was charged.', {
+                hint: 'Retry buy_gas in a few seconds (send an Idempotency-Key so a retry never opens two checkouts).',
+                retryAfterSeconds: 5,
+              });
+            });
           if (!session.url) throw new Error(`Stripe returned no checkout url for ${session.id}`);
           id = session.id;
           checkoutUrl = session.url;

@@ -144,6 +144,13 @@ function isDefinitiveRefusal(err: unknown): boolean {
   return typeof type === 'string' && ['invalid_state', 'insufficient_gas', 'invalid_arguments', 'not_found', 'forbidden'].includes(type);
 }
 
+/** Operator actions are reached only through /api/admin (which sets meta.operator) or trusted internal callers. */
+function requireOperator(ctx: Context<any, any>): string {
+  const meta = ctx.meta as CallMeta;
+  if (meta.internal !== true && !meta.operator) throw new ForbiddenError('Only operators can do this.', { hint: 'Use the admin API (/api/admin) or npm run admin.' });
+  return meta.operator ?? 'operator';
+}
+
 const ACCEPTED_TYPES = new Set<string>([AddressType.p2pkh, AddressType.p2sh, AddressType.p2wpkh, AddressType.p2wsh, AddressType.p2tr]);
 
 /** Checks the checksum (base58check or bech32/bech32m), the network and the script type. */
@@ -386,6 +393,7 @@ export const payoutsMixin: Partial<ServiceSchema> = {
         limit: { type: 'number', integer: true, min: 1, max: 500, optional: true, convert: true },
       },
       async handler(this: PayoutsThis, ctx: Context<{ status?: string; limit?: number }>) {
+        requireOperator(ctx);
         const status = ctx.params.status ?? 'pending';
         const r = await this.db.query<CashoutRow>(
           `SELECT ${COLUMNS} FROM payments.cashouts WHERE ($1 = 'all' OR status = $1) ORDER BY created_at ASC, id ASC LIMIT $2`,
@@ -399,6 +407,7 @@ export const payoutsMixin: Partial<ServiceSchema> = {
     getPayout: {
       params: { cashoutId: 'string' },
       async handler(this: PayoutsThis, ctx: Context<{ cashoutId: string }>) {
+        requireOperator(ctx);
         return toOperatorView(await this.loadCashout(ctx.params.cashoutId));
       },
     },
@@ -426,7 +435,7 @@ export const payoutsMixin: Partial<ServiceSchema> = {
             details: { field: 'btcAmount' },
           });
         }
-        const operator = ctx.meta.operator ?? 'operator';
+        const operator = requireOperator(ctx);
         const claimed = await this.db.query<CashoutRow>(
           `UPDATE payments.cashouts SET status = 'paying', btc_txid = $2, btc_amount_sats = $3, operator = $4, updated_at = now()
             WHERE id = $1 AND status = 'pending' RETURNING ${COLUMNS}`,
@@ -455,7 +464,7 @@ export const payoutsMixin: Partial<ServiceSchema> = {
       params: { cashoutId: 'string', reason: { type: 'string', min: 3, max: 1000, trim: true } },
       async handler(this: PayoutsThis, ctx: Context<{ cashoutId: string; reason: string }, CallMeta>) {
         const { cashoutId, reason } = ctx.params;
-        const operator = ctx.meta.operator ?? 'operator';
+        const operator = requireOperator(ctx);
         const claimed = await this.db.query<CashoutRow>(
           `UPDATE payments.cashouts SET status = 'rejecting', reject_reason = $2, operator = $3, updated_at = now()
             WHERE id = $1 AND status = 'pending' RETURNING ${COLUMNS}`,

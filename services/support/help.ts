@@ -40,6 +40,7 @@ const PHRASES: Array<[RegExp, string]> = [
   [/\b(?:do not|don'?t|never|not|forget to|forgot to)\s+confirm\b/g, ' autorelease confirm '],
   [/\b(?:what|how much)\s+(?:should|to|do|can|could)\s+(?:i\s+)?(?:charge|ask)\b/g, ' pricing price '],
   [/\bhow long\b/g, ' days '],
+  [/\b(?:exchange|conversion) rate\b/g, ' usd peg '],
 ];
 
 const STOP_WORDS = new Set(
@@ -137,7 +138,10 @@ const SYNONYMS: Record<string, string[]> = {
   task: ['service'],
   deadline: ['days'],
   undelivered: ['deliver', 'refund'],
-  requestid: ['requestid', 'report_bug'],
+  dollar: ['usd'],
+  dollars: ['usd'],
+  worth: ['usd', 'peg'],
+  exchange: ['usd', 'peg'],
 };
 
 function normalise(text: string): string {
@@ -327,7 +331,7 @@ export class HelpIndex {
           );
           if (guide) {
             sources.set(`error-${guide.code}`, `Error ${guide.title}`);
-            nextStep = guide.nextStep;
+            nextStep = nextStepAfterFailure(guide.code, r.tool) ?? guide.nextStep;
           }
           if (r.errorCode === 'insufficient_gas') {
             const shortfall = parseShortfall(`${r.errorMessage ?? ''} ${ctx.error ?? ''}`);
@@ -354,7 +358,7 @@ export class HelpIndex {
     if (codeInText) {
       const guide = errorGuide(codeInText)!;
       let line = `${guide.code} (HTTP ${guide.status}): ${guide.cause}\nWhat to do: ${guide.nextStepText}`;
-      nextStep = guide.nextStep;
+      nextStep = nextStepAfterFailure(guide.code, ctx.toolName ?? null) ?? guide.nextStep;
       if (guide.code === 'insufficient_gas') {
         const shortfall = parseShortfall(`${ctx.error ?? ''} ${input.question}`);
         nextStep = insufficientGasStep(shortfall);
@@ -385,14 +389,15 @@ export class HelpIndex {
     const query = [input.question, input.stuckState ?? ''].join(' ');
     const { hits, coverage, termCount } = this.retrieve(query, { boostIds });
     const good = hits.length > 0 && (coverage >= 0.5 || (termCount >= 4 && coverage >= 0.34));
+    const explained = explainedCode !== null || codeInText !== null;
     if (good) {
       const top = hits[0].section;
-      // An explained error already says what to do; the best section adds the background.
-      if (!sources.has(top.id)) {
+      // An explained error already says what to do: background sections are only pointed to, not repeated.
+      if (!sources.has(top.id) && !explained) {
         parts.push(`${top.title}:\n${top.body}`);
         sources.set(top.id, top.title);
       }
-      const also = hits.slice(1, 3).filter((h) => h.score >= hits[0].score * 0.5 && !sources.has(h.section.id));
+      const also = hits.slice(explained ? 0 : 1, 3).filter((h) => h.score >= hits[0].score * 0.5 && !sources.has(h.section.id));
       if (also.length) {
         parts.push(`See also: ${also.map((h) => h.section.title).join('; ')}.`);
         for (const h of also) sources.set(h.section.id, h.section.title);
@@ -430,6 +435,31 @@ export class HelpIndex {
   }
 }
 
+const PURCHASE_TOOLS = new Set(['get_purchase', 'get_delivery', 'confirm_delivery', 'ack_purchase', 'deliver_work', 'rate_purchase', 'request_refund', 'dispute_purchase', 'send_message', 'list_messages']);
+const LISTING_TOOLS = new Set(['purchase_service', 'update_service']);
+
+/** The concrete call after a failure of a known tool: retry it correctly, or look up the right id or state. */
+function nextStepAfterFailure(code: string, tool: string | null): NextStep | null {
+  if (!tool || !TOOL_NAMES.includes(tool)) return null;
+  switch (code) {
+    case 'invalid_arguments':
+    case 'rate_limited':
+    case 'service_unavailable':
+      return { tool, arguments: exampleArguments(tool) };
+    case 'not_found':
+      if (LISTING_TOOLS.has(tool)) return { tool: 'search_services', arguments: exampleArguments('search_services') };
+      if (PURCHASE_TOOLS.has(tool)) return { tool: 'list_orders', arguments: exampleArguments('list_orders') };
+      return null;
+    case 'invalid_state':
+    case 'forbidden':
+      if (PURCHASE_TOOLS.has(tool)) return { tool: 'get_purchase', arguments: exampleArguments('get_purchase') };
+      if (tool === 'request_cashout' || tool === 'cash_out') return { tool: 'wallet', arguments: exampleArguments('wallet') };
+      return null;
+    default:
+      return null;
+  }
+}
+
 function requestField(input: HelpInput): Pick<HelpAnswer, 'request'> {
   if (!input.context?.requestId) return {};
   const r = input.request;
@@ -461,7 +491,7 @@ function findPurchaseState(text: string): string | null {
 export function parseShortfall(text: string): number | null {
   const direct =
     /shortfall(?:Gas)?["']?\s*[:=]?\s*(\d+)/i.exec(text) ??
-    /short (?:by |of )?(\d+)\s*gas/i.exec(text) ??
+    /short (?:by |of )?(\d+)/i.exec(text) ??
     /(\d+)\s*gas short/i.exec(text) ??
     /(\d+)\s*(?:more )?gas (?:more )?(?:is |are )?(?:missing|needed|required)/i.exec(text);
   if (direct) return Number(direct[1]);

@@ -1,9 +1,385 @@
-/** support: see DESIGN §1. Built by its own issue; until then its tools answer not_implemented or service_unavailable. */
-import type { ServiceSchema } from 'moleculer';
+/**
+ * support: ask_help (retrieval over the service's own knowledge, optionally phrased by an LLM),
+ * report_bug (folded when repeated, with the caller's own failed request attached) and
+ * report_experience; operator listings and the counts shown on /api/public/info.
+ */
+import type { Context, ServiceSchema } from 'moleculer';
+import { dbMixin } from '../../packages/db/mixin';
+import type { Db, Queryable } from '../../packages/db';
+import { toolParams, SEVERITIES, JOURNEY_STEPS } from '../../packages/tool-catalogue';
+import { requireAgent, type CallMeta } from '../../packages/tool-catalogue/meta';
+import { ForbiddenError, InvalidArgumentsError, NotFoundError } from '../../packages/errors';
+import { newId, sha256Hex } from '../../packages/ids';
+import { runtimeOf, type Clock } from '../../packages/runtime';
+import type { Config } from '../../packages/config';
+import { HelpIndex, composeWithLlm, type HelpContext, type HelpAnswer, type RequestLogEntry } from './help';
+import { migrations } from './migrations';
 
-const Service: ServiceSchema = {
-  name: 'support',
-  actions: {},
+/** Identical reports from one agent within this window (since the last one) are folded into one. */
+export const BUG_FOLD_WINDOW_MS = 60 * 60 * 1000;
+export const HELP_LLM_TIMEOUT_MS = 8000;
+export const BUG_STATUSES = ['open', 'acknowledged', 'fixed', 'closed', 'wont_fix'] as const;
+const SEVERITY_RANK: Record<string, number> = { low: 0, medium: 1, high: 2, critical: 3 };
+
+interface BugRow {
+  id: string;
+  agent_id: string;
+  title: string;
+  description: string;
+  severity: string;
+  status: string;
+  steps: string | null;
+  provider: string | null;
+  reproduction: string | null;
+  expected: string | null;
+  actual: string | null;
+  context: any;
+  request: any;
+  count: number;
+  report_request_id: string | null;
+  created_at: Date | string;
+  last_reported_at: Date | string;
+}
+
+interface ExperienceRow {
+  id: string;
+  agent_id: string;
+  rating: number;
+  journey_step: string;
+  what_worked: string | null;
+  what_failed: string | null;
+  created_at: Date | string;
+}
+
+const iso = (d: Date | string) => new Date(d).toISOString();
+const parseJson = (v: any) => (typeof v === 'string' ? JSON.parse(v) : v);
+
+function bugView(row: BugRow) {
+  return {
+    id: row.id,
+    agentId: row.agent_id,
+    title: row.title,
+    description: row.description,
+    severity: row.severity,
+    status: row.status,
+    steps: row.steps,
+    provider: row.provider,
+    reproduction: row.reproduction,
+    expected: row.expected,
+    actual: row.actual,
+    context: parseJson(row.context) ?? null,
+    request: parseJson(row.request) ?? null,
+    count: row.count,
+    createdAt: iso(row.created_at),
+    lastReportedAt: iso(row.last_reported_at),
+  };
+}
+
+function experienceView(row: ExperienceRow) {
+  return {
+    id: row.id,
+    agentId: row.agent_id,
+    rating: row.rating,
+    journeyStep: row.journey_step,
+    whatWorked: row.what_worked,
+    whatFailed: row.what_failed,
+    createdAt: iso(row.created_at),
+  };
+}
+
+/** Keyset cursor over (created_at DESC, id DESC). */
+function encodeCursor(createdAt: Date | string, id: string): string {
+  return Buffer.from(`${iso(createdAt)}|${id}`).toString('base64url');
+}
+function decodeCursor(cursor: string | undefined): { at: string; id: string } | null {
+  if (!cursor) return null;
+  const [at, id] = Buffer.from(cursor, 'base64url').toString('utf8').split('|');
+  if (!at || !id || Number.isNaN(Date.parse(at))) {
+    throw new InvalidArgumentsError('cursor is not valid.', { hint: 'Pass the nextCursor of the previous page unchanged, or leave it out.', details: { field: 'cursor' } });
+  }
+  return { at, id };
+}
+function parseSince(since: string | undefined): string | null {
+  if (!since) return null;
+  const t = Date.parse(since);
+  if (Number.isNaN(t)) {
+    throw new InvalidArgumentsError(`since "${since}" is not a date.`, { hint: 'Use an ISO-8601 instant, e.g. since=2026-01-31T00:00:00Z.', details: { field: 'since' } });
+  }
+  return new Date(t).toISOString();
+}
+
+function requireOperator(ctx: Context<any, any>): void {
+  const meta = ctx.meta as CallMeta;
+  if (meta.internal !== true && !meta.operator) throw new ForbiddenError('Only the operator can list reports.', { hint: 'Use GET /api/admin/reports/… with the admin token.' });
+}
+
+const listCommon = {
+  since: { type: 'string', optional: true, max: 64 },
+  agentId: { type: 'string', optional: true, max: 64 },
+  limit: { type: 'number', integer: true, min: 1, max: 200, optional: true, convert: true },
+  cursor: { type: 'string', optional: true, max: 500 },
 };
 
-export default Service;
+type SupportThis = {
+  db: Db;
+  clock: Clock;
+  config: Config;
+  help: HelpIndex;
+  logger: any;
+  broker: any;
+  lookupOwnRequest(ctx: Context<any, any>, requestId: string, agentId: string): Promise<RequestLogEntry | null>;
+};
+
+const SupportService: ServiceSchema = {
+  name: 'support',
+  mixins: [dbMixin('support', migrations)],
+
+  actions: {
+    askHelp: {
+      params: toolParams('ask_help'),
+      async handler(this: SupportThis, ctx: Context<{ question: string; stuckState?: string; context?: HelpContext }, CallMeta>) {
+        const agent = requireAgent(ctx);
+        const { question, stuckState, context } = ctx.params;
+        const request = context?.requestId ? await this.lookupOwnRequest(ctx, context.requestId, agent.id) : null;
+        const input = { question, stuckState, context, request };
+        let answer: HelpAnswer = this.help.answer(input);
+        const { helpLlmUrl, helpLlmKey, helpLlmModel } = this.config;
+        if (helpLlmUrl && answer.known) {
+          try {
+            const text = await composeWithLlm(
+              { url: helpLlmUrl, key: helpLlmKey, model: helpLlmModel, timeoutMs: HELP_LLM_TIMEOUT_MS },
+              input,
+              answer,
+              this.help.passagesFor(answer),
+            );
+            if (text) answer = { ...answer, answer: text, generatedBy: 'llm' };
+            else this.logger.warn('ask_help: the LLM answer named tools or numbers not in the passages; using the retrieval answer');
+          } catch (err) {
+            this.logger.warn(`ask_help: LLM failed (${(err as Error).message}); using the retrieval answer`);
+          }
+        }
+        await this.db
+          .query(
+            `INSERT INTO support.help_log (id, agent_id, question, stuck_state, context, known, sources, generated_by, created_at)
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
+            [
+              newId('hlp'),
+              agent.id,
+              question,
+              stuckState ?? null,
+              context ? JSON.stringify(context) : null,
+              answer.known,
+              answer.sources.map((s) => s.id),
+              answer.generatedBy,
+              this.clock.now().toISOString(),
+            ],
+          )
+          .catch((err: Error) => this.logger.warn('ask_help: could not log the question', err.message));
+        return answer;
+      },
+    },
+
+    reportBug: {
+      params: toolParams('report_bug'),
+      async handler(this: SupportThis, ctx: Context<Record<string, any>, CallMeta>) {
+        const agent = requireAgent(ctx);
+        const p = ctx.params;
+        const title = String(p.title).trim();
+        const description = String(p.description).trim();
+        const severity = p.severity ?? 'medium';
+        const context = p.context && Object.keys(p.context).length ? p.context : null;
+        // Looked up before the transaction: never hold one open while calling another service.
+        const request = context?.requestId ? await this.lookupOwnRequest(ctx, context.requestId, agent.id) : null;
+        const hash = sha256Hex(`${title}\n${description}`);
+        const now = this.clock.now();
+        const windowStart = new Date(now.getTime() - BUG_FOLD_WINDOW_MS).toISOString();
+
+        const { row, folded } = await this.db.transaction(async (tx: Queryable) => {
+          // Serialises identical reports of one agent (a retrying agent sends them in bursts).
+          await tx.query('SELECT pg_advisory_xact_lock(hashtext($1))', [`support.bug:${agent.id}:${hash}`]);
+          const existing = await tx.query<BugRow>(
+            `SELECT * FROM support.bugs WHERE agent_id = $1 AND content_hash = $2 AND last_reported_at > $3
+              ORDER BY last_reported_at DESC LIMIT 1 FOR UPDATE`,
+            [agent.id, hash, windowStart],
+          );
+          const prev = existing.rows[0];
+          if (prev) {
+            const higher = SEVERITY_RANK[severity] > SEVERITY_RANK[prev.severity] ? severity : prev.severity;
+            const updated = await tx.query<BugRow>(
+              `UPDATE support.bugs SET count = count + 1, last_reported_at = $2, severity = $3,
+                      request = COALESCE(request, $4), context = COALESCE(context, $5)
+                WHERE id = $1 RETURNING *`,
+              [prev.id, now.toISOString(), higher, request ? JSON.stringify(request) : null, context ? JSON.stringify(context) : null],
+            );
+            return { row: updated.rows[0], folded: true };
+          }
+          const inserted = await tx.query<BugRow>(
+            `INSERT INTO support.bugs (id, agent_id, title, description, severity, steps, provider, reproduction, expected, actual,
+                                       context, request, content_hash, report_request_id, created_at, last_reported_at)
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $15) RETURNING *`,
+            [
+              newId('bug'),
+              agent.id,
+              title,
+              description,
+              severity,
+              p.steps ?? null,
+              p.provider ?? null,
+              p.reproduction ?? null,
+              p.expected ?? null,
+              p.actual ?? null,
+              context ? JSON.stringify(context) : null,
+              request ? JSON.stringify(request) : null,
+              hash,
+              (ctx.meta as CallMeta).requestId ?? null,
+              now.toISOString(),
+            ],
+          );
+          return { row: inserted.rows[0], folded: false };
+        });
+        const bug = bugView(row);
+        return {
+          bug: { ...bug, folded, requestAttached: !!bug.request },
+        };
+      },
+    },
+
+    reportExperience: {
+      params: toolParams('report_experience'),
+      async handler(this: SupportThis, ctx: Context<{ rating: number; journeyStep?: string; whatWorked?: string; whatFailed?: string }, CallMeta>) {
+        const agent = requireAgent(ctx);
+        const { rating, journeyStep, whatWorked, whatFailed } = ctx.params;
+        const r = await this.db.query<ExperienceRow>(
+          `INSERT INTO support.experiences (id, agent_id, rating, journey_step, what_worked, what_failed, created_at)
+           VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING *`,
+          [newId('exp'), agent.id, rating, journeyStep ?? 'other', whatWorked?.trim() || null, whatFailed?.trim() || null, this.clock.now().toISOString()],
+        );
+        return { experience: experienceView(r.rows[0]) };
+      },
+    },
+
+    /** Internal: counts for /api/public/info — never contents. */
+    summary: {
+      params: {},
+      async handler(this: SupportThis) {
+        const [bugs, experiences, help] = await Promise.all([
+          this.db.query<{ total: string; open: string; reports: string | null }>(
+            `SELECT count(*) AS total, count(*) FILTER (WHERE status IN ('open', 'acknowledged')) AS open, sum(count) AS reports FROM support.bugs`,
+          ),
+          this.db.query<{ total: string; avg: string | null }>('SELECT count(*) AS total, avg(rating) AS avg FROM support.experiences'),
+          this.db.query<{ total: string; unanswered: string }>(
+            'SELECT count(*) AS total, count(*) FILTER (WHERE NOT known) AS unanswered FROM support.help_log',
+          ),
+        ]);
+        const avg = experiences.rows[0].avg === null ? null : Math.round(Number(experiences.rows[0].avg) * 100) / 100;
+        return {
+          bugs: { total: Number(bugs.rows[0].total), open: Number(bugs.rows[0].open), reports: Number(bugs.rows[0].reports ?? 0) },
+          experiences: { total: Number(experiences.rows[0].total), averageRating: avg },
+          helpQuestions: { total: Number(help.rows[0].total), unanswered: Number(help.rows[0].unanswered) },
+        };
+      },
+    },
+
+    /** Operator: bug reports, newest first, with the attached request-log entry. */
+    listBugs: {
+      params: {
+        severity: { type: 'enum', values: [...SEVERITIES], optional: true },
+        status: { type: 'enum', values: [...BUG_STATUSES], optional: true },
+        ...listCommon,
+      },
+      async handler(this: SupportThis, ctx: Context<{ severity?: string; status?: string; since?: string; agentId?: string; limit?: number; cursor?: string }>) {
+        requireOperator(ctx);
+        const p = ctx.params;
+        const limit = p.limit ?? 50;
+        const cursor = decodeCursor(p.cursor);
+        const r = await this.db.query<BugRow>(
+          `SELECT * FROM support.bugs
+            WHERE ($1::text IS NULL OR severity = $1) AND ($2::text IS NULL OR status = $2)
+              AND ($3::timestamptz IS NULL OR last_reported_at >= $3) AND ($4::text IS NULL OR agent_id = $4)
+              AND ($5::timestamptz IS NULL OR (created_at, id) < ($5::timestamptz, $6::text))
+            ORDER BY created_at DESC, id DESC LIMIT $7`,
+          [p.severity ?? null, p.status ?? null, parseSince(p.since), p.agentId ?? null, cursor?.at ?? null, cursor?.id ?? null, limit + 1],
+        );
+        const rows = r.rows.slice(0, limit);
+        const last = rows[rows.length - 1];
+        return { bugs: rows.map(bugView), nextCursor: r.rows.length > limit && last ? encodeCursor(last.created_at, last.id) : null };
+      },
+    },
+
+    /** Operator: one bug report. */
+    getBug: {
+      params: { bugId: { type: 'string', min: 3, max: 64 } },
+      async handler(this: SupportThis, ctx: Context<{ bugId: string }>) {
+        requireOperator(ctx);
+        const r = await this.db.query<BugRow>('SELECT * FROM support.bugs WHERE id = $1', [ctx.params.bugId]);
+        if (!r.rows[0]) throw new NotFoundError(`No bug report ${ctx.params.bugId}.`, { hint: 'GET /api/admin/reports/bugs lists them.' });
+        return { bug: bugView(r.rows[0]) };
+      },
+    },
+
+    /** Operator: move a bug report through open → acknowledged → fixed/closed/wont_fix. */
+    setBugStatus: {
+      params: { bugId: { type: 'string', min: 3, max: 64 }, status: { type: 'enum', values: [...BUG_STATUSES] } },
+      async handler(this: SupportThis, ctx: Context<{ bugId: string; status: string }>) {
+        requireOperator(ctx);
+        const r = await this.db.query<BugRow>('UPDATE support.bugs SET status = $2 WHERE id = $1 RETURNING *', [ctx.params.bugId, ctx.params.status]);
+        if (!r.rows[0]) throw new NotFoundError(`No bug report ${ctx.params.bugId}.`, { hint: 'GET /api/admin/reports/bugs lists them.' });
+        return { bug: bugView(r.rows[0]) };
+      },
+    },
+
+    /** Operator: experience reports, newest first. */
+    listExperiences: {
+      params: {
+        journeyStep: { type: 'enum', values: [...JOURNEY_STEPS], optional: true },
+        rating: { type: 'number', integer: true, min: 1, max: 5, optional: true, convert: true },
+        ...listCommon,
+      },
+      async handler(this: SupportThis, ctx: Context<{ journeyStep?: string; rating?: number; since?: string; agentId?: string; limit?: number; cursor?: string }>) {
+        requireOperator(ctx);
+        const p = ctx.params;
+        const limit = p.limit ?? 50;
+        const cursor = decodeCursor(p.cursor);
+        const r = await this.db.query<ExperienceRow>(
+          `SELECT * FROM support.experiences
+            WHERE ($1::text IS NULL OR journey_step = $1) AND ($2::int IS NULL OR rating = $2)
+              AND ($3::timestamptz IS NULL OR created_at >= $3) AND ($4::text IS NULL OR agent_id = $4)
+              AND ($5::timestamptz IS NULL OR (created_at, id) < ($5::timestamptz, $6::text))
+            ORDER BY created_at DESC, id DESC LIMIT $7`,
+          [p.journeyStep ?? null, p.rating ?? null, parseSince(p.since), p.agentId ?? null, cursor?.at ?? null, cursor?.id ?? null, limit + 1],
+        );
+        const rows = r.rows.slice(0, limit);
+        const last = rows[rows.length - 1];
+        return { experiences: rows.map(experienceView), nextCursor: r.rows.length > limit && last ? encodeCursor(last.created_at, last.id) : null };
+      },
+    },
+  },
+
+  methods: {
+    /** The caller's own entry of the gateway's request log, or null (unknown, someone else's, or the gateway is unreachable). */
+    async lookupOwnRequest(this: SupportThis, ctx: Context<any, any>, requestId: string, agentId: string): Promise<RequestLogEntry | null> {
+      const find = () => ctx.call<RequestLogEntry | null, { requestId: string }>('gateway.requestLog', { requestId }, { timeout: 3000 });
+      try {
+        let entry = await find();
+        if (!entry) {
+          // Another gateway replica may still hold it in its write buffer (flushed every 250 ms).
+          await new Promise((r) => setTimeout(r, 300));
+          entry = await find();
+        }
+        return entry && entry.agentId === agentId ? entry : null;
+      } catch (err) {
+        this.logger.warn(`support: request log lookup failed (${(err as Error).message})`);
+        return null;
+      }
+    },
+  },
+
+  async started(this: any) {
+    const { config, clock } = runtimeOf(this.broker);
+    this.config = config;
+    this.clock = clock;
+    this.help = new HelpIndex(config.publicBaseUrl);
+  },
+};
+
+export default SupportService;

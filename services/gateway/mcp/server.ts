@@ -13,7 +13,6 @@ import {
   ListResourcesRequestSchema,
   ListResourceTemplatesRequestSchema,
   ListToolsRequestSchema,
-  McpError,
   ReadResourceRequestSchema,
   type CallToolResult,
   type Tool,
@@ -22,7 +21,7 @@ import type { AuthInfo } from '@modelcontextprotocol/sdk/server/auth/types.js';
 import { getTool, toolAnnotations, toolInputSchema, toolsOfModules, type ToolDefinition, type ToolModule } from '../../../packages/tool-catalogue';
 import { CASHOUT_FEE_PERCENT, MIN_CASHOUT_GAS, MIN_PRICE_GAS, PASS_SCORE, PLATFORM_FEE_PERCENT, saleSplit } from '../../../packages/market-rules';
 import type { ToolDispatcher } from '../dispatch';
-import { knowledgeSections, renderLlmsFull, renderLlmsTxt } from '../../../packages/knowledge';
+import { knowledgeSections, renderLlmsFull, renderLlmsTxt, type KnowledgeSection } from '../../../packages/knowledge';
 
 export const MCP_SERVER_NAME = 'agent-market';
 export const MCP_SERVER_VERSION = '0.1.0';
@@ -52,6 +51,17 @@ const INSTRUCTIONS = [
 ].join('\n');
 
 const toolListCache = new Map<string, Tool[]>();
+const sectionCache = new Map<string, KnowledgeSection[]>();
+
+/** The knowledge base is pure and deterministic for a base URL: render it once. */
+function sectionsFor(baseUrl: string): KnowledgeSection[] {
+  let sections = sectionCache.get(baseUrl);
+  if (!sections) {
+    sections = knowledgeSections(baseUrl);
+    sectionCache.set(baseUrl, sections);
+  }
+  return sections;
+}
 
 /** The MCP tool list of a module subset, from the catalogue (cached: the catalogue is static). */
 export function mcpTools(modules: readonly ToolModule[]): Tool[] {
@@ -62,7 +72,8 @@ export function mcpTools(modules: readonly ToolModule[]): Tool[] {
       name: t.name,
       title: t.title,
       description: `${t.description}${t.auth ? '' : ' (No API key needed.)'}`,
-      inputSchema: toolInputSchema(t, { withIdempotencyKey: true }) as Tool['inputSchema'],
+      // Keys are scoped to the calling agent, so a tool usable without a key (register) has none.
+      inputSchema: toolInputSchema(t, { withIdempotencyKey: t.auth }) as Tool['inputSchema'],
       annotations: { title: t.title, ...toolAnnotations(t) },
       _meta: { 'agent-market/module': t.module, 'agent-market/auth': t.auth },
     }));
@@ -79,6 +90,14 @@ function callerOf(authInfo: AuthInfo | undefined): McpCaller {
     requestId: extra.requestId ?? `req_mcp_${Date.now()}`,
     clientIp: extra.clientIp ?? 'unknown',
   };
+}
+
+/**
+ * A JSON-RPC error for the SDK to send. Not McpError: its message carries an "MCP error <code>:"
+ * prefix, which the client's own McpError would then repeat.
+ */
+function protocolError(code: number, message: string, data?: unknown): Error {
+  return Object.assign(new Error(message), { code, data });
 }
 
 function asObject(value: unknown): Record<string, unknown> | undefined {
@@ -182,9 +201,9 @@ export function createMcpServer(opts: McpServerOptions): Server {
   server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
     const name = request.params.name;
     const tool = getTool(name);
-    if (!tool) throw new McpError(ErrorCode.InvalidParams, `Unknown tool: ${name.slice(0, 64)}. tools/list shows the tools.`);
+    if (!tool) throw protocolError(ErrorCode.InvalidParams, `Unknown tool: ${name.slice(0, 64)}. tools/list shows the tools.`);
     if (!offered.has(name)) {
-      throw new McpError(
+      throw protocolError(
         ErrorCode.InvalidParams,
         `Tool ${name} is in the "${tool.module}" module, which this connection did not ask for (modules=${modules.join(',')}). Connect to /mcp without ?modules= (or include ${tool.module}).`,
       );
@@ -206,7 +225,7 @@ export function createMcpServer(opts: McpServerOptions): Server {
 
   const toolUri = (name: string) => `market://tools/${name}`;
   /** Topic sections of the knowledge base (tool sections are served under market://tools/). */
-  const topics = () => knowledgeSections(baseUrl).filter((s) => !s.id.startsWith('tool-') && !s.id.startsWith('error-'));
+  const topics = () => sectionsFor(baseUrl).filter((s) => !s.id.startsWith('tool-') && !s.id.startsWith('error-'));
 
   server.setRequestHandler(ListResourcesRequestSchema, async () => ({
     resources: [
@@ -255,10 +274,10 @@ export function createMcpServer(opts: McpServerOptions): Server {
     else {
       const m = /^market:\/\/(tools|knowledge)\/([A-Za-z0-9_-]{1,80})$/.exec(uri);
       const id = m ? (m[1] === 'tools' ? `tool-${m[2]}` : m[2]) : null;
-      const section = id ? knowledgeSections(baseUrl).find((s) => s.id === id) : undefined;
+      const section = id ? sectionsFor(baseUrl).find((s) => s.id === id) : undefined;
       if (section) text = `# ${section.title}\n\n${section.body}\n`;
     }
-    if (text === null) throw new McpError(ErrorCode.InvalidParams, `Resource not found: ${uri.slice(0, 200)}`, { uri });
+    if (text === null) throw protocolError(ErrorCode.InvalidParams, `Resource not found: ${uri.slice(0, 200)}`, { uri });
     return { contents: [{ uri, mimeType: 'text/markdown', text }] };
   });
 
@@ -268,10 +287,10 @@ export function createMcpServer(opts: McpServerOptions): Server {
 
   server.setRequestHandler(GetPromptRequestSchema, async (request) => {
     const prompt = PROMPTS.find((p) => p.name === request.params.name);
-    if (!prompt) throw new McpError(ErrorCode.InvalidParams, `Unknown prompt: ${request.params.name.slice(0, 64)}. prompts/list shows the prompts.`);
+    if (!prompt) throw protocolError(ErrorCode.InvalidParams, `Unknown prompt: ${request.params.name.slice(0, 64)}. prompts/list shows the prompts.`);
     const args = request.params.arguments ?? {};
     const missing = prompt.arguments.filter((a) => a.required && !args[a.name]).map((a) => a.name);
-    if (missing.length) throw new McpError(ErrorCode.InvalidParams, `Prompt ${prompt.name} needs: ${missing.join(', ')}.`);
+    if (missing.length) throw protocolError(ErrorCode.InvalidParams, `Prompt ${prompt.name} needs: ${missing.join(', ')}.`);
     return {
       description: prompt.description,
       messages: [{ role: 'user' as const, content: { type: 'text' as const, text: prompt.render(args) } }],

@@ -201,7 +201,7 @@ export function registerAdminOpsRoutes(app: Express, deps: GatewayDeps): void {
       action: 'listings.takedown',
       target: listingId,
       params: { reason },
-      before: () => call(req, 'listings.getForPurchase', { listingId }),
+      before: () => call(req, 'listings.get', { listingId }),
       run: async () => asObject('listing', await call(req, 'listings.takeDown', { listingId, reason })),
     });
   }));

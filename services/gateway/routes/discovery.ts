@@ -49,7 +49,9 @@ function errorResponses(codes: ErrorCode[]) {
   return out;
 }
 
-const PUBLIC_ERRORS: ErrorCode[] = ['invalid_arguments', 'rate_limited', 'internal', 'service_unavailable'];
+/** Reads served by other services (listings, escrow) can fail like a tool; static documents only on a server fault. */
+const PUBLIC_ERRORS: ErrorCode[] = ['invalid_arguments', 'internal', 'service_unavailable'];
+const DOCUMENT_ERRORS: ErrorCode[] = ['internal'];
 
 function toolCallSchema(tool: ToolDefinition): JsonSchema {
   const a = toolAnnotations(tool);
@@ -124,7 +126,7 @@ export function buildOpenApi(baseUrl: string): Record<string, any> {
   schemas.JsonObject = { type: 'object', additionalProperties: true };
 
   const requestIdHeader = { 'x-request-id': { description: 'Correlation id of this request.', schema: { type: 'string' } } };
-  const publicGet = (operationId: string, summary: string, description: string, content: Record<string, any>, extra: Record<string, any> = {}) => ({
+  const publicGet = (operationId: string, summary: string, description: string, content: Record<string, any>, extra: Record<string, any> = {}, errors = PUBLIC_ERRORS) => ({
     get: {
       operationId,
       summary,
@@ -132,7 +134,7 @@ export function buildOpenApi(baseUrl: string): Record<string, any> {
       tags: ['public'],
       security: [],
       ...extra,
-      responses: { '200': { description: 'OK', headers: requestIdHeader, content }, ...errorResponses(PUBLIC_ERRORS) },
+      responses: { '200': { description: 'OK', headers: requestIdHeader, content }, ...errorResponses(errors) },
     },
   });
 
@@ -213,11 +215,11 @@ export function buildOpenApi(baseUrl: string): Record<string, any> {
       }),
       '/api/public/stats': publicGet('getStats', 'Active listing counts by category', 'Active listing counts by category.', json(ref('JsonObject'))),
       '/api/public/liquidity': publicGet('getLiquidity', 'Market liquidity', 'Purchases over the last 7 days (purchases7d) and trades over registrations.', json(ref('JsonObject'))),
-      '/api/public/info': publicGet('getInfo', 'Product brief, tools, registration, support', 'Start here: what the service is, how to register, the tools and where to get help.', json(ref('JsonObject'))),
-      '/api/public/llms': publicGet('getLlmsBrief', 'The llms.txt brief (CORS *)', 'Same body as /llms.txt, with Access-Control-Allow-Origin: *.', markdown),
-      '/llms.txt': publicGet('getLlmsTxt', 'Short brief for language models', 'From zero to a first purchase.', markdown),
-      '/llms-full.txt': publicGet('getLlmsFull', 'Full brief for language models', 'Every tool, rule, state and error code.', markdown),
-      '/openapi.json': publicGet('getOpenApi', 'This document', 'The OpenAPI 3.1 description of this API.', json(ref('JsonObject'))),
+      '/api/public/info': publicGet('getInfo', 'Product brief, tools, registration, support', 'Start here: what the service is, how to register, the tools and where to get help.', json(ref('JsonObject')), {}, DOCUMENT_ERRORS),
+      '/api/public/llms': publicGet('getLlmsBrief', 'The llms.txt brief (CORS *)', 'Same body as /llms.txt, with Access-Control-Allow-Origin: *.', markdown, {}, DOCUMENT_ERRORS),
+      '/llms.txt': publicGet('getLlmsTxt', 'Short brief for language models', 'From zero to a first purchase.', markdown, {}, DOCUMENT_ERRORS),
+      '/llms-full.txt': publicGet('getLlmsFull', 'Full brief for language models', 'Every tool, rule, state and error code.', markdown, {}, DOCUMENT_ERRORS),
+      '/openapi.json': publicGet('getOpenApi', 'This document', 'The OpenAPI 3.1 description of this API.', json(ref('JsonObject')), {}, DOCUMENT_ERRORS),
     },
     components: {
       securitySchemes: {

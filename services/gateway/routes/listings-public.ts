@@ -41,7 +41,7 @@ export function registerListingsPublicRoutes(app: Express, deps: GatewayDeps): v
 
   app.get('/api/public/stats', async (req, res) => {
     try {
-      const stats = await deps.broker.call<{ total: number; byCategory: Record<string, number> }>('listings.stats', {}, { meta: { requestId: req.requestId } });
+      const stats = (await deps.broker.call('listings.stats', {}, { meta: { requestId: req.requestId } })) as { total: number; byCategory: Record<string, number> };
       res.set('cache-control', 'public, max-age=10').json({ ok: true, result: stats, ...stats });
     } catch (err) {
       sendError(res, req, err);

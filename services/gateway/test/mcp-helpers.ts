@@ -2,7 +2,6 @@
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
-import type { TestApp } from '../../../packages/testkit';
 
 export async function connect(transport: Transport): Promise<Client> {
   const client = new Client({ name: 'agent-market-test', version: '0.0.1' });
@@ -44,21 +43,116 @@ export const GOOD_LISTING = {
 };
 
 /**
- * Gives the buyer gas the way a human would: buy_gas, then approve the sandbox checkout page.
- * Falls back to nothing: the caller checks the balance.
+ * Buys gas the way the product works: buy_gas over MCP, then a "human" opens checkoutUrl and
+ * presses Approve on the sandbox checkout page (a plain HTML form). Returns the checkout result.
  */
-export async function fundWithCheckout(app: TestApp, client: Client, packId = 'starter'): Promise<void> {
-  const checkout = await callOk(client, 'buy_gas', { packId });
-  const page = await fetch(checkout.checkoutUrl);
+export async function buyGasAndApprove(client: Client, baseUrl: string, packId = 'starter'): Promise<any> {
+  const checkout = await callOk(client, 'buy_gas', { packId, idempotencyKey: `gas-${Math.random()}` });
+  // Test apps listen on a random port, so PUBLIC_BASE_URL (and checkoutUrl) name port 0: keep the path.
+  const url = new URL(new URL(checkout.checkoutUrl).pathname, baseUrl).toString();
+  const page = await fetch(url);
   const html = await page.text();
-  const form = /<form[^>]*action="([^"]+)"[^>]*>([\s\S]*?)<\/form>/i.exec(html);
-  if (!form) throw new Error(`no approval form on the checkout page:\n${html.slice(0, 500)}`);
-  const fields = new URLSearchParams();
-  for (const m of form[2].matchAll(/<input[^>]*name="([^"]+)"[^>]*value="([^"]*)"[^>]*>/gi)) fields.set(m[1], m[2]);
-  const approve = /<button[^>]*name="([^"]+)"[^>]*value="([^"]*)"[^>]*>\s*Approve/i.exec(form[2]);
-  if (approve) fields.set(approve[1], approve[2]);
-  const action = new URL(form[1].replace(/&amp;/g, '&'), checkout.checkoutUrl).toString();
-  const res = await fetch(action, { method: 'POST', body: fields, redirect: 'manual' });
+  expect(page.status).toBe(200);
+  const action = /<form[^>]*method="post"[^>]*action="([^"]*approve)"/i.exec(html)?.[1];
+  if (!action) throw new Error(`no Approve form on the checkout page:\n${html.slice(0, 800)}`);
+  const res = await fetch(new URL(action.replace(/&amp;/g, '&'), url), {
+    method: 'POST',
+    headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    body: 'decision=approve',
+    redirect: 'manual',
+  });
   if (res.status >= 400) throw new Error(`approving the checkout failed: ${res.status} ${await res.text()}`);
-  void app;
+  return checkout;
+}
+
+export interface JourneyApp {
+  baseUrl: string;
+  call<T = any>(action: string, params?: Record<string, unknown>, meta?: Record<string, unknown>): Promise<T>;
+}
+
+async function eventuallyOk<T>(fn: () => Promise<T | null | undefined | false>, what: string, timeoutMs = 10_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const v = await fn();
+    if (v) return v;
+    if (Date.now() > deadline) throw new Error(`${what}: not reached in ${timeoutMs} ms`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+/**
+ * The seller and buyer journeys, both through MCP clients: list → search → fund (checkout approved by
+ * a "human") → purchase in escrow (retried with the same idempotencyKey) → ack → deliver → read the
+ * delivery → confirm → rate → seller paid 90% → payout address → cash-out refused below the minimum.
+ * Ends with the ledger audit.
+ */
+export async function runJourneys(app: JourneyApp, seller: Client, buyer: Client, tag: string): Promise<void> {
+  // Seller lists a skill: the quality gate accepts a concrete listing; a vague one gets a report with hints.
+  const vague = await callErr(seller, 'list_service', { title: 'Stuff', description: 'I can do many things for you, just ask me anything at all ok', priceGas: 100 });
+  expect(vague.error.code).toBe('listing_rejected');
+  expect(vague.error.hint).toBeTruthy();
+  const title = `${GOOD_LISTING.title} (${tag})`;
+  const { listing } = await callOk(seller, 'list_service', { ...GOOD_LISTING, title, idempotencyKey: `list-${tag}` });
+  expect(listing).toMatchObject({ title, priceGas: 250, status: 'active' });
+
+  // Buyer finds it (no key needed for search), checks the quote, and has no gas yet.
+  const found = await eventuallyOk(async () => {
+    const r = await callOk(buyer, 'search_services', { q: tag, category: 'codegen' });
+    return r.listings.find((l: any) => l.id === listing.id);
+  }, 'listing searchable');
+  expect(found.quote).toMatchObject({ priceGas: 250, platformFeeGas: 25, sellerNetGas: 225 });
+  const broke = await callErr(buyer, 'purchase_service', { listingId: listing.id });
+  expect(broke.error.code).toBe('insufficient_gas');
+  expect(broke.error.hint).toMatch(/buy_gas|starter|pack/i);
+
+  // A human approves the starter pack at checkoutUrl; the agent polls wallet until the gas arrives.
+  await buyGasAndApprove(buyer, app.baseUrl, 'starter');
+  await eventuallyOk(async () => (await callOk(buyer, 'wallet')).gasBalance === 500, 'gas credited');
+
+  // Purchase into escrow; a retry with the same idempotencyKey returns the same purchase and holds once.
+  const purchaseArgs = { listingId: listing.id, requirements: 'Module: src/math.ts (attached below).', idempotencyKey: `buy-${tag}` };
+  const { purchase } = await callOk(buyer, 'purchase_service', purchaseArgs);
+  expect(purchase).toMatchObject({ status: 'awaiting_delivery', priceGas: 250 });
+  const again = await callOk(buyer, 'purchase_service', purchaseArgs);
+  expect(again.purchase.id).toBe(purchase.id);
+  const held = await callOk(buyer, 'wallet');
+  expect(held).toMatchObject({ gasBalance: 250, heldGas: 250 });
+
+  // Seller sees the order, acknowledges and delivers.
+  const orders = await callOk(seller, 'list_orders', { role: 'seller' });
+  expect(orders.purchases.map((p: any) => p.id)).toContain(purchase.id);
+  await callOk(seller, 'ack_purchase', { purchaseId: purchase.id });
+  await callOk(seller, 'send_message', { purchaseId: purchase.id, body: 'Working on it.' });
+  const delivered = await callOk(seller, 'deliver_work', {
+    purchaseId: purchase.id,
+    delivery: { summary: 'Jest tests for every exported function, 100% branch coverage.', files: { 'math.test.ts': 'test("adds", () => {});' } },
+    idempotencyKey: `deliver-${tag}`,
+  });
+  expect(delivered.purchase.status).toBe('delivered');
+
+  // Buyer reads messages and the delivery, confirms, rates.
+  const msgs = await callOk(buyer, 'list_messages', { purchaseId: purchase.id });
+  expect(JSON.stringify(msgs)).toContain('Working on it.');
+  const delivery = await callOk(buyer, 'get_delivery', { purchaseId: purchase.id });
+  expect(JSON.stringify(delivery)).toContain('Jest tests for every exported function');
+  const confirmed = await callOk(buyer, 'confirm_delivery', { purchaseId: purchase.id, idempotencyKey: `confirm-${tag}` });
+  expect(confirmed.purchase.status).toBe('completed');
+  await callOk(buyer, 'rate_purchase', { purchaseId: purchase.id, rating: 5, comment: 'Great tests.' });
+  expect((await callOk(buyer, 'get_purchase', { purchaseId: purchase.id })).purchase.status).toBe('completed');
+
+  // Seller is paid 90% as sale_earn; cash-out needs a payout address and at least the minimum.
+  const earned = await eventuallyOk(async () => {
+    const w = await callOk(seller, 'wallet');
+    return w.lifetimeEarnedGas === 225 && w;
+  }, 'seller paid');
+  expect(earned.gasBalance).toBe(225);
+  await callOk(seller, 'connect_payouts', { btcAddress: 'bc1qw508d6qejxtdg4y5r3zarvary0c5xw7kv8f3t4' });
+  const tooSmall = await callErr(seller, 'request_cashout', {});
+  expect(tooSmall.error.hint).toBeTruthy();
+  expect((await callOk(seller, 'wallet')).gasBalance).toBe(225);
+  expect((await callOk(buyer, 'wallet')).gasBalance).toBe(250);
+
+  const audit = await app.call<{ ok: boolean; checks: any[] }>('ledger.audit');
+  expect(audit.checks.filter((c) => !c.ok)).toEqual([]);
+  expect(audit.ok).toBe(true);
 }

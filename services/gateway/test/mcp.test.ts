@@ -1,7 +1,7 @@
 /** Remote MCP at /mcp: a real SDK client over Streamable HTTP against the real app (PGlite in memory). */
 import { startTestApp, type TestApp } from '../../../packages/testkit';
 import { TOOLS, toolsOfModules } from '../../../packages/tool-catalogue';
-import { callErr, callOk, connect, httpTransport } from './mcp-helpers';
+import { callErr, callOk, connect, httpTransport, runJourneys } from './mcp-helpers';
 
 const INIT = {
   jsonrpc: '2.0',
@@ -17,7 +17,7 @@ async function rawPost(app: TestApp, body: unknown, headers: Record<string, stri
     body: typeof body === 'string' ? body : JSON.stringify(body),
   });
   const text = await res.text();
-  let json: any = null;
+  let json: any;
   try {
     json = JSON.parse(text);
   } catch {
@@ -48,6 +48,7 @@ describe('remote MCP endpoint /mcp', () => {
     expect(byName.get('purchase_service')!.inputSchema).toMatchObject({ type: 'object', required: ['listingId'] });
     expect(byName.get('purchase_service')!.inputSchema.properties).toHaveProperty('idempotencyKey');
     expect(byName.get('whoami')!.inputSchema.properties).not.toHaveProperty('idempotencyKey');
+    expect(byName.get('register')!.inputSchema.properties).not.toHaveProperty('idempotencyKey');
     expect(byName.get('confirm_delivery')!.annotations).toMatchObject({ destructiveHint: true, readOnlyHint: false });
     await client.close();
   });
@@ -108,6 +109,22 @@ describe('remote MCP endpoint /mcp', () => {
     expect(parse.json).toMatchObject({ jsonrpc: '2.0', error: { code: -32700 } });
   });
 
+  test('stateless: no session id is issued and any request works on its own (so any replica can answer it)', async () => {
+    const init = await rawPost(app, INIT);
+    expect(init.status).toBe(200);
+    expect(init.headers.get('mcp-session-id')).toBeNull();
+    // No initialize on this "replica", no session header: a tools/call still works.
+    const { apiKey } = await app.api.register('Stateless');
+    const call = await rawPost(
+      app,
+      { jsonrpc: '2.0', id: 7, method: 'tools/call', params: { name: 'whoami', arguments: {} } },
+      { authorization: `Bearer ${apiKey}`, 'mcp-protocol-version': '2025-06-18' },
+    );
+    expect(call.status).toBe(200);
+    expect(call.json.result.structuredContent.agent.displayName).toBe('Stateless');
+    expect(call.headers.get('x-request-id')).toBeTruthy();
+  });
+
   test('DNS rebinding: a foreign Host or Origin is refused before anything runs; ours are accepted', async () => {
     const evil = await rawPost(app, INIT, { host: 'evil.example.com', origin: 'http://evil.example.com' });
     expect(evil.status).toBe(403);
@@ -152,5 +169,17 @@ describe('remote MCP endpoint /mcp', () => {
     const sell = await client.getPrompt({ name: 'sell_a_skill', arguments: { skill: 'Jest tests' } });
     expect((sell.messages[0].content as any).text).toMatch(/55/);
     await client.close();
+  });
+
+  test('journeys: a seller (bearer header) and a buyer (?api_key=) who both registered over MCP trade end to end', async () => {
+    const anon = await connect(httpTransport(app.baseUrl));
+    const s = await callOk(anon, 'register', { provider: 'claude_code', displayName: 'Seller over MCP' });
+    const b = await callOk(anon, 'register', { provider: 'cursor', displayName: 'Buyer over MCP' });
+    await anon.close();
+    const seller = await connect(httpTransport(app.baseUrl, { apiKey: s.apiKey, via: 'bearer', query: 'modules=sell,buy,shared' }));
+    const buyer = await connect(httpTransport(app.baseUrl, { apiKey: b.apiKey, via: 'query' }));
+    await runJourneys(app, seller, buyer, 'http');
+    await seller.close();
+    await buyer.close();
   });
 });

@@ -1,6 +1,7 @@
 /** Shared by the payouts and admin tests: real agents, real ledger movements, real audit. */
 import { base62 } from '../../../packages/ids';
-import type { TestApp } from '../../../packages/testkit';
+import { saleSplit } from '../../../packages/market-rules';
+import { eventually, type TestApp } from '../../../packages/testkit';
 
 export const MAINNET_ADDRESS = 'bc1qar0srrr7xfkvy5l643lydnw9re59gtzzwf5mdq';
 export const MAINNET_ADDRESS_2 = '1BvBMSEYstWetqTFn5Au4m4GFg7xJaNVN2';
@@ -29,6 +30,46 @@ export async function completeSale(app: TestApp, sellerId: string, priceGas: num
   return purchaseId;
 }
 
+const LISTING_DESCRIPTION =
+  'Send me the path of a TypeScript module and a short note on its public functions. I deliver a Jest test file with ten or more unit tests covering edge cases, plus a short Markdown coverage summary.';
+
+/** A listing of the seller at priceGas, through list_service (the quality gate runs). */
+export async function listService(app: TestApp, sellerKey: string, priceGas: number): Promise<string> {
+  const r = await app.api.ok(
+    'list_service',
+    { title: 'Write Jest unit tests for a TypeScript module', description: LISTING_DESCRIPTION, priceGas, category: 'codegen' },
+    sellerKey,
+  );
+  return r.listing.id;
+}
+
+/** A fresh buyer with exactly priceGas bought gas purchases the listing (gas held in escrow); returns both. */
+export async function buyListing(app: TestApp, listingId: string, priceGas: number) {
+  const buyer = await app.api.register(`Buyer ${base62(4)}`);
+  await buyGas(app, buyer.agent.id, priceGas);
+  const { purchase } = await app.api.ok('purchase_service', { listingId }, buyer.apiKey);
+  return { buyer, purchaseId: purchase.id as string };
+}
+
+/**
+ * The real flow: list → a buyer buys gas → purchase_service → deliver_work → confirm_delivery; waits until the
+ * ledger has settled it, so the seller holds a genuine sale_earn of 90% of priceGas (600 → 540).
+ */
+export async function earnThroughEscrow(
+  app: TestApp,
+  seller: { apiKey: string; agent: { id: string } },
+  priceGas: number,
+): Promise<{ listingId: string; purchaseId: string }> {
+  const before = (await app.call<{ lifetimeEarnedGas: number }>('ledger.withdrawable', { agentId: seller.agent.id })).lifetimeEarnedGas;
+  const listingId = await listService(app, seller.apiKey, priceGas);
+  const { buyer, purchaseId } = await buyListing(app, listingId, priceGas);
+  await app.api.ok('deliver_work', { purchaseId, delivery: { summary: 'Tests written', files: ['a.test.ts'] } }, seller.apiKey);
+  await app.api.ok('confirm_delivery', { purchaseId }, buyer.apiKey);
+  const expected = before + saleSplit(priceGas).sellerNetGas;
+  await eventually(async () => (await app.call<{ lifetimeEarnedGas: number }>('ledger.withdrawable', { agentId: seller.agent.id })).lifetimeEarnedGas === expected);
+  return { listingId, purchaseId };
+}
+
 export async function expectAuditOk(app: TestApp): Promise<void> {
   const audit = await app.call<{ ok: boolean; checks: { name: string; ok: boolean; message: string }[] }>('ledger.audit');
   const failed = audit.checks.filter((c) => !c.ok);
@@ -47,7 +88,7 @@ export async function withdrawableOf(app: TestApp, agentId: string): Promise<num
 /** A seller with sale earnings of priceGas×90% and a connected mainnet address. */
 export async function sellerWithEarnings(app: TestApp, priceGas = 600, address: string | null = MAINNET_ADDRESS) {
   const seller = await app.api.register(`Seller ${base62(4)}`);
-  await completeSale(app, seller.agent.id, priceGas);
+  const { listingId } = await earnThroughEscrow(app, seller, priceGas);
   if (address) await app.api.ok('connect_payouts', { btcAddress: address }, seller.apiKey);
-  return seller;
+  return { ...seller, listingId };
 }

@@ -9,6 +9,7 @@ import {
   TXID,
   balanceOf,
   buyGas,
+  buyListing,
   completeSale,
   expectAuditOk,
   sellerWithEarnings,
@@ -118,6 +119,54 @@ describe('request_cashout eligibility', () => {
   });
 });
 
+describe('request_cashout eligibility: dispute history as a seller', () => {
+  it('an open dispute pauses cash-out; released in the seller\'s favour, cash-out works again', async () => {
+    const s = await sellerWithEarnings(app);
+    const { buyer, purchaseId } = await buyListing(app, s.listingId, 600);
+    await app.api.ok('dispute_purchase', { purchaseId, reason: 'The seller has not answered my messages for two days.' }, buyer.apiKey);
+
+    const r = await app.api.call('request_cashout', {}, s.apiKey);
+    expect(r.status).toBe(409);
+    expect(r.body.error?.details).toMatchObject({ rule: 'no_open_dispute', openAsSeller: 1 });
+    expect(r.body.error?.hint).toMatch(/dispute/);
+    expect(await balanceOf(app, s.agent.id)).toBe(540);
+
+    await app.call('escrow.resolveDispute', { purchaseId, outcome: 'release', note: 'seller delivered' }, operator);
+    const { cashout } = await eventuallyOk(() => app.api.call('request_cashout', {}, s.apiKey));
+    expect(cashout.amountGas).toBe(1080);
+  });
+
+  it('a dispute lost as seller in the last 90 days blocks cash-out; it opens again after 90 days', async () => {
+    const s = await sellerWithEarnings(app);
+    const { buyer, purchaseId } = await buyListing(app, s.listingId, 600);
+    await app.api.ok('dispute_purchase', { purchaseId, reason: 'Nothing was delivered at all.' }, buyer.apiKey);
+    await app.call('escrow.resolveDispute', { purchaseId, outcome: 'refund', note: 'no delivery' }, operator);
+
+    const r = await app.api.call('cash_out', {}, s.apiKey);
+    expect(r.status).toBe(403);
+    expect(r.body.error?.code).toBe('forbidden');
+    expect(r.body.error?.details).toMatchObject({ rule: 'no_lost_dispute', lostLast90Days: 1 });
+    expect(r.body.error?.hint).toMatch(/90 days/);
+    expect(await balanceOf(app, s.agent.id)).toBe(540);
+
+    app.clock.advanceDays(91);
+    const { cashout } = await app.api.ok('request_cashout', {}, s.apiKey);
+    expect(cashout).toMatchObject({ amountGas: 540, feeGas: 11, netGas: 529 });
+  });
+});
+
+/** The ledger settles a release through a durable event: retry until the earnings have arrived. */
+async function eventuallyOk(fn: () => Promise<{ status: number; body: any }>): Promise<any> {
+  let last: any;
+  for (let i = 0; i < 100; i++) {
+    last = await fn();
+    if (last.status === 200) return last.body.result;
+    if (last.body?.error?.details?.rule !== 'no_open_dispute' && last.body?.error?.details?.rule !== 'withdrawable') break;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  throw new Error(`request_cashout kept failing: ${JSON.stringify(last.body)}`);
+}
+
 describe('request_cashout, pay and reject', () => {
   it('cashes out all 540: fee 11, net 529, pending; the operator pays it; the wallet shows it paid', async () => {
     const s = await sellerWithEarnings(app);
@@ -199,6 +248,10 @@ describe('request_cashout, pay and reject', () => {
     await expect(app.call('payments.markPayoutPaid', { cashoutId: cashout.id, btcTxid: TXID, btcAmount: '0.000000001' }, operator)).rejects.toMatchObject({ type: 'invalid_arguments' });
     await expect(app.call('payments.markPayoutPaid', { cashoutId: cashout.id, btcTxid: TXID, btcAmount: '-1' }, operator)).rejects.toMatchObject({ type: 'invalid_arguments' });
     await expect(app.call('payments.markPayoutPaid', { cashoutId: 'csh_nope', btcTxid: TXID, btcAmount: '0.005' }, operator)).rejects.toMatchObject({ type: 'not_found' });
+    // Not an operator (no meta.operator / meta.internal): refused.
+    await expect(app.call('payments.markPayoutPaid', { cashoutId: cashout.id, btcTxid: TXID, btcAmount: '0.005' })).rejects.toMatchObject({ type: 'forbidden' });
+    await expect(app.call('payments.rejectPayout', { cashoutId: cashout.id, reason: 'no reason' })).rejects.toMatchObject({ type: 'forbidden' });
+    await expect(app.call('payments.listPayouts', {})).rejects.toMatchObject({ type: 'forbidden' });
     expect((await app.call('payments.getPayout', { cashoutId: cashout.id }, operator)).status).toBe('pending');
   });
 });

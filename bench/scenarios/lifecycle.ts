@@ -1,0 +1,121 @@
+/**
+ * Full purchase lifecycles over HTTP against a running marketplace: purchase_service → deliver_work →
+ * confirm_delivery, by several buyer/seller pairs at once. Buyers are funded the way a user would be:
+ * buy_gas (fleet pack) and a POST to the sandbox checkout's Approve form — so the target must run
+ * without Stripe keys (the sandbox checkout). Reports lifecycles per second (p50/p99 per lifecycle)
+ * and each tool's latency.
+ */
+export interface LifecycleBenchRow {
+  name: string;
+  count: number;
+  perSecond: number;
+  p50Ms: number;
+  p99Ms: number;
+}
+
+const PRICE = 100;
+const PAIRS = Number(process.env.BENCH_LIFECYCLE_PAIRS ?? 4);
+
+interface Agent {
+  id: string;
+  apiKey: string;
+}
+
+function percentile(sorted: number[], p: number): number {
+  if (!sorted.length) return 0;
+  return Math.round(sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] * 100) / 100;
+}
+
+async function tool(baseUrl: string, name: string, args: Record<string, unknown>, apiKey: string): Promise<any> {
+  const res = await fetch(`${baseUrl}/api/agent`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', authorization: `Bearer ${apiKey}` },
+    body: JSON.stringify({ tool: name, arguments: args }),
+  });
+  const body = (await res.json()) as any;
+  if (res.status !== 200 || !body.ok) throw new Error(`${name}: ${res.status} ${JSON.stringify(body.error ?? body)}`);
+  return body.result;
+}
+
+async function register(baseUrl: string, displayName: string): Promise<Agent> {
+  const res = await fetch(`${baseUrl}/api/agent/register`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ provider: 'other', displayName }),
+  });
+  const body = (await res.json()) as any;
+  if (res.status !== 200) throw new Error(`register: ${res.status} ${JSON.stringify(body)}`);
+  return { id: body.agent.id, apiKey: body.apiKey };
+}
+
+/** buy_gas + the sandbox checkout's Approve button, then wait for the balance. */
+async function fundWithSandbox(baseUrl: string, buyer: Agent, minGas: number): Promise<void> {
+  for (;;) {
+    const { gasBalance } = await tool(baseUrl, 'wallet', {}, buyer.apiKey);
+    if (gasBalance >= minGas) return;
+    const checkout = await tool(baseUrl, 'buy_gas', { packId: 'fleet' }, buyer.apiKey);
+    const url = new URL(checkout.checkoutUrl);
+    const approve = await fetch(`${baseUrl}${url.pathname.replace(/\/$/, '')}/approve`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: 'decision=approve',
+    });
+    if (approve.status !== 200) throw new Error(`sandbox approve failed: ${approve.status} (is STRIPE_SECRET_KEY set? the bench needs the sandbox checkout)`);
+  }
+}
+
+export async function lifecycleBench(opts: { baseUrl: string; seconds: number }): Promise<LifecycleBenchRow[]> {
+  const { baseUrl, seconds } = opts;
+  const pairs: Array<{ buyer: Agent; seller: Agent; listingId: string }> = [];
+  for (let i = 0; i < PAIRS; i++) {
+    const [buyer, seller] = [await register(baseUrl, `Bench Buyer ${i}`), await register(baseUrl, `Bench Seller ${i}`)];
+    const { listing } = await tool(
+      baseUrl,
+      'list_service',
+      {
+        title: `Write Jest unit tests for a TypeScript module (${i})`,
+        description:
+          'Send me the path of a TypeScript module and a short note on its public functions. I deliver a Jest test file with ten or more unit tests covering edge cases, plus a short Markdown coverage summary.',
+        priceGas: PRICE,
+        category: 'codegen',
+      },
+      seller.apiKey,
+    );
+    pairs.push({ buyer, seller, listingId: listing.id });
+  }
+  // Enough gas for the whole run (refilled between lifecycles if a fast machine uses it up).
+  await Promise.all(pairs.map((p) => fundWithSandbox(baseUrl, p.buyer, 10_000)));
+
+  const perTool: Record<string, number[]> = { purchase_service: [], deliver_work: [], confirm_delivery: [] };
+  const lifecycles: number[] = [];
+  const timed = async <T>(name: string, fn: () => Promise<T>): Promise<T> => {
+    const t = process.hrtime.bigint();
+    const r = await fn();
+    perTool[name].push(Number(process.hrtime.bigint() - t) / 1e6);
+    return r;
+  };
+  const start = Date.now();
+  const deadline = start + seconds * 1000;
+  await Promise.all(
+    pairs.map(async ({ buyer, seller, listingId }) => {
+      let n = 0;
+      while (Date.now() < deadline) {
+        if (++n % 50 === 0) await fundWithSandbox(baseUrl, buyer, PRICE * 60);
+        const t = process.hrtime.bigint();
+        const { purchase } = await timed('purchase_service', () => tool(baseUrl, 'purchase_service', { listingId }, buyer.apiKey));
+        await timed('deliver_work', () => tool(baseUrl, 'deliver_work', { purchaseId: purchase.id, delivery: { summary: `bench ${n}` } }, seller.apiKey));
+        await timed('confirm_delivery', () => tool(baseUrl, 'confirm_delivery', { purchaseId: purchase.id }, buyer.apiKey));
+        lifecycles.push(Number(process.hrtime.bigint() - t) / 1e6);
+      }
+    }),
+  );
+  const elapsed = (Date.now() - start) / 1000;
+  const row = (name: string, values: number[]): LifecycleBenchRow => {
+    const sorted = [...values].sort((a, b) => a - b);
+    return { name, count: sorted.length, perSecond: Math.round((sorted.length / elapsed) * 10) / 10, p50Ms: percentile(sorted, 50), p99Ms: percentile(sorted, 99) };
+  };
+  return [
+    row(`purchase lifecycles (purchase → deliver → confirm, ${PAIRS} pairs)`, lifecycles),
+    ...Object.entries(perTool).map(([name, v]) => row(`  ${name}`, v)),
+  ];
+}

@@ -1,0 +1,125 @@
+/** The stdio package: the real bin spawned with node, driven by the MCP SDK client, against the real app. */
+import { spawnSync } from 'node:child_process';
+import path from 'node:path';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { startTestApp, type TestApp } from '../../testkit';
+import { TOOLS, toolsOfModules } from '../../tool-catalogue';
+import { callErr, callOk, connect, runJourneys } from '../../../services/gateway/test/mcp-helpers';
+
+const BIN = path.resolve(__dirname, '../bin/agent-market-mcp.js');
+
+function stdioTransport(env: Record<string, string>, args: string[] = []) {
+  const transport = new StdioClientTransport({
+    command: process.execPath,
+    args: [BIN, ...args],
+    env: { PATH: process.env.PATH ?? '', ...env },
+    stderr: 'pipe',
+  });
+  let stderr = '';
+  transport.stderr?.on('data', (d) => (stderr += d.toString()));
+  return { transport, stderr: () => stderr };
+}
+
+function runBin(args: string[], env: Record<string, string> = {}) {
+  return spawnSync(process.execPath, [BIN, ...args], {
+    env: { PATH: process.env.PATH ?? '', ...env },
+    input: '',
+    encoding: 'utf8',
+    timeout: 20_000,
+  });
+}
+
+describe('agent-market-mcp (stdio)', () => {
+  let app: TestApp;
+  beforeAll(async () => {
+    app = await startTestApp();
+  });
+  afterAll(async () => {
+    await app?.stop();
+  });
+
+  test('--help explains the configuration; bad options and an unreachable service fail with a clear message', () => {
+    const help = runBin(['--help']);
+    expect(help.status).toBe(0);
+    expect(help.stdout).toMatch(/MARKET_BASE_URL/);
+    expect(help.stdout).toMatch(/MARKET_API_KEY/);
+
+    const bad = runBin(['--modules', 'nonsense']);
+    expect(bad.status).toBe(2);
+    expect(bad.stderr).toMatch(/--modules takes a comma list/);
+
+    const down = runBin([], { MARKET_BASE_URL: 'http://127.0.0.1:9' });
+    expect(down.status).toBe(1);
+    expect(down.stderr).toMatch(/cannot reach the Agent Market service at http:\/\/127\.0\.0\.1:9/);
+    expect(down.stderr).toMatch(/MARKET_BASE_URL/);
+
+    // The client closing stdin ends the process (no lingering server).
+    const closed = runBin(['--base-url', app.baseUrl]);
+    expect({ status: closed.status, signal: closed.signal }).toEqual({ status: 0, signal: null });
+    expect(closed.stderr).toMatch(/serving \d+ tools/);
+  });
+
+  test('the tool list comes from the service discovery; register without a key adopts the new key for the session', async () => {
+    const { transport, stderr } = stdioTransport({ MARKET_BASE_URL: app.baseUrl });
+    const client = await connect(transport);
+    const { tools } = await client.listTools();
+    expect(tools.map((t) => t.name).sort()).toEqual(TOOLS.map((t) => t.name).sort());
+    const purchase = tools.find((t) => t.name === 'purchase_service')!;
+    expect(purchase.annotations).toMatchObject({ destructiveHint: true, readOnlyHint: false });
+    expect(purchase.inputSchema.properties).toHaveProperty('idempotencyKey');
+
+    const unauth = await callErr(client, 'whoami');
+    expect(unauth.error.code).toBe('unauthorized');
+    expect(unauth.error.hint).toMatch(/register/i);
+
+    const reg: any = await client.callTool({ name: 'register', arguments: { provider: 'cursor', displayName: 'Stdio Agent' } });
+    expect(reg.structuredContent.apiKey).toMatch(/^rk_live_/);
+    expect(reg.content[1].text).toMatch(/MARKET_API_KEY/);
+    const me = await callOk(client, 'whoami');
+    expect(me.agent).toMatchObject({ displayName: 'Stdio Agent' });
+
+    const bad = await callErr(client, 'register', { provider: 'nope' });
+    expect(bad.error.code).toBe('invalid_arguments');
+    await expect(client.callTool({ name: 'no_such_tool', arguments: {} })).rejects.toThrow(/Unknown tool/);
+
+    const { resources } = await client.listResources();
+    expect(resources.map((r) => r.uri)).toContain('market://docs/llms.txt');
+    const llms = await client.readResource({ uri: 'market://docs/llms.txt' });
+    expect((llms.contents[0] as any).text).toMatch(/register/i);
+    await client.close();
+    expect(stderr()).toMatch(/no API key configured/);
+  });
+
+  test('a configured key (env or --api-key) is used; a wrong key is reported on stderr and in tool errors; --modules subsets', async () => {
+    const { apiKey } = await app.api.register('Configured Agent');
+    const viaEnv = stdioTransport({ MARKET_BASE_URL: app.baseUrl, MARKET_API_KEY: apiKey });
+    const c1 = await connect(viaEnv.transport);
+    expect((await callOk(c1, 'whoami')).agent.displayName).toBe('Configured Agent');
+    await c1.close();
+    expect(viaEnv.stderr()).toMatch(/authenticated as Configured Agent/);
+
+    const viaArgs = stdioTransport({}, ['--base-url', app.baseUrl, '--api-key', apiKey, '--modules', 'buy,shared']);
+    const c2 = await connect(viaArgs.transport);
+    const { tools } = await c2.listTools();
+    expect(tools.map((t) => t.name).sort()).toEqual(toolsOfModules(['buy', 'shared']).map((t) => t.name).sort());
+    await expect(c2.callTool({ name: 'whoami', arguments: {} })).rejects.toThrow(/sell/);
+    await c2.close();
+
+    const wrong = stdioTransport({ MARKET_BASE_URL: app.baseUrl, MARKET_API_KEY: `rk_live_${'Z'.repeat(40)}` });
+    const c3 = await connect(wrong.transport);
+    const env = await callErr(c3, 'whoami');
+    expect(env.error.code).toBe('unauthorized');
+    await c3.close();
+    expect(wrong.stderr()).toMatch(/API key was refused/);
+  });
+
+  test('buyer and seller journeys end to end through two agent-market-mcp processes', async () => {
+    const s = await app.api.register('Seller over stdio');
+    const b = await app.api.register('Buyer over stdio');
+    const seller = await connect(stdioTransport({ MARKET_BASE_URL: app.baseUrl, MARKET_API_KEY: s.apiKey }).transport);
+    const buyer = await connect(stdioTransport({}, ['--base-url', app.baseUrl, '--api-key', b.apiKey]).transport);
+    await runJourneys(app, seller, buyer, 'stdio');
+    await seller.close();
+    await buyer.close();
+  });
+});

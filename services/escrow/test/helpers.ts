@@ -1,0 +1,77 @@
+/** Shared set-up for the escrow suites: agents with gas, a listing that passes the quality gate, audit checks. */
+import { base62 } from '../../../packages/ids';
+import type { ApiClient, TestApp } from '../../../packages/testkit';
+
+export interface TestAgent {
+  id: string;
+  apiKey: string;
+}
+
+export async function newAgent(app: { api: ApiClient }, name = 'Agent', extra: Record<string, unknown> = {}): Promise<TestAgent> {
+  const r = await app.api.register(`${name} ${base62(4)}`, extra);
+  return { id: r.agent.id, apiKey: r.apiKey };
+}
+
+/** Credits gas as a completed checkout would (the ledger's keyed credit). */
+export async function fundAgent(app: Pick<TestApp, 'call'>, agentId: string, gas: number): Promise<void> {
+  const sessionId = `cs_test_${base62(16)}`;
+  await app.call('ledger.creditGasPurchase', { key: `checkout:${sessionId}`, agentId, gas, sessionId, packId: 'starter' });
+}
+
+export const LISTING_DESCRIPTION =
+  'Send me the path of a TypeScript module and a short note on its public functions. I deliver a Jest test file with ten or more unit tests covering edge cases, plus a short Markdown coverage summary.';
+
+export async function newListing(
+  app: { api: ApiClient },
+  seller: TestAgent,
+  extra: Record<string, unknown> = {},
+): Promise<{ id: string; priceGas: number }> {
+  const r = await app.api.ok(
+    'list_service',
+    { title: 'Write Jest unit tests for a TypeScript module', description: LISTING_DESCRIPTION, priceGas: 250, category: 'codegen', ...extra },
+    seller.apiKey,
+  );
+  return { id: r.listing.id, priceGas: r.listing.priceGas };
+}
+
+export async function auditOk(app: Pick<TestApp, 'call'>): Promise<void> {
+  const audit = await app.call<{ ok: boolean; checks: any[] }>('ledger.audit');
+  if (!audit.ok) throw new Error(`ledger audit failed: ${JSON.stringify(audit.checks.filter((c) => !c.ok))}`);
+}
+
+export async function wallet(app: { api: ApiClient }, agent: TestAgent): Promise<{ gasBalance: number; heldGas: number; lifetimeEarnedGas: number }> {
+  return app.api.ok('wallet', {}, agent.apiKey);
+}
+
+export interface Scenario {
+  buyer: TestAgent;
+  seller: TestAgent;
+  listingId: string;
+  priceGas: number;
+  fundedGas: number;
+}
+
+/** A seller with a 250-gas listing and a buyer with `fundedGas` gas. */
+export async function scenario(app: TestApp, opts: { fundedGas?: number; listing?: Record<string, unknown>; buyerExtra?: Record<string, unknown> } = {}): Promise<Scenario> {
+  const [seller, buyer] = await Promise.all([newAgent(app, 'Seller'), newAgent(app, 'Buyer', opts.buyerExtra)]);
+  const fundedGas = opts.fundedGas ?? 1000;
+  if (fundedGas > 0) await fundAgent(app, buyer.id, fundedGas);
+  const listing = await newListing(app, seller, opts.listing);
+  return { buyer, seller, listingId: listing.id, priceGas: listing.priceGas, fundedGas };
+}
+
+/**
+ * No gas created or lost between the two parties and the platform: the buyer's balance + held gas +
+ * the seller's balance + the platform fees of the completed purchases equal what the buyer was funded.
+ */
+export async function gasAddsUp(app: TestApp, s: Scenario): Promise<void> {
+  const [b, sel] = await Promise.all([wallet(app, s.buyer), wallet(app, s.seller)]);
+  const { purchases } = await app.api.ok('list_orders', { role: 'buyer', limit: 100 }, s.buyer.apiKey);
+  const fees = purchases.filter((p: any) => p.status === 'completed').reduce((sum: number, p: any) => sum + p.platformFeeGas, 0);
+  const earned = purchases.filter((p: any) => p.status === 'completed').reduce((sum: number, p: any) => sum + p.sellerNetGas, 0);
+  const held = purchases.filter((p: any) => ['awaiting_delivery', 'delivered', 'disputed'].includes(p.status)).reduce((sum: number, p: any) => sum + p.priceGas, 0);
+  expect(b.gasBalance).toBeGreaterThanOrEqual(0);
+  expect(b.heldGas).toBe(held);
+  expect(sel.gasBalance).toBe(earned);
+  expect(b.gasBalance + b.heldGas + sel.gasBalance + fees).toBe(s.fundedGas);
+}

@@ -1,0 +1,113 @@
+/**
+ * The gas journey with services in separate OS processes over real NATS and PostgreSQL:
+ * gateway+agents, ledger, payments. Buy gas through the sandbox page, hold concurrently from
+ * another node, settle through a durable JetStream event, and audit.
+ */
+import type { ServiceBroker } from 'moleculer';
+import {
+  createTestDatabase,
+  describeDistributed,
+  eventually,
+  freePort,
+  spawnServices,
+  ApiClient,
+  TEST_NATS_URL,
+  type ServiceProcess,
+  type TestDatabase,
+} from '../../../packages/testkit';
+import { createBroker } from '../../../packages/broker';
+import { loadConfig } from '../../../packages/config';
+import { base62 } from '../../../packages/ids';
+import { settled, uid } from './helpers';
+
+describeDistributed('ledger and payments over NATS (separate processes)', () => {
+  let db: TestDatabase;
+  let procs: ServiceProcess[] = [];
+  let client: ServiceBroker;
+  let api: ApiClient;
+  let baseUrl: string;
+  const adminToken = `adm_${base62(24)}`;
+
+  beforeAll(async () => {
+    db = await createTestDatabase();
+    const port = await freePort();
+    baseUrl = `http://127.0.0.1:${port}`;
+    const env = {
+      TRANSPORTER: TEST_NATS_URL!,
+      NAMESPACE: `t${Date.now()}${base62(6).toLowerCase()}`,
+      DATABASE_URL: db.url,
+      NODE_ENV: 'test',
+      PORT: String(port),
+      HOST: '127.0.0.1',
+      PUBLIC_BASE_URL: baseUrl,
+      ADMIN_TOKEN: adminToken,
+      SWEEP_INTERVAL_MS: '0',
+      DATA_DIR: `/tmp/ledger-dist-${base62(8)}`,
+    };
+    procs = await Promise.all([
+      spawnServices(['gateway', 'agents'], env),
+      spawnServices(['ledger'], env),
+      spawnServices(['payments'], env),
+    ]);
+    client = createBroker({
+      config: loadConfig({ TRANSPORTER: env.TRANSPORTER, NAMESPACE: env.NAMESPACE, DATA_DIR: 'memory://', LOG_LEVEL: 'error', NODE_ENV: 'test' }),
+      services: [],
+      brokerOptions: { nodeID: `ledger-dist-client-${base62(6)}` },
+    });
+    await client.start();
+    await client.waitForServices(['ledger', 'payments', 'agents', 'gateway'], 30_000);
+    api = new ApiClient(baseUrl);
+  }, 90_000);
+
+  afterAll(async () => {
+    await client?.stop();
+    await Promise.all(procs.map((p) => p.stop()));
+    await db?.drop();
+  });
+
+  it('buys gas in the sandbox, holds concurrently without overdrawing, settles from a JetStream event, audits clean', async () => {
+    const { apiKey, agent } = await api.register('Distributed Buyer');
+    const buy = await api.ok('buy_gas', { packId: 'starter' }, apiKey);
+    expect(buy.checkoutUrl.startsWith(`${baseUrl}/checkout/sandbox/cko_`)).toBe(true);
+    const page = await api.get(new URL(buy.checkoutUrl).pathname);
+    expect(page.text).toContain('Distributed Buyer');
+    const approve = async () => (await fetch(`${buy.checkoutUrl}/approve`, { method: 'POST' })).status;
+    expect((await Promise.all([approve(), approve(), approve()])).sort()).toEqual([200, 409, 409]);
+    await eventually(async () => (await api.ok('wallet', {}, apiKey)).gasBalance === 500);
+
+    // Concurrent holds from another node: 500 gas covers five holds of 100, never more.
+    const seller = uid('agt');
+    const purchases = Array.from({ length: 12 }, () => uid('pur'));
+    const holds = settled(
+      await Promise.allSettled(
+        purchases.map((p) => client.call('ledger.hold', { key: `purchase:${p}:hold`, purchaseId: p, buyerId: agent.id, sellerId: seller, amountGas: 100 })),
+      ),
+    );
+    expect(holds.ok).toHaveLength(5);
+    for (const e of holds.errors) expect(e).toMatchObject({ type: 'insufficient_gas', code: 402 });
+    const held = holds.ok.map((x: any) => x.purchaseId as string);
+
+    // A replayed hold moves nothing.
+    const replays = await Promise.all(
+      Array.from({ length: 5 }, () => client.call<any, any>('ledger.hold', { key: `purchase:${held[0]}:hold`, purchaseId: held[0], buyerId: agent.id, sellerId: seller, amountGas: 100 })),
+    );
+    expect(replays.every((r) => r.replayed)).toBe(true);
+
+    // escrow.purchase.completed over JetStream, delivered twice: settled once.
+    const event = { eventId: uid('evt'), topic: 'escrow.purchase.completed', occurredAt: new Date().toISOString(), data: { purchaseId: held[0], sellerId: seller } };
+    await (client as any).sendToChannel('escrow.purchase.completed', event);
+    await (client as any).sendToChannel('escrow.purchase.completed', event);
+    await eventually(async () => (await client.call<any, any>('ledger.balance', { agentId: seller })).gasBalance === 90, 20_000, 100);
+    await client.call('ledger.void', { key: `purchase:${held[1]}:void`, purchaseId: held[1] });
+
+    const wallet = await api.ok('wallet', {}, apiKey);
+    expect(wallet).toMatchObject({ gasBalance: 100, heldGas: 300 });
+
+    const res = await fetch(`${baseUrl}/api/admin/ledger/audit`, { headers: { authorization: `Bearer ${adminToken}` } });
+    expect(res.status).toBe(200);
+    const audit = ((await res.json()) as any).result;
+    expect(audit.checks.filter((c: any) => !c.ok)).toEqual([]);
+    expect(audit.ok).toBe(true);
+    expect(await client.call<any, any>('ledger.balance', { agentId: seller })).toEqual({ gasBalance: 90 });
+  });
+});

@@ -1,0 +1,178 @@
+/**
+ * Concurrency on real PostgreSQL (PGlite is single-connection and would hide races):
+ * concurrent holds never overdraw, replayed idempotent calls move money once, settle and void
+ * race for one hold and exactly one wins, caps hold under concurrency, and the audit passes.
+ */
+import { createTestDatabase, describeWithPostgres, startTestApp, type TestDatabase } from '../../../packages/testkit';
+import { expectAuditClean, fund, settled, startLedger, uid, type LedgerHarness } from './helpers';
+
+describeWithPostgres('ledger on PostgreSQL under concurrency', () => {
+  let testDb: TestDatabase;
+  let h: LedgerHarness;
+  beforeAll(async () => {
+    testDb = await createTestDatabase();
+    h = await startLedger(testDb.url);
+  });
+  afterAll(async () => {
+    await h?.stop();
+    await testDb?.drop();
+  });
+  afterEach(async () => {
+    await expectAuditClean(h);
+  });
+
+  const balance = async (agentId: string) => (await h.call('ledger.balance', { agentId })).gasBalance;
+
+  it('many concurrent holds against one balance never overdraw', async () => {
+    const buyer = uid('agt');
+    await fund(h, buyer, 1000);
+    const results = settled(
+      await Promise.allSettled(
+        Array.from({ length: 40 }, () => {
+          const p = uid('pur');
+          return h.call('ledger.hold', { key: `purchase:${p}:hold`, purchaseId: p, buyerId: buyer, sellerId: uid('agt'), amountGas: 100 });
+        }),
+      ),
+    );
+    expect(results.ok).toHaveLength(10);
+    expect(results.errors).toHaveLength(30);
+    for (const e of results.errors) expect(e).toMatchObject({ type: 'insufficient_gas' });
+    expect(await balance(buyer)).toBe(0);
+    const wallet = await h.call('ledger.wallet', {}, { agent: { id: buyer, displayName: 'b', provider: 'other' } });
+    expect(wallet).toMatchObject({ gasBalance: 0, heldGas: 1000 });
+  });
+
+  it('an idempotent call replayed concurrently moves money once', async () => {
+    const buyer = uid('agt');
+    const seller = uid('agt');
+    const sessionId = uid('cko');
+    const credit = { key: `checkout:${sessionId}`, agentId: buyer, gas: 500, sessionId, packId: 'starter' };
+    const credits = await Promise.all(Array.from({ length: 20 }, () => h.call('ledger.creditGasPurchase', credit)));
+    expect(credits.filter((c) => !c.replayed)).toHaveLength(1);
+    expect(new Set(credits.map((c) => c.transactionId)).size).toBe(1);
+    expect(await balance(buyer)).toBe(500);
+
+    const p = uid('pur');
+    const hold = { key: `purchase:${p}:hold`, purchaseId: p, buyerId: buyer, sellerId: seller, amountGas: 300 };
+    const holds = await Promise.all(Array.from({ length: 20 }, () => h.call('ledger.hold', hold)));
+    expect(holds.filter((x) => !x.replayed)).toHaveLength(1);
+    expect(await balance(buyer)).toBe(200);
+
+    const settles = await Promise.all(Array.from({ length: 20 }, () => h.call('ledger.settle', { key: `purchase:${p}:settle`, purchaseId: p })));
+    expect(settles.filter((x) => !x.replayed)).toHaveLength(1);
+    expect(await balance(seller)).toBe(270);
+
+    const referred = uid('agt');
+    const bonuses = await Promise.all(
+      Array.from({ length: 10 }, () => h.call('ledger.referralBonus', { key: `referral:${referred}`, referrerId: seller, referredId: referred })),
+    );
+    expect(bonuses.filter((b) => b.credited && !b.replayed)).toHaveLength(1);
+    expect(await balance(seller)).toBe(320);
+
+    const c = uid('csh');
+    const debits = await Promise.all(
+      Array.from({ length: 10 }, () => h.call('ledger.cashoutDebit', { key: `cashout:${c}:debit`, cashoutId: c, agentId: seller, amountGas: 270 })),
+    );
+    expect(debits.filter((d) => !d.replayed)).toHaveLength(1);
+    expect(await balance(seller)).toBe(50);
+    const finals = settled(
+      await Promise.allSettled([
+        ...Array.from({ length: 5 }, () => h.call('ledger.cashoutPaid', { key: `cashout:${c}:paid`, cashoutId: c })),
+        ...Array.from({ length: 5 }, () => h.call('ledger.cashoutReturn', { key: `cashout:${c}:return`, cashoutId: c })),
+      ]),
+    );
+    // Exactly one outcome wins; its replays succeed, the other outcome is invalid_state.
+    const winners = new Set(finals.ok.map((f: any) => f.status));
+    expect(winners.size).toBe(1);
+    expect(finals.ok.filter((f: any) => !f.replayed)).toHaveLength(1);
+    for (const e of finals.errors) expect(e).toMatchObject({ type: 'invalid_state' });
+  });
+
+  it('holds for one purchase under different keys, concurrently: one hold, one debit', async () => {
+    const buyer = uid('agt');
+    await fund(h, buyer, 1000);
+    const p = uid('pur');
+    const r = settled(
+      await Promise.allSettled(
+        Array.from({ length: 8 }, (_, i) => h.call('ledger.hold', { key: `other:${p}:${i}`, purchaseId: p, buyerId: buyer, sellerId: uid('agt'), amountGas: 100 })),
+      ),
+    );
+    expect(r.ok).toHaveLength(1);
+    for (const e of r.errors) expect(e).toMatchObject({ type: 'invalid_state' });
+    expect(await balance(buyer)).toBe(900);
+  });
+
+  it('settle and void racing for the same hold: exactly one wins', async () => {
+    const buyer = uid('agt');
+    const seller = uid('agt');
+    await fund(h, buyer, 10 * 100);
+    for (let i = 0; i < 10; i++) {
+      const p = uid('pur');
+      await h.call('ledger.hold', { key: `purchase:${p}:hold`, purchaseId: p, buyerId: buyer, sellerId: seller, amountGas: 100 });
+      const r = settled(
+        await Promise.allSettled([
+          h.call('ledger.settle', { key: `purchase:${p}:settle`, purchaseId: p }),
+          h.call('ledger.void', { key: `purchase:${p}:void`, purchaseId: p }),
+          h.call('ledger.settle', { key: `purchase:${p}:settle`, purchaseId: p }),
+          h.call('ledger.void', { key: `purchase:${p}:void`, purchaseId: p }),
+        ]),
+      );
+      expect(new Set(r.ok.map((x: any) => x.status)).size).toBe(1);
+      expect(r.ok.filter((x: any) => !x.replayed)).toHaveLength(1);
+      for (const e of r.errors) expect(e).toMatchObject({ type: 'invalid_state' });
+    }
+    const sellerGas = await balance(seller);
+    const buyerGas = await balance(buyer);
+    const settledCount = sellerGas / 90;
+    expect(Number.isInteger(settledCount)).toBe(true);
+    expect(buyerGas).toBe((10 - settledCount) * 100);
+  });
+
+  it('the referral weekly cap and the withdrawable limit hold under concurrency', async () => {
+    const referrer = uid('agt');
+    const bonuses = await Promise.all(
+      Array.from({ length: 16 }, () => {
+        const referredId = uid('agt');
+        return h.call('ledger.referralBonus', { key: `referral:${referredId}`, referrerId: referrer, referredId });
+      }),
+    );
+    expect(bonuses.filter((b) => b.credited)).toHaveLength(10);
+    expect(await balance(referrer)).toBe(500);
+
+    const buyer = uid('agt');
+    const seller = uid('agt');
+    await fund(h, buyer, 500);
+    const p = uid('pur');
+    await h.call('ledger.hold', { key: `purchase:${p}:hold`, purchaseId: p, buyerId: buyer, sellerId: seller, amountGas: 500 });
+    await h.call('ledger.settle', { key: `purchase:${p}:settle`, purchaseId: p });
+    // 450 withdrawable; ten concurrent cash-outs of 100: four fit.
+    const r = settled(
+      await Promise.allSettled(
+        Array.from({ length: 10 }, () => {
+          const c = uid('csh');
+          return h.call('ledger.cashoutDebit', { key: `cashout:${c}:debit`, cashoutId: c, agentId: seller, amountGas: 100 });
+        }),
+      ),
+    );
+    expect(r.ok).toHaveLength(4);
+    for (const e of r.errors) expect(e).toMatchObject({ type: 'invalid_state' });
+    expect(await balance(seller)).toBe(50);
+  });
+});
+
+describeWithPostgres('buying gas on PostgreSQL', () => {
+  it('concurrent sandbox approvals of one session credit once; the audit passes', async () => {
+    const app = await startTestApp({ postgres: true });
+    try {
+      const { apiKey } = await app.api.register('PG Buyer');
+      const buy = await app.api.ok('buy_gas', { packId: 'starter' }, apiKey);
+      const action = `${app.baseUrl}${new URL(buy.checkoutUrl).pathname}/approve`;
+      const statuses = await Promise.all(Array.from({ length: 12 }, () => fetch(action, { method: 'POST' }).then((r) => r.status)));
+      expect(statuses.filter((s) => s === 200)).toHaveLength(1);
+      expect((await app.api.ok('wallet', {}, apiKey)).gasBalance).toBe(500);
+      await expectAuditClean(app);
+    } finally {
+      await app.stop();
+    }
+  });
+});

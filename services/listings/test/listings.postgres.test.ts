@@ -1,0 +1,5 @@
+/** Listings end to end on real PostgreSQL (TEST_DATABASE_URL). */
+import { describeWithPostgres } from '../../../packages/testkit';
+import { listingsSuite } from './suite';
+
+describeWithPostgres('listings (PostgreSQL)', () => listingsSuite({ postgres: true }));
