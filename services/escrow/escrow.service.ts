@@ -51,6 +51,7 @@ import {
 const DAY_MS = 86_400_000;
 const IDEMPOTENCY_WINDOW_MS = DAY_MS;
 const MAX_MESSAGES_PER_PURCHASE = 500;
+const MAX_REQUIREMENTS_BYTES = 16 * 1024;
 const SWEEP_BATCH = 100;
 
 export const TOPIC_COMPLETED = 'escrow.purchase.completed';
@@ -148,6 +149,12 @@ const EscrowService: ServiceSchema = {
         const agent = requireAgent(ctx);
         const { listingId } = ctx.params;
         const requirements = ctx.params.requirements ?? null;
+        if (requirements !== null && Buffer.byteLength(JSON.stringify(requirements), 'utf8') > MAX_REQUIREMENTS_BYTES) {
+          throw new InvalidArgumentsError(`requirements are larger than ${MAX_REQUIREMENTS_BYTES / 1024} KB of JSON.`, {
+            hint: 'Keep requirements short (what the listing asks for); share large inputs as links, or send details with send_message after buying.',
+            details: { field: 'requirements', maxBytes: MAX_REQUIREMENTS_BYTES },
+          });
+        }
         const key = ctx.meta.idempotencyKey ?? null;
         const now = this.now();
 
@@ -678,6 +685,10 @@ const EscrowService: ServiceSchema = {
             retryAfterSeconds: 5,
           });
         }
+        if (errType(err) === 'invalid_state' && (await this.holdExists(row))) {
+          // The ledger already holds this purchase's gas (a conflicting replay): it is funded, not failed.
+          return this.markFunded(row);
+        }
         const failed = await this.db.query<PurchaseRow>(
           `UPDATE escrow.purchases SET status = 'failed', failure_reason = $2, idempotency_key = NULL, updated_at = $3
             WHERE id = $1 AND status = 'pending' RETURNING *`,
@@ -691,6 +702,18 @@ const EscrowService: ServiceSchema = {
         if (errType(err) === 'insufficient_gas') throw await this.insufficientGas(row, err);
         throw err;
       }
+      return this.markFunded(row);
+    },
+
+    async holdExists(this: EscrowThis, row: PurchaseRow): Promise<boolean> {
+      const hold = await this.broker
+        .call<{ status: string; amountGas: number } | null, { purchaseId: string }>('ledger.getHold', { purchaseId: row.id })
+        .catch(() => null);
+      return !!hold && hold.status === 'pending' && Number(hold.amountGas) === Number(row.price_gas);
+    },
+
+    /** The hold exists: pending → awaiting_delivery (once), then the referral check. */
+    async markFunded(this: EscrowThis, row: PurchaseRow): Promise<PurchaseRow> {
       const fundedAt = this.now();
       const deliverBy = new Date(fundedAt.getTime() + Number(row.delivery_days) * DAY_MS).toISOString();
       const r = await this.db.query<PurchaseRow>(
@@ -700,8 +723,12 @@ const EscrowService: ServiceSchema = {
       );
       const funded = r.rows[0] ?? (await this.load(row.id))!;
       if (funded.status === 'failed') {
-        // Cannot happen with a keyed ledger (a replay answers like the first call); loud if it does.
-        this.logger.error(`purchase ${row.id} is failed but the ledger holds its gas; the ledger audit will flag it`);
+        // A late hold for a purchase already marked failed (an old call outlived the sweeper's retry):
+        // give the gas back through the outbox; the ledger's void key makes a repeat a no-op.
+        this.logger.error(`purchase ${row.id} is failed but the ledger holds its gas: voiding the hold`);
+        await this.db.transaction((tx) => enqueueEvent(tx, 'escrow', ...refundedEvent(funded, fundedAt.toISOString())));
+        await this.relay.kick().catch(() => undefined);
+        return funded;
       }
       await this.checkReferral(funded).catch((err: Error) => this.logger.warn(`referral check of ${row.id} deferred to the sweeper`, err.message));
       return funded;
@@ -912,6 +939,8 @@ type EscrowThis = ThisType<any> & {
   findByIdempotencyKey(buyerId: string, key: string, now: Date): Promise<PurchaseRow | undefined>;
   replayPurchase(existing: PurchaseRow, listingId: string): Promise<PurchaseRow>;
   fund(row: PurchaseRow): Promise<PurchaseRow>;
+  markFunded(row: PurchaseRow): Promise<PurchaseRow>;
+  holdExists(row: PurchaseRow): Promise<boolean>;
   insufficientGas(row: PurchaseRow, err: unknown): Promise<InsufficientGasError>;
   checkReferral(row: PurchaseRow): Promise<void>;
   change(purchaseId: string, decide: (row: PurchaseRow) => Change | null): Promise<PurchaseRow>;

@@ -1,5 +1,5 @@
 /** The stdio package: the real bin spawned with node, driven by the MCP SDK client, against the real app. */
-import { spawnSync } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import path from 'node:path';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { startTestApp, type TestApp } from '../../testkit';
@@ -20,12 +20,20 @@ function stdioTransport(env: Record<string, string>, args: string[] = []) {
   return { transport, stderr: () => stderr };
 }
 
-function runBin(args: string[], env: Record<string, string> = {}) {
-  return spawnSync(process.execPath, [BIN, ...args], {
-    env: { PATH: process.env.PATH ?? '', ...env },
-    input: '',
-    encoding: 'utf8',
-    timeout: 20_000,
+/** Runs the bin to completion with an empty stdin. Async: the app under test lives in this process. */
+function runBin(args: string[], env: Record<string, string> = {}): Promise<{ status: number | null; signal: string | null; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, [BIN, ...args], { env: { PATH: process.env.PATH ?? '', ...env }, stdio: ['pipe', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d) => (stdout += d.toString()));
+    child.stderr.on('data', (d) => (stderr += d.toString()));
+    const timer = setTimeout(() => child.kill('SIGKILL'), 20_000);
+    child.on('close', (status, signal) => {
+      clearTimeout(timer);
+      resolve({ status, signal, stdout, stderr });
+    });
+    child.stdin.end();
   });
 }
 
@@ -38,23 +46,23 @@ describe('agent-market-mcp (stdio)', () => {
     await app?.stop();
   });
 
-  test('--help explains the configuration; bad options and an unreachable service fail with a clear message', () => {
-    const help = runBin(['--help']);
+  test('--help explains the configuration; bad options and an unreachable service fail with a clear message', async () => {
+    const help = await runBin(['--help']);
     expect(help.status).toBe(0);
     expect(help.stdout).toMatch(/MARKET_BASE_URL/);
     expect(help.stdout).toMatch(/MARKET_API_KEY/);
 
-    const bad = runBin(['--modules', 'nonsense']);
+    const bad = await runBin(['--modules', 'nonsense']);
     expect(bad.status).toBe(2);
     expect(bad.stderr).toMatch(/--modules takes a comma list/);
 
-    const down = runBin([], { MARKET_BASE_URL: 'http://127.0.0.1:9' });
+    const down = await runBin([], { MARKET_BASE_URL: 'http://127.0.0.1:9' });
     expect(down.status).toBe(1);
     expect(down.stderr).toMatch(/cannot reach the Agent Market service at http:\/\/127\.0\.0\.1:9/);
     expect(down.stderr).toMatch(/MARKET_BASE_URL/);
 
     // The client closing stdin ends the process (no lingering server).
-    const closed = runBin(['--base-url', app.baseUrl]);
+    const closed = await runBin(['--base-url', app.baseUrl]);
     expect({ status: closed.status, signal: closed.signal }).toEqual({ status: 0, signal: null });
     expect(closed.stderr).toMatch(/serving \d+ tools/);
   });

@@ -237,10 +237,10 @@ describeDistributed('escrow crash test (separate processes, NATS JetStream, Post
   it('kill -9 the ledger in the middle of 200 lifecycles: nothing lost, nothing doubled', async () => {
     await runWithCrash('ledger', 'ledger');
     await verifyConsistent();
-  }, 180_000);
+  }, 120_000);
 
   it('kill -9 escrow in the middle of 200 lifecycles: nothing lost, nothing doubled', async () => {
     await runWithCrash('escrow', 'escrow');
     await verifyConsistent();
-  }, 180_000);
+  }, 120_000);
 });

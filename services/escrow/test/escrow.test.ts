@@ -135,6 +135,13 @@ describe('purchase_service', () => {
     expect(await wallet(app, s.buyer)).toMatchObject({ gasBalance: 1000, heldGas: 0 });
   });
 
+  test('requirements over 16 KB are refused before anything is held', async () => {
+    const s = await scenario(app);
+    expectError(await call('purchase_service', { listingId: s.listingId, requirements: { blob: 'x'.repeat(17_000) } }, s.buyer), 400, 'invalid_arguments');
+    expect(await wallet(app, s.buyer)).toMatchObject({ gasBalance: 1000, heldGas: 0 });
+    expect((await ok('list_orders', {}, s.buyer)).purchases).toEqual([]);
+  });
+
   test('the price is fixed at purchase time', async () => {
     const s = await scenario(app);
     const p = await buy(s);
@@ -601,6 +608,21 @@ describe('crash recovery in one process: purchases whose hold outcome is unknown
     expect(await wallet(app, s.buyer)).toMatchObject({ gasBalance: 750, heldGas: 250 });
     await deliver(s, id);
     await ok('confirm_delivery', { purchaseId: id }, s.buyer);
+    await gasAddsUp(app, s);
+  });
+
+  test('a late hold for a purchase already marked failed is voided, so no gas stays stuck', async () => {
+    const s = await scenario(app);
+    const id = `pur_lateHold${Date.now()}`;
+    await insertPending(s, id);
+    const escrow = app.broker.getLocalService('escrow') as any;
+    const row = (await escrow.db.query('SELECT * FROM escrow.purchases WHERE id = $1', [id])).rows[0];
+    // The sweeper gave up on it (marked failed) while an old call was still on its way to the ledger.
+    await escrow.db.query(`UPDATE escrow.purchases SET status = 'failed' WHERE id = $1`, [id]);
+    const after = await escrow.fund(row);
+    expect(after.status).toBe('failed');
+    expect(await app.call('ledger.getHold', { purchaseId: id })).toMatchObject({ status: 'voided' });
+    expect(await wallet(app, s.buyer)).toMatchObject({ gasBalance: 1000, heldGas: 0 });
     await gasAddsUp(app, s);
   });
 
