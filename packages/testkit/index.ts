@@ -236,6 +236,14 @@ export async function eventually<T>(fn: () => Promise<T | null | undefined | fal
   }
 }
 
+/** Waits until the gateway behind `api` has discovered the named services (each node discovers others on its own). */
+export async function waitForGateway(api: ApiClient, services: string[], timeoutMs = 30_000): Promise<void> {
+  await eventually(async () => {
+    const r = await api.get('/readyz');
+    return r.body?.services && services.every((s) => r.body.services[s] === true);
+  }, timeoutMs, 100);
+}
+
 export function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
     // eslint-disable-next-line @typescript-eslint/no-require-imports

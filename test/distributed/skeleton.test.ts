@@ -15,6 +15,7 @@ import {
   TEST_NATS_URL,
   type ServiceProcess,
   type TestDatabase,
+  waitForGateway,
 } from '../../packages/testkit';
 import { base62 } from '../../packages/ids';
 
@@ -41,11 +42,9 @@ describeDistributed('distributed skeleton (separate processes, NATS, PostgreSQL)
     agentsProc = started[2];
     api = new ApiClient(`http://127.0.0.1:${port1}`);
     api2 = new ApiClient(`http://127.0.0.1:${port2}`);
-    const allUp = async (client: ApiClient) => {
-      const r = await client.get('/readyz');
-      return r.status === 200 && Object.values(r.body.services).every(Boolean);
-    };
-    await eventually(async () => (await allUp(api)) && (await allUp(api2)), 30_000, 200);
+    const all = ['agents', 'ledger', 'listings', 'payments', 'escrow', 'support'];
+    await waitForGateway(api, all);
+    await waitForGateway(api2, all);
   }, 90_000);
 
   afterAll(async () => {

@@ -85,7 +85,7 @@ describeDistributed('escrow crash test (separate processes, NATS JetStream, Post
     await client.start();
     await eventually(async () => {
       const r = await api.get('/readyz');
-      return r.status === 200 && ['agents', 'listings', 'escrow', 'ledger'].every((s) => r.body.services[s]);
+      return r.status === 200 && ['agents', 'listings', 'escrow', 'ledger', 'payments'].every((s) => r.body.services[s]);
     }, 60_000, 250);
     await client.waitForServices(['ledger', 'escrow', 'listings', 'agents'], 30_000);
 

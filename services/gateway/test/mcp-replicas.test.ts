@@ -4,6 +4,8 @@
  */
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import {
+  ApiClient,
+  waitForGateway,
   createTestDatabase,
   describeDistributed,
   freePort,
@@ -38,6 +40,7 @@ describeDistributed('/mcp across two gateway replicas (separate processes)', () 
     // Started one after the other so the two gateways never race on the same migrations.
     procs.push(await spawnServices(['gateway', 'agents', 'ledger', 'listings'], shared));
     procs.push(await spawnServices(['gateway'], { ...shared, PORT: String(ports[1]) }));
+    for (const port of ports) await waitForGateway(new ApiClient(`http://127.0.0.1:${port}`), ['agents', 'ledger', 'listings']);
   }, 120_000);
 
   afterAll(async () => {

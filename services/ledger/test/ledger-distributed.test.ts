@@ -12,6 +12,7 @@ import {
   spawnServices,
   ApiClient,
   TEST_NATS_URL,
+  waitForGateway,
   type ServiceProcess,
   type TestDatabase,
 } from '../../../packages/testkit';
@@ -57,6 +58,7 @@ describeDistributed('ledger and payments over NATS (separate processes)', () => 
     await client.start();
     await client.waitForServices(['ledger', 'payments', 'agents', 'gateway'], 30_000);
     api = new ApiClient(baseUrl);
+    await waitForGateway(api, ['agents', 'ledger', 'payments']);
   }, 90_000);
 
   afterAll(async () => {
