@@ -24,3 +24,14 @@ export function requireAgent(ctx: Context<any, any>): AuthenticatedAgent {
   if (!agent?.id) throw new UnauthorizedError();
   return agent;
 }
+
+/** One entry of the gateway's short request log (the `gateway.requestLog` action's answer). */
+export interface RequestLogEntry {
+  requestId: string;
+  agentId: string | null;
+  tool: string | null;
+  status: number;
+  errorCode: string | null;
+  errorMessage?: string | null;
+  at?: string;
+}

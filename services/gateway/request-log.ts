@@ -4,16 +4,10 @@
  * Writes are buffered and flushed in batches so logging never slows a call down.
  */
 import type { Db } from '../../packages/db';
+import type { RequestLogEntry } from '../../packages/tool-catalogue/meta';
 
-export interface RequestLogEntry {
-  requestId: string;
-  agentId: string | null;
-  tool: string | null;
-  status: number;
-  errorCode: string | null;
-  errorMessage?: string | null;
-  at?: string;
-}
+export type { RequestLogEntry };
+
 
 export class RequestLog {
   private buffer: RequestLogEntry[] = [];

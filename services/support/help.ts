@@ -5,6 +5,7 @@
  * rephrase the retrieved passages. Without an LLM, the retrieval answer is the product.
  */
 import MiniSearch, { type SearchResult } from 'minisearch';
+import type { RequestLogEntry } from '../../packages/tool-catalogue/meta';
 import {
   knowledgeSections,
   errorGuide,
@@ -215,15 +216,8 @@ export interface Retrieved {
   matched: string[];
 }
 
-export interface RequestLogEntry {
-  requestId: string;
-  agentId: string | null;
-  tool: string | null;
-  status: number;
-  errorCode: string | null;
-  errorMessage?: string | null;
-  at?: string;
-}
+
+export type { RequestLogEntry };
 
 export interface HelpContext {
   toolName?: string;
