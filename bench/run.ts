@@ -145,7 +145,7 @@ async function main(): Promise<void> {
 }
 
 async function freshDatabase(baseUrl: string): Promise<string> {
-  const { createTestDatabase } = await import('../packages/testkit');
+  const { createTestDatabase } = await import('../packages/testkit/database');
   // Bench databases are left for inspection; they are small and named t_<random>.
   return (await createTestDatabase(baseUrl)).url;
 }

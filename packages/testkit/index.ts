@@ -6,14 +6,14 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
-import { Client } from 'pg';
 import type { ServiceBroker } from 'moleculer';
 import { loadConfig, type Config, type ServiceName } from '../config';
 import { ManualClock, type Clock } from '../runtime';
-import { base62 } from '../ids';
 import { createMarketplace, gatewayPort } from '../../src/app';
 
-export const TEST_DATABASE_URL = process.env.TEST_DATABASE_URL || null;
+import { createTestDatabase, TEST_DATABASE_URL, type TestDatabase } from './database';
+
+export { createTestDatabase, TEST_DATABASE_URL, type TestDatabase };
 export const TEST_NATS_URL = process.env.TEST_NATS_URL || null;
 export const REPO_ROOT = path.resolve(__dirname, '../..');
 
@@ -21,32 +21,6 @@ export const REPO_ROOT = path.resolve(__dirname, '../..');
 export const describeWithPostgres: jest.Describe = (TEST_DATABASE_URL ? describe : describe.skip) as jest.Describe;
 /** describe() that runs only with real PostgreSQL and NATS (TEST_DATABASE_URL and TEST_NATS_URL). */
 export const describeDistributed: jest.Describe = (TEST_DATABASE_URL && TEST_NATS_URL ? describe : describe.skip) as jest.Describe;
-
-export interface TestDatabase {
-  url: string;
-  drop(): Promise<void>;
-}
-
-/** A fresh, empty database on the TEST_DATABASE_URL server, so suites never see each other's data. */
-export async function createTestDatabase(baseUrl = TEST_DATABASE_URL): Promise<TestDatabase> {
-  if (!baseUrl) throw new Error('TEST_DATABASE_URL is not set');
-  const name = `t_${base62(12).toLowerCase()}`;
-  const admin = new Client({ connectionString: baseUrl });
-  await admin.connect();
-  await admin.query(`CREATE DATABASE ${name}`);
-  await admin.end();
-  const url = new URL(baseUrl);
-  url.pathname = `/${name}`;
-  return {
-    url: url.toString(),
-    async drop() {
-      const c = new Client({ connectionString: baseUrl });
-      await c.connect();
-      await c.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
-      await c.end();
-    },
-  };
-}
 
 export interface ToolResponse<T = any> {
   status: number;
