@@ -3,7 +3,8 @@
  * drives it with autocannon, and prints a table + writes bench/results.json.
  * Scenarios: whoami vs a bare express JSON endpoint (the reference), ledger postings (PGlite, and
  * PostgreSQL when BENCH_DATABASE_URL or TEST_DATABASE_URL is set), search over many listings,
- * full purchase lifecycles. BENCH_SECONDS (default 5) sets each run's length.
+ * full purchase lifecycles embedded and — with a PostgreSQL URL and BENCH_NATS_URL or TEST_NATS_URL —
+ * distributed (one process per service over NATS). BENCH_SECONDS (default 5) sets each run's length.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
@@ -15,6 +16,8 @@ const ROOT = path.resolve(__dirname, '..');
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 10);
 const PG_URL = process.env.BENCH_DATABASE_URL || process.env.TEST_DATABASE_URL || null;
+const NATS_URL = process.env.BENCH_NATS_URL || process.env.TEST_NATS_URL || null;
+const SERVICES = ['ledger', 'escrow', 'agents', 'listings', 'payments', 'support', 'gateway'];
 
 export interface BenchRow {
   name: string;
@@ -126,6 +129,8 @@ async function main(): Promise<void> {
     fs.rmSync(dataDir, { recursive: true, force: true });
   }
 
+  if (PG_URL && NATS_URL) rows.push(...(await distributedLifecycles(PG_URL, NATS_URL)));
+
   const ledger = await optionalScenario<(o: { databaseUrl: string | null; seconds: number }) => Promise<BenchRow[]>>('ledger', 'ledgerBench');
   if (ledger) {
     rows.push(...(await ledger({ databaseUrl: null, seconds: SECONDS })).map((r) => ({ ...r, name: `${r.name} (PGlite)` })));
@@ -142,6 +147,40 @@ async function main(): Promise<void> {
   fs.writeFileSync(out, JSON.stringify({ at: new Date().toISOString(), seconds: SECONDS, connections: CONNECTIONS, cores: os.cpus().length, rows }, null, 2));
   console.log(`\nwritten to ${path.relative(process.cwd(), out)}`);
   process.exit(0);
+}
+
+/** The same lifecycles against one process per service over NATS and PostgreSQL. */
+async function distributedLifecycles(pgUrl: string, natsUrl: string): Promise<BenchRow[]> {
+  const lifecycle = await optionalScenario<(o: { baseUrl: string; seconds: number }) => Promise<BenchRow[]>>('lifecycle', 'lifecycleBench');
+  if (!lifecycle) return [];
+  const port = 3990 + Math.floor(Math.random() * 9);
+  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'market-bench-dist-'));
+  const env = {
+    TRANSPORTER: natsUrl,
+    DATABASE_URL: await freshDatabase(pgUrl),
+    NAMESPACE: `bench${Date.now().toString(36)}`,
+    PORT: String(port),
+    DATA_DIR: dataDir,
+    LOG_LEVEL: 'warn',
+    SEED_ON_EMPTY: 'false',
+    RATE_LIMIT_PER_MINUTE: '0',
+    NODE_ENV: 'development',
+  };
+  const children: ChildProcess[] = [];
+  try {
+    // One at a time: each process compiles TypeScript on start, and the first ones create the schemas.
+    for (const name of SERVICES) children.push((await startProcess(['src/main.ts'], { ...env, SERVICES: name }, /  services: /)).child);
+    const baseUrl = `http://127.0.0.1:${port}`;
+    for (let i = 0; i < 100; i++) {
+      const r = await fetch(`${baseUrl}/readyz`).then((x) => x.json() as any).catch(() => null);
+      if (r?.services && SERVICES.every((s) => r.services[s])) break;
+      await new Promise((res) => setTimeout(res, 200));
+    }
+    return (await lifecycle({ baseUrl, seconds: SECONDS })).map((r) => ({ ...r, name: `${r.name} (distributed)` }));
+  } finally {
+    await Promise.all(children.map(stopProcess));
+    fs.rmSync(dataDir, { recursive: true, force: true });
+  }
 }
 
 async function freshDatabase(baseUrl: string): Promise<string> {
