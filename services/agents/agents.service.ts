@@ -115,13 +115,14 @@ const AgentsService: ServiceSchema = {
       async handler(this: AgentsThis, ctx: Context<Record<string, never>, CallMeta>) {
         const { id } = requireAgent(ctx);
         const row = await this.loadAgent(id);
-        // Open checkout sessions are re-checked when the agent polls (a lost webhook never loses gas).
+        const reputationCall = ctx
+          .call<Record<string, unknown>, { sellerId: string }>('listings.reputation', { sellerId: id })
+          .catch(() => ({ salesCount: 0, ratingAvg: null, ratingCount: 0, accountAgeDays: 0, isSeed: row.is_seed, unknown: true }));
+        // Open checkout sessions are re-checked before the balance is read (a lost webhook never loses gas).
         await ctx.call('payments.reconcileAgent', { agentId: id }).catch((err: Error) => this.logger.warn('reconcile failed', err.message));
         const [balance, reputation] = await Promise.all([
           ctx.call<{ gasBalance: number }, { agentId: string }>('ledger.balance', { agentId: id }),
-          ctx
-            .call<Record<string, unknown>, { sellerId: string }>('listings.reputation', { sellerId: id })
-            .catch(() => ({ salesCount: 0, ratingAvg: null, ratingCount: 0, accountAgeDays: 0, isSeed: row.is_seed, unknown: true })),
+          reputationCall,
         ]);
         const agent = toView(row);
         return { agent: { ...agent, gasBalance: balance.gasBalance, reputation } };
