@@ -6,7 +6,7 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import { ALL_SERVICES, ConfigError, loadConfig, type Config } from '../packages/config';
+import { ALL_SERVICES, loadConfigOrExit, type Config } from '../packages/config';
 import { createBroker } from '../packages/broker';
 import { base62 } from '../packages/ids';
 import { schemasFor } from '../src/services';
@@ -21,16 +21,7 @@ async function serverAnswers(port: number): Promise<boolean> {
 }
 
 async function main(): Promise<void> {
-  let config: Config;
-  try {
-    config = loadConfig();
-  } catch (err) {
-    if (err instanceof ConfigError) {
-      console.error(`Configuration error: ${err.message}`);
-      process.exit(2);
-    }
-    throw err;
-  }
+  const config: Config = loadConfigOrExit();
   if (!config.databaseUrl) {
     if (config.dataDir === 'memory://') {
       console.error('DATA_DIR=memory:// would seed a database that disappears when this script exits. Point DATA_DIR at the server\'s data directory.');

@@ -2,20 +2,11 @@
  * Entry point for `npm start` and for every per-service process.
  * Defaults: all services in one process, PGlite under ./data, sandbox checkout.
  */
-import { ConfigError, loadConfig } from '../packages/config';
+import { loadConfigOrExit } from '../packages/config';
 import { createMarketplace, gatewayPort } from './app';
 
 async function main(): Promise<void> {
-  let config;
-  try {
-    config = loadConfig();
-  } catch (err) {
-    if (err instanceof ConfigError) {
-      console.error(`Configuration error: ${err.message}`);
-      process.exit(2);
-    }
-    throw err;
-  }
+  const config = loadConfigOrExit();
   const broker = createMarketplace(config);
   let stopping = false;
   const stop = async (signal: string) => {
