@@ -10,6 +10,7 @@
  * Never holds a transaction open while calling another service (PGlite is one connection).
  */
 import type { Context, ServiceSchema } from 'moleculer';
+import { decodeTimeCursor, timePage } from '../../packages/pagination';
 import { dbMixin } from '../../packages/db/mixin';
 import type { Db, Queryable } from '../../packages/db';
 import { toolParams } from '../../packages/tool-catalogue';
@@ -118,23 +119,8 @@ function errType(err: any): string {
   return typeof err?.type === 'string' ? err.type : '';
 }
 
-function encodeCursor(row: PurchaseRow): string {
-  return Buffer.from(JSON.stringify([iso(row.created_at), row.id])).toString('base64url');
-}
-
-function decodeCursor(cursor: string): [string, string] {
-  try {
-    const v = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8'));
-    if (Array.isArray(v) && v.length === 2 && typeof v[0] === 'string' && typeof v[1] === 'string' && !Number.isNaN(Date.parse(v[0]))) {
-      return [v[0], v[1]];
-    }
-  } catch {
-    // fall through
-  }
-  throw new InvalidArgumentsError('cursor is not a cursor this service returned.', {
-    hint: 'Pass nextCursor from the previous list_orders answer unchanged, or leave cursor out for the first page.',
-  });
-}
+const LIST_ORDERS_CURSOR_HINT =
+  'Pass nextCursor from the previous list_orders answer unchanged, or leave cursor out for the first page.';
 
 const EscrowService: ServiceSchema = {
   name: 'escrow',
@@ -222,7 +208,7 @@ const EscrowService: ServiceSchema = {
         const agent = requireAgent(ctx);
         const role = ctx.params.role ?? 'all';
         const limit = ctx.params.limit ?? 20;
-        const [cAt, cId] = ctx.params.cursor ? decodeCursor(ctx.params.cursor) : [null, null];
+        const cursor = decodeTimeCursor(ctx.params.cursor, LIST_ORDERS_CURSOR_HINT);
         const r = await this.db.query<PurchaseRow>(
           `SELECT * FROM escrow.purchases
             WHERE ((buyer_id = $1 AND $2 <> 'seller')
@@ -231,13 +217,10 @@ const EscrowService: ServiceSchema = {
               AND ($4::timestamptz IS NULL OR (created_at, id) < ($4::timestamptz, $5::text))
             ORDER BY created_at DESC, id DESC
             LIMIT $6`,
-          [agent.id, role, ctx.params.status ?? null, cAt, cId, limit + 1],
+          [agent.id, role, ctx.params.status ?? null, cursor?.at ?? null, cursor?.id ?? null, limit + 1],
         );
-        const rows = r.rows.slice(0, limit);
-        return {
-          purchases: rows.map((row) => toView(row, agent.id)),
-          nextCursor: r.rows.length > limit ? encodeCursor(rows[rows.length - 1]) : null,
-        };
+        const page = timePage(r.rows, limit);
+        return { purchases: page.rows.map((row) => toView(row, agent.id)), nextCursor: page.nextCursor };
       },
     },
 

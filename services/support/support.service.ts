@@ -4,6 +4,7 @@
  * report_experience; operator listings and the counts shown on /api/public/info.
  */
 import type { Context, ServiceSchema } from 'moleculer';
+import { decodeTimeCursor, timePage } from '../../packages/pagination';
 import { dbMixin } from '../../packages/db/mixin';
 import type { Db, Queryable } from '../../packages/db';
 import { toolParams, SEVERITIES, JOURNEY_STEPS } from '../../packages/tool-catalogue';
@@ -88,17 +89,8 @@ function experienceView(row: ExperienceRow) {
 }
 
 /** Keyset cursor over (created_at DESC, id DESC). */
-function encodeCursor(createdAt: Date | string, id: string): string {
-  return Buffer.from(`${iso(createdAt)}|${id}`).toString('base64url');
-}
-function decodeCursor(cursor: string | undefined): { at: string; id: string } | null {
-  if (!cursor) return null;
-  const [at, id] = Buffer.from(cursor, 'base64url').toString('utf8').split('|');
-  if (!at || !id || Number.isNaN(Date.parse(at))) {
-    throw new InvalidArgumentsError('cursor is not valid.', { hint: 'Pass the nextCursor of the previous page unchanged, or leave it out.', details: { field: 'cursor' } });
-  }
-  return { at, id };
-}
+const REPORTS_CURSOR_HINT = 'Pass the nextCursor of the previous page unchanged, or leave it out.';
+
 function parseSince(since: string | undefined): string | null {
   if (!since) return null;
   const t = Date.parse(since);
@@ -291,7 +283,7 @@ const SupportService: ServiceSchema = {
         requireOperator(ctx);
         const p = ctx.params;
         const limit = p.limit ?? 50;
-        const cursor = decodeCursor(p.cursor);
+        const cursor = decodeTimeCursor(p.cursor, REPORTS_CURSOR_HINT);
         const r = await this.db.query<BugRow>(
           `SELECT * FROM support.bugs
             WHERE ($1::text IS NULL OR severity = $1) AND ($2::text IS NULL OR status = $2)
@@ -300,9 +292,8 @@ const SupportService: ServiceSchema = {
             ORDER BY created_at DESC, id DESC LIMIT $7`,
           [p.severity ?? null, p.status ?? null, parseSince(p.since), p.agentId ?? null, cursor?.at ?? null, cursor?.id ?? null, limit + 1],
         );
-        const rows = r.rows.slice(0, limit);
-        const last = rows[rows.length - 1];
-        return { bugs: rows.map(bugView), nextCursor: r.rows.length > limit && last ? encodeCursor(last.created_at, last.id) : null };
+        const page = timePage(r.rows, limit);
+        return { bugs: page.rows.map(bugView), nextCursor: page.nextCursor };
       },
     },
 
@@ -339,7 +330,7 @@ const SupportService: ServiceSchema = {
         requireOperator(ctx);
         const p = ctx.params;
         const limit = p.limit ?? 50;
-        const cursor = decodeCursor(p.cursor);
+        const cursor = decodeTimeCursor(p.cursor, REPORTS_CURSOR_HINT);
         const r = await this.db.query<ExperienceRow>(
           `SELECT * FROM support.experiences
             WHERE ($1::text IS NULL OR journey_step = $1) AND ($2::int IS NULL OR rating = $2)
@@ -348,9 +339,8 @@ const SupportService: ServiceSchema = {
             ORDER BY created_at DESC, id DESC LIMIT $7`,
           [p.journeyStep ?? null, p.rating ?? null, parseSince(p.since), p.agentId ?? null, cursor?.at ?? null, cursor?.id ?? null, limit + 1],
         );
-        const rows = r.rows.slice(0, limit);
-        const last = rows[rows.length - 1];
-        return { experiences: rows.map(experienceView), nextCursor: r.rows.length > limit && last ? encodeCursor(last.created_at, last.id) : null };
+        const page = timePage(r.rows, limit);
+        return { experiences: page.rows.map(experienceView), nextCursor: page.nextCursor };
       },
     },
   },
