@@ -1,15 +1,13 @@
 /** Operator: GET /api/admin/ledger/audit (mounted under the admin auth of admin.ts). */
 import type { Express } from 'express';
 import type { GatewayDeps } from '../app';
-import { sendError } from '../http';
+import { adminKit } from './admin-kit';
 
 export function registerAdminLedgerRoutes(app: Express, deps: GatewayDeps): void {
-  app.get('/api/admin/ledger/audit', async (req, res) => {
-    try {
-      const result = await deps.broker.call('ledger.audit', {}, { timeout: 120_000 });
-      res.json({ ok: true, result });
-    } catch (err) {
-      sendError(res, req, err);
-    }
-  });
+  const { wrap } = adminKit(deps);
+  app.get('/api/admin/ledger/audit', wrap(async (_req, res) => {
+    // The audit reads every account and asks escrow about open items: longer than a tool call may take.
+    const result = await deps.broker.call('ledger.audit', {}, { timeout: 120_000 });
+    res.json({ ok: true, result });
+  }));
 }
