@@ -4,7 +4,8 @@
  * two sweepers at once.
  */
 import { describeWithPostgres, startTestApp, type TestApp } from '../../../packages/testkit';
-import { auditOk, gasAddsUp, scenario, wallet } from './helpers';
+import { gasAddsUp, scenario, wallet } from './helpers';
+import { expectLedgerClean } from '../../../packages/testkit/ledger';
 
 describeWithPostgres('escrow races on PostgreSQL', () => {
   let app: TestApp;
@@ -15,7 +16,7 @@ describeWithPostgres('escrow races on PostgreSQL', () => {
     await app?.stop();
   });
   afterEach(async () => {
-    await auditOk(app);
+    await expectLedgerClean(app);
   });
 
   test('one buyer fires 50 purchases at once against a balance for 3 → exactly 3 held, 47 refused', async () => {

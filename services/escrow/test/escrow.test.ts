@@ -6,7 +6,8 @@
 import { createHash } from 'node:crypto';
 import { startTestApp, type TestApp, type ToolResponse } from '../../../packages/testkit';
 import { canonicalJson } from '../delivery';
-import { auditOk, fundAgent, gasAddsUp, newAgent, newListing, scenario, wallet, type Scenario, type TestAgent } from './helpers';
+import { gasAddsUp, newAgent, newListing, scenario, wallet, type Scenario, type TestAgent } from './helpers';
+import { creditGas, expectLedgerClean } from '../../../packages/testkit/ledger';
 
 let app: TestApp;
 beforeAll(async () => {
@@ -16,7 +17,7 @@ afterAll(async () => {
   await app?.stop();
 });
 afterEach(async () => {
-  await auditOk(app);
+  await expectLedgerClean(app);
 });
 
 const call = (tool: string, args: Record<string, unknown>, who: TestAgent | null, headers: Record<string, string> = {}) =>
@@ -181,7 +182,7 @@ describe('purchase_service', () => {
     const s = await scenario(app, { fundedGas: 100 });
     const headers = { 'idempotency-key': 'retry-after-topup' };
     expectError(await call('purchase_service', { listingId: s.listingId }, s.buyer, headers), 402, 'insufficient_gas');
-    await fundAgent(app, s.buyer.id, 500);
+    await creditGas(app, s.buyer.id, 500);
     s.fundedGas += 500;
     const p = (await ok('purchase_service', { listingId: s.listingId }, s.buyer, headers)).purchase;
     expect(p.status).toBe('awaiting_delivery');

@@ -1,6 +1,7 @@
 /** Shared set-up for the escrow suites: agents with gas, a listing that passes the quality gate, audit checks. */
 import { base62 } from '../../../packages/ids';
 import type { ApiClient, TestApp } from '../../../packages/testkit';
+import { creditGas } from '../../../packages/testkit/ledger';
 
 export interface TestAgent {
   id: string;
@@ -10,12 +11,6 @@ export interface TestAgent {
 export async function newAgent(app: { api: ApiClient }, name = 'Agent', extra: Record<string, unknown> = {}): Promise<TestAgent> {
   const r = await app.api.register(`${name} ${base62(4)}`, extra);
   return { id: r.agent.id, apiKey: r.apiKey };
-}
-
-/** Credits gas as a completed checkout would (the ledger's keyed credit). */
-export async function fundAgent(app: Pick<TestApp, 'call'>, agentId: string, gas: number): Promise<void> {
-  const sessionId = `cs_test_${base62(16)}`;
-  await app.call('ledger.creditGasPurchase', { key: `checkout:${sessionId}`, agentId, gas, sessionId, packId: 'starter' });
 }
 
 export const LISTING_DESCRIPTION =
@@ -34,11 +29,6 @@ export async function newListing(
   return { id: r.listing.id, priceGas: r.listing.priceGas };
 }
 
-export async function auditOk(app: Pick<TestApp, 'call'>): Promise<void> {
-  const audit = await app.call<{ ok: boolean; checks: any[] }>('ledger.audit');
-  if (!audit.ok) throw new Error(`ledger audit failed: ${JSON.stringify(audit.checks.filter((c) => !c.ok))}`);
-}
-
 export async function wallet(app: { api: ApiClient }, agent: TestAgent): Promise<{ gasBalance: number; heldGas: number; lifetimeEarnedGas: number }> {
   return app.api.ok('wallet', {}, agent.apiKey);
 }
@@ -55,7 +45,7 @@ export interface Scenario {
 export async function scenario(app: TestApp, opts: { fundedGas?: number; listing?: Record<string, unknown>; buyerExtra?: Record<string, unknown> } = {}): Promise<Scenario> {
   const [seller, buyer] = await Promise.all([newAgent(app, 'Seller'), newAgent(app, 'Buyer', opts.buyerExtra)]);
   const fundedGas = opts.fundedGas ?? 1000;
-  if (fundedGas > 0) await fundAgent(app, buyer.id, fundedGas);
+  if (fundedGas > 0) await creditGas(app, buyer.id, fundedGas);
   const listing = await newListing(app, seller, opts.listing);
   return { buyer, seller, listingId: listing.id, priceGas: listing.priceGas, fundedGas };
 }

@@ -2,7 +2,8 @@
 import { startTestApp, type TestApp } from '../../../packages/testkit';
 import { OperatorError } from '../../../packages/operator-client';
 import { run } from '../../../scripts/admin';
-import { MAINNET_ADDRESS, TXID, balanceOf, buyListing, expectAuditOk, sellerWithEarnings } from '../../payments/test/payouts-helpers';
+import { MAINNET_ADDRESS, TXID, balanceOf, buyListing, sellerWithEarnings } from '../../payments/test/payouts-helpers';
+import { expectLedgerClean } from '../../../packages/testkit/ledger';
 
 const TOKEN = 'test-admin-token-0123456789';
 
@@ -38,7 +39,7 @@ describe('operator routes', () => {
     await app?.stop();
   });
   afterEach(async () => {
-    await expectAuditOk(app);
+    await expectLedgerClean(app);
   });
 
   it('admin auth: wrong or missing token → 401; the right token → 200', async () => {

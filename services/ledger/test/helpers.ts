@@ -37,17 +37,6 @@ export async function startLedger(databaseUrl: string | null = null, extraServic
 
 export const uid = (prefix: string) => `${prefix}_${base62(12)}`;
 
-export async function fund(h: LedgerHarness, agentId: string, gas: number): Promise<void> {
-  const sessionId = uid('cko');
-  await h.call('ledger.creditGasPurchase', { key: `checkout:${sessionId}`, agentId, gas, sessionId, packId: 'starter' });
-}
-
-export async function expectAuditClean(h: { call: LedgerHarness['call'] }): Promise<void> {
-  const audit = await h.call('ledger.audit');
-  expect(audit.checks.filter((c: any) => !c.ok)).toEqual([]);
-  expect(audit.ok).toBe(true);
-}
-
 export function settled<T>(results: PromiseSettledResult<T>[]) {
   return {
     ok: results.filter((r): r is PromiseFulfilledResult<T> => r.status === 'fulfilled').map((r) => r.value),

@@ -3,7 +3,8 @@
  * which purchases are open, so the ledger's side of the comparison is exercised for real.
  */
 import type { ServiceSchema } from 'moleculer';
-import { fund, startLedger, uid, type LedgerHarness } from './helpers';
+import { startLedger, uid, type LedgerHarness } from './helpers';
+import { creditGas } from '../../../packages/testkit/ledger';
 
 const escrowView = { open: new Map<string, number>() };
 
@@ -34,7 +35,7 @@ describe('ledger audit against escrow', () => {
   it('passes when holds and open purchases agree, and flags either side going wrong', async () => {
     const buyer = uid('agt');
     const seller = uid('agt');
-    await fund(h, buyer, 1000);
+    await creditGas(h, buyer, 1000);
     const [p1, p2] = [uid('pur'), uid('pur')];
     for (const p of [p1, p2]) {
       await h.call('ledger.hold', { key: `purchase:${p}:hold`, purchaseId: p, buyerId: buyer, sellerId: seller, amountGas: 100 });

@@ -4,7 +4,8 @@
  * race for one hold and exactly one wins, caps hold under concurrency, and the audit passes.
  */
 import { createTestDatabase, describeWithPostgres, startTestApp, type TestDatabase } from '../../../packages/testkit';
-import { expectAuditClean, fund, settled, startLedger, uid, type LedgerHarness } from './helpers';
+import { settled, startLedger, uid, type LedgerHarness } from './helpers';
+import { creditGas, expectLedgerClean } from '../../../packages/testkit/ledger';
 
 describeWithPostgres('ledger on PostgreSQL under concurrency', () => {
   let testDb: TestDatabase;
@@ -18,14 +19,14 @@ describeWithPostgres('ledger on PostgreSQL under concurrency', () => {
     await testDb?.drop();
   });
   afterEach(async () => {
-    await expectAuditClean(h);
+    await expectLedgerClean(h);
   });
 
   const balance = async (agentId: string) => (await h.call('ledger.balance', { agentId })).gasBalance;
 
   it('many concurrent holds against one balance never overdraw', async () => {
     const buyer = uid('agt');
-    await fund(h, buyer, 1000);
+    await creditGas(h, buyer, 1000);
     const results = settled(
       await Promise.allSettled(
         Array.from({ length: 40 }, () => {
@@ -90,7 +91,7 @@ describeWithPostgres('ledger on PostgreSQL under concurrency', () => {
 
   it('holds for one purchase under different keys, concurrently: one hold, one debit', async () => {
     const buyer = uid('agt');
-    await fund(h, buyer, 1000);
+    await creditGas(h, buyer, 1000);
     const p = uid('pur');
     const r = settled(
       await Promise.allSettled(
@@ -105,7 +106,7 @@ describeWithPostgres('ledger on PostgreSQL under concurrency', () => {
   it('settle and void racing for the same hold: exactly one wins', async () => {
     const buyer = uid('agt');
     const seller = uid('agt');
-    await fund(h, buyer, 10 * 100);
+    await creditGas(h, buyer, 10 * 100);
     for (let i = 0; i < 10; i++) {
       const p = uid('pur');
       await h.call('ledger.hold', { key: `purchase:${p}:hold`, purchaseId: p, buyerId: buyer, sellerId: seller, amountGas: 100 });
@@ -141,7 +142,7 @@ describeWithPostgres('ledger on PostgreSQL under concurrency', () => {
 
     const buyer = uid('agt');
     const seller = uid('agt');
-    await fund(h, buyer, 500);
+    await creditGas(h, buyer, 500);
     const p = uid('pur');
     await h.call('ledger.hold', { key: `purchase:${p}:hold`, purchaseId: p, buyerId: buyer, sellerId: seller, amountGas: 500 });
     await h.call('ledger.settle', { key: `purchase:${p}:settle`, purchaseId: p });
@@ -170,7 +171,7 @@ describeWithPostgres('buying gas on PostgreSQL', () => {
       const statuses = await Promise.all(Array.from({ length: 12 }, () => fetch(action, { method: 'POST' }).then((r) => r.status)));
       expect(statuses.filter((s) => s === 200)).toHaveLength(1);
       expect((await app.api.ok('wallet', {}, apiKey)).gasBalance).toBe(500);
-      await expectAuditClean(app);
+      await expectLedgerClean(app);
     } finally {
       await app.stop();
     }

@@ -1,5 +1,6 @@
 /** The ledger through broker.call on PGlite: double entry, holds, fees, idempotency, consumers, cash-out, audit. */
-import { expectAuditClean, fund, startLedger, uid, type LedgerHarness } from './helpers';
+import { startLedger, uid, type LedgerHarness } from './helpers';
+import { creditGas, expectLedgerClean } from '../../../packages/testkit/ledger';
 
 const event = (topic: string, data: Record<string, unknown>) => ({ eventId: uid('evt'), topic, occurredAt: new Date().toISOString(), data });
 const asAgent = (id: string) => ({ agent: { id, displayName: id, provider: 'other' } });
@@ -13,7 +14,7 @@ describe('ledger', () => {
     await h?.stop();
   });
   afterEach(async () => {
-    await expectAuditClean(h);
+    await expectLedgerClean(h);
   });
 
   const balance = async (agentId: string) => (await h.call('ledger.balance', { agentId })).gasBalance;
@@ -34,7 +35,7 @@ describe('ledger', () => {
   it('holds, settles with the 10% fee rounded half up, and voids', async () => {
     const buyer = uid('agt');
     const seller = uid('agt');
-    await fund(h, buyer, 1000);
+    await creditGas(h, buyer, 1000);
     const p1 = uid('pur');
     const hold = await h.call('ledger.hold', { key: `purchase:${p1}:hold`, purchaseId: p1, buyerId: buyer, sellerId: seller, amountGas: 250 });
     expect(hold).toMatchObject({ holdId: expect.stringMatching(/^txn_/), status: 'pending', replayed: false });
@@ -78,13 +79,13 @@ describe('ledger', () => {
 
   it('refuses a hold larger than the balance with insufficient_gas and moves nothing', async () => {
     const buyer = uid('agt');
-    await fund(h, buyer, 100);
+    await creditGas(h, buyer, 100);
     const p = uid('pur');
     const err = await h.call('ledger.hold', { key: `purchase:${p}:hold`, purchaseId: p, buyerId: buyer, sellerId: uid('agt'), amountGas: 130 }).catch((e) => e);
     expect(err).toMatchObject({ type: 'insufficient_gas', code: 402, data: { details: { balanceGas: 100, requiredGas: 130, shortfallGas: 30 }, hint: expect.stringContaining('buy_gas') } });
     expect(await balance(buyer)).toBe(100);
     // The failed key is not remembered: after topping up, the same key succeeds.
-    await fund(h, buyer, 500);
+    await creditGas(h, buyer, 500);
     expect((await h.call('ledger.hold', { key: `purchase:${p}:hold`, purchaseId: p, buyerId: buyer, sellerId: uid('agt'), amountGas: 130 })).replayed).toBe(false);
     await h.call('ledger.void', { key: `purchase:${p}:void`, purchaseId: p });
     await expect(h.call('ledger.hold', { key: 'x:hold', purchaseId: uid('pur'), buyerId: buyer, sellerId: uid('agt'), amountGas: 0 })).rejects.toMatchObject({ type: 'VALIDATION_ERROR' });
@@ -95,7 +96,7 @@ describe('ledger', () => {
     const buyer = uid('agt');
     const seller = uid('agt');
     const referrer = uid('agt');
-    await fund(h, buyer, 300);
+    await creditGas(h, buyer, 300);
     const [pa, pb] = [uid('pur'), uid('pur')];
     await h.call('ledger.hold', { key: `purchase:${pa}:hold`, purchaseId: pa, buyerId: buyer, sellerId: seller, amountGas: 100 });
     await h.call('ledger.hold', { key: `purchase:${pb}:hold`, purchaseId: pb, buyerId: buyer, sellerId: seller, amountGas: 200 });
@@ -146,8 +147,8 @@ describe('ledger', () => {
   it('cash-out primitives: withdrawable = min(balance, sale_earn − cashed out), paid with the 2% fee, or returned', async () => {
     const buyer = uid('agt');
     const seller = uid('agt');
-    await fund(h, buyer, 1000);
-    await fund(h, seller, 300); // bought gas is spendable but not withdrawable
+    await creditGas(h, buyer, 1000);
+    await creditGas(h, seller, 300); // bought gas is spendable but not withdrawable
     const p = uid('pur');
     await h.call('ledger.hold', { key: `purchase:${p}:hold`, purchaseId: p, buyerId: buyer, sellerId: seller, amountGas: 600 });
     await h.call('ledger.settle', { key: `purchase:${p}:settle`, purchaseId: p });
@@ -185,7 +186,7 @@ describe('ledger', () => {
 
   it('pages entries newest first with a cursor', async () => {
     const agentId = uid('agt');
-    for (let i = 1; i <= 25; i++) await fund(h, agentId, i);
+    for (let i = 1; i <= 25; i++) await creditGas(h, agentId, i);
     const seen: number[] = [];
     let cursor: string | undefined;
     for (;;) {
@@ -202,7 +203,7 @@ describe('ledger', () => {
 
   it('the database itself refuses unbalanced transactions, edits, deletes and negative agent balances', async () => {
     const agentId = uid('agt');
-    await fund(h, agentId, 10);
+    await creditGas(h, agentId, 10);
     await expect(
       h.db.transaction(async (tx) => {
         await tx.query(`INSERT INTO ledger.transactions (id, key, type, fingerprint, created_at) VALUES ('txn_bad', 'bad', 'gas_purchase', '{}', now())`);
@@ -216,7 +217,7 @@ describe('ledger', () => {
 
   it('the audit reports a balance that differs from its postings', async () => {
     const agentId = uid('agt');
-    await fund(h, agentId, 10);
+    await creditGas(h, agentId, 10);
     const p = uid('pur');
     await h.call('ledger.hold', { key: `purchase:${p}:hold`, purchaseId: p, buyerId: agentId, sellerId: uid('agt'), amountGas: 5 });
     await h.db.query(`UPDATE ledger.accounts SET balance = balance + 1 WHERE agent_id = $1`, [agentId]);

@@ -2,6 +2,7 @@
 import { base62 } from '../../../packages/ids';
 import { saleSplit } from '../../../packages/market-rules';
 import { eventually, type TestApp } from '../../../packages/testkit';
+import { creditGas } from '../../../packages/testkit/ledger';
 
 export const MAINNET_ADDRESS = 'bc1qar0srrr7xfkvy5l643lydnw9re59gtzzwf5mdq';
 export const MAINNET_ADDRESS_2 = '1BvBMSEYstWetqTFn5Au4m4GFg7xJaNVN2';
@@ -10,12 +11,6 @@ export const TESTNET_ADDRESS = 'tb1qw508d6qejxtdg4y5r3zarvary0c5xw7kxpjzsx';
 export const BAD_CHECKSUM_ADDRESS = 'bc1qar0srrr7xfkvy5l643lydnw9re59gtzzwf5mdx';
 export const TXID = 'a1'.repeat(32);
 
-/** Gas bought through the real ledger credit (the same action the checkout calls). */
-export async function buyGas(app: TestApp, agentId: string, gas: number): Promise<void> {
-  const sessionId = `cko_test${base62(12)}`;
-  await app.call('ledger.creditGasPurchase', { key: `checkout:${sessionId}`, agentId, gas, sessionId, packId: 'builder' });
-}
-
 /**
  * A completed sale of priceGas to sellerId: a fresh buyer buys the gas, the ledger holds it and settles it,
  * so the seller gets a genuine sale_earn of 90% (600 → 540). Uses ledger actions directly (the escrow flow is
@@ -23,7 +18,7 @@ export async function buyGas(app: TestApp, agentId: string, gas: number): Promis
  */
 export async function completeSale(app: TestApp, sellerId: string, priceGas: number): Promise<string> {
   const buyer = await app.api.register(`Buyer ${base62(4)}`);
-  await buyGas(app, buyer.agent.id, priceGas);
+  await creditGas(app, buyer.agent.id, priceGas);
   const purchaseId = `pur_test${base62(12)}`;
   await app.call('ledger.hold', { key: `purchase:${purchaseId}:hold`, purchaseId, buyerId: buyer.agent.id, sellerId, amountGas: priceGas });
   await app.call('ledger.settle', { key: `purchase:${purchaseId}:settle`, purchaseId });
@@ -46,7 +41,7 @@ export async function listService(app: TestApp, sellerKey: string, priceGas: num
 /** A fresh buyer with exactly priceGas bought gas purchases the listing (gas held in escrow); returns both. */
 export async function buyListing(app: TestApp, listingId: string, priceGas: number) {
   const buyer = await app.api.register(`Buyer ${base62(4)}`);
-  await buyGas(app, buyer.agent.id, priceGas);
+  await creditGas(app, buyer.agent.id, priceGas);
   const { purchase } = await app.api.ok('purchase_service', { listingId }, buyer.apiKey);
   return { buyer, purchaseId: purchase.id as string };
 }
@@ -68,13 +63,6 @@ export async function earnThroughEscrow(
   const expected = before + saleSplit(priceGas).sellerNetGas;
   await eventually(async () => (await app.call<{ lifetimeEarnedGas: number }>('ledger.withdrawable', { agentId: seller.agent.id })).lifetimeEarnedGas === expected);
   return { listingId, purchaseId };
-}
-
-export async function expectAuditOk(app: TestApp): Promise<void> {
-  const audit = await app.call<{ ok: boolean; checks: { name: string; ok: boolean; message: string }[] }>('ledger.audit');
-  const failed = audit.checks.filter((c) => !c.ok);
-  expect(failed).toEqual([]);
-  expect(audit.ok).toBe(true);
 }
 
 export async function balanceOf(app: TestApp, agentId: string): Promise<number> {

@@ -1,6 +1,7 @@
 /** Racing cash-out requests on real PostgreSQL (PGlite is one connection, so races there prove nothing). */
 import { describeWithPostgres, startTestApp, type TestApp } from '../../../packages/testkit';
-import { balanceOf, expectAuditOk, sellerWithEarnings, withdrawableOf } from './payouts-helpers';
+import { balanceOf, sellerWithEarnings, withdrawableOf } from './payouts-helpers';
+import { expectLedgerClean } from '../../../packages/testkit/ledger';
 
 describeWithPostgres('cash-out races (PostgreSQL)', () => {
   let app: TestApp;
@@ -11,7 +12,7 @@ describeWithPostgres('cash-out races (PostgreSQL)', () => {
     await app?.stop();
   });
   afterEach(async () => {
-    await expectAuditOk(app);
+    await expectLedgerClean(app);
   });
 
   it('10 racing "cash out everything" requests: exactly one succeeds, the rest are refused', async () => {

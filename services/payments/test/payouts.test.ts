@@ -1,20 +1,8 @@
 /** Cash-out: payout address, eligibility, fee arithmetic, pay / reject, recovery — over HTTP on in-memory PGlite. */
 import { startTestApp, type TestApp } from '../../../packages/testkit';
 import { cashoutSplit } from '../../../packages/market-rules';
-import {
-  BAD_CHECKSUM_ADDRESS,
-  MAINNET_ADDRESS,
-  MAINNET_ADDRESS_2,
-  TESTNET_ADDRESS,
-  TXID,
-  balanceOf,
-  buyGas,
-  buyListing,
-  completeSale,
-  expectAuditOk,
-  sellerWithEarnings,
-  withdrawableOf,
-} from './payouts-helpers';
+import { BAD_CHECKSUM_ADDRESS, MAINNET_ADDRESS, MAINNET_ADDRESS_2, TESTNET_ADDRESS, TXID, balanceOf, buyListing, completeSale, sellerWithEarnings, withdrawableOf } from './payouts-helpers';
+import { creditGas, expectLedgerClean } from '../../../packages/testkit/ledger';
 
 let app: TestApp;
 const operator = { internal: true, operator: 'test-operator' };
@@ -26,7 +14,7 @@ afterAll(async () => {
   await app?.stop();
 });
 afterEach(async () => {
-  await expectAuditOk(app);
+  await expectLedgerClean(app);
 });
 
 describe('cash-out fee arithmetic (market rules)', () => {
@@ -83,7 +71,7 @@ describe('request_cashout eligibility', () => {
 
   it('only bought gas → nothing withdrawable, explained as spendable not withdrawable', async () => {
     const a = await app.api.register('Buyer only');
-    await buyGas(app, a.agent.id, 2000);
+    await creditGas(app, a.agent.id, 2000);
     await app.api.ok('connect_payouts', { btcAddress: MAINNET_ADDRESS }, a.apiKey);
     const r = await app.api.call('request_cashout', {}, a.apiKey);
     expect(r.status).toBe(409);
@@ -96,7 +84,7 @@ describe('request_cashout eligibility', () => {
 
   it('bought gas does not count: 540 earned + 2000 bought → 540 withdrawable, 600 refused', async () => {
     const s = await sellerWithEarnings(app);
-    await buyGas(app, s.agent.id, 2000);
+    await creditGas(app, s.agent.id, 2000);
     expect(await withdrawableOf(app, s.agent.id)).toBe(540);
     const r = await app.api.call('request_cashout', { amountGas: 600 }, s.apiKey);
     expect(r.status).toBe(409);
@@ -205,7 +193,7 @@ describe('request_cashout, pay and reject', () => {
 
   it('reject returns exactly the gas, and it is withdrawable again', async () => {
     const s = await sellerWithEarnings(app);
-    await buyGas(app, s.agent.id, 500);
+    await creditGas(app, s.agent.id, 500);
     const { cashout } = await app.api.ok('request_cashout', {}, s.apiKey);
     expect(cashout.amountGas).toBe(540);
     expect(await balanceOf(app, s.agent.id)).toBe(500);

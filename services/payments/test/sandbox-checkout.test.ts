@@ -1,6 +1,7 @@
 /** Buying gas without Stripe keys: the sandbox checkout page, submitted as a browser would (form POST). */
 import { eventually, startTestApp, type TestApp } from '../../../packages/testkit';
 import { ConfigError, loadConfig } from '../../../packages/config';
+import { expectLedgerClean } from '../../../packages/testkit/ledger';
 
 async function form(app: TestApp, action: string, decision: string) {
   const res = await fetch(`${app.baseUrl}${action}`, {
@@ -28,9 +29,7 @@ describe('sandbox checkout', () => {
   });
 
   afterEach(async () => {
-    const audit = await app.call('ledger.audit');
-    expect(audit.checks.filter((c: any) => !c.ok)).toEqual([]);
-    expect(audit.ok).toBe(true);
+    await expectLedgerClean(app);
   });
 
   it('approve credits the pack once; a second approval and a declined session credit nothing', async () => {

@@ -5,6 +5,7 @@
 import Stripe from 'stripe';
 import { eventually, startTestApp, type TestApp } from '../../../packages/testkit';
 import { startStripeStandIn, type StripeStandIn } from '../../../packages/testkit/stripe-standin';
+import { expectLedgerClean } from '../../../packages/testkit/ledger';
 
 describe('Stripe checkout (real SDK, local stand-in)', () => {
   let stripe: StripeStandIn;
@@ -21,8 +22,7 @@ describe('Stripe checkout (real SDK, local stand-in)', () => {
     await stripe?.stop();
   });
   afterEach(async () => {
-    const audit = await app.call('ledger.audit');
-    expect(audit.checks.filter((c: any) => !c.ok)).toEqual([]);
+    await expectLedgerClean(app);
   });
 
   const post = async (body: string, signature?: string) => {

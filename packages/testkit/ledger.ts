@@ -1,0 +1,19 @@
+/** Money helpers for tests: gas credited through the real ledger, and the audit every money test ends with. */
+import { base62 } from '../ids';
+
+interface Caller {
+  call<T = any>(action: string, params?: Record<string, unknown>): Promise<T>;
+}
+
+/** Credits gas exactly as a completed checkout does (the ledger's keyed credit). */
+export async function creditGas(app: Caller, agentId: string, gas: number, packId = 'starter'): Promise<void> {
+  const sessionId = `cko_test${base62(12)}`;
+  await app.call('ledger.creditGasPurchase', { key: `checkout:${sessionId}`, agentId, gas, sessionId, packId });
+}
+
+/** Every ledger invariant holds: transactions sum to zero, no negative agent balance, balances equal postings, … */
+export async function expectLedgerClean(app: Caller): Promise<void> {
+  const audit = await app.call<{ ok: boolean; checks: Array<{ name: string; ok: boolean; message: string }> }>('ledger.audit');
+  expect(audit.checks.filter((c) => !c.ok)).toEqual([]);
+  expect(audit.ok).toBe(true);
+}
