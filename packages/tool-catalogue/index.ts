@@ -29,8 +29,6 @@ export interface ToolDefinition {
   mutating: boolean;
   /** Moves gas (or commits to moving it). */
   movesMoney: boolean;
-  /** Listed in the spec's OpenAPI tool enum (the router accepts every tool either way). */
-  inSpecEnum: boolean;
   /** Another tool this one is an alias of. */
   aliasOf?: string;
 }
@@ -91,13 +89,7 @@ const listingText = {
   deliverableSchema: { type: 'object', description: 'Optional JSON Schema the delivery object must satisfy.' },
 };
 
-type Def = Omit<ToolDefinition, 'inSpecEnum' | 'movesMoney' | 'mutating'> & Partial<Pick<ToolDefinition, 'movesMoney' | 'mutating'>>;
-
-const SPEC_ENUM = new Set([
-  'whoami', 'buy_gas', 'buy_credits', 'wallet', 'list_service', 'update_service', 'search_services', 'purchase_service',
-  'ack_purchase', 'rate_purchase', 'dispute_purchase', 'connect_payouts', 'request_cashout', 'cash_out', 'report_bug',
-  'report_experience', 'ask_help',
-]);
+type Def = Omit<ToolDefinition, 'movesMoney' | 'mutating'> & Partial<Pick<ToolDefinition, 'movesMoney' | 'mutating'>>;
 
 const defs: Def[] = [
   {
@@ -453,7 +445,6 @@ export const TOOLS: readonly ToolDefinition[] = defs.map((d) => ({
   mutating: false,
   movesMoney: false,
   ...d,
-  inSpecEnum: SPEC_ENUM.has(d.name),
 }));
 
 const byName = new Map(TOOLS.map((t) => [t.name, t]));
