@@ -155,8 +155,10 @@ async function claimKey(
 }
 
 async function ensureAgentAccount(tx: Queryable, agentId: string): Promise<void> {
+  // No conflict target: two first movements of one agent racing may trip the id or the agent_id
+  // unique index first, and either means "the account exists".
   await tx.query(
-    `INSERT INTO ledger.accounts (id, kind, agent_id) VALUES ($1, 'agent', $2) ON CONFLICT (id) DO NOTHING`,
+    `INSERT INTO ledger.accounts (id, kind, agent_id) VALUES ($1, 'agent', $2) ON CONFLICT DO NOTHING`,
     [agentAccount(agentId), agentId],
   );
 }

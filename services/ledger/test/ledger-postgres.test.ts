@@ -24,6 +24,15 @@ describeWithPostgres('ledger on PostgreSQL under concurrency', () => {
 
   const balance = async (agentId: string) => (await h.call('ledger.balance', { agentId })).gasBalance;
 
+  it('credits racing to open a new agent\'s account all land', async () => {
+    for (let round = 0; round < 40; round++) {
+      const agent = uid('agt');
+      const results = settled(await Promise.allSettled(Array.from({ length: 12 }, () => creditGas(h, agent, 50))));
+      expect(results.errors).toEqual([]);
+      expect(await balance(agent)).toBe(600);
+    }
+  });
+
   it('many concurrent holds against one balance never overdraw', async () => {
     const buyer = uid('agt');
     await creditGas(h, buyer, 1000);
