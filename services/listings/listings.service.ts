@@ -337,6 +337,25 @@ const ListingsService: ServiceSchema = {
       },
     },
 
+    /** Operator: put a taken-down listing back (active again, reason cleared); only a removed listing. */
+    restore: {
+      params: { listingId: 'string' },
+      async handler(this: ListingsThis, ctx: Context<{ listingId: string }, CallMeta>) {
+        const meta = ctx.meta as CallMeta;
+        if (meta.internal !== true && !meta.operator) throw new ForbiddenError('Only operators can restore listings.');
+        const row = await this.loadListing(ctx.params.listingId);
+        if (!row) throw new NotFoundError(`No listing ${ctx.params.listingId}.`);
+        if (row.status !== 'removed') {
+          throw new InvalidStateError(`Listing ${ctx.params.listingId} is ${row.status}, not taken down.`, { hint: 'Only a taken-down listing can be restored.', details: { status: row.status } });
+        }
+        await this.db.query(
+          `UPDATE listings.listings SET status = 'active', removed_reason = NULL, removed_at = NULL, updated_at = now() WHERE id = $1 AND status = 'removed'`,
+          [ctx.params.listingId],
+        );
+        return listingView((await this.loadListing(ctx.params.listingId))!, this.now());
+      },
+    },
+
     /** Internal (npm run seed): creates the seed sellers and their listings; idempotent. */
     seed: {
       params: {},

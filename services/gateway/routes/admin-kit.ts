@@ -23,8 +23,11 @@ export function adminKit(deps: GatewayDeps) {
   const call = <T = any>(req: Request, action: string, params: Record<string, unknown> = {}) =>
     deps.broker.call(action, params, { meta: { internal: true, operator: operatorOf(req), requestId: req.requestId } }) as Promise<T>;
 
-  /** Runs an operator action and records it (also when it fails) in the audit log. */
-  async function audited(req: Request, res: Response, what: AuditedAction): Promise<void> {
+  /**
+   * Runs an operator action and records it (also when it fails) in the audit log; answers its
+   * result or throws its error. The API and the console (web/admin) both act through this.
+   */
+  async function runAudited(req: Request, what: AuditedAction): Promise<unknown> {
     let before: unknown = null;
     if (what.before) before = await what.before().catch(() => null);
     let after: unknown = null;
@@ -54,8 +57,17 @@ export function adminKit(deps: GatewayDeps) {
       // The action already happened (or failed); a missing audit row must be visible in the logs.
       deps.broker.logger.error(`audit log write failed for ${what.action} ${what.target}`, (err as Error).message);
     }
-    if (error) {
-      sendError(res, req, error);
+    if (error) throw error;
+    return after;
+  }
+
+  /** runAudited, answered as the API's envelope. */
+  async function audited(req: Request, res: Response, what: AuditedAction): Promise<void> {
+    let after: unknown;
+    try {
+      after = await runAudited(req, what);
+    } catch (err) {
+      sendError(res, req, err);
       return;
     }
     res.json({ ok: true, result: after });
@@ -69,5 +81,5 @@ export function adminKit(deps: GatewayDeps) {
     }
   };
 
-  return { call, audited, wrap };
+  return { call, runAudited, audited, wrap };
 }

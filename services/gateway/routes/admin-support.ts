@@ -7,9 +7,11 @@
 import type { Express } from 'express';
 import type { GatewayDeps } from '../app';
 import { adminKit } from './admin-kit';
+import { operatorActions } from './admin-actions';
 
 export function registerAdminSupportRoutes(app: Express, deps: GatewayDeps): void {
-  const { call, audited, wrap } = adminKit(deps);
+  const { call, wrap } = adminKit(deps);
+  const ops = operatorActions(deps);
 
   app.get('/api/admin/reports/summary', wrap(async (req, res) => {
     res.json({ ok: true, result: await call(req, 'support.summary') });
@@ -20,13 +22,7 @@ export function registerAdminSupportRoutes(app: Express, deps: GatewayDeps): voi
   }));
 
   app.post('/api/admin/reports/bugs/:bugId/status', wrap(async (req, res) => {
-    const bugId = String(req.params.bugId);
-    const status = req.body && typeof req.body === 'object' ? (req.body as any).status : undefined;
-    await audited(req, res, {
-      action: 'support.bug_status',
-      target: bugId,
-      params: { status },
-      run: () => call(req, 'support.setBugStatus', { bugId, status }),
-    });
+    const input = req.body && typeof req.body === 'object' ? (req.body as Record<string, any>) : {};
+    res.json({ ok: true, result: await ops.setBugStatus(req, String(req.params.bugId), input) });
   }));
 }

@@ -1,0 +1,187 @@
+/**
+ * The operator's actions, once: argument checks, the owning service's action, and the audit log
+ * (runAudited). /api/admin (admin-ops.ts, admin-support.ts) answers them as JSON; the console
+ * (web/admin) as pages. Neither re-implements them.
+ */
+import type { Request } from 'express';
+import { InvalidArgumentsError } from '../../../packages/errors';
+import type { GatewayDeps } from '../app';
+import { adminKit } from './admin-kit';
+
+export const PAYOUT_STATUSES = ['requested', 'pending', 'paying', 'paid', 'rejecting', 'rejected', 'failed', 'all'];
+
+function requiredText(value: unknown, field: string, hint: string, min = 3): string {
+  if (typeof value !== 'string' || value.trim().length < min) {
+    throw new InvalidArgumentsError(`${field} is required (at least ${min} characters).`, { hint, details: { field } });
+  }
+  return value.trim();
+}
+
+/** The owning service answers either {<name>: …} or the bare object; the API always answers {<name>: …}. */
+function asObject(name: string, value: any): Record<string, unknown> {
+  return value && typeof value === 'object' && name in value ? value : { [name]: value };
+}
+
+export interface AuditLogEntry {
+  id: number;
+  operator: string;
+  action: string;
+  target: string;
+  params: unknown;
+  before: unknown;
+  after: unknown;
+  ok: boolean;
+  error: string | null;
+  requestId: string | null;
+  at: string;
+}
+
+export function operatorActions(deps: GatewayDeps) {
+  const { call, runAudited } = adminKit(deps);
+
+  const listDisputes = async (req: Request, status?: string): Promise<any[]> => {
+    const r = await call<any>(req, 'escrow.listDisputes', status ? { status } : {});
+    return Array.isArray(r) ? r : (r?.disputes ?? []);
+  };
+
+  return {
+    call,
+
+    // ---- payouts ----------------------------------------------------------------------------------
+    async listPayouts(req: Request, status = 'pending', limit?: number): Promise<any[]> {
+      if (!PAYOUT_STATUSES.includes(status)) {
+        throw new InvalidArgumentsError(`Unknown payout status "${status}".`, { hint: `Use one of: ${PAYOUT_STATUSES.join(', ')}.`, details: { field: 'status' } });
+      }
+      return call(req, 'payments.listPayouts', { status, limit });
+    },
+
+    getPayout: (req: Request, cashoutId: string) => call(req, 'payments.getPayout', { cashoutId }),
+
+    payPayout(req: Request, cashoutId: string, input: Record<string, any>) {
+      const btcTxid = requiredText(input.btcTxid ?? input.txid, 'btcTxid', 'Send {"btcTxid": "<64 hex>", "btcAmount": "0.00529"}.', 1);
+      const btcAmount = input.btcAmount ?? input.btc;
+      if (btcAmount === undefined || btcAmount === null || btcAmount === '') {
+        throw new InvalidArgumentsError('btcAmount is required.', { hint: 'Send the BTC amount the transaction paid, e.g. {"btcAmount": "0.00529"}.', details: { field: 'btcAmount' } });
+      }
+      return runAudited(req, {
+        action: 'payouts.pay',
+        target: cashoutId,
+        params: { btcTxid, btcAmount },
+        before: () => call(req, 'payments.getPayout', { cashoutId }),
+        run: async () => ({ payout: await call(req, 'payments.markPayoutPaid', { cashoutId, btcTxid, btcAmount: typeof btcAmount === 'number' ? btcAmount : String(btcAmount) }) }),
+      });
+    },
+
+    rejectPayout(req: Request, cashoutId: string, input: Record<string, any>) {
+      const reason = requiredText(input.reason, 'reason', 'Say why, e.g. {"reason": "address belongs to a sanctioned service"}; the agent sees it.');
+      return runAudited(req, {
+        action: 'payouts.reject',
+        target: cashoutId,
+        params: { reason },
+        before: () => call(req, 'payments.getPayout', { cashoutId }),
+        run: async () => ({ payout: await call(req, 'payments.rejectPayout', { cashoutId, reason }) }),
+      });
+    },
+
+    // ---- disputes ---------------------------------------------------------------------------------
+    listDisputes,
+
+    resolveDispute(req: Request, purchaseId: string, input: Record<string, any>) {
+      const outcome = input.outcome;
+      if (outcome !== 'refund' && outcome !== 'release') {
+        throw new InvalidArgumentsError('outcome must be "refund" (the buyer gets the gas back) or "release" (the seller is paid).', {
+          hint: 'Send {"outcome": "refund"} or {"outcome": "release"}, optionally with "note".',
+          details: { field: 'outcome' },
+        });
+      }
+      const note = typeof input.note === 'string' && input.note.trim() ? input.note.trim() : undefined;
+      return runAudited(req, {
+        action: 'disputes.resolve',
+        target: purchaseId,
+        params: { outcome, note },
+        before: async () => (await listDisputes(req)).find((d) => d?.purchase?.id === purchaseId || d?.purchaseId === purchaseId) ?? null,
+        run: async () => asObject('purchase', await call(req, 'escrow.resolveDispute', { purchaseId, outcome, ...(note ? { note } : {}) })),
+      });
+    },
+
+    // ---- listings ---------------------------------------------------------------------------------
+    /** Seed flag of an agent, addressed by the agent id or by one of its listings. */
+    async setSeed(req: Request, id: string, input: Record<string, any>) {
+      if (input.isSeed !== undefined && typeof input.isSeed !== 'boolean') {
+        throw new InvalidArgumentsError('isSeed must be true or false.', { hint: 'Send {"isSeed": true} to mark, {"isSeed": false} to clear.', details: { field: 'isSeed' } });
+      }
+      const isSeed: boolean = input.isSeed ?? true;
+      let agentId = id;
+      let listingId: string | null = null;
+      if (!id.startsWith('agt_')) {
+        const listing = await call<{ sellerId: string }>(req, 'listings.getForPurchase', { listingId: id });
+        agentId = listing.sellerId;
+        listingId = id;
+      }
+      return runAudited(req, {
+        action: isSeed ? 'listings.seed' : 'listings.unseed',
+        target: agentId,
+        params: { isSeed, listingId },
+        before: () => call(req, 'agents.get', { agentId }),
+        run: async () => ({ agent: await call(req, 'agents.setSeed', { agentId, isSeed }), listingId }),
+      });
+    },
+
+    takeDown(req: Request, listingId: string, input: Record<string, any>) {
+      const reason = requiredText(input.reason, 'reason', 'Say why, e.g. {"reason": "offers stolen API keys"}; the seller sees it.');
+      return runAudited(req, {
+        action: 'listings.takedown',
+        target: listingId,
+        params: { reason },
+        before: () => call(req, 'listings.get', { listingId }),
+        run: async () => asObject('listing', await call(req, 'listings.takeDown', { listingId, reason })),
+      });
+    },
+
+    restore(req: Request, listingId: string, input: Record<string, any>) {
+      const note = typeof input.note === 'string' && input.note.trim() ? input.note.trim() : undefined;
+      return runAudited(req, {
+        action: 'listings.restore',
+        target: listingId,
+        params: { note },
+        before: () => call(req, 'listings.get', { listingId }),
+        run: async () => asObject('listing', await call(req, 'listings.restore', { listingId })),
+      });
+    },
+
+    // ---- support ----------------------------------------------------------------------------------
+    setBugStatus(req: Request, bugId: string, input: Record<string, any>) {
+      const status = input.status;
+      return runAudited(req, {
+        action: 'support.bug_status',
+        target: bugId,
+        params: { status },
+        run: () => call(req, 'support.setBugStatus', { bugId, status }),
+      });
+    },
+
+    // ---- audit log --------------------------------------------------------------------------------
+    async auditLog(limit = 100, action: string | null = null): Promise<AuditLogEntry[]> {
+      const r = await deps.db.query<any>(
+        `SELECT id, operator, action, target, params, before, after, ok, error, request_id, at FROM gateway.audit_log
+          WHERE ($1::text IS NULL OR action = $1) ORDER BY id DESC LIMIT $2`,
+        [action, limit],
+      );
+      return r.rows.map((e) => ({
+        id: Number(e.id),
+        operator: e.operator,
+        action: e.action,
+        target: e.target,
+        params: e.params,
+        before: e.before,
+        after: e.after,
+        ok: e.ok,
+        error: e.error,
+        requestId: e.request_id,
+        at: new Date(e.at).toISOString(),
+      }));
+    },
+  };
+}
+
+export type OperatorActions = ReturnType<typeof operatorActions>;
