@@ -5,6 +5,8 @@
  * without Stripe keys (the sandbox checkout). Reports lifecycles per second (p50/p99 per lifecycle)
  * and each tool's latency.
  */
+import { decideSandboxCheckout } from '../../packages/testkit/checkout';
+
 export interface LifecycleBenchRow {
   name: string;
   count: number;
@@ -55,11 +57,7 @@ async function fundWithSandbox(baseUrl: string, buyer: Agent, minGas: number): P
     if (gasBalance >= minGas) return;
     const checkout = await tool(baseUrl, 'buy_gas', { packId: 'fleet' }, buyer.apiKey);
     const url = new URL(checkout.checkoutUrl);
-    const approve = await fetch(`${baseUrl}${url.pathname.replace(/\/$/, '')}/approve`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/x-www-form-urlencoded' },
-      body: 'decision=approve',
-    });
+    const approve = await decideSandboxCheckout(`${baseUrl}${url.pathname.replace(/\/$/, '')}`, 'approve');
     if (approve.status !== 200) throw new Error(`sandbox approve failed: ${approve.status} (is STRIPE_SECRET_KEY set? the bench needs the sandbox checkout)`);
   }
 }

@@ -27,6 +27,8 @@ export interface Config {
   /** For the local Stripe stand-in in tests: host/port/protocol the SDK talks to. */
   stripeApiBase: string | null;
   adminToken: string | null;
+  /** Shown on the checkout and terms pages (OPERATOR_CONTACT: an e-mail address or URL); null = not published. */
+  operatorContact: string | null;
   autoReleaseDays: number;
   rateLimitPerMinute: number;
   authCacheTtlMs: number;
@@ -108,6 +110,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     stripeWebhookSecret,
     stripeApiBase: str(env, 'STRIPE_API_BASE'),
     adminToken: str(env, 'ADMIN_TOKEN'),
+    operatorContact: str(env, 'OPERATOR_CONTACT'),
     autoReleaseDays: int(env, 'AUTO_RELEASE_DAYS', 3, 0),
     rateLimitPerMinute: int(env, 'RATE_LIMIT_PER_MINUTE', 600, 0),
     authCacheTtlMs: int(env, 'AUTH_CACHE_TTL_MS', 5000, 0),

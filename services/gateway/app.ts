@@ -17,6 +17,8 @@ import { registerLiquidityRoutes } from './routes/liquidity';
 import { registerDiscoveryRoutes } from './routes/discovery';
 import { registerAdminRoutes } from './routes/admin';
 import { registerMcpRoutes } from './routes/mcp';
+import { registerPublicPages, htmlNotFound } from './web/public-routes';
+import { registerAdminConsole } from './web/admin/console-routes';
 
 export interface GatewayDeps {
   broker: ServiceBroker;
@@ -43,7 +45,10 @@ export function buildApp(deps: GatewayDeps): Express {
   registerDiscoveryRoutes(app, deps);
   registerAdminRoutes(app, deps);
   registerMcpRoutes(app, deps);
+  registerPublicPages(app, deps);
+  registerAdminConsole(app, deps);
 
+  app.use(htmlNotFound);
   app.use(notFound);
   app.use(errorHandler);
   return app;

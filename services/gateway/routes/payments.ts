@@ -1,6 +1,7 @@
 /**
  * Payments over HTTP: the Stripe webhook (raw body, signature checked by payments), the sandbox
- * checkout page with its Approve/Decline forms, and the pages Stripe returns the browser to.
+ * checkout page with its Approve/Decline forms (CSRF-checked), and the pages Stripe returns the
+ * browser to. The pages themselves are in ../web/checkout.tsx.
  * Mounted before any JSON parser: express.raw is applied to the webhook route only.
  */
 import express, { type Express, type Request, type Response } from 'express';
@@ -8,30 +9,31 @@ import type { GatewayDeps } from '../app';
 import { sendError } from '../http';
 import { toEnvelope } from '../../../packages/errors';
 import type { CheckoutView, FulfilResult } from '../../payments/payments.service';
-import { resultPage, sandboxCheckoutPage, statusSentence } from '../../payments/checkout-page';
+import { CheckoutResultPage, SandboxCheckoutPage, statusSentence, type CheckoutContext } from '../web/checkout';
+import { csrfToken, csrfValid } from '../web/csrf';
+import { sendPage } from '../web/render';
 
 export const STRIPE_WEBHOOK_PATH = '/api/payments/stripe/webhook';
 
-const HTML_HEADERS = {
-  'content-type': 'text/html; charset=utf-8',
-  'cache-control': 'no-store',
-  'content-security-policy': "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'; frame-ancestors 'none'",
-  'x-frame-options': 'DENY',
-  'referrer-policy': 'no-referrer',
-};
-
-function sendHtml(res: Response, status: number, html: string): void {
-  res.status(status).set(HTML_HEADERS).send(html);
-}
-
-function sendHtmlError(res: Response, req: Request, err: unknown): void {
-  const { status, body } = toEnvelope(err, req.requestId);
-  const msg = body.error.hint ? `${body.error.message} ${body.error.hint}` : body.error.message;
-  sendHtml(res, status, resultPage(status === 404 ? 'Checkout not found' : 'Checkout unavailable', msg));
-}
+const formBody = express.urlencoded({ extended: false, limit: '8kb' });
+const csrfPurpose = (sessionId: string) => `checkout:${sessionId}`;
 
 export function registerPaymentsRoutes(app: Express, deps: GatewayDeps): void {
   const { broker } = deps;
+  const ctx: CheckoutContext = { baseUrl: deps.config.publicBaseUrl, operatorContact: deps.config.operatorContact };
+  const result = (res: Response, status: number, title: string, message: string, sessionId?: string) =>
+    sendPage(res, status, CheckoutResultPage({ title, message, sessionId, ctx }));
+  const htmlError = (res: Response, req: Request, err: unknown) => {
+    const { status, body } = toEnvelope(err, req.requestId);
+    const msg = body.error.hint ? `${body.error.message} ${body.error.hint}` : body.error.message;
+    result(res, status, status === 404 ? 'Checkout not found' : 'Checkout unavailable', msg);
+  };
+  /** A form POST without this browser's token for this checkout: refused before anything happens. */
+  const refuseForgery = (req: Request, res: Response, id: string): boolean => {
+    if (csrfValid(req, csrfPurpose(id))) return false;
+    result(res, 403, 'Please use the checkout page', 'This form was not sent from the checkout page (its security token is missing or stale). Open the checkout link again and press the button there.', id);
+    return true;
+  };
 
   app.post(STRIPE_WEBHOOK_PATH, express.raw({ type: () => true, limit: '1mb' }), async (req, res) => {
     try {
@@ -49,40 +51,43 @@ export function registerPaymentsRoutes(app: Express, deps: GatewayDeps): void {
     try {
       const s = await broker.call<CheckoutView, { sessionId: string }>('payments.getCheckout', { sessionId: sessionId(req) });
       if (s.provider !== 'sandbox') {
-        sendHtml(res, 404, resultPage('Checkout not found', 'This is not a sandbox checkout session.'));
+        result(res, 404, 'Checkout not found', 'This is not a sandbox checkout session.');
         return;
       }
       const agent = await broker
-        .call<{ displayName: string }, { agentId: string }>('agents.get', { agentId: s.agentId })
-        .catch(() => ({ displayName: 'your agent' }));
-      sendHtml(res, 200, sandboxCheckoutPage(s, agent.displayName));
+        .call<{ displayName: string | null }, { agentId: string }>('agents.get', { agentId: s.agentId })
+        .catch(() => ({ displayName: null }));
+      const csrf = csrfToken(req, res, csrfPurpose(s.id));
+      sendPage(res, 200, SandboxCheckoutPage({ session: s, agent: { id: s.agentId, displayName: agent.displayName }, csrf, ctx }));
     } catch (err) {
-      sendHtmlError(res, req, err);
+      htmlError(res, req, err);
     }
   });
 
-  app.post('/checkout/sandbox/:sessionId/approve', async (req, res) => {
+  app.post('/checkout/sandbox/:sessionId/approve', formBody, async (req, res) => {
     try {
       const id = sessionId(req);
+      if (refuseForgery(req, res, id)) return;
       const r = await broker.call<FulfilResult, { sessionId: string }>('payments.sandboxApprove', { sessionId: id });
       if (r.credited) {
-        sendHtml(res, 200, resultPage('Payment approved', `${r.gas} gas were added to the agent's balance.`, id));
+        result(res, 200, 'Payment approved', `${r.gas} gas were added to the agent's balance.`, id);
       } else {
-        sendHtml(res, 409, resultPage('Nothing to approve', statusSentence({ status: r.status, gas: r.gas }), id));
+        result(res, 409, 'Nothing to approve', statusSentence({ status: r.status, gas: r.gas }), id);
       }
     } catch (err) {
-      sendHtmlError(res, req, err);
+      htmlError(res, req, err);
     }
   });
 
-  app.post('/checkout/sandbox/:sessionId/decline', async (req, res) => {
+  app.post('/checkout/sandbox/:sessionId/decline', formBody, async (req, res) => {
     try {
       const id = sessionId(req);
+      if (refuseForgery(req, res, id)) return;
       const r = await broker.call<{ declined: boolean; status: CheckoutView['status'] }, { sessionId: string }>('payments.sandboxDecline', { sessionId: id });
-      if (r.declined) sendHtml(res, 200, resultPage('Payment declined', 'Nothing was charged and no gas was added.', id));
-      else sendHtml(res, 409, resultPage('Nothing to decline', statusSentence({ status: r.status, gas: 0 }), id));
+      if (r.declined) result(res, 200, 'Payment declined', 'Nothing was charged and no gas was added.', id);
+      else result(res, 409, 'Nothing to decline', statusSentence({ status: r.status, gas: 0 }), id);
     } catch (err) {
-      sendHtmlError(res, req, err);
+      htmlError(res, req, err);
     }
   });
 
@@ -91,10 +96,10 @@ export function registerPaymentsRoutes(app: Express, deps: GatewayDeps): void {
   app.get('/checkout/done', async (req, res) => {
     const id = typeof req.query.session_id === 'string' ? req.query.session_id.slice(0, 255) : '';
     if (id) await broker.call('payments.reconcileSession', { sessionId: id }).catch(() => undefined);
-    sendHtml(res, 200, resultPage('Thank you', 'Your payment is being confirmed; the gas appears on the agent\'s balance within seconds.'));
+    result(res, 200, 'Thank you', 'Your payment is being confirmed; the gas appears on the agent\'s balance within seconds.');
   });
 
   app.get('/checkout/cancelled', (_req, res) => {
-    sendHtml(res, 200, resultPage('Checkout cancelled', 'Nothing was charged and no gas was added.'));
+    result(res, 200, 'Checkout cancelled', 'Nothing was charged and no gas was added.');
   });
 }

@@ -18,6 +18,7 @@ import {
 } from '../../../packages/testkit';
 import { createBroker } from '../../../packages/broker';
 import { loadConfig } from '../../../packages/config';
+import { openSandboxCheckout, submitSandboxForm } from '../../../packages/testkit/checkout';
 import { base62 } from '../../../packages/ids';
 import { settled, uid } from './helpers';
 
@@ -73,7 +74,8 @@ describeDistributed('ledger and payments over NATS (separate processes)', () => 
     expect(buy.checkoutUrl.startsWith(`${baseUrl}/checkout/sandbox/cko_`)).toBe(true);
     const page = await api.get(new URL(buy.checkoutUrl).pathname);
     expect(page.text).toContain('Distributed Buyer');
-    const approve = async () => (await fetch(`${buy.checkoutUrl}/approve`, { method: 'POST' })).status;
+    const form = await openSandboxCheckout(buy.checkoutUrl);
+    const approve = async () => (await submitSandboxForm(form, 'approve')).status;
     expect((await Promise.all([approve(), approve(), approve()])).sort()).toEqual([200, 409, 409]);
     await eventually(async () => (await api.ok('wallet', {}, apiKey)).gasBalance === 500);
 

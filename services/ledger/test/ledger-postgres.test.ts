@@ -6,6 +6,7 @@
 import { createTestDatabase, describeWithPostgres, startTestApp, type TestDatabase } from '../../../packages/testkit';
 import { settled, startLedger, uid, type LedgerHarness } from './helpers';
 import { creditGas, expectLedgerClean } from '../../../packages/testkit/ledger';
+import { openSandboxCheckout, submitSandboxForm } from '../../../packages/testkit/checkout';
 
 describeWithPostgres('ledger on PostgreSQL under concurrency', () => {
   let testDb: TestDatabase;
@@ -176,8 +177,8 @@ describeWithPostgres('buying gas on PostgreSQL', () => {
     try {
       const { apiKey } = await app.api.register('PG Buyer');
       const buy = await app.api.ok('buy_gas', { packId: 'starter' }, apiKey);
-      const action = `${app.baseUrl}${new URL(buy.checkoutUrl).pathname}/approve`;
-      const statuses = await Promise.all(Array.from({ length: 12 }, () => fetch(action, { method: 'POST' }).then((r) => r.status)));
+      const form = await openSandboxCheckout(`${app.baseUrl}${new URL(buy.checkoutUrl).pathname}`);
+      const statuses = await Promise.all(Array.from({ length: 12 }, () => submitSandboxForm(form, 'approve').then((r) => r.status)));
       expect(statuses.filter((s) => s === 200)).toHaveLength(1);
       expect((await app.api.ok('wallet', {}, apiKey)).gasBalance).toBe(500);
       await expectLedgerClean(app);

@@ -2,12 +2,17 @@
 import { eventually, startTestApp, type TestApp } from '../../../packages/testkit';
 import { ConfigError, loadConfig } from '../../../packages/config';
 import { expectLedgerClean } from '../../../packages/testkit/ledger';
+import { openSandboxCheckout, submitSandboxForm, type SandboxForm } from '../../../packages/testkit/checkout';
 
-async function form(app: TestApp, action: string, decision: string) {
+/** checkoutUrl names PUBLIC_BASE_URL; the test server listens on a random port. */
+const onApp = (app: TestApp, url: string) => `${app.baseUrl}${new URL(url).pathname}`;
+
+/** Posts a checkout form as the browser that opened `page` would (its CSRF cookie and token). */
+async function form(app: TestApp, action: string, page: SandboxForm | null) {
   const res = await fetch(`${app.baseUrl}${action}`, {
     method: 'POST',
-    headers: { 'content-type': 'application/x-www-form-urlencoded' },
-    body: `decision=${decision}`,
+    headers: { 'content-type': 'application/x-www-form-urlencoded', ...(page ? { cookie: page.cookie } : {}) },
+    body: page ? `csrf=${encodeURIComponent(page.csrf)}` : '',
     redirect: 'manual',
   });
   return { status: res.status, html: await res.text(), type: res.headers.get('content-type') };
@@ -49,15 +54,30 @@ describe('sandbox checkout', () => {
     const page = await app.api.get(path);
     expect(page.status).toBe(200);
     expect(page.headers.get('content-type')).toMatch(/text\/html/);
+    expect(page.headers.get('content-security-policy')).toMatch(/script-src 'self'/);
+    expect(page.headers.get('x-frame-options')).toBe('DENY');
     expect(page.text).toContain('starter');
-    expect(page.text).toContain('5.00 USD');
+    expect(page.text).toContain('$5.00 USD');
     expect(page.text).toContain('500 gas');
-    expect(page.text).toContain('Sandbox Buyer &lt;&amp;&gt;');
-    expect(page.text).not.toMatch(/<script/i);
-    expect(page.text).toMatch(/<button[^>]*>Approve<\/button>/);
+    expect(page.text).toContain('Sandbox Buyer &lt;&amp;'); // escaped by the renderer (">" needs no escaping in text)
+    expect(page.text).not.toContain('Sandbox Buyer <&');
+    expect(page.text).toContain('Agent Market'); // whom the person is paying
+    expect(page.text).toContain('No card details reach the agent');
+    expect(page.text).toMatch(/expires in \d+ hours/);
+    // No inline script: the only script is the site's own, and the forms work without it.
+    expect(page.text).not.toMatch(/<script>/i);
+    expect(page.text).toMatch(/<button[^>]*>Approve \$5\.00<\/button>/);
     expect(page.text).toMatch(/<button[^>]*>Decline<\/button>/);
 
-    const approved = await form(app, actionOf(page.text, 'approve'), 'approve');
+    // A form posted without this browser's token (another site, a bare curl) does nothing.
+    const forged = await form(app, actionOf(page.text, 'approve'), null);
+    expect(forged.status).toBe(403);
+    expect((await app.api.ok('wallet', {}, apiKey)).gasBalance).toBe(0);
+    const opened = await openSandboxCheckout(onApp(app, buy.checkoutUrl));
+    const wrongSession = await form(app, '/checkout/sandbox/cko_other/approve', opened);
+    expect(wrongSession.status).toBe(403);
+
+    const approved = await form(app, actionOf(page.text, 'approve'), opened);
     expect(approved.status).toBe(200);
     expect(approved.type).toMatch(/text\/html/);
     expect(approved.html).toContain('500 gas were added');
@@ -76,19 +96,19 @@ describe('sandbox checkout', () => {
     const after = await app.api.get(path);
     expect(after.text).toContain('This checkout is paid');
     expect(after.text).not.toContain('<form');
-    const again = await form(app, actionOf(page.text, 'approve'), 'approve');
+    const again = await form(app, actionOf(page.text, 'approve'), opened);
     expect(again.status).toBe(409);
     expect((await app.api.ok('wallet', {}, apiKey)).gasBalance).toBe(500);
 
     // A second session, declined: nothing; approving it afterwards: nothing.
     const second = await app.api.ok('buy_credits', { packId: 'builder' }, apiKey);
     expect(second).toMatchObject({ packId: 'builder', gas: 2000, usd: 20 });
-    const page2 = await app.api.get(new URL(second.checkoutUrl).pathname);
-    expect(page2.text).toContain('20.00 USD');
-    const declined = await form(app, actionOf(page2.text, 'decline'), 'decline');
+    const page2 = await openSandboxCheckout(onApp(app, second.checkoutUrl));
+    expect(page2.html).toContain('20.00 USD');
+    const declined = await submitSandboxForm(page2, 'decline');
     expect(declined.status).toBe(200);
     expect(declined.html).toContain('Nothing was charged');
-    const late = await form(app, actionOf(page2.text, 'approve'), 'approve');
+    const late = await submitSandboxForm(page2, 'approve');
     expect(late.status).toBe(409);
     expect(late.html).toContain('declined');
     const w2 = await app.api.ok('wallet', {}, apiKey);
@@ -99,8 +119,8 @@ describe('sandbox checkout', () => {
   it('concurrent approvals of one session credit once', async () => {
     const { apiKey } = await app.api.register('Double Clicker');
     const buy = await app.api.ok('buy_gas', { packId: 'starter' }, apiKey);
-    const action = `${new URL(buy.checkoutUrl).pathname}/approve`;
-    const results = await Promise.all(Array.from({ length: 8 }, () => form(app, action, 'approve')));
+    const page = await openSandboxCheckout(onApp(app, buy.checkoutUrl));
+    const results = await Promise.all(Array.from({ length: 8 }, () => submitSandboxForm(page, 'approve')));
     expect(results.filter((r) => r.status === 200)).toHaveLength(1);
     expect(results.filter((r) => r.status === 409)).toHaveLength(7);
     expect((await app.api.ok('wallet', {}, apiKey)).gasBalance).toBe(500);
@@ -129,9 +149,10 @@ describe('sandbox checkout', () => {
   it('an expired session cannot be approved', async () => {
     const { apiKey } = await app.api.register('Slow Human');
     const buy = await app.api.ok('buy_gas', { packId: 'starter' }, apiKey);
+    const opened = await openSandboxCheckout(onApp(app, buy.checkoutUrl)); // the page was open; the click came too late
     app.clock.advance(25 * 3_600_000);
     try {
-      const r = await form(app, `${new URL(buy.checkoutUrl).pathname}/approve`, 'approve');
+      const r = await submitSandboxForm(opened, 'approve');
       expect(r.status).toBe(409);
       expect(r.html).toContain('expired');
     } finally {
@@ -144,8 +165,10 @@ describe('sandbox checkout', () => {
     const page = await app.api.get('/checkout/sandbox/cko_doesnotexist');
     expect(page.status).toBe(404);
     expect(page.text).toMatch(/<html/);
-    const approve = await form(app, '/checkout/sandbox/cko_doesnotexist/approve', 'approve');
-    expect(approve.status).toBe(404);
+    const someone = await openSandboxCheckout(`${app.baseUrl}/checkout/sandbox/cko_doesnotexist`);
+    expect(someone.csrf).toBe(''); // a 404 page has no form
+    const approve = await form(app, '/checkout/sandbox/cko_doesnotexist/approve', null);
+    expect(approve.status).toBe(403);
     const res = await fetch(`${app.baseUrl}/api/payments/stripe/webhook`, {
       method: 'POST',
       headers: { 'content-type': 'application/json', 'stripe-signature': 't=1,v1=deadbeef' },

@@ -1,0 +1,545 @@
+/** The operator console's pages. Every form posts with the console's CSRF token. */
+import type { ComponentChildren, VNode } from 'preact';
+import { Layout, type NavLink } from '../render';
+import { LocalTime } from '../components';
+import { gasAndUsd, usd } from '../format';
+import { CSRF_FIELD } from '../csrf';
+import type { AuditLogEntry } from '../../routes/admin-actions';
+
+export const CONSOLE_NAV: NavLink[] = [
+  { href: '/admin', label: 'Overview' },
+  { href: '/admin/payouts', label: 'Payouts' },
+  { href: '/admin/disputes', label: 'Disputes' },
+  { href: '/admin/listings', label: 'Listings' },
+  { href: '/admin/reports', label: 'Reports' },
+  { href: '/admin/audit-log', label: 'Audit log' },
+];
+
+export interface Flash {
+  kind: 'ok' | 'error';
+  text: string;
+}
+
+export interface ConsoleProps {
+  title: string;
+  csrf: string;
+  operator: string;
+  flash: Flash | null;
+  children: ComponentChildren;
+}
+
+export function ConsoleLayout({ title, csrf, operator, flash, children }: ConsoleProps): VNode {
+  return (
+    <Layout title={`${title} · operator console`} nav={CONSOLE_NAV} noindex>
+      <div class="actions">
+        <span class="muted">Signed in as {operator}.</span>
+        <form method="post" action="/admin/logout">
+          <input type="hidden" name={CSRF_FIELD} value={csrf} />
+          <button type="submit">Sign out</button>
+        </form>
+      </div>
+      {flash ? (
+        <p class={`notice ${flash.kind}`} role={flash.kind === 'error' ? 'alert' : 'status'}>
+          {flash.text}
+        </p>
+      ) : null}
+      <h1>{title}</h1>
+      {children}
+    </Layout>
+  );
+}
+
+/** A POST form carrying the CSRF token. */
+export function ActionForm(props: { action: string; csrf: string; class?: string; children: ComponentChildren }): VNode {
+  return (
+    <form method="post" action={props.action} class={props.class ?? 'inline'}>
+      <input type="hidden" name={CSRF_FIELD} value={props.csrf} />
+      {props.children}
+    </form>
+  );
+}
+
+// ---- sign-in --------------------------------------------------------------------------------------
+
+export function SignInPage(props: { csrf: string; error: string | null; localTokenFile: string | null; enabled: boolean }): VNode {
+  return (
+    <Layout title="Operator sign-in" noindex>
+      <div class="narrow">
+        <h1>Operator console</h1>
+        {!props.enabled ? (
+          <p class="notice warn">
+            The operator console is off: this server has no <code>ADMIN_TOKEN</code>. Set it and restart to turn the console on.
+          </p>
+        ) : (
+          <>
+            {props.error ? (
+              <p class="notice error" role="alert">
+                {props.error}
+              </p>
+            ) : null}
+            <form method="post" action="/admin/login" class="stack">
+              <input type="hidden" name={CSRF_FIELD} value={props.csrf} />
+              <label>
+                Admin token
+                <input type="password" name="token" autocomplete="current-password" required />
+              </label>
+              <button type="submit" class="primary">
+                Sign in
+              </button>
+            </form>
+            <p class="muted">
+              {props.localTokenFile ? (
+                <>
+                  No <code>ADMIN_TOKEN</code> is set, so on this machine you can sign in with the local operator token in{' '}
+                  <code>{props.localTokenFile}</code> (accepted from this computer only).
+                </>
+              ) : (
+                <>
+                  Use the <code>ADMIN_TOKEN</code> the server was started with.
+                </>
+              )}{' '}
+              The session lasts two hours; repeated wrong tokens are refused for a while.
+            </p>
+          </>
+        )}
+      </div>
+    </Layout>
+  );
+}
+
+// ---- overview -------------------------------------------------------------------------------------
+
+export interface OverviewData {
+  audit: { ok: boolean; checks: Array<{ name: string; ok: boolean; message: string }> } | null;
+  openDisputes: number | null;
+  pendingPayouts: number | null;
+  bugs: { total: number; open: number } | null;
+  experiences: { total: number; averageRating: number | null } | null;
+}
+
+const n = (v: number | null) => (v === null ? 'unavailable' : String(v));
+
+export function OverviewPage(p: Omit<ConsoleProps, 'title' | 'children'> & { data: OverviewData }): VNode {
+  const { data } = p;
+  return (
+    <ConsoleLayout title="Overview" {...p}>
+      <ul class="figures">
+        <li>
+          <span class="n">{data.audit === null ? '?' : data.audit.ok ? 'Clean' : 'Problems'}</span> ledger audit
+        </li>
+        <li>
+          <span class="n">{n(data.openDisputes)}</span> <a href="/admin/disputes">open disputes</a>
+        </li>
+        <li>
+          <span class="n">{n(data.pendingPayouts)}</span> <a href="/admin/payouts">pending payouts</a>
+        </li>
+        <li>
+          <span class="n">{data.bugs ? data.bugs.open : 'unavailable'}</span> <a href="/admin/reports">open bug reports</a>
+          {data.bugs ? <span class="muted"> of {data.bugs.total}</span> : null}
+        </li>
+      </ul>
+      <h2>Ledger audit</h2>
+      {data.audit === null ? (
+        <p class="notice error">The ledger did not answer.</p>
+      ) : (
+        <div class="table-scroll">
+          <table>
+            <thead>
+              <tr>
+                <th scope="col">Check</th>
+                <th scope="col">Result</th>
+                <th scope="col">Detail</th>
+              </tr>
+            </thead>
+            <tbody>
+              {data.audit.checks.map((c) => (
+                <tr>
+                  <td>{c.name}</td>
+                  <td>{c.ok ? 'ok' : <strong class="badge bad">failed</strong>}</td>
+                  <td>{c.message}</td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
+      )}
+      {data.experiences ? (
+        <p class="muted">
+          {data.experiences.total} experience reports, average rating {data.experiences.averageRating ?? '—'}.
+        </p>
+      ) : null}
+    </ConsoleLayout>
+  );
+}
+
+// ---- payouts --------------------------------------------------------------------------------------
+
+export function PayoutsPage(p: Omit<ConsoleProps, 'title' | 'children'> & { status: string; payouts: any[]; statuses: string[] }): VNode {
+  return (
+    <ConsoleLayout title="Payouts" {...p}>
+      <form method="get" action="/admin/payouts" class="inline">
+        <label>
+          Status{' '}
+          <select name="status">
+            {p.statuses.map((s) => (
+              <option value={s} selected={s === p.status}>
+                {s}
+              </option>
+            ))}
+          </select>
+        </label>
+        <button type="submit">Show</button>
+      </form>
+      {p.payouts.length === 0 ? <p>No {p.status === 'all' ? '' : `${p.status} `}payouts.</p> : null}
+      {p.payouts.map((c) => (
+        <section class="card" aria-labelledby={`h-${c.id}`}>
+          <h2 id={`h-${c.id}`}>
+            {c.id} <span class="badge">{c.status}</span>
+          </h2>
+          <dl class="facts">
+            <dt>Agent</dt>
+            <dd>
+              <code>{c.agentId}</code>
+            </dd>
+            <dt>Pay</dt>
+            <dd>
+              {gasAndUsd(c.netGas)} net of a {c.feeGas} gas fee (requested {c.amountGas} gas)
+            </dd>
+            <dt>BTC address</dt>
+            <dd>
+              <code>{c.btcAddress}</code> ({c.btcNetwork})
+            </dd>
+            <dt>Requested</dt>
+            <dd>
+              <LocalTime iso={c.createdAt} />
+            </dd>
+            {c.btcTxid ? (
+              <>
+                <dt>Paid</dt>
+                <dd>
+                  {c.btcAmount} BTC, txid <code>{c.btcTxid}</code>
+                </dd>
+              </>
+            ) : null}
+            {c.rejectReason ? (
+              <>
+                <dt>Rejected</dt>
+                <dd>{c.rejectReason}</dd>
+              </>
+            ) : null}
+          </dl>
+          {c.status === 'pending' ? (
+            <>
+              <ActionForm action={`/admin/payouts/${encodeURIComponent(c.id)}/pay`} csrf={p.csrf}>
+                <label>
+                  Transaction id <input name="btcTxid" required minLength={64} maxLength={64} pattern="[0-9a-fA-F]{64}" size={30} />
+                </label>
+                <label>
+                  BTC sent <input name="btcAmount" required inputMode="decimal" pattern="[0-9]+(\.[0-9]{1,8})?" size={12} />
+                </label>
+                <button type="submit" class="primary">
+                  Mark paid
+                </button>
+              </ActionForm>
+              <ActionForm action={`/admin/payouts/${encodeURIComponent(c.id)}/reject`} csrf={p.csrf}>
+                <label>
+                  Reason <input name="reason" required minLength={3} size={30} />
+                </label>
+                <button type="submit" class="danger">
+                  Reject and return the gas
+                </button>
+              </ActionForm>
+            </>
+          ) : null}
+        </section>
+      ))}
+    </ConsoleLayout>
+  );
+}
+
+// ---- disputes -------------------------------------------------------------------------------------
+
+export function DisputesPage(p: Omit<ConsoleProps, 'title' | 'children'> & { status: string; disputes: any[] }): VNode {
+  return (
+    <ConsoleLayout title="Disputes" {...p}>
+      <p>
+        Showing {p.status} disputes. {p.status !== 'all' ? <a href="/admin/disputes?status=all">Show all</a> : <a href="/admin/disputes">Show open</a>}
+      </p>
+      {p.disputes.length === 0 ? <p>No disputes.</p> : null}
+      {p.disputes.map((d) => {
+        const pu = d.purchase;
+        return (
+          <section class="card" aria-labelledby={`d-${pu.id}`}>
+            <h2 id={`d-${pu.id}`}>
+              {pu.listingTitle} <span class="badge">{pu.status}</span>
+            </h2>
+            <dl class="facts">
+              <dt>Purchase</dt>
+              <dd>
+                <code>{pu.id}</code>
+              </dd>
+              <dt>Price held</dt>
+              <dd>{gasAndUsd(pu.priceGas)}</dd>
+              <dt>Buyer / seller</dt>
+              <dd>
+                <code>{pu.buyerId}</code> / <code>{pu.sellerId}</code>
+              </dd>
+              <dt>Opened by</dt>
+              <dd>
+                {d.disputedBy}{pu.disputedAt ? <>, <LocalTime iso={pu.disputedAt} /></> : null}
+              </dd>
+              <dt>Reason</dt>
+              <dd class="description">{d.reason}</dd>
+              {pu.requirements ? (
+                <>
+                  <dt>Requirements</dt>
+                  <dd class="description">{pu.requirements}</dd>
+                </>
+              ) : null}
+              {d.outcome ? (
+                <>
+                  <dt>Resolved</dt>
+                  <dd>
+                    {d.outcome} by {d.resolvedBy}
+                    {d.note ? `: ${d.note}` : ''}
+                  </dd>
+                </>
+              ) : null}
+            </dl>
+            <h3>Delivery</h3>
+            {d.delivery ? (
+              <pre tabIndex={0} aria-label="Delivery">
+                <code>{JSON.stringify(d.delivery.delivery, null, 2)}</code>
+              </pre>
+            ) : (
+              <p class="muted">Nothing delivered.</p>
+            )}
+            <h3>Messages</h3>
+            {d.messages.length === 0 ? <p class="muted">No messages.</p> : null}
+            <ul>
+              {d.messages.map((m: any) => (
+                <li>
+                  <strong>{m.from}</strong> <span class="muted">({m.createdAt ? <LocalTime iso={m.createdAt} /> : null})</span>: <span class="description">{m.body}</span>
+                </li>
+              ))}
+            </ul>
+            {pu.status === 'disputed' ? (
+              <ActionForm action={`/admin/disputes/${encodeURIComponent(pu.id)}/resolve`} csrf={p.csrf} class="stack">
+                <label>
+                  Note (both sides see it)
+                  <textarea name="note" rows={2} />
+                </label>
+                <div class="actions">
+                  <button type="submit" name="outcome" value="refund">
+                    Refund the buyer ({pu.priceGas} gas)
+                  </button>
+                  <button type="submit" name="outcome" value="release">
+                    Release to the seller ({pu.sellerNetGas} gas)
+                  </button>
+                </div>
+              </ActionForm>
+            ) : null}
+          </section>
+        );
+      })}
+    </ConsoleLayout>
+  );
+}
+
+// ---- listings -------------------------------------------------------------------------------------
+
+function ListingActions({ l, csrf }: { l: any; csrf: string }): VNode {
+  const id = encodeURIComponent(l.id);
+  return (
+    <>
+      {l.status === 'removed' ? (
+        <ActionForm action={`/admin/listings/${id}/restore`} csrf={csrf}>
+          <button type="submit" class="primary">
+            Restore
+          </button>
+        </ActionForm>
+      ) : (
+        <ActionForm action={`/admin/listings/${id}/takedown`} csrf={csrf}>
+          <label>
+            Reason <input name="reason" required minLength={3} size={24} />
+          </label>
+          <button type="submit" class="danger">
+            Take down
+          </button>
+        </ActionForm>
+      )}
+      <ActionForm action={`/admin/listings/${id}/seed`} csrf={csrf}>
+        <input type="hidden" name="isSeed" value={l.seller.reputation.isSeed ? 'false' : 'true'} />
+        <button type="submit">{l.seller.reputation.isSeed ? 'Clear seed flag' : 'Mark seller as seed'}</button>
+      </ActionForm>
+    </>
+  );
+}
+
+export function ListingsAdminPage(p: Omit<ConsoleProps, 'title' | 'children'> & { q: string; listings: any[]; found: any | null; lookupId: string }): VNode {
+  return (
+    <ConsoleLayout title="Listings" {...p}>
+      <form method="get" action="/admin/listings" class="inline">
+        <label>
+          Listing id <input name="id" value={p.lookupId} placeholder="lst_…" />
+        </label>
+        <button type="submit">Open</button>
+      </form>
+      {p.found ? (
+        <section class="card" aria-label="Listing found">
+          <h2>
+            {p.found.title} <span class="badge">{p.found.status}</span>
+          </h2>
+          <p class="muted">
+            <code>{p.found.id}</code> · {gasAndUsd(p.found.priceGas)} · seller {p.found.seller.displayName} <code>{p.found.seller.id}</code>
+            {p.found.seller.reputation.isSeed ? ' · seed' : ''}
+          </p>
+          <ListingActions l={p.found} csrf={p.csrf} />
+        </section>
+      ) : p.lookupId ? (
+        <p>No listing {p.lookupId}.</p>
+      ) : null}
+      <h2>Active listings</h2>
+      <form method="get" action="/admin/listings" class="inline" role="search">
+        <label>
+          Search <input type="search" name="q" value={p.q} />
+        </label>
+        <button type="submit">Search</button>
+      </form>
+      <div class="table-scroll">
+        <table>
+          <thead>
+            <tr>
+              <th scope="col">Listing</th>
+              <th scope="col">Price</th>
+              <th scope="col">Seller</th>
+              <th scope="col">Actions</th>
+            </tr>
+          </thead>
+          <tbody>
+            {p.listings.map((l) => (
+              <tr>
+                <td>
+                  <a href={`/listings/${encodeURIComponent(l.id)}`}>{l.title}</a>
+                  <br />
+                  <code>{l.id}</code>
+                </td>
+                <td>{usd(l.priceGas)}</td>
+                <td>
+                  {l.seller.displayName}
+                  {l.seller.reputation.isSeed ? ' (seed)' : ''}
+                </td>
+                <td>
+                  <ListingActions l={l} csrf={p.csrf} />
+                </td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      </div>
+    </ConsoleLayout>
+  );
+}
+
+// ---- reports --------------------------------------------------------------------------------------
+
+export function ReportsPage(p: Omit<ConsoleProps, 'title' | 'children'> & { bugs: any[]; experiences: any[]; bugStatuses: readonly string[] }): VNode {
+  return (
+    <ConsoleLayout title="Reports" {...p}>
+      <h2>Bug reports</h2>
+      {p.bugs.length === 0 ? <p>No bug reports.</p> : null}
+      {p.bugs.map((b) => (
+        <section class="card" aria-labelledby={`b-${b.id}`}>
+          <h3 id={`b-${b.id}`}>
+            {b.title} <span class="badge">{b.severity}</span> <span class="badge">{b.status}</span>
+          </h3>
+          <p class="description">{b.description}</p>
+          <p class="muted">
+            <code>{b.id}</code> from <code>{b.agentId}</code>, reported {b.count}× , last <LocalTime iso={b.lastReportedAt} />
+          </p>
+          <ActionForm action={`/admin/reports/bugs/${encodeURIComponent(b.id)}/status`} csrf={p.csrf}>
+            <label>
+              Status{' '}
+              <select name="status">
+                {p.bugStatuses.map((s) => (
+                  <option value={s} selected={s === b.status}>
+                    {s}
+                  </option>
+                ))}
+              </select>
+            </label>
+            <button type="submit">Set status</button>
+          </ActionForm>
+        </section>
+      ))}
+      <h2>Experience reports</h2>
+      {p.experiences.length === 0 ? <p>No experience reports.</p> : null}
+      <div class="table-scroll">
+        <table>
+          <thead>
+            <tr>
+              <th scope="col">When</th>
+              <th scope="col">Step</th>
+              <th scope="col">Rating</th>
+              <th scope="col">Worked</th>
+              <th scope="col">Failed</th>
+            </tr>
+          </thead>
+          <tbody>
+            {p.experiences.map((e) => (
+              <tr>
+                <td>{e.createdAt ? <LocalTime iso={e.createdAt} /> : null}</td>
+                <td>{e.journeyStep}</td>
+                <td>{e.rating}</td>
+                <td>{e.whatWorked}</td>
+                <td>{e.whatFailed}</td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      </div>
+    </ConsoleLayout>
+  );
+}
+
+// ---- audit log ------------------------------------------------------------------------------------
+
+export function AuditLogPage(p: Omit<ConsoleProps, 'title' | 'children'> & { entries: AuditLogEntry[] }): VNode {
+  return (
+    <ConsoleLayout title="Audit log" {...p}>
+      <p class="muted">Every operator action, from the API, the CLI and this console, newest first — refused attempts included.</p>
+      <div class="table-scroll">
+        <table>
+          <thead>
+            <tr>
+              <th scope="col">When</th>
+              <th scope="col">Operator</th>
+              <th scope="col">Action</th>
+              <th scope="col">Target</th>
+              <th scope="col">Parameters</th>
+              <th scope="col">Result</th>
+            </tr>
+          </thead>
+          <tbody>
+            {p.entries.map((e) => (
+              <tr>
+                <td>
+                  <LocalTime iso={e.at} />
+                </td>
+                <td>{e.operator}</td>
+                <td>{e.action}</td>
+                <td>
+                  <code>{e.target}</code>
+                </td>
+                <td>
+                  <code>{JSON.stringify(e.params)}</code>
+                </td>
+                <td>{e.ok ? 'ok' : `refused: ${e.error ?? ''}`}</td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      </div>
+    </ConsoleLayout>
+  );
+}

@@ -1,0 +1,107 @@
+/**
+ * The operator console's sign-in: the admin token (or, on a development machine, the local operator
+ * token from loopback — the same two credentials /api/admin accepts) is exchanged for a session
+ * cookie: HttpOnly, SameSite=Strict, Path=/admin, expiring after SESSION_TTL_MS. The cookie is
+ * signed with a key derived from that credential, so it works on every gateway replica and
+ * changing ADMIN_TOKEN ends every session. Failed sign-ins are throttled per client address.
+ */
+import { createHmac, timingSafeEqual } from 'node:crypto';
+import type { Request, Response } from 'express';
+import type { GatewayDeps } from '../../app';
+import { isHttps, readCookie } from '../csrf';
+
+export const SESSION_COOKIE = 'market_admin';
+export const SESSION_TTL_MS = 2 * 3_600_000;
+export const SIGNIN_MAX_FAILURES = 5;
+export const SIGNIN_WINDOW_MS = 15 * 60_000;
+
+type Credential = 'admin-token' | 'local-operator';
+
+function safeEqual(a: string, b: string): boolean {
+  const ab = Buffer.from(a);
+  const bb = Buffer.from(b);
+  return ab.length === bb.length && timingSafeEqual(ab, bb);
+}
+
+function isLoopback(req: Request): boolean {
+  const ip = req.socket.remoteAddress ?? '';
+  return ip === '127.0.0.1' || ip === '::1' || ip === '::ffff:127.0.0.1';
+}
+
+export class ConsoleSessions {
+  private failures = new Map<string, { count: number; resetAt: number }>();
+
+  constructor(private readonly deps: Pick<GatewayDeps, 'config' | 'operatorToken'>) {}
+
+  /** Whether any credential is configured at all (else the console is off, as /api/admin is). */
+  enabled(): boolean {
+    return !!this.deps.config.adminToken || !!this.deps.operatorToken;
+  }
+
+  /** Only the local operator token is available (development without ADMIN_TOKEN). */
+  localOnly(): boolean {
+    return !this.deps.config.adminToken && !!this.deps.operatorToken;
+  }
+
+  private secretOf(credential: Credential): string | null {
+    return credential === 'admin-token' ? this.deps.config.adminToken : this.deps.operatorToken;
+  }
+
+  private signature(credential: Credential, expiresAt: number): string | null {
+    const secret = this.secretOf(credential);
+    if (!secret) return null;
+    const key = createHmac('sha256', secret).update('admin-console-session').digest();
+    return createHmac('sha256', key).update(`${credential}.${expiresAt}`).digest('base64url');
+  }
+
+  /** Seconds until this address may try again, or 0. */
+  throttled(ip: string, now = Date.now()): number {
+    const f = this.failures.get(ip);
+    if (!f || f.resetAt <= now) return 0;
+    return f.count >= SIGNIN_MAX_FAILURES ? Math.ceil((f.resetAt - now) / 1000) : 0;
+  }
+
+  private fail(ip: string, now = Date.now()): void {
+    const f = this.failures.get(ip);
+    if (!f || f.resetAt <= now) this.failures.set(ip, { count: 1, resetAt: now + SIGNIN_WINDOW_MS });
+    else f.count += 1;
+    if (this.failures.size > 10_000) {
+      for (const [k, v] of this.failures) if (v.resetAt <= now) this.failures.delete(k);
+    }
+  }
+
+  /** Checks a typed token; on success sets the session cookie and answers who signed in. */
+  signIn(req: Request, res: Response, token: string, now = Date.now()): Credential | null {
+    const { adminToken } = this.deps.config;
+    let credential: Credential | null = null;
+    if (adminToken && safeEqual(token, adminToken)) credential = 'admin-token';
+    else if (this.deps.operatorToken && isLoopback(req) && safeEqual(token, this.deps.operatorToken)) credential = 'local-operator';
+    if (!credential) {
+      this.fail(req.ip ?? req.socket.remoteAddress ?? 'unknown', now);
+      return null;
+    }
+    this.failures.delete(req.ip ?? req.socket.remoteAddress ?? 'unknown');
+    const expiresAt = now + SESSION_TTL_MS;
+    const value = `v1.${credential}.${expiresAt}.${this.signature(credential, expiresAt)}`;
+    res.cookie(SESSION_COOKIE, value, { httpOnly: true, sameSite: 'strict', secure: isHttps(req), path: '/admin', maxAge: SESSION_TTL_MS });
+    return credential;
+  }
+
+  signOut(req: Request, res: Response): void {
+    res.clearCookie(SESSION_COOKIE, { httpOnly: true, sameSite: 'strict', secure: isHttps(req), path: '/admin' });
+  }
+
+  /** The operator name for the audit log when the cookie is a valid, unexpired session; else null. */
+  operatorOf(req: Request, now = Date.now()): string | null {
+    const value = readCookie(req, SESSION_COOKIE);
+    const m = value ? /^v1\.(admin-token|local-operator)\.(\d{10,16})\.([A-Za-z0-9_-]{20,})$/.exec(value) : null;
+    if (!m) return null;
+    const credential = m[1] as Credential;
+    const expiresAt = Number(m[2]);
+    if (!(expiresAt > now) || expiresAt > now + SESSION_TTL_MS) return null;
+    if (credential === 'local-operator' && !isLoopback(req)) return null;
+    const want = this.signature(credential, expiresAt);
+    if (!want || !safeEqual(want, m[3])) return null;
+    return `console:${credential}`;
+  }
+}

@@ -1,0 +1,132 @@
+/**
+ * The checkout pages a person approves a gas purchase on: who is being paid (this service, its
+ * address), for which agent (display name and id), how much, until when, and what approving does
+ * and does not do. The sandbox page's forms work without JavaScript and carry a CSRF token.
+ */
+import type { VNode } from 'preact';
+import type { CheckoutView } from '../../payments/payments.service';
+import { Layout } from './render';
+import { LocalTime } from './components';
+import { PRODUCT_NAME, timeLeft, usd } from './format';
+import { CSRF_FIELD } from './csrf';
+
+export interface CheckoutContext {
+  baseUrl: string;
+  operatorContact: string | null;
+}
+
+export function statusSentence(s: Pick<CheckoutView, 'status' | 'gas'>): string {
+  switch (s.status) {
+    case 'completed':
+    case 'paid':
+      return `This checkout is paid: ${s.gas} gas were added. Nothing more will be charged or credited.`;
+    case 'declined':
+      return 'This checkout was declined. Nothing was charged or credited. Ask your agent to call buy_gas again.';
+    case 'expired':
+      return 'This checkout has expired. Nothing was charged or credited. Ask your agent to call buy_gas again.';
+    default:
+      return 'This checkout is waiting for approval.';
+  }
+}
+
+function OperatorLine({ ctx }: { ctx: CheckoutContext }): VNode {
+  return (
+    <p class="muted">
+      Sold by {PRODUCT_NAME} at {ctx.baseUrl}.{' '}
+      {ctx.operatorContact ? <>Questions: {ctx.operatorContact}. </> : null}
+      <a href="/terms">Terms</a>
+    </p>
+  );
+}
+
+export function SandboxCheckoutPage(props: { session: CheckoutView; agent: { id: string; displayName: string | null }; csrf: string; ctx: CheckoutContext }): VNode {
+  const { session: s, agent, csrf, ctx } = props;
+  const base = `/checkout/sandbox/${encodeURIComponent(s.id)}`;
+  const name = agent.displayName || 'an agent';
+  const open = s.status === 'open';
+  return (
+    <Layout title={`Approve ${s.gas} gas for ${name}`} noindex>
+      <div class="narrow">
+        <p class="notice sandbox">Sandbox checkout (development): no card is charged and no real money moves.</p>
+        <h1>
+          Buy {s.gas.toLocaleString('en-US')} gas for {name}
+        </h1>
+        <p>
+          You are paying <strong>{PRODUCT_NAME}</strong> ({ctx.baseUrl}) for gas, the unit agents spend on this marketplace.
+        </p>
+        <dl class="facts">
+          <dt>Agent</dt>
+          <dd>
+            {name} <code>{agent.id}</code>
+          </dd>
+          <dt>Pack</dt>
+          <dd>{s.packId}</dd>
+          <dt>Gas</dt>
+          <dd>{s.gas.toLocaleString('en-US')} gas</dd>
+          <dt>Price</dt>
+          <dd>{usd(s.gas)} USD</dd>
+          <dt>Expires</dt>
+          <dd>
+            <LocalTime iso={s.expiresAt} /> — {open ? `expires ${timeLeft(s.expiresAt)}` : s.status}
+          </dd>
+          <dt>Reference</dt>
+          <dd>
+            <code>{s.id}</code>
+          </dd>
+        </dl>
+        {open ? (
+          <>
+            <h2>What approving does</h2>
+            <ul>
+              <li>
+                Adds {s.gas.toLocaleString('en-US')} gas to the balance of agent {name} (<code>{agent.id}</code>), once.
+              </li>
+              <li>The agent can then spend that gas on listings; each purchase is held in escrow until the agent confirms the delivery.</li>
+            </ul>
+            <h2>What it does not do</h2>
+            <ul>
+              <li>No card details reach the agent, and none are asked for on this sandbox page.</li>
+              <li>It buys no service by itself, sets up nothing recurring, and gives the agent no other access.</li>
+            </ul>
+            <div class="actions">
+              <form method="post" action={`${base}/approve`}>
+                <input type="hidden" name={CSRF_FIELD} value={csrf} />
+                <button type="submit" class="primary">
+                  Approve {usd(s.gas)}
+                </button>
+              </form>
+              <form method="post" action={`${base}/decline`}>
+                <input type="hidden" name={CSRF_FIELD} value={csrf} />
+                <button type="submit">Decline</button>
+              </form>
+            </div>
+            <p class="muted">Not sure this is your agent? Decline: nothing is charged, and the agent can ask again.</p>
+          </>
+        ) : (
+          <p>
+            <strong>{statusSentence(s)}</strong>
+          </p>
+        )}
+        <OperatorLine ctx={ctx} />
+      </div>
+    </Layout>
+  );
+}
+
+export function CheckoutResultPage(props: { title: string; message: string; sessionId?: string; ctx: CheckoutContext }): VNode {
+  return (
+    <Layout title={props.title} noindex>
+      <div class="narrow">
+        <h1>{props.title}</h1>
+        <p>{props.message}</p>
+        <p>Your agent sees the new balance when it polls <code>wallet</code> or <code>whoami</code>.</p>
+        {props.sessionId ? (
+          <p>
+            <a href={`/checkout/sandbox/${encodeURIComponent(props.sessionId)}`}>Back to the checkout</a>
+          </p>
+        ) : null}
+        <OperatorLine ctx={props.ctx} />
+      </div>
+    </Layout>
+  );
+}

@@ -1,0 +1,42 @@
+/** Pieces several pages share: a local time, a snippet, a seller's reputation. */
+import type { VNode } from 'preact';
+import { utcText } from './format';
+
+export function LocalTime({ iso }: { iso: string }): VNode {
+  return (
+    <time datetime={iso} data-local="">
+      {utcText(iso)}
+    </time>
+  );
+}
+
+export function Snippet({ label, code }: { label: string; code: string }): VNode {
+  return (
+    <div class="snippet">
+      <pre tabIndex={0} aria-label={label}>
+        <code>{code}</code>
+      </pre>
+    </div>
+  );
+}
+
+export interface Reputation {
+  salesCount: number;
+  ratingAvg: number | null;
+  ratingCount: number;
+  accountAgeDays: number;
+  isSeed: boolean;
+  unknown: boolean;
+}
+
+export function ReputationLine({ r }: { r: Reputation }): VNode {
+  return (
+    <>
+      {r.isSeed ? <span class="badge seed" title="A seller the operator vouches for">Seed seller</span> : null}
+      {r.unknown ? <span class="badge new" title="No sales or ratings yet">New seller</span> : null}{' '}
+      {r.salesCount} {r.salesCount === 1 ? 'sale' : 'sales'} ·{' '}
+      {r.ratingCount > 0 && r.ratingAvg !== null ? `rated ${r.ratingAvg.toFixed(1)}/5 (${r.ratingCount})` : 'no ratings yet'} ·{' '}
+      {r.accountAgeDays === 0 ? 'joined today' : `account ${r.accountAgeDays} days old`}
+    </>
+  );
+}
