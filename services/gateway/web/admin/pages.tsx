@@ -142,7 +142,7 @@ export function OverviewPage(p: Omit<ConsoleProps, 'title' | 'children'> & { dat
       {data.audit === null ? (
         <p class="notice error">The ledger did not answer.</p>
       ) : (
-        <div class="table-scroll">
+        <div class="table-scroll" tabIndex={0} role="region" aria-label="Ledger audit checks">
           <table>
             <thead>
               <tr>
@@ -406,7 +406,7 @@ export function ListingsAdminPage(p: Omit<ConsoleProps, 'title' | 'children'> & 
         </label>
         <button type="submit">Search</button>
       </form>
-      <div class="table-scroll">
+      <div class="table-scroll" tabIndex={0} role="region" aria-label="Active listings">
         <table>
           <thead>
             <tr>
@@ -474,7 +474,7 @@ export function ReportsPage(p: Omit<ConsoleProps, 'title' | 'children'> & { bugs
       ))}
       <h2>Experience reports</h2>
       {p.experiences.length === 0 ? <p>No experience reports.</p> : null}
-      <div class="table-scroll">
+      <div class="table-scroll" tabIndex={0} role="region" aria-label="Experience reports">
         <table>
           <thead>
             <tr>
@@ -508,7 +508,7 @@ export function AuditLogPage(p: Omit<ConsoleProps, 'title' | 'children'> & { ent
   return (
     <ConsoleLayout title="Audit log" {...p}>
       <p class="muted">Every operator action, from the API, the CLI and this console, newest first — refused attempts included.</p>
-      <div class="table-scroll">
+      <div class="table-scroll" tabIndex={0} role="region" aria-label="Audit log entries">
         <table>
           <thead>
             <tr>
