@@ -11,6 +11,12 @@ import { describeWithChromium, launchChromium, DESKTOP, PHONE } from '../../../p
 import { MAINNET_ADDRESS, TXID, balanceOf, buyListing, sellerWithEarnings } from '../../payments/test/payouts-helpers';
 
 const ADMIN_TOKEN = 'browser-admin-token-0123456789';
+/** Set to keep full-page screenshots of the populated console pages (not asserted on). */
+const SCREENSHOT_DIR = process.env.SCREENSHOT_DIR;
+
+async function snap(page: Page, name: string): Promise<void> {
+  if (SCREENSHOT_DIR) await page.screenshot({ path: `${SCREENSHOT_DIR}/${name}.png`, fullPage: true });
+}
 
 /** axe-core on the page as it is now: no serious or critical violation. */
 async function expectAccessible(page: Page, what: string): Promise<void> {
@@ -133,6 +139,7 @@ describeWithChromium('web pages in Chromium', () => {
     expect(overview).toMatch(/1\s+open disputes/);
     expect(overview).toMatch(/1\s+pending payouts/);
     await expectAccessible(page, '/admin');
+    await snap(page, 'test-admin-overview');
 
     // The dispute: both sides' words, the delivery, then a refund by clicking.
     await page.getByRole('link', { name: 'Disputes' }).first().click();
@@ -140,6 +147,7 @@ describeWithChromium('web pages in Chromium', () => {
     expect(await card.innerText()).toContain('Only half <b>is</b> tested.');
     expect(await card.innerText()).toContain('Half of the tests');
     await expectAccessible(page, '/admin/disputes');
+    await snap(page, 'test-admin-disputes');
     await card.getByLabel(/Note/).fill('Incomplete delivery');
     await card.getByRole('button', { name: /Refund the buyer/ }).click();
     await page.waitForURL('**/admin/disputes');
@@ -149,6 +157,7 @@ describeWithChromium('web pages in Chromium', () => {
     // The payout: a txid and the BTC amount, then "Mark paid".
     await page.getByRole('link', { name: 'Payouts' }).first().click();
     await expectAccessible(page, '/admin/payouts');
+    await snap(page, 'test-admin-payouts');
     const payout = page.locator('section.card', { hasText: cashout.id });
     await payout.getByLabel('Transaction id').fill(TXID);
     await payout.getByLabel('BTC sent').fill('0.00529');
