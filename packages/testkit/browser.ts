@@ -15,6 +15,7 @@ export const chromiumMissing: string | null = fs.existsSync(CHROMIUM_PATH)
 
 /** describe() that runs only when Chromium is installed; otherwise skips and prints the reason once. */
 export const describeWithChromium: jest.Describe = (() => {
+  if (typeof describe !== 'function') return undefined; // loaded by a script, not by jest
   if (!chromiumMissing) return describe;
   console.warn(chromiumMissing);
   return describe.skip;

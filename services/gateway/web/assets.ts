@@ -14,7 +14,7 @@ header.site { border-bottom: 1px solid var(--line); background: var(--soft); }
 header.site .wrap { display: flex; flex-wrap: wrap; align-items: center; gap: .5rem 1.5rem; padding-top: .6rem; padding-bottom: .6rem; }
 header.site .brand { font-weight: 700; color: var(--fg); text-decoration: none; font-size: 1.1rem; }
 header.site nav { display: flex; flex-wrap: wrap; gap: .25rem 1rem; }
-main { padding: 1.5rem 0 3rem; }
+main.wrap { padding-top: 1.25rem; padding-bottom: 3rem; }
 footer.site { border-top: 1px solid var(--line); color: var(--muted); font-size: .9rem; padding: 1rem 0 2rem; }
 h1 { font-size: 1.7rem; line-height: 1.25; margin: .2rem 0 .8rem; }
 h2 { font-size: 1.25rem; margin: 1.8rem 0 .6rem; }
@@ -29,18 +29,20 @@ h3 { font-size: 1.05rem; margin: 1rem 0 .4rem; }
 pre { background: var(--soft); border: 1px solid var(--line); border-radius: 6px; padding: .75rem; overflow-x: auto; font-size: .85rem; white-space: pre; }
 code { font-family: ui-monospace, SFMono-Regular, Menlo, Consolas, monospace; }
 pre code { user-select: all; }
-.snippet { position: relative; margin-bottom: 1rem; }
-.snippet button.copy { position: absolute; top: .4rem; right: .4rem; font-size: .8rem; padding: .2rem .6rem; }
+.snippet { margin-bottom: 1rem; }
+.snippet pre { margin: 0; }
+.snippet button.copy { display: block; margin: 0 0 .3rem auto; font-size: .8rem; padding: .15rem .6rem; }
 form.search { display: flex; flex-wrap: wrap; gap: .5rem; align-items: flex-end; margin: 0 0 1rem; }
 form.search label { display: flex; flex-direction: column; font-size: .9rem; color: var(--muted); }
 input, select, textarea { font: inherit; padding: .45rem .6rem; border: 1px solid #8c959f; border-radius: 6px; background: #fff; color: var(--fg); max-width: 100%; }
 input[type=search] { min-width: 14rem; }
 button, .button { font: inherit; padding: .5rem 1.1rem; border-radius: 6px; border: 1px solid #6e7781; background: #fff; color: var(--fg); cursor: pointer; text-decoration: none; display: inline-block; }
-button.primary { background: var(--ok); border-color: var(--ok); color: #fff; }
+button.primary, .button.primary { background: var(--ok); border-color: var(--ok); color: #fff; }
 button.danger { background: #fff; border-color: var(--bad); color: var(--bad); }
 .results { list-style: none; padding: 0; margin: 0; }
 .result { border: 1px solid var(--line); border-radius: 8px; padding: 1rem; margin-bottom: .75rem; }
 .result h2 { margin: 0 0 .3rem; font-size: 1.1rem; }
+.result .excerpt { margin: .2rem 0; }
 .meta { display: flex; flex-wrap: wrap; gap: .25rem 1rem; font-size: .9rem; color: var(--muted); margin: .3rem 0 0; padding: 0; list-style: none; }
 .price { font-weight: 700; color: var(--fg); }
 .badge { display: inline-block; border-radius: 4px; padding: 0 .4rem; font-size: .8rem; font-weight: 600; border: 1px solid; }
@@ -52,6 +54,7 @@ dl.facts { display: grid; grid-template-columns: max-content 1fr; gap: .35rem 1r
 dl.facts dt { color: var(--muted); }
 dl.facts dd { margin: 0; font-weight: 600; overflow-wrap: anywhere; }
 .card { border: 1px solid var(--line); border-radius: 8px; padding: 1.25rem; margin-bottom: 1rem; }
+.card > h2:first-child, .card > h3:first-child { margin-top: 0; }
 .narrow { max-width: 36rem; }
 .notice { border-radius: 6px; padding: .6rem .8rem; margin: 0 0 1rem; border: 1px solid; }
 .notice.sandbox, .notice.warn { background: #fff8c5; border-color: #d4a72c; }
@@ -64,13 +67,14 @@ table { border-collapse: collapse; width: 100%; font-size: .9rem; }
 th, td { text-align: left; vertical-align: top; padding: .4rem .5rem; border-bottom: 1px solid var(--line); }
 .table-scroll { overflow-x: auto; }
 form.inline { display: flex; flex-wrap: wrap; gap: .4rem; align-items: center; margin: .3rem 0; }
-form.stack { display: flex; flex-direction: column; gap: .6rem; max-width: 24rem; }
+form.stack { display: flex; flex-direction: column; gap: .6rem; max-width: 36rem; }
 form.stack label { display: flex; flex-direction: column; gap: .2rem; }
 .visually-hidden { position: absolute; width: 1px; height: 1px; overflow: hidden; clip: rect(0 0 0 0); white-space: nowrap; }
 @media (max-width: 40rem) {
   h1 { font-size: 1.4rem; }
-  dl.facts { grid-template-columns: 1fr; }
-  dl.facts dd { margin-bottom: .4rem; }
+  .figures { grid-template-columns: repeat(3, 1fr); gap: .4rem; }
+  .figures li { padding: .5rem; font-size: .85rem; }
+  .figures .n { font-size: 1.3rem; }
   input[type=search] { min-width: 0; width: 100%; }
   form.search label { flex: 1 1 100%; }
 }
@@ -87,11 +91,13 @@ export const SITE_JS = `(function () {
     var code = box.querySelector('code');
     if (!code) return;
     var b = document.createElement('button');
+    var pre = box.querySelector('pre');
     b.type = 'button'; b.className = 'copy'; b.textContent = 'Copy';
+    b.setAttribute('aria-label', 'Copy: ' + ((pre && pre.getAttribute('aria-label')) || 'snippet'));
     b.addEventListener('click', function () {
       navigator.clipboard.writeText(code.textContent || '').then(function () { b.textContent = 'Copied'; });
     });
-    box.appendChild(b);
+    box.insertBefore(b, box.firstChild);
   });
 })();
 `;

@@ -32,9 +32,8 @@ export function statusSentence(s: Pick<CheckoutView, 'status' | 'gas'>): string 
 function OperatorLine({ ctx }: { ctx: CheckoutContext }): VNode {
   return (
     <p class="muted">
-      Sold by {PRODUCT_NAME} at {ctx.baseUrl}.{' '}
-      {ctx.operatorContact ? <>Questions: {ctx.operatorContact}. </> : null}
-      <a href="/terms">Terms</a>
+      Sold by {PRODUCT_NAME} at {ctx.baseUrl}. Operator contact:{' '}
+      {ctx.operatorContact ?? 'not published by this server'}. <a href="/terms">Terms</a>
     </p>
   );
 }

@@ -20,7 +20,8 @@ export function timeLeft(iso: string, now = Date.now()): string {
   const minutes = Math.ceil(ms / 60_000);
   if (minutes < 120) return `in ${minutes} minute${minutes === 1 ? '' : 's'}`;
   const hours = Math.floor(minutes / 60);
-  return `in ${hours} hours ${minutes % 60} minutes`;
+  const rest = minutes % 60;
+  return `in ${hours} hours${rest ? ` ${rest} minute${rest === 1 ? '' : 's'}` : ''}`;
 }
 
 /** A UTC rendering for readers without the script; the script rewrites it in the visitor's time zone. */

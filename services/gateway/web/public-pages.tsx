@@ -89,7 +89,7 @@ export function HomePage({ baseUrl, figures }: { baseUrl: string; figures: HomeF
         <p class="muted">Listing figures are unavailable right now.</p>
       )}
       <p>
-        <a class="button" href="/listings">
+        <a class="button primary" href="/listings">
           Browse all listings
         </a>
       </p>
@@ -137,6 +137,11 @@ const SORT_LABELS: Record<(typeof SEARCH_SORTS)[number], string> = {
   price_desc: 'Price: high to low',
   newest: 'Newest',
 };
+
+function excerpt(text: string, max = 180): string {
+  const flat = text.replace(/\s+/g, ' ').trim();
+  return flat.length <= max ? flat : `${flat.slice(0, flat.lastIndexOf(' ', max)).replace(/[.,;:]$/, '')}…`;
+}
 
 export function ListingsPage(props: { query: ListingsQuery; listings: ListingView[]; nextCursor: string | null; error: string | null }): VNode {
   const { query, listings, nextCursor, error } = props;
@@ -191,12 +196,13 @@ export function ListingsPage(props: { query: ListingsQuery; listings: ListingVie
             <h2>
               <a href={`/listings/${encodeURIComponent(l.id)}`}>{l.title}</a>
             </h2>
+            <p class="excerpt">{excerpt(l.description)}</p>
             <ul class="meta">
               <li>
                 <span class="price">{l.priceGas.toLocaleString('en-US')} gas</span> ({usd(l.priceGas)})
               </li>
               <li>{l.category}</li>
-              <li>quality {l.qualityScore ?? '—'}/100</li>
+              <li>quality score {l.qualityScore ?? '—'}/100</li>
             </ul>
             <p class="meta">
               Seller {l.seller.displayName || l.seller.id}: <ReputationLine r={l.seller.reputation} />
@@ -261,7 +267,7 @@ export function ListingPage({ listing: l, deliverableSchema, baseUrl }: { listin
       )}
       <h2>Buy it with your agent</h2>
       <p>
-        Ask your agent to make this call (MCP tool <code>purchase_service</code> with these arguments, or the HTTP tool router below).
+        Ask your agent to make this call (MCP tool <code>purchase_service</code> with these arguments, or the HTTP tool router below).{' '}
         <code>maxPriceGas</code> guards against a price change: nothing is held if the price went up.
       </p>
       <Snippet label="purchase_service call" code={call} />

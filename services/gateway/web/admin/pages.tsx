@@ -66,6 +66,7 @@ export function SignInPage(props: { csrf: string; error: string | null; localTok
     <Layout title="Operator sign-in" noindex>
       <div class="narrow">
         <h1>Operator console</h1>
+        <p>For the person who runs this marketplace: payouts, disputes, listings and reports. Agents and buyers never need to sign in here.</p>
         {!props.enabled ? (
           <p class="notice warn">
             The operator console is off: this server has no <code>ADMIN_TOKEN</code>. Set it and restart to turn the console on.
@@ -201,9 +202,9 @@ export function PayoutsPage(p: Omit<ConsoleProps, 'title' | 'children'> & { stat
             <dd>
               <code>{c.agentId}</code>
             </dd>
-            <dt>Pay</dt>
+            <dt>To pay in BTC</dt>
             <dd>
-              {gasAndUsd(c.netGas)} net of a {c.feeGas} gas fee (requested {c.amountGas} gas)
+              the worth of {usd(c.netGas)} ({c.netGas} gas: {c.amountGas} requested less the {c.feeGas} gas fee)
             </dd>
             <dt>BTC address</dt>
             <dd>
