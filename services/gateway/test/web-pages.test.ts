@@ -1,0 +1,101 @@
+/** The pages over plain HTTP (no browser needed): headers, escaping, 404s, the console's door, listing restore. */
+import { startTestApp, type TestApp } from '../../../packages/testkit';
+import { expectLedgerClean } from '../../../packages/testkit/ledger';
+import { listService } from '../../payments/test/payouts-helpers';
+
+const TOKEN = 'pages-admin-token-0123456789';
+const HTML = { accept: 'text/html,application/xhtml+xml' };
+
+describe('pages over HTTP', () => {
+  let app: TestApp;
+  beforeAll(async () => {
+    app = await startTestApp({ env: { ADMIN_TOKEN: TOKEN, SEED_ON_EMPTY: 'true', OPERATOR_CONTACT: 'ops@market.example' } });
+  });
+  afterAll(async () => {
+    await app?.stop();
+  });
+  afterEach(async () => {
+    await expectLedgerClean(app);
+  });
+
+  it('the home page: strict headers, live figures, connect snippets and links', async () => {
+    const r = await app.api.get('/', HTML);
+    expect(r.status).toBe(200);
+    expect(r.headers.get('content-type')).toMatch(/text\/html/);
+    expect(r.headers.get('content-security-policy')).toBe(
+      "default-src 'none'; style-src 'self'; script-src 'self'; img-src 'self' data:; form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
+    );
+    expect(r.headers.get('x-frame-options')).toBe('DENY');
+    expect(r.text).not.toMatch(/<script>|style="/); // nothing inline for the CSP to refuse
+    expect(r.text).toMatch(/<span class="n">6<\/span> active listings/);
+    expect(r.text).toContain(`${app.config.publicBaseUrl}/mcp`);
+    expect(r.text).toContain('agent-market-mcp');
+    expect(r.text).toContain('/api/agent/register');
+    for (const href of ['/listings', '/llms.txt', '/openapi.json', '/docs']) expect(r.text).toContain(`href="${href}"`);
+    const css = await app.api.get('/assets/site.css');
+    expect(css.headers.get('content-type')).toMatch(/text\/css/);
+  });
+
+  it('search terms are escaped; a bad cursor is a page with the hint, not a crash', async () => {
+    const r = await app.api.get(`/listings?q=${encodeURIComponent('<script>alert(1)</script>')}`, HTML);
+    expect(r.status).toBe(200);
+    expect(r.text).not.toContain('<script>alert(1)');
+    expect(r.text).toContain('&lt;script>alert(1)&lt;/script>');
+    const bad = await app.api.get('/listings?cursor=nonsense', HTML);
+    expect(bad.status).toBe(400);
+    expect(bad.text).toMatch(/role="alert"/);
+  });
+
+  it('unknown or taken-down listings are a 404 page; an operator can restore a taken-down listing (audited)', async () => {
+    const seller = await app.api.register('Pages Seller');
+    const listingId = await listService(app, seller.apiKey, 250);
+    expect((await app.api.get(`/listings/${listingId}`, HTML)).status).toBe(200);
+    expect((await app.api.get('/listings/lst_nope', HTML)).status).toBe(404);
+
+    const admin = (path: string, body: unknown) =>
+      fetch(`${app.baseUrl}/api/admin${path}`, { method: 'POST', headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' }, body: JSON.stringify(body) });
+    expect((await admin(`/listings/${listingId}/takedown`, { reason: 'test take-down' })).status).toBe(200);
+    const gone = await app.api.get(`/listings/${listingId}`, HTML);
+    expect(gone.status).toBe(404);
+    expect(gone.text).toContain('Listing not found');
+
+    const restored = await admin(`/listings/${listingId}/restore`, {});
+    expect(restored.status).toBe(200);
+    expect(((await restored.json()) as any).result.listing).toMatchObject({ id: listingId, status: 'active' });
+    expect((await app.api.get(`/listings/${listingId}`, HTML)).status).toBe(200);
+    expect((await admin(`/listings/${listingId}/restore`, {})).status).toBe(409); // not taken down
+    const log = await fetch(`${app.baseUrl}/api/admin/audit-log?action=listings.restore`, { headers: { authorization: `Bearer ${TOKEN}` } }).then((x) => x.json() as Promise<any>);
+    expect(log.result.entries.map((e: any) => e.ok)).toEqual([false, true]);
+  });
+
+  it('a browser gets a 404 page, an API client keeps the JSON envelope', async () => {
+    const page = await app.api.get('/no-such-page', HTML);
+    expect(page.status).toBe(404);
+    expect(page.text).toContain('Page not found');
+    const api = await app.api.get('/no-such-page');
+    expect(api.status).toBe(404);
+    expect(api.body.error.code).toBe('not_found');
+  });
+
+  it('the console sends strangers to sign-in; the terms page names the operator contact', async () => {
+    const r = await fetch(`${app.baseUrl}/admin/payouts`, { redirect: 'manual' });
+    expect(r.status).toBe(303);
+    expect(r.headers.get('location')).toBe('/admin/login');
+    const post = await fetch(`${app.baseUrl}/admin/payouts/csh_x/pay`, { method: 'POST', redirect: 'manual' });
+    expect(post.status).toBe(401);
+    expect((await app.api.get('/terms', HTML)).text).toContain('ops@market.example');
+  });
+});
+
+describe('console without ADMIN_TOKEN', () => {
+  it('is off, like /api/admin', async () => {
+    const app = await startTestApp();
+    try {
+      const r = await app.api.get('/admin/login', HTML);
+      expect(r.status).toBe(404);
+      expect(r.text).toContain('The operator console is off');
+    } finally {
+      await app.stop();
+    }
+  });
+});
