@@ -1,29 +1,10 @@
-/**
- * Debian's Chromium driven by playwright-core, for the page tests and the screenshot script.
- * No browser is downloaded: without /usr/bin/chromium (or CHROMIUM_PATH) the browser suites skip
- * and say why (`apt-get install -y chromium`).
- */
-import fs from 'node:fs';
-import { chromium, type Browser } from 'playwright-core';
+/** The browser suites' describe(): runs only when Chromium is installed; otherwise skips and prints why. */
+import { chromiumMissing } from './chromium';
 
-export const CHROMIUM_PATH = process.env.CHROMIUM_PATH || '/usr/bin/chromium';
-export const CHROMIUM_ARGS = ['--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
+export { DESKTOP, PHONE, launchChromium } from './chromium';
 
-export const chromiumMissing: string | null = fs.existsSync(CHROMIUM_PATH)
-  ? null
-  : `browser tests skipped: no Chromium at ${CHROMIUM_PATH} (install it with \`apt-get install -y chromium\`, or set CHROMIUM_PATH)`;
-
-/** describe() that runs only when Chromium is installed; otherwise skips and prints the reason once. */
 export const describeWithChromium: jest.Describe = (() => {
-  if (typeof describe !== 'function') return undefined; // loaded by a script, not by jest
   if (!chromiumMissing) return describe;
   console.warn(chromiumMissing);
   return describe.skip;
 })() as jest.Describe;
-
-export async function launchChromium(): Promise<Browser> {
-  return chromium.launch({ executablePath: CHROMIUM_PATH, args: CHROMIUM_ARGS, headless: true });
-}
-
-export const DESKTOP = { width: 1280, height: 900 };
-export const PHONE = { width: 390, height: 844 };

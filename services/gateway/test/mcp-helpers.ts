@@ -2,6 +2,7 @@
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
+import { openSandboxCheckout, submitSandboxForm } from '../../../packages/testkit/checkout';
 
 export async function connect(transport: Transport): Promise<Client> {
   const client = new Client({ name: 'agent-market-test', version: '0.0.1' });
@@ -50,18 +51,10 @@ export async function buyGasAndApprove(client: Client, baseUrl: string, packId =
   const checkout = await callOk(client, 'buy_gas', { packId, idempotencyKey: `gas-${Math.random()}` });
   // Test apps listen on a random port, so PUBLIC_BASE_URL (and checkoutUrl) name port 0: keep the path.
   const url = new URL(new URL(checkout.checkoutUrl).pathname, baseUrl).toString();
-  const page = await fetch(url);
-  const html = await page.text();
-  expect(page.status).toBe(200);
-  const action = /<form[^>]*method="post"[^>]*action="([^"]*approve)"/i.exec(html)?.[1];
-  if (!action) throw new Error(`no Approve form on the checkout page:\n${html.slice(0, 800)}`);
-  const res = await fetch(new URL(action.replace(/&amp;/g, '&'), url), {
-    method: 'POST',
-    headers: { 'content-type': 'application/x-www-form-urlencoded' },
-    body: 'decision=approve',
-    redirect: 'manual',
-  });
-  if (res.status >= 400) throw new Error(`approving the checkout failed: ${res.status} ${await res.text()}`);
+  const page = await openSandboxCheckout(url);
+  expect(page.csrf).not.toBe('');
+  const res = await submitSandboxForm(page, 'approve');
+  if (res.status >= 400) throw new Error(`approving the checkout failed: ${res.status} ${res.html}`);
   return checkout;
 }
 
