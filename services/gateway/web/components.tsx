@@ -13,7 +13,7 @@ export function LocalTime({ iso }: { iso: string }): VNode {
 export function Snippet({ label, code }: { label: string; code: string }): VNode {
   return (
     <div class="snippet">
-      <pre tabIndex={0} aria-label={label}>
+      <pre tabIndex={0} role="region" aria-label={label}>
         <code>{code}</code>
       </pre>
     </div>

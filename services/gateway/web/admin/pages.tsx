@@ -309,7 +309,7 @@ export function DisputesPage(p: Omit<ConsoleProps, 'title' | 'children'> & { sta
             </dl>
             <h3>Delivery</h3>
             {d.delivery ? (
-              <pre tabIndex={0} aria-label="Delivery">
+              <pre tabIndex={0} role="region" aria-label="Delivery">
                 <code>{JSON.stringify(d.delivery.delivery, null, 2)}</code>
               </pre>
             ) : (
