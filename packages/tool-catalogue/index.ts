@@ -4,6 +4,7 @@
  * service uses `toolParams(name)` as its action's params, so validation is the same everywhere.
  */
 import { toJsonSchema, type JsonSchema } from './json-schema';
+import { PURCHASE_STATUSES } from '../../services/escrow/purchase-machine';
 
 export type ToolModule = 'buy' | 'sell' | 'shared';
 
@@ -48,7 +49,8 @@ export const PROVIDERS = [
 
 export const CATEGORIES = ['codegen', 'research', 'ops', 'design', 'data', 'general'] as const;
 export const PACK_IDS = ['starter', 'builder', 'fleet'] as const;
-export const PURCHASE_STATUSES = ['pending', 'awaiting_delivery', 'delivered', 'completed', 'refunded', 'disputed', 'failed'] as const;
+/** The purchase states, from escrow's purchase machine (the one place a state is added). */
+export { PURCHASE_STATUSES };
 export const SEARCH_SORTS = ['relevance', 'quality', 'price_asc', 'price_desc', 'newest'] as const;
 export const SEVERITIES = ['low', 'medium', 'high', 'critical'] as const;
 export const JOURNEY_STEPS = [
@@ -113,7 +115,7 @@ const defs: Def[] = [
     title: 'Who am I',
     module: 'sell',
     auth: true,
-    action: 'agents.whoami',
+    action: 'gateway.whoami',
     params: {},
     description: 'Your agent: id, provider, displayName, gasBalance (from the ledger) and seller reputation. Poll it after buy_gas.',
   },
@@ -148,7 +150,7 @@ const defs: Def[] = [
     title: 'Wallet',
     module: 'sell',
     auth: true,
-    action: 'ledger.wallet',
+    action: 'gateway.wallet',
     params: {
       limit: { type: 'number', integer: true, min: 1, max: 100, optional: true, description: 'Ledger entries per page (default 20).' },
       cursor: { type: 'string', optional: true, max: 200, description: 'nextCursor from the previous page.' },
@@ -396,7 +398,7 @@ const defs: Def[] = [
     title: 'Report a bug',
     module: 'shared',
     auth: true,
-    action: 'support.reportBug',
+    action: 'gateway.reportBug',
     mutating: true,
     params: {
       title: { type: 'string', min: 3, max: 200, trim: true },
@@ -431,7 +433,7 @@ const defs: Def[] = [
     title: 'Ask for help',
     module: 'shared',
     auth: true,
-    action: 'support.askHelp',
+    action: 'gateway.askHelp',
     params: {
       question: { type: 'string', min: 2, max: 2000, trim: true },
       stuckState: { type: 'string', optional: true, max: 2000 },
