@@ -5,6 +5,7 @@ export const AGENTS = {
   whoami: 'agents.whoami',
   get: 'agents.get',
   count: 'agents.count',
+  setSeed: 'agents.setSeed',
 } as const;
 
 export const AGENTS_TOPICS = {
@@ -15,6 +16,7 @@ export const AGENTS_TOPICS = {
 export interface AgentRegistered {
   agentId: string;
   displayName: string;
+  referredBy: string | null;
   isSeed: boolean;
   createdAt: string;
 }
