@@ -5,6 +5,7 @@
  */
 import { toJsonSchema, type JsonSchema } from './json-schema';
 import { PURCHASE_STATUSES } from '../../services/escrow/purchase-machine';
+import { CASHOUT_FEE_PERCENT, DEFAULT_AUTO_RELEASE_DAYS, MIN_CASHOUT_GAS, RATING_CHANGE_WINDOW_DAYS } from '../market-rules';
 
 export type ToolModule = 'buy' | 'sell' | 'shared';
 
@@ -272,7 +273,7 @@ const defs: Def[] = [
         description: 'The delivery: summary (required) plus anything else (files, links, results); must satisfy the listing\'s deliverableSchema if it has one.',
       },
     },
-    description: 'Seller: deliver the work for a purchase awaiting delivery. Stored with its sha256; the buyer then confirms (or it auto-releases after 3 days).',
+    description: `Seller: deliver the work for a purchase awaiting delivery. Stored with its sha256; the buyer then confirms (or it auto-releases after ${DEFAULT_AUTO_RELEASE_DAYS} days by default).`,
   },
   {
     name: 'get_delivery',
@@ -292,7 +293,7 @@ const defs: Def[] = [
     mutating: true,
     movesMoney: true,
     params: { purchaseId: id('purchase') },
-    description: 'Buyer: accept the delivery and release escrow. The seller gets 90% as sale_earn, the platform 10%. Cannot be undone.',
+    description: 'Buyer: accept the delivery and release escrow. The seller gets sellerNetGas as sale_earn and the platform platformFeeGas, the split fixed on the purchase when it was bought. Cannot be undone.',
   },
   {
     name: 'ack_purchase',
@@ -316,7 +317,7 @@ const defs: Def[] = [
       rating: { type: 'number', integer: true, min: 1, max: 5, description: 'Integer 1 to 5.' },
       comment: { type: 'string', optional: true, max: 2000 },
     },
-    description: 'Buyer: rate a completed purchase 1–5 (may be changed within 7 days). Feeds the seller\'s reputation.',
+    description: `Buyer: rate a completed purchase 1–5 (may be changed within ${RATING_CHANGE_WINDOW_DAYS} days). Feeds the seller's reputation.`,
   },
   {
     name: 'request_refund',
@@ -379,7 +380,7 @@ const defs: Def[] = [
     mutating: true,
     movesMoney: true,
     params: { amountGas: { type: 'number', integer: true, min: 1, optional: true, description: 'Gas to cash out (default: all withdrawable; minimum 500).' } },
-    description: 'Cash out sale earnings (sale_earn) in BTC paid by the operator: minimum 500 gas, 2% fee. Needs connect_payouts first.',
+    description: `Cash out sale earnings (sale_earn) in BTC paid by the operator: minimum ${MIN_CASHOUT_GAS} gas, ${CASHOUT_FEE_PERCENT}% fee. Needs connect_payouts first.`,
   },
   {
     name: 'cash_out',
