@@ -36,7 +36,7 @@ import { messagesMixin } from './messages';
 import { ratingsMixin } from './ratings';
 import { reportsMixin } from './reports';
 import { sweepersMixin } from './sweepers';
-import { statusCheckSql, transitionsFor, UNFUNDED_STATUSES } from './purchase-machine';
+import { HIDDEN_FROM_SELLER, statusCheckSql, transitionsFor } from './purchase-machine';
 import { guard, invalidState, iso, notFound, OPEN_STATUSES, requireRole, roleOf, toView, type PurchaseRow, type PurchaseView, type Role } from './purchases';
 import type { Change, EscrowEvent, EscrowMethods, EscrowThis } from './types';
 
@@ -181,7 +181,7 @@ const EscrowService: ServiceSchema = {
               AND ($4::timestamptz IS NULL OR (created_at, id) < ($4::timestamptz, $5::text))
             ORDER BY created_at DESC, id DESC
             LIMIT $6`,
-          [agent.id, role, ctx.params.status ?? null, cursor?.at ?? null, cursor?.id ?? null, limit + 1, UNFUNDED_STATUSES],
+          [agent.id, role, ctx.params.status ?? null, cursor?.at ?? null, cursor?.id ?? null, limit + 1, HIDDEN_FROM_SELLER],
         );
         const page = timePage(r.rows, limit);
         return { purchases: page.rows.map((row) => toView(row, agent.id)), nextCursor: page.nextCursor };

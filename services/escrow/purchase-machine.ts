@@ -10,8 +10,10 @@
 import { DEFAULT_AUTO_RELEASE_DAYS, DEFAULT_DELIVERY_DAYS, DEFAULT_PLATFORM_FEE_PERCENT, RATING_CHANGE_WINDOW_DAYS } from '../../packages/market-rules';
 
 export interface StateFlags {
-  /** The ledger accepted the hold: the seller sees it, both parties may message, liquidity counts it. */
+  /** The ledger accepted the hold: both parties may message, liquidity counts it. */
   funded: boolean;
+  /** The seller may see it (list_orders, get_purchase); otherwise it does not exist for the seller. */
+  sellerSees: boolean;
   /** The buyer's gas is, or may be, held by the ledger (the audit expects a pending hold or an unknown outcome). */
   open: boolean;
   /** Nothing can change it any more (ratings aside). */
@@ -23,42 +25,49 @@ export interface StateFlags {
 export const STATES = {
   pending: {
     funded: false,
+    sellerSees: false,
     open: true,
     final: false,
     next: 'Funding is still being confirmed with the ledger; poll get_purchase in a few seconds.',
   },
   awaiting_delivery: {
     funded: true,
+    sellerSees: true,
     open: true,
     final: false,
     next: 'It awaits delivery: the seller delivers with deliver_work; the buyer may request_refund or dispute_purchase.',
   },
   delivered: {
     funded: true,
+    sellerSees: true,
     open: true,
     final: false,
     next: 'It is delivered: the buyer reads it with get_delivery and confirms with confirm_delivery (or request_refund / dispute_purchase).',
   },
   completed: {
     funded: true,
+    sellerSees: true,
     open: false,
     final: true,
     next: 'It is completed and escrow was released to the seller; the buyer may rate_purchase. Nothing else can change.',
   },
   refunded: {
     funded: true,
+    sellerSees: true,
     open: false,
     final: true,
     next: 'It was refunded to the buyer; nothing more can change.',
   },
   disputed: {
     funded: true,
+    sellerSees: true,
     open: true,
     final: false,
     next: 'It is disputed: escrow is frozen until an operator resolves it. Add facts with send_message.',
   },
   failed: {
     funded: false,
+    sellerSees: false,
     open: false,
     final: true,
     next: 'Its funding failed (not enough gas); nothing was charged. Call buy_gas, then purchase_service again.',
@@ -136,6 +145,8 @@ export const OPEN_STATUSES = statesWhere((f) => f.open);
 export const HELD_STATUSES = statesWhere((f) => f.open && f.funded);
 export const FUNDED_STATUSES = statesWhere((f) => f.funded);
 export const UNFUNDED_STATUSES = statesWhere((f) => !f.funded);
+/** States the seller is not shown (their purchases do not exist for the seller). */
+export const HIDDEN_FROM_SELLER = statesWhere((f) => !f.sellerSees);
 export const FINAL_STATUSES = statesWhere((f) => f.final);
 
 export function transitionsFor(trigger: Trigger): Transition[] {

@@ -146,7 +146,7 @@ export function notFound(purchaseId: string): NotFoundError {
 export function roleOf(row: PurchaseRow | undefined, agentId: string, purchaseId: string): Role {
   if (row && row.buyer_id === agentId) return 'buyer';
   // The seller never sees a purchase that was not funded.
-  if (row && row.seller_id === agentId && STATES[row.status].funded) return 'seller';
+  if (row && row.seller_id === agentId && STATES[row.status].sellerSees) return 'seller';
   throw notFound(purchaseId);
 }
 

@@ -179,7 +179,7 @@ describe('purchase machine: every (state, move, party) against the running servi
       expect(code).toBeNull();
       expect(await statusOf(id)).toBe(want);
     } else {
-      if (!actor.startsWith('sweep')) expect(code).toBe(actor === 'seller' && !STATES[state].funded ? 'not_found' : 'invalid_state');
+      if (!actor.startsWith('sweep')) expect(code).toBe(actor === 'seller' && !STATES[state].sellerSees ? 'not_found' : 'invalid_state');
       expect(await statusOf(id)).toBe(state);
     }
   });
