@@ -6,6 +6,7 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { ConfigError, loadConfig } from '../../../packages/config';
 import { startTestApp, type TestApp } from '../../../packages/testkit';
 import { creditGas, expectLedgerClean } from '../../../packages/testkit/ledger';
 import { newAgent, newListing, wallet, type TestAgent } from './helpers';
@@ -61,5 +62,11 @@ describe('the platform fee is fixed when a purchase is quoted', () => {
         `bought at 20 % → seller ${after.sellerNetGas}/${after.priceGas}; seller balance ${sellerFinal.gasBalance}\n`,
     );
     await expectLedgerClean(app);
+  });
+
+  it('PLATFORM_FEE_PERCENT is read and validated in packages/config (default 10, 0–50)', () => {
+    expect(loadConfig({}).platformFeePercent).toBe(10);
+    expect(loadConfig({ PLATFORM_FEE_PERCENT: '0' }).platformFeePercent).toBe(0);
+    for (const bad of ['51', '-1', '7.5', 'ten']) expect(() => loadConfig({ PLATFORM_FEE_PERCENT: bad })).toThrow(ConfigError);
   });
 });
