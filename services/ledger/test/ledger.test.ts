@@ -183,6 +183,28 @@ describe('ledger', () => {
     ]);
   });
 
+  it('pending carries its amounts: settle posts the held split and cashoutPaid the fee stored at debit, never recomputed', async () => {
+    const buyer = uid('agt');
+    const seller = uid('agt');
+    await creditGas(h, buyer, 1000);
+    const p = uid('pur');
+    // Quoted at 20 %: 500 → fee 100, seller 400.
+    await h.call('ledger.hold', { key: `purchase:${p}:hold`, purchaseId: p, buyerId: buyer, sellerId: seller, amountGas: 500, platformFeeGas: 100, sellerNetGas: 400 });
+    expect(await h.call('ledger.getHold', { purchaseId: p })).toMatchObject({ amountGas: 500, platformFeeGas: 100, sellerNetGas: 400, status: 'pending' });
+    expect(await h.call('ledger.walletFigures', { agentId: seller })).toMatchObject({ pendingEarningsGas: 400 });
+    expect(await h.call('ledger.settle', { key: `purchase:${p}:settle`, purchaseId: p })).toMatchObject({ priceGas: 500, platformFeeGas: 100, sellerNetGas: 400 });
+    expect((await h.call('ledger.balance', { agentId: seller })).gasBalance).toBe(400);
+    await expect(
+      h.call('ledger.hold', { key: `purchase:${uid('pur')}:hold`, purchaseId: uid('pur'), buyerId: buyer, sellerId: seller, amountGas: 100, platformFeeGas: 30, sellerNetGas: 80 }),
+    ).rejects.toMatchObject({ type: 'invalid_arguments' });
+
+    // A cash-out quoted with a 5 % fee (400 → 20) is paid with exactly that fee.
+    const c = uid('csh');
+    await h.call('ledger.cashoutDebit', { key: `cashout:${c}:debit`, cashoutId: c, agentId: seller, amountGas: 400, feeGas: 20 });
+    expect(await h.call('ledger.cashoutPaid', { key: `cashout:${c}:paid`, cashoutId: c })).toMatchObject({ amountGas: 400, feeGas: 20, netGas: 380 });
+    await expectLedgerClean(h);
+  });
+
   it('pages entries newest first with a cursor', async () => {
     const agentId = uid('agt');
     for (let i = 1; i <= 25; i++) await creditGas(h, agentId, i);
