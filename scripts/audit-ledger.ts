@@ -13,7 +13,8 @@ import { adminRequest, OperatorError, operatorTarget } from '../packages/operato
 import { createBroker } from '../packages/broker';
 import { ConfigError, loadConfig } from '../packages/config';
 import { base62 } from '../packages/ids';
-import ledgerService, { type AuditReport } from '../services/ledger/ledger.service';
+import { auditMoney, type AuditReport } from '../packages/ledger-audit';
+import ledgerService from '../services/ledger/ledger.service';
 
 function print(report: AuditReport, source: string): void {
   console.log(`Ledger audit (${source}) at ${report.checkedAt}`);
@@ -42,7 +43,7 @@ async function viaDatabase(): Promise<AuditReport | null> {
   await broker.start();
   try {
     await broker.waitForServices(['ledger'], 15_000);
-    return (await broker.call('ledger.audit', {}, { timeout: 120_000 })) as AuditReport;
+    return await auditMoney((action) => broker.call(action, {}, { timeout: 120_000 }));
   } finally {
     await broker.stop();
   }

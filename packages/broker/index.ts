@@ -39,6 +39,8 @@ export function channelsAdapter(config: Config): unknown {
 
 export function createBroker(opts: CreateBrokerOptions): ServiceBroker {
   const { config } = opts;
+  // Extra middlewares (e.g. the call-graph recorder of the architecture test) run after the channels one.
+  const { middlewares: extraMiddlewares = [], ...brokerOptions } = opts.brokerOptions ?? {};
   const broker = new ServiceBroker({
     namespace: config.namespace,
     nodeID: config.nodeId ?? `${os.hostname()}-${process.pid}-${config.services.join('+').slice(0, 40)}`,
@@ -60,9 +62,9 @@ export function createBroker(opts: CreateBrokerOptions): ServiceBroker {
     metrics: process.env.METRICS_PORT
       ? { enabled: true, reporter: { type: 'Prometheus', options: { port: Number(process.env.METRICS_PORT) } } }
       : { enabled: false },
-    middlewares: [ChannelsMiddleware({ adapter: channelsAdapter(config) as any, context: false })],
+    middlewares: [ChannelsMiddleware({ adapter: channelsAdapter(config) as any, context: false }), ...extraMiddlewares],
     validator: true,
-    ...opts.brokerOptions,
+    ...brokerOptions,
   });
   setRuntime(broker, { config, clock: opts.clock ?? systemClock });
   for (const schema of opts.services) broker.createService(schema);

@@ -3,6 +3,7 @@
  * Defaults make `npm start` work on a bare machine (PGlite, in-process bus, sandbox checkout).
  */
 import path from 'node:path';
+import { DEFAULT_AUTO_RELEASE_DAYS, DEFAULT_PLATFORM_FEE_PERCENT, MAX_PLATFORM_FEE_PERCENT } from '../market-rules';
 
 export const ALL_SERVICES = ['gateway', 'agents', 'listings', 'escrow', 'ledger', 'payments', 'support'] as const;
 export type ServiceName = (typeof ALL_SERVICES)[number];
@@ -30,6 +31,8 @@ export interface Config {
   /** Shown on the checkout and terms pages (OPERATOR_CONTACT: an e-mail address or URL); null = not published. */
   operatorContact: string | null;
   autoReleaseDays: number;
+  /** The platform's share of a sale, fixed on each purchase when it is bought (PLATFORM_FEE_PERCENT, 0–50). */
+  platformFeePercent: number;
   rateLimitPerMinute: number;
   authCacheTtlMs: number;
   btcNetwork: 'mainnet' | 'testnet';
@@ -53,6 +56,12 @@ function int(env: NodeJS.ProcessEnv, name: string, fallback: number, min = 0): n
   if (raw === undefined || raw === '') return fallback;
   const value = Number(raw);
   if (!Number.isInteger(value) || value < min) throw new ConfigError(`${name} must be an integer >= ${min}, got "${raw}"`);
+  return value;
+}
+
+function percent(env: NodeJS.ProcessEnv, name: string, fallback: number, max: number): number {
+  const value = int(env, name, fallback, 0);
+  if (value > max) throw new ConfigError(`${name} must be an integer between 0 and ${max}, got "${env[name]}"`);
   return value;
 }
 
@@ -111,7 +120,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     stripeApiBase: str(env, 'STRIPE_API_BASE'),
     adminToken: str(env, 'ADMIN_TOKEN'),
     operatorContact: str(env, 'OPERATOR_CONTACT'),
-    autoReleaseDays: int(env, 'AUTO_RELEASE_DAYS', 3, 0),
+    autoReleaseDays: int(env, 'AUTO_RELEASE_DAYS', DEFAULT_AUTO_RELEASE_DAYS, 0),
+    platformFeePercent: percent(env, 'PLATFORM_FEE_PERCENT', DEFAULT_PLATFORM_FEE_PERCENT, MAX_PLATFORM_FEE_PERCENT),
     rateLimitPerMinute: int(env, 'RATE_LIMIT_PER_MINUTE', 600, 0),
     authCacheTtlMs: int(env, 'AUTH_CACHE_TTL_MS', 5000, 0),
     btcNetwork,

@@ -7,6 +7,7 @@
 import { TOOLS, getTool, toolInputSchema, CATEGORIES, PROVIDERS, JOURNEY_STEPS, SEVERITIES, type ToolDefinition } from '../tool-catalogue';
 import type { ErrorCode } from '../errors';
 import { STATUS_BY_CODE } from '../errors';
+import { documentedTransitions } from '../../services/escrow/purchase-machine';
 import {
   GAS_PER_USD,
   GAS_PACKS,
@@ -325,20 +326,8 @@ function toolSection(baseUrl: string, tool: ToolDefinition): KnowledgeSection {
   };
 }
 
-const STATE_TABLE: Array<[string, string, string, string]> = [
-  ['purchase_service', 'buyer', '—', 'awaiting_delivery (gas held in escrow) or error insufficient_gas'],
-  ['ack_purchase', 'seller', 'awaiting_delivery', 'same state, acknowledgedAt set'],
-  ['deliver_work', 'seller', 'awaiting_delivery', 'delivered (deliveredAt, sha256 of the delivery)'],
-  ['confirm_delivery', 'buyer', 'delivered', `completed (${100 - PLATFORM_FEE_PERCENT}% sale_earn to the seller, ${PLATFORM_FEE_PERCENT}% platform fee)`],
-  ['auto-release', 'sweeper', `delivered, ${DEFAULT_AUTO_RELEASE_DAYS} days after deliveredAt, no refund request or dispute`, 'completed'],
-  ['auto-refund', 'sweeper', `awaiting_delivery, the listing's deliveryDays (default ${DEFAULT_DELIVERY_DAYS}) passed`, 'refunded'],
-  ['request_refund', 'buyer', 'awaiting_delivery', 'refunded at once'],
-  ['request_refund', 'buyer', 'delivered', 'stays delivered, refundRequestedAt set, auto-release paused'],
-  ['request_refund', 'seller', 'awaiting_delivery or delivered', 'refunded (the seller gives the money back)'],
-  ['dispute_purchase', 'buyer or seller', 'awaiting_delivery or delivered', 'disputed, escrow frozen'],
-  ['admin resolve', 'operator', 'disputed', 'refunded or completed'],
-  ['rate_purchase', 'buyer', 'completed', `rating 1–5 (once; may be changed within ${RATING_CHANGE_WINDOW_DAYS} days)`],
-];
+/** DESIGN §4's transition table, derived from escrow's purchase machine (numbers from the market rules). */
+const STATE_TABLE: Array<[string, string, string, string]> = documentedTransitions().map((t) => [t.trigger, t.who, t.from, t.to]);
 
 export interface PurchaseTransition {
   trigger: string;

@@ -29,7 +29,14 @@ export function smallestPackCovering(shortfallGas: number): GasPack {
   return GAS_PACKS.find((p) => p.gas >= shortfallGas) ?? GAS_PACKS[GAS_PACKS.length - 1];
 }
 
-export const PLATFORM_FEE_PERCENT = 10;
+/**
+ * The default platform fee. The fee in force is config.platformFeePercent (PLATFORM_FEE_PERCENT);
+ * each purchase fixes its own split when it is bought, and the ledger posts exactly that split.
+ */
+export const DEFAULT_PLATFORM_FEE_PERCENT = 10;
+/** The default, for prose that has no config at hand (docs generated at build time). */
+export const PLATFORM_FEE_PERCENT = DEFAULT_PLATFORM_FEE_PERCENT;
+export const MAX_PLATFORM_FEE_PERCENT = 50;
 export const CASHOUT_FEE_PERCENT = 2;
 export const MIN_CASHOUT_GAS = 500;
 export const MIN_PRICE_GAS = 10;
@@ -49,14 +56,26 @@ export function percentRoundHalfUp(amountGas: number, percent: number): number {
   return Math.floor((amountGas * percent * 2 + 100) / 200);
 }
 
-/** Platform fee and seller net of a sale: the seller gets exactly the rest. */
-export function saleSplit(priceGas: number): { priceGas: number; platformFeeGas: number; sellerNetGas: number } {
-  const platformFeeGas = percentRoundHalfUp(priceGas, PLATFORM_FEE_PERCENT);
+export interface SaleSplit {
+  priceGas: number;
+  platformFeeGas: number;
+  sellerNetGas: number;
+}
+
+/** Platform fee and seller net of a sale at a fee percentage: the seller gets exactly the rest. */
+export function saleSplit(priceGas: number, feePercent: number = DEFAULT_PLATFORM_FEE_PERCENT): SaleSplit {
+  const platformFeeGas = percentRoundHalfUp(priceGas, feePercent);
   return { priceGas, platformFeeGas, sellerNetGas: priceGas - platformFeeGas };
 }
 
 /** Cash-out fee and net (540 → fee 11, net 529). */
-export function cashoutSplit(amountGas: number): { amountGas: number; feeGas: number; netGas: number } {
+export interface CashoutSplit {
+  amountGas: number;
+  feeGas: number;
+  netGas: number;
+}
+
+export function cashoutSplit(amountGas: number): CashoutSplit {
   const feeGas = percentRoundHalfUp(amountGas, CASHOUT_FEE_PERCENT);
   return { amountGas, feeGas, netGas: amountGas - feeGas };
 }

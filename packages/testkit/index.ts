@@ -6,7 +6,7 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
-import type { ServiceBroker } from 'moleculer';
+import type { Middleware, ServiceBroker } from 'moleculer';
 import { loadConfig, type Config, type ServiceName } from '../config';
 import { ManualClock, type Clock } from '../runtime';
 import { createMarketplace, gatewayPort } from '../../src/app';
@@ -92,6 +92,8 @@ export interface StartOptions {
   /** Run on a fresh database of TEST_DATABASE_URL instead of in-memory PGlite. */
   postgres?: boolean;
   clock?: Clock;
+  /** Extra Moleculer middlewares for the test broker (e.g. a call-graph recorder). */
+  middlewares?: Middleware[];
 }
 
 /** The whole marketplace in this process on a random port (in-process bus), like `npm start`. */
@@ -111,7 +113,7 @@ export async function startTestApp(opts: StartOptions = {}): Promise<TestApp> {
     ...opts.env,
   });
   const clock = (opts.clock as ManualClock) ?? new ManualClock();
-  const broker = createMarketplace(config, { clock });
+  const broker = createMarketplace(config, { clock, brokerOptions: opts.middlewares ? { middlewares: opts.middlewares } : undefined });
   await broker.start();
   const port = gatewayPort(broker);
   const baseUrl = `http://127.0.0.1:${port}`;

@@ -1,5 +1,6 @@
 /** Money helpers for tests: gas credited through the real ledger, and the audit every money test ends with. */
 import { base62 } from '../ids';
+import { auditMoney } from '../ledger-audit';
 
 interface Caller {
   call<T = any>(action: string, params?: Record<string, unknown>): Promise<T>;
@@ -11,9 +12,12 @@ export async function creditGas(app: Caller, agentId: string, gas: number, packI
   await app.call('ledger.creditGasPurchase', { key: `checkout:${sessionId}`, agentId, gas, sessionId, packId });
 }
 
-/** Every ledger invariant holds: transactions sum to zero, no negative agent balance, balances equal postings, … */
+/**
+ * Every ledger invariant holds (transactions sum to zero, no negative agent balance, balances equal
+ * postings, …) and, when escrow runs, its open purchases match the ledger's pending holds.
+ */
 export async function expectLedgerClean(app: Caller): Promise<void> {
-  const audit = await app.call<{ ok: boolean; checks: Array<{ name: string; ok: boolean; message: string }> }>('ledger.audit');
+  const audit = await auditMoney((action) => app.call(action));
   expect(audit.checks.filter((c) => !c.ok)).toEqual([]);
   expect(audit.ok).toBe(true);
 }

@@ -4,6 +4,8 @@
  * service uses `toolParams(name)` as its action's params, so validation is the same everywhere.
  */
 import { toJsonSchema, type JsonSchema } from './json-schema';
+import { PURCHASE_STATUSES } from '../../services/escrow/purchase-machine';
+import { CASHOUT_FEE_PERCENT, DEFAULT_AUTO_RELEASE_DAYS, MIN_CASHOUT_GAS, RATING_CHANGE_WINDOW_DAYS } from '../market-rules';
 
 export type ToolModule = 'buy' | 'sell' | 'shared';
 
@@ -48,7 +50,8 @@ export const PROVIDERS = [
 
 export const CATEGORIES = ['codegen', 'research', 'ops', 'design', 'data', 'general'] as const;
 export const PACK_IDS = ['starter', 'builder', 'fleet'] as const;
-export const PURCHASE_STATUSES = ['pending', 'awaiting_delivery', 'delivered', 'completed', 'refunded', 'disputed', 'failed'] as const;
+/** The purchase states, from escrow's purchase machine (the one place a state is added). */
+export { PURCHASE_STATUSES };
 export const SEARCH_SORTS = ['relevance', 'quality', 'price_asc', 'price_desc', 'newest'] as const;
 export const SEVERITIES = ['low', 'medium', 'high', 'critical'] as const;
 export const JOURNEY_STEPS = [
@@ -113,7 +116,7 @@ const defs: Def[] = [
     title: 'Who am I',
     module: 'sell',
     auth: true,
-    action: 'agents.whoami',
+    action: 'gateway.whoami',
     params: {},
     description: 'Your agent: id, provider, displayName, gasBalance (from the ledger) and seller reputation. Poll it after buy_gas.',
   },
@@ -148,7 +151,7 @@ const defs: Def[] = [
     title: 'Wallet',
     module: 'sell',
     auth: true,
-    action: 'ledger.wallet',
+    action: 'gateway.wallet',
     params: {
       limit: { type: 'number', integer: true, min: 1, max: 100, optional: true, description: 'Ledger entries per page (default 20).' },
       cursor: { type: 'string', optional: true, max: 200, description: 'nextCursor from the previous page.' },
@@ -270,7 +273,7 @@ const defs: Def[] = [
         description: 'The delivery: summary (required) plus anything else (files, links, results); must satisfy the listing\'s deliverableSchema if it has one.',
       },
     },
-    description: 'Seller: deliver the work for a purchase awaiting delivery. Stored with its sha256; the buyer then confirms (or it auto-releases after 3 days).',
+    description: `Seller: deliver the work for a purchase awaiting delivery. Stored with its sha256; the buyer then confirms (or it auto-releases after ${DEFAULT_AUTO_RELEASE_DAYS} days by default).`,
   },
   {
     name: 'get_delivery',
@@ -290,7 +293,7 @@ const defs: Def[] = [
     mutating: true,
     movesMoney: true,
     params: { purchaseId: id('purchase') },
-    description: 'Buyer: accept the delivery and release escrow. The seller gets 90% as sale_earn, the platform 10%. Cannot be undone.',
+    description: 'Buyer: accept the delivery and release escrow. The seller gets sellerNetGas as sale_earn and the platform platformFeeGas, the split fixed on the purchase when it was bought. Cannot be undone.',
   },
   {
     name: 'ack_purchase',
@@ -314,7 +317,7 @@ const defs: Def[] = [
       rating: { type: 'number', integer: true, min: 1, max: 5, description: 'Integer 1 to 5.' },
       comment: { type: 'string', optional: true, max: 2000 },
     },
-    description: 'Buyer: rate a completed purchase 1–5 (may be changed within 7 days). Feeds the seller\'s reputation.',
+    description: `Buyer: rate a completed purchase 1–5 (may be changed within ${RATING_CHANGE_WINDOW_DAYS} days). Feeds the seller's reputation.`,
   },
   {
     name: 'request_refund',
@@ -377,7 +380,7 @@ const defs: Def[] = [
     mutating: true,
     movesMoney: true,
     params: { amountGas: { type: 'number', integer: true, min: 1, optional: true, description: 'Gas to cash out (default: all withdrawable; minimum 500).' } },
-    description: 'Cash out sale earnings (sale_earn) in BTC paid by the operator: minimum 500 gas, 2% fee. Needs connect_payouts first.',
+    description: `Cash out sale earnings (sale_earn) in BTC paid by the operator: minimum ${MIN_CASHOUT_GAS} gas, ${CASHOUT_FEE_PERCENT}% fee. Needs connect_payouts first.`,
   },
   {
     name: 'cash_out',
@@ -396,7 +399,7 @@ const defs: Def[] = [
     title: 'Report a bug',
     module: 'shared',
     auth: true,
-    action: 'support.reportBug',
+    action: 'gateway.reportBug',
     mutating: true,
     params: {
       title: { type: 'string', min: 3, max: 200, trim: true },
@@ -431,7 +434,7 @@ const defs: Def[] = [
     title: 'Ask for help',
     module: 'shared',
     auth: true,
-    action: 'support.askHelp',
+    action: 'gateway.askHelp',
     params: {
       question: { type: 'string', min: 2, max: 2000, trim: true },
       stuckState: { type: 'string', optional: true, max: 2000 },

@@ -11,6 +11,7 @@ import { base62, newId, sha256Hex } from '../../packages/ids';
 import { enqueueEvent, OutboxRelay } from '../../packages/outbox';
 import { runtimeOf } from '../../packages/runtime';
 import { requireAgent, type CallMeta } from '../../packages/tool-catalogue/meta';
+import { AGENTS_TOPICS } from './contracts';
 import { migrations } from './migrations';
 
 export const API_KEY_PREFIX = 'rk_live_';
@@ -82,7 +83,7 @@ const AgentsService: ServiceSchema = {
             [id, provider, displayName.trim(), label?.trim() || null, referredBy ?? null, hashApiKey(apiKey), isSeed],
           );
           const agent = inserted.rows[0];
-          await enqueueEvent(tx, 'agents', 'agents.registered', {
+          await enqueueEvent(tx, 'agents', AGENTS_TOPICS.registered, {
             agentId: agent.id,
             displayName: agent.display_name,
             referredBy: agent.referred_by,
@@ -114,18 +115,8 @@ const AgentsService: ServiceSchema = {
       params: toolParams('whoami'),
       async handler(this: AgentsThis, ctx: Context<Record<string, never>, CallMeta>) {
         const { id } = requireAgent(ctx);
-        const row = await this.loadAgent(id);
-        const reputationCall = ctx
-          .call<Record<string, unknown>, { sellerId: string }>('listings.reputation', { sellerId: id })
-          .catch(() => ({ salesCount: 0, ratingAvg: null, ratingCount: 0, accountAgeDays: 0, isSeed: row.is_seed, unknown: true }));
-        // Open checkout sessions are re-checked before the balance is read (a lost webhook never loses gas).
-        await ctx.call('payments.reconcileAgent', { agentId: id }).catch((err: Error) => this.logger.warn('reconcile failed', err.message));
-        const [balance, reputation] = await Promise.all([
-          ctx.call<{ gasBalance: number }, { agentId: string }>('ledger.balance', { agentId: id }),
-          reputationCall,
-        ]);
-        const agent = toView(row);
-        return { agent: { ...agent, gasBalance: balance.gasBalance, reputation } };
+        // Identity only: the gateway adds the balance (ledger) and the reputation (listings).
+        return { agent: toView(await this.loadAgent(id)) };
       },
     },
 
@@ -156,7 +147,7 @@ const AgentsService: ServiceSchema = {
         const row = await this.db.transaction(async (tx) => {
           const r = await tx.query<AgentRow>(`UPDATE agents.agents SET is_seed = $2 WHERE id = $1 RETURNING ${COLUMNS}`, [ctx.params.agentId, ctx.params.isSeed]);
           if (!r.rows[0]) throw new NotFoundError(`No agent ${ctx.params.agentId}.`);
-          await enqueueEvent(tx, 'agents', 'agents.seed_changed', { agentId: ctx.params.agentId, isSeed: ctx.params.isSeed });
+          await enqueueEvent(tx, 'agents', AGENTS_TOPICS.seedChanged, { agentId: ctx.params.agentId, isSeed: ctx.params.isSeed });
           return r.rows[0];
         });
         void this.relay.kick();

@@ -1,11 +1,9 @@
-/** Purchase rows, their public view, and the state-specific hints every invalid_state answer carries. */
+/** Purchase rows, their public view, and the guards and hints derived from the purchase machine. */
 import { InvalidStateError, NotFoundError, ForbiddenError } from '../../packages/errors';
+import { nextStepHint, statesAccepting, STATES, transitionFrom, type Actor, type PurchaseStatus, type Transition, type Trigger } from './purchase-machine';
 
-export type PurchaseStatus = 'pending' | 'awaiting_delivery' | 'delivered' | 'completed' | 'refunded' | 'disputed' | 'failed';
+export { OPEN_STATUSES, type PurchaseStatus } from './purchase-machine';
 export type Role = 'buyer' | 'seller';
-
-/** States in which the buyer's gas is (or may be) held by the ledger. */
-export const OPEN_STATUSES: PurchaseStatus[] = ['pending', 'awaiting_delivery', 'delivered', 'disputed'];
 
 export interface PurchaseRow {
   id: string;
@@ -130,19 +128,9 @@ export function toView(row: PurchaseRow, viewerId?: string): PurchaseView {
   return view;
 }
 
-const NEXT_STEP: Record<PurchaseStatus, string> = {
-  pending: 'Funding is still being confirmed with the ledger; poll get_purchase in a few seconds.',
-  awaiting_delivery: 'It awaits delivery: the seller delivers with deliver_work; the buyer may request_refund or dispute_purchase.',
-  delivered: 'It is delivered: the buyer reads it with get_delivery and confirms with confirm_delivery (or request_refund / dispute_purchase).',
-  completed: 'It is completed and escrow was released to the seller; the buyer may rate_purchase. Nothing else can change.',
-  refunded: 'It was refunded to the buyer; nothing more can change.',
-  disputed: 'It is disputed: escrow is frozen until an operator resolves it. Add facts with send_message.',
-  failed: 'Its funding failed (not enough gas); nothing was charged. Call buy_gas, then purchase_service again.',
-};
-
 export function invalidState(row: PurchaseRow, tool: string, needs: string): InvalidStateError {
   return new InvalidStateError(`Purchase ${row.id} is ${row.status}; ${tool} needs ${needs}.`, {
-    hint: NEXT_STEP[row.status],
+    hint: nextStepHint(row.status),
     details: { purchaseId: row.id, status: row.status },
   });
 }
@@ -158,7 +146,7 @@ export function notFound(purchaseId: string): NotFoundError {
 export function roleOf(row: PurchaseRow | undefined, agentId: string, purchaseId: string): Role {
   if (row && row.buyer_id === agentId) return 'buyer';
   // The seller never sees a purchase that was not funded.
-  if (row && row.seller_id === agentId && row.status !== 'pending' && row.status !== 'failed') return 'seller';
+  if (row && row.seller_id === agentId && STATES[row.status].sellerSees) return 'seller';
   throw notFound(purchaseId);
 }
 
@@ -172,4 +160,17 @@ export function requireRole(row: PurchaseRow | undefined, agentId: string, purch
       details: { purchaseId, role: actual },
     });
   }
+}
+
+/**
+ * The machine's guard: the transition `who` may fire with one of `triggers` from the purchase's
+ * state, or invalid_state naming the states the machine accepts (and the hint of the current one).
+ */
+export function guard(row: PurchaseRow, triggers: Trigger | readonly Trigger[], who: Actor, tool: string): Transition {
+  const list = typeof triggers === 'string' ? [triggers] : triggers;
+  for (const trigger of list) {
+    const t = transitionFrom(trigger, who, row.status);
+    if (t) return t;
+  }
+  throw invalidState(row, tool, statesAccepting(list, who).join(' or '));
 }

@@ -10,6 +10,7 @@ import { dbMixin } from '../../packages/db/mixin';
 import { base62 } from '../../packages/ids';
 import { runtimeOf } from '../../packages/runtime';
 import { buildApp } from './app';
+import { composedToolsMixin } from './composed';
 import { ToolDispatcher } from './dispatch';
 import { RequestLog } from './request-log';
 import { migrations } from './migrations';
@@ -18,10 +19,10 @@ export const OPERATOR_TOKEN_FILE = 'operator-token';
 
 const GatewayService: ServiceSchema = {
   name: 'gateway',
-  mixins: [dbMixin('gateway', migrations)],
+  mixins: [dbMixin('gateway', migrations), composedToolsMixin],
 
   actions: {
-    /** Internal: one entry of the request log (support explains a caller's failed request with it). */
+    /** Internal, for operators and tests: one entry of the request log. */
     requestLog: {
       params: { requestId: 'string' },
       async handler(this: any, ctx: Context<{ requestId: string }>) {

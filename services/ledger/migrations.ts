@@ -124,4 +124,21 @@ export const migrations: Migration[] = [
       CREATE INDEX referral_outcomes_referrer ON ledger.referral_outcomes (referrer_id, created_at) WHERE credited;
     `,
   },
+  {
+    version: 2,
+    name: 'holds and cash-outs carry the split quoted when they were made',
+    // Settle posts the hold's own fee and seller net; cashoutPaid posts the cash-out's own fee.
+    // Rows made before this migration were quoted at the then fixed 10 % / 2 %, rounded half up.
+    sql: `
+      ALTER TABLE ledger.holds ADD COLUMN platform_fee_gas bigint, ADD COLUMN seller_net_gas bigint;
+      UPDATE ledger.holds SET platform_fee_gas = (amount_gas * 20 + 100) / 200;
+      UPDATE ledger.holds SET seller_net_gas = amount_gas - platform_fee_gas;
+      ALTER TABLE ledger.holds ALTER COLUMN platform_fee_gas SET NOT NULL, ALTER COLUMN seller_net_gas SET NOT NULL,
+        ADD CONSTRAINT holds_split_adds_up CHECK (platform_fee_gas >= 0 AND seller_net_gas >= 0 AND platform_fee_gas + seller_net_gas = amount_gas);
+      ALTER TABLE ledger.cashouts ADD COLUMN fee_gas bigint;
+      UPDATE ledger.cashouts SET fee_gas = (amount_gas * 4 + 100) / 200;
+      ALTER TABLE ledger.cashouts ALTER COLUMN fee_gas SET NOT NULL,
+        ADD CONSTRAINT cashouts_fee_within_amount CHECK (fee_gas >= 0 AND fee_gas <= amount_gas);
+    `,
+  },
 ];

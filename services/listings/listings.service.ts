@@ -19,6 +19,8 @@ import {
 import { newId } from '../../packages/ids';
 import { claimInbox, type OutboxEvent } from '../../packages/outbox';
 import { runtimeOf } from '../../packages/runtime';
+import { AGENTS, AGENTS_TOPICS } from '../agents/contracts';
+import { ESCROW_TOPICS } from '../escrow/contracts';
 import { DEFAULT_DELIVERY_DAYS, gasToUsd, saleSplit } from '../../packages/market-rules';
 import { migrations } from './migrations';
 import { assessQuality, type QualityReport } from './quality';
@@ -99,7 +101,7 @@ export function reputationOf(
   };
 }
 
-export function listingView(row: ListingRow, now: Date) {
+export function listingView(row: ListingRow, now: Date, platformFeePercent: number) {
   const view: Record<string, unknown> = {
     id: row.id,
     title: row.title,
@@ -111,7 +113,7 @@ export function listingView(row: ListingRow, now: Date) {
     qualityScore: row.quality_score,
     qualitySignals: json(row.quality_signals),
     seller: { id: row.seller_id, displayName: row.display_name ?? '', reputation: reputationOf(row, now) },
-    quote: { ...saleSplit(row.price_gas), usd: gasToUsd(row.price_gas) },
+    quote: { ...saleSplit(row.price_gas, platformFeePercent), usd: gasToUsd(row.price_gas) },
     createdAt: new Date(row.created_at).toISOString(),
     updatedAt: new Date(row.updated_at).toISOString(),
   };
@@ -243,7 +245,7 @@ const ListingsService: ServiceSchema = {
             quality ? JSON.stringify(quality.signals) : null,
           ],
         );
-        return { listing: listingView((await this.loadListing(current.id))!, this.now()) };
+        return { listing: listingView((await this.loadListing(current.id))!, this.now(), this.feePercent()) };
       },
     },
 
@@ -264,7 +266,7 @@ const ListingsService: ServiceSchema = {
         const page = r.rows.slice(0, built.limit);
         const now = this.now();
         return {
-          listings: page.map((row) => listingView(row, now)),
+          listings: page.map((row) => listingView(row, now, this.feePercent())),
           nextCursor: r.rows.length > built.limit ? built.cursorFor(page[page.length - 1]) : null,
         };
       },
@@ -295,7 +297,7 @@ const ListingsService: ServiceSchema = {
       async handler(this: ListingsThis, ctx: Context<{ listingId: string }>) {
         const row = await this.loadListing(ctx.params.listingId);
         if (!row) throw new NotFoundError(`No listing ${ctx.params.listingId}.`);
-        return listingView(row, this.now());
+        return listingView(row, this.now(), this.feePercent());
       },
     },
 
@@ -333,7 +335,7 @@ const ListingsService: ServiceSchema = {
           [ctx.params.listingId, ctx.params.reason],
         );
         if (r.rowCount === 0) throw new NotFoundError(`No listing ${ctx.params.listingId}.`);
-        return listingView((await this.loadListing(ctx.params.listingId))!, this.now());
+        return listingView((await this.loadListing(ctx.params.listingId))!, this.now(), this.feePercent());
       },
     },
 
@@ -352,7 +354,7 @@ const ListingsService: ServiceSchema = {
           `UPDATE listings.listings SET status = 'active', removed_reason = NULL, removed_at = NULL, updated_at = now() WHERE id = $1 AND status = 'removed'`,
           [ctx.params.listingId],
         );
-        return listingView((await this.loadListing(ctx.params.listingId))!, this.now());
+        return listingView((await this.loadListing(ctx.params.listingId))!, this.now(), this.feePercent());
       },
     },
 
@@ -367,7 +369,7 @@ const ListingsService: ServiceSchema = {
   },
 
   channels: {
-    'agents.registered': {
+    [AGENTS_TOPICS.registered]: {
       group: 'listings',
       async handler(this: ListingsThis, event: OutboxEvent<{ agentId: string; displayName: string; isSeed: boolean; createdAt: string }>) {
         const db = this.readyDb();
@@ -383,7 +385,7 @@ const ListingsService: ServiceSchema = {
         });
       },
     },
-    'agents.seed_changed': {
+    [AGENTS_TOPICS.seedChanged]: {
       group: 'listings',
       async handler(this: ListingsThis, event: OutboxEvent<{ agentId: string; isSeed: boolean }>) {
         const db = this.readyDb();
@@ -397,7 +399,7 @@ const ListingsService: ServiceSchema = {
         });
       },
     },
-    'escrow.purchase.completed': {
+    [ESCROW_TOPICS.completed]: {
       group: 'listings',
       async handler(this: ListingsThis, event: OutboxEvent<{ purchaseId: string; sellerId: string; completedAt?: string }>) {
         const db = this.readyDb();
@@ -418,7 +420,7 @@ const ListingsService: ServiceSchema = {
         });
       },
     },
-    'escrow.purchase.rated': {
+    [ESCROW_TOPICS.rated]: {
       group: 'listings',
       async handler(this: ListingsThis, event: OutboxEvent<{ purchaseId: string; sellerId: string; rating: number; previousRating: number | null }>) {
         const db = this.readyDb();
@@ -466,6 +468,11 @@ const ListingsService: ServiceSchema = {
       return runtimeOf(this.broker).clock.now();
     },
 
+    /** The fee quoted to buyers now; each purchase fixes its own split when it is bought. */
+    feePercent(this: ListingsThis): number {
+      return runtimeOf(this.broker).config.platformFeePercent;
+    },
+
     /** Channel handlers may run before started() opened the database: fail so the message is redelivered. */
     readyDb(this: ListingsThis): Db {
       if (!this.db) throw new Error('listings is starting; redeliver later');
@@ -501,7 +508,7 @@ const ListingsService: ServiceSchema = {
         createdAt: null,
       };
       try {
-        const a = (await this.broker.call('agents.get', { agentId: sellerId })) as { displayName: string; isSeed: boolean; createdAt: string };
+        const a = (await this.broker.call(AGENTS.get, { agentId: sellerId })) as { displayName: string; isSeed: boolean; createdAt: string };
         facts = { displayName: a.displayName, isSeed: a.isSeed, createdAt: a.createdAt };
       } catch (err) {
         if (!agent) return existing;
@@ -534,7 +541,7 @@ const ListingsService: ServiceSchema = {
       checkDeliverableSchema(input.deliverableSchema);
       if (seedKey) {
         const existing = await this.db.query<{ id: string }>(`SELECT id FROM listings.listings WHERE seed_key = $1`, [seedKey]);
-        if (existing.rows[0]) return listingView((await this.loadListing(existing.rows[0].id))!, this.now());
+        if (existing.rows[0]) return listingView((await this.loadListing(existing.rows[0].id))!, this.now(), this.feePercent());
       }
       rejectByModeration(title, description);
       const quality = assessQuality({ title, description, priceGas: input.priceGas, category }, await this.otherListingsOf(agent.id, null));
@@ -562,9 +569,9 @@ const ListingsService: ServiceSchema = {
       );
       if (inserted.rowCount === 0 && seedKey) {
         const again = await this.db.query<{ id: string }>(`SELECT id FROM listings.listings WHERE seed_key = $1`, [seedKey]);
-        return listingView((await this.loadListing(again.rows[0].id))!, this.now());
+        return listingView((await this.loadListing(again.rows[0].id))!, this.now(), this.feePercent());
       }
-      return listingView((await this.loadListing(id))!, this.now());
+      return listingView((await this.loadListing(id))!, this.now(), this.feePercent());
     },
 
     /** Registers the seed sellers (isSeed) and creates their listings; safe to run again. */
@@ -576,7 +583,7 @@ const ListingsService: ServiceSchema = {
         let agentId = known.rows[0]?.agent_id;
         if (!agentId) {
           const reg: { agent: { id: string } } = await this.broker.call(
-            'agents.register',
+            AGENTS.register,
             { provider: 'other', displayName: seller.displayName, label: seller.label, isSeed: true },
             { meta: { internal: true } },
           );
@@ -619,6 +626,7 @@ type ListingsThis = ThisType<any> & {
   broker: any;
   logger: any;
   now(): Date;
+  feePercent(): number;
   readyDb(): Db;
   loadListing(id: string): Promise<ListingRow | null>;
   loadSeller(id: string): Promise<any>;

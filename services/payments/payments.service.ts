@@ -18,6 +18,7 @@ import { DEFAULT_PACK_ID, GAS_PACKS, GAS_PER_USD, packById } from '../../package
 import { payoutsMixin } from './payouts';
 import { migrations } from './migrations';
 import { createStripeClient, verifyStripeEvent, type StripeClient } from './stripe';
+import { LEDGER } from '../ledger/contracts';
 
 export const SANDBOX_SESSION_TTL_MS = 24 * 3_600_000;
 /** How many open sessions one wallet/whoami poll re-checks. */
@@ -228,7 +229,7 @@ const PaymentsService: ServiceSchema = {
       },
     },
 
-    /** Re-checks the agent's open checkout sessions (wallet and whoami call this before reading). */
+    /** Re-checks the agent's open checkout sessions (operators and tests; reads such as wallet never do). */
     reconcileAgent: {
       params: { agentId: { type: 'string', min: 3, max: 100 } },
       async handler(this: PaymentsThis, ctx: Context<{ agentId: string }>) {
@@ -313,7 +314,7 @@ const PaymentsService: ServiceSchema = {
       const row = claimed.rows[0] ?? (await this.loadSession(sessionId));
       if (!row) throw new NotFoundError('No such checkout session.');
       if (row.status !== 'paid') return { sessionId, credited: false, status: row.status, gas: row.gas };
-      const credit: { transactionId: string; gasBalance: number; replayed: boolean } = await this.broker.call('ledger.creditGasPurchase', {
+      const credit: { transactionId: string; gasBalance: number; replayed: boolean } = await this.broker.call(LEDGER.creditGasPurchase, {
         key: `checkout:${row.id}`,
         agentId: row.agent_id,
         gas: row.gas,

@@ -16,6 +16,8 @@ import { newId } from '../../packages/ids';
 import { cashoutSplit, DISPUTE_LOOKBACK_DAYS, gasToUsd, MIN_CASHOUT_GAS } from '../../packages/market-rules';
 import { runtimeOf } from '../../packages/runtime';
 import { toolParams } from '../../packages/tool-catalogue';
+import { LEDGER, type CashoutDebitParams } from '../ledger/contracts';
+import { ESCROW } from '../escrow/contracts';
 import { requireAgent, type CallMeta } from '../../packages/tool-catalogue/meta';
 
 export type CashoutStatus = 'requested' | 'pending' | 'paying' | 'paid' | 'rejecting' | 'rejected' | 'failed';
@@ -282,7 +284,7 @@ export const payoutsMixin: Partial<ServiceSchema> = {
         }
 
         // 2. A clean dispute history as a seller (docs/decisions.md).
-        const disputes = await ctx.call<{ openAsSeller: number; lostLast90Days: number }, { sellerId: string }>('escrow.disputeHistory', { sellerId: agent.id });
+        const disputes = await ctx.call<{ openAsSeller: number; lostLast90Days: number }, { sellerId: string }>(ESCROW.disputeHistory, { sellerId: agent.id });
         if (disputes.openAsSeller > 0) {
           throw new InvalidStateError(`Cash-out is paused while you have ${disputes.openAsSeller} open dispute(s) as a seller.`, {
             hint: 'Settle the dispute first: list_orders {"role": "seller", "status": "disputed"}, talk to the buyer with send_message; an operator resolves it. Then request_cashout again.',
@@ -298,7 +300,7 @@ export const payoutsMixin: Partial<ServiceSchema> = {
 
         // 3. The amount: only sale earnings, at least the minimum. (The ledger re-checks atomically below.)
         const w = await ctx.call<{ withdrawableGas: number; lifetimeEarnedGas: number; cashedOutGas: number }, { agentId: string }>(
-          'ledger.withdrawable',
+          LEDGER.withdrawable,
           { agentId: agent.id },
         );
         const requested = ctx.params.amountGas;
@@ -510,12 +512,15 @@ export const payoutsMixin: Partial<ServiceSchema> = {
     /** requested → pending (the ledger moved the gas) | failed (the ledger refused). Unknown outcome: stays requested. */
     async finishRequested(this: PayoutsThis, row: CashoutRow, ctx?: Context): Promise<CashoutRow> {
       try {
-        await this.callLedger(ctx, 'ledger.cashoutDebit', {
+        // The fee quoted to the agent travels with the debit: cashoutPaid posts exactly it.
+        const debit: CashoutDebitParams = {
           key: `cashout:${row.id}:debit`,
           cashoutId: row.id,
           agentId: row.agent_id,
-          amountGas: row.amount_gas,
-        });
+          amountGas: Number(row.amount_gas),
+          feeGas: Number(row.fee_gas),
+        };
+        await this.callLedger(ctx, LEDGER.cashoutDebit, debit as unknown as Record<string, unknown>);
       } catch (err) {
         if (!isDefinitiveRefusal(err)) {
           this.logger.warn(`cash-out ${row.id}: ledger outcome unknown, left for the sweeper`, (err as Error).message);
@@ -540,7 +545,7 @@ export const payoutsMixin: Partial<ServiceSchema> = {
     },
 
     async finishPaying(this: PayoutsThis, row: CashoutRow, ctx?: Context): Promise<CashoutRow> {
-      await this.callLedger(ctx, 'ledger.cashoutPaid', { key: `cashout:${row.id}:paid`, cashoutId: row.id });
+      await this.callLedger(ctx, LEDGER.cashoutPaid, { key: `cashout:${row.id}:paid`, cashoutId: row.id });
       const done = await this.db.query<CashoutRow>(
         `UPDATE payments.cashouts SET status = 'paid', paid_at = now(), updated_at = now() WHERE id = $1 AND status = 'paying' RETURNING ${COLUMNS}`,
         [row.id],
@@ -549,7 +554,7 @@ export const payoutsMixin: Partial<ServiceSchema> = {
     },
 
     async finishRejecting(this: PayoutsThis, row: CashoutRow, ctx?: Context): Promise<CashoutRow> {
-      await this.callLedger(ctx, 'ledger.cashoutReturn', { key: `cashout:${row.id}:return`, cashoutId: row.id });
+      await this.callLedger(ctx, LEDGER.cashoutReturn, { key: `cashout:${row.id}:return`, cashoutId: row.id });
       const done = await this.db.query<CashoutRow>(
         `UPDATE payments.cashouts SET status = 'rejected', rejected_at = now(), updated_at = now() WHERE id = $1 AND status = 'rejecting' RETURNING ${COLUMNS}`,
         [row.id],

@@ -15,6 +15,7 @@ import { runtimeOf, type Clock } from '../../packages/runtime';
 import type { Config } from '../../packages/config';
 import { HelpIndex, composeWithLlm, type HelpContext, type HelpAnswer, type RequestLogEntry } from './help';
 import { migrations } from './migrations';
+import type { SupportCallMeta } from './contracts';
 
 /** Identical reports from one agent within this window (since the last one) are folded into one. */
 export const BUG_FOLD_WINDOW_MS = 60 * 60 * 1000;
@@ -119,8 +120,13 @@ type SupportThis = {
   help: HelpIndex;
   logger: any;
   broker: any;
-  lookupOwnRequest(ctx: Context<any, any>, requestId: string, agentId: string): Promise<RequestLogEntry | null>;
 };
+
+/** The caller's own request-log entry, handed over by the gateway (support never calls the gateway). */
+function ownRequestOf(ctx: Context<any, any>, agentId: string): RequestLogEntry | null {
+  const entry = (ctx.meta as SupportCallMeta).requestLogEntry ?? null;
+  return entry && entry.agentId === agentId ? entry : null;
+}
 
 const SupportService: ServiceSchema = {
   name: 'support',
@@ -132,7 +138,7 @@ const SupportService: ServiceSchema = {
       async handler(this: SupportThis, ctx: Context<{ question: string; stuckState?: string; context?: HelpContext }, CallMeta>) {
         const agent = requireAgent(ctx);
         const { question, stuckState, context } = ctx.params;
-        const request = context?.requestId ? await this.lookupOwnRequest(ctx, context.requestId, agent.id) : null;
+        const request = ownRequestOf(ctx, agent.id);
         const input = { question, stuckState, context, request };
         let answer: HelpAnswer = this.help.answer(input);
         const { helpLlmUrl, helpLlmKey, helpLlmModel } = this.config;
@@ -180,8 +186,7 @@ const SupportService: ServiceSchema = {
         const description = String(p.description).trim();
         const severity = p.severity ?? 'medium';
         const context = p.context && Object.keys(p.context).length ? p.context : null;
-        // Looked up before the transaction: never hold one open while calling another service.
-        const request = context?.requestId ? await this.lookupOwnRequest(ctx, context.requestId, agent.id) : null;
+        const request = ownRequestOf(ctx, agent.id);
         const hash = sha256Hex(`${title}\n${description}`);
         const now = this.clock.now();
         const windowStart = new Date(now.getTime() - BUG_FOLD_WINDOW_MS).toISOString();
@@ -342,25 +347,6 @@ const SupportService: ServiceSchema = {
         const page = timePage(r.rows, limit);
         return { experiences: page.rows.map(experienceView), nextCursor: page.nextCursor };
       },
-    },
-  },
-
-  methods: {
-    /** The caller's own entry of the gateway's request log, or null (unknown, someone else's, or the gateway is unreachable). */
-    async lookupOwnRequest(this: SupportThis, ctx: Context<any, any>, requestId: string, agentId: string): Promise<RequestLogEntry | null> {
-      const find = () => ctx.call<RequestLogEntry | null, { requestId: string }>('gateway.requestLog', { requestId }, { timeout: 3000 });
-      try {
-        let entry = await find();
-        if (!entry) {
-          // Another gateway replica may still hold it in its write buffer (flushed every 250 ms).
-          await new Promise((r) => setTimeout(r, 300));
-          entry = await find();
-        }
-        return entry && entry.agentId === agentId ? entry : null;
-      } catch (err) {
-        this.logger.warn(`support: request log lookup failed (${(err as Error).message})`);
-        return null;
-      }
     },
   },
 

@@ -1,20 +1,16 @@
 /**
- * agent-market-mcp: a local stdio MCP server that proxies every tool to the Agent Market HTTPS
- * tool router (POST /api/agent). The tool list, schemas and annotations are fetched from the
- * service's discovery document (GET /api/agent) at start, so this package never drifts from it.
- * Plain CommonJS, no build step: `node bin/agent-market-mcp.js` runs it.
+ * agent-market-mcp: a local stdio MCP server, a thin proxy to an Agent Market service. It is the
+ * same server as the service's /mcp (lib/server.js, the one factory): its instructions, tools,
+ * prompts and resources are read from the service's /mcp at start, prompts and resources are
+ * rendered there, and tool calls go to the HTTPS tool router (POST /api/agent) with this session's
+ * key. Plain CommonJS, no build step: `node bin/agent-market-mcp.js` runs it.
  */
 'use strict';
 
-const { Server } = require('@modelcontextprotocol/sdk/server/index.js');
+const { Client } = require('@modelcontextprotocol/sdk/client/index.js');
+const { StreamableHTTPClientTransport } = require('@modelcontextprotocol/sdk/client/streamableHttp.js');
 const { StdioServerTransport } = require('@modelcontextprotocol/sdk/server/stdio.js');
-const {
-  CallToolRequestSchema,
-  ErrorCode,
-  ListResourcesRequestSchema,
-  ListToolsRequestSchema,
-  ReadResourceRequestSchema,
-} = require('@modelcontextprotocol/sdk/types.js');
+const { createMarketServer, protocolError, ErrorCode } = require('./server.js');
 
 const VERSION = require('../package.json').version;
 const MODULES = ['buy', 'sell', 'shared'];
@@ -109,11 +105,6 @@ function parseArgs(argv, env) {
   if (!Number.isInteger(opts.timeoutMs) || opts.timeoutMs < 100) throw new Error('--timeout must be an integer number of milliseconds >= 100');
   if (opts.apiKey === '') opts.apiKey = null;
   return opts;
-}
-
-/** A JSON-RPC error for the SDK to send (McpError would prefix its message with "MCP error <code>:" twice). */
-function protocolError(code, message) {
-  return Object.assign(new Error(message), { code });
 }
 
 function describeNetworkError(err) {
@@ -212,6 +203,11 @@ class MarketHttp {
   }
 }
 
+/** Only for a service without /mcp (older versions); otherwise the service's own instructions are used. */
+const FALLBACK_INSTRUCTIONS =
+  'Agent-to-agent marketplace (escrowed purchases priced in gas). No key yet? Call register and keep the apiKey. ' +
+  'Failed tools return {code, message, hint, requestId}: follow the hint. Read the resource llms.txt for the full brief.';
+
 const IDEMPOTENCY_KEY_SCHEMA = {
   type: 'string',
   minLength: 1,
@@ -237,77 +233,101 @@ function toolsFromDiscovery(discovery, modules) {
     });
 }
 
-function resultOf(toolName, body, http, log) {
-  if (body.ok) {
-    const content = [{ type: 'text', text: JSON.stringify(body.result === undefined ? null : body.result, null, 2) }];
-    if (toolName === 'register' && body.result && body.result.apiKey) {
-      let note = 'Store this apiKey now: it is shown only once. ';
-      if (!http.apiKey) {
-        http.apiKey = body.result.apiKey;
-        note += 'This session now uses it; set MARKET_API_KEY (or --api-key) in your MCP config to keep it.';
-        log('registered: using the new API key for this session; put it in MARKET_API_KEY to keep it');
-      } else {
-        note += 'This session keeps using the key it was started with; put the new one in MARKET_API_KEY to switch.';
-      }
-      content.push({ type: 'text', text: note });
-    }
-    const r = body.result;
-    return r && typeof r === 'object' && !Array.isArray(r) ? { content, structuredContent: r } : { content };
+/** After register: the key is shown once; a session without a key adopts it. */
+function registerNote(body, http, log) {
+  if (!body.result || !body.result.apiKey) return null;
+  let note = 'Store this apiKey now: it is shown only once. ';
+  if (!http.apiKey) {
+    http.apiKey = body.result.apiKey;
+    note += 'This session now uses it; set MARKET_API_KEY (or --api-key) in your MCP config to keep it.';
+    log('registered: using the new API key for this session; put it in MARKET_API_KEY to keep it');
+  } else {
+    note += 'This session keeps using the key it was started with; put the new one in MARKET_API_KEY to switch.';
   }
-  return { isError: true, content: [{ type: 'text', text: JSON.stringify(body, null, 2) }], structuredContent: body };
+  return note;
 }
 
-/** Builds the MCP server (transport-agnostic) for a discovery document and an HTTP client. */
-function createProxyServer({ discovery, http, modules, log = () => {} }) {
-  const tools = toolsFromDiscovery(discovery, modules);
+/**
+ * The service's own MCP definitions, read from its /mcp (the same factory serves them there).
+ * Returns null when the service has no /mcp (then the tools come from the discovery document).
+ */
+async function remoteDefinitions(baseUrl, modules, timeoutMs) {
+  const url = new URL(`${baseUrl}/mcp`);
+  if (modules.length < MODULES.length) url.searchParams.set('modules', modules.join(','));
+  const client = new Client({ name: 'agent-market-mcp', version: VERSION });
+  try {
+    await client.connect(new StreamableHTTPClientTransport(url), { timeout: timeoutMs });
+    const opts = { timeout: timeoutMs };
+    const [tools, prompts, resources, templates] = await Promise.all([
+      client.listTools(undefined, opts),
+      client.listPrompts(undefined, opts),
+      client.listResources(undefined, opts),
+      client.listResourceTemplates(undefined, opts),
+    ]);
+    return {
+      client,
+      instructions: client.getInstructions() || '',
+      tools: tools.tools,
+      prompts: prompts.prompts,
+      resources: resources.resources,
+      resourceTemplates: templates.resourceTemplates,
+    };
+  } catch {
+    await client.close().catch(() => undefined);
+    return null;
+  }
+}
+
+/** Builds the MCP server (transport-agnostic): the shared factory, answering through the service. */
+function createProxyServer({ discovery, http, modules, remote, log = () => {} }) {
   const known = new Map(discovery.tools.map((t) => [t.name, t]));
-  const offered = new Set(tools.map((t) => t.name));
-  const server = new Server(
-    { name: 'agent-market', title: 'Agent Market (stdio)', version: VERSION },
+  const docs = [
+    { uri: 'market://docs/llms.txt', path: '/llms.txt', name: 'llms.txt', title: 'Agent Market brief (llms.txt)', mimeType: 'text/markdown' },
+    { uri: 'market://docs/llms-full.txt', path: '/llms-full.txt', name: 'llms-full.txt', title: 'Agent Market full brief', mimeType: 'text/markdown' },
+  ];
+  const defs = remote || {
+    instructions: FALLBACK_INSTRUCTIONS,
+    tools: toolsFromDiscovery(discovery, modules),
+    prompts: [],
+    resources: docs.map(({ uri, name, title, mimeType }) => ({ uri, name, title, mimeType })),
+    resourceTemplates: [],
+  };
+  return createMarketServer(
     {
-      capabilities: { tools: {}, resources: {} },
-      instructions:
-        'Agent-to-agent marketplace (100 gas = 1 USD, escrowed purchases). No key yet? Call register and keep the apiKey. ' +
-        'Buy: search_services → buy_gas (a human approves checkoutUrl) → purchase_service → get_delivery → confirm_delivery. ' +
-        'Sell: list_service → list_orders → deliver_work → wallet → request_cashout. Failed tools return {code, message, hint, requestId}: follow the hint. ' +
-        'Read the resource llms.txt for the full brief.',
+      info: { name: 'agent-market', title: 'Agent Market (stdio)', version: VERSION },
+      instructions: defs.instructions,
+      tools: defs.tools,
+      prompts: defs.prompts,
+      resources: defs.resources,
+      resourceTemplates: defs.resourceTemplates,
+    },
+    {
+      async callTool(name, args) {
+        const idempotencyKey = typeof args.idempotencyKey === 'string' ? args.idempotencyKey : null;
+        delete args.idempotencyKey;
+        return http.callTool(name, args, idempotencyKey);
+      },
+      unknownToolMessage(name) {
+        const tool = known.get(name);
+        return tool ? `Tool ${name} is in the "${tool.module}" module, which this server was started without (--modules).` : null;
+      },
+      noteFor: (name, body) => (name === 'register' ? registerNote(body, http, log) : null),
+      async readResource(uri) {
+        try {
+          if (remote) return (await remote.client.readResource({ uri })).contents[0].text;
+          const doc = docs.find((d) => d.uri === uri);
+          return doc ? await http.text(doc.path) : null;
+        } catch (err) {
+          if (err && err.code === ErrorCode.InvalidParams) return null;
+          throw protocolError(ErrorCode.InternalError, `Could not read ${uri.slice(0, 200)} from ${http.baseUrl}: ${describeNetworkError(err)}`);
+        }
+      },
+      async getPrompt(name, args) {
+        const r = await remote.client.getPrompt({ name, arguments: args });
+        return r.messages.map((m) => (m.content && m.content.type === 'text' ? m.content.text : '')).join('\n');
+      },
     },
   );
-
-  server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools }));
-
-  server.setRequestHandler(CallToolRequestSchema, async (request) => {
-    const name = request.params.name;
-    const tool = known.get(name);
-    if (!tool) throw protocolError(ErrorCode.InvalidParams, `Unknown tool: ${String(name).slice(0, 64)}. tools/list shows the tools.`);
-    if (!offered.has(name)) {
-      throw protocolError(ErrorCode.InvalidParams, `Tool ${name} is in the "${tool.module}" module, which this server was started without (--modules).`);
-    }
-    const args = { ...(request.params.arguments || {}) };
-    const idempotencyKey = typeof args.idempotencyKey === 'string' ? args.idempotencyKey : null;
-    delete args.idempotencyKey;
-    const body = await http.callTool(name, args, idempotencyKey);
-    return resultOf(name, body, http, log);
-  });
-
-  const docs = [
-    { uri: 'market://docs/llms.txt', path: '/llms.txt', name: 'llms.txt', title: 'Agent Market brief (llms.txt)' },
-    { uri: 'market://docs/llms-full.txt', path: '/llms-full.txt', name: 'llms-full.txt', title: 'Agent Market full brief' },
-  ];
-  server.setRequestHandler(ListResourcesRequestSchema, async () => ({
-    resources: docs.map(({ uri, name, title }) => ({ uri, name, title, mimeType: 'text/markdown' })),
-  }));
-  server.setRequestHandler(ReadResourceRequestSchema, async (request) => {
-    const doc = docs.find((d) => d.uri === request.params.uri);
-    if (!doc) throw protocolError(ErrorCode.InvalidParams, `Resource not found: ${String(request.params.uri).slice(0, 200)}`);
-    try {
-      return { contents: [{ uri: doc.uri, mimeType: 'text/markdown', text: await http.text(doc.path) }] };
-    } catch (err) {
-      throw protocolError(ErrorCode.InternalError, `Could not fetch ${doc.path} from ${http.baseUrl}: ${describeNetworkError(err)}`);
-    }
-  });
-
-  return server;
 }
 
 /** Warns (stderr) when the configured key is refused; the tools still answer with the envelope and its hint. */
@@ -336,11 +356,13 @@ async function main(options, io = { stdin: process.stdin, stdout: process.stdout
   const http = new MarketHttp(options.baseUrl, options.apiKey, options.timeoutMs);
   const discovery = await http.discovery();
   await checkKey(http, log);
-  const server = createProxyServer({ discovery, http, modules: options.modules, log });
+  const remote = await remoteDefinitions(options.baseUrl, options.modules, options.timeoutMs);
+  if (!remote) log(`${options.baseUrl}/mcp did not answer: serving the tools of the discovery document only (no prompts)`);
+  const server = createProxyServer({ discovery, http, modules: options.modules, remote, log });
   const transport = new StdioServerTransport(io.stdin, io.stdout);
   await server.connect(transport);
   log(`serving ${discovery.tools.filter((t) => options.modules.includes(t.module)).length} tools from ${options.baseUrl} over stdio`);
   return server;
 }
 
-module.exports = { HELP, MODULES, parseArgs, MarketHttp, toolsFromDiscovery, createProxyServer, main };
+module.exports = { HELP, MODULES, parseArgs, MarketHttp, toolsFromDiscovery, remoteDefinitions, createProxyServer, createMarketServer, main };

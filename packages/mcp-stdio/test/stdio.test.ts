@@ -2,6 +2,7 @@
 import { spawn } from 'node:child_process';
 import path from 'node:path';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { startTestApp, type TestApp } from '../../testkit';
 import { TOOLS, toolsOfModules } from '../../tool-catalogue';
 import { callErr, callOk, connect, runJourneys } from '../../../services/gateway/test/mcp-helpers';
@@ -94,6 +95,16 @@ describe('agent-market-mcp (stdio)', () => {
     expect(resources.map((r) => r.uri)).toContain('market://docs/llms.txt');
     const llms = await client.readResource({ uri: 'market://docs/llms.txt' });
     expect((llms.contents[0] as any).text).toMatch(/register/i);
+
+    // One server factory: the stdio door offers what /mcp offers (instructions, prompts, resources).
+    const remote = await connect(new StreamableHTTPClientTransport(new URL(`${app.baseUrl}/mcp`)));
+    expect(client.getInstructions()).toBe(remote.getInstructions());
+    expect((await client.listPrompts()).prompts).toEqual((await remote.listPrompts()).prompts);
+    expect(resources).toEqual((await remote.listResources()).resources);
+    const viaStdio = await client.getPrompt({ name: 'buy_a_service_safely', arguments: { need: 'jest tests' } });
+    const viaHttp = await remote.getPrompt({ name: 'buy_a_service_safely', arguments: { need: 'jest tests' } });
+    expect(viaStdio.messages).toEqual(viaHttp.messages);
+    await remote.close();
     await client.close();
     expect(stderr()).toMatch(/no API key configured/);
   });

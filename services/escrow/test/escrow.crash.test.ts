@@ -4,6 +4,7 @@
  * (first run) or escrow (second run) is killed with SIGKILL and restarted. Afterwards every purchase
  * is in a final state that matches its ledger hold, the audit passes, and every balance is exact.
  */
+import { auditMoney } from '../../../packages/ledger-audit';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -200,7 +201,7 @@ describeDistributed('escrow crash test (separate processes, NATS JetStream, Post
     // The audit reads every account and asks escrow about every open item: give it time, and wait until
     // escrow's restarted node answers (a check skipped because escrow was unreachable proves nothing).
     const audit = await until('a ledger audit with escrow reachable', async () => {
-      const a = await client.call<{ ok: boolean; checks: any[] }, Record<string, never>>('ledger.audit', {}, { timeout: 30_000 });
+      const a = await auditMoney((action) => client.call(action, {}, { timeout: 30_000 }));
       return a.checks.some((c) => c.skipped) ? null : a;
     });
     if (!audit.ok) throw new Error(`audit failed: ${JSON.stringify(audit.checks.filter((c) => !c.ok))}`);

@@ -131,7 +131,12 @@ export function registerMcpRoutes(app: Express, deps: GatewayDeps): void {
       };
       (req as Request & { auth?: AuthInfo }).auth = auth;
 
-      const server = createMcpServer({ dispatcher, baseUrl: config.publicBaseUrl, modules });
+      const server = createMcpServer({
+        dispatcher,
+        baseUrl: config.publicBaseUrl,
+        modules,
+        rules: { platformFeePercent: config.platformFeePercent, autoReleaseDays: config.autoReleaseDays },
+      });
       const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
       res.on('close', () => {
         void transport.close();

@@ -1,4 +1,5 @@
 /** MCP client helpers shared by the /mcp and stdio suites: a real SDK client, and the two journeys. */
+import { expectLedgerClean } from '../../../packages/testkit/ledger';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
@@ -145,7 +146,5 @@ export async function runJourneys(app: JourneyApp, seller: Client, buyer: Client
   expect((await callOk(seller, 'wallet')).gasBalance).toBe(225);
   expect((await callOk(buyer, 'wallet')).gasBalance).toBe(250);
 
-  const audit = await app.call<{ ok: boolean; checks: any[] }>('ledger.audit');
-  expect(audit.checks.filter((c) => !c.ok)).toEqual([]);
-  expect(audit.ok).toBe(true);
+  await expectLedgerClean(app);
 }

@@ -49,7 +49,7 @@ describeWithPostgres('ledger on PostgreSQL under concurrency', () => {
     expect(results.errors).toHaveLength(30);
     for (const e of results.errors) expect(e).toMatchObject({ type: 'insufficient_gas' });
     expect(await balance(buyer)).toBe(0);
-    const wallet = await h.call('ledger.wallet', {}, { agent: { id: buyer, displayName: 'b', provider: 'other' } });
+    const wallet = await h.call('ledger.walletFigures', { agentId: buyer });
     expect(wallet).toMatchObject({ gasBalance: 0, heldGas: 1000 });
   });
 

@@ -130,18 +130,22 @@ describe('Stripe checkout (real SDK, local stand-in)', () => {
     expect(await balance(agentId)).toBe(0);
   });
 
-  it('a lost webhook is made good by reconciliation when the agent polls wallet or whoami', async () => {
+  it('a lost webhook is made good by the reconciliation sweeper; polling wallet or whoami never credits by itself', async () => {
     const { apiKey, agentId, buy } = await buyer('Lost Webhook');
     stripe.markPaid(buy.sessionId);
-    const w = await eventually(async () => {
-      const r = await app.api.ok('wallet', {}, apiKey);
-      return r.gasBalance === 500 ? r : null;
+    // Reads never write: the wallet shows what the ledger has, nothing more.
+    expect((await app.api.ok('wallet', {}, apiKey)).gasBalance).toBe(0);
+    expect((await app.api.ok('whoami', {}, apiKey)).agent.gasBalance).toBe(0);
+    await eventually(async () => {
+      await app.call('payments.sweepCheckouts');
+      return (await app.api.ok('wallet', {}, apiKey)).gasBalance === 500;
     });
-    expect(w.entries).toHaveLength(1);
+    expect((await app.api.ok('wallet', {}, apiKey)).entries).toHaveLength(1);
 
     const second = await app.api.ok('buy_gas', { packId: 'starter' }, apiKey);
     stripe.markPaid(second.sessionId);
-    await eventually(async () => (await app.api.ok('whoami', {}, apiKey)).agent.gasBalance === 1000);
+    await app.call('payments.reconcileAgent', { agentId });
+    expect((await app.api.ok('whoami', {}, apiKey)).agent.gasBalance).toBe(1000);
     // The late webhook then changes nothing.
     const late = stripe.signedEvent('checkout.session.completed', second.sessionId);
     expect((await post(late.payload, late.signature)).body.result.credited).toBe(false);
@@ -180,6 +184,8 @@ describe('Stripe checkout (real SDK, local stand-in)', () => {
     });
     expect(res.status).toBe(200);
     expect((await app.api.ok('wallet', {}, apiKey)).gasBalance).toBe(0);
+    // Reconciliation (the sweeper's job; reads never write) learns the session expired.
+    await app.call('payments.reconcileAgent', { agentId });
     expect((await app.call('payments.getCheckout', { sessionId: buy.sessionId })).status).toBe('expired');
     const expiredEvent = stripe.signedEvent('checkout.session.expired', buy.sessionId);
     expect((await post(expiredEvent.payload, expiredEvent.signature)).status).toBe(200);

@@ -3,6 +3,7 @@
  * must hold, the caller's context (error codes, own failed requests, stuck state), and the optional
  * LLM against a local stand-in of the chat-completions API.
  */
+import { expectLedgerClean } from '../../../packages/testkit/ledger';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { startTestApp, type TestApp } from '../../../packages/testkit';
@@ -198,8 +199,7 @@ describe('ask_help explains the caller\'s own failed request', () => {
     const w = await app.api.ok('wallet', {}, alice.apiKey);
     expect(w.gasBalance).toBe(0);
     expect(w.heldGas).toBe(0);
-    const audit = await app.call('ledger.audit');
-    expect(audit.ok).toBe(true);
+    await expectLedgerClean(app);
 
     // Another agent passing Alice's requestId learns nothing about it.
     const other = await ask({ question: 'Why did my purchase fail?', context: { requestId } }, bob);

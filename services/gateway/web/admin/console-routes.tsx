@@ -6,6 +6,7 @@
 import path from 'node:path';
 import express, { type Express, type NextFunction, type Request, type Response } from 'express';
 import { toEnvelope } from '../../../../packages/errors';
+import { auditMoney } from '../../../../packages/ledger-audit';
 import { BUG_STATUSES } from '../../../support/support.service';
 import type { GatewayDeps } from '../../app';
 import { operatorActions, PAYOUT_STATUSES } from '../../routes/admin-actions';
@@ -131,7 +132,7 @@ export function registerAdminConsole(app: Express, deps: GatewayDeps): void {
   // ---- overview -----------------------------------------------------------------------------------
   app.get('/admin', page(async (req, res) => {
     const [audit, disputes, payouts, summary] = await Promise.all([
-      deps.broker.call<OverviewData['audit'], any>('ledger.audit', {}, { timeout: 120_000 }).catch(() => null),
+      (auditMoney((action) => deps.broker.call(action, {}, { timeout: 120_000 })) as Promise<OverviewData['audit']>).catch(() => null),
       ops.listDisputes(req, 'open').catch(() => null),
       ops.listPayouts(req, 'pending').catch(() => null),
       ops.call<any>(req, 'support.summary').catch(() => null),

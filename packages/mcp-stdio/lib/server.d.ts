@@ -1,0 +1,30 @@
+/** Types of lib/server.js (the shared MCP server factory), for the gateway's TypeScript. */
+import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
+import type { Prompt, Resource, ResourceTemplate, Tool } from '@modelcontextprotocol/sdk/types.js';
+
+export interface MarketServerDefinitions {
+  info: { name: string; title: string; version: string; websiteUrl?: string };
+  instructions: string;
+  tools: Tool[];
+  resources: Resource[];
+  resourceTemplates: ResourceTemplate[];
+  prompts: Prompt[];
+}
+
+export interface Envelope {
+  ok: boolean;
+  result?: unknown;
+  error?: { code: string; message: string; hint?: string; details?: unknown };
+  requestId?: string | null;
+}
+
+export interface MarketServerBackend {
+  callTool(name: string, args: Record<string, unknown>, extra: { authInfo?: import('@modelcontextprotocol/sdk/server/auth/types.js').AuthInfo }, seq: number): Promise<Envelope>;
+  unknownToolMessage?(name: string): string | null;
+  noteFor?(name: string, body: Envelope): string | null;
+  readResource(uri: string): Promise<string | null>;
+  getPrompt(name: string, args: Record<string, string>): Promise<string>;
+}
+
+export function createMarketServer(defs: MarketServerDefinitions, backend: MarketServerBackend): Server;
+export function protocolError(code: number, message: string, data?: unknown): Error;

@@ -1,0 +1,108 @@
+/**
+ * The one Agent Market MCP server factory, used by both doors: the service's remote /mcp
+ * (services/gateway/mcp/server.ts gives it the definitions from the tool catalogue, the knowledge
+ * base and the market rules, and a backend that dispatches in-process) and this package's stdio
+ * server (lib/proxy.js gives it the same definitions read from the service's /mcp, and a backend
+ * that calls the HTTPS tool router). Transport-agnostic: connect it to any SDK transport.
+ * Plain CommonJS, no build step.
+ */
+'use strict';
+
+const { Server } = require('@modelcontextprotocol/sdk/server/index.js');
+const {
+  CallToolRequestSchema,
+  ErrorCode,
+  GetPromptRequestSchema,
+  ListPromptsRequestSchema,
+  ListResourcesRequestSchema,
+  ListResourceTemplatesRequestSchema,
+  ListToolsRequestSchema,
+  ReadResourceRequestSchema,
+} = require('@modelcontextprotocol/sdk/types.js');
+
+/**
+ * A JSON-RPC error for the SDK to send. Not McpError: its message carries an "MCP error <code>:"
+ * prefix, which the client's own McpError would then repeat.
+ */
+function protocolError(code, message, data) {
+  return Object.assign(new Error(message), { code, data });
+}
+
+function asObject(value) {
+  return value && typeof value === 'object' && !Array.isArray(value) ? value : undefined;
+}
+
+/** An envelope ({ok, result} or {ok: false, error, requestId}) as an MCP tool result. */
+function toolResult(body, extraText) {
+  if (body.ok) {
+    const result = body.result;
+    const content = [{ type: 'text', text: JSON.stringify(result === undefined ? null : result, null, 2) }];
+    if (extraText) content.push({ type: 'text', text: extraText });
+    const structured = asObject(result);
+    return structured ? { content, structuredContent: structured } : { content };
+  }
+  return { isError: true, content: [{ type: 'text', text: JSON.stringify(body, null, 2) }], structuredContent: body };
+}
+
+/**
+ * @param {object} defs      what the server offers
+ * @param {{name: string, title: string, version: string, websiteUrl?: string}} defs.info
+ * @param {string} defs.instructions
+ * @param {Array<object>} defs.tools             MCP tool definitions (name, title, description, inputSchema, annotations)
+ * @param {Array<object>} defs.resources         MCP resource descriptors
+ * @param {Array<object>} defs.resourceTemplates MCP resource templates
+ * @param {Array<object>} defs.prompts           MCP prompt descriptors (name, title, description, arguments)
+ * @param {object} backend   how it answers
+ * @param {(name: string, args: object, extra: object, seq: number) => Promise<object>} backend.callTool  → envelope
+ * @param {(name: string) => string | null} [backend.unknownToolMessage]  why a tool not offered here cannot be called
+ * @param {(name: string, body: object) => string | null} [backend.noteFor]  extra text after a successful result
+ * @param {(uri: string) => Promise<string | null>} backend.readResource   → markdown, or null when unknown
+ * @param {(name: string, args: object) => Promise<string>} backend.getPrompt  → the prompt's text
+ */
+function createMarketServer(defs, backend) {
+  const offered = new Set(defs.tools.map((t) => t.name));
+  const server = new Server(defs.info, {
+    capabilities: { tools: {}, resources: {}, prompts: {} },
+    instructions: defs.instructions,
+  });
+  let callSeq = 0;
+
+  server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: defs.tools }));
+
+  server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
+    const name = String(request.params.name);
+    if (!offered.has(name)) {
+      const why = backend.unknownToolMessage ? backend.unknownToolMessage(name) : null;
+      throw protocolError(ErrorCode.InvalidParams, why || `Unknown tool: ${name.slice(0, 64)}. tools/list shows the tools.`);
+    }
+    // One HTTP request may carry a JSON-RPC batch: each call gets its own sequence number.
+    const body = await backend.callTool(name, { ...(request.params.arguments || {}) }, extra, callSeq++);
+    return toolResult(body, body.ok && backend.noteFor ? backend.noteFor(name, body) : null);
+  });
+
+  server.setRequestHandler(ListResourcesRequestSchema, async () => ({ resources: defs.resources }));
+  server.setRequestHandler(ListResourceTemplatesRequestSchema, async () => ({ resourceTemplates: defs.resourceTemplates }));
+  server.setRequestHandler(ReadResourceRequestSchema, async (request) => {
+    const uri = String(request.params.uri);
+    const text = await backend.readResource(uri);
+    if (text === null || text === undefined) throw protocolError(ErrorCode.InvalidParams, `Resource not found: ${uri.slice(0, 200)}`, { uri });
+    return { contents: [{ uri, mimeType: 'text/markdown', text }] };
+  });
+
+  server.setRequestHandler(ListPromptsRequestSchema, async () => ({ prompts: defs.prompts }));
+  server.setRequestHandler(GetPromptRequestSchema, async (request) => {
+    const prompt = defs.prompts.find((p) => p.name === request.params.name);
+    if (!prompt) throw protocolError(ErrorCode.InvalidParams, `Unknown prompt: ${String(request.params.name).slice(0, 64)}. prompts/list shows the prompts.`);
+    const args = request.params.arguments || {};
+    const missing = (prompt.arguments || []).filter((a) => a.required && !args[a.name]).map((a) => a.name);
+    if (missing.length) throw protocolError(ErrorCode.InvalidParams, `Prompt ${prompt.name} needs: ${missing.join(', ')}.`);
+    return {
+      description: prompt.description,
+      messages: [{ role: 'user', content: { type: 'text', text: await backend.getPrompt(prompt.name, args) } }],
+    };
+  });
+
+  return server;
+}
+
+module.exports = { createMarketServer, protocolError, toolResult, ErrorCode };

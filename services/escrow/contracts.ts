@@ -1,0 +1,86 @@
+/**
+ * Escrow's internal contract, declared once: the actions other services and the gateway call,
+ * and the durable event topics it publishes through its outbox, with their payload types.
+ * Consumers (ledger, listings) import the topics and payloads from here.
+ */
+import type { PurchaseStatus } from './purchase-machine';
+
+export const ESCROW = {
+  purchase: 'escrow.purchase',
+  get: 'escrow.get',
+  disputeHistory: 'escrow.disputeHistory',
+  listDisputes: 'escrow.listDisputes',
+  resolveDispute: 'escrow.resolveDispute',
+  openPurchaseIds: 'escrow.openPurchaseIds',
+  openPurchases: 'escrow.openPurchases',
+  auditHolds: 'escrow.auditHolds',
+  liquidity: 'escrow.liquidity',
+  sweep: 'escrow.sweep',
+} as const;
+
+export const ESCROW_TOPICS = {
+  /** confirm_delivery, auto-release, operator release: the ledger settles the hold (its own split). */
+  completed: 'escrow.purchase.completed',
+  /** refunds of every kind: the ledger voids the hold. */
+  refunded: 'escrow.purchase.refunded',
+  /** a rating given or changed: listings updates the seller's reputation. */
+  rated: 'escrow.purchase.rated',
+  /** a referred buyer's first funded purchase: the ledger pays the referral bonus. */
+  referralQualified: 'escrow.referral.qualified',
+} as const;
+
+export type EscrowTopic = (typeof ESCROW_TOPICS)[keyof typeof ESCROW_TOPICS];
+
+export type PurchaseCompleted = {
+  purchaseId: string;
+  buyerId: string;
+  sellerId: string;
+  listingId: string;
+  priceGas: number;
+  platformFeeGas: number;
+  sellerNetGas: number;
+  completedAt: string;
+};
+
+export type PurchaseRefunded = {
+  purchaseId: string;
+  buyerId: string;
+  sellerId: string;
+  listingId: string;
+  priceGas: number;
+  refundedAt: string;
+};
+
+export type PurchaseRated = {
+  purchaseId: string;
+  sellerId: string;
+  listingId: string;
+  rating: number;
+  previousRating: number | null;
+};
+
+export type ReferralQualified = {
+  referrerId: string;
+  referredId: string;
+  purchaseId: string;
+};
+
+export interface EscrowEvents {
+  'escrow.purchase.completed': PurchaseCompleted;
+  'escrow.purchase.refunded': PurchaseRefunded;
+  'escrow.purchase.rated': PurchaseRated;
+  'escrow.referral.qualified': ReferralQualified;
+}
+
+export interface OpenPurchase {
+  purchaseId: string;
+  buyerId: string;
+  amountGas: number;
+  status: PurchaseStatus;
+}
+
+export interface DisputeHistory {
+  openAsSeller: number;
+  lostLast90Days: number;
+  disputesLast90Days: number;
+}

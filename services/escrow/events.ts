@@ -1,0 +1,35 @@
+/** The outbox events a purchase's money transitions write (payloads typed in contracts.ts). */
+import { ESCROW_TOPICS } from './contracts';
+import type { MoneyEvent } from './purchase-machine';
+import type { PurchaseRow } from './purchases';
+import type { EscrowEvent } from './types';
+
+export function completedEvent(row: PurchaseRow, completedAt: string): EscrowEvent {
+  return [
+    ESCROW_TOPICS.completed,
+    {
+      purchaseId: row.id,
+      buyerId: row.buyer_id,
+      sellerId: row.seller_id,
+      listingId: row.listing_id,
+      priceGas: Number(row.price_gas),
+      platformFeeGas: Number(row.platform_fee_gas),
+      sellerNetGas: Number(row.seller_net_gas),
+      completedAt,
+    },
+  ];
+}
+
+export function refundedEvent(row: PurchaseRow, refundedAt: string): EscrowEvent {
+  return [
+    ESCROW_TOPICS.refunded,
+    { purchaseId: row.id, buyerId: row.buyer_id, sellerId: row.seller_id, listingId: row.listing_id, priceGas: Number(row.price_gas), refundedAt },
+  ];
+}
+
+/** The event a transition's moneyEvent asks for (none for holds: funding is a keyed call). */
+export function moneyEvents(moneyEvent: MoneyEvent, row: PurchaseRow, at: string): EscrowEvent[] {
+  if (moneyEvent === 'settle') return [completedEvent(row, at)];
+  if (moneyEvent === 'void') return [refundedEvent(row, at)];
+  return [];
+}

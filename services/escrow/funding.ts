@@ -1,0 +1,198 @@
+/**
+ * Escrow, funding: a purchase is inserted `pending`, then funded by a keyed ledger.hold that carries
+ * the split quoted at purchase. A refusal marks it failed; an unknown outcome (timeout, crash)
+ * leaves it pending for the sweeper, which repeats the same keyed hold. Also the referral check
+ * on a buyer's first funded purchase.
+ */
+import type { ServiceSchema } from 'moleculer';
+import { InsufficientGasError, InvalidArgumentsError, MarketError, STATUS_BY_CODE } from '../../packages/errors';
+import { smallestPackCovering } from '../../packages/market-rules';
+import { enqueueEvent } from '../../packages/outbox';
+import { LEDGER, type HoldParams, type HoldResult, type HoldView } from '../ledger/contracts';
+import { AGENTS } from '../agents/contracts';
+import { ESCROW_TOPICS } from './contracts';
+import { refundedEvent } from './events';
+import { STATES, targetOf, transitionsFor } from './purchase-machine';
+import type { PurchaseRow } from './purchases';
+import type { EscrowMethods, EscrowThis } from './types';
+
+const DAY_MS = 86_400_000;
+const IDEMPOTENCY_WINDOW_MS = DAY_MS;
+/** The state funding moves a purchase out of (to funded, or to failed). */
+const FUNDING_FROM = transitionsFor('fund')[0].from[0];
+
+/** A typed answer from the ledger that says the hold was NOT made (as opposed to a timeout or crash). */
+function isDefinitiveRefusal(err: any): boolean {
+  const type = typeof err?.type === 'string' ? err.type : '';
+  if (type === 'VALIDATION_ERROR') return true;
+  return type in STATUS_BY_CODE && !['internal', 'service_unavailable', 'rate_limited'].includes(type);
+}
+
+export function errType(err: any): string {
+  return typeof err?.type === 'string' ? err.type : '';
+}
+
+type FundingMethods = Pick<EscrowMethods, 'findByIdempotencyKey' | 'replayPurchase' | 'fund' | 'holdExists' | 'markFunded' | 'insufficientGas' | 'checkReferral'>;
+
+const methods: FundingMethods & ThisType<EscrowThis> = {
+    /** Same agent + key within 24 h → that purchase (older keys are released for reuse). */
+    async findByIdempotencyKey( buyerId: string, key: string, now: Date): Promise<PurchaseRow | undefined> {
+      const cutoff = new Date(now.getTime() - IDEMPOTENCY_WINDOW_MS).toISOString();
+      await this.db.query(
+        'UPDATE escrow.purchases SET idempotency_key = NULL WHERE buyer_id = $1 AND idempotency_key = $2 AND created_at < $3',
+        [buyerId, key, cutoff],
+      );
+      const r = await this.db.query<PurchaseRow>('SELECT * FROM escrow.purchases WHERE buyer_id = $1 AND idempotency_key = $2', [buyerId, key]);
+      return r.rows[0];
+    },
+
+    async replayPurchase(existing: PurchaseRow, listingId: string): Promise<PurchaseRow> {
+      if (existing.listing_id !== listingId) {
+        throw new InvalidArgumentsError('This Idempotency-Key was already used to buy another listing.', {
+          hint: 'Use a new Idempotency-Key for a new purchase; reuse a key only to retry the very same call.',
+          details: { purchaseId: existing.id, listingId: existing.listing_id },
+        });
+      }
+      // Its hold outcome is still unknown: ask the ledger again with the same key (holds once).
+      if (existing.status === FUNDING_FROM) return this.fund(existing);
+      return existing;
+    },
+
+    /**
+     * Holds the buyer's gas (keyed call, safe to repeat) and moves the purchase to awaiting_delivery.
+     * A refusal marks it failed; an unknown outcome (timeout, crash) leaves it pending for the sweeper.
+     */
+    async fund(row: PurchaseRow): Promise<PurchaseRow> {
+      const now = () => this.now().toISOString();
+      try {
+        // The hold carries the split quoted at purchase: settle posts exactly that.
+        await this.broker.call<HoldResult, HoldParams>(LEDGER.hold, {
+          key: `purchase:${row.id}:hold`,
+          purchaseId: row.id,
+          buyerId: row.buyer_id,
+          sellerId: row.seller_id,
+          amountGas: Number(row.price_gas),
+          platformFeeGas: Number(row.platform_fee_gas),
+          sellerNetGas: Number(row.seller_net_gas),
+        });
+      } catch (err: any) {
+        if (!isDefinitiveRefusal(err)) {
+          await this.db
+            .query('UPDATE escrow.purchases SET hold_checked_at = $2, hold_attempts = hold_attempts + 1 WHERE id = $1', [row.id, now()])
+            .catch(() => undefined);
+          this.logger.warn(`hold of ${row.id} has an unknown outcome; the sweeper retries it`, err?.message);
+          throw new MarketError('service_unavailable', 'The ledger did not confirm the escrow hold in time.', {
+            hint: `Nothing is charged twice: retry purchase_service with the same Idempotency-Key, or poll get_purchase {"purchaseId": "${row.id}"} — it becomes awaiting_delivery or failed within a minute.`,
+            details: { purchaseId: row.id, status: row.status },
+            retryAfterSeconds: 5,
+          });
+        }
+        if (errType(err) === 'invalid_state' && (await this.holdExists(row))) {
+          // The ledger already holds this purchase's gas (a conflicting replay): it is funded, not failed.
+          return this.markFunded(row);
+        }
+        const failed = await this.db.query<PurchaseRow>(
+          `UPDATE escrow.purchases SET status = $4, failure_reason = $2, idempotency_key = NULL, updated_at = $3
+            WHERE id = $1 AND status = $5 RETURNING *`,
+          [row.id, errType(err) || 'refused', now(), targetOf('fund_refused', 'buyer', FUNDING_FROM), FUNDING_FROM],
+        );
+        if (!failed.rows[0]) {
+          // Someone else (a retry, the sweeper) settled its funding first: report that outcome.
+          const current = await this.load(row.id);
+          if (current && STATES[current.status].funded) return current;
+        }
+        if (errType(err) === 'insufficient_gas') throw await this.insufficientGas(row, err);
+        throw err;
+      }
+      return this.markFunded(row);
+    },
+
+    async holdExists(row: PurchaseRow): Promise<boolean> {
+      const hold = await this.broker
+        .call<HoldView | null, { purchaseId: string }>(LEDGER.getHold, { purchaseId: row.id })
+        .catch(() => null);
+      return !!hold && hold.status === 'pending' && Number(hold.amountGas) === Number(row.price_gas);
+    },
+
+    /** The hold exists: pending → awaiting_delivery (once), then the referral check. */
+    async markFunded(row: PurchaseRow): Promise<PurchaseRow> {
+      const fundedAt = this.now();
+      const deliverBy = new Date(fundedAt.getTime() + Number(row.delivery_days) * DAY_MS).toISOString();
+      const r = await this.db.query<PurchaseRow>(
+        `UPDATE escrow.purchases SET status = $4, deliver_by = $2, updated_at = $3
+          WHERE id = $1 AND status = $5 RETURNING *`,
+        [row.id, deliverBy, fundedAt.toISOString(), targetOf('fund', 'buyer', FUNDING_FROM), FUNDING_FROM],
+      );
+      const funded = r.rows[0] ?? (await this.load(row.id))!;
+      if (funded.status === targetOf('fund_refused', 'buyer', FUNDING_FROM)) {
+        // A late hold for a purchase already marked failed (an old call outlived the sweeper's retry):
+        // give the gas back through the outbox; the ledger's void key makes a repeat a no-op.
+        this.logger.error(`purchase ${row.id} is failed but the ledger holds its gas: voiding the hold`);
+        const [topic, data] = refundedEvent(funded, fundedAt.toISOString());
+        await this.db.transaction((tx) => enqueueEvent(tx, 'escrow', topic, data));
+        await this.relay.kick().catch(() => undefined);
+        return funded;
+      }
+      await this.checkReferral(funded).catch((err: Error) => this.logger.warn(`referral check of ${row.id} deferred to the sweeper`, err.message));
+      return funded;
+    },
+
+    async insufficientGas(row: PurchaseRow, err: any): Promise<InsufficientGasError> {
+      const d = (err?.data?.details ?? {}) as { balanceGas?: number; requiredGas?: number; shortfallGas?: number };
+      const requiredGas = Number(d.requiredGas ?? row.price_gas);
+      let balanceGas: number;
+      if (typeof d.balanceGas === 'number') balanceGas = d.balanceGas;
+      else {
+        balanceGas = await this.broker
+          .call<{ gasBalance: number }, { agentId: string }>(LEDGER.balance, { agentId: row.buyer_id })
+          .then((b) => b.gasBalance)
+          .catch(() => 0);
+      }
+      const shortfallGas = Number(d.shortfallGas ?? Math.max(1, requiredGas - balanceGas));
+      const pack = smallestPackCovering(shortfallGas);
+      return new InsufficientGasError(
+        `Not enough gas: this purchase needs ${requiredGas} gas and you have ${balanceGas} available (short by ${shortfallGas}).`,
+        {
+          hint: `Call buy_gas {"packId": "${pack.id}"} (${pack.gas} gas for ${pack.usd} USD covers the ${shortfallGas} gas shortfall), have a human approve the checkoutUrl, poll wallet until gasBalance rises, then call purchase_service again. Nothing was charged.`,
+          details: { balanceGas, requiredGas, shortfallGas, suggestedPackId: pack.id, listingId: row.listing_id },
+        },
+      );
+    },
+
+    /**
+     * On a referred buyer's first funded purchase, qualify the referral once (escrow.referral.qualified
+     * via the outbox; the ledger pays 50 gas and enforces the weekly cap).
+     */
+    async checkReferral(row: PurchaseRow): Promise<void> {
+      if (row.referral_checked || !STATES[row.status].funded) return;
+      const done = await this.db.query('SELECT 1 FROM escrow.referral_checks WHERE buyer_id = $1', [row.buyer_id]);
+      let referrerId: string | null = null;
+      if (done.rowCount === 0) {
+        try {
+          const agent = await this.broker.call<{ referredBy: string | null }, { agentId: string }>(AGENTS.get, { agentId: row.buyer_id });
+          referrerId = agent?.referredBy ?? null;
+        } catch (err: any) {
+          if (!['unauthorized', 'not_found'].includes(errType(err))) throw err;
+        }
+      }
+      const enqueued = await this.db.transaction(async (tx) => {
+        let queued = false;
+        if (done.rowCount === 0) {
+          const ins = await tx.query(
+            `INSERT INTO escrow.referral_checks (buyer_id, referrer_id, purchase_id, checked_at) VALUES ($1, $2, $3, $4)
+             ON CONFLICT (buyer_id) DO NOTHING`,
+            [row.buyer_id, referrerId, row.id, this.now().toISOString()],
+          );
+          if (ins.rowCount === 1 && referrerId && referrerId !== row.buyer_id) {
+            await enqueueEvent(tx, 'escrow', ESCROW_TOPICS.referralQualified, { referrerId, referredId: row.buyer_id, purchaseId: row.id });
+            queued = true;
+          }
+        }
+        await tx.query('UPDATE escrow.purchases SET referral_checked = true WHERE id = $1', [row.id]);
+        return queued;
+      });
+      if (enqueued) await this.relay.kick().catch(() => undefined);
+    },
+};
+
+export const fundingMixin: Partial<ServiceSchema> = { methods: methods as any };

@@ -1,0 +1,59 @@
+/**
+ * The typed `this` of escrow's handlers (Moleculer's TS template: `Service<Settings> & Methods`).
+ * Each concern's mixin implements its slice of EscrowMethods; the compiler checks them against it.
+ */
+import type { Service } from 'moleculer';
+import type { Db } from '../../packages/db';
+import type { InsufficientGasError } from '../../packages/errors';
+import type { OutboxRelay } from '../../packages/outbox';
+import type { EscrowEvents } from './contracts';
+import type { PurchaseRow, Role } from './purchases';
+import type { Trigger } from './purchase-machine';
+
+export type EscrowEvent = { [K in keyof EscrowEvents]: [K, EscrowEvents[K]] }[keyof EscrowEvents];
+
+/** What one state change writes: columns (status among them) and the outbox events of the same transaction. */
+export interface Change {
+  set: Record<string, unknown>;
+  events?: EscrowEvent[];
+}
+
+export interface MessageView {
+  id: string;
+  purchaseId: string;
+  from: Role;
+  senderId: string;
+  body: string;
+  createdAt: string | null;
+}
+
+export interface EscrowMethods {
+  // lifecycle (escrow.service.ts)
+  now(): Date;
+  load(purchaseId: string): Promise<PurchaseRow | undefined>;
+  change(purchaseId: string, decide: (row: PurchaseRow) => Change | null): Promise<PurchaseRow>;
+  // funding.ts
+  findByIdempotencyKey(buyerId: string, key: string, now: Date): Promise<PurchaseRow | undefined>;
+  replayPurchase(existing: PurchaseRow, listingId: string): Promise<PurchaseRow>;
+  fund(row: PurchaseRow): Promise<PurchaseRow>;
+  markFunded(row: PurchaseRow): Promise<PurchaseRow>;
+  holdExists(row: PurchaseRow): Promise<boolean>;
+  insufficientGas(row: PurchaseRow, err: unknown): Promise<InsufficientGasError>;
+  checkReferral(row: PurchaseRow): Promise<void>;
+  // messages.ts
+  messagesOf(purchaseId: string, afterSeq: number): Promise<MessageView[]>;
+  // sweepers.ts
+  sweepTransition(trigger: Extract<Trigger, 'auto_release' | 'auto_refund'>): Promise<number>;
+  sweepPending(): Promise<{ funded: number; failed: number }>;
+  sweepReferrals(): Promise<number>;
+  sweepOnce(): Promise<Record<string, number>>;
+}
+
+export interface EscrowState {
+  db: Db;
+  relay: OutboxRelay;
+  sweepTimer?: NodeJS.Timeout;
+  sweeping: boolean;
+}
+
+export type EscrowThis = Service & EscrowMethods & EscrowState;

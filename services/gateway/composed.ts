@@ -1,0 +1,84 @@
+/**
+ * Tools whose answer joins several services. The gateway is the top layer, so it is the one that
+ * asks each service for its part: no service below has to call a sibling or a layer above it.
+ *
+ *   whoami            agents (identity) + listings (reputation) + ledger (balance)
+ *   wallet            ledger (figures, entries) + payments (cash-outs)
+ *   ask_help,         the caller's own request-log entry (the gateway's) handed to support in
+ *   report_bug        meta, so support never calls the gateway back
+ *
+ * Reads never write: neither whoami nor wallet reconciles checkouts (the payments sweeper does).
+ */
+import type { Context, ServiceSchema } from 'moleculer';
+import { toolParams } from '../../packages/tool-catalogue';
+import { requireAgent, type CallMeta, type RequestLogEntry } from '../../packages/tool-catalogue/meta';
+import { AGENTS } from '../agents/contracts';
+import { LEDGER } from '../ledger/contracts';
+import type { WalletFigures } from '../ledger/wallet';
+import { LISTINGS, type SellerReputation } from '../listings/contracts';
+import { PAYMENTS } from '../payments/contracts';
+import { SUPPORT } from '../support/contracts';
+import type { RequestLog } from './request-log';
+
+type GatewayThis = { requestLog: RequestLog; logger: { warn(...a: unknown[]): void } };
+
+/** The caller's own entry of the request log, or null (unknown or someone else's). */
+async function ownRequest(self: GatewayThis, requestId: string, agentId: string): Promise<RequestLogEntry | null> {
+  try {
+    let entry = await self.requestLog.find(requestId);
+    if (!entry) {
+      // Another gateway replica may still hold it in its write buffer (flushed every 250 ms).
+      await new Promise((r) => setTimeout(r, 300));
+      entry = await self.requestLog.find(requestId);
+    }
+    return entry && entry.agentId === agentId ? entry : null;
+  } catch (err) {
+    self.logger.warn(`gateway: request log lookup failed (${(err as Error).message})`);
+    return null;
+  }
+}
+
+/** Forwards a support tool with the caller's own request-log entry in meta.requestLogEntry. */
+function withOwnRequest(tool: 'ask_help' | 'report_bug', action: string) {
+  return {
+    params: toolParams(tool),
+    async handler(this: GatewayThis, ctx: Context<{ context?: { requestId?: unknown } }, CallMeta>) {
+      const agent = requireAgent(ctx);
+      const requestId = ctx.params.context?.requestId;
+      const requestLogEntry = typeof requestId === 'string' ? await ownRequest(this, requestId, agent.id) : null;
+      return ctx.call(action, ctx.params, { meta: { requestLogEntry } });
+    },
+  };
+}
+
+export const composedToolsMixin: Partial<ServiceSchema> = {
+  actions: {
+    whoami: {
+      params: toolParams('whoami'),
+      async handler(this: GatewayThis, ctx: Context<Record<string, never>, CallMeta>) {
+        const { id } = requireAgent(ctx);
+        const me = await ctx.call<{ agent: Record<string, unknown> & { isSeed?: boolean } }, Record<string, never>>(AGENTS.whoami, ctx.params);
+        const [balance, reputation] = await Promise.all([
+          ctx.call<{ gasBalance: number }, { agentId: string }>(LEDGER.balance, { agentId: id }),
+          ctx
+            .call<SellerReputation, { sellerId: string }>(LISTINGS.reputation, { sellerId: id })
+            .catch((): SellerReputation => ({ salesCount: 0, ratingAvg: null, ratingCount: 0, accountAgeDays: 0, isSeed: !!me.agent.isSeed, unknown: true })),
+        ]);
+        return { agent: { ...me.agent, gasBalance: balance.gasBalance, reputation } };
+      },
+    },
+
+    wallet: {
+      params: toolParams('wallet'),
+      async handler(this: GatewayThis, ctx: Context<{ limit?: number; cursor?: string }, CallMeta>) {
+        const { id: agentId } = requireAgent(ctx);
+        const figures = await ctx.call<WalletFigures, Record<string, unknown>>(LEDGER.walletFigures, { agentId, ...ctx.params });
+        const cashouts = await ctx.call<unknown[], { agentId: string }>(PAYMENTS.listCashouts, { agentId }).catch(() => []);
+        return { ...figures, cashouts };
+      },
+    },
+
+    askHelp: withOwnRequest('ask_help', SUPPORT.askHelp),
+    reportBug: withOwnRequest('report_bug', SUPPORT.reportBug),
+  },
+};

@@ -1,0 +1,95 @@
+/**
+ * The ledger's internal contract: every action other services call, with its parameters and
+ * result, declared once. Callers import these names and types instead of typing strings.
+ * The ledger is the bottom layer: it calls no other service and emits no events; it consumes
+ * escrow's durable events (see services/escrow/contracts.ts for their payloads).
+ */
+
+export const LEDGER = {
+  balance: 'ledger.balance',
+  entries: 'ledger.entries',
+  walletFigures: 'ledger.walletFigures',
+  creditGasPurchase: 'ledger.creditGasPurchase',
+  hold: 'ledger.hold',
+  settle: 'ledger.settle',
+  void: 'ledger.void',
+  referralBonus: 'ledger.referralBonus',
+  cashoutDebit: 'ledger.cashoutDebit',
+  cashoutPaid: 'ledger.cashoutPaid',
+  cashoutReturn: 'ledger.cashoutReturn',
+  withdrawable: 'ledger.withdrawable',
+  openHolds: 'ledger.openHolds',
+  holdsOf: 'ledger.holdsOf',
+  getHold: 'ledger.getHold',
+  audit: 'ledger.audit',
+} as const;
+
+export type HoldStatus = 'pending' | 'posted' | 'voided';
+
+export interface CreditGasPurchaseParams {
+  key: string;
+  agentId: string;
+  gas: number;
+  sessionId: string;
+  packId: string;
+}
+
+/**
+ * A pending transfer buyer → escrow. The split quoted at purchase travels with it and is what
+ * settle posts (TigerBeetle: post the pending amounts). Omitted, it is fixed now at the ledger's
+ * configured fee.
+ */
+export interface HoldParams {
+  key: string;
+  purchaseId: string;
+  buyerId: string;
+  sellerId: string;
+  amountGas: number;
+  platformFeeGas?: number;
+  sellerNetGas?: number;
+}
+
+export interface HoldResult {
+  holdId: string;
+  purchaseId: string;
+  status: HoldStatus;
+  amountGas: number;
+  replayed: boolean;
+}
+
+export interface SettleResult {
+  transactionId: string;
+  purchaseId: string;
+  status: 'posted';
+  sellerId: string;
+  priceGas: number;
+  sellerNetGas: number;
+  platformFeeGas: number;
+  replayed: boolean;
+}
+
+export interface HoldView {
+  purchaseId: string;
+  buyerId: string;
+  sellerId: string;
+  amountGas: number;
+  platformFeeGas: number;
+  sellerNetGas: number;
+  status: HoldStatus;
+}
+
+/** A cash-out debit; `feeGas` is the fee quoted to the agent and is what cashoutPaid posts. */
+export interface CashoutDebitParams {
+  key: string;
+  cashoutId: string;
+  agentId: string;
+  amountGas: number;
+  feeGas?: number;
+}
+
+export interface Withdrawable {
+  withdrawableGas: number;
+  lifetimeEarnedGas: number;
+  cashedOutGas: number;
+  gasBalance: number;
+}

@@ -1,0 +1,330 @@
+/**
+ * The ledger's money steps, one function each, every one a single database transaction under a
+ * caller-supplied idempotency key (replaying the key returns the first result and moves nothing):
+ *
+ *   creditGasPurchase  card_issuance → agent
+ *   holdGas            agent → escrow_holds (pending; carries price, fee and seller net)
+ *   settleHold         escrow_holds → seller (sale_earn) + platform_fees, exactly the held split
+ *   voidHold           escrow_holds → buyer (escrow_refund)
+ *   creditReferral     referral_bonuses → referrer (weekly cap)
+ *   debitCashout       agent → payouts_pending (carries the quoted fee)
+ *   finishCashout      payouts_pending → payouts_paid + platform_fees, or back to the agent
+ */
+import type { Db } from '../../packages/db';
+import { InvalidArgumentsError, InvalidStateError, NotFoundError } from '../../packages/errors';
+import { cashoutSplit, REFERRAL_BONUS_GAS, REFERRAL_WEEKLY_CAP, saleSplit } from '../../packages/market-rules';
+import type { CashoutDebitParams, CreditGasPurchaseParams, HoldParams, HoldResult, SettleResult } from './contracts';
+import {
+  agentAccount,
+  agentBalance,
+  applyLegs,
+  claimKey,
+  ensureAgentAccount,
+  PLATFORM,
+  withdrawableIn,
+  type CashoutRow,
+  type HoldRow,
+  type Leg,
+} from './postings';
+
+const DAY_MS = 86_400_000;
+
+export async function creditGasPurchase(db: Db, at: Date, p: CreditGasPurchaseParams) {
+  const { key, agentId, gas, sessionId, packId } = p;
+  return db.transaction(async (tx) => {
+    const claim = await claimKey(tx, { key, type: 'gas_purchase', fingerprint: JSON.stringify({ agentId, gas, sessionId, packId }), sessionId, at });
+    if (claim.replayed) return { transactionId: claim.row.id, gasBalance: await agentBalance(tx, agentId), replayed: true };
+    const balances = await applyLegs(
+      tx,
+      claim.id,
+      [
+        { accountId: PLATFORM.cardIssuance, amount: -gas, entryType: 'gas_purchase' },
+        { accountId: agentAccount(agentId), agentId, amount: gas, entryType: 'gas_purchase' },
+      ],
+      { sessionId },
+      at,
+    );
+    return { transactionId: claim.id, gasBalance: balances.get(agentId)!, replayed: false };
+  });
+}
+
+/** The split a hold carries: the one quoted at purchase, or (when the caller sends none) fixed now. */
+function splitOf(p: HoldParams, feePercent: number): { platformFeeGas: number; sellerNetGas: number } {
+  if (p.platformFeeGas === undefined && p.sellerNetGas === undefined) return saleSplit(p.amountGas, feePercent);
+  const platformFeeGas = p.platformFeeGas ?? p.amountGas - p.sellerNetGas!;
+  const sellerNetGas = p.sellerNetGas ?? p.amountGas - platformFeeGas;
+  if (platformFeeGas < 0 || sellerNetGas < 0 || platformFeeGas + sellerNetGas !== p.amountGas) {
+    throw new InvalidArgumentsError('platformFeeGas + sellerNetGas must equal amountGas.', {
+      hint: 'Send the split quoted at purchase (saleSplit of the price).',
+      details: { amountGas: p.amountGas, platformFeeGas, sellerNetGas },
+    });
+  }
+  return { platformFeeGas, sellerNetGas };
+}
+
+export async function holdGas(db: Db, at: Date, p: HoldParams, feePercent: number): Promise<HoldResult> {
+  const { key, purchaseId, buyerId, sellerId, amountGas } = p;
+  if (buyerId === sellerId) {
+    throw new InvalidArgumentsError('A buyer cannot hold gas for a purchase from itself.', { hint: 'Buy listings of other agents.' });
+  }
+  const split = splitOf(p, feePercent);
+  return db.transaction(async (tx) => {
+    // The fingerprint names the purchase and its price; the split is a term of that purchase.
+    const claim = await claimKey(tx, { key, type: 'escrow_hold', fingerprint: JSON.stringify({ purchaseId, buyerId, sellerId, amountGas }), purchaseId, at });
+    if (claim.replayed) {
+      const hold = await tx.query<HoldRow>('SELECT * FROM ledger.holds WHERE purchase_id = $1', [purchaseId]);
+      return { holdId: claim.row.id, purchaseId, status: hold.rows[0]?.status ?? 'pending', amountGas, replayed: true };
+    }
+    const existing = await tx.query('SELECT 1 FROM ledger.holds WHERE purchase_id = $1', [purchaseId]);
+    if (existing.rowCount) {
+      throw new InvalidStateError(`Purchase ${purchaseId} already has a hold.`, {
+        hint: `Retry with the key of the first hold (purchase:${purchaseId}:hold) to read it.`,
+      });
+    }
+    await applyLegs(
+      tx,
+      claim.id,
+      [
+        { accountId: agentAccount(buyerId), agentId: buyerId, amount: -amountGas, entryType: 'escrow_hold' },
+        { accountId: PLATFORM.escrowHolds, amount: amountGas, entryType: 'escrow_hold' },
+      ],
+      { purchaseId },
+      at,
+    );
+    await tx
+      .query(
+        `INSERT INTO ledger.holds (purchase_id, buyer_id, seller_id, amount_gas, platform_fee_gas, seller_net_gas, status, hold_transaction_id, created_at)
+         VALUES ($1, $2, $3, $4, $5, $6, 'pending', $7, $8)`,
+        [purchaseId, buyerId, sellerId, amountGas, split.platformFeeGas, split.sellerNetGas, claim.id, at],
+      )
+      .catch((err: { code?: string }) => {
+        // Two holds for one purchase under different keys raced: the loser rolls back, nothing moved.
+        if (err?.code === '23505') throw new InvalidStateError(`Purchase ${purchaseId} already has a hold.`, { hint: `Use the key purchase:${purchaseId}:hold.` });
+        throw err;
+      });
+    return { holdId: claim.id, purchaseId, status: 'pending', amountGas, replayed: false };
+  });
+}
+
+/** Posts a hold with the amounts it carries: nothing is recomputed at settle time. */
+export async function settleHold(db: Db, at: Date, key: string, purchaseId: string): Promise<SettleResult> {
+  return db.transaction(async (tx) => {
+    const claim = await claimKey(tx, { key, type: 'escrow_settle', fingerprint: JSON.stringify({ purchaseId }), purchaseId, at });
+    const hold = (await tx.query<HoldRow>('SELECT * FROM ledger.holds WHERE purchase_id = $1 FOR UPDATE', [purchaseId])).rows[0];
+    if (!hold) throw new NotFoundError(`No escrow hold for purchase ${purchaseId}.`, { hint: 'Hold the gas (ledger.hold) before settling.' });
+    const priceGas = Number(hold.amount_gas);
+    const sellerNetGas = Number(hold.seller_net_gas);
+    const platformFeeGas = Number(hold.platform_fee_gas);
+    const result = {
+      transactionId: claim.replayed ? claim.row.id : claim.id,
+      purchaseId,
+      status: 'posted' as const,
+      sellerId: hold.seller_id,
+      priceGas,
+      sellerNetGas,
+      platformFeeGas,
+    };
+    if (claim.replayed) return { ...result, replayed: true };
+    if (hold.status !== 'pending') {
+      throw new InvalidStateError(`The hold of purchase ${purchaseId} is already ${hold.status}.`, {
+        hint: 'A hold is posted or voided exactly once.',
+        details: { holdStatus: hold.status },
+      });
+    }
+    await applyLegs(
+      tx,
+      claim.id,
+      [
+        { accountId: PLATFORM.escrowHolds, amount: -priceGas, entryType: 'escrow_release' },
+        { accountId: agentAccount(hold.seller_id), agentId: hold.seller_id, amount: sellerNetGas, entryType: 'sale_earn' },
+        { accountId: PLATFORM.platformFees, amount: platformFeeGas, entryType: 'platform_fee' },
+      ],
+      { purchaseId },
+      at,
+    );
+    await tx.query(
+      `UPDATE ledger.holds SET status = 'posted', final_transaction_id = $2, resolved_at = $3 WHERE purchase_id = $1 AND status = 'pending'`,
+      [purchaseId, claim.id, at],
+    );
+    return { ...result, replayed: false };
+  });
+}
+
+export async function voidHold(db: Db, at: Date, key: string, purchaseId: string) {
+  return db.transaction(async (tx) => {
+    const claim = await claimKey(tx, { key, type: 'escrow_void', fingerprint: JSON.stringify({ purchaseId }), purchaseId, at });
+    const hold = (await tx.query<HoldRow>('SELECT * FROM ledger.holds WHERE purchase_id = $1 FOR UPDATE', [purchaseId])).rows[0];
+    if (!hold) throw new NotFoundError(`No escrow hold for purchase ${purchaseId}.`, { hint: 'Only a held purchase can be refunded.' });
+    const amountGas = Number(hold.amount_gas);
+    const result = { transactionId: claim.replayed ? claim.row.id : claim.id, purchaseId, status: 'voided' as const, buyerId: hold.buyer_id, amountGas };
+    if (claim.replayed) return { ...result, gasBalance: await agentBalance(tx, hold.buyer_id), replayed: true };
+    if (hold.status !== 'pending') {
+      throw new InvalidStateError(`The hold of purchase ${purchaseId} is already ${hold.status}.`, {
+        hint: 'A hold is posted or voided exactly once.',
+        details: { holdStatus: hold.status },
+      });
+    }
+    const balances = await applyLegs(
+      tx,
+      claim.id,
+      [
+        { accountId: PLATFORM.escrowHolds, amount: -amountGas, entryType: 'escrow_refund' },
+        { accountId: agentAccount(hold.buyer_id), agentId: hold.buyer_id, amount: amountGas, entryType: 'escrow_refund' },
+      ],
+      { purchaseId },
+      at,
+    );
+    await tx.query(
+      `UPDATE ledger.holds SET status = 'voided', final_transaction_id = $2, resolved_at = $3 WHERE purchase_id = $1 AND status = 'pending'`,
+      [purchaseId, claim.id, at],
+    );
+    return { ...result, gasBalance: balances.get(hold.buyer_id)!, replayed: false };
+  });
+}
+
+export async function creditReferral(db: Db, at: Date, key: string, referrerId: string, referredId: string) {
+  return db.transaction(async (tx) => {
+    const outcome = async () =>
+      (await tx.query<{ credited: boolean; reason: string | null; referrer_id: string }>(
+        'SELECT credited, reason, referrer_id FROM ledger.referral_outcomes WHERE referred_id = $1',
+        [referredId],
+      )).rows[0];
+    const before = await outcome();
+    if (before) return { credited: before.credited, ...(before.reason ? { reason: before.reason } : {}), replayed: true };
+    if (referrerId === referredId) {
+      await tx.query(
+        `INSERT INTO ledger.referral_outcomes (referred_id, referrer_id, credited, reason, created_at) VALUES ($1, $2, false, 'self_referral', $3)`,
+        [referredId, referrerId, at],
+      );
+      return { credited: false, reason: 'self_referral', replayed: false };
+    }
+    await ensureAgentAccount(tx, referrerId);
+    // Serialises the referrer's bonuses so the weekly cap holds under concurrency.
+    await tx.query('SELECT balance FROM ledger.accounts WHERE id = $1 FOR UPDATE', [agentAccount(referrerId)]);
+    const after = await outcome();
+    if (after) return { credited: after.credited, ...(after.reason ? { reason: after.reason } : {}), replayed: true };
+    const weekAgo = new Date(at.getTime() - 7 * DAY_MS);
+    const count = await tx.query<{ n: string }>(
+      'SELECT count(*) AS n FROM ledger.referral_outcomes WHERE referrer_id = $1 AND credited AND created_at > $2',
+      [referrerId, weekAgo],
+    );
+    if (Number(count.rows[0].n) >= REFERRAL_WEEKLY_CAP) {
+      await tx.query(
+        `INSERT INTO ledger.referral_outcomes (referred_id, referrer_id, credited, reason, created_at) VALUES ($1, $2, false, 'weekly_cap', $3)`,
+        [referredId, referrerId, at],
+      );
+      return { credited: false, reason: 'weekly_cap', replayed: false };
+    }
+    const claim = await claimKey(tx, { key, type: 'referral_bonus', fingerprint: JSON.stringify({ referrerId, referredId }), at });
+    if (claim.replayed) return { credited: true, replayed: true };
+    await applyLegs(
+      tx,
+      claim.id,
+      [
+        { accountId: PLATFORM.referralBonuses, amount: -REFERRAL_BONUS_GAS, entryType: 'referral_bonus' },
+        { accountId: agentAccount(referrerId), agentId: referrerId, amount: REFERRAL_BONUS_GAS, entryType: 'referral_bonus' },
+      ],
+      {},
+      at,
+    );
+    await tx.query(
+      `INSERT INTO ledger.referral_outcomes (referred_id, referrer_id, credited, transaction_id, created_at) VALUES ($1, $2, true, $3, $4)`,
+      [referredId, referrerId, claim.id, at],
+    );
+    return { credited: true, amountGas: REFERRAL_BONUS_GAS, transactionId: claim.id, replayed: false };
+  });
+}
+
+/** Cash-out: agent → payouts_pending, at most the withdrawable amount (DESIGN §3); the quoted fee is stored with it. */
+export async function debitCashout(db: Db, at: Date, p: CashoutDebitParams) {
+  const { key, cashoutId, agentId, amountGas } = p;
+  const feeGas = p.feeGas ?? cashoutSplit(amountGas).feeGas;
+  if (feeGas < 0 || feeGas > amountGas) {
+    throw new InvalidArgumentsError('feeGas must be between 0 and amountGas.', { details: { amountGas, feeGas } });
+  }
+  return db.transaction(async (tx) => {
+    const claim = await claimKey(tx, { key, type: 'cashout', fingerprint: JSON.stringify({ cashoutId, agentId, amountGas }), cashoutId, at });
+    if (claim.replayed) {
+      const w = await withdrawableIn(tx, agentId);
+      return { transactionId: claim.row.id, cashoutId, amountGas, gasBalance: w.gasBalance, withdrawableGas: w.withdrawableGas, replayed: true };
+    }
+    await ensureAgentAccount(tx, agentId);
+    // Serialises cash-outs of one agent, so two concurrent requests cannot both pass the check.
+    await tx.query('SELECT balance FROM ledger.accounts WHERE id = $1 FOR UPDATE', [agentAccount(agentId)]);
+    const exists = await tx.query('SELECT 1 FROM ledger.cashouts WHERE cashout_id = $1', [cashoutId]);
+    if (exists.rowCount) throw new InvalidStateError(`Cash-out ${cashoutId} was already debited under another key.`);
+    const w = await withdrawableIn(tx, agentId);
+    if (amountGas > w.withdrawableGas) {
+      throw new InvalidStateError(`Only ${w.withdrawableGas} gas is withdrawable; ${amountGas} was requested.`, {
+        hint: 'Withdrawable gas is min(gasBalance, lifetime sale_earn − cashed out). Request at most withdrawableGas (see wallet).',
+        details: { withdrawableGas: w.withdrawableGas, requestedGas: amountGas, lifetimeEarnedGas: w.lifetimeEarnedGas, cashedOutGas: w.cashedOutGas },
+      });
+    }
+    const balances = await applyLegs(
+      tx,
+      claim.id,
+      [
+        { accountId: agentAccount(agentId), agentId, amount: -amountGas, entryType: 'cashout' },
+        { accountId: PLATFORM.payoutsPending, amount: amountGas, entryType: 'cashout' },
+      ],
+      { cashoutId },
+      at,
+    );
+    await tx.query(
+      `INSERT INTO ledger.cashouts (cashout_id, agent_id, amount_gas, fee_gas, status, debit_transaction_id, created_at) VALUES ($1, $2, $3, $4, 'pending', $5, $6)`,
+      [cashoutId, agentId, amountGas, feeGas, claim.id, at],
+    );
+    const gasBalance = balances.get(agentId)!;
+    return { transactionId: claim.id, cashoutId, amountGas, gasBalance, withdrawableGas: w.withdrawableGas - amountGas, replayed: false };
+  });
+}
+
+/** Paid: payouts_pending → payouts_paid (net) + platform_fees (the fee stored at debit). Returned: back to the agent in full. */
+export async function finishCashout(db: Db, at: Date, key: string, cashoutId: string, outcome: 'paid' | 'returned') {
+  return db.transaction(async (tx) => {
+    const claim = await claimKey(tx, {
+      key,
+      type: outcome === 'paid' ? 'cashout_paid' : 'cashout_returned',
+      fingerprint: JSON.stringify({ cashoutId }),
+      cashoutId,
+      at,
+    });
+    const c = (await tx.query<CashoutRow>('SELECT * FROM ledger.cashouts WHERE cashout_id = $1 FOR UPDATE', [cashoutId])).rows[0];
+    if (!c) throw new NotFoundError(`No ledger debit for cash-out ${cashoutId}.`, { hint: 'Debit it first with ledger.cashoutDebit.' });
+    const amountGas = Number(c.amount_gas);
+    const feeGas = Number(c.fee_gas);
+    const netGas = amountGas - feeGas;
+    const base = {
+      transactionId: claim.replayed ? claim.row.id : claim.id,
+      cashoutId,
+      agentId: c.agent_id,
+      amountGas,
+      feeGas: outcome === 'paid' ? feeGas : 0,
+      netGas: outcome === 'paid' ? netGas : 0,
+      status: outcome,
+    };
+    if (claim.replayed) return { ...base, gasBalance: await agentBalance(tx, c.agent_id), replayed: true };
+    if (c.status !== 'pending') {
+      throw new InvalidStateError(`Cash-out ${cashoutId} is already ${c.status}.`, { hint: 'A cash-out is paid or returned exactly once.' });
+    }
+    const legs: Leg[] =
+      outcome === 'paid'
+        ? [
+            { accountId: PLATFORM.payoutsPending, amount: -amountGas, entryType: 'cashout_paid' },
+            { accountId: PLATFORM.payoutsPaid, amount: netGas, entryType: 'cashout_paid' },
+            { accountId: PLATFORM.platformFees, amount: feeGas, entryType: 'platform_fee' },
+          ]
+        : [
+            { accountId: PLATFORM.payoutsPending, amount: -amountGas, entryType: 'cashout_returned' },
+            { accountId: agentAccount(c.agent_id), agentId: c.agent_id, amount: amountGas, entryType: 'cashout_returned' },
+          ];
+    const balances = await applyLegs(tx, claim.id, legs, { cashoutId }, at);
+    await tx.query(`UPDATE ledger.cashouts SET status = $2, final_transaction_id = $3, resolved_at = $4 WHERE cashout_id = $1`, [
+      cashoutId,
+      outcome,
+      claim.id,
+      at,
+    ]);
+    return { ...base, gasBalance: balances.get(c.agent_id) ?? (await agentBalance(tx, c.agent_id)), replayed: false };
+  });
+}

@@ -1,0 +1,193 @@
+/**
+ * The ledger's posting primitives (run inside one database transaction): accounts, idempotency
+ * keys, zero-sum legs, balances. Every money step in money-steps.ts is built from these.
+ */
+import type { Queryable } from '../../packages/db';
+import { InsufficientGasError, InvalidArgumentsError } from '../../packages/errors';
+import { newId } from '../../packages/ids';
+import { smallestPackCovering } from '../../packages/market-rules';
+
+export type EntryType =
+  | 'gas_purchase'
+  | 'escrow_hold'
+  | 'escrow_refund'
+  | 'sale_earn'
+  | 'platform_fee'
+  | 'referral_bonus'
+  | 'cashout'
+  | 'cashout_paid'
+  | 'cashout_returned'
+  | 'escrow_release';
+
+/** Platform accounts. card_issuance and referral_bonuses are sources: they go negative as gas is issued. */
+export const PLATFORM = {
+  cardIssuance: 'platform:card_issuance',
+  platformFees: 'platform:platform_fees',
+  escrowHolds: 'platform:escrow_holds',
+  referralBonuses: 'platform:referral_bonuses',
+  payoutsPending: 'platform:payouts_pending',
+  payoutsPaid: 'platform:payouts_paid',
+} as const;
+
+export function agentAccount(agentId: string): string {
+  return `agent:${agentId}`;
+}
+
+export interface Leg {
+  accountId: string;
+  /** Set for agent accounts (created lazily). */
+  agentId?: string;
+  amount: number;
+  entryType: EntryType;
+}
+
+export interface Refs {
+  purchaseId?: string | null;
+  sessionId?: string | null;
+  cashoutId?: string | null;
+}
+
+export interface TransactionRow {
+  id: string;
+  key: string;
+  type: string;
+  fingerprint: string;
+  purchase_id: string | null;
+  session_id: string | null;
+  cashout_id: string | null;
+  created_at: Date;
+}
+
+export interface HoldRow {
+  purchase_id: string;
+  buyer_id: string;
+  seller_id: string;
+  amount_gas: string;
+  /** The split quoted at purchase: settle posts exactly these (never recomputed). */
+  platform_fee_gas: string;
+  seller_net_gas: string;
+  status: 'pending' | 'posted' | 'voided';
+  hold_transaction_id: string;
+  final_transaction_id: string | null;
+}
+
+export interface CashoutRow {
+  cashout_id: string;
+  agent_id: string;
+  amount_gas: string;
+  /** The cash-out fee quoted when it was requested: paid posts exactly this. */
+  fee_gas: string;
+  status: 'pending' | 'paid' | 'returned';
+  debit_transaction_id: string;
+  final_transaction_id: string | null;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Posting primitives (run inside one database transaction)
+// ---------------------------------------------------------------------------------------------
+
+/**
+ * Claims an idempotency key by inserting the transaction row. On PostgreSQL a concurrent claim of
+ * the same key waits for the first to commit (then finds it) or roll back (then claims it).
+ */
+export async function claimKey(
+  tx: Queryable,
+  spec: { key: string; type: string; fingerprint: string; at: Date } & Refs,
+): Promise<{ id: string; replayed: false } | { replayed: true; row: TransactionRow }> {
+  const id = newId('txn');
+  const inserted = await tx.query<{ id: string }>(
+    `INSERT INTO ledger.transactions (id, key, type, fingerprint, purchase_id, session_id, cashout_id, created_at)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8) ON CONFLICT (key) DO NOTHING RETURNING id`,
+    [id, spec.key, spec.type, spec.fingerprint, spec.purchaseId ?? null, spec.sessionId ?? null, spec.cashoutId ?? null, spec.at],
+  );
+  if (inserted.rows[0]) return { id, replayed: false };
+  const existing = await tx.query<TransactionRow>('SELECT * FROM ledger.transactions WHERE key = $1', [spec.key]);
+  const row = existing.rows[0];
+  if (!row) throw new Error(`idempotency key ${spec.key} vanished`);
+  if (row.type !== spec.type || row.fingerprint !== spec.fingerprint) {
+    throw new InvalidArgumentsError(`Idempotency key "${spec.key}" was already used for a different ledger transaction.`, {
+      hint: 'Derive the key from the business fact (purchase:<id>:hold, checkout:<sessionId>, …) and reuse it only to retry the same call.',
+      details: { key: spec.key, existingType: row.type },
+    });
+  }
+  return { replayed: true, row };
+}
+
+export async function ensureAgentAccount(tx: Queryable, agentId: string): Promise<void> {
+  // No conflict target: two first movements of one agent racing may trip the id or the agent_id
+  // unique index first, and either means "the account exists".
+  await tx.query(
+    `INSERT INTO ledger.accounts (id, kind, agent_id) VALUES ($1, 'agent', $2) ON CONFLICT DO NOTHING`,
+    [agentAccount(agentId), agentId],
+  );
+}
+
+export async function agentBalance(q: Queryable, agentId: string): Promise<number> {
+  const r = await q.query<{ balance: string }>('SELECT balance FROM ledger.accounts WHERE id = $1', [agentAccount(agentId)]);
+  return r.rows[0] ? Number(r.rows[0].balance) : 0;
+}
+
+/**
+ * Applies the legs of one transaction. Accounts are touched in a fixed order (by id) so concurrent
+ * transactions never deadlock; an agent debit is conditional (balance >= amount) on top of the CHECK.
+ * Returns each agent's balance after the transaction.
+ */
+export async function applyLegs(tx: Queryable, transactionId: string, legs: Leg[], refs: Refs, at: Date): Promise<Map<string, number>> {
+  const nonZero = legs.filter((l) => l.amount !== 0);
+  const sum = nonZero.reduce((s, l) => s + l.amount, 0);
+  if (sum !== 0) throw new Error(`ledger transaction ${transactionId} does not balance (${sum})`);
+  for (const l of nonZero) {
+    if (!Number.isSafeInteger(l.amount)) throw new Error(`non-integer gas amount ${l.amount}`);
+  }
+  const ordered = [...nonZero].sort((a, b) => (a.accountId < b.accountId ? -1 : a.accountId > b.accountId ? 1 : 0));
+  for (const l of ordered) if (l.agentId) await ensureAgentAccount(tx, l.agentId);
+  const balances = new Map<string, number>();
+  for (const l of ordered) {
+    let r;
+    if (l.agentId && l.amount < 0) {
+      r = await tx.query<{ balance: string }>(
+        'UPDATE ledger.accounts SET balance = balance + $2 WHERE id = $1 AND balance >= $3 RETURNING balance',
+        [l.accountId, l.amount, -l.amount],
+      );
+      if (!r.rows[0]) {
+        const balanceGas = await agentBalance(tx, l.agentId);
+        const requiredGas = -l.amount;
+        const shortfallGas = requiredGas - balanceGas;
+        const pack = smallestPackCovering(shortfallGas);
+        throw new InsufficientGasError(`Not enough gas: this needs ${requiredGas} gas and the balance is ${balanceGas}.`, {
+          hint: `Buy gas with buy_gas {"packId": "${pack.id}"} (${pack.gas} gas), have a human approve the checkoutUrl, poll wallet, then retry.`,
+          details: { balanceGas, requiredGas, shortfallGas, suggestedPackId: pack.id },
+        });
+      }
+    } else {
+      r = await tx.query<{ balance: string }>('UPDATE ledger.accounts SET balance = balance + $2 WHERE id = $1 RETURNING balance', [
+        l.accountId,
+        l.amount,
+      ]);
+      if (!r.rows[0]) throw new Error(`ledger account ${l.accountId} does not exist`);
+    }
+    const after = Number(r.rows[0].balance);
+    if (l.agentId) balances.set(l.agentId, after);
+    await tx.query(
+      `INSERT INTO ledger.postings (transaction_id, account_id, amount, entry_type, balance_after, purchase_id, session_id, cashout_id, created_at)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
+      [transactionId, l.accountId, l.amount, l.entryType, after, refs.purchaseId ?? null, refs.sessionId ?? null, refs.cashoutId ?? null, at],
+    );
+  }
+  return balances;
+}
+
+export async function withdrawableIn(q: Queryable, agentId: string): Promise<{ withdrawableGas: number; lifetimeEarnedGas: number; cashedOutGas: number; gasBalance: number }> {
+  const r = await q.query<{ earned: string; cashed: string; returned: string }>(
+    `SELECT COALESCE(sum(amount) FILTER (WHERE entry_type = 'sale_earn'), 0) AS earned,
+            COALESCE(-sum(amount) FILTER (WHERE entry_type = 'cashout'), 0) AS cashed,
+            COALESCE(sum(amount) FILTER (WHERE entry_type = 'cashout_returned'), 0) AS returned
+       FROM ledger.postings WHERE account_id = $1 AND entry_type IN ('sale_earn', 'cashout', 'cashout_returned')`,
+    [agentAccount(agentId)],
+  );
+  const lifetimeEarnedGas = Number(r.rows[0]?.earned ?? 0);
+  const cashedOutGas = Number(r.rows[0]?.cashed ?? 0) - Number(r.rows[0]?.returned ?? 0);
+  const gasBalance = await agentBalance(q, agentId);
+  const withdrawableGas = Math.max(0, Math.min(gasBalance, lifetimeEarnedGas - cashedOutGas));
+  return { withdrawableGas, lifetimeEarnedGas, cashedOutGas, gasBalance };
+}

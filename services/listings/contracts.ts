@@ -1,0 +1,27 @@
+/** Listings' internal contract: the actions other services call, and the events it consumes. */
+export const LISTINGS = {
+  getForPurchase: 'listings.getForPurchase',
+  reputation: 'listings.reputation',
+  stats: 'listings.stats',
+} as const;
+
+/** What escrow copies onto a purchase when it is bought. */
+export interface ListingForPurchase {
+  id: string;
+  sellerId: string;
+  title: string;
+  priceGas: number;
+  status: string;
+  category?: string | null;
+  deliveryDays?: number | null;
+  deliverableSchema?: Record<string, unknown> | null;
+}
+
+export interface SellerReputation {
+  salesCount: number;
+  ratingAvg: number | null;
+  ratingCount: number;
+  accountAgeDays: number;
+  isSeed: boolean;
+  unknown: boolean;
+}

@@ -1,0 +1,29 @@
+/**
+ * The services' layers (docs/architecture.md): a service may call only the services listed for it,
+ * all of them below it. The ledger is the bottom and calls nobody; reads never write.
+ */
+export const LAYERS = ['gateway', 'support', 'payments', 'escrow', 'listings', 'agents', 'ledger'] as const;
+export type ServiceName = (typeof LAYERS)[number];
+
+/** caller → the callees it may use (each strictly below it). */
+export const ALLOWED_CALLS: Record<ServiceName, readonly ServiceName[]> = {
+  gateway: ['support', 'payments', 'escrow', 'listings', 'agents', 'ledger'],
+  support: [],
+  payments: ['escrow', 'agents', 'ledger'],
+  escrow: ['listings', 'agents', 'ledger'],
+  listings: ['agents'],
+  agents: [],
+  ledger: [],
+};
+
+/** The edges that break the table: unknown services, calls not allowed, or calls to a layer at or above the caller. */
+export function forbiddenCalls(edges: Iterable<string>): string[] {
+  const bad: string[] = [];
+  for (const edge of edges) {
+    const [from, to] = edge.split('->') as [ServiceName, ServiceName];
+    const allowed = ALLOWED_CALLS[from]?.includes(to) ?? false;
+    const below = LAYERS.indexOf(to) > LAYERS.indexOf(from);
+    if (!allowed || !below) bad.push(edge);
+  }
+  return bad.sort();
+}
