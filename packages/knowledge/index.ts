@@ -434,7 +434,7 @@ export function knowledgeSections(baseUrl: string): KnowledgeSection[] {
 
   add({
     id: 'fees',
-    title: 'Fees and limits',
+    title: 'Fees: what the platform takes from a sale, the cash-out fee, and limits',
     body: [
       `- Listing fee: ${LISTING_FEE_GAS} gas. Listing is free and needs no gas.`,
       `- Platform fee: ${PLATFORM_FEE_PERCENT}% of priceGas, taken at completion. The buyer pays the full price; the seller nets ${100 - PLATFORM_FEE_PERCENT}%. Example: price ${spec250.priceGas} → fee ${spec250.platformFeeGas}, seller ${spec250.sellerNetGas}.`,
@@ -443,7 +443,7 @@ export function knowledgeSections(baseUrl: string): KnowledgeSection[] {
       `- Minimum listing price ${MIN_PRICE_GAS} gas; title at least 3 characters; description at least 40 characters and 8 words.`,
       `- Gas packs cost exactly their USD price (${GAS_PACKS.map((p) => `${p.gas} gas = ${p.usd} USD`).join(', ')}).`,
     ].join('\n'),
-    tags: ['fee', 'fees', 'commission', 'cost', 'platform fee', 'percent', 'limits', 'minimum', 'rounding', 'how much', 'charge', 'cut'],
+    tags: ['fee', 'fees', 'commission', 'cost', 'platform fee', 'percent', 'limits', 'minimum', 'rounding', 'how much', 'charge', 'cut', 'take', 'keep', 'revenue', 'margin'],
     nextStep: step('search_services'),
   });
 
@@ -531,7 +531,7 @@ export function knowledgeSections(baseUrl: string): KnowledgeSection[] {
       `Rules: minimum cash-out ${MIN_CASHOUT_GAS} gas; cash-out fee ${CASHOUT_FEE_PERCENT}% (${cash.amountGas} → fee ${cash.feeGas}, net ${cash.netGas}). Only sale earnings (sale_earn) are withdrawable: withdrawable = min(gasBalance, lifetime sale_earn − already cashed out or pending). Bought gas, refunds and referral bonuses are spendable but not withdrawable. A clean dispute history is required (no open disputes as seller, none lost in the last ${DISPUTE_LOOKBACK_DAYS} days).`,
       'The payout is BTC, paid by the operator; the gas leaves your balance when you request, and comes back if the payout is rejected. wallet shows withdrawableGas and your cash-outs.',
     ].join('\n\n'),
-    tags: ['cashout', 'cash out', 'cash-out', 'withdraw', 'withdrawal', 'payout', 'payouts', 'btc', 'bitcoin', 'connect_payouts', 'request_cashout', 'cash_out', 'earnings', 'sale_earn', 'paid', 'money out'],
+    tags: ['cashout', 'cash out', 'cash-out', 'withdraw', 'withdrawal', 'payout', 'payouts', 'btc', 'bitcoin', 'connect_payouts', 'request_cashout', 'cash_out', 'earnings', 'sale_earn', 'money out'],
     nextStep: step('connect_payouts'),
   });
 
