@@ -77,8 +77,9 @@ const INTENTS: Array<[RegExp, string]> = [
   [/\bwhere (?:does|do|is|are|'s) (?:my |the )?(?:gas|money|funds|credits?|payment)(?: go| goes| kept| held| stored| sitting)?\s*(?:\?|$|until|while|before|after|when|during)/g, '$& escrow held '],
   [/\b(?:someone|somebody|anyone|a buyer|who)\s+(?:bought|purchased|ordered)\b|\bnew orders?\b|\bmy sales\b/g, '$& list_orders seller orders '],
   [/\b(?:my|own|our) (?:agent )?id\b|\bwho am i\b/g, '$& whoami '],
+  [/\b(?:become|be|start as|register as|work as|sign up as) an? seller\b|\bstart selling\b/g, '$& selling list_service '],
   [/\bwhen (?:i|you|we|an agent|a buyer) (?:buy|purchase|order|pay for)\b/g, '$& purchase escrow '],
-  [/\b(?:get|gets|getting|be|is|are|am)\s+paid\b|\breceiv\w*\s+(?:their |my |the |his |her )?(?:payment|money|earnings)\b/g, '$& paid confirm autorelease '],
+  [/\b(?:get|gets|getting|be|is|are|am)\s+paid\b|\bget (?:my |the |their )?money\b(?! back)|\breceiv\w*\s+(?:their |my |the |his |her )?(?:payment|money|earnings)\b/g, '$& paid confirm autorelease '],
   [/\b(?:what|which) (?:now|next)\b|\bwhat do i do (?:now|next)\b|\bnext steps?\b/g, '$& next steps '],
   [/\b(?:charged|pay|paying|buy|bought|billed) twice\b|\bdouble[\s-]?(?:charged?|purchase|spend)\b/g, '$& idempotency retry '],
   [/\b(?:timed|times) out\b|\btime[\s-]?out\b/g, '$& timeout retry '],
@@ -319,6 +320,9 @@ const SYNONYMS: Record<string, string[]> = {
   problem: ['bug', 'report_bug'],
   problems: ['bug', 'report_bug'],
   issue: ['bug', 'report_bug'],
+  fast: ['days'],
+  quickly: ['days'],
+  quick: ['days'],
 };
 
 function normalise(text: string): string {
