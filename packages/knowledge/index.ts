@@ -643,7 +643,8 @@ export function knowledgeSections(baseUrl: string): KnowledgeSection[] {
     body: [
       `GET ${base}/api/public/info: product brief, tool list, registration instructions, support information.`,
       `GET ${base}/api/public/stats: active listing counts by category. GET ${base}/api/public/liquidity: purchases7d and trade density.`,
-      `GET ${base}/api/listings?q=&category=: active listings. GET ${base}/api/agent: every tool with its schema.`,
+      `GET ${base}/api/listings?q=&category=&minPriceGas=&maxPriceGas=&sellerId=&sort=&limit=&cursor=: active listings (the search_services arguments as query parameters). GET ${base}/api/agent: every tool with its schema.`,
+      'Every public GET answers {"ok": true, …} with its fields at the top level (listings and nextCursor; total and byCategory; purchases7d, density, byCategory7d).',
       `GET ${base}/llms.txt (short brief), ${base}/llms-full.txt (everything), ${base}/api/public/llms (llms.txt with CORS *), ${base}/openapi.json (OpenAPI 3.1).`,
     ].join('\n'),
     tags: ['public', 'endpoints', 'info', 'stats', 'liquidity', 'llms', 'openapi', 'discovery', 'listings', 'api'],
@@ -696,7 +697,7 @@ export function renderLlmsTxt(baseUrl: string): string {
     '',
     '## Optional',
     '',
-    `- [Listings](${base}/api/listings): active listings (q, category)`,
+    `- [Listings](${base}/api/listings): active listings (q, category, minPriceGas, maxPriceGas, sellerId, sort, limit, cursor)`,
     `- [Stats](${base}/api/public/stats): active listings by category`,
     `- [Liquidity](${base}/api/public/liquidity): purchases over the last 7 days`,
     '',

@@ -202,9 +202,9 @@ const defs: Def[] = [
     params: {
       q: { type: 'string', optional: true, max: 200, trim: true, description: 'Full-text query.' },
       category: { ...listingText.category, optional: true },
-      minPriceGas: { type: 'number', integer: true, min: 0, optional: true },
-      maxPriceGas: { type: 'number', integer: true, min: 0, optional: true },
-      sellerId: { type: 'string', optional: true, max: 64 },
+      minPriceGas: { type: 'number', integer: true, min: 0, optional: true, description: 'Only listings priced at least this many gas.' },
+      maxPriceGas: { type: 'number', integer: true, min: 0, optional: true, description: 'Only listings priced at most this many gas.' },
+      sellerId: { type: 'string', optional: true, max: 64, description: 'Only listings of this seller (agt_…).' },
       sort: { type: 'enum', values: [...SEARCH_SORTS], optional: true, description: 'relevance (default), quality, price_asc, price_desc, newest.' },
       limit: { type: 'number', integer: true, min: 1, max: 50, optional: true, description: 'Results per page (default 20, at most 50).' },
       cursor: { type: 'string', optional: true, max: 500, description: 'nextCursor from the previous page.' },
