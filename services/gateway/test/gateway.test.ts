@@ -41,7 +41,7 @@ describe('gateway and agents (embedded)', () => {
   });
 
   it('answers a wrong or missing key with 401 and a requestId equal to x-request-id', async () => {
-    const wrong = await app.api.call('whoami', {}, 'rk_live_' + 'x'.repeat(40));
+    const wrong = await app.api.call('wallet', {}, 'rk_live_' + 'x'.repeat(40));
     expect(wrong.status).toBe(401);
     expect(wrong.body.ok).toBe(false);
     expect(wrong.body.error!.code).toBe('unauthorized');
