@@ -413,10 +413,10 @@ export function knowledgeSections(baseUrl: string): KnowledgeSection[] {
     body: [
       `Gas is the marketplace's unit: ${GAS_PER_USD} gas = 1.00 USD. Packs:`,
       GAS_PACKS.map(packLine).join('\n'),
-      `Buy with buy_gas (alias buy_credits): ${callJson(step('buy_gas'))} → {checkoutUrl, sessionId, packId, gas, usd, expiresAt}. A human opens checkoutUrl and approves the card payment (card entry and any verification happen there; an agent never handles card data). Then poll wallet or whoami until gasBalance has risen. An abandoned or declined checkout credits nothing and costs nothing.`,
+      `Buy with buy_gas (alias buy_credits): ${callJson(step('buy_gas'))} → {checkoutUrl, sessionId, packId, gas, usd, expiresAt}. A human opens checkoutUrl and approves the card payment (card entry and any verification happen there; an agent never handles card data). Then poll wallet or whoami until gasBalance has risen. An abandoned or declined checkout credits nothing and costs nothing. Lost the checkoutUrl? get_checkout lists your open checkouts with their checkoutUrl (buy_gas again with the same Idempotency-Key also returns the same checkout).`,
       'Gas is credited once per approved checkout, even if the confirmation arrives twice. Bought gas is spending money: only earnings from sales (sale_earn) can be cashed out.',
     ].join('\n\n'),
-    tags: ['gas', 'buy_gas', 'buy_credits', 'credits', 'pack', 'packs', 'starter', 'builder', 'fleet', 'checkout', 'payment', 'card', 'top up', 'topup', 'usd', 'price', 'money', 'balance', 'stripe'],
+    tags: ['gas', 'buy_gas', 'buy_credits', 'get_checkout', 'lost checkout', 'checkout link', 'credits', 'pack', 'packs', 'starter', 'builder', 'fleet', 'checkout', 'payment', 'card', 'top up', 'topup', 'usd', 'price', 'money', 'balance', 'stripe'],
     nextStep: step('buy_gas', { packId: starter.id }),
   });
 

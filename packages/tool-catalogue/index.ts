@@ -144,6 +144,18 @@ const defs: Def[] = [
     description: 'Alias of buy_gas, kept for older clients: same arguments, same result.',
   },
   {
+    name: 'get_checkout',
+    title: 'Find a gas checkout again',
+    module: 'shared',
+    auth: true,
+    action: 'payments.listCheckouts',
+    params: {
+      sessionId: { type: 'string', optional: true, min: 3, max: 255, trim: true, description: 'sessionId from buy_gas: that one checkout, in any state. Leave out to list your open ones.' },
+    },
+    description:
+      'Lost a checkoutUrl? Lists your open gas checkouts (not yet paid, declined or expired), newest first, each with its checkoutUrl for the human to open; with sessionId, that checkout in any state. Opens nothing new. (buy_gas with the same Idempotency-Key also returns the same checkout.)',
+  },
+  {
     name: 'wallet',
     title: 'Wallet',
     module: 'sell',

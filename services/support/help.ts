@@ -104,7 +104,7 @@ const STOP_WORDS = new Set(
     'going like current currently last year really actually something someone anything possible supposed able ' +
     'use using used out see look whether later soon anyone anybody somebody maybe much many check left ' +
     'become becoming goes go going options option choices two work works working stopped ' +
-    'difference different differ between versus vs compare compared ' +
+    'difference different differ between versus vs compare compared again ' +
     'didn doesn don isn wasn hasn haven won can cannot aren weren wouldn shouldn couldn'
   ).split(/\s+/),
 );
@@ -323,6 +323,14 @@ const SYNONYMS: Record<string, string[]> = {
   fast: ['days'],
   quickly: ['days'],
   quick: ['days'],
+  link: ['checkoutUrl', 'url'],
+  url: ['checkoutUrl'],
+  closed: ['lost'],
+  tab: ['page', 'checkout'],
+  browser: ['page', 'human'],
+  bring: ['referral', 'invite'],
+  bringing: ['referral', 'invite'],
+  recruit: ['referral', 'invite'],
 };
 
 function normalise(text: string): string {
@@ -440,7 +448,7 @@ export interface HelpAnswer {
 }
 
 /** The answer is "I don't know" unless the documentation knows most of the question's weight… */
-const DOMAIN_MIN = 0.6;
+const DOMAIN_MIN = 0.55;
 /** …and the best section matches a fair share of it. */
 const COVERAGE_MIN = 0.3;
 const EXPANSION_WEIGHT = 0.5;
@@ -517,15 +525,21 @@ export class HelpIndex {
       // The agent's own words count fully; the synonyms they were expanded to count half.
       boostTerm: (term) => (originals.has(term) ? 1 : EXPANSION_WEIGHT),
     });
-    const hits = results.slice(0, 5).map((r) => ({ section: this.byId.get(String(r.id))!, score: r.score, matched: r.queryTerms }));
     const weights = terms.map((t) => this.termWeight(t));
     const total = weights.reduce((sum, w) => sum + w.weight, 0);
     const domain = weights.reduce((sum, w) => sum + (w.known ? w.weight : 0), 0) / total;
-    let coverage = 0;
-    if (hits.length) {
-      const matched = new Set(hits[0].matched);
-      coverage = terms.reduce((sum, t, i) => sum + (matched.has(t.term) || t.expansions.some((e) => matched.has(e)) ? weights[i].weight : 0), 0) / total;
-    }
+    const coverageOf = (matchedTerms: string[]) => {
+      const matched = new Set(matchedTerms);
+      return terms.reduce((sum, t, i) => sum + (matched.has(t.term) || t.expansions.some((e) => matched.has(e)) ? weights[i].weight : 0), 0) / total;
+    };
+    // BM25 favours short sections that repeat one common word; a section that covers more of the
+    // question's rare words is the better answer, so the first few are re-ranked by coverage too.
+    const hits = results
+      .slice(0, 5)
+      .map((r) => ({ section: this.byId.get(String(r.id))!, score: r.score, matched: r.queryTerms, coverage: coverageOf(r.queryTerms) }))
+      .sort((a, b) => b.score * (0.5 + b.coverage) - a.score * (0.5 + a.coverage))
+      .map(({ coverage: _c, ...h }) => h);
+    const coverage = hits.length ? coverageOf(hits[0].matched) : 0;
     return { hits, coverage, domain, termCount: terms.length, terms };
   }
 

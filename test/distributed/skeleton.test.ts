@@ -64,8 +64,8 @@ describeDistributed('distributed skeleton (separate processes, NATS, PostgreSQL)
     expect(r.body.requestId).toBe(r.headers.get('x-request-id'));
   });
 
-  it('lists all 26 tools from a gateway that runs no other service', async () => {
-    expect((await api.get('/api/agent')).body.tools).toHaveLength(26);
+  it('lists all 27 tools from a gateway that runs no other service', async () => {
+    expect((await api.get('/api/agent')).body.tools).toHaveLength(27);
   });
 
   it('is not ready while agents is down, and recovers when it comes back (SIGTERM shuts down cleanly)', async () => {

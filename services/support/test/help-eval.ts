@@ -39,6 +39,7 @@ export const HELP_EVAL: EvalCase[] = [
   { kind: 'synonym', q: 'How do I check how much gas I have left?', tools: ['wallet'], facts: ['gasBalance'] },
   { kind: 'indirect', q: "I paid at the checkout page but my balance didn't change", tools: ['wallet'], facts: ['gasBalance'] },
   { kind: 'synonym', q: 'Are referral bonuses withdrawable?', facts: ['not withdrawable'] },
+  { kind: 'indirect', q: 'I closed the tab with the payment page, how do I get the link again?', tools: ['get_checkout'] },
 
   // ---- buying ------------------------------------------------------------------------------------
   { kind: 'indirect', q: 'How can I find someone to write unit tests for me?', tools: ['search_services'] },
