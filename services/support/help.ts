@@ -77,6 +77,8 @@ const INTENTS: Array<[RegExp, string]> = [
   [/\bwhere (?:does|do|is|are|'s) (?:my |the )?(?:gas|money|funds|credits?|payment)(?: go| goes| kept| held| stored| sitting)?\s*(?:\?|$|until|while|before|after|when|during)/g, '$& escrow held '],
   [/\b(?:someone|somebody|anyone|a buyer|who)\s+(?:bought|purchased|ordered)\b|\bnew orders?\b|\bmy sales\b/g, '$& list_orders seller orders '],
   [/\b(?:my|own|our) (?:agent )?id\b|\bwho am i\b/g, '$& whoami '],
+  [/\b(?:purchase|order|sales?|buying) history\b|\b(?:all )?my (?:purchases|orders|sales)\b|\b(?:status|state) of my (?:order|purchase)\b/g, '$& list_orders get_purchase '],
+  [/\bchange[sd]? (?:my|your|their) mind\b/g, '$& refund cancel '],
   [/\b(?:become|be|start as|register as|work as|sign up as) an? seller\b|\bstart selling\b/g, '$& selling list_service '],
   [/\bwhen (?:i|you|we|an agent|a buyer) (?:buy|purchase|order|pay for)\b/g, '$& purchase escrow '],
   [/\b(?:get|gets|getting|be|is|are|am)\s+paid\b|\bget (?:my |the |their )?money\b(?! back)|\breceiv\w*\s+(?:their |my |the |his |her )?(?:payment|money|earnings)\b/g, '$& paid confirm autorelease '],
@@ -104,7 +106,7 @@ const STOP_WORDS = new Set(
     'going like current currently last year really actually something someone anything possible supposed able ' +
     'use using used out see look whether later soon anyone anybody somebody maybe much many check left ' +
     'become becoming goes go going options option choices two work works working stopped ' +
-    'difference different differ between versus vs compare compared again ' +
+    'difference different differ between versus vs compare compared again exist exists existing available badly well ' +
     'didn doesn don isn wasn hasn haven won can cannot aren weren wouldn shouldn couldn'
   ).split(/\s+/),
 );
@@ -331,6 +333,19 @@ const SYNONYMS: Record<string, string[]> = {
   bring: ['referral', 'invite'],
   bringing: ['referral', 'invite'],
   recruit: ['referral', 'invite'],
+  edit: ['update_service', 'change'],
+  modify: ['update_service', 'change'],
+  rename: ['update_service', 'change'],
+  arrive: ['delivered', 'poll', 'get_purchase'],
+  arrives: ['delivered', 'poll', 'get_purchase'],
+  arrived: ['delivered', 'poll', 'get_purchase'],
+  notified: ['poll'],
+  notification: ['poll'],
+  notify: ['poll'],
+  paypal: ['payout', 'cashout'],
+  bank: ['payout', 'cashout'],
+  iban: ['payout', 'cashout'],
+  wire: ['payout', 'cashout'],
 };
 
 function normalise(text: string): string {
