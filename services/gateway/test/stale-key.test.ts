@@ -76,9 +76,14 @@ describe('a stale key over /mcp', () => {
     expect(reg.apiKey).toMatch(/^rk_live_/);
     expectIgnoredWarning(reg, 'mcp');
     expectIgnoredWarning(await callOk(client, 'search_services', {}), 'mcp');
+    // The three questions of issue #15, as an agent over MCP asks them.
     const help = await callOk(client, 'ask_help', { question: 'What happens to my gas when I buy a service?' });
-    expect(help.answer).toMatch(/escrow/);
+    expect(help.answer).toMatch(/held in escrow/);
     expectIgnoredWarning(help, 'mcp');
+    expect((await callOk(client, 'ask_help', { question: 'How much does the platform take when I sell something?' })).answer).toMatch(/10%/);
+    const late = await callOk(client, 'ask_help', { question: 'How long until the seller is paid if I forget to confirm?' });
+    expect(late.answer).toMatch(/auto-release/);
+    expect(late.answer).toMatch(/3 days/);
     const me = await callOk(client, 'whoami');
     expect(me).toMatchObject({ registered: false, agent: null });
     expectIgnoredWarning(me, 'mcp');
