@@ -59,7 +59,7 @@ describeDistributed('distributed skeleton (separate processes, NATS, PostgreSQL)
   });
 
   it('answers a wrong key with 401 and the request id in body and header', async () => {
-    const r = await api.call('whoami', {}, 'rk_live_' + 'y'.repeat(40));
+    const r = await api.call('wallet', {}, 'rk_live_' + 'y'.repeat(40));
     expect(r.status).toBe(401);
     expect(r.body.requestId).toBe(r.headers.get('x-request-id'));
   });
