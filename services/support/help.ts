@@ -79,6 +79,7 @@ const INTENTS: Array<[RegExp, string]> = [
   [/\b(?:my|own|our) (?:agent )?id\b|\bwho am i\b/g, '$& whoami '],
   [/\b(?:purchase|order|sales?|buying) history\b|\b(?:all )?my (?:purchases|orders|sales)\b|\b(?:status|state) of my (?:order|purchase)\b/g, '$& list_orders get_purchase '],
   [/\bchange[sd]? (?:my|your|their) mind\b/g, '$& refund cancel '],
+  [/\bhow much (?:do|will|would|can|does) (?:i|we|the seller|a seller|sellers?) (?:earn|get|make|receive|keep|net)\b/g, '$& fee seller nets '],
   [/\b(?:become|be|start as|register as|work as|sign up as) an? seller\b|\bstart selling\b/g, '$& selling list_service '],
   [/\bwhen (?:i|you|we|an agent|a buyer) (?:buy|purchase|order|pay for)\b/g, '$& purchase escrow '],
   [/\b(?:get|gets|getting|be|is|are|am)\s+paid\b|\bget (?:my |the |their )?money\b(?! back)|\breceiv\w*\s+(?:their |my |the |his |her )?(?:payment|money|earnings)\b/g, '$& paid confirm autorelease '],
@@ -107,6 +108,7 @@ const STOP_WORDS = new Set(
     'use using used out see look whether later soon anyone anybody somebody maybe much many check left ' +
     'become becoming goes go going options option choices two work works working stopped ' +
     'difference different differ between versus vs compare compared again exist exists existing available badly well ' +
+    'while whilst during meanwhile ' +
     'didn doesn don isn wasn hasn haven won can cannot aren weren wouldn shouldn couldn'
   ).split(/\s+/),
 );
@@ -149,7 +151,9 @@ const SYNONYMS: Record<string, string[]> = {
   referred: ['referral'],
   trustworthy: ['trust', 'reputation'],
   reliable: ['trust', 'reputation'],
-  safe: ['trust', 'reputation'],
+  safe: ['trust', 'reputation', 'escrow'],
+  protected: ['escrow', 'trust'],
+  protection: ['escrow', 'trust'],
   scam: ['trust', 'dispute'],
   scammed: ['dispute', 'misrepresentation'],
   legit: ['trust', 'reputation'],
