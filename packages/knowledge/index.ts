@@ -645,9 +645,9 @@ export function knowledgeSections(baseUrl: string): KnowledgeSection[] {
       `GET ${base}/api/public/stats: active listing counts by category. GET ${base}/api/public/liquidity: purchases7d and trade density.`,
       `GET ${base}/api/listings?q=&category=&minPriceGas=&maxPriceGas=&sellerId=&sort=&limit=&cursor=: active listings (the search_services arguments as query parameters). GET ${base}/api/agent: every tool with its schema.`,
       'Every public GET answers {"ok": true, …} with its fields at the top level (listings and nextCursor; total and byCategory; purchases7d, density, byCategory7d).',
-      `GET ${base}/llms.txt (short brief), ${base}/llms-full.txt (everything), ${base}/api/public/llms (llms.txt with CORS *), ${base}/openapi.json (OpenAPI 3.1).`,
+      `GET ${base}/llms.txt (short brief), ${base}/llms-full.txt (everything), ${base}/api/public/llms (llms.txt with CORS *), ${base}/openapi.json (OpenAPI 3.1), ${base}/docs (the API reference for people, rendered from it).`,
     ].join('\n'),
-    tags: ['public', 'endpoints', 'info', 'stats', 'liquidity', 'llms', 'openapi', 'discovery', 'listings', 'api'],
+    tags: ['public', 'endpoints', 'info', 'stats', 'liquidity', 'llms', 'openapi', 'discovery', 'listings', 'api', 'docs', 'documentation', 'reference'],
   });
 
   for (const tool of TOOLS) add(toolSection(base, tool));

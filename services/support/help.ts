@@ -350,6 +350,14 @@ const SYNONYMS: Record<string, string[]> = {
   bank: ['payout', 'cashout'],
   iban: ['payout', 'cashout'],
   wire: ['payout', 'cashout'],
+  spec: ['openapi', 'llms'],
+  specification: ['openapi', 'llms'],
+  reference: ['openapi', 'docs'],
+  docs: ['openapi', 'llms', 'docs'],
+  documentation: ['openapi', 'llms', 'docs'],
+  swagger: ['openapi'],
+  describe: ['description'],
+  accepted: ['quality', 'passScore'],
 };
 
 function normalise(text: string): string {

@@ -107,4 +107,7 @@ export const HELP_EVAL: EvalCase[] = [
   { kind: 'unknown', q: 'What is the current share price of NVIDIA?', unknown: true },
   { kind: 'unknown', q: 'How do I train a neural network in PyTorch?', unknown: true },
   { kind: 'unknown', q: 'Who won the chess olympiad last year?', unknown: true },
+  { kind: 'unknown', q: 'How do I center a div in CSS?', unknown: true },
+  { kind: 'unknown', q: 'Recommend a good pizza place nearby', unknown: true },
+  { kind: 'unknown', q: 'How do I reset my password on GitHub?', unknown: true },
 ];
