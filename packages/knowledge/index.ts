@@ -402,10 +402,10 @@ export function knowledgeSections(baseUrl: string): KnowledgeSection[] {
     body: [
       `Gas is the marketplace's unit: ${GAS_PER_USD} gas = 1.00 USD. Packs:`,
       GAS_PACKS.map(packLine).join('\n'),
-      `Buy with buy_gas (alias buy_credits): ${callJson(step('buy_gas'))} → {checkoutUrl, sessionId, packId, gas, usd, expiresAt}. A human opens checkoutUrl and approves the card payment (card entry and any verification happen there; an agent never handles card data). Then poll wallet or whoami until gasBalance has risen. An abandoned or declined checkout credits nothing and costs nothing.`,
+      `Buy with buy_gas (alias buy_credits): ${callJson(step('buy_gas'))} → {checkoutUrl, sessionId, packId, gas, usd, expiresAt}. A human opens checkoutUrl and approves the card payment (card entry and any verification happen there; an agent never handles card data). Then poll wallet or whoami until gasBalance has risen. An abandoned or declined checkout credits nothing and costs nothing. Lost the checkoutUrl? get_checkout lists your open checkouts with their checkoutUrl (buy_gas again with the same Idempotency-Key also returns the same checkout).`,
       'Gas is credited once per approved checkout, even if the confirmation arrives twice. Bought gas is spending money: only earnings from sales (sale_earn) can be cashed out.',
     ].join('\n\n'),
-    tags: ['gas', 'buy_gas', 'buy_credits', 'credits', 'pack', 'packs', 'starter', 'builder', 'fleet', 'checkout', 'payment', 'card', 'top up', 'topup', 'usd', 'price', 'money', 'balance', 'stripe'],
+    tags: ['gas', 'buy_gas', 'buy_credits', 'get_checkout', 'lost checkout', 'checkout link', 'credits', 'pack', 'packs', 'starter', 'builder', 'fleet', 'checkout', 'payment', 'card', 'top up', 'topup', 'usd', 'price', 'money', 'balance', 'stripe'],
     nextStep: step('buy_gas', { packId: starter.id }),
   });
 
@@ -423,7 +423,7 @@ export function knowledgeSections(baseUrl: string): KnowledgeSection[] {
 
   add({
     id: 'fees',
-    title: 'Fees and limits',
+    title: 'Fees: what the platform takes from a sale, the cash-out fee, and limits',
     body: [
       `- Listing fee: ${LISTING_FEE_GAS} gas. Listing is free and needs no gas.`,
       `- Platform fee: ${PLATFORM_FEE_PERCENT}% of priceGas, taken at completion. The buyer pays the full price; the seller nets ${100 - PLATFORM_FEE_PERCENT}%. Example: price ${spec250.priceGas} → fee ${spec250.platformFeeGas}, seller ${spec250.sellerNetGas}.`,
@@ -432,7 +432,7 @@ export function knowledgeSections(baseUrl: string): KnowledgeSection[] {
       `- Minimum listing price ${MIN_PRICE_GAS} gas; title at least 3 characters; description at least 40 characters and 8 words.`,
       `- Gas packs cost exactly their USD price (${GAS_PACKS.map((p) => `${p.gas} gas = ${p.usd} USD`).join(', ')}).`,
     ].join('\n'),
-    tags: ['fee', 'fees', 'commission', 'cost', 'platform fee', 'percent', 'limits', 'minimum', 'rounding', 'how much', 'charge', 'cut'],
+    tags: ['fee', 'fees', 'commission', 'cost', 'platform fee', 'percent', 'limits', 'minimum', 'rounding', 'how much', 'charge', 'cut', 'take', 'keep', 'revenue', 'margin'],
     nextStep: step('search_services'),
   });
 
@@ -520,7 +520,7 @@ export function knowledgeSections(baseUrl: string): KnowledgeSection[] {
       `Rules: minimum cash-out ${MIN_CASHOUT_GAS} gas; cash-out fee ${CASHOUT_FEE_PERCENT}% (${cash.amountGas} → fee ${cash.feeGas}, net ${cash.netGas}). Only sale earnings (sale_earn) are withdrawable: withdrawable = min(gasBalance, lifetime sale_earn − already cashed out or pending). Bought gas, refunds and referral bonuses are spendable but not withdrawable. A clean dispute history is required (no open disputes as seller, none lost in the last ${DISPUTE_LOOKBACK_DAYS} days).`,
       'The payout is BTC, paid by the operator; the gas leaves your balance when you request, and comes back if the payout is rejected. wallet shows withdrawableGas and your cash-outs.',
     ].join('\n\n'),
-    tags: ['cashout', 'cash out', 'cash-out', 'withdraw', 'withdrawal', 'payout', 'payouts', 'btc', 'bitcoin', 'connect_payouts', 'request_cashout', 'cash_out', 'earnings', 'sale_earn', 'paid', 'money out'],
+    tags: ['cashout', 'cash out', 'cash-out', 'withdraw', 'withdrawal', 'payout', 'payouts', 'btc', 'bitcoin', 'connect_payouts', 'request_cashout', 'cash_out', 'earnings', 'sale_earn', 'money out'],
     nextStep: step('connect_payouts'),
   });
 
@@ -632,10 +632,11 @@ export function knowledgeSections(baseUrl: string): KnowledgeSection[] {
     body: [
       `GET ${base}/api/public/info: product brief, tool list, registration instructions, support information.`,
       `GET ${base}/api/public/stats: active listing counts by category. GET ${base}/api/public/liquidity: purchases7d and trade density.`,
-      `GET ${base}/api/listings?q=&category=: active listings. GET ${base}/api/agent: every tool with its schema.`,
-      `GET ${base}/llms.txt (short brief), ${base}/llms-full.txt (everything), ${base}/api/public/llms (llms.txt with CORS *), ${base}/openapi.json (OpenAPI 3.1).`,
+      `GET ${base}/api/listings?q=&category=&minPriceGas=&maxPriceGas=&sellerId=&sort=&limit=&cursor=: active listings (the search_services arguments as query parameters). GET ${base}/api/agent: every tool with its schema.`,
+      'Every public GET answers {"ok": true, …} with its fields at the top level (listings and nextCursor; total and byCategory; purchases7d, density, byCategory7d).',
+      `GET ${base}/llms.txt (short brief), ${base}/llms-full.txt (everything), ${base}/api/public/llms (llms.txt with CORS *), ${base}/openapi.json (OpenAPI 3.1), ${base}/docs (the API reference for people, rendered from it).`,
     ].join('\n'),
-    tags: ['public', 'endpoints', 'info', 'stats', 'liquidity', 'llms', 'openapi', 'discovery', 'listings', 'api'],
+    tags: ['public', 'endpoints', 'info', 'stats', 'liquidity', 'llms', 'openapi', 'discovery', 'listings', 'api', 'docs', 'documentation', 'reference'],
   });
 
   for (const tool of TOOLS) add(toolSection(base, tool));
@@ -685,7 +686,7 @@ export function renderLlmsTxt(baseUrl: string): string {
     '',
     '## Optional',
     '',
-    `- [Listings](${base}/api/listings): active listings (q, category)`,
+    `- [Listings](${base}/api/listings): active listings (q, category, minPriceGas, maxPriceGas, sellerId, sort, limit, cursor)`,
     `- [Stats](${base}/api/public/stats): active listings by category`,
     `- [Liquidity](${base}/api/public/liquidity): purchases over the last 7 days`,
     '',

@@ -147,6 +147,18 @@ const defs: Def[] = [
     description: 'Alias of buy_gas, kept for older clients: same arguments, same result.',
   },
   {
+    name: 'get_checkout',
+    title: 'Find a gas checkout again',
+    module: 'shared',
+    auth: true,
+    action: 'payments.listCheckouts',
+    params: {
+      sessionId: { type: 'string', optional: true, min: 3, max: 255, trim: true, description: 'sessionId from buy_gas: that one checkout, in any state. Leave out to list your open ones.' },
+    },
+    description:
+      'Lost a checkoutUrl? Lists your open gas checkouts (not yet paid, declined or expired), newest first, each with its checkoutUrl for the human to open; with sessionId, that checkout in any state. Opens nothing new. (buy_gas with the same Idempotency-Key also returns the same checkout.)',
+  },
+  {
     name: 'wallet',
     title: 'Wallet',
     module: 'sell',
@@ -205,9 +217,9 @@ const defs: Def[] = [
     params: {
       q: { type: 'string', optional: true, max: 200, trim: true, description: 'Full-text query.' },
       category: { ...listingText.category, optional: true },
-      minPriceGas: { type: 'number', integer: true, min: 0, optional: true },
-      maxPriceGas: { type: 'number', integer: true, min: 0, optional: true },
-      sellerId: { type: 'string', optional: true, max: 64 },
+      minPriceGas: { type: 'number', integer: true, min: 0, optional: true, description: 'Only listings priced at least this many gas.' },
+      maxPriceGas: { type: 'number', integer: true, min: 0, optional: true, description: 'Only listings priced at most this many gas.' },
+      sellerId: { type: 'string', optional: true, max: 64, description: 'Only listings of this seller (agt_…).' },
       sort: { type: 'enum', values: [...SEARCH_SORTS], optional: true, description: 'relevance (default), quality, price_asc, price_desc, newest.' },
       limit: { type: 'number', integer: true, min: 1, max: 50, optional: true, description: 'Results per page (default 20, at most 50).' },
       cursor: { type: 'string', optional: true, max: 500, description: 'nextCursor from the previous page.' },

@@ -17,6 +17,8 @@ export interface CallMeta {
   internal?: boolean;
   /** The operator behind an admin call, for the audit log. */
   operator?: string;
+  /** The caller sent an API key that is not valid; the gateway ignored it for a tool's public part. */
+  apiKeyIgnored?: boolean;
 }
 
 export function requireAgent(ctx: Context<any, any>): AuthenticatedAgent {

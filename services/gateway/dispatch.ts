@@ -46,6 +46,20 @@ export interface DispatcherOptions {
 
 const IDEMPOTENCY_TTL_HOURS = 24;
 
+/**
+ * Tools that need a key but have a public part an agent with a stale key still gets: whoami says
+ * "not registered", ask_help answers from the documentation. Tools with auth: false need no key at all.
+ */
+const PUBLIC_PART = new Set(['whoami', 'ask_help']);
+const KEY_NOT_VALID = 'The API key sent is not valid (revoked, mistyped, or from another server).';
+
+/** How to replace a stale key, in the words of the door the agent came through (no HTTP route for MCP). */
+function replaceKeyHint(via: ToolCall['via']): string {
+  return via === 'mcp'
+    ? 'Call the register tool (no key needed) for a new apiKey, then replace the key in this MCP server\'s configuration: the "Authorization: Bearer" header or ?api_key= of its URL, or MARKET_API_KEY for the agent-market-mcp package; reconnect after.'
+    : 'Call the register tool (no key needed) for a new apiKey, then replace the key you send as "Authorization: Bearer rk_live_…" (MARKET_API_KEY for the agent-market-mcp package).';
+}
+
 export class ToolDispatcher {
   private readonly validator = new Validator({ haltOnFirstError: false });
   private readonly checks = new Map<string, (v: unknown) => true | any[] | Promise<true | any[]>>();
@@ -83,25 +97,36 @@ export class ToolDispatcher {
       delete args.idempotencyKey;
 
       const agent = await this.authenticate(call.apiKey);
-      if (call.apiKey && !agent) {
-        throw new MarketError('unauthorized', 'This API key is not valid.', {
-          hint: 'Check the key (rk_live_…) you stored at registration, or register again with POST /api/agent/register.',
-        });
+      // A stale or mistyped key must not lock an agent out of the tools that get it a new one.
+      const keyIgnored = !!call.apiKey && !agent;
+      if (keyIgnored && tool.auth && !PUBLIC_PART.has(tool.name)) {
+        throw new MarketError('unauthorized', 'This API key is not valid.', { hint: `${KEY_NOT_VALID} ${replaceKeyHint(call.via)}` });
       }
-      if (tool.auth && !agent) {
+      if (tool.auth && !agent && !keyIgnored) {
         throw new MarketError('unauthorized', `${tool.name} needs an API key.`, {
-          hint: 'Register with POST /api/agent/register (or the register tool), then send "Authorization: Bearer rk_live_…".',
+          hint:
+            call.via === 'mcp'
+              ? 'Call the register tool (no key needed) and put the apiKey it returns into this MCP server\'s configuration ("Authorization: Bearer rk_live_…" or ?api_key=).'
+              : 'Call the register tool (no key needed; also POST /api/agent/register), then send "Authorization: Bearer rk_live_…".',
         });
       }
       agentId = agent?.id ?? null;
+      const warning = keyIgnored ? { code: 'api_key_ignored', message: `${KEY_NOT_VALID} It was ignored for this call.`, hint: replaceKeyHint(call.via) } : null;
       this.rateLimit(agent ? `agent:${agent.id}` : `ip:${call.clientIp}`, headers);
       this.validate(tool, args);
+      if (keyIgnored && tool.name === 'whoami') {
+        // whoami's public part: who you are not.
+        const result = { registered: false, agent: null, warning };
+        this.opts.requestLog.record({ requestId: call.requestId, agentId, tool: toolName, status: 200, errorCode: null });
+        return { status: 200, body: { ok: true, result }, headers, agentId, tool: toolName };
+      }
       if (!tool.action) {
         throw new MarketError('not_implemented', `${tool.name} is not available yet.`, { hint: 'See GET /api/agent for the tools that work today.' });
       }
 
       const meta: CallMeta = { requestId: call.requestId };
       if (agent) meta.agent = agent;
+      if (keyIgnored) meta.apiKeyIgnored = true;
       const run = () => this.broker.call(tool.action!, args, { meta, requestID: call.requestId } as any);
 
       let result: unknown;
@@ -113,6 +138,7 @@ export class ToolDispatcher {
       } else {
         result = await run();
       }
+      if (warning && result && typeof result === 'object' && !Array.isArray(result)) result = { ...(result as object), warning };
       this.opts.requestLog.record({ requestId: call.requestId, agentId, tool: toolName, status: 200, errorCode: null });
       return { status: 200, body: { ok: true, result }, headers, agentId, tool: toolName };
     } catch (err) {

@@ -62,6 +62,20 @@ export interface FulfilResult {
   gasBalance?: number;
 }
 
+/** A checkout as its buyer sees it (get_checkout): the buy_gas fields plus its state. */
+function checkoutOfBuyer(r: CheckoutRow) {
+  return {
+    sessionId: r.id,
+    checkoutUrl: r.checkout_url,
+    packId: r.pack_id,
+    gas: r.gas,
+    usd: r.usd_cents / 100,
+    status: r.status,
+    expiresAt: new Date(r.expires_at).toISOString(),
+    createdAt: new Date(r.created_at).toISOString(),
+  };
+}
+
 function toView(r: CheckoutRow): CheckoutView {
   return {
     id: r.id,
@@ -158,6 +172,26 @@ const PaymentsService: ServiceSchema = {
           [id, provider, agent.id, pack.id, pack.gas, usdCents, checkoutUrl, expiresAt, now],
         );
         return { checkoutUrl, sessionId: id, packId: pack.id, gas: pack.gas, usd: pack.usd, expiresAt: expiresAt.toISOString() };
+      },
+    },
+
+    /** get_checkout: the caller's open checkouts (or one of its checkouts), so a lost checkoutUrl is never lost. */
+    listCheckouts: {
+      params: toolParams('get_checkout'),
+      async handler(this: PaymentsThis, ctx: Context<{ sessionId?: string }, CallMeta>) {
+        const agent = requireAgent(ctx);
+        if (ctx.params.sessionId) {
+          const row = await this.loadSession(ctx.params.sessionId);
+          if (!row || row.agent_id !== agent.id) {
+            throw new NotFoundError('You have no checkout with this sessionId.', { hint: 'Call get_checkout without sessionId to list your open checkouts, or start one with buy_gas.' });
+          }
+          return { checkouts: [checkoutOfBuyer(await this.expireIfDue(row))] };
+        }
+        const r = await this.db.query<CheckoutRow>(
+          `SELECT * FROM payments.checkout_sessions WHERE agent_id = $1 AND status = 'open' AND expires_at > $2 ORDER BY created_at DESC LIMIT 20`,
+          [agent.id, runtimeOf(this.broker).clock.now()],
+        );
+        return { checkouts: r.rows.map(checkoutOfBuyer) };
       },
     },
 

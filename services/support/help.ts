@@ -1,8 +1,12 @@
 /**
  * ask_help's engine: BM25 retrieval (MiniSearch) over the knowledge sections that llms-full.txt is
- * rendered from, with a little query understanding (phrases, synonyms, light stemming), the
- * caller's context (error code, own failed request, stuck state), and an optional LLM that may only
- * rephrase the retrieved passages. Without an LLM, the retrieval answer is the product.
+ * rendered from, with query understanding (phrases, question intents, synonyms weighted below the
+ * agent's own words, light stemming, pasted HTTP statuses), the caller's context (error code, own
+ * failed request, stuck state), and an optional LLM that may only rephrase the retrieved passages.
+ * Without an LLM, the retrieval answer is the product: the sentence that answers most of the question
+ * first, then the best section (and a runner-up nearly as good). It says "I don't know" when the
+ * documentation does not know most of the question's weight (IDF; unknown words weigh most).
+ * Measured by test/help-eval.ts.
  */
 import MiniSearch, { type SearchResult } from 'minisearch';
 import type { RequestLogEntry } from '../../packages/tool-catalogue/meta';
@@ -21,27 +25,75 @@ import { TOOL_NAMES, PURCHASE_STATUSES } from '../../packages/tool-catalogue';
 // ---------------------------------------------------------------------------------------------
 // Text processing: the same normalisation for the indexed sections and the questions.
 
+/**
+ * Phrases agents use → the words the documentation uses. Applied to questions and sections alike,
+ * so a phrase rewritten here always meets its rewritten form in the docs. Intents ("how long
+ * until…", "what happens to my gas when I buy…") map to the concept that answers them.
+ */
 const PHRASES: Array<[RegExp, string]> = [
   [/\bcash[\s-]?outs?\b/g, ' cashout '],
+  [/\bpaid out\b/g, ' cashout '],
   [/\bpay[\s-]?outs?\b/g, ' payout '],
   [/\bmoney back\b/g, ' refund '],
   [/\btop[\s-]?up\b/g, ' buy gas '],
+  [/\b(?:add|deposit|load|put)\s+(?:more\s+|some\s+)?(?:funds|money|gas|credits?|balance)\b/g, ' buy gas '],
   [/\bapi[\s-]?keys?\b/g, ' apikey '],
   [/\b(?:sign|log)[\s-]?(?:up|in)\b/g, ' register '],
+  [/\b(?:create|open|make|set up|get)\s+(?:an?\s+|my\s+)?(?:new\s+)?account\b/g, ' register '],
   [/\bmodel context protocol\b/g, ' mcp '],
+  [/\b(?:vs\s?code|visual studio code|windsurf|claude (?:desktop|code)|cline|continue\.dev)\b/g, ' mcp ide '],
+  [/\bhook (?:\w+ )?up\b/g, ' connect mcp '],
   [/\bidempotency[\s-]?keys?\b/g, ' idempotency '],
   [/\bauto[\s-]?release[sd]?\b/g, ' autorelease '],
   [/\bauto[\s-]?refund(?:s|ed)?\b/g, ' autorefund '],
-  [/\bquality[\s-]?gate\b/g, ' quality gate '],
+  [/\bquality[\s-]?(?:gate|check|review|bar|filter)\b/g, ' quality gate '],
   [/\bx-request-id\b/g, ' requestid '],
   [/\brequest[\s-]?id\b/g, ' requestid '],
   [/\bnot enough\b/g, ' insufficient '],
   [/\bout of gas\b/g, ' insufficient gas '],
-  [/\b(?:never|not|didn'?t|did not|hasn'?t|has not|haven'?t|have not)\s+(?:been\s+|yet\s+)?deliver(?:ed|s)?\b/g, ' undelivered refund dispute '],
-  [/\b(?:do not|don'?t|never|not|forget to|forgot to)\s+confirm\b/g, ' autorelease confirm '],
-  [/\b(?:what|how much)\s+(?:should|to|do|can|could)\s+(?:i\s+)?(?:charge|ask)\b/g, ' pricing price '],
+  [/\b(?:never|not|didn'?t|did not|hasn'?t|has not|haven'?t|have not|still hasn'?t|still has not)\s+(?:been\s+|yet\s+)?(?:deliver(?:ed|s)?|sent|shipped|handed (?:over|in)|finished)\b/g, ' undelivered refund dispute '],
+  [/\b(?:do not|don'?t|never|not|forget to|forgot to|fail to|failed to|doesn'?t|does not|didn'?t)\s+confirm(?:ed|s)?\b/g, ' autorelease confirm '],
+  [/\b(?:never|not|hasn'?t|didn'?t)\s+(?:been\s+)?confirmed\b/g, ' autorelease confirm '],
+  [/\b(?:what|how much)\s+(?:price\s+)?(?:should|to|do|can|could)\s+(?:i\s+)?(?:charge|ask)\b/g, ' pricing price '],
   [/\bhow long\b/g, ' days '],
   [/\b(?:exchange|conversion) rate\b/g, ' usd peg '],
+  [/\breal money\b/g, ' usd cashout '],
+  [/\bhand(?:ed)? (?:over|in)\b/g, ' deliver '],
+  [/\bcode generation\b/g, ' codegen '],
+  [/\bstar rating\b/g, ' rating '],
+  [/\bprice range\b/g, ' minPriceGas maxPriceGas price '],
+  [/\b(?:cheapest|lowest price|least expensive)\b/g, ' price_asc sort '],
+  [/\b(?:most expensive|highest price|priciest)\b/g, ' price_desc sort '],
+  [/\bstatus code\b/g, ' status '],
+];
+
+/**
+ * Question intents ("how long until…", "what happens to my gas when I buy…", "take my listing
+ * offline") → the concept that answers them. Applied to questions only, and added to the agent's
+ * words rather than replacing them.
+ */
+const INTENTS: Array<[RegExp, string]> = [
+  [/\bhappens? to (?:my |the )?(?:gas|money|funds|credits?|balance|payment)\b/g, '$& escrow held '],
+  [/\bwhere (?:does|do|is|are|'s) (?:my |the )?(?:gas|money|funds|credits?|payment)(?: go| goes| kept| held| stored| sitting)?\s*(?:\?|$|until|while|before|after|when|during)/g, '$& escrow held '],
+  [/\b(?:someone|somebody|anyone|a buyer|who)\s+(?:bought|purchased|ordered)\b|\bnew orders?\b|\bmy sales\b/g, '$& list_orders seller orders '],
+  [/\b(?:my|own|our) (?:agent )?id\b|\bwho am i\b/g, '$& whoami '],
+  [/\b(?:purchase|order|sales?|buying) history\b|\b(?:all )?my (?:purchases|orders|sales)\b|\b(?:status|state) of my (?:order|purchase)\b/g, '$& list_orders get_purchase '],
+  [/\bchange[sd]? (?:my|your|their) mind\b/g, '$& refund cancel '],
+  [/\bhow much (?:do|will|would|can|does) (?:i|we|the seller|a seller|sellers?) (?:earn|get|make|receive|keep|net)\b/g, '$& fee seller nets '],
+  [/\b(?:become|be|start as|register as|work as|sign up as) an? seller\b|\bstart selling\b/g, '$& selling list_service '],
+  [/\bwhen (?:i|you|we|an agent|a buyer) (?:buy|purchase|order|pay for)\b/g, '$& purchase escrow '],
+  [/\b(?:get|gets|getting|be|is|are|am)\s+paid\b|\bget (?:my |the |their )?money\b(?! back)|\breceiv\w*\s+(?:their |my |the |his |her )?(?:payment|money|earnings)\b/g, '$& paid confirm autorelease '],
+  [/\b(?:what|which) (?:now|next)\b|\bwhat do i do (?:now|next)\b|\bnext steps?\b/g, '$& next steps '],
+  [/\b(?:charged|pay|paying|buy|bought|billed) twice\b|\bdouble[\s-]?(?:charged?|purchase|spend)\b/g, '$& idempotency retry '],
+  [/\b(?:timed|times) out\b|\btime[\s-]?out\b/g, '$& timeout retry '],
+  [/\b(?:have|has|is) left\b/g, '$& balance '],
+  [/\b(?:start|started|begin|began|begun)\s+(?:working|work)\b/g, '$& ack_purchase acknowledge '],
+  [/\b(?:take|taking|took)\s+(?:\w+\s+){0,3}(?:offline|down)\b/g, '$& paused pause '],
+  [/\b(?:find|hire|looking for|look for|need|get|want)\s+(?:someone|somebody|an agent|a seller|a service|help)\b/g, '$& search_services search buy '],
+  [/\b(?:see|read|view|get|download|open|fetch|check)\s+(?:what|the|their)\s+(?:\w+\s+){0,3}(?:delivered|handed over|submitted|delivery|deliverable|work)\b/g, '$& get_delivery read delivery '],
+  [/\b(?:maximum|max|highest|upper limit|cap on the)\s+(?:price|amount|spend)\b|\b(?:pay|spend|charged?) more than\b/g, '$& maxPriceGas '],
+  [/\bpaid (?:at|on|via|with|through|by) (?:the )?(?:checkout|card|stripe|credit card)\b/g, '$& buy gas checkout '],
+  [/\bbalance (?:did ?n'?t|does ?n'?t|has ?n'?t|is not|not|never|is still|still)\b/g, '$& poll wallet gasbalance risen '],
 ];
 
 const STOP_WORDS = new Set(
@@ -51,7 +103,13 @@ const STOP_WORDS = new Set(
     'to of in on for and or but nor so if then than too very can could should would will shall may might must ' +
     'with without from at by as into onto about over under again also just only any some all each every ' +
     'get gets got getting have has had having make makes made want wants need needs please thanks thank hi hello ' +
-    'tell explain know let lets here now still ok okay yet one way thing things else mean means meaning happen happens'
+    'tell explain know let lets here now still ok okay yet one way thing things else mean means meaning happen happens ' +
+    'going like current currently last year really actually something someone anything possible supposed able ' +
+    'use using used out see look whether later soon anyone anybody somebody maybe much many check left ' +
+    'become becoming goes go going options option choices two work works working stopped ' +
+    'difference different differ between versus vs compare compared again exist exists existing available badly well ' +
+    'while whilst during meanwhile ' +
+    'didn doesn don isn wasn hasn haven won can cannot aren weren wouldn shouldn couldn'
   ).split(/\s+/),
 );
 
@@ -93,7 +151,9 @@ const SYNONYMS: Record<string, string[]> = {
   referred: ['referral'],
   trustworthy: ['trust', 'reputation'],
   reliable: ['trust', 'reputation'],
-  safe: ['trust', 'reputation'],
+  safe: ['trust', 'reputation', 'escrow'],
+  protected: ['escrow', 'trust'],
+  protection: ['escrow', 'trust'],
   scam: ['trust', 'dispute'],
   scammed: ['dispute', 'misrepresentation'],
   legit: ['trust', 'reputation'],
@@ -129,7 +189,7 @@ const SYNONYMS: Record<string, string[]> = {
   twice: ['idempotency'],
   price: ['pricing'],
   insufficient: ['insufficient_gas'],
-  paid: ['cashout', 'confirm'],
+  paid: ['confirm', 'autorelease'],
   status: ['state'],
   states: ['state'],
   lifecycle: ['state'],
@@ -143,6 +203,161 @@ const SYNONYMS: Record<string, string[]> = {
   dollars: ['usd'],
   worth: ['usd', 'peg'],
   exchange: ['usd', 'peg'],
+  // the platform's cut
+  take: ['fee'],
+  takes: ['fee'],
+  keep: ['fee'],
+  keeps: ['fee'],
+  deducted: ['fee'],
+  deduct: ['fee'],
+  surcharge: ['fee'],
+  margin: ['fee'],
+  revenue: ['sale_earn', 'earnings'],
+  income: ['sale_earn', 'earnings'],
+  profit: ['sale_earn', 'earnings'],
+  proceeds: ['sale_earn', 'earnings'],
+  earned: ['sale_earn', 'earnings'],
+  smallest: ['minimum'],
+  least: ['minimum'],
+  lowest: ['minimum'],
+  min: ['minimum'],
+  bundle: ['pack'],
+  bundles: ['pack'],
+  package: ['pack'],
+  packages: ['pack'],
+  deposit: ['buy', 'gas'],
+  recharge: ['buy', 'gas'],
+  refill: ['buy', 'gas'],
+  card: ['checkout', 'human'],
+  pay: ['buy', 'checkout'],
+  // buying
+  filter: ['search', 'filters'],
+  narrow: ['search', 'filters'],
+  cheapest: ['price_asc'],
+  sort: ['sort', 'search'],
+  offers: ['listing', 'search'],
+  orders: ['list_orders', 'purchase'],
+  ordered: ['list_orders', 'purchase'],
+  bought: ['purchase'],
+  accept: ['confirm'],
+  approve: ['confirm', 'checkout'],
+  release: ['confirm', 'autorelease'],
+  handed: ['deliver'],
+  received: ['deliver'],
+  maximum: ['maxPriceGas'],
+  ceiling: ['maxPriceGas'],
+  // after the purchase
+  unhappy: ['refund', 'dispute'],
+  dissatisfied: ['refund', 'dispute'],
+  unsatisfied: ['refund', 'dispute'],
+  poor: ['refund', 'dispute'],
+  wrong: ['refund', 'dispute'],
+  cheated: ['dispute', 'misrepresentation'],
+  fraud: ['dispute', 'misrepresentation'],
+  case: ['dispute'],
+  claim: ['dispute'],
+  arbitration: ['dispute', 'operator'],
+  reply: ['message'],
+  replies: ['message', 'list_messages'],
+  respond: ['message'],
+  // selling
+  offer: ['list_service', 'listing'],
+  publish: ['list_service', 'listing'],
+  advertise: ['list_service', 'listing'],
+  skills: ['list_service'],
+  offline: ['paused'],
+  temporarily: ['paused'],
+  hide: ['paused'],
+  disable: ['paused'],
+  deactivate: ['paused'],
+  pause: ['paused'],
+  ship: ['deliver'],
+  submit: ['deliver'],
+  upload: ['deliver'],
+  finished: ['deliver'],
+  job: ['service'],
+  gig: ['service'],
+  // account and setup
+  credentials: ['apikey'],
+  password: ['apikey'],
+  secret: ['apikey'],
+  misplaced: ['lost', 'apikey'],
+  forgot: ['lost'],
+  recover: ['lost', 'apikey'],
+  recovered: ['lost', 'apikey'],
+  account: ['register', 'whoami'],
+  identity: ['whoami'],
+  profile: ['whoami'],
+  belongs: ['whoami'],
+  desktop: ['mcp'],
+  integrate: ['mcp'],
+  plugin: ['mcp'],
+  reward: ['referral', 'bonus'],
+  rewards: ['referral', 'bonus'],
+  defect: ['bug', 'report_bug'],
+  glitch: ['bug', 'report_bug'],
+  broken: ['bug', 'report_bug'],
+  feedback: ['report_experience'],
+  went: ['report_experience'],
+  house: ['platform', 'fee'],
+  convert: ['usd', 'cashout'],
+  ghost: ['undelivered', 'refund'],
+  ghosts: ['undelivered', 'refund'],
+  ghosted: ['undelivered', 'refund'],
+  disappears: ['undelivered', 'refund'],
+  disappeared: ['undelivered', 'refund'],
+  vanished: ['undelivered', 'refund'],
+  unresponsive: ['undelivered', 'refund', 'message'],
+  silent: ['undelivered', 'refund', 'message'],
+  garbage: ['refund', 'dispute'],
+  junk: ['refund', 'dispute'],
+  useless: ['refund', 'dispute'],
+  bad: ['refund', 'dispute'],
+  terrible: ['refund', 'dispute'],
+  incomplete: ['refund', 'dispute'],
+  revoked: ['unauthorized', 'apikey'],
+  expired: ['unauthorized', 'apikey'],
+  invalid: ['unauthorized', 'invalid_arguments'],
+  stale: ['unauthorized', 'apikey'],
+  myself: ['own'],
+  yourself: ['own'],
+  week: ['days'],
+  weekly: ['days'],
+  problem: ['bug', 'report_bug'],
+  problems: ['bug', 'report_bug'],
+  issue: ['bug', 'report_bug'],
+  fast: ['days'],
+  quickly: ['days'],
+  quick: ['days'],
+  link: ['checkoutUrl', 'url'],
+  url: ['checkoutUrl'],
+  closed: ['lost'],
+  tab: ['page', 'checkout'],
+  browser: ['page', 'human'],
+  bring: ['referral', 'invite'],
+  bringing: ['referral', 'invite'],
+  recruit: ['referral', 'invite'],
+  edit: ['update_service', 'change'],
+  modify: ['update_service', 'change'],
+  rename: ['update_service', 'change'],
+  arrive: ['delivered', 'poll', 'get_purchase'],
+  arrives: ['delivered', 'poll', 'get_purchase'],
+  arrived: ['delivered', 'poll', 'get_purchase'],
+  notified: ['poll'],
+  notification: ['poll'],
+  notify: ['poll'],
+  paypal: ['payout', 'cashout'],
+  bank: ['payout', 'cashout'],
+  iban: ['payout', 'cashout'],
+  wire: ['payout', 'cashout'],
+  spec: ['openapi', 'llms'],
+  specification: ['openapi', 'llms'],
+  reference: ['openapi', 'docs'],
+  docs: ['openapi', 'llms', 'docs'],
+  documentation: ['openapi', 'llms', 'docs'],
+  swagger: ['openapi'],
+  describe: ['description'],
+  accepted: ['quality', 'passScore'],
 };
 
 function normalise(text: string): string {
@@ -186,10 +401,17 @@ export function processTerm(term: string): string | null {
 }
 
 /** Question terms: each original term with its expansions (processed), so coverage counts originals. */
-function questionTerms(text: string): Array<{ term: string; expansions: string[] }> {
+interface QuestionTerm {
+  term: string;
+  expansions: string[];
+}
+
+function questionTerms(text: string): QuestionTerm[] {
   const seen = new Set<string>();
-  const out: Array<{ term: string; expansions: string[] }> = [];
-  for (const tok of tokenize(text)) {
+  const out: QuestionTerm[] = [];
+  let question = text.toLowerCase();
+  for (const [re, rep] of INTENTS) question = question.replace(re, rep);
+  for (const tok of tokenize(question)) {
     const term = processTerm(tok);
     if (!term || seen.has(term)) continue;
     seen.add(term);
@@ -197,6 +419,14 @@ function questionTerms(text: string): Array<{ term: string; expansions: string[]
     out.push({ term, expansions: [...new Set(expansions)] });
   }
   return out;
+}
+
+/** A section body's sentences and list items, each short enough to lead an answer. */
+function splitSentences(body: string): string[] {
+  return body
+    .split(/\n+|(?<=[.!?])\s+(?=[A-Z0-9])/)
+    .map((x) => x.trim())
+    .filter((x) => x.length > 12);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -244,13 +474,25 @@ export interface HelpAnswer {
   request?: { requestId: string; tool: string | null; status: number; errorCode: string | null; errorMessage: string | null; at: string | null } | null;
 }
 
+/** The answer is "I don't know" unless the documentation knows most of the question's weight… */
+const DOMAIN_MIN = 0.55;
+/** …and the best section matches a fair share of it. */
+const COVERAGE_MIN = 0.3;
+const EXPANSION_WEIGHT = 0.5;
+/** A second section scoring at least this share of the best one is answered in full too. */
+const RUNNER_UP_SHARE = 0.75;
 const KIND_BOOST: Record<IndexedSection['kind'], number> = { concept: 1.25, error: 1, tool: 0.8 };
 const ERROR_CODES = errorGuides().map((e) => e.code);
+/** The first code of each HTTP status (400 → invalid_arguments, the common one). */
+const ERROR_CODE_BY_STATUS = new Map<number, string>();
+for (const e of errorGuides()) if (!ERROR_CODE_BY_STATUS.has(e.status)) ERROR_CODE_BY_STATUS.set(e.status, e.code);
 
 export class HelpIndex {
   readonly sections: KnowledgeSection[];
   private readonly byId: Map<string, KnowledgeSection>;
   private readonly search: MiniSearch<IndexedSection>;
+  /** In how many sections each processed term occurs. */
+  private readonly docFrequency = new Map<string, number>();
 
   constructor(readonly baseUrl: string) {
     this.sections = knowledgeSections(baseUrl);
@@ -271,32 +513,79 @@ export class HelpIndex {
         kind: s.id.startsWith('tool-') ? 'tool' : s.id.startsWith('error-') ? 'error' : 'concept',
       })),
     );
+    for (const sec of this.sections) {
+      const terms = new Set(tokenize(`${sec.title} ${sec.body} ${sec.tags.join(' ')}`).map(processTerm).filter((x): x is string => !!x));
+      for (const t of terms) this.docFrequency.set(t, (this.docFrequency.get(t) ?? 0) + 1);
+    }
   }
 
   section(id: string): KnowledgeSection | undefined {
     return this.byId.get(id);
   }
 
-  /** Ranked sections for a query, with the share of the question's terms the best one covers. */
-  retrieve(query: string, opts: { boostIds?: string[] } = {}): { hits: Retrieved[]; coverage: number; termCount: number } {
+  /**
+   * How much a question term says: the inverse document frequency of the term or of its rarest
+   * expansion. A word the documentation never uses weighs as much as the rarest word: it is what
+   * makes "the capital of Australia" a question this service cannot answer.
+   */
+  private termWeight(t: QuestionTerm): { weight: number; known: boolean } {
+    const dfs = [t.term, ...t.expansions].map((x) => this.docFrequency.get(x) ?? 0).filter((n) => n > 0);
+    const rarest = dfs.length ? Math.min(...dfs) : 1;
+    return { weight: Math.log(1 + this.sections.length / rarest), known: dfs.length > 0 };
+  }
+
+  /**
+   * Ranked sections for a query. coverage: the weighted share of the question's terms the best
+   * section matches; domain: the weighted share the documentation knows at all.
+   */
+  retrieve(query: string, opts: { boostIds?: string[] } = {}): { hits: Retrieved[]; coverage: number; domain: number; termCount: number; terms: QuestionTerm[] } {
     const terms = questionTerms(query);
-    if (terms.length === 0) return { hits: [], coverage: 0, termCount: 0 };
+    if (terms.length === 0) return { hits: [], coverage: 0, domain: 0, termCount: 0, terms };
     const all = [...new Set(terms.flatMap((t) => [t.term, ...t.expansions]))];
+    const originals = new Set(terms.map((t) => t.term));
     const boostIds = new Set(opts.boostIds ?? []);
     const results: SearchResult[] = this.search.search(all.join(' '), {
       // Terms are already processed; keep them as they are.
       tokenize: (t) => t.split(' ').filter(Boolean),
       processTerm: (t) => t,
       boostDocument: (id, _term, stored) => KIND_BOOST[(stored?.kind as IndexedSection['kind']) ?? 'concept'] * (boostIds.has(String(id)) ? 3 : 1),
+      // The agent's own words count fully; the synonyms they were expanded to count half.
+      boostTerm: (term) => (originals.has(term) ? 1 : EXPANSION_WEIGHT),
     });
-    const hits = results.slice(0, 5).map((r) => ({ section: this.byId.get(String(r.id))!, score: r.score, matched: r.queryTerms }));
-    let coverage = 0;
-    if (hits.length) {
-      const matched = new Set(hits[0].matched);
-      const covered = terms.filter((t) => matched.has(t.term) || t.expansions.some((e) => matched.has(e))).length;
-      coverage = covered / terms.length;
+    const weights = terms.map((t) => this.termWeight(t));
+    const total = weights.reduce((sum, w) => sum + w.weight, 0);
+    const domain = weights.reduce((sum, w) => sum + (w.known ? w.weight : 0), 0) / total;
+    const coverageOf = (matchedTerms: string[]) => {
+      const matched = new Set(matchedTerms);
+      return terms.reduce((sum, t, i) => sum + (matched.has(t.term) || t.expansions.some((e) => matched.has(e)) ? weights[i].weight : 0), 0) / total;
+    };
+    // BM25 favours short sections that repeat one common word; a section that covers more of the
+    // question's rare words is the better answer, so the first few are re-ranked by coverage too.
+    const hits = results
+      .slice(0, 5)
+      .map((r) => ({ section: this.byId.get(String(r.id))!, score: r.score, matched: r.queryTerms, coverage: coverageOf(r.queryTerms) }))
+      .sort((a, b) => b.score * (0.5 + b.coverage) - a.score * (0.5 + a.coverage))
+      .map(({ coverage: _c, ...h }) => h);
+    const coverage = hits.length ? coverageOf(hits[0].matched) : 0;
+    return { hits, coverage, domain, termCount: terms.length, terms };
+  }
+
+  /**
+   * The sentence of the retrieved sections that answers most of the question (weighted by how much
+   * each of its words says), so the fact asked for leads the answer instead of hiding in a section.
+   */
+  private keySentence(hits: Retrieved[], terms: QuestionTerm[]): string | null {
+    const weights = terms.map((t) => this.termWeight(t).weight);
+    let best: { text: string; score: number } | null = null;
+    for (const [rank, hit] of hits.slice(0, 3).entries()) {
+      for (const sentence of splitSentences(hit.section.body)) {
+        const words = new Set(tokenize(sentence).map(processTerm).filter((x): x is string => !!x));
+        const score =
+          terms.reduce((sum, t, i) => sum + (words.has(t.term) || t.expansions.some((e) => words.has(e)) ? weights[i] : 0), 0) * (rank === 0 ? 1.2 : 1);
+        if (!best || score > best.score) best = { text: sentence, score };
+      }
     }
-    return { hits, coverage, termCount: terms.length };
+    return best && best.score > 0 ? best.text : null;
   }
 
   /** The retrieval answer: context first (own request, error code, stuck state), then the best sections. */
@@ -381,17 +670,26 @@ export class HelpIndex {
 
     // 4. Retrieval over the question (and the stuck state's words).
     const query = [input.question, input.stuckState ?? ''].join(' ');
-    const { hits, coverage, termCount } = this.retrieve(query, { boostIds });
-    const good = hits.length > 0 && (coverage >= 0.5 || (termCount >= 4 && coverage >= 0.34));
+    const { hits, coverage, domain, terms } = this.retrieve(query, { boostIds });
+    const good = hits.length > 0 && domain >= DOMAIN_MIN && coverage >= COVERAGE_MIN;
     const explained = explainedCode !== null || codeInText !== null;
     if (good) {
       const top = hits[0].section;
       // An explained error already says what to do: background sections are only pointed to, not repeated.
       if (!sources.has(top.id) && !explained) {
+        const key = this.keySentence(hits, terms);
+        if (key && !parts.some((p) => p.includes(key))) parts.push(`In short: ${key}`);
         parts.push(`${top.title}:\n${top.body}`);
         sources.set(top.id, top.title);
+        // A runner-up nearly as relevant is part of the answer, not a pointer: paraphrases often
+        // sit between two sections (the quality gate in "Selling" and in "Why a listing is rejected").
+        const runnerUp = hits[1];
+        if (runnerUp && runnerUp.score >= hits[0].score * RUNNER_UP_SHARE && !sources.has(runnerUp.section.id)) {
+          parts.push(`${runnerUp.section.title}:\n${runnerUp.section.body}`);
+          sources.set(runnerUp.section.id, runnerUp.section.title);
+        }
       }
-      const also = hits.slice(explained ? 0 : 1, 3).filter((h) => h.score >= hits[0].score * 0.5 && !sources.has(h.section.id));
+      const also = hits.slice(explained ? 0 : 1, 4).filter((h) => h.score >= hits[0].score * 0.5 && !sources.has(h.section.id));
       if (also.length) {
         parts.push(`See also: ${also.map((h) => h.section.title).join('; ')}.`);
         for (const h of also) sources.set(h.section.id, h.section.title);
@@ -470,6 +768,12 @@ export function findErrorCode(text: string): string | null {
   for (const code of [...ERROR_CODES].sort((a, b) => b.length - a.length)) {
     if (new RegExp(`(^|[^a-z_])${code}([^a-z_]|$)`).test(lower)) return code;
   }
+  // A pasted HTTP status ("status code 503", "Error 404: …", "429 Too Many Requests"), but not an
+  // amount ("500 gas").
+  const status =
+    /\b(?:http(?:\/[\d.]+)?|status(?:\s+code)?|error|code|returned|returns|got|answered|answers|failed with|response)\W{0,3}([45]\d\d)\b(?!\s*(?:gas|usd|%))/.exec(lower) ??
+    /\b([45]\d\d)\s*[-:]?\s*(?:unauthorized|forbidden|not found|conflict|too many requests|internal server error|service unavailable|bad request|payment required|unprocessable|not implemented)/.exec(lower);
+  if (status) return ERROR_CODE_BY_STATUS.get(Number(status[1])) ?? null;
   return null;
 }
 

@@ -54,4 +54,10 @@ export const migrations: Migration[] = [
       CREATE INDEX help_log_created ON support.help_log (created_at DESC);
     `,
   },
+  {
+    version: 2,
+    name: 'help_log_anonymous',
+    // ask_help's public part answers callers whose configured key is not valid (issue #15).
+    sql: `ALTER TABLE support.help_log ALTER COLUMN agent_id DROP NOT NULL;`,
+  },
 ];

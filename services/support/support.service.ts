@@ -136,9 +136,12 @@ const SupportService: ServiceSchema = {
     askHelp: {
       params: toolParams('ask_help'),
       async handler(this: SupportThis, ctx: Context<{ question: string; stuckState?: string; context?: HelpContext }, CallMeta>) {
-        const agent = requireAgent(ctx);
+        // The gateway lets a caller whose configured key is not valid reach the public part: the
+        // documentation, not its own request log.
+        const agent = ctx.meta.agent ?? null;
+        if (!agent && !ctx.meta.apiKeyIgnored) requireAgent(ctx);
         const { question, stuckState, context } = ctx.params;
-        const request = ownRequestOf(ctx, agent.id);
+        const request = agent ? ownRequestOf(ctx, agent.id) : null;
         const input = { question, stuckState, context, request };
         let answer: HelpAnswer = this.help.answer(input);
         const { helpLlmUrl, helpLlmKey, helpLlmModel } = this.config;
@@ -162,7 +165,7 @@ const SupportService: ServiceSchema = {
              VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
             [
               newId('hlp'),
-              agent.id,
+              agent?.id ?? null,
               question,
               stuckState ?? null,
               context ? JSON.stringify(context) : null,

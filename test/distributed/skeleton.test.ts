@@ -59,13 +59,13 @@ describeDistributed('distributed skeleton (separate processes, NATS, PostgreSQL)
   });
 
   it('answers a wrong key with 401 and the request id in body and header', async () => {
-    const r = await api.call('whoami', {}, 'rk_live_' + 'y'.repeat(40));
+    const r = await api.call('wallet', {}, 'rk_live_' + 'y'.repeat(40));
     expect(r.status).toBe(401);
     expect(r.body.requestId).toBe(r.headers.get('x-request-id'));
   });
 
-  it('lists all 26 tools from a gateway that runs no other service', async () => {
-    expect((await api.get('/api/agent')).body.tools).toHaveLength(26);
+  it('lists all 27 tools from a gateway that runs no other service', async () => {
+    expect((await api.get('/api/agent')).body.tools).toHaveLength(27);
   });
 
   it('is not ready while agents is down, and recovers when it comes back (SIGTERM shuts down cleanly)', async () => {

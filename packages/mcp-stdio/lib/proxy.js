@@ -341,7 +341,11 @@ async function checkKey(http, log) {
     return;
   }
   const body = await http.callTool('whoami', {}, null);
-  if (body.ok) {
+  if (body.ok && body.result && body.result.registered === false) {
+    // The server ignores a key it does not know for the tools that need none, and says so.
+    const w = body.result.warning || {};
+    log(`warning: the API key was refused: ${w.message || 'not registered'} register and search_services still work; call register and set the new key as MARKET_API_KEY.`);
+  } else if (body.ok) {
     const agent = body.result && (body.result.agent || body.result);
     log(`authenticated as ${agent && agent.displayName ? agent.displayName : 'your agent'}${agent && agent.id ? ` (${agent.id})` : ''}`);
   } else if (body.error && body.error.code === 'unauthorized') {

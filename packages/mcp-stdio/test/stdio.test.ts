@@ -126,7 +126,7 @@ describe('agent-market-mcp (stdio)', () => {
 
     const wrong = stdioTransport({ MARKET_BASE_URL: app.baseUrl, MARKET_API_KEY: `rk_live_${'Z'.repeat(40)}` });
     const c3 = await connect(wrong.transport);
-    const env = await callErr(c3, 'whoami');
+    const env = await callErr(c3, 'wallet');
     expect(env.error.code).toBe('unauthorized');
     await c3.close();
     expect(wrong.stderr()).toMatch(/API key was refused/);

@@ -4,13 +4,13 @@ import { TOOLS, TOOL_NAMES, getTool, toolInputSchema, toolAnnotations, toolsOfMo
 const SPEC_MODULES = {
   buy: ['search_services', 'purchase_service', 'list_orders', 'get_purchase', 'get_delivery', 'confirm_delivery', 'ack_purchase', 'rate_purchase', 'request_refund', 'dispute_purchase', 'send_message', 'list_messages'],
   sell: ['whoami', 'wallet', 'list_service', 'update_service', 'deliver_work', 'request_cashout', 'cash_out', 'connect_payouts'],
-  shared: ['register', 'buy_gas', 'buy_credits', 'ask_help', 'report_bug', 'report_experience'],
+  shared: ['register', 'buy_gas', 'buy_credits', 'get_checkout', 'ask_help', 'report_bug', 'report_experience'], // + get_checkout (issue #15)
 };
 
 describe('tool catalogue', () => {
-  it('defines the 26 tools of spec §4.2 once each', () => {
-    expect(TOOLS).toHaveLength(26);
-    expect(new Set(TOOL_NAMES).size).toBe(26);
+  it('defines the 26 tools of spec §4.2 and get_checkout (issue #15) once each', () => {
+    expect(TOOLS).toHaveLength(27);
+    expect(new Set(TOOL_NAMES).size).toBe(27);
   });
 
   it('groups tools into the spec §4.5 modules', () => {

@@ -6,7 +6,6 @@
  */
 import type { Express, Response } from 'express';
 import {
-  CATEGORIES,
   PROVIDERS,
   TOOLS,
   toolAnnotations,
@@ -18,6 +17,7 @@ import { STATUS_BY_CODE, type ErrorCode } from '../../../packages/errors';
 import { CASHOUT_FEE_PERCENT, GAS_PACKS, GAS_PER_USD, MIN_CASHOUT_GAS, PLATFORM_FEE_PERCENT } from '../../../packages/market-rules';
 import { renderLlmsFull, renderLlmsTxt } from '../../../packages/knowledge';
 import type { GatewayDeps } from '../app';
+import { listingsQueryParameters, publicSchemas } from './public-schemas';
 
 export const API_VERSION = '0.1.0';
 const PRODUCT = 'Agent Market';
@@ -124,6 +124,7 @@ export function buildOpenApi(baseUrl: string): Record<string, any> {
     },
   };
   schemas.JsonObject = { type: 'object', additionalProperties: true };
+  Object.assign(schemas, publicSchemas());
 
   const requestIdHeader = { 'x-request-id': { description: 'Correlation id of this request.', schema: { type: 'string' } } };
   const publicGet = (operationId: string, summary: string, description: string, content: Record<string, any>, extra: Record<string, any> = {}, errors = PUBLIC_ERRORS) => ({
@@ -207,15 +208,16 @@ export function buildOpenApi(baseUrl: string): Record<string, any> {
           responses: { '200': { description: 'Registered.', headers: requestIdHeader, content: json(ref('RegisterResponse')) }, ...errorResponses(['invalid_arguments', 'rate_limited', 'internal']) },
         },
       },
-      '/api/listings': publicGet('listListings', 'Active listings', 'Active listings, optionally filtered.', json(ref('JsonObject')), {
-        parameters: [
-          { name: 'q', in: 'query', required: false, description: 'Full-text query.', schema: { type: 'string', maxLength: 200 } },
-          { name: 'category', in: 'query', required: false, description: 'Listing category.', schema: { type: 'string', enum: [...CATEGORIES] } },
-        ],
-      }),
-      '/api/public/stats': publicGet('getStats', 'Active listing counts by category', 'Active listing counts by category.', json(ref('JsonObject'))),
-      '/api/public/liquidity': publicGet('getLiquidity', 'Market liquidity', 'Purchases over the last 7 days (purchases7d) and trades over registrations.', json(ref('JsonObject'))),
-      '/api/public/info': publicGet('getInfo', 'Product brief, tools, registration, support', 'Start here: what the service is, how to register, the tools and where to get help.', json(ref('JsonObject')), {}, DOCUMENT_ERRORS),
+      '/api/listings': publicGet(
+        'listListings',
+        'Active listings',
+        'Active listings: the same search as the search_services tool, with its arguments as query parameters. The fields are at the top level.',
+        json(ref('ListingsResponse')),
+        { parameters: listingsQueryParameters() },
+      ),
+      '/api/public/stats': publicGet('getStats', 'Active listing counts by category', 'Active listing counts by category, at the top level.', json(ref('StatsResponse'))),
+      '/api/public/liquidity': publicGet('getLiquidity', 'Market liquidity', 'Purchases over the last 7 days (purchases7d) and trades over registrations, at the top level.', json(ref('LiquidityResponse'))),
+      '/api/public/info': publicGet('getInfo', 'Product brief, tools, registration, support', 'Start here: what the service is, how to register, the tools and where to get help.', json(ref('InfoResponse')), {}, DOCUMENT_ERRORS),
       '/api/public/llms': publicGet('getLlmsBrief', 'The llms.txt brief (CORS *)', 'Same body as /llms.txt, with Access-Control-Allow-Origin: *.', markdown, {}, DOCUMENT_ERRORS),
       '/llms.txt': publicGet('getLlmsTxt', 'Short brief for language models', 'From zero to a first purchase.', markdown, {}, DOCUMENT_ERRORS),
       '/llms-full.txt': publicGet('getLlmsFull', 'Full brief for language models', 'Every tool, rule, state and error code.', markdown, {}, DOCUMENT_ERRORS),

@@ -1,17 +1,19 @@
 /**
  * GET /api/public/liquidity (no key): purchases in the last 7 days and density = purchases7d / registered
- * agents (0 when none). Computed by escrow.liquidity; registrations come from agents.count.
+ * agents (0 when none). Computed by escrow.liquidity; registrations come from agents.count. Fields at the
+ * top level like every public GET (public-schemas.ts), with the older "result" copy.
  */
 import type { Express } from 'express';
 import type { GatewayDeps } from '../app';
 import { sendError } from '../http';
+import { publicBody } from './public-schemas';
 
 export function registerLiquidityRoutes(app: Express, deps: GatewayDeps): void {
   app.get('/api/public/liquidity', async (req, res) => {
     try {
-      const result = await deps.broker.call('escrow.liquidity', {}, { meta: { requestId: req.requestId } });
+      const liquidity = (await deps.broker.call('escrow.liquidity', {}, { meta: { requestId: req.requestId } })) as Record<string, unknown>;
       res.setHeader('cache-control', 'public, max-age=30');
-      res.json({ ok: true, result });
+      res.json(publicBody(liquidity));
     } catch (err) {
       sendError(res, req, err);
     }

@@ -2,12 +2,13 @@
  * Public listing endpoints (no key):
  *   GET /api/listings?q=&category=&minPriceGas=&maxPriceGas=&sellerId=&sort=&limit=&cursor=
  *     → the same search as search_services (same validation, rate limit and envelope), as
- *       {ok: true, result: {listings, nextCursor}, listings, nextCursor} (also at top level for simple clients)
- *   GET /api/public/stats → {ok: true, result: {total, byCategory}, total, byCategory} (active listings)
+ *       {ok: true, listings, nextCursor} (+ the older "result" copy; public-schemas.ts)
+ *   GET /api/public/stats → {ok: true, total, byCategory} (active listings; + "result")
  */
 import type { Express, Request } from 'express';
 import { clientIp, sendError } from '../http';
 import type { GatewayDeps } from '../app';
+import { publicBody } from './public-schemas';
 
 const SEARCH_PARAMS = ['q', 'category', 'minPriceGas', 'maxPriceGas', 'sellerId', 'sort', 'limit', 'cursor'] as const;
 const NUMERIC = new Set(['minPriceGas', 'maxPriceGas', 'limit']);
@@ -35,14 +36,14 @@ export function registerListingsPublicRoutes(app: Express, deps: GatewayDeps): v
       clientIp: clientIp(req),
       via: 'http',
     });
-    const body = outcome.body.ok ? { ...outcome.body, ...(outcome.body.result as object) } : outcome.body;
+    const body = outcome.body.ok ? publicBody(outcome.body.result as object) : outcome.body;
     res.set(outcome.headers).status(outcome.status).json(body);
   });
 
   app.get('/api/public/stats', async (req, res) => {
     try {
       const stats = (await deps.broker.call('listings.stats', {}, { meta: { requestId: req.requestId } })) as { total: number; byCategory: Record<string, number> };
-      res.set('cache-control', 'public, max-age=10').json({ ok: true, result: stats, ...stats });
+      res.set('cache-control', 'public, max-age=10').json(publicBody(stats));
     } catch (err) {
       sendError(res, req, err);
     }

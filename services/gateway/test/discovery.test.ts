@@ -3,6 +3,7 @@ import { execFile } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import Ajv from 'ajv';
 import { REPO_ROOT, startTestApp, type TestApp } from '../../../packages/testkit';
 import { TOOLS, toolInputSchema } from '../../../packages/tool-catalogue';
 import { renderLlmsFull, renderLlmsTxt } from '../../../packages/knowledge';
@@ -76,6 +77,45 @@ describe('public discovery', () => {
     }
     expect(doc.paths['/api/agent']).toHaveProperty('get');
     expect(call.responses['402'].content['application/json'].schema.$ref).toBe('#/components/schemas/ErrorEnvelope');
+  });
+
+  test('public GETs answer {ok, …fields at the top level} and match their /openapi.json response schemas', async () => {
+    const doc = (await app.api.get('/openapi.json')).body;
+    const seller = await app.api.register('Public Shapes Seller');
+    await app.api.ok(
+      'list_service',
+      {
+        title: 'Write Jest unit tests for a TypeScript module',
+        description: 'Send me the path of a TypeScript module and a short note on its public functions. I deliver a Jest test file with ten or more unit tests covering edge cases, plus a short Markdown coverage summary.',
+        priceGas: 250,
+        category: 'codegen',
+      },
+      seller.apiKey,
+    );
+    const ajv = new Ajv({ strict: false, allErrors: true, validateFormats: false });
+    const checks: Array<[string, string[]]> = [
+      [`/api/listings?sellerId=${seller.agent.id}&minPriceGas=100&maxPriceGas=300&sort=price_asc&limit=5`, ['listings', 'nextCursor']],
+      ['/api/public/stats', ['total', 'byCategory']],
+      ['/api/public/liquidity', ['purchases7d', 'registrations', 'density', 'byCategory7d']],
+      ['/api/public/info', ['name', 'tools', 'mcp']],
+    ];
+    for (const [url, fields] of checks) {
+      const r = await app.api.get(url);
+      expect(r.status).toBe(200);
+      expect(r.body.ok).toBe(true);
+      for (const f of fields) expect(r.body).toHaveProperty([f]);
+      const schema = doc.paths[url.split('?')[0]].get.responses['200'].content['application/json'].schema;
+      const validate = ajv.compile({ ...schema, components: doc.components });
+      if (!validate(r.body)) throw new Error(`${url}: ${JSON.stringify(validate.errors)}`);
+    }
+    const listings = (await app.api.get(`/api/listings?sellerId=${seller.agent.id}`)).body;
+    expect(listings.listings).toHaveLength(1);
+    expect(listings.listings[0].seller.id).toBe(seller.agent.id);
+    // every query parameter /api/listings accepts is documented, from search_services' own arguments
+    const params = doc.paths['/api/listings'].get.parameters.map((p: any) => p.name);
+    expect(params).toEqual(Object.keys(toolInputSchema(TOOLS.find((t) => t.name === 'search_services')!).properties));
+    expect(params).toEqual(expect.arrayContaining(['q', 'category', 'minPriceGas', 'maxPriceGas', 'sellerId', 'sort', 'limit', 'cursor']));
+    for (const p of doc.paths['/api/listings'].get.parameters) expect(p.description).not.toBe(p.name);
   });
 
   test('/docs is a self-contained HTML reference rendered from the OpenAPI document', async () => {

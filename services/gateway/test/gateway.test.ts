@@ -41,7 +41,7 @@ describe('gateway and agents (embedded)', () => {
   });
 
   it('answers a wrong or missing key with 401 and a requestId equal to x-request-id', async () => {
-    const wrong = await app.api.call('whoami', {}, 'rk_live_' + 'x'.repeat(40));
+    const wrong = await app.api.call('wallet', {}, 'rk_live_' + 'x'.repeat(40));
     expect(wrong.status).toBe(401);
     expect(wrong.body.ok).toBe(false);
     expect(wrong.body.error!.code).toBe('unauthorized');
@@ -65,7 +65,7 @@ describe('gateway and agents (embedded)', () => {
     const r = await app.api.call('teleport', {});
     expect(r.status).toBe(400);
     expect(r.body.error!.code).toBe('unknown_tool');
-    expect(r.body.error!.details.validTools).toHaveLength(26);
+    expect(r.body.error!.details.validTools).toHaveLength(27);
   });
 
   it('answers malformed JSON, a missing tool and non-object arguments with invalid_arguments, never a stack trace', async () => {
@@ -115,10 +115,10 @@ describe('gateway and agents (embedded)', () => {
     expect(referred.agent).toMatchObject({ displayName: 'Referred', referredBy: referrer.agent.id });
   });
 
-  it('lists all 26 tools with module, auth and argument schema on GET /api/agent', async () => {
+  it('lists all 27 tools with module, auth and argument schema on GET /api/agent', async () => {
     const r = await app.api.get('/api/agent');
     expect(r.status).toBe(200);
-    expect(r.body.tools).toHaveLength(26);
+    expect(r.body.tools).toHaveLength(27);
     const purchase = r.body.tools.find((t: any) => t.name === 'purchase_service');
     expect(purchase).toMatchObject({ module: 'buy', auth: true });
     expect(purchase.inputSchema.required).toEqual(['listingId']);

@@ -91,7 +91,7 @@ describe('remote MCP endpoint /mcp', () => {
 
   test('a wrong key, bad arguments and unknown tools: tool errors carry the envelope, protocol errors are JSON-RPC errors', async () => {
     const wrong = await connect(httpTransport(app.baseUrl, { apiKey: 'rk_live_' + 'x'.repeat(40) }));
-    const env = await callErr(wrong, 'whoami');
+    const env = await callErr(wrong, 'wallet');
     expect(env.error.code).toBe('unauthorized');
     expect(env.error.hint).toBeTruthy();
     await wrong.close();

@@ -146,6 +146,45 @@ describe('sandbox checkout', () => {
     });
   });
 
+  it('a buyer who lost its checkoutUrl gets it again: get_checkout, or buy_gas with the same Idempotency-Key', async () => {
+    const { apiKey } = await app.api.register('Forgetful Buyer');
+    const first = await app.api.ok('buy_gas', { packId: 'starter' }, apiKey, { 'idempotency-key': 'lost-url-1' });
+    const second = await app.api.ok('buy_gas', { packId: 'builder' }, apiKey);
+    const again = await app.api.call('buy_gas', { packId: 'starter' }, apiKey, { 'idempotency-key': 'lost-url-1' });
+    expect(again.body.result).toEqual(first);
+    expect(again.headers.get('idempotent-replayed')).toBe('true');
+
+    const open = await app.api.ok('get_checkout', {}, apiKey);
+    expect(open.checkouts.map((c: any) => c.sessionId).sort()).toEqual([first.sessionId, second.sessionId].sort());
+    expect(open.checkouts.find((c: any) => c.sessionId === first.sessionId)).toMatchObject({
+      checkoutUrl: first.checkoutUrl,
+      packId: 'starter',
+      gas: 500,
+      usd: 5,
+      status: 'open',
+      expiresAt: first.expiresAt,
+    });
+
+    // Approved: no longer open, still readable by its sessionId.
+    const page = await openSandboxCheckout(onApp(app, first.checkoutUrl));
+    expect((await submitSandboxForm(page, 'approve')).status).toBeLessThan(400);
+    expect((await app.api.ok('get_checkout', {}, apiKey)).checkouts.map((c: any) => c.sessionId)).toEqual([second.sessionId]);
+    expect((await app.api.ok('get_checkout', { sessionId: first.sessionId }, apiKey)).checkouts[0]).toMatchObject({ status: 'completed' });
+
+    // Someone else's session is not found; expired ones are not listed.
+    const other = await app.api.register('Nosy Agent');
+    const nosy = await app.api.call('get_checkout', { sessionId: second.sessionId }, other.apiKey);
+    expect(nosy.status).toBe(404);
+    expect(nosy.body.error!.hint).toMatch(/get_checkout/);
+    app.clock.advance(25 * 3_600_000);
+    try {
+      expect((await app.api.ok('get_checkout', {}, apiKey)).checkouts).toEqual([]);
+    } finally {
+      app.clock.advance(-25 * 3_600_000);
+    }
+    expect((await app.api.ok('wallet', {}, apiKey)).gasBalance).toBe(500);
+  });
+
   it('an expired session cannot be approved', async () => {
     const { apiKey } = await app.api.register('Slow Human');
     const buy = await app.api.ok('buy_gas', { packId: 'starter' }, apiKey);
