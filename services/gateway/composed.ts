@@ -43,9 +43,10 @@ function withOwnRequest(tool: 'ask_help' | 'report_bug', action: string) {
   return {
     params: toolParams(tool),
     async handler(this: GatewayThis, ctx: Context<{ context?: { requestId?: unknown } }, CallMeta>) {
-      const agent = requireAgent(ctx);
+      // A caller whose configured key was ignored reaches ask_help's public part: the docs, not its own requests.
+      const agent = ctx.meta.apiKeyIgnored && tool === 'ask_help' ? null : requireAgent(ctx);
       const requestId = ctx.params.context?.requestId;
-      const requestLogEntry = typeof requestId === 'string' ? await ownRequest(this, requestId, agent.id) : null;
+      const requestLogEntry = agent && typeof requestId === 'string' ? await ownRequest(this, requestId, agent.id) : null;
       return ctx.call(action, ctx.params, { meta: { requestLogEntry } });
     },
   };
