@@ -131,7 +131,7 @@ const EscrowService: ServiceSchema = {
 
     purchase: {
       params: toolParams('purchase_service'),
-      async handler(this: EscrowThis, ctx: Context<{ listingId: string; requirements?: unknown }, CallMeta>) {
+      async handler(this: EscrowThis, ctx: Context<{ listingId: string; requirements?: unknown; maxPriceGas?: number }, CallMeta>) {
         const agent = requireAgent(ctx);
         const { listingId } = ctx.params;
         const requirements = ctx.params.requirements ?? null;
@@ -164,6 +164,14 @@ const EscrowService: ServiceSchema = {
         }
         const price = Number(listing.priceGas);
         if (!Number.isInteger(price) || price <= 0) throw new Error(`listing ${listingId} has no valid price`);
+        const { maxPriceGas } = ctx.params;
+        if (maxPriceGas !== undefined && price > maxPriceGas) {
+          // The price guard: the seller raised the price after the buyer looked. Nothing is held.
+          throw new InvalidStateError(`Listing ${listingId} now costs ${price} gas, more than your maxPriceGas of ${maxPriceGas}.`, {
+            hint: `Nothing was charged. If ${price} gas is fine, call purchase_service again with maxPriceGas: ${price}; otherwise search_services for another listing.`,
+            details: { listingId, priceGas: price, maxPriceGas },
+          });
+        }
         const split = saleSplit(price);
         const deliveryDays = Number(listing.deliveryDays) || DEFAULT_DELIVERY_DAYS;
         const id = newId('pur');
