@@ -48,6 +48,7 @@ import {
   type PurchaseView,
   type Role,
 } from './purchases';
+import { escrowMetricsMixin } from './metrics';
 
 const DAY_MS = 86_400_000;
 const IDEMPOTENCY_WINDOW_MS = DAY_MS;
@@ -124,7 +125,7 @@ const LIST_ORDERS_CURSOR_HINT =
 
 const EscrowService: ServiceSchema = {
   name: 'escrow',
-  mixins: [dbMixin('escrow', migrations)],
+  mixins: [dbMixin('escrow', migrations), escrowMetricsMixin],
 
   actions: {
     // ───────────────────────────── tools ─────────────────────────────

@@ -18,6 +18,8 @@ import { MarketError, toEnvelope, type ErrorEnvelope, simplifyValidationErrors }
 import { hashApiKey } from '../agents/agents.service';
 import type { Db } from '../../packages/db';
 import type { RequestLog } from './request-log';
+import { logMappedError } from './http';
+import type { AuthFailureThrottle } from './auth-throttle';
 import { canonicalJson, sha256Hex } from '../../packages/ids';
 
 export interface ToolCall {
@@ -49,6 +51,8 @@ export interface DispatcherOptions {
   rateLimitPerMinute: number;
   db: Db;
   requestLog: RequestLog;
+  /** Failed API-key authentications per client; absent = not throttled. */
+  authThrottle?: AuthFailureThrottle;
 }
 
 const IDEMPOTENCY_TTL_HOURS = 24;
@@ -81,15 +85,17 @@ export class ToolDispatcher {
   async dispatch(call: ToolCall): Promise<ToolOutcome> {
     const headers: Record<string, string> = {};
     let agentId: string | null = null;
-    let toolName: string | null = typeof call.tool === 'string' ? call.tool : null;
+    let toolName: string | null = typeof call.tool === 'string' ? call.tool.slice(0, 64) : null;
     try {
       const tool = this.lookup(call.tool);
       toolName = tool.name;
       const args = this.argumentsOf(call.args);
       const idempotencyKey = this.idempotencyKeyOf(tool, call.idempotencyKey, args);
 
+      if (call.apiKey) this.opts.authThrottle?.check('apiKey', call.clientIp);
       const agent = await this.authenticate(call.apiKey);
       if (call.apiKey && !agent) {
+        this.opts.authThrottle?.fail('apiKey', call.clientIp, call.requestId);
         throw new MarketError('unauthorized', 'This API key is not valid.', {
           hint: 'Check the key (rk_live_…) you stored at registration, or register again with POST /api/agent/register.',
         });
@@ -123,9 +129,7 @@ export class ToolDispatcher {
       return { status: 200, body: { ok: true, result }, headers, agentId, tool: toolName };
     } catch (err) {
       const mapped = toEnvelope(err, call.requestId);
-      if (mapped.status >= 500 && mapped.body.error.code === 'internal') {
-        this.broker.logger.error(`tool ${toolName ?? '?'} failed (requestId ${call.requestId})`, err);
-      }
+      logMappedError(this.broker.logger, mapped, err, { requestId: call.requestId, tool: toolName, agentId });
       if (mapped.retryAfterSeconds) headers['retry-after'] = String(mapped.retryAfterSeconds);
       this.opts.requestLog.record({
         requestId: call.requestId,

@@ -12,6 +12,8 @@ import { runtimeOf } from '../../packages/runtime';
 import { buildApp } from './app';
 import { ToolDispatcher } from './dispatch';
 import { RequestLog } from './request-log';
+import { AuthFailureThrottle } from './auth-throttle';
+import { GatewayMetrics } from './metrics';
 import { migrations } from './migrations';
 
 export const OPERATOR_TOKEN_FILE = 'operator-token';
@@ -44,11 +46,19 @@ const GatewayService: ServiceSchema = {
     this.requestLog.start();
     this.pruneTimer = setInterval(() => void this.requestLog.prune(), 3_600_000);
     this.pruneTimer.unref();
+    const authThrottle = new AuthFailureThrottle(config.authFailuresPerMinute, this.logger);
+    const metrics = new GatewayMetrics(this.broker);
+    if (metrics.isEnabled && config.metricsPort) {
+      // The METRICS_PORT listener cannot ask for a refresh at scrape time: keep the business figures fresh.
+      this.metricsTimer = setInterval(() => void metrics.refreshBusiness(), 15_000);
+      this.metricsTimer.unref();
+    }
     const dispatcher = new ToolDispatcher(this.broker, {
       authCacheTtlMs: config.authCacheTtlMs,
       rateLimitPerMinute: config.rateLimitPerMinute,
       db: this.db,
       requestLog: this.requestLog,
+      authThrottle,
     });
     this.dispatcher = dispatcher;
 
@@ -67,6 +77,8 @@ const GatewayService: ServiceSchema = {
       dispatcher,
       requestLog: this.requestLog,
       operatorToken,
+      metrics,
+      authThrottle,
       stopping: () => this.isStopping,
     });
     await new Promise<void>((resolve, reject) => {
@@ -79,6 +91,7 @@ const GatewayService: ServiceSchema = {
   async stopped(this: any) {
     this.isStopping = true;
     clearInterval(this.pruneTimer);
+    if (this.metricsTimer) clearInterval(this.metricsTimer);
     const server: Server | undefined = this.server;
     if (server) {
       // Stop accepting, let in-flight requests finish, then drop idle keep-alive sockets.

@@ -22,6 +22,7 @@ import {
   smallestPackCovering,
 } from '../../packages/market-rules';
 import { migrations } from './migrations';
+import { ledgerMetricsMixin } from './metrics';
 
 export type EntryType =
   | 'gas_purchase'
@@ -287,7 +288,7 @@ function unavailableReason(err: unknown, action: string): string {
 
 const LedgerService: ServiceSchema = {
   name: 'ledger',
-  mixins: [dbMixin('ledger', migrations)],
+  mixins: [dbMixin('ledger', migrations), ledgerMetricsMixin],
 
   actions: {
     balance: {

@@ -35,6 +35,8 @@ export function registerListingsPublicRoutes(app: Express, deps: GatewayDeps): v
       clientIp: clientIp(req),
       via: 'http',
     });
+    res.locals.tool = outcome.tool;
+    res.locals.agentId = outcome.agentId;
     const body = outcome.body.ok ? { ...outcome.body, ...(outcome.body.result as object) } : outcome.body;
     res.set(outcome.headers).status(outcome.status).json(body);
   });
