@@ -15,7 +15,8 @@ function re2RegExp(pattern: string, flags: string): { test(s: string): boolean }
   if (flags.includes('m')) f |= RE2JS.MULTILINE;
   if (flags.includes('s')) f |= RE2JS.DOTALL;
   const re = RE2JS.compile(pattern, f);
-  return { test: (s: string) => re.matcher(s).find() };
+  // test(): unanchored search on RE2's DFA (no capture bookkeeping), like RegExp.prototype.test.
+  return { test: (s: string) => re.test(s) };
 }
 // Ajv's standalone code generation would need this; we never generate standalone code.
 re2RegExp.code = 'require("re2js").RE2JS';

@@ -7,7 +7,7 @@
 import type { LoggerInstance } from 'moleculer';
 import { MarketError } from '../../packages/errors';
 
-export type AuthKind = 'admin' | 'apiKey';
+export type AuthKind = 'admin' | 'apiKey' | 'metrics';
 
 const WINDOW_MS = 60_000;
 
@@ -26,7 +26,7 @@ export class AuthFailureThrottle {
     const now = this.now();
     if (!w || now - w.windowStart >= WINDOW_MS || w.failures < this.limitPerMinute) return;
     const retryAfter = Math.max(1, Math.ceil((w.windowStart + WINDOW_MS - now) / 1000));
-    const what = kind === 'admin' ? 'admin token' : 'API key';
+    const what = { admin: 'admin token', apiKey: 'API key', metrics: 'metrics token' }[kind];
     throw new MarketError('rate_limited', `Too many failed ${what} attempts from this client: at most ${this.limitPerMinute} per minute.`, {
       hint: `Wait ${retryAfter} s (Retry-After) and check the ${what} you send.`,
       retryAfterSeconds: retryAfter,
@@ -44,6 +44,6 @@ export class AuthFailureThrottle {
       this.windows.set(key, w);
     }
     w.failures++;
-    this.logger?.warn({ authFailure: kind, client, requestId, failuresThisMinute: w.failures }, `failed ${kind === 'admin' ? 'admin' : 'API key'} authentication from ${client}`);
+    this.logger?.warn({ authFailure: kind, client, requestId, failuresThisMinute: w.failures }, `failed ${{ admin: 'admin', apiKey: 'API key', metrics: 'metrics' }[kind]} authentication from ${client}`);
   }
 }
