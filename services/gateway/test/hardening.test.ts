@@ -28,8 +28,8 @@ async function post(app: TestApp, body: string | Buffer, headers: Record<string,
 
 function expectRefused(r: { status: number; body: any }, field: string | RegExp, code = 'invalid_arguments'): void {
   expect({ status: r.status, code: r.body?.error?.code }).toEqual({ status: 400, code });
-  const fields = (r.body.error.details?.errors ?? []).map((e: any) => e.field).join(' ');
-  const text = `${r.body.error.message} ${r.body.error.hint ?? ''} ${fields}`;
+  const fields = (r.body.error!.details?.errors ?? []).map((e: any) => e.field).join(' ');
+  const text = `${r.body.error.message} ${r.body.error!.hint ?? ''} ${fields}`;
   expect(text).toMatch(field);
 }
 
@@ -205,16 +205,16 @@ describe('hardening (embedded)', () => {
     it('search_services {"query": "x"} → 400 naming q', async () => {
       const r = await app.api.call('search_services', { query: 'x' });
       expectRefused(r, /"q"/);
-      expect(r.body.error.details.unknown).toEqual(['query']);
-      expect(r.body.error.details.didYouMean).toEqual({ query: 'q' });
+      expect(r.body.error!.details.unknown).toEqual(['query']);
+      expect(r.body.error!.details.didYouMean).toEqual({ query: 'q' });
     });
 
     it('maxPrice → maxPriceGas, and several unknown names at once', async () => {
       const r = await app.api.call('search_services', { q: 'x', maxPrice: 5, colour: 'red' });
       expect(r.status).toBe(400);
-      expect(r.body.error.details.unknown).toEqual(['maxPrice', 'colour']);
-      expect(r.body.error.details.didYouMean).toEqual({ maxPrice: 'maxPriceGas' });
-      expect(r.body.error.hint).toMatch(/maxPrice → maxPriceGas/);
+      expect(r.body.error!.details.unknown).toEqual(['maxPrice', 'colour']);
+      expect(r.body.error!.details.didYouMean).toEqual({ maxPrice: 'maxPriceGas' });
+      expect(r.body.error!.hint).toMatch(/maxPrice → maxPriceGas/);
     });
 
     it('idempotencyKey stays accepted on mutating tools only', async () => {
@@ -224,7 +224,7 @@ describe('hardening (embedded)', () => {
       expect(again.headers.get('idempotent-replayed')).toBe('true');
       const read = await app.api.call('whoami', { idempotencyKey: 'exp-2' }, buyer.apiKey);
       expect(read.status).toBe(400);
-      expect(read.body.error.details.unknown).toEqual(['idempotencyKey']);
+      expect(read.body.error!.details.unknown).toEqual(['idempotencyKey']);
     });
 
     it('the published schemas say additionalProperties: false', async () => {
@@ -243,8 +243,8 @@ describe('hardening (embedded)', () => {
       const before = await wallet(app, buyer);
       const r = await app.api.call('purchase_service', { ...seen.quote.purchaseWith }, buyer.apiKey);
       expect(r.status).toBe(409);
-      expect(r.body.error.code).toBe('invalid_state');
-      expect(r.body.error.details).toMatchObject({ priceGas: 9000, maxPriceGas: 100 });
+      expect(r.body.error!.code).toBe('invalid_state');
+      expect(r.body.error!.details).toMatchObject({ priceGas: 9000, maxPriceGas: 100 });
       expect(await wallet(app, buyer)).toMatchObject({ gasBalance: before.gasBalance, heldGas: before.heldGas });
       const { purchases } = await app.api.ok('list_orders', { role: 'buyer', limit: 100 }, buyer.apiKey);
       expect(purchases.filter((p: any) => p.listingId === listing.id)).toEqual([]);
