@@ -75,8 +75,8 @@ export function findArgumentsProblem(args: Record<string, unknown>): ArgumentPro
   return null;
 }
 
-/** Names people and agents use for our arguments. */
-const SYNONYMS: Record<string, string> = {
+/** Names people and agents use for our arguments (a Map: "constructor" or "__proto__" are not synonyms). */
+const SYNONYMS = new Map<string, string>(Object.entries({
   query: 'q',
   search: 'q',
   text: 'q',
@@ -95,7 +95,7 @@ const SYNONYMS: Record<string, string> = {
   address: 'btcAddress',
   referrer: 'referredBy',
   page: 'cursor',
-};
+}));
 
 function levenshtein(a: string, b: string): number {
   if (Math.abs(a.length - b.length) > 3) return 99;
@@ -113,7 +113,7 @@ export function suggestArgument(unknown: string, known: readonly string[]): stri
   if (known.length === 0) return null;
   const u = unknown.toLowerCase().replace(/[-_\s]/g, '');
   const norm = (k: string) => k.toLowerCase();
-  const synonym = SYNONYMS[u] ?? SYNONYMS[unknown];
+  const synonym = SYNONYMS.get(u) ?? SYNONYMS.get(unknown);
   if (synonym) {
     const hit = known.find((k) => k === synonym) ?? (synonym.endsWith('Id') ? known.find((k) => k.endsWith('Id')) : undefined);
     if (hit) return hit;
