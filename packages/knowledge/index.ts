@@ -227,7 +227,7 @@ export function errorGuides(): ErrorGuide[] {
     g(
       'invalid_state',
       'invalid_state: the purchase (or listing) is not in a state that allows this',
-      'The action does not fit the current state: confirming before delivery, delivering twice, rating before completion, refunding a completed purchase, buying a paused listing, cashing out more than is withdrawable, or retrying an Idempotency-Key that is still running. Purchase states: ' +
+      'The action does not fit the current state: confirming before delivery, delivering twice, rating before completion, refunding a completed purchase, buying a paused listing, buying a listing whose price rose above your maxPriceGas (details.priceGas is the current price; nothing was held), cashing out more than is withdrawable, or retrying an Idempotency-Key that is still running. Purchase states: ' +
         'awaiting_delivery → delivered → completed, with refunded, disputed and failed as side exits.',
       'Read the current state with get_purchase and pick the transition that state allows (see "Purchase states and transitions").',
       step('get_purchase'),
