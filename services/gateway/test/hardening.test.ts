@@ -127,6 +127,13 @@ describe('hardening (embedded)', () => {
       expect(messages).toEqual([]);
     });
 
+    it('a NUL in the tool name is unknown_tool, and the request log still records the call', async () => {
+      const r = await post(app, '{"tool":"who\\u0000ami\\ud800","arguments":{}}', { 'x-request-id': 'nul-tool-name-0001' });
+      expect({ status: r.status, code: r.body.error.code }).toEqual({ status: 400, code: 'unknown_tool' });
+      const entry = await app.call('gateway.requestLog', { requestId: 'nul-tool-name-0001' });
+      expect(entry).toMatchObject({ requestId: 'nul-tool-name-0001', status: 400, errorCode: 'unknown_tool', tool: 'who\ufffdami\ufffd' });
+    });
+
     it('a lone UTF-16 surrogate (as a JSON escape) in a value or a key', async () => {
       const r1 = await post(app, '{"tool":"register","arguments":{"provider":"cursor","displayName":"a\\ud800b"}}');
       expectRefused(r1, /displayName/);
