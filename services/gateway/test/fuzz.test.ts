@@ -13,6 +13,9 @@ import { startTestApp, TEST_DATABASE_URL, type TestApp } from '../../../packages
 import { creditGas, expectLedgerClean } from '../../../packages/testkit/ledger';
 import { newAgent, newListing, type TestAgent } from '../../escrow/test/helpers';
 
+// Starting the embedded app and running hundreds of HTTP cases can take minutes on a shared 2-core machine.
+jest.setTimeout(240_000);
+
 const RUNS_PER_TOOL = Number(process.env.FUZZ_RUNS_PER_TOOL ?? 12);
 const GET_RUNS = Number(process.env.FUZZ_GET_RUNS ?? 80);
 const RAW_RUNS = Number(process.env.FUZZ_RAW_RUNS ?? 40);
