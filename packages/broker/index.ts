@@ -59,9 +59,18 @@ export function createBroker(opts: CreateBrokerOptions): ServiceBroker {
       options: { level: config.logLevel, pino: { options: { redact: ['apiKey', '*.apiKey', 'authorization', '*.authorization'] } } },
     },
     logLevel: config.logLevel as any,
-    metrics: process.env.METRICS_PORT
-      ? { enabled: true, reporter: { type: 'Prometheus', options: { port: Number(process.env.METRICS_PORT) } } }
-      : { enabled: false },
+    // Metrics only when asked for (METRICS_TOKEN: gateway /metrics; METRICS_PORT: a listener bound to
+    // METRICS_HOST, loopback by default). No process/OS metrics and no node-id label: nothing about the host.
+    metrics:
+      config.metricsToken || config.metricsPort
+        ? {
+            enabled: true,
+            collectProcessMetrics: false,
+            reporter: config.metricsPort
+              ? [{ type: 'Prometheus', options: { port: config.metricsPort, host: config.metricsHost, defaultLabels: {} } }]
+              : [],
+          }
+        : { enabled: false },
     middlewares: [ChannelsMiddleware({ adapter: channelsAdapter(config) as any, context: false }), ...extraMiddlewares],
     validator: true,
     ...brokerOptions,

@@ -47,6 +47,38 @@ export interface Config {
   allowedHosts: string[];
   /** /mcp: extra browser Origins accepted (ALLOWED_ORIGINS, full origins like https://app.example; "*" = any). */
   allowedOrigins: string[];
+  /**
+   * TRUST_PROXY: whether X-Forwarded-For names the client (express "trust proxy"). false (default): the
+   * TCP peer is the client. A hop count, or a list of proxy addresses/subnets ("loopback", "10.0.0.0/8").
+   */
+  trustProxy: boolean | number | string[];
+  /** METRICS_TOKEN: GET /metrics on the gateway port answers only "Authorization: Bearer <token>"; unset = off there. */
+  metricsToken: string | null;
+  /** METRICS_PORT: an internal Prometheus listener (no token) bound to metricsHost; unset = none. */
+  metricsPort: number | null;
+  /** METRICS_HOST: the address that listener binds (default 127.0.0.1, loopback only). */
+  metricsHost: string;
+  /** Failed admin-token or API-key authentications per client and minute before 429 (AUTH_FAILURES_PER_MINUTE). */
+  authFailuresPerMinute: number;
+}
+
+/** In production ADMIN_TOKEN must be at least this long (a guessable token is an open door to the money). */
+export const MIN_ADMIN_TOKEN_LENGTH = 32;
+
+const PROXY_ENTRY = /^(loopback|linklocal|uniquelocal|[0-9.]+(\/\d{1,2})?|[0-9a-fA-F:.]+(\/\d{1,3})?)$/;
+
+function trustProxyOf(env: NodeJS.ProcessEnv): Config['trustProxy'] {
+  const raw = str(env, 'TRUST_PROXY');
+  if (raw === null || ['0', 'false', 'no', 'off'].includes(raw.toLowerCase())) return false;
+  if (['true', 'yes', 'on'].includes(raw.toLowerCase())) return true;
+  if (/^\d+$/.test(raw)) return Number(raw);
+  const entries = raw.split(',').map((e) => e.trim()).filter(Boolean);
+  for (const e of entries) {
+    if (!PROXY_ENTRY.test(e)) {
+      throw new ConfigError(`TRUST_PROXY entry "${e}" is not an address, a subnet, loopback, linklocal or uniquelocal (or use off, true, or a hop count)`);
+    }
+  }
+  return entries;
 }
 
 export class ConfigError extends Error {}
@@ -102,6 +134,13 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   if (!['mainnet', 'testnet'].includes(btcNetwork)) throw new ConfigError('BTC_NETWORK must be mainnet or testnet');
   if (btcNetwork === 'testnet' && nodeEnv === 'production') throw new ConfigError('BTC_NETWORK=testnet is refused when NODE_ENV=production');
   const publicBaseUrl = (str(env, 'PUBLIC_BASE_URL') ?? `http://localhost:${port}`).replace(/\/+$/, '');
+  const adminToken = str(env, 'ADMIN_TOKEN');
+  if (nodeEnv === 'production' && adminToken !== null && adminToken.length < MIN_ADMIN_TOKEN_LENGTH) {
+    throw new ConfigError(
+      `ADMIN_TOKEN must be at least ${MIN_ADMIN_TOKEN_LENGTH} characters when NODE_ENV=production (got ${adminToken.length}); generate one with: openssl rand -hex 32`,
+    );
+  }
+  const metricsPortRaw = str(env, 'METRICS_PORT');
 
   return {
     nodeEnv,
@@ -118,7 +157,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     stripeSecretKey,
     stripeWebhookSecret,
     stripeApiBase: str(env, 'STRIPE_API_BASE'),
-    adminToken: str(env, 'ADMIN_TOKEN'),
+    adminToken,
     operatorContact: str(env, 'OPERATOR_CONTACT'),
     autoReleaseDays: int(env, 'AUTO_RELEASE_DAYS', DEFAULT_AUTO_RELEASE_DAYS, 0),
     platformFeePercent: percent(env, 'PLATFORM_FEE_PERCENT', DEFAULT_PLATFORM_FEE_PERCENT, MAX_PLATFORM_FEE_PERCENT),
@@ -133,6 +172,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     sweepIntervalMs: int(env, 'SWEEP_INTERVAL_MS', 30000, 0),
     allowedHosts: (str(env, 'ALLOWED_HOSTS') ?? '').split(',').map((h) => h.trim().toLowerCase()).filter(Boolean),
     allowedOrigins: (str(env, 'ALLOWED_ORIGINS') ?? '').split(',').map((o) => o.trim().replace(/\/+$/, '')).filter(Boolean),
+    trustProxy: trustProxyOf(env),
+    metricsToken: str(env, 'METRICS_TOKEN'),
+    metricsPort: metricsPortRaw === null ? null : int(env, 'METRICS_PORT', 0, 1),
+    metricsHost: str(env, 'METRICS_HOST') ?? '127.0.0.1',
+    authFailuresPerMinute: int(env, 'AUTH_FAILURES_PER_MINUTE', 10, 1),
   };
 }
 

@@ -98,8 +98,24 @@ export interface ErrorEnvelope {
   requestId: string;
 }
 
+/**
+ * PostgreSQL errors that mean "this input cannot be stored or searched" (SQLSTATE classes 22 data
+ * exception and 54 program limit: NUL bytes, bad Unicode, out-of-range numbers, a tsquery or index
+ * row too large). The gateway's guards refuse such input first; this is the safety net, so a gap in
+ * them answers 400, not 500 (and is logged as `unexpected` so the gap gets closed).
+ */
+const BAD_INPUT_SQLSTATE = /^(22|54)[0-9A-Z]{3}$/;
+
+export interface MappedError {
+  status: number;
+  body: ErrorEnvelope;
+  retryAfterSeconds?: number;
+  /** A 4xx that only the database noticed: worth a warning in the logs. */
+  unexpected?: boolean;
+}
+
 /** Maps anything thrown (ours, Moleculer's, or a plain Error) to a status and the envelope. */
-export function toEnvelope(err: unknown, requestId: string): { status: number; body: ErrorEnvelope; retryAfterSeconds?: number } {
+export function toEnvelope(err: unknown, requestId: string): MappedError {
   const e = err as { type?: string; code?: number | string; message?: string; data?: any; name?: string };
   const type = typeof e?.type === 'string' ? e.type : undefined;
 
@@ -139,6 +155,22 @@ export function toEnvelope(err: unknown, requestId: string): { status: number; b
         requestId,
       },
       retryAfterSeconds: 5,
+    };
+  }
+  if (typeof e?.code === 'string' && BAD_INPUT_SQLSTATE.test(e.code)) {
+    return {
+      status: 400,
+      unexpected: true,
+      body: {
+        ok: false,
+        error: {
+          code: 'invalid_arguments',
+          message: 'The arguments contain a value that cannot be stored or searched.',
+          hint: 'Send plain Unicode text without NUL characters, numbers within the documented ranges and shallow objects; GET /api/agent shows every argument\'s bounds.',
+          details: { sqlState: e.code },
+        },
+        requestId,
+      },
     };
   }
   return {

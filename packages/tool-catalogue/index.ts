@@ -24,7 +24,7 @@ export interface ToolDefinition {
   auth: boolean;
   /** Moleculer action that serves it; undefined → 501 not_implemented. */
   action?: string;
-  /** fastest-validator schema of the arguments (extra properties are allowed). */
+  /** fastest-validator schema of the arguments; any other argument name is refused (strict). */
   params: Record<string, any>;
   description: string;
   /** Changes state: accepts an Idempotency-Key (header, or `idempotencyKey` argument over MCP). */
@@ -66,10 +66,14 @@ export const JOURNEY_STEPS = [
   'other',
 ] as const;
 
+/** Upper bound of any gas amount an agent sends (10 million USD): far above any real price, far below 2^53. */
+export const MAX_GAS_ARGUMENT = 1_000_000_000;
+
 const id = (what: string) => ({ type: 'string', min: 3, max: 64, trim: true, description: `The ${what} id.` });
 const contextParam = {
   type: 'object',
   optional: true,
+  strict: true,
   props: {
     toolName: { type: 'string', optional: true, max: 64 },
     error: { type: 'string', optional: true, max: 2000 },
@@ -106,7 +110,15 @@ const defs: Def[] = [
       provider: { type: 'enum', values: [...PROVIDERS], description: `Your coding-agent product: ${PROVIDERS.join(', ')}.` },
       displayName: { type: 'string', min: 1, max: 64, trim: true, description: 'Short agent brand name (1–64 characters).' },
       label: { type: 'string', optional: true, max: 64, trim: true, description: 'Optional label, e.g. the project or machine.' },
-      referredBy: { type: 'string', optional: true, max: 64, trim: true, description: 'Optional id of the agent that referred you.' },
+      referredBy: {
+        type: 'string',
+        optional: true,
+        min: 3,
+        max: 64,
+        trim: true,
+        description: 'Optional id of the agent that referred you (agt_…); leave it out when nobody did.',
+        messages: { stringMin: 'referredBy must be the id of the agent that referred you (agt_…); leave referredBy out when nobody did.' },
+      },
     },
     description:
       'Register once and receive an API key (rk_live_…) shown only in this response. Store it; send it as "Authorization: Bearer <key>".',
@@ -217,9 +229,9 @@ const defs: Def[] = [
     params: {
       q: { type: 'string', optional: true, max: 200, trim: true, description: 'Full-text query.' },
       category: { ...listingText.category, optional: true },
-      minPriceGas: { type: 'number', integer: true, min: 0, optional: true, description: 'Only listings priced at least this many gas.' },
-      maxPriceGas: { type: 'number', integer: true, min: 0, optional: true, description: 'Only listings priced at most this many gas.' },
-      sellerId: { type: 'string', optional: true, max: 64, description: 'Only listings of this seller (agt_…).' },
+      minPriceGas: { type: 'number', integer: true, min: 0, max: MAX_GAS_ARGUMENT, optional: true, description: 'Only listings priced at least this many gas.' },
+      maxPriceGas: { type: 'number', integer: true, min: 0, max: MAX_GAS_ARGUMENT, optional: true, description: 'Only listings priced at most this many gas.' },
+      sellerId: { type: 'string', optional: true, min: 3, max: 64, trim: true, description: 'Only listings of this seller (agt_…).' },
       sort: { type: 'enum', values: [...SEARCH_SORTS], optional: true, description: 'relevance (default), quality, price_asc, price_desc, newest.' },
       limit: { type: 'number', integer: true, min: 1, max: 50, optional: true, description: 'Results per page (default 20, at most 50).' },
       cursor: { type: 'string', optional: true, max: 500, description: 'nextCursor from the previous page.' },
@@ -243,9 +255,17 @@ const defs: Def[] = [
         rules: [{ type: 'string', max: 8000 }, { type: 'object' }],
         description: 'What you need: the inputs the listing asks for (text or an object).',
       },
+      maxPriceGas: {
+        type: 'number',
+        integer: true,
+        min: 1,
+        max: MAX_GAS_ARGUMENT,
+        optional: true,
+        description: 'The price you saw (quote.priceGas). If the listing now costs more, nothing is held and you get 409 invalid_state with details.priceGas.',
+      },
     },
     description:
-      'Buy an active listing: its price is held in escrow from your gas until you confirm the delivery (or it is refunded). Not enough gas → 402 insufficient_gas naming the pack to buy. Send an Idempotency-Key to retry safely.',
+      'Buy an active listing: its price is held in escrow from your gas until you confirm the delivery (or it is refunded). Pass maxPriceGas (the quote.priceGas you saw) so a price raised meanwhile is refused, not charged. Not enough gas → 402 insufficient_gas naming the pack to buy. Send an Idempotency-Key to retry safely.',
   },
   {
     name: 'list_orders',
@@ -391,7 +411,7 @@ const defs: Def[] = [
     action: 'payments.requestCashout',
     mutating: true,
     movesMoney: true,
-    params: { amountGas: { type: 'number', integer: true, min: 1, optional: true, description: 'Gas to cash out (default: all withdrawable; minimum 500).' } },
+    params: { amountGas: { type: 'number', integer: true, min: 1, max: MAX_GAS_ARGUMENT, optional: true, description: `Gas to cash out (default: all withdrawable; minimum ${MIN_CASHOUT_GAS}).` } },
     description: `Cash out sale earnings (sale_earn) in BTC paid by the operator: minimum ${MIN_CASHOUT_GAS} gas, ${CASHOUT_FEE_PERCENT}% fee. Needs connect_payouts first.`,
   },
   {
@@ -403,7 +423,7 @@ const defs: Def[] = [
     aliasOf: 'request_cashout',
     mutating: true,
     movesMoney: true,
-    params: { amountGas: { type: 'number', integer: true, min: 1, optional: true, description: 'Gas to cash out (default: all withdrawable).' } },
+    params: { amountGas: { type: 'number', integer: true, min: 1, max: MAX_GAS_ARGUMENT, optional: true, description: 'Gas to cash out (default: all withdrawable).' } },
     description: 'Alias of request_cashout: same arguments, same result.',
   },
   {
@@ -488,11 +508,15 @@ export function toolAnnotations(tool: ToolDefinition): ToolAnnotations {
   };
 }
 
+/** An Idempotency-Key: 1–255 printable ASCII characters (header or argument). */
+export const IDEMPOTENCY_KEY_PATTERN = /^[\x20-\x7E]{1,255}$/;
+
 export const IDEMPOTENCY_KEY_PARAM = {
   type: 'string',
   optional: true,
   min: 1,
   max: 255,
+  pattern: IDEMPOTENCY_KEY_PATTERN,
   description: 'Optional: the same key within 24 hours returns the first result and does nothing twice (same as the Idempotency-Key header).',
 };
 
@@ -507,3 +531,4 @@ export function toolsOfModules(modules: readonly ToolModule[]): ToolDefinition[]
 }
 
 export { toJsonSchema, type JsonSchema };
+export { findArgumentsProblem, suggestArgument, MAX_NESTING_DEPTH, type ArgumentProblem } from './input-guard';

@@ -31,7 +31,8 @@ function convertRule(rule: any): { schema: JsonSchema; optional: boolean } {
       break;
     case 'object': {
       schema.type = 'object';
-      if (rule.props) Object.assign(schema, toJsonSchema(rule.props));
+      // Nested objects are open (a delivery carries anything besides its summary) unless the rule is strict.
+      if (rule.props) Object.assign(schema, toJsonSchema(rule.props, { additionalProperties: rule.strict === true ? false : true }));
       else schema.additionalProperties = true;
       break;
     }
@@ -54,8 +55,8 @@ function convertRule(rule: any): { schema: JsonSchema; optional: boolean } {
   return { schema, optional };
 }
 
-/** An object schema from a params map; extra properties are allowed (spec §4.2). */
-export function toJsonSchema(params: Record<string, any>): JsonSchema {
+/** An object schema from a params map; a tool's arguments are strict (DESIGN §5): no other names. */
+export function toJsonSchema(params: Record<string, any>, opts: { additionalProperties?: boolean } = {}): JsonSchema {
   const properties: Record<string, JsonSchema> = {};
   const required: string[] = [];
   for (const [name, rule] of Object.entries(params)) {
@@ -64,7 +65,7 @@ export function toJsonSchema(params: Record<string, any>): JsonSchema {
     properties[name] = schema;
     if (!optional) required.push(name);
   }
-  const out: JsonSchema = { type: 'object', properties, additionalProperties: true };
+  const out: JsonSchema = { type: 'object', properties, additionalProperties: opts.additionalProperties ?? false };
   if (required.length) out.required = required;
   return out;
 }

@@ -1,29 +1,22 @@
 /**
  * Deliveries: canonical JSON (keys sorted, no whitespace) is what is stored and hashed, so a buyer
- * can recompute the sha256 from the delivery it reads. The listing's deliverableSchema is enforced with ajv.
+ * can recompute the sha256 from the delivery it reads. The listing's deliverableSchema is enforced with ajv,
+ * its regexes run by a linear-time engine (packages/safe-schema): a seller's pattern cannot stall the process.
  */
-import Ajv, { type ValidateFunction } from 'ajv';
-import { sha256Hex } from '../../packages/ids';
+import type { ValidateFunction } from 'ajv';
+import { canonicalJson, sha256Hex } from '../../packages/ids';
+import { createSchemaAjv } from '../../packages/safe-schema';
 import { InvalidArgumentsError } from '../../packages/errors';
 
 export const MAX_DELIVERY_BYTES = 64 * 1024;
 
-export function canonicalJson(value: unknown): string {
-  if (value === null || typeof value !== 'object') {
-    if (typeof value === 'number' && !Number.isFinite(value)) return 'null';
-    return JSON.stringify(value) ?? 'null';
-  }
-  if (Array.isArray(value)) return `[${value.map((v) => canonicalJson(v === undefined ? null : v)).join(',')}]`;
-  const obj = value as Record<string, unknown>;
-  const keys = Object.keys(obj).filter((k) => obj[k] !== undefined).sort();
-  return `{${keys.map((k) => `${JSON.stringify(k)}:${canonicalJson(obj[k])}`).join(',')}}`;
-}
+export { canonicalJson };
 
 export function deliveryHash(canonical: string): string {
   return sha256Hex(Buffer.from(canonical, 'utf8'));
 }
 
-const ajv = new Ajv({ allErrors: true, strict: false });
+const ajv = createSchemaAjv();
 const compiled = new Map<string, ValidateFunction | null>();
 
 function validatorFor(schema: Record<string, unknown>): ValidateFunction | null {

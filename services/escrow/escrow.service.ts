@@ -39,6 +39,7 @@ import { sweepersMixin } from './sweepers';
 import { HIDDEN_FROM_SELLER, statusCheckSql, transitionsFor } from './purchase-machine';
 import { guard, invalidState, iso, notFound, OPEN_STATUSES, requireRole, roleOf, toView, type PurchaseRow, type PurchaseView, type Role } from './purchases';
 import type { Change, EscrowEvent, EscrowMethods, EscrowThis } from './types';
+import { escrowMetricsMixin } from './metrics';
 
 const DAY_MS = 86_400_000;
 const MAX_REQUIREMENTS_BYTES = 16 * 1024;
@@ -88,12 +89,12 @@ const methods: Pick<EscrowMethods, 'now' | 'load' | 'change'> & ThisType<EscrowT
 
 const EscrowService: ServiceSchema = {
   name: 'escrow',
-  mixins: [dbMixin('escrow', migrations), fundingMixin, messagesMixin, ratingsMixin, disputesMixin, sweepersMixin, reportsMixin],
+  mixins: [dbMixin('escrow', migrations), fundingMixin, messagesMixin, ratingsMixin, disputesMixin, sweepersMixin, reportsMixin, escrowMetricsMixin],
 
   actions: {
     purchase: {
       params: toolParams('purchase_service'),
-      async handler(this: EscrowThis, ctx: Context<{ listingId: string; requirements?: unknown }, CallMeta>) {
+      async handler(this: EscrowThis, ctx: Context<{ listingId: string; requirements?: unknown; maxPriceGas?: number }, CallMeta>) {
         const agent = requireAgent(ctx);
         const { listingId } = ctx.params;
         const requirements = ctx.params.requirements ?? null;
@@ -126,6 +127,14 @@ const EscrowService: ServiceSchema = {
         }
         const price = Number(listing.priceGas);
         if (!Number.isInteger(price) || price <= 0) throw new Error(`listing ${listingId} has no valid price`);
+        const { maxPriceGas } = ctx.params;
+        if (maxPriceGas !== undefined && price > maxPriceGas) {
+          // The price guard: the seller raised the price after the buyer looked. Nothing is held.
+          throw new InvalidStateError(`Listing ${listingId} now costs ${price} gas, more than your maxPriceGas of ${maxPriceGas}.`, {
+            hint: `Nothing was charged. If ${price} gas is fine, call purchase_service again with maxPriceGas: ${price}; otherwise search_services for another listing.`,
+            details: { listingId, priceGas: price, maxPriceGas },
+          });
+        }
         // The split is fixed now, at the fee in force, and travels with the hold to settlement.
         const split = saleSplit(price, runtimeOf(this.broker).config.platformFeePercent);
         const deliveryDays = Number(listing.deliveryDays) || DEFAULT_DELIVERY_DAYS;

@@ -7,6 +7,10 @@ import type { ServiceBroker } from 'moleculer';
 import type { Config } from '../../packages/config';
 import type { Db } from '../../packages/db';
 import { errorHandler, notFound, requestId } from './http';
+import { accessLog } from './access-log';
+import type { GatewayMetrics } from './metrics';
+import type { AuthFailureThrottle } from './auth-throttle';
+import { registerMetricsRoute } from './routes/metrics';
 import type { ToolDispatcher } from './dispatch';
 import type { RequestLog } from './request-log';
 import { registerHealth } from './routes/health';
@@ -28,16 +32,24 @@ export interface GatewayDeps {
   requestLog: RequestLog;
   /** Secret accepted by /api/admin besides ADMIN_TOKEN (see routes/admin.ts), or null. */
   operatorToken: string | null;
+  /** HTTP and business metrics for /metrics (absent in apps built without them). */
+  metrics?: GatewayMetrics;
+  /** Failed admin-token / API-key authentications per client. */
+  authThrottle?: AuthFailureThrottle;
   stopping(): boolean;
 }
 
 export function buildApp(deps: GatewayDeps): Express {
   const app = express();
   app.disable('x-powered-by');
-  app.set('trust proxy', 'loopback');
+  // X-Forwarded-For counts only behind a proxy the operator names (TRUST_PROXY); off, req.ip is the peer.
+  app.set('trust proxy', deps.config.trustProxy);
+  app.locals.logger = deps.broker.logger;
   app.use(requestId);
+  app.use(accessLog(deps.broker.logger, deps.metrics?.observeHttp));
 
   registerHealth(app, deps);
+  registerMetricsRoute(app, deps);
   registerPaymentsRoutes(app, deps);
   registerToolRouter(app, deps);
   registerListingsPublicRoutes(app, deps);

@@ -5,13 +5,22 @@
  */
 import type { ServiceBroker } from 'moleculer';
 import Validator from 'fastest-validator';
-import { getTool, TOOL_NAMES, type ToolDefinition } from '../../packages/tool-catalogue';
+import {
+  findArgumentsProblem,
+  getTool,
+  IDEMPOTENCY_KEY_PATTERN,
+  suggestArgument,
+  TOOL_NAMES,
+  type ToolDefinition,
+} from '../../packages/tool-catalogue';
 import type { AuthenticatedAgent, CallMeta } from '../../packages/tool-catalogue/meta';
 import { MarketError, toEnvelope, type ErrorEnvelope, simplifyValidationErrors } from '../../packages/errors';
 import { hashApiKey } from '../agents/agents.service';
 import type { Db } from '../../packages/db';
 import type { RequestLog } from './request-log';
-import { sha256Hex } from '../../packages/ids';
+import { logMappedError } from './http';
+import type { AuthFailureThrottle } from './auth-throttle';
+import { canonicalJson, sha256Hex } from '../../packages/ids';
 
 export interface ToolCall {
   tool: unknown;
@@ -42,6 +51,8 @@ export interface DispatcherOptions {
   rateLimitPerMinute: number;
   db: Db;
   requestLog: RequestLog;
+  /** Failed API-key authentications per client; absent = not throttled. */
+  authThrottle?: AuthFailureThrottle;
 }
 
 const IDEMPOTENCY_TTL_HOURS = 24;
@@ -88,17 +99,18 @@ export class ToolDispatcher {
   async dispatch(call: ToolCall): Promise<ToolOutcome> {
     const headers: Record<string, string> = {};
     let agentId: string | null = null;
-    let toolName: string | null = typeof call.tool === 'string' ? call.tool : null;
+    let toolName: string | null = typeof call.tool === 'string' ? call.tool.slice(0, 64) : null;
     try {
       const tool = this.lookup(call.tool);
       toolName = tool.name;
       const args = this.argumentsOf(call.args);
-      const idempotencyKey = call.idempotencyKey ?? (typeof args.idempotencyKey === 'string' ? args.idempotencyKey : null);
-      delete args.idempotencyKey;
+      const idempotencyKey = this.idempotencyKeyOf(tool, call.idempotencyKey, args);
 
+      if (call.apiKey) this.opts.authThrottle?.check('apiKey', call.clientIp);
       const agent = await this.authenticate(call.apiKey);
       // A stale or mistyped key must not lock an agent out of the tools that get it a new one.
       const keyIgnored = !!call.apiKey && !agent;
+      if (keyIgnored) this.opts.authThrottle?.fail('apiKey', call.clientIp, call.requestId);
       if (keyIgnored && tool.auth && !PUBLIC_PART.has(tool.name)) {
         throw new MarketError('unauthorized', 'This API key is not valid.', { hint: `${KEY_NOT_VALID} ${replaceKeyHint(call.via)}` });
       }
@@ -143,9 +155,7 @@ export class ToolDispatcher {
       return { status: 200, body: { ok: true, result }, headers, agentId, tool: toolName };
     } catch (err) {
       const mapped = toEnvelope(err, call.requestId);
-      if (mapped.status >= 500 && mapped.body.error.code === 'internal') {
-        this.broker.logger.error(`tool ${toolName ?? '?'} failed (requestId ${call.requestId})`, err);
-      }
+      logMappedError(this.broker.logger, mapped, err, { requestId: call.requestId, tool: toolName, agentId });
       if (mapped.retryAfterSeconds) headers['retry-after'] = String(mapped.retryAfterSeconds);
       this.opts.requestLog.record({
         requestId: call.requestId,
@@ -184,7 +194,57 @@ export class ToolDispatcher {
     return { ...(args as Record<string, any>) };
   }
 
+  /**
+   * The Idempotency-Key header, or the `idempotencyKey` argument of a mutating tool (MCP), taken out of
+   * the arguments. 1–255 printable ASCII characters; anything else is refused before it reaches a table.
+   */
+  private idempotencyKeyOf(tool: ToolDefinition, header: string | null, args: Record<string, any>): string | null {
+    let key: unknown = header;
+    let field = 'Idempotency-Key header';
+    if (tool.mutating && 'idempotencyKey' in args) {
+      if (key === null) {
+        key = args.idempotencyKey;
+        field = 'idempotencyKey';
+      }
+      delete args.idempotencyKey;
+    }
+    if (key === null || key === undefined) return null;
+    if (typeof key !== 'string' || !IDEMPOTENCY_KEY_PATTERN.test(key)) {
+      throw new MarketError('invalid_arguments', `The ${field} must be 1–255 printable ASCII characters.`, {
+        hint: 'Use a short unique string per operation, e.g. a UUID; reuse it only to retry the very same call.',
+        details: { errors: [{ field, message: 'must be 1–255 printable ASCII characters', type: 'idempotencyKey' }] },
+      });
+    }
+    return key;
+  }
+
   private validate(tool: ToolDefinition, args: Record<string, any>): void {
+    const known = Object.keys(tool.params).filter((k) => !k.startsWith('$$'));
+    const unknown = Object.keys(args).filter((k) => !known.includes(k));
+    if (unknown.length > 0) {
+      const suggestions: Record<string, string> = {};
+      for (const u of unknown) {
+        const s = suggestArgument(u, known);
+        if (s) suggestions[u] = s;
+      }
+      const named = unknown.map((u) => (suggestions[u] ? `"${u.slice(0, 64)}" (did you mean "${suggestions[u]}"?)` : `"${u.slice(0, 64)}"`));
+      const accepted = known.length ? `${tool.name} takes: ${known.join(', ')}${tool.mutating ? ' (and idempotencyKey)' : ''}.` : `${tool.name} takes no arguments.`;
+      throw new MarketError('invalid_arguments', `${tool.name} has no argument ${named.join(', ')}.`, {
+        hint: `${Object.keys(suggestions).length ? `Rename ${Object.entries(suggestions).map(([u, s]) => `${u.slice(0, 64)} → ${s}`).join(', ')}. ` : ''}${accepted}`,
+        details: {
+          unknown: unknown.map((u) => u.slice(0, 64)),
+          didYouMean: suggestions,
+          errors: unknown.map((u) => ({ field: u.slice(0, 64), message: `unknown argument${suggestions[u] ? `; did you mean ${suggestions[u]}?` : ''}`, type: 'unknownArgument' })),
+        },
+      });
+    }
+    const problem = findArgumentsProblem(args);
+    if (problem) {
+      throw new MarketError('invalid_arguments', `Invalid arguments for ${tool.name}: ${problem.message}`, {
+        hint: problem.hint,
+        details: { errors: [{ field: problem.field, message: problem.message, type: problem.type }] },
+      });
+    }
     let check = this.checks.get(tool.name);
     if (!check) {
       check = this.validator.compile({ ...tool.params, $$async: false }) as any;
@@ -235,7 +295,8 @@ export class ToolDispatcher {
     run: () => Promise<unknown>,
   ): Promise<{ result: unknown; replayed: boolean }> {
     const db = this.opts.db;
-    const fingerprint = sha256Hex(JSON.stringify([tool.aliasOf ?? tool.name, args]));
+    // Canonical JSON: the same arguments with keys in another order are the same call.
+    const fingerprint = sha256Hex(canonicalJson([tool.aliasOf ?? tool.name, args]));
     await db.query(
       `DELETE FROM gateway.idempotency WHERE agent_id = $1 AND key = $2 AND created_at < now() - make_interval(hours => $3)`,
       [agentId, key, IDEMPOTENCY_TTL_HOURS],

@@ -13,6 +13,8 @@ import { buildApp } from './app';
 import { composedToolsMixin } from './composed';
 import { ToolDispatcher } from './dispatch';
 import { RequestLog } from './request-log';
+import { AuthFailureThrottle } from './auth-throttle';
+import { GatewayMetrics } from './metrics';
 import { migrations } from './migrations';
 
 export const OPERATOR_TOKEN_FILE = 'operator-token';
@@ -45,11 +47,19 @@ const GatewayService: ServiceSchema = {
     this.requestLog.start();
     this.pruneTimer = setInterval(() => void this.requestLog.prune(), 3_600_000);
     this.pruneTimer.unref();
+    const authThrottle = new AuthFailureThrottle(config.authFailuresPerMinute, this.logger);
+    const metrics = new GatewayMetrics(this.broker);
+    if (metrics.isEnabled && config.metricsPort) {
+      // The METRICS_PORT listener cannot ask for a refresh at scrape time: keep the business figures fresh.
+      this.metricsTimer = setInterval(() => void metrics.refreshBusiness(), 15_000);
+      this.metricsTimer.unref();
+    }
     const dispatcher = new ToolDispatcher(this.broker, {
       authCacheTtlMs: config.authCacheTtlMs,
       rateLimitPerMinute: config.rateLimitPerMinute,
       db: this.db,
       requestLog: this.requestLog,
+      authThrottle,
     });
     this.dispatcher = dispatcher;
 
@@ -68,6 +78,8 @@ const GatewayService: ServiceSchema = {
       dispatcher,
       requestLog: this.requestLog,
       operatorToken,
+      metrics,
+      authThrottle,
       stopping: () => this.isStopping,
     });
     await new Promise<void>((resolve, reject) => {
@@ -80,6 +92,7 @@ const GatewayService: ServiceSchema = {
   async stopped(this: any) {
     this.isStopping = true;
     clearInterval(this.pruneTimer);
+    if (this.metricsTimer) clearInterval(this.metricsTimer);
     const server: Server | undefined = this.server;
     if (server) {
       // Stop accepting, let in-flight requests finish, then drop idle keep-alive sockets.

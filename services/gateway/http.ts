@@ -1,6 +1,7 @@
 /** Express plumbing shared by the gateway's routes: request ids, the envelope, the JSON parser. */
 import express, { type NextFunction, type Request, type Response } from 'express';
-import { MarketError, toEnvelope } from '../../packages/errors';
+import type { LoggerInstance } from 'moleculer';
+import { MarketError, toEnvelope, type MappedError } from '../../packages/errors';
 import { base62 } from '../../packages/ids';
 
 declare module 'express-serve-static-core' {
@@ -12,18 +13,47 @@ declare module 'express-serve-static-core' {
 const SANE_REQUEST_ID = /^[A-Za-z0-9._:-]{8,128}$/;
 export const JSON_BODY_LIMIT = '256kb';
 
-/** Keeps a sane incoming x-request-id, otherwise mints one; echoes it on every response. */
+/** Keeps a sane incoming x-request-id, otherwise mints one; echoes it on every response, with nosniff. */
 export function requestId(req: Request, res: Response, next: NextFunction): void {
   const incoming = req.get('x-request-id');
   req.requestId = incoming && SANE_REQUEST_ID.test(incoming) ? incoming : `req_${base62(20)}`;
   res.setHeader('x-request-id', req.requestId);
+  res.setHeader('x-content-type-options', 'nosniff');
   next();
+}
+
+/** The broker's logger, set on app.locals by buildApp (tests build several apps in one process). */
+function loggerOf(req: Request): LoggerInstance | undefined {
+  return req.app?.locals?.logger as LoggerInstance | undefined;
+}
+
+/**
+ * Every 5xx is logged at error with its cause and stack (pino's `err` serializer); a 4xx that only
+ * the database noticed is logged at warn. Never the request body or a key.
+ */
+export function logMappedError(
+  logger: LoggerInstance | undefined,
+  mapped: MappedError,
+  err: unknown,
+  where: { requestId: string; tool?: string | null; agentId?: string | null; method?: string; path?: string },
+): void {
+  if (!logger) return;
+  const e = err as { cause?: unknown } | undefined;
+  if (mapped.status >= 500 && mapped.body.error.code !== 'service_unavailable' && mapped.body.error.code !== 'not_implemented') {
+    logger.error({ ...where, status: mapped.status, err, cause: e?.cause }, `${mapped.status} ${where.tool ?? where.path ?? ''}: ${(err as Error)?.message ?? String(err)}`);
+  } else if (mapped.status >= 500) {
+    logger.warn({ ...where, status: mapped.status, code: mapped.body.error.code }, `${mapped.status} ${mapped.body.error.code}: ${(err as Error)?.message ?? String(err)}`);
+  } else if (mapped.unexpected) {
+    logger.warn({ ...where, status: mapped.status, err }, `input refused by the database: ${(err as Error)?.message ?? String(err)}`);
+  }
 }
 
 export const jsonBody = express.json({ limit: JSON_BODY_LIMIT, type: ['application/json', 'application/*+json'] });
 
 export function sendError(res: Response, req: Request, err: unknown): void {
-  const { status, body, retryAfterSeconds } = toEnvelope(err, req.requestId);
+  const mapped = toEnvelope(err, req.requestId);
+  logMappedError(loggerOf(req), mapped, err, { requestId: req.requestId, method: req.method, path: req.path });
+  const { status, body, retryAfterSeconds } = mapped;
   if (retryAfterSeconds) res.setHeader('retry-after', String(retryAfterSeconds));
   res.status(status).json(body);
 }
@@ -57,7 +87,16 @@ export function errorHandler(err: any, req: Request, res: Response, _next: NextF
     return;
   }
   if (err?.type === 'encoding.unsupported' || err?.type === 'charset.unsupported') {
-    sendError(res, req, new MarketError('invalid_arguments', 'Unsupported body encoding.', { hint: 'Send UTF-8 JSON.' }));
+    sendError(res, req, new MarketError('invalid_arguments', 'Unsupported body encoding.', { hint: 'Send UTF-8 JSON, uncompressed or as gzip, deflate or br.' }));
+    return;
+  }
+  // Any other client error of the body parser (a corrupt gzip/deflate/br body, an aborted upload, a
+  // length mismatch) is the client's: 400, not 500.
+  if (typeof err?.status === 'number' && err.status >= 400 && err.status < 500 && err.expose !== false) {
+    sendError(res, req, new MarketError('invalid_arguments', 'The request body could not be read.', {
+      hint: 'Send the JSON body uncompressed (or correctly compressed with the Content-Encoding you declare) and with a matching Content-Length.',
+      details: { reason: String(err.type ?? err.code ?? 'bad body').slice(0, 64) },
+    }));
     return;
   }
   sendError(res, req, err);

@@ -8,6 +8,12 @@ import type { RequestLogEntry } from '../../packages/tool-catalogue/meta';
 
 export type { RequestLogEntry };
 
+const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g;
+
+function storable(text: string | null): string | null {
+  return text === null ? null : text.replaceAll('\u0000', '\uFFFD').replace(LONE_SURROGATE, '\uFFFD').slice(0, 2000);
+}
+
 
 export class RequestLog {
   private buffer: RequestLogEntry[] = [];
@@ -28,7 +34,9 @@ export class RequestLog {
   }
 
   record(entry: RequestLogEntry): void {
-    this.buffer.push({ ...entry, at: new Date().toISOString() });
+    // A tool name or message echoing user input may carry text PostgreSQL refuses (NUL, lone surrogates);
+    // one such row would fail the whole batch insert, so it is made storable here.
+    this.buffer.push({ ...entry, tool: storable(entry.tool), errorMessage: storable(entry.errorMessage ?? null), at: new Date().toISOString() });
     if (this.buffer.length >= 500) void this.flush();
   }
 

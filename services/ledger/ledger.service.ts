@@ -22,6 +22,7 @@ import { migrations } from './migrations';
 import { creditGasPurchase, creditReferral, debitCashout, finishCashout, holdGas, settleHold, voidHold } from './money-steps';
 import { agentBalance, withdrawableIn, type HoldRow } from './postings';
 import { DEFAULT_PAGE, entriesPage, walletFigures } from './wallet';
+import { ledgerMetricsMixin } from './metrics';
 
 export { PLATFORM, agentAccount, type EntryType } from './postings';
 export type { WalletEntry } from './wallet';
@@ -56,7 +57,7 @@ function holdView(h: HoldRow): HoldView {
 
 const LedgerService: ServiceSchema = {
   name: 'ledger',
-  mixins: [dbMixin('ledger', migrations)],
+  mixins: [dbMixin('ledger', migrations), ledgerMetricsMixin],
 
   actions: {
     balance: {

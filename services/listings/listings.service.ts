@@ -4,7 +4,7 @@
  * Never reads another service's tables: it calls agents.get or consumes events.
  */
 import type { Context, ServiceSchema } from 'moleculer';
-import Ajv from 'ajv';
+import { createSchemaAjv } from '../../packages/safe-schema';
 import { dbMixin } from '../../packages/db/mixin';
 import type { Db } from '../../packages/db';
 import { toolParams, CATEGORIES } from '../../packages/tool-catalogue';
@@ -25,7 +25,7 @@ import { DEFAULT_DELIVERY_DAYS, gasToUsd, saleSplit } from '../../packages/marke
 import { migrations } from './migrations';
 import { assessQuality, type QualityReport } from './quality';
 import { moderate } from './moderation';
-import { buildSearch, LISTING_COLUMNS, orQuery, TSQUERY_SQL, type SearchParams } from './search';
+import { buildSearch, LISTING_COLUMNS, orQuery, TSQUERY_SQL, websearchText, type SearchParams } from './search';
 import { words } from './text';
 import { SEED_SELLERS } from './seed-data';
 
@@ -76,7 +76,8 @@ const MIN_DESCRIPTION_WORDS = 8;
 const MAX_SCHEMA_BYTES = 20_000;
 const DAY_MS = 86_400_000;
 
-const ajv = new Ajv({ strict: false, allErrors: true });
+// Seller regexes are compiled by RE2 here too: a pattern it cannot run in linear time is refused at listing time.
+const ajv = createSchemaAjv();
 
 function json(v: unknown): any {
   return typeof v === 'string' ? JSON.parse(v) : v;
@@ -113,7 +114,8 @@ export function listingView(row: ListingRow, now: Date, platformFeePercent: numb
     qualityScore: row.quality_score,
     qualitySignals: json(row.quality_signals),
     seller: { id: row.seller_id, displayName: row.display_name ?? '', reputation: reputationOf(row, now) },
-    quote: { ...saleSplit(row.price_gas, platformFeePercent), usd: gasToUsd(row.price_gas) },
+    // purchaseWith: the arguments to buy at this price; maxPriceGas makes a raised price a 409, not a charge.
+    quote: { ...saleSplit(row.price_gas, platformFeePercent), usd: gasToUsd(row.price_gas), purchaseWith: { listingId: row.id, maxPriceGas: row.price_gas } },
     createdAt: new Date(row.created_at).toISOString(),
     updatedAt: new Date(row.updated_at).toISOString(),
   };
@@ -257,8 +259,9 @@ const ListingsService: ServiceSchema = {
           throw new InvalidArgumentsError('minPriceGas is greater than maxPriceGas.', { hint: 'Swap them, or leave one out.', details: { field: 'minPriceGas' } });
         }
         let tsquery: string | null = null;
-        if (p.q) {
-          const r = await this.db.query<{ t: string }>(TSQUERY_SQL, [p.q]);
+        const text = p.q ? websearchText(p.q) : '';
+        if (text) {
+          const r = await this.db.query<{ t: string }>(TSQUERY_SQL, [text]);
           tsquery = orQuery(r.rows[0]?.t ?? '');
         }
         const built = buildSearch(p, tsquery);

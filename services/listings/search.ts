@@ -94,6 +94,42 @@ export interface BuiltSearch {
  */
 export const TSQUERY_SQL = `SELECT websearch_to_tsquery('english', translate($1, './', '  '))::text AS t`;
 
+/** At most this many terms (words, phrases, exclusions) of a query reach PostgreSQL. */
+export const MAX_QUERY_TERMS = 24;
+const QUERY_TOKEN = /(-*)"([^"]*)"?|(\S+)/g;
+
+/**
+ * What a person typed → a websearch string PostgreSQL always parses: words, "phrases", one leading
+ * "-" per exclusion and "or" between terms. Runs of operators ("--------x", which nest NOTs until
+ * PostgreSQL's "tsquery stack too small"), stray quotes and tsquery syntax characters are dropped, and
+ * only the first MAX_QUERY_TERMS terms count. Returns "" when nothing searchable is left.
+ */
+export function websearchText(q: string): string {
+  const terms: string[] = [];
+  const clean = (text: string) => text.replace(/[\p{Cc}"!&|():*<>\\]+/gu, ' ').replace(/-{2,}/g, '-').trim();
+  for (const m of q.matchAll(QUERY_TOKEN)) {
+    if (terms.length >= MAX_QUERY_TERMS) break;
+    if (m[2] !== undefined) {
+      const phrase = clean(m[2]).split(/\s+/).filter(Boolean).slice(0, MAX_QUERY_TERMS).join(' ');
+      if (phrase) terms.push(`${m[1] ? '-' : ''}"${phrase}"`);
+      continue;
+    }
+    const raw = m[3];
+    const negated = raw.startsWith('-');
+    const words = clean(raw.replace(/^-+/, '')).split(/\s+/).map((w) => w.replace(/^-+|-+$/g, '')).filter(Boolean);
+    words.forEach((word, i) => {
+      if (terms.length >= MAX_QUERY_TERMS) return;
+      if (word.toLowerCase() === 'or') {
+        if (terms.length > 0 && terms[terms.length - 1] !== 'or') terms.push('or');
+        return;
+      }
+      terms.push(`${negated && i === 0 ? '-' : ''}${word}`);
+    });
+  }
+  while (terms[terms.length - 1] === 'or') terms.pop();
+  return terms.join(' ');
+}
+
 export function orQuery(websearchTsquery: string): string | null {
   const t = websearchTsquery.trim();
   if (!t) return null;

@@ -34,7 +34,7 @@ describe('tool catalogue', () => {
     for (const t of TOOLS) {
       const schema = toolInputSchema(t);
       expect(schema.type).toBe('object');
-      expect(schema.additionalProperties).toBe(true);
+      expect(schema.additionalProperties).toBe(false);
     }
     const list = toolInputSchema(getTool('list_service')!);
     expect(list.required).toEqual(['title', 'description', 'priceGas']);

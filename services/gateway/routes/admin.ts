@@ -7,7 +7,7 @@
 import { timingSafeEqual } from 'node:crypto';
 import type { Express, NextFunction, Request, Response } from 'express';
 import { MarketError } from '../../../packages/errors';
-import { bearerToken, jsonBody, sendError } from '../http';
+import { bearerToken, clientIp, jsonBody, sendError } from '../http';
 import type { GatewayDeps } from '../app';
 import { registerAdminLedgerRoutes } from './admin-ledger';
 import { registerAdminOpsRoutes } from './admin-ops';
@@ -37,11 +37,20 @@ export function adminAuth(deps: GatewayDeps) {
       sendError(res, req, new MarketError('not_found', 'The admin API is off.', { hint: 'Set ADMIN_TOKEN on the server to turn it on.' }));
       return;
     }
+    const client = clientIp(req);
+    try {
+      deps.authThrottle?.check('admin', client);
+    } catch (err) {
+      sendError(res, req, err);
+      return;
+    }
     if (!token) {
+      deps.authThrottle?.fail('admin', client, req.requestId);
       sendError(res, req, new MarketError('unauthorized', 'The admin API needs the operator token.', { hint: 'Send "Authorization: Bearer $ADMIN_TOKEN".' }));
       return;
     }
     if (!operatorOk && !(adminToken && safeEqual(token, adminToken))) {
+      deps.authThrottle?.fail('admin', client, req.requestId);
       sendError(res, req, new MarketError('unauthorized', 'Wrong admin token.', { hint: 'Send the ADMIN_TOKEN the server was started with.' }));
       return;
     }

@@ -36,6 +36,8 @@ export function registerListingsPublicRoutes(app: Express, deps: GatewayDeps): v
       clientIp: clientIp(req),
       via: 'http',
     });
+    res.locals.tool = outcome.tool;
+    res.locals.agentId = outcome.agentId;
     const body = outcome.body.ok ? publicBody(outcome.body.result as object) : outcome.body;
     res.set(outcome.headers).status(outcome.status).json(body);
   });

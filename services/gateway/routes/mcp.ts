@@ -146,7 +146,7 @@ export function registerMcpRoutes(app: Express, deps: GatewayDeps): void {
         await server.connect(transport);
         await transport.handleRequest(req, res, req.body);
       } catch (err) {
-        deps.broker.logger.error(`mcp request failed (requestId ${req.requestId})`, err);
+        deps.broker.logger.error({ err, requestId: req.requestId, path: '/mcp' }, `mcp request failed (requestId ${req.requestId})`);
         rpcError(res, 500, -32603, `Internal error (requestId ${req.requestId}).`);
       }
     },

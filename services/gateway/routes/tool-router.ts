@@ -57,6 +57,8 @@ export function registerToolRouter(app: Express, deps: GatewayDeps): void {
       clientIp: clientIp(req),
       via: 'http',
     });
+    res.locals.tool = outcome.tool;
+    res.locals.agentId = outcome.agentId;
     res.set(outcome.headers).status(outcome.status).json(outcome.body);
   });
 
@@ -71,6 +73,8 @@ export function registerToolRouter(app: Express, deps: GatewayDeps): void {
       clientIp: clientIp(req),
       via: 'http',
     });
+    res.locals.tool = outcome.tool;
+    res.locals.agentId = outcome.agentId;
     if (outcome.body.ok) {
       const result = outcome.body.result as { apiKey: string; agent: unknown };
       res.set(outcome.headers).status(200).json({ ok: true, apiKey: result.apiKey, agent: result.agent });

@@ -104,7 +104,7 @@ export function listingsSuite(opts: { postgres?: boolean }) {
       const hit = found.listings.find((l: any) => l.id === ok.listing.id);
       expect(hit).toBeTruthy();
       expect(hit.seller.reputation.unknown).toBe(true);
-      expect(hit.quote).toEqual({ priceGas: 100, platformFeeGas: 10, sellerNetGas: 90, usd: 1 });
+      expect(hit.quote).toEqual({ priceGas: 100, platformFeeGas: 10, sellerNetGas: 90, usd: 1, purchaseWith: { listingId: hit.id, maxPriceGas: 100 } });
     });
 
     it('refuses a description under 8 words with invalid_arguments and a hint', async () => {
