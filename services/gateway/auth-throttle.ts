@@ -12,7 +12,7 @@ export type AuthKind = 'admin' | 'apiKey' | 'metrics';
 const WINDOW_MS = 60_000;
 
 export class AuthFailureThrottle {
-  private readonly windows = new Map<string, { windowStart: number; failures: number }>();
+  private readonly windows = new Map<string, { windowStart: number; failures: number; seen?: Set<string> }>();
 
   constructor(
     private readonly limitPerMinute: number,
@@ -33,8 +33,12 @@ export class AuthFailureThrottle {
     });
   }
 
-  /** Records one failure (and logs it). */
-  fail(kind: AuthKind, client: string, requestId: string): void {
+  /**
+   * Records one failure (and logs it). With `distinct` (a digest of the credential), the same wrong
+   * credential counts once per window: a stale key an agent keeps sending to the key-less tools is not
+   * an attack, while guessing needs a new credential per try.
+   */
+  fail(kind: AuthKind, client: string, requestId: string, distinct?: string): void {
     const key = `${kind}:${client}`;
     const now = this.now();
     let w = this.windows.get(key);
@@ -42,6 +46,11 @@ export class AuthFailureThrottle {
       if (this.windows.size > 50_000) this.windows.clear();
       w = { windowStart: now, failures: 0 };
       this.windows.set(key, w);
+    }
+    if (distinct !== undefined) {
+      w.seen ??= new Set();
+      if (w.seen.has(distinct)) return;
+      if (w.seen.size < 1000) w.seen.add(distinct);
     }
     w.failures++;
     this.logger?.warn({ authFailure: kind, client, requestId, failuresThisMinute: w.failures }, `failed ${{ admin: 'admin', apiKey: 'API key', metrics: 'metrics' }[kind]} authentication from ${client}`);

@@ -110,7 +110,11 @@ export class ToolDispatcher {
       const agent = await this.authenticate(call.apiKey);
       // A stale or mistyped key must not lock an agent out of the tools that get it a new one.
       const keyIgnored = !!call.apiKey && !agent;
-      if (keyIgnored) this.opts.authThrottle?.fail('apiKey', call.clientIp, call.requestId);
+      if (keyIgnored) {
+        // Key-less tools still answer a stale key, so only new wrong keys count towards the throttle there.
+        const distinct = !tool.auth || PUBLIC_PART.has(tool.name) ? hashApiKey(call.apiKey!) : undefined;
+        this.opts.authThrottle?.fail('apiKey', call.clientIp, call.requestId, distinct);
+      }
       if (keyIgnored && tool.auth && !PUBLIC_PART.has(tool.name)) {
         throw new MarketError('unauthorized', 'This API key is not valid.', { hint: `${KEY_NOT_VALID} ${replaceKeyHint(call.via)}` });
       }

@@ -76,7 +76,7 @@ describe('service call graph', () => {
     const api = app.api;
     const referrer = await newAgent(app, 'Referrer');
     const seller = await newAgent(app, 'Seller');
-    const buyer = await newAgent(app, 'Buyer', { referralCode: referrer.id });
+    const buyer = await newAgent(app, 'Buyer', { referredBy: referrer.id });
     await api.ok('buy_gas', { packId: 'starter' }, buyer.apiKey);
     await creditGas(app, buyer.id, 2000);
     const listing = await newListing(app, seller);
