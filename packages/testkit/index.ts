@@ -14,13 +14,28 @@ import { createMarketplace, gatewayPort } from '../../src/app';
 import { createTestDatabase, TEST_DATABASE_URL, type TestDatabase } from './database';
 
 export { createTestDatabase, TEST_DATABASE_URL, type TestDatabase };
+export { dockerEngine, startNatsContainer, startPostgresContainer, type NatsContainer, type PostgresContainer } from './containers';
 export const TEST_NATS_URL = process.env.TEST_NATS_URL || null;
 export const REPO_ROOT = path.resolve(__dirname, '../..');
 
-/** describe() that runs only with a real PostgreSQL (TEST_DATABASE_URL). */
-export const describeWithPostgres: jest.Describe = (TEST_DATABASE_URL ? describe : describe.skip) as jest.Describe;
-/** describe() that runs only with real PostgreSQL and NATS (TEST_DATABASE_URL and TEST_NATS_URL). */
-export const describeDistributed: jest.Describe = (TEST_DATABASE_URL && TEST_NATS_URL ? describe : describe.skip) as jest.Describe;
+/**
+ * describe.skip that says why in the suite's title. The reason comes from jest-global-setup
+ * (no URLs and no Docker engine), or names the missing variable when that setup did not run.
+ */
+function describeSkipping(missing: string): jest.Describe {
+  const reason = process.env.TEST_SKIP_REASON || `${missing} not set`;
+  const skipped = (name: number | string | jest.FunctionLike, fn?: jest.EmptyFunction) => describe.skip(`${String(name)} [skipped: ${reason}]`, fn ?? (() => undefined));
+  return Object.assign(skipped, describe.skip) as jest.Describe;
+}
+
+/**
+ * describe() that runs only with a real PostgreSQL: TEST_DATABASE_URL, or the container
+ * jest-global-setup started when a Docker engine is reachable.
+ */
+export const describeWithPostgres: jest.Describe = TEST_DATABASE_URL ? describe : describeSkipping('TEST_DATABASE_URL');
+/** describe() that runs only with real PostgreSQL and NATS (URLs, or containers as above). */
+export const describeDistributed: jest.Describe =
+  TEST_DATABASE_URL && TEST_NATS_URL ? describe : describeSkipping([!TEST_DATABASE_URL && 'TEST_DATABASE_URL', !TEST_NATS_URL && 'TEST_NATS_URL'].filter(Boolean).join(' and '));
 
 export interface ToolResponse<T = any> {
   status: number;

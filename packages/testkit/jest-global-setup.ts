@@ -1,0 +1,57 @@
+/**
+ * Once per `jest` run: where the PostgreSQL/NATS suites get their servers.
+ * 1. TEST_DATABASE_URL / TEST_NATS_URL set → those (as before).
+ * 2. else a reachable Docker engine → one PostgreSQL and one NATS (JetStream) container for the run,
+ *    exported as TEST_DATABASE_URL / TEST_NATS_URL to every worker (each suite still makes its own
+ *    database and Moleculer namespace); jest-global-teardown stops them.
+ * 3. else those suites skip, and TEST_SKIP_REASON says why (printed here and in each skipped title).
+ * TEST_CONTAINERS=off skips step 2.
+ */
+import { dockerEngine, startNatsContainer, startPostgresContainer, type NatsContainer, type PostgresContainer } from './containers';
+
+export interface StartedServers {
+  postgres?: PostgresContainer;
+  nats?: NatsContainer;
+}
+
+declare global {
+  var __testServers: StartedServers | undefined;
+}
+
+export default async function globalSetup(): Promise<void> {
+  const needPg = !process.env.TEST_DATABASE_URL;
+  const needNats = !process.env.TEST_NATS_URL;
+  if (!needPg && !needNats) return;
+  const missing = [needPg && 'TEST_DATABASE_URL', needNats && 'TEST_NATS_URL'].filter(Boolean).join(' and ');
+  if (process.env.TEST_CONTAINERS === 'off') {
+    skip(`${missing} not set and TEST_CONTAINERS=off`);
+    return;
+  }
+  const engine = await dockerEngine();
+  if (!engine.ok) {
+    skip(`${missing} not set and ${engine.reason}`);
+    return;
+  }
+  const started = Date.now();
+  const servers: StartedServers = {};
+  globalThis.__testServers = servers;
+  const [pg, nats] = await Promise.all([needPg ? startPostgresContainer() : undefined, needNats ? startNatsContainer() : undefined]);
+  if (pg) {
+    servers.postgres = pg;
+    process.env.TEST_DATABASE_URL = pg.url;
+  }
+  if (nats) {
+    servers.nats = nats;
+    process.env.TEST_NATS_URL = nats.url;
+  }
+  process.env.TEST_SERVERS_FROM = 'containers';
+  const what = [pg && `PostgreSQL ${pg.container.getName()} (${process.env.TEST_POSTGRES_IMAGE || 'postgres:16'})`, nats && `NATS ${nats.container.getName()} (${process.env.TEST_NATS_IMAGE || 'nats:2.10'})`]
+    .filter(Boolean)
+    .join(' and ');
+  process.stderr.write(`\n[testkit] ${what} started through testcontainers on ${engine.host} in ${Date.now() - started} ms\n`);
+}
+
+function skip(reason: string): void {
+  process.env.TEST_SKIP_REASON = reason;
+  process.stderr.write(`\n[testkit] suites needing PostgreSQL/NATS will skip: ${reason}\n`);
+}
