@@ -22,8 +22,8 @@ export const REPO_ROOT = path.resolve(__dirname, '../..');
  * describe.skip that says why in the suite's title. The reason comes from jest-global-setup
  * (no URLs and no Docker engine), or names the missing variable when that setup did not run.
  */
-function describeSkipping(missing: string): jest.Describe {
-  const reason = process.env.TEST_SKIP_REASON || `${missing} not set`;
+function describeSkipping(missing: string, why = process.env.TEST_SKIP_REASON): jest.Describe {
+  const reason = why || `${missing} not set`;
   const skipped = (name: number | string | jest.FunctionLike, fn?: jest.EmptyFunction) => describe.skip(`${String(name)} [skipped: ${reason}]`, fn ?? (() => undefined));
   return Object.assign(skipped, describe.skip) as jest.Describe;
 }
@@ -33,6 +33,8 @@ function describeSkipping(missing: string): jest.Describe {
  * jest-global-setup started when a Docker engine is reachable.
  */
 export const describeWithPostgres: jest.Describe = TEST_DATABASE_URL ? describe : describeSkipping('TEST_DATABASE_URL');
+/** describe() that runs only when a Docker engine answers (for suites that start containers of their own). */
+export const describeWithDocker: jest.Describe = process.env.TEST_DOCKER === '1' ? describe : describeSkipping('a Docker engine', process.env.TEST_DOCKER_SKIP_REASON);
 /** describe() that runs only with real PostgreSQL and NATS (URLs, or containers as above). */
 export const describeDistributed: jest.Describe =
   TEST_DATABASE_URL && TEST_NATS_URL ? describe : describeSkipping([!TEST_DATABASE_URL && 'TEST_DATABASE_URL', !TEST_NATS_URL && 'TEST_NATS_URL'].filter(Boolean).join(' and '));

@@ -5,7 +5,7 @@
  *    exported as TEST_DATABASE_URL / TEST_NATS_URL to every worker (each suite still makes its own
  *    database and Moleculer namespace); jest-global-teardown stops them.
  * 3. else those suites skip, and TEST_SKIP_REASON says why (printed here and in each skipped title).
- * TEST_CONTAINERS=off skips step 2.
+ * TEST_CONTAINERS=off skips step 2. TEST_DOCKER=1 tells suites that start containers of their own that an engine answers.
  */
 import { dockerEngine, startNatsContainer, startPostgresContainer, type NatsContainer, type PostgresContainer } from './containers';
 
@@ -19,15 +19,14 @@ declare global {
 }
 
 export default async function globalSetup(): Promise<void> {
+  const engine = process.env.TEST_CONTAINERS === 'off' ? ({ ok: false, reason: 'TEST_CONTAINERS=off' } as const) : await dockerEngine();
+  // For suites that need containers of their own (describeWithDocker), whatever the URLs say.
+  process.env.TEST_DOCKER = engine.ok ? '1' : '';
+  process.env.TEST_DOCKER_SKIP_REASON = engine.ok ? '' : engine.reason;
   const needPg = !process.env.TEST_DATABASE_URL;
   const needNats = !process.env.TEST_NATS_URL;
   if (!needPg && !needNats) return;
   const missing = [needPg && 'TEST_DATABASE_URL', needNats && 'TEST_NATS_URL'].filter(Boolean).join(' and ');
-  if (process.env.TEST_CONTAINERS === 'off') {
-    skip(`${missing} not set and TEST_CONTAINERS=off`);
-    return;
-  }
-  const engine = await dockerEngine();
   if (!engine.ok) {
     skip(`${missing} not set and ${engine.reason}`);
     return;
@@ -35,7 +34,12 @@ export default async function globalSetup(): Promise<void> {
   const started = Date.now();
   const servers: StartedServers = {};
   globalThis.__testServers = servers;
-  const [pg, nats] = await Promise.all([needPg ? startPostgresContainer() : undefined, needNats ? startNatsContainer() : undefined]);
+  const [pg, nats] = await Promise.all([needPg ? startPostgresContainer() : undefined, needNats ? startNatsContainer() : undefined]).catch((err: Error) => {
+    throw new Error(
+      `${err.message}\n[testkit] A Docker engine answered but the PostgreSQL/NATS containers did not start. Without a registry, build local ` +
+        `images (scripts/containers/build-local-images.sh) and set TEST_POSTGRES_IMAGE / TEST_NATS_IMAGE; or set TEST_CONTAINERS=off.`,
+    );
+  });
   if (pg) {
     servers.postgres = pg;
     process.env.TEST_DATABASE_URL = pg.url;
