@@ -3,7 +3,7 @@
 # ones: a Debian bookworm base (debootstrap), PostgreSQL, NATS (JetStream), nginx, a Node 20 base, and
 # the marketplace image from the repo's Dockerfile on top of that Node base.
 #   scripts/containers/build-local-images.sh [--bases-only]   (DOCKER_HOST must point at a running engine)
-# Images already present are kept (delete them, or set REBUILD=1, to build again). Needs root
+# Base images already present are kept (delete them, or set REBUILD=1, to build again). Needs root
 # (debootstrap) and Debian's debootstrap package.
 #
 # The Node base is the host's own Node 20 binary and npm (the versions the tests run on), copied in;
@@ -62,7 +62,8 @@ if ! have "$NODE"; then
   docker build -q --build-arg BASE="$BASE" -t "$NODE" "$tmp/node"
 fi
 
-if [[ "${1:-}" != --bases-only ]] && ! have "$MARKET"; then
+# Always rebuilt (the repo changes between runs); docker's layer cache skips unchanged steps.
+if [[ "${1:-}" != --bases-only ]]; then
   step "$MARKET (repo Dockerfile, BASE_IMAGE=$NODE)"
   docker build -q --build-arg BASE_IMAGE="$NODE" -t "$MARKET" "$REPO_ROOT"
 fi
