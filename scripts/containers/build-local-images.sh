@@ -37,20 +37,26 @@ if ! have "$BASE"; then
   rm -rf "$tmp/rootfs"
 fi
 
-if ! have "$POSTGRES"; then
-  step "$POSTGRES"
-  docker build -q --build-arg BASE="$BASE" -t "$POSTGRES" images/postgres
-fi
+# Each build's output goes to its own log, shown only when it fails.
+build() {
+  local image=$1 log="$tmp/build-${1//[\/:]/_}.log"
+  shift
+  local t=$SECONDS
+  if docker build -q "$@" -t "$image" >"$log" 2>&1; then
+    echo "== built $image in $((SECONDS - t)) s"
+  else
+    echo "== FAILED: $image" >&2
+    cat "$log" >&2
+    return 1
+  fi
+}
 
-if ! have "$NATS"; then
-  step "$NATS"
-  docker build -q --build-arg BASE="$BASE" -t "$NATS" images/nats
-fi
-
-if ! have "$NGINX"; then
-  step "$NGINX"
-  docker build -q --build-arg BASE="$BASE" -t "$NGINX" images/nginx
-fi
+# PostgreSQL, NATS and nginx build in the background while the Node base and the marketplace image
+# (the longest chain) build in the foreground.
+pids=()
+have "$POSTGRES" || { build "$POSTGRES" --build-arg BASE="$BASE" images/postgres & pids+=($!); }
+have "$NATS" || { build "$NATS" --build-arg BASE="$BASE" images/nats & pids+=($!); }
+have "$NGINX" || { build "$NGINX" --build-arg BASE="$BASE" images/nginx & pids+=($!); }
 
 if ! have "$NODE"; then
   step "$NODE (host's $(node --version) and npm $(npm --version))"
@@ -59,14 +65,17 @@ if ! have "$NODE"; then
   cp -a "$(dirname "$(readlink -f "$(command -v npm)")")/.." "$tmp/node/npm"
   cp /usr/local/share/ca-certificates/*.crt "$tmp/node/certs/" 2>/dev/null || true
   cp images/node/Dockerfile "$tmp/node/Dockerfile"
-  docker build -q --build-arg BASE="$BASE" -t "$NODE" "$tmp/node"
+  build "$NODE" --build-arg BASE="$BASE" "$tmp/node"
 fi
 
 # Always rebuilt (the repo changes between runs); docker's layer cache skips unchanged steps.
+failed=0
 if [[ "${1:-}" != --bases-only ]]; then
   step "$MARKET (repo Dockerfile, BASE_IMAGE=$NODE)"
-  docker build -q --build-arg BASE_IMAGE="$NODE" -t "$MARKET" "$REPO_ROOT"
+  build "$MARKET" --build-arg BASE_IMAGE="$NODE" "$REPO_ROOT" || failed=1
 fi
+for pid in "${pids[@]}"; do wait "$pid" || failed=1; done
+((failed == 0)) || exit 1
 
 step "done"
 docker image ls --format '{{.Repository}}:{{.Tag}}\t{{.Size}}' | grep -E "^(${BASE}|${POSTGRES%:*}|${NATS%:*}|${NGINX}|${NODE%:*}|${MARKET%:*})[:\t]" || true
