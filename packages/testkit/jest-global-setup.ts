@@ -7,7 +7,15 @@
  * 3. else those suites skip, and TEST_SKIP_REASON says why (printed here and in each skipped title).
  * TEST_CONTAINERS=off skips step 2. TEST_DOCKER=1 tells suites that start containers of their own that an engine answers.
  */
-import { dockerEngine, startNatsContainer, startPostgresContainer, type NatsContainer, type PostgresContainer } from './containers';
+import {
+  dockerEngine,
+  startNatsContainer,
+  startPostgresContainer,
+  TEST_NATS_IMAGE,
+  TEST_POSTGRES_IMAGE,
+  type NatsContainer,
+  type PostgresContainer,
+} from './containers';
 
 export interface StartedServers {
   postgres?: PostgresContainer;
@@ -49,7 +57,7 @@ export default async function globalSetup(): Promise<void> {
     process.env.TEST_NATS_URL = nats.url;
   }
   process.env.TEST_SERVERS_FROM = 'containers';
-  const what = [pg && `PostgreSQL ${pg.container.getName()} (${process.env.TEST_POSTGRES_IMAGE || 'postgres:16'})`, nats && `NATS ${nats.container.getName()} (${process.env.TEST_NATS_IMAGE || 'nats:2.10'})`]
+  const what = [pg && `PostgreSQL ${pg.container.getName()} (${TEST_POSTGRES_IMAGE})`, nats && `NATS ${nats.container.getName()} (${TEST_NATS_IMAGE})`]
     .filter(Boolean)
     .join(' and ');
   process.stderr.write(`\n[testkit] ${what} started through testcontainers on ${engine.host} in ${Date.now() - started} ms\n`);
