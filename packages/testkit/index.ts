@@ -157,6 +157,13 @@ export interface ServiceProcess {
 }
 
 /**
+ * How long a spawned process may take to print that its services started. tsx compiles the sources
+ * on every cold start; with CI's two cores shared by Docker builds and other suites that was seen to
+ * take over 30 s (output still empty), so the bound is generous. Not a timing assertion.
+ */
+const SPAWN_START_MS = 60_000;
+
+/**
  * Starts `src/main.ts` as its own OS process running the given services over NATS.
  * Resolves when the process printed that its services started.
  */
@@ -180,8 +187,8 @@ export async function spawnServices(services: ServiceName[], env: Record<string,
   await new Promise<void>((resolve, reject) => {
     const timer = setTimeout(() => {
       child.kill('SIGKILL'); // never leave a half-started process behind
-      reject(new Error(`${services.join(',')} did not start in 30 s:\n${out}`));
-    }, 30_000);
+      reject(new Error(`${services.join(',')} did not start in ${SPAWN_START_MS / 1000} s:\n${out}`));
+    }, SPAWN_START_MS);
     const check = () => {
       if (out.includes('  services: ')) {
         clearTimeout(timer);
