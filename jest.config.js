@@ -1,4 +1,7 @@
-/** Runs every *.test.ts; suites that need real PostgreSQL/NATS skip themselves unless TEST_DATABASE_URL and TEST_NATS_URL are set. */
+/**
+ * Runs every *.test.ts. Suites that need real PostgreSQL/NATS use TEST_DATABASE_URL / TEST_NATS_URL when set,
+ * else containers started by the global setup when a Docker engine is reachable, else skip saying why.
+ */
 module.exports = {
   testEnvironment: 'node',
   transform: {
@@ -10,4 +13,6 @@ module.exports = {
   testPathIgnorePatterns: ['/node_modules/', '/dist/', '/data/'],
   maxWorkers: 2,
   testTimeout: 60000,
+  globalSetup: '<rootDir>/packages/testkit/jest-global-setup.ts',
+  globalTeardown: '<rootDir>/packages/testkit/jest-global-teardown.ts',
 };

@@ -14,13 +14,30 @@ import { createMarketplace, gatewayPort } from '../../src/app';
 import { createTestDatabase, TEST_DATABASE_URL, type TestDatabase } from './database';
 
 export { createTestDatabase, TEST_DATABASE_URL, type TestDatabase };
+export { dockerEngine, startNatsContainer, startPostgresContainer, type NatsContainer, type PostgresContainer } from './containers';
 export const TEST_NATS_URL = process.env.TEST_NATS_URL || null;
 export const REPO_ROOT = path.resolve(__dirname, '../..');
 
-/** describe() that runs only with a real PostgreSQL (TEST_DATABASE_URL). */
-export const describeWithPostgres: jest.Describe = (TEST_DATABASE_URL ? describe : describe.skip) as jest.Describe;
-/** describe() that runs only with real PostgreSQL and NATS (TEST_DATABASE_URL and TEST_NATS_URL). */
-export const describeDistributed: jest.Describe = (TEST_DATABASE_URL && TEST_NATS_URL ? describe : describe.skip) as jest.Describe;
+/**
+ * describe.skip that says why in the suite's title. The reason comes from jest-global-setup
+ * (no URLs and no Docker engine), or names the missing variable when that setup did not run.
+ */
+function describeSkipping(missing: string, why = process.env.TEST_SKIP_REASON): jest.Describe {
+  const reason = why || `${missing} not set`;
+  const skipped = (name: number | string | jest.FunctionLike, fn?: jest.EmptyFunction) => describe.skip(`${String(name)} [skipped: ${reason}]`, fn ?? (() => undefined));
+  return Object.assign(skipped, describe.skip) as jest.Describe;
+}
+
+/**
+ * describe() that runs only with a real PostgreSQL: TEST_DATABASE_URL, or the container
+ * jest-global-setup started when a Docker engine is reachable.
+ */
+export const describeWithPostgres: jest.Describe = TEST_DATABASE_URL ? describe : describeSkipping('TEST_DATABASE_URL');
+/** describe() that runs only when a Docker engine answers (for suites that start containers of their own). */
+export const describeWithDocker: jest.Describe = process.env.TEST_DOCKER === '1' ? describe : describeSkipping('a Docker engine', process.env.TEST_DOCKER_SKIP_REASON);
+/** describe() that runs only with real PostgreSQL and NATS (URLs, or containers as above). */
+export const describeDistributed: jest.Describe =
+  TEST_DATABASE_URL && TEST_NATS_URL ? describe : describeSkipping([!TEST_DATABASE_URL && 'TEST_DATABASE_URL', !TEST_NATS_URL && 'TEST_NATS_URL'].filter(Boolean).join(' and '));
 
 export interface ToolResponse<T = any> {
   status: number;
@@ -142,6 +159,13 @@ export interface ServiceProcess {
 }
 
 /**
+ * How long a spawned process may take to print that its services started. tsx compiles the sources
+ * on every cold start; with CI's two cores shared by Docker builds and other suites that was seen to
+ * take over 30 s (output still empty), so the bound is generous. Not a timing assertion.
+ */
+const SPAWN_START_MS = 60_000;
+
+/**
  * Starts `src/main.ts` as its own OS process running the given services over NATS.
  * Resolves when the process printed that its services started.
  */
@@ -165,8 +189,8 @@ export async function spawnServices(services: ServiceName[], env: Record<string,
   await new Promise<void>((resolve, reject) => {
     const timer = setTimeout(() => {
       child.kill('SIGKILL'); // never leave a half-started process behind
-      reject(new Error(`${services.join(',')} did not start in 30 s:\n${out}`));
-    }, 30_000);
+      reject(new Error(`${services.join(',')} did not start in ${SPAWN_START_MS / 1000} s:\n${out}`));
+    }, SPAWN_START_MS);
     const check = () => {
       if (out.includes('  services: ')) {
         clearTimeout(timer);

@@ -1,0 +1,163 @@
+/**
+ * docker-compose.yml for real: PostgreSQL, NATS (JetStream), every service from the built image and
+ * nginx in front, brought up with the Compose CLI; a buyer/seller journey through the published port
+ * (register → buy gas in the sandbox → purchase → deliver → confirm → ledger audit with the image's
+ * own `audit-ledger`), then the gateway scaled to two behind the same port, then everything removed
+ * with its volumes. Runs when a Docker engine and a Compose CLI (v2 plugin or docker-compose v1) answer.
+ * Images come from the environment like the compose file's (MARKET_IMAGE, POSTGRES_IMAGE, NATS_IMAGE,
+ * NGINX_IMAGE); a missing MARKET_IMAGE is built first (BASE_IMAGE picks the Node base).
+ */
+import { execFile, execFileSync } from 'node:child_process';
+import { promisify } from 'node:util';
+import { ApiClient, eventually, freePort, REPO_ROOT, waitForGateway } from '../../packages/testkit';
+import { base62 } from '../../packages/ids';
+
+const run = promisify(execFile);
+const MARKET_IMAGE = process.env.MARKET_IMAGE || 'agent-market:local';
+const SERVICES = ['gateway', 'agents', 'listings', 'escrow', 'ledger', 'payments', 'support'];
+
+function works(cmd: string, args: string[]): boolean {
+  try {
+    execFileSync(cmd, args, { stdio: 'ignore', timeout: 10_000 });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** The Compose CLI to use, or why there is none. */
+function composeCli(): { cmd: string; pre: string[] } | { skip: string } {
+  if (process.env.TEST_COMPOSE === 'off') return { skip: 'TEST_COMPOSE=off' };
+  if (!works('docker', ['version'])) return { skip: `no Docker engine reachable at ${process.env.DOCKER_HOST || 'the default socket'}` };
+  if (works('docker', ['compose', 'version'])) return { cmd: 'docker', pre: ['compose'] };
+  if (works('docker-compose', ['version'])) return { cmd: 'docker-compose', pre: [] };
+  return { skip: 'no Compose CLI (docker compose or docker-compose)' };
+}
+
+const cli = composeCli();
+const describeCompose = 'skip' in cli ? (name: string, fn: () => void) => describe.skip(`${name} [skipped: ${cli.skip}]`, fn) : describe;
+
+describeCompose('docker-compose.yml (built image, published gateway, journey, scale-out)', () => {
+  const { cmd, pre } = cli as { cmd: string; pre: string[] };
+  const project = `market${base62(6).toLowerCase()}`;
+  const adminToken = `adm_${base62(24)}`;
+  let env: NodeJS.ProcessEnv;
+  let api: ApiClient;
+  let baseUrl: string;
+
+  const compose = async (...args: string[]) => {
+    const { stdout } = await run(cmd, [...pre, '-p', project, '-f', `${REPO_ROOT}/docker-compose.yml`, ...args], {
+      cwd: REPO_ROOT,
+      env,
+      maxBuffer: 64 * 1024 * 1024,
+      timeout: 600_000,
+    });
+    return stdout;
+  };
+
+  /** Health of every container of a service (docker inspect), e.g. ['healthy', 'starting']. */
+  const health = async (service: string): Promise<string[]> => {
+    const ids = (await compose('ps', '-q', service)).split('\n').filter(Boolean);
+    return Promise.all(ids.map(async (id) => (await run('docker', ['inspect', '-f', '{{.State.Health.Status}}', id], { env })).stdout.trim()));
+  };
+
+  beforeAll(async () => {
+    const port = await freePort();
+    baseUrl = `http://127.0.0.1:${port}`;
+    env = { ...process.env, GATEWAY_PORT: String(port), PUBLIC_BASE_URL: `http://localhost:${port}`, ADMIN_TOKEN: adminToken, LOG_LEVEL: 'warn', NODE_ENV: 'development' };
+    if (!works('docker', ['image', 'inspect', MARKET_IMAGE])) {
+      const base = process.env.BASE_IMAGE ? ['--build-arg', `BASE_IMAGE=${process.env.BASE_IMAGE}`] : [];
+      await run('docker', ['build', '-q', ...base, '-t', MARKET_IMAGE, REPO_ROOT], { env, timeout: 900_000 });
+    }
+    await compose('up', '-d', '--no-build');
+    api = new ApiClient(baseUrl);
+    await eventually(async () => (await api.get('/readyz')).status === 200, 180_000, 500);
+    await waitForGateway(api, SERVICES.filter((s) => s !== 'gateway'), 180_000);
+  }, 1_000_000);
+
+  afterAll(async () => {
+    if (!env) return;
+    if (process.env.TEST_COMPOSE_KEEP !== '1') await compose('down', '-v', '--remove-orphans', '-t', '5');
+  }, 180_000);
+
+  it('runs every service from the image; each one serving /readyz on PORT turns healthy', async () => {
+    const ready = await api.get('/readyz');
+    expect(ready.body.services).toMatchObject({ agents: true, listings: true, escrow: true, ledger: true, payments: true, support: true });
+    const notServing: string[] = [];
+    for (const service of SERVICES) {
+      // A process without the gateway that does not listen on PORT yet cannot pass its healthcheck:
+      // only the ones that answer are required to be healthy (the gateway always is).
+      const probe = "fetch('http://127.0.0.1:'+(process.env.PORT||3000)+'/healthz').then(()=>process.exit(0),()=>process.exit(3))";
+      const serving = service === 'gateway' || (await compose('exec', '-T', service, 'node', '-e', probe).then(() => true, () => false));
+      if (!serving) {
+        notServing.push(service);
+        continue;
+      }
+      await eventually(async () => (await health(service)).every((h) => h === 'healthy'), 120_000, 1_000);
+    }
+    if (notServing.length) process.stdout.write(`\n[compose] not listening on PORT yet (healthcheck cannot pass): ${notServing.join(', ')}\n`);
+  }, 300_000);
+
+  it('serves a buyer/seller journey through the published gateway and the ledger audits clean', async () => {
+    const seller = await api.register('Compose Seller');
+    const buyer = await api.register('Compose Buyer');
+    const gas = async (agent: { apiKey: string }) => (await api.ok('wallet', {}, agent.apiKey)).gasBalance as number;
+    const [sellerStart, buyerStart] = [await gas(seller), await gas(buyer)];
+
+    // Buy gas as a person would: open the sandbox checkout page, press Approve.
+    const buy = await api.ok('buy_gas', { packId: 'starter' }, buyer.apiKey);
+    const checkout = new URL(buy.checkoutUrl);
+    expect(checkout.origin).toBe(`http://localhost:${new URL(baseUrl).port}`);
+    expect((await api.get(checkout.pathname)).status).toBe(200);
+    const approved = await fetch(`${baseUrl}${checkout.pathname}/approve`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: 'decision=approve',
+      redirect: 'manual',
+    });
+    expect(approved.status).toBe(200);
+    await eventually(async () => (await gas(buyer)) === buyerStart + buy.gas, 30_000, 250);
+
+    const { listing } = await api.ok(
+      'list_service',
+      {
+        title: 'Write Jest unit tests for a TypeScript module',
+        description:
+          'Send me the path of a TypeScript module and a short note on its public functions. I deliver a Jest test file with ten or more unit tests covering edge cases, plus a short Markdown coverage summary.',
+        priceGas: 100,
+        category: 'codegen',
+      },
+      seller.apiKey,
+    );
+    const { purchase } = await api.ok('purchase_service', { listingId: listing.id }, buyer.apiKey, { 'idempotency-key': `compose-${base62(8)}` });
+    await api.ok('deliver_work', { purchaseId: purchase.id, delivery: { summary: 'tests attached' } }, seller.apiKey);
+    await api.ok('confirm_delivery', { purchaseId: purchase.id }, buyer.apiKey);
+
+    // Settlement travels as a durable event (outbox → JetStream → ledger).
+    const fee = listing.priceGas / 10; // PLATFORM_FEE_PERCENT default 10
+    await eventually(async () => (await gas(seller)) === sellerStart + listing.priceGas - fee, 30_000, 250);
+    expect(await api.ok('wallet', {}, buyer.apiKey)).toMatchObject({ gasBalance: buyerStart + buy.gas - listing.priceGas, heldGas: 0 });
+
+    // The operator's audit, from inside the image (it asks the gateway with ADMIN_TOKEN).
+    const audit = await compose('exec', '-T', 'gateway', 'audit-ledger');
+    expect(audit).toContain('Clean: every invariant holds.');
+    process.stdout.write(`\n[compose] ${audit.trim().split('\n').join('\n[compose] ')}\n`);
+  }, 180_000);
+
+  it('scales the gateway to two replicas behind the same published port', async () => {
+    await compose('up', '-d', '--no-build', '--no-recreate', '--scale', 'gateway=2');
+    await eventually(async () => {
+      const h = await health('gateway');
+      return h.length === 2 && h.every((s) => s === 'healthy');
+    }, 120_000, 1_000);
+    const { apiKey } = await api.register('Scaled');
+    for (let i = 0; i < 6; i++) expect((await api.call('whoami', {}, apiKey)).status).toBe(200);
+
+    // Stop the first replica: the published port keeps answering through the other one.
+    const [first] = (await compose('ps', '-q', 'gateway')).split('\n').filter(Boolean);
+    await run('docker', ['stop', '-t', '5', first], { env });
+    await new Promise((r) => setTimeout(r, 3_000)); // nginx re-resolves `gateway` every 2 s
+    await eventually(async () => (await api.call('whoami', {}, apiKey)).status === 200, 30_000, 250);
+    for (let i = 0; i < 6; i++) expect((await api.call('whoami', {}, apiKey)).status).toBe(200);
+  }, 300_000);
+});
