@@ -39,6 +39,8 @@ export interface DbOptions {
   /** Directory for PGlite, or "memory://" for an in-memory database. */
   dataDir: string;
   poolMax?: number;
+  /** The process talks to others over a bus (TRANSPORTER): a per-process PGlite would split the data. */
+  distributed?: boolean;
 }
 
 const RETRYABLE = new Set(['40001', '40P01']);
@@ -178,6 +180,9 @@ function pgliteDb(dataDir: string, schema: string): Db {
 
 export function openDb(opts: DbOptions, schema: string): Db {
   if (!/^[a-z_][a-z0-9_]*$/.test(schema)) throw new Error(`bad schema name ${schema}`);
+  if (opts.distributed && !opts.databaseUrl) {
+    throw new Error(`${schema}: TRANSPORTER is set but DATABASE_URL is not; distributed processes must share one PostgreSQL`);
+  }
   return opts.databaseUrl ? pgDb(opts.databaseUrl, schema, opts.poolMax ?? 10) : pgliteDb(opts.dataDir, schema);
 }
 
