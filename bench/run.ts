@@ -169,7 +169,11 @@ async function distributedLifecycles(pgUrl: string, natsUrl: string): Promise<Be
   const children: ChildProcess[] = [];
   try {
     // One at a time: each process compiles TypeScript on start, and the first ones create the schemas.
-    for (const name of SERVICES) children.push((await startProcess(['src/main.ts'], { ...env, SERVICES: name }, / {2}services: /)).child);
+    // Every process listens on PORT (workers serve /readyz there): the gateway on `port`, the others one each.
+    for (const name of SERVICES) {
+      const own = name === 'gateway' ? String(port) : String(port + 100 + SERVICES.indexOf(name));
+      children.push((await startProcess(['src/main.ts'], { ...env, SERVICES: name, PORT: own }, / {2}services: /)).child);
+    }
     const baseUrl = `http://127.0.0.1:${port}`;
     for (let i = 0; i < 100; i++) {
       const r = await fetch(`${baseUrl}/readyz`).then((x) => x.json() as any).catch(() => null);

@@ -10,6 +10,7 @@ import type { Config } from '../config';
 import { setRuntime, systemClock, type Clock } from '../runtime';
 import { DurableEventsMiddleware, JetStreamDurableTransport, LocalDurableTransport, type DurableTransport } from './durable';
 import { FailoverMiddleware } from './failover';
+import { inProcessPrometheusReporter } from './metrics';
 
 export { durableEventsOf, type DurableTransport } from './durable';
 
@@ -67,9 +68,12 @@ export function createBroker(opts: CreateBrokerOptions): ServiceBroker {
       options: { level: config.logLevel, pino: { options: { redact: ['apiKey', '*.apiKey', 'authorization', '*.authorization'] } } },
     },
     logLevel: config.logLevel as any,
+    // Distributed processes serve /metrics on their own PORT (see src/health-server.ts).
     metrics: process.env.METRICS_PORT
       ? { enabled: true, reporter: { type: 'Prometheus', options: { port: Number(process.env.METRICS_PORT) } } }
-      : { enabled: false },
+      : config.transporter
+        ? { enabled: true, reporter: [inProcessPrometheusReporter() as any] }
+        : { enabled: false },
     middlewares: [
       DurableEventsMiddleware(durableTransport(config)) as any,
       FailoverMiddleware({ retries: 4, delayMs: 100, maxDelayMs: 1_000 }) as any,

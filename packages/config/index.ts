@@ -43,6 +43,8 @@ export interface Config {
   logLevel: string;
   /** Sweepers (auto-release, reconciliation, outbox relay) poll at this interval; 0 disables the timers. */
   sweepIntervalMs: number;
+  /** When set, /metrics needs `Authorization: Bearer <METRICS_TOKEN>`. */
+  metricsToken: string | null;
   /** /mcp DNS-rebinding guard: extra Host names accepted besides localhost and PUBLIC_BASE_URL's host (ALLOWED_HOSTS). */
   allowedHosts: string[];
   /** /mcp: extra browser Origins accepted (ALLOWED_ORIGINS, full origins like https://app.example; "*" = any). */
@@ -132,6 +134,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     helpLlmModel: str(env, 'HELP_LLM_MODEL') ?? 'gpt-4o-mini',
     logLevel: str(env, 'LOG_LEVEL') ?? 'info',
     sweepIntervalMs: int(env, 'SWEEP_INTERVAL_MS', 30000, 0),
+    metricsToken: str(env, 'METRICS_TOKEN'),
     allowedHosts: (str(env, 'ALLOWED_HOSTS') ?? '').split(',').map((h) => h.trim().toLowerCase()).filter(Boolean),
     allowedOrigins: (str(env, 'ALLOWED_ORIGINS') ?? '').split(',').map((o) => o.trim().replace(/\/+$/, '')).filter(Boolean),
   };

@@ -132,6 +132,8 @@ export async function startTestApp(opts: StartOptions = {}): Promise<TestApp> {
 export interface ServiceProcess {
   child: ChildProcess;
   services: ServiceName[];
+  /** The process's PORT: the gateway, or /healthz, /readyz and /metrics for a worker. */
+  port: number;
   output(): string;
   /** SIGTERM and wait for a clean exit. */
   stop(): Promise<number | null>;
@@ -145,6 +147,8 @@ export interface ServiceProcess {
  */
 export async function spawnServices(services: ServiceName[], env: Record<string, string>): Promise<ServiceProcess> {
   let out = '';
+  // Every process listens on PORT (workers serve /healthz, /readyz, /metrics there): one port each.
+  const port = env.PORT ?? String(await freePort());
   const child = spawn(process.execPath, ['--import', 'tsx', path.join(REPO_ROOT, 'src/main.ts')], {
     cwd: REPO_ROOT,
     env: {
@@ -154,6 +158,7 @@ export async function spawnServices(services: ServiceName[], env: Record<string,
       SEED_ON_EMPTY: 'false',
       RATE_LIMIT_PER_MINUTE: '0',
       ...env,
+      PORT: port,
     },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
@@ -180,6 +185,7 @@ export async function spawnServices(services: ServiceName[], env: Record<string,
   return {
     child,
     services,
+    port: Number(port),
     output: () => out,
     async stop() {
       if (child.exitCode !== null) return child.exitCode;
