@@ -129,10 +129,14 @@ export interface JetStreamOptions {
   ackWaitMs?: number;
   /** Deliveries of a failing message before it is parked in the dead-letter stream. */
   maxRetries?: number;
-  /** How long one pull waits for messages. */
+  /** How long one pull waits for messages (nats.js needs at least 1000). */
   fetchExpiresMs?: number;
   /** How long the stream keeps messages. */
   maxAgeMs?: number;
+  /** A handler still running after this long stops holding its message (it is redelivered). */
+  handlerMaxMs?: number;
+  /** At stop, how long handlers in progress may take before the connection closes anyway. */
+  shutdownTimeoutMs?: number;
 }
 
 /** JetStream names allow neither dots nor wildcards. */
@@ -164,6 +168,12 @@ export class JetStreamDurableTransport implements DurableTransport {
   private readonly subs: RunningSub[] = [];
   private logger: LoggerInstance | Console = console;
   private wakeups: Array<() => void> = [];
+  private stopSignal!: () => void;
+  private stopped: Promise<void> = this.resetStop();
+
+  private resetStop(): Promise<void> {
+    return new Promise<void>((r) => (this.stopSignal = r));
+  }
 
   constructor(opts: JetStreamOptions) {
     this.opts = {
@@ -172,8 +182,11 @@ export class JetStreamDurableTransport implements DurableTransport {
       maxRetries: 100,
       fetchExpiresMs: 2_000,
       maxAgeMs: 7 * 24 * 3600_000,
+      shutdownTimeoutMs: 10_000,
+      handlerMaxMs: 60_000,
       ...opts,
     };
+    this.opts.fetchExpiresMs = Math.max(1_000, this.opts.fetchExpiresMs);
     const ns = jetStreamName(opts.namespace);
     this.streamName = `${ns}_EVENTS`;
     this.deadLetterStream = `${ns}_DEAD_LETTER`;
@@ -193,6 +206,7 @@ export class JetStreamDurableTransport implements DurableTransport {
   async connect(): Promise<void> {
     if (this.nc) return;
     this.stopping = false;
+    this.stopped = this.resetStop();
     this.nc = await connect({
       servers: this.opts.url,
       name: `durable-events ${hostname()} ${process.pid}`,
@@ -370,7 +384,8 @@ export class JetStreamDurableTransport implements DurableTransport {
         }
         const room = max - sub.inFlight.size;
         if (room <= 0) {
-          await Promise.race(sub.inFlight);
+          // Full: wait for one to finish (or for stop; a handler may hang).
+          await Promise.race([...sub.inFlight, this.stopped]);
           continue;
         }
         const batch = await consumer.fetch({ max_messages: room, expires: this.opts.fetchExpiresMs });
@@ -401,7 +416,12 @@ export class JetStreamDurableTransport implements DurableTransport {
   private dispatch(sub: RunningSub, msg: JsMsg): void {
     const run = (async () => {
       // Keep the message while the handler runs (a slow database is not a dead replica).
-      const keepAlive = setInterval(() => msg.working(), Math.max(200, Math.floor(this.opts.ackWaitMs / 3)));
+      // …but not for ever: a handler stuck past handlerMaxMs lets the message go to another replica.
+      const started = Date.now();
+      const keepAlive = setInterval(() => {
+        if (this.nc && !this.nc.isClosed() && Date.now() - started < this.opts.handlerMaxMs) msg.working();
+      }, Math.max(200, Math.floor(this.opts.ackWaitMs / 3)));
+      keepAlive.unref();
       try {
         let payload: unknown;
         try {
@@ -454,9 +474,14 @@ export class JetStreamDurableTransport implements DurableTransport {
 
   async stopConsuming(): Promise<void> {
     this.stopping = true;
+    this.stopSignal();
     this.wake();
     await Promise.all(this.subs.map((s) => s.loop?.catch(() => undefined)));
-    await Promise.all(this.subs.flatMap((s) => [...s.inFlight]));
+    // Handlers in progress finish first, within a bound: what they leave unacked is redelivered.
+    const inFlight = Promise.all(this.subs.flatMap((s) => [...s.inFlight]));
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([inFlight, new Promise((r) => (timer = setTimeout(r, this.opts.shutdownTimeoutMs)))]);
+    clearTimeout(timer);
     this.subs.length = 0;
   }
 

@@ -14,6 +14,7 @@ import { createMarketplace, gatewayPort } from '../../src/app';
 import { createTestDatabase, TEST_DATABASE_URL, type TestDatabase } from './database';
 
 export { createTestDatabase, TEST_DATABASE_URL, type TestDatabase };
+export { natsServerAvailable, startPrivateNats, type PrivateNats } from './nats-server';
 export const TEST_NATS_URL = process.env.TEST_NATS_URL || null;
 export const REPO_ROOT = path.resolve(__dirname, '../..');
 
