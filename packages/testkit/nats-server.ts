@@ -75,7 +75,7 @@ export async function startPrivateNats(): Promise<PrivateNats> {
       try {
         await waitForPort(port, 15_000);
       } catch (err) {
-        throw new Error(`${(err as Error).message}\n${log}`);
+        throw new Error(`${(err as Error).message}\n${log}`, { cause: err });
       }
     },
     async stop() {
