@@ -146,7 +146,7 @@ export interface ServiceProcess {
  * Starts `src/main.ts` as its own OS process running the given services over NATS.
  * Resolves when the process printed that its services started.
  */
-export async function spawnServices(services: ServiceName[], env: Record<string, string>): Promise<ServiceProcess> {
+export async function spawnServices(services: ServiceName[], env: Record<string, string>, opts: { startTimeoutMs?: number } = {}): Promise<ServiceProcess> {
   let out = '';
   // Every process listens on PORT (workers serve /healthz, /readyz, /metrics there): one port each.
   const port = env.PORT ?? String(await freePort());
@@ -169,8 +169,8 @@ export async function spawnServices(services: ServiceName[], env: Record<string,
   await new Promise<void>((resolve, reject) => {
     const timer = setTimeout(() => {
       child.kill('SIGKILL'); // never leave a half-started process behind
-      reject(new Error(`${services.join(',')} did not start in 30 s:\n${out}`));
-    }, 30_000);
+      reject(new Error(`${services.join(',')} did not start in ${(opts.startTimeoutMs ?? 30_000) / 1000} s:\n${out}`));
+    }, opts.startTimeoutMs ?? 30_000);
     const check = () => {
       if (out.includes('  services: ')) {
         clearTimeout(timer);
