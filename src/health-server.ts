@@ -53,15 +53,22 @@ async function databaseCheck(broker: ServiceBroker): Promise<Check> {
   }
 }
 
+/**
+ * Moleculer's NATS transporter (nats.js 2.x) keeps `connected` true while the client reconnects,
+ * so ask the NATS client itself.
+ */
+function busConnected(broker: ServiceBroker): boolean {
+  const transit = (broker as any).transit;
+  if (!transit?.connected || transit.disconnecting) return false;
+  const client = transit.tx?.client;
+  if (client && typeof client.isClosed === 'function') return !client.isClosed() && client.protocol?.connected !== false;
+  return true;
+}
+
 export async function readiness(broker: ServiceBroker, config: Config, stopping: boolean): Promise<Readiness> {
   const checks: Record<string, Check> = {};
   checks.database = await databaseCheck(broker);
-  const transit = (broker as any).transit;
-  checks.bus = !config.transporter
-    ? { ok: true, detail: 'in-process bus' }
-    : transit?.connected && !transit?.disconnecting
-      ? { ok: true }
-      : { ok: false, detail: `not connected to ${config.transporter}` };
+  checks.bus = !config.transporter ? { ok: true, detail: 'in-process bus' } : busConnected(broker) ? { ok: true } : { ok: false, detail: `not connected to ${config.transporter}` };
   const durable = durableEventsOf(broker)?.status() ?? { connected: false, detail: 'durable events not started' };
   checks.durable_events = durable.connected ? { ok: true } : { ok: false, detail: durable.detail };
   if (stopping) checks.stopping = { ok: false, detail: 'shutting down' };
