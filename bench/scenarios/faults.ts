@@ -168,6 +168,9 @@ class Load {
     private readonly sellers: Array<Agent & { listingId: string }>,
   ) {}
 
+  /** The last non-200 answer, for a failure message. */
+  lastRefusal = '';
+
   /** Gateways that refused a connection recently (a load balancer's passive health check). */
   private downUntil = new Map<number, number>();
 
@@ -188,6 +191,7 @@ class Load {
         });
         const body = (await res.json().catch(() => null)) as any;
         this.calls.push({ at: Date.now(), ok: res.status < 500 });
+        if (res.status !== 200) this.lastRefusal = `${name} → ${res.status} ${JSON.stringify(body?.error ?? body).slice(0, 300)}`;
         return { status: res.status, body };
       } catch (err) {
         if ((err as any)?.cause?.code === 'ECONNREFUSED') {
@@ -207,7 +211,7 @@ class Load {
     for (;;) {
       const v = await fn().catch(() => null);
       if (v !== null) return v;
-      if (Date.now() > deadline) throw new Error(`${what} did not succeed in ${timeoutMs} ms`);
+      if (Date.now() > deadline) throw new Error(`${what} did not succeed in ${timeoutMs} ms (last refusal: ${this.lastRefusal})`);
       await sleep(200);
     }
   }

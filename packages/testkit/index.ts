@@ -149,7 +149,8 @@ export interface ServiceProcess {
 export async function spawnServices(services: ServiceName[], env: Record<string, string>, opts: { startTimeoutMs?: number } = {}): Promise<ServiceProcess> {
   let out = '';
   // Every process listens on PORT (workers serve /healthz, /readyz, /metrics there): one port each.
-  const port = env.PORT ?? String(await freePort());
+  // A shared env's PORT is the gateway's; a process without the gateway gets a free one.
+  const port = services.includes('gateway') && env.PORT ? env.PORT : String(await freePort());
   const child = spawn(process.execPath, ['--import', 'tsx', path.join(REPO_ROOT, 'src/main.ts')], {
     cwd: REPO_ROOT,
     env: {
