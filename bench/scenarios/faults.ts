@@ -409,11 +409,12 @@ export async function runFaultScenario(opts: FaultOptions): Promise<FaultRun> {
         // Settlement goes on: purchases confirmed while the replica was stopped are settled before it resumes.
         const confirmed = [...load.confirmedAt].filter(([, at]) => at > stoppedAt + 1_000).map(([id]) => id);
         await sleep((stopS * 1000) / 2 - 2_000);
-        let posted = 0;
-        for (const purchaseId of confirmed) {
-          const hold = await cluster.client.call<{ status: string } | null, any>('ledger.getHold', { purchaseId }).catch(() => null);
-          if (hold?.status === 'posted') posted++;
-        }
+        const holds = await Promise.all(
+          confirmed.map((purchaseId) =>
+            cluster.client.call<{ status: string } | null, any>('ledger.getHold', { purchaseId }, { timeout: 3_000, retries: 1 }).catch(() => null),
+          ),
+        );
+        const posted = holds.filter((h) => h?.status === 'posted').length;
         observations.settledWhileLedgerStopped = { confirmed: confirmed.length, settledBeforeResume: posted };
         return `${posted}/${confirmed.length} confirmed while stopped were settled before it resumed`;
       } finally {

@@ -44,6 +44,7 @@ export interface DbOptions {
 }
 
 const RETRYABLE = new Set(['40001', '40P01']);
+const IDLE_IN_TRANSACTION_TIMEOUT_MS = 5_000;
 
 // Shared per process: one pg pool per URL, one PGlite per data dir (PGlite allows one instance per dir).
 const pools = new Map<string, { pool: Pool; refs: number }>();
@@ -67,7 +68,14 @@ async function withRetries<T>(retries: number, fn: () => Promise<T>): Promise<T>
 function pgDb(url: string, schema: string, poolMax: number): Db {
   let entry = pools.get(url);
   if (!entry) {
-    const pool = new Pool({ connectionString: url, max: poolMax });
+    const pool = new Pool({
+      connectionString: url,
+      max: poolMax,
+      // A process frozen mid-transaction (SIGSTOP, a stuck event loop) would hold its row locks — the
+      // platform account's, say — and stall every replica. PostgreSQL ends such a session after this long;
+      // its work is rolled back and redone by the retry or redelivery that follows.
+      idle_in_transaction_session_timeout: IDLE_IN_TRANSACTION_TIMEOUT_MS,
+    });
     // An idle client's error (server restart) must not crash the process.
     pool.on('error', () => undefined);
     entry = { pool, refs: 0 };
