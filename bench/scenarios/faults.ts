@@ -439,7 +439,11 @@ export async function runFaultScenario(opts: FaultOptions): Promise<FaultRun> {
       // Everything comes back by itself: the workers report ready again.
       const back = Date.now();
       for (const role of ['ledger', 'escrow', 'agents', 'rest'] as Role[]) {
-        for (const p of cluster.replicas.get(role)!) await cluster.waitReady(p.port, 120_000, (b) => b?.ok);
+        for (const p of cluster.replicas.get(role)!) {
+          await cluster.waitReady(p.port, 120_000, (b) => b?.ok).catch((err) => {
+            throw new Error(`${role} (exit ${p.child.exitCode}) did not come back: ${(err as Error).message}\n${p.output().slice(-3000)}`, { cause: err });
+          });
+        }
       }
       observations.workersReadyAfterNatsS = Math.round((Date.now() - back) / 100) / 10;
       await sleep(5_000);

@@ -98,6 +98,14 @@ function pgDb(url: string, schema: string, poolMax: number): Db {
     async transaction<T>(fn: (tx: Queryable) => Promise<T>, opts: { isolation?: Isolation; retries?: number } = {}) {
       return withRetries(opts.retries ?? 5, async () => {
         const client: PoolClient = await pool.connect();
+        // A checked-out client has no error listener: a connection the server ends (idle-in-transaction
+        // timeout after this process was frozen, a restart) would crash the process. Note it instead;
+        // the next query fails, the transaction is retried or its event redelivered.
+        let broken: Error | undefined;
+        const onError = (err: Error) => {
+          broken = err;
+        };
+        client.on('error', onError);
         try {
           await client.query(`BEGIN ISOLATION LEVEL ${(opts.isolation ?? 'read committed').toUpperCase()}`);
           const tx: Queryable = {
@@ -116,7 +124,9 @@ function pgDb(url: string, schema: string, poolMax: number): Db {
           await client.query('ROLLBACK').catch(() => undefined);
           throw err;
         } finally {
-          client.release();
+          client.removeListener('error', onError);
+          // A broken client is destroyed, not returned to the pool.
+          client.release(broken);
         }
       });
     },
