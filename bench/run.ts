@@ -92,7 +92,26 @@ function printTable(rows: BenchRow[]): void {
   for (const l of lines) console.log(fmt(l));
 }
 
+/** BENCH_ONLY=capacity: just the distributed runs (1 and 2 replicas of escrow and ledger) and CPU per service. */
+async function capacityOnly(): Promise<void> {
+  if (!PG_URL || !NATS_URL) {
+    console.log('BENCH_ONLY=capacity needs a PostgreSQL URL (BENCH_DATABASE_URL/TEST_DATABASE_URL) and NATS (BENCH_NATS_URL/TEST_NATS_URL)');
+    return;
+  }
+  const cpuRows: CpuRow[] = [];
+  const rows = [...(await distributedLifecycles(PG_URL, NATS_URL, 1, cpuRows)), ...(await distributedLifecycles(PG_URL, NATS_URL, 2, cpuRows))];
+  printTable(rows);
+  printCpuTable(cpuRows);
+  const out = path.join(__dirname, 'capacity-results.json');
+  fs.writeFileSync(out, JSON.stringify({ at: new Date().toISOString(), seconds: SECONDS, cores: os.cpus().length, rows, cpuPerLifecycle: cpuRows }, null, 2));
+  console.log(`\nwritten to ${path.relative(process.cwd(), out)}`);
+}
+
 async function main(): Promise<void> {
+  if (process.env.BENCH_ONLY === 'capacity') {
+    await capacityOnly();
+    process.exit(0);
+  }
   const rows: BenchRow[] = [];
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'market-bench-'));
   const port = 3900 + Math.floor(Math.random() * 90);
@@ -129,7 +148,12 @@ async function main(): Promise<void> {
     fs.rmSync(dataDir, { recursive: true, force: true });
   }
 
-  if (PG_URL && NATS_URL) rows.push(...(await distributedLifecycles(PG_URL, NATS_URL)));
+  // Capacity: the same lifecycles with one and with two replicas of escrow and ledger, in one run.
+  const cpuRows: CpuRow[] = [];
+  if (PG_URL && NATS_URL) {
+    rows.push(...(await distributedLifecycles(PG_URL, NATS_URL, 1, cpuRows)));
+    rows.push(...(await distributedLifecycles(PG_URL, NATS_URL, 2, cpuRows)));
+  }
 
   const ledger = await optionalScenario<(o: { databaseUrl: string | null; seconds: number }) => Promise<BenchRow[]>>('ledger', 'ledgerBench');
   if (ledger) {
@@ -143,14 +167,41 @@ async function main(): Promise<void> {
   }
 
   printTable(rows);
+  printCpuTable(cpuRows);
   const out = path.join(__dirname, 'results.json');
-  fs.writeFileSync(out, JSON.stringify({ at: new Date().toISOString(), seconds: SECONDS, connections: CONNECTIONS, cores: os.cpus().length, rows }, null, 2));
+  fs.writeFileSync(
+    out,
+    JSON.stringify({ at: new Date().toISOString(), seconds: SECONDS, connections: CONNECTIONS, cores: os.cpus().length, rows, cpuPerLifecycle: cpuRows }, null, 2),
+  );
   console.log(`\nwritten to ${path.relative(process.cwd(), out)}`);
   process.exit(0);
 }
 
-/** The same lifecycles against one process per service over NATS and PostgreSQL. */
-async function distributedLifecycles(pgUrl: string, natsUrl: string): Promise<BenchRow[]> {
+/** CPU time (user + system) a process has used so far, in ms (Linux /proc; null elsewhere). */
+function cpuMs(pid: number | undefined): number | null {
+  if (!pid) return null;
+  try {
+    const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    // utime and stime are fields 14 and 15 of the full line (12 and 13 after the command), in clock ticks.
+    return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100;
+  } catch {
+    return null;
+  }
+}
+
+export interface CpuRow {
+  setup: string;
+  service: string;
+  replicas: number;
+  cpuMsPerLifecycle: number;
+}
+
+/**
+ * The same lifecycles against one process per service over NATS and PostgreSQL, with `replicas`
+ * processes of escrow and ledger. Also measures each service's CPU ms per lifecycle (all its replicas).
+ */
+async function distributedLifecycles(pgUrl: string, natsUrl: string, replicas: number, cpuRows: CpuRow[]): Promise<BenchRow[]> {
   const lifecycle = await optionalScenario<(o: { baseUrl: string; seconds: number }) => Promise<BenchRow[]>>('lifecycle', 'lifecycleBench');
   if (!lifecycle) return [];
   const port = 3990 + Math.floor(Math.random() * 9);
@@ -166,21 +217,53 @@ async function distributedLifecycles(pgUrl: string, natsUrl: string): Promise<Be
     RATE_LIMIT_PER_MINUTE: '0',
     NODE_ENV: 'development',
   };
-  const children: ChildProcess[] = [];
+  const setup = `${replicas}x escrow+ledger`;
+  const children: Array<{ service: string; child: ChildProcess }> = [];
   try {
     // One at a time: each process compiles TypeScript on start, and the first ones create the schemas.
-    for (const name of SERVICES) children.push((await startProcess(['src/main.ts'], { ...env, SERVICES: name }, / {2}services: /)).child);
+    // Every process listens on PORT (workers serve /readyz there): the gateway on `port`, the others one each.
+    let next = port + 100;
+    for (const name of SERVICES) {
+      const count = name === 'escrow' || name === 'ledger' ? replicas : 1;
+      for (let i = 0; i < count; i++) {
+        const own = name === 'gateway' ? String(port) : String(next++);
+        children.push({ service: name, child: (await startProcess(['src/main.ts'], { ...env, SERVICES: name, PORT: own }, / {2}services: /)).child });
+      }
+    }
     const baseUrl = `http://127.0.0.1:${port}`;
     for (let i = 0; i < 100; i++) {
       const r = await fetch(`${baseUrl}/readyz`).then((x) => x.json() as any).catch(() => null);
       if (r?.services && SERVICES.every((s) => r.services[s])) break;
       await new Promise((res) => setTimeout(res, 200));
     }
-    return (await lifecycle({ baseUrl, seconds: SECONDS })).map((r) => ({ ...r, name: `${r.name} (distributed)` }));
+    await new Promise((res) => setTimeout(res, 2_000)); // every replica discovered by the gateway
+    const before = children.map((c) => cpuMs(c.child.pid));
+    const rows = await lifecycle({ baseUrl, seconds: SECONDS });
+    const after = children.map((c) => cpuMs(c.child.pid));
+    const done = Math.max(1, rows[0]?.count ?? 1);
+    for (const name of SERVICES) {
+      let total = 0;
+      let n = 0;
+      children.forEach((c, i) => {
+        if (c.service !== name || before[i] === null || after[i] === null) return;
+        total += after[i]! - before[i]!;
+        n++;
+      });
+      // Includes the funding calls of the bench's set-up window only marginally (they happen before `before`).
+      if (n) cpuRows.push({ setup, service: name, replicas: n, cpuMsPerLifecycle: Math.round((total / done) * 100) / 100 });
+    }
+    return rows.map((r) => ({ ...r, name: `${r.name} (distributed, ${setup})` }));
   } finally {
-    await Promise.all(children.map(stopProcess));
+    await Promise.all(children.map((c) => stopProcess(c.child)));
     fs.rmSync(dataDir, { recursive: true, force: true });
   }
+}
+
+function printCpuTable(rows: CpuRow[]): void {
+  if (!rows.length) return;
+  console.log('\nCPU per purchase lifecycle (user+system ms, all replicas of the service)');
+  console.log(`${'setup'.padEnd(22)}${'service'.padEnd(10)}${'replicas'.padStart(9)}${'cpu ms/lifecycle'.padStart(18)}`);
+  for (const r of rows) console.log(`${r.setup.padEnd(22)}${r.service.padEnd(10)}${String(r.replicas).padStart(9)}${String(r.cpuMsPerLifecycle).padStart(18)}`);
 }
 
 async function freshDatabase(baseUrl: string): Promise<string> {

@@ -4,17 +4,20 @@
  */
 import { loadConfigOrExit } from '../packages/config';
 import { createMarketplace, gatewayPort } from './app';
+import { startHealthServer } from './health-server';
 
 async function main(): Promise<void> {
   const config = loadConfigOrExit();
   const broker = createMarketplace(config);
   let stopping = false;
+  let health: import('node:http').Server | null = null;
   const stop = async (signal: string) => {
     if (stopping) return;
     stopping = true;
     broker.logger.info(`${signal}: stopping (in-flight calls finish first)`);
     try {
       await broker.stop();
+      health?.close();
       process.exit(0);
     } catch (err) {
       console.error(err);
@@ -26,6 +29,8 @@ async function main(): Promise<void> {
 
   await broker.start();
   const port = gatewayPort(broker);
+  // A process without the gateway still answers probes on PORT: /healthz, /readyz, /metrics.
+  if (port === null) health = await startHealthServer(broker, config, { stopping: () => stopping });
   const store = config.databaseUrl ? 'PostgreSQL (DATABASE_URL)' : `PGlite in ${config.dataDir}`;
   const bus = config.transporter ? `NATS (${config.transporter})` : 'in-process bus';
   const services = config.services.join(', ');
@@ -36,7 +41,7 @@ async function main(): Promise<void> {
     console.log(`  register      POST ${local}/api/agent/register`);
     console.log(`  MCP           ${local}/mcp                llms.txt ${local}/llms.txt`);
   } else {
-    console.log(`\nagent-market services started without the gateway`);
+    console.log(`\nagent-market services started without the gateway; health on http://localhost:${config.port}/readyz`);
   }
   console.log(`  services: ${services}\n  store: ${store}\n  bus: ${bus}\n`);
 }

@@ -3,12 +3,16 @@
  * No TRANSPORTER: all services in one process on the in-process bus.
  * TRANSPORTER=nats://…: services talk over NATS; durable channels use JetStream.
  */
+import { randomBytes } from 'node:crypto';
 import os from 'node:os';
 import { ServiceBroker, type BrokerOptions, type ServiceSchema } from 'moleculer';
-import ChannelsMiddleware from '@moleculer/channels/src/index';
 import type { Config } from '../config';
 import { setRuntime, systemClock, type Clock } from '../runtime';
-import { LocalDurableAdapter } from './local-channels';
+import { DurableEventsMiddleware, JetStreamDurableTransport, LocalDurableTransport, type DurableTransport } from './durable';
+import { FailoverMiddleware } from './failover';
+import { inProcessPrometheusReporter } from './metrics';
+
+export { durableEventsOf, type DurableTransport } from './durable';
 
 export interface CreateBrokerOptions {
   config: Config;
@@ -19,22 +23,27 @@ export interface CreateBrokerOptions {
   brokerOptions?: Partial<BrokerOptions>;
 }
 
-export function channelsAdapter(config: Config): unknown {
-  if (!config.transporter) return new LocalDurableAdapter();
-  return {
-    type: 'NATS',
-    options: {
-      nats: {
-        url: config.transporter,
-        // A consumer group created after messages were published still gets them (consumers are idempotent).
-        consumerOptions: { config: { deliver_policy: 'all' } },
-      },
-      // Keep retrying a failing money message for a long time before parking it.
-      maxRetries: 100,
-      maxInFlight: 10,
-      deadLettering: { enabled: true, queueName: 'DEAD_LETTER' },
-    },
-  };
+export function durableTransport(config: Config): DurableTransport {
+  if (!config.transporter) return new LocalDurableTransport();
+  return new JetStreamDurableTransport({
+    url: config.transporter,
+    namespace: config.namespace,
+    // Per replica and channel: a hung replica holds at most this many messages of its group.
+    maxInFlight: 10,
+    // What a dead or hung replica held goes back to its group after this long.
+    ackWaitMs: 5_000,
+    // Keep retrying a failing money message for a long time before parking it.
+    maxRetries: 100,
+  });
+}
+
+/**
+ * Unique per process start: a container restarted inside its pod keeps hostname and pid 1, and
+ * reusing the old id would make the others treat the new process as the old one.
+ */
+export function nodeIdFor(config: Config): string {
+  const base = config.nodeId ?? `${os.hostname()}-${config.services.join('+').slice(0, 40)}`;
+  return `${base}-${process.pid}-${randomBytes(3).toString('hex')}`;
 }
 
 export function createBroker(opts: CreateBrokerOptions): ServiceBroker {
@@ -43,35 +52,45 @@ export function createBroker(opts: CreateBrokerOptions): ServiceBroker {
   const { middlewares: extraMiddlewares = [], ...brokerOptions } = opts.brokerOptions ?? {};
   const broker = new ServiceBroker({
     namespace: config.namespace,
-    nodeID: config.nodeId ?? `${os.hostname()}-${process.pid}-${config.services.join('+').slice(0, 40)}`,
+    nodeID: nodeIdFor(config),
     transporter: config.transporter ?? undefined,
     serializer: 'JSON',
     // A call that takes longer is failing; mutating actions take idempotency keys so a retry is safe.
     requestTimeout: config.requestTimeoutMs,
-    // No automatic retries: money actions are retried by their callers with the same key.
+    // Moleculer's retry cannot tell safe calls from unsafe ones; FailoverMiddleware does that.
     retryPolicy: { enabled: false },
     // In-flight calls finish before the broker stops (SIGTERM).
     tracking: { enabled: true, shutdownTimeout: 10_000 },
-    heartbeatInterval: 5,
-    heartbeatTimeout: 15,
+    // A killed replica is declared gone after heartbeatTimeout: the calls it held are rejected and
+    // retried on its twin (when safe), and it stops receiving new ones.
+    heartbeatInterval: config.heartbeatIntervalS,
+    heartbeatTimeout: config.heartbeatTimeoutS,
     logger: {
       type: 'Pino',
       options: { level: config.logLevel, pino: { options: { redact: ['apiKey', '*.apiKey', 'authorization', '*.authorization'] } } },
     },
     logLevel: config.logLevel as any,
-    // Metrics only when asked for (METRICS_TOKEN: gateway /metrics; METRICS_PORT: a listener bound to
-    // METRICS_HOST, loopback by default). No process/OS metrics and no node-id label: nothing about the host.
+    // Metrics when asked for (METRICS_TOKEN: the gateway's /metrics; METRICS_PORT: a listener bound to
+    // METRICS_HOST, loopback by default) and in every distributed process, whose /metrics is served on its
+    // own PORT (src/health-server.ts). No process/OS metrics and no node-id label: nothing about the host.
     metrics:
-      config.metricsToken || config.metricsPort
+      config.metricsToken || config.metricsPort || config.transporter
         ? {
             enabled: true,
             collectProcessMetrics: false,
-            reporter: config.metricsPort
-              ? [{ type: 'Prometheus', options: { port: config.metricsPort, host: config.metricsHost, defaultLabels: {} } }]
-              : [],
+            reporter: [
+              ...(config.metricsPort
+                ? [{ type: 'Prometheus', options: { port: config.metricsPort, host: config.metricsHost, defaultLabels: {} } }]
+                : []),
+              ...(config.transporter ? [inProcessPrometheusReporter() as any] : []),
+            ],
           }
         : { enabled: false },
-    middlewares: [ChannelsMiddleware({ adapter: channelsAdapter(config) as any, context: false }), ...extraMiddlewares],
+    middlewares: [
+      DurableEventsMiddleware(durableTransport(config)) as any,
+      FailoverMiddleware({ retries: 4, delayMs: 100, maxDelayMs: 1_000 }) as any,
+      ...extraMiddlewares,
+    ],
     validator: true,
     ...brokerOptions,
   });

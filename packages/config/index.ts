@@ -20,9 +20,14 @@ export interface Config {
   /** Unset: PGlite persisted in dataDir ("memory://" keeps it in memory, for tests). */
   databaseUrl: string | null;
   dataDir: string;
+  /** Connections per process in the PostgreSQL pool (DATABASE_POOL_MAX); size it as replicas × this ≤ max_connections. */
+  databasePoolMax: number;
   services: ServiceName[];
   nodeId: string | null;
   requestTimeoutMs: number;
+  /** Moleculer heartbeats: a node silent for heartbeatTimeoutS is dropped and its pending calls fail over. */
+  heartbeatIntervalS: number;
+  heartbeatTimeoutS: number;
   stripeSecretKey: string | null;
   stripeWebhookSecret: string | null;
   /** For the local Stripe stand-in in tests: host/port/protocol the SDK talks to. */
@@ -52,7 +57,7 @@ export interface Config {
    * TCP peer is the client. A hop count, or a list of proxy addresses/subnets ("loopback", "10.0.0.0/8").
    */
   trustProxy: boolean | number | string[];
-  /** METRICS_TOKEN: GET /metrics on the gateway port answers only "Authorization: Bearer <token>"; unset = off there. */
+  /** METRICS_TOKEN: GET /metrics on the gateway port answers only "Authorization: Bearer <token>" (unset = off there); a worker's /metrics needs it when set. */
   metricsToken: string | null;
   /** METRICS_PORT: an internal Prometheus listener (no token) bound to metricsHost; unset = none. */
   metricsPort: number | null;
@@ -133,6 +138,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const btcNetwork = (str(env, 'BTC_NETWORK') ?? 'mainnet') as Config['btcNetwork'];
   if (!['mainnet', 'testnet'].includes(btcNetwork)) throw new ConfigError('BTC_NETWORK must be mainnet or testnet');
   if (btcNetwork === 'testnet' && nodeEnv === 'production') throw new ConfigError('BTC_NETWORK=testnet is refused when NODE_ENV=production');
+  const databasePoolMax = int(env, 'DATABASE_POOL_MAX', 10, 1);
+  const heartbeatIntervalS = int(env, 'HEARTBEAT_INTERVAL_S', 1, 1);
+  const heartbeatTimeoutS = int(env, 'HEARTBEAT_TIMEOUT_S', 3, 2);
+  if (heartbeatTimeoutS <= heartbeatIntervalS) {
+    throw new ConfigError(`HEARTBEAT_TIMEOUT_S (${heartbeatTimeoutS}) must be greater than HEARTBEAT_INTERVAL_S (${heartbeatIntervalS})`);
+  }
   const publicBaseUrl = (str(env, 'PUBLIC_BASE_URL') ?? `http://localhost:${port}`).replace(/\/+$/, '');
   const adminToken = str(env, 'ADMIN_TOKEN');
   if (nodeEnv === 'production' && adminToken !== null && adminToken.length < MIN_ADMIN_TOKEN_LENGTH) {
@@ -151,9 +162,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     namespace: str(env, 'NAMESPACE') ?? 'agent-market',
     databaseUrl: str(env, 'DATABASE_URL'),
     dataDir: str(env, 'DATA_DIR') ?? path.resolve(process.cwd(), 'data'),
+    databasePoolMax,
     services: services as ServiceName[],
     nodeId: str(env, 'NODE_ID'),
     requestTimeoutMs: int(env, 'REQUEST_TIMEOUT_MS', 15000, 100),
+    heartbeatIntervalS,
+    heartbeatTimeoutS,
     stripeSecretKey,
     stripeWebhookSecret,
     stripeApiBase: str(env, 'STRIPE_API_BASE'),
@@ -180,10 +194,26 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   };
 }
 
+/**
+ * Checks for a process that runs services (not for clients such as the audit CLI, which only call
+ * over the bus): with TRANSPORTER set every process must share one PostgreSQL; falling back to a
+ * PGlite per process would silently split the data.
+ */
+export function assertRunnable(config: Config): void {
+  if (config.transporter && !config.databaseUrl && config.services.length > 0) {
+    throw new ConfigError(
+      'TRANSPORTER is set but DATABASE_URL is not: distributed processes must share one PostgreSQL (set DATABASE_URL=postgres://…), ' +
+        'or unset TRANSPORTER to run everything in one process on embedded PGlite',
+    );
+  }
+}
+
 /** For entry points: the config, or a one-line message and exit code 2 when the environment is wrong. */
 export function loadConfigOrExit(env: NodeJS.ProcessEnv = process.env): Config {
   try {
-    return loadConfig(env);
+    const config = loadConfig(env);
+    assertRunnable(config);
+    return config;
   } catch (err) {
     if (err instanceof ConfigError) {
       console.error(`Configuration error: ${err.message}`);

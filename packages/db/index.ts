@@ -39,9 +39,12 @@ export interface DbOptions {
   /** Directory for PGlite, or "memory://" for an in-memory database. */
   dataDir: string;
   poolMax?: number;
+  /** The process talks to others over a bus (TRANSPORTER): a per-process PGlite would split the data. */
+  distributed?: boolean;
 }
 
 const RETRYABLE = new Set(['40001', '40P01']);
+const IDLE_IN_TRANSACTION_TIMEOUT_MS = 5_000;
 
 // Shared per process: one pg pool per URL, one PGlite per data dir (PGlite allows one instance per dir).
 const pools = new Map<string, { pool: Pool; refs: number }>();
@@ -65,7 +68,14 @@ async function withRetries<T>(retries: number, fn: () => Promise<T>): Promise<T>
 function pgDb(url: string, schema: string, poolMax: number): Db {
   let entry = pools.get(url);
   if (!entry) {
-    const pool = new Pool({ connectionString: url, max: poolMax });
+    const pool = new Pool({
+      connectionString: url,
+      max: poolMax,
+      // A process frozen mid-transaction (SIGSTOP, a stuck event loop) would hold its row locks — the
+      // platform account's, say — and stall every replica. PostgreSQL ends such a session after this long;
+      // its work is rolled back and redone by the retry or redelivery that follows.
+      idle_in_transaction_session_timeout: IDLE_IN_TRANSACTION_TIMEOUT_MS,
+    });
     // An idle client's error (server restart) must not crash the process.
     pool.on('error', () => undefined);
     entry = { pool, refs: 0 };
@@ -88,6 +98,14 @@ function pgDb(url: string, schema: string, poolMax: number): Db {
     async transaction<T>(fn: (tx: Queryable) => Promise<T>, opts: { isolation?: Isolation; retries?: number } = {}) {
       return withRetries(opts.retries ?? 5, async () => {
         const client: PoolClient = await pool.connect();
+        // A checked-out client has no error listener: a connection the server ends (idle-in-transaction
+        // timeout after this process was frozen, a restart) would crash the process. Note it instead;
+        // the next query fails, the transaction is retried or its event redelivered.
+        let broken: Error | undefined;
+        const onError = (err: Error) => {
+          broken = err;
+        };
+        client.on('error', onError);
         try {
           await client.query(`BEGIN ISOLATION LEVEL ${(opts.isolation ?? 'read committed').toUpperCase()}`);
           const tx: Queryable = {
@@ -106,7 +124,9 @@ function pgDb(url: string, schema: string, poolMax: number): Db {
           await client.query('ROLLBACK').catch(() => undefined);
           throw err;
         } finally {
-          client.release();
+          client.removeListener('error', onError);
+          // A broken client is destroyed, not returned to the pool.
+          client.release(broken);
         }
       });
     },
@@ -178,6 +198,9 @@ function pgliteDb(dataDir: string, schema: string): Db {
 
 export function openDb(opts: DbOptions, schema: string): Db {
   if (!/^[a-z_][a-z0-9_]*$/.test(schema)) throw new Error(`bad schema name ${schema}`);
+  if (opts.distributed && !opts.databaseUrl) {
+    throw new Error(`${schema}: TRANSPORTER is set but DATABASE_URL is not; distributed processes must share one PostgreSQL`);
+  }
   return opts.databaseUrl ? pgDb(opts.databaseUrl, schema, opts.poolMax ?? 10) : pgliteDb(opts.dataDir, schema);
 }
 

@@ -15,6 +15,7 @@ import { createTestDatabase, TEST_DATABASE_URL, type TestDatabase } from './data
 
 export { createTestDatabase, TEST_DATABASE_URL, type TestDatabase };
 export { dockerEngine, startNatsContainer, startPostgresContainer, type NatsContainer, type PostgresContainer } from './containers';
+export { natsServerAvailable, startPrivateNats, type PrivateNats } from './nats-server';
 export const TEST_NATS_URL = process.env.TEST_NATS_URL || null;
 export const REPO_ROOT = path.resolve(__dirname, '../..');
 
@@ -151,6 +152,8 @@ export async function startTestApp(opts: StartOptions = {}): Promise<TestApp> {
 export interface ServiceProcess {
   child: ChildProcess;
   services: ServiceName[];
+  /** The process's PORT: the gateway, or /healthz, /readyz and /metrics for a worker. */
+  port: number;
   output(): string;
   /** SIGTERM and wait for a clean exit. */
   stop(): Promise<number | null>;
@@ -169,8 +172,11 @@ const SPAWN_START_MS = 60_000;
  * Starts `src/main.ts` as its own OS process running the given services over NATS.
  * Resolves when the process printed that its services started.
  */
-export async function spawnServices(services: ServiceName[], env: Record<string, string>): Promise<ServiceProcess> {
+export async function spawnServices(services: ServiceName[], env: Record<string, string>, opts: { startTimeoutMs?: number } = {}): Promise<ServiceProcess> {
   let out = '';
+  // Every process listens on PORT (workers serve /healthz, /readyz, /metrics there): one port each.
+  // A shared env's PORT is the gateway's; a process without the gateway gets a free one.
+  const port = services.includes('gateway') && env.PORT ? env.PORT : String(await freePort());
   const child = spawn(process.execPath, ['--import', 'tsx', path.join(REPO_ROOT, 'src/main.ts')], {
     cwd: REPO_ROOT,
     env: {
@@ -180,6 +186,7 @@ export async function spawnServices(services: ServiceName[], env: Record<string,
       SEED_ON_EMPTY: 'false',
       RATE_LIMIT_PER_MINUTE: '0',
       ...env,
+      PORT: port,
     },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
@@ -189,8 +196,8 @@ export async function spawnServices(services: ServiceName[], env: Record<string,
   await new Promise<void>((resolve, reject) => {
     const timer = setTimeout(() => {
       child.kill('SIGKILL'); // never leave a half-started process behind
-      reject(new Error(`${services.join(',')} did not start in ${SPAWN_START_MS / 1000} s:\n${out}`));
-    }, SPAWN_START_MS);
+      reject(new Error(`${services.join(',')} did not start in ${(opts.startTimeoutMs ?? SPAWN_START_MS) / 1000} s:\n${out}`));
+    }, opts.startTimeoutMs ?? SPAWN_START_MS);
     const check = () => {
       if (out.includes('  services: ')) {
         clearTimeout(timer);
@@ -206,6 +213,7 @@ export async function spawnServices(services: ServiceName[], env: Record<string,
   return {
     child,
     services,
+    port: Number(port),
     output: () => out,
     async stop() {
       if (child.exitCode !== null) return child.exitCode;

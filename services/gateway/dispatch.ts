@@ -21,6 +21,7 @@ import type { RequestLog } from './request-log';
 import { logMappedError } from './http';
 import type { AuthFailureThrottle } from './auth-throttle';
 import { canonicalJson, sha256Hex } from '../../packages/ids';
+import { runtimeOf } from '../../packages/runtime';
 
 export interface ToolCall {
   tool: unknown;
@@ -291,6 +292,21 @@ export class ToolDispatcher {
    * Same agent + key within 24 h → the first response again, and the call runs once.
    * A key still in flight answers invalid_state; a key reused for other arguments answers invalid_arguments.
    */
+  /**
+   * A claim whose gateway died mid-call (kill -9 of a replica) would otherwise answer "still running"
+   * for 24 hours. Once it is older than any call can run, this replica takes it over and runs the call
+   * again; the services key their own effects (escrow dedupes purchases by this key), so nothing doubles.
+   */
+  private async takeOverAbandoned(agentId: string, key: string): Promise<boolean> {
+    const leaseMs = 2 * runtimeOf(this.broker).config.requestTimeoutMs + 5_000;
+    const r = await this.opts.db.query(
+      `UPDATE gateway.idempotency SET created_at = now()
+        WHERE agent_id = $1 AND key = $2 AND completed_at IS NULL AND created_at < now() - make_interval(secs => $3)`,
+      [agentId, key, leaseMs / 1000],
+    );
+    return r.rowCount === 1;
+  }
+
   private async withIdempotency(
     agentId: string,
     key: string,
@@ -321,12 +337,12 @@ export class ToolDispatcher {
           hint: 'Use a new key for a new operation; reuse a key only to retry the very same call.',
         });
       }
-      if (!row.completed_at) {
+      if (!row.completed_at && !(await this.takeOverAbandoned(agentId, key))) {
         throw new MarketError('invalid_state', 'A call with this Idempotency-Key is still running.', {
           hint: 'Retry in a second with the same key to get its result.',
         });
       }
-      return { result: typeof row.result === 'string' ? JSON.parse(row.result) : row.result, replayed: true };
+      if (row.completed_at) return { result: typeof row.result === 'string' ? JSON.parse(row.result) : row.result, replayed: true };
     }
     try {
       const result = await run();

@@ -1,0 +1,34 @@
+/**
+ * `npm run bench:faults`: the fault scenario (bench/scenarios/faults.ts) with its timing figures —
+ * seconds of failed calls and settlement drain per fault. Needs PostgreSQL (BENCH_DATABASE_URL or
+ * TEST_DATABASE_URL) and a nats-server binary (it runs its own, on a free port).
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+
+// The testkit declares jest suites at import; outside jest they are not needed.
+const g = globalThis as any;
+g.describe ??= Object.assign(() => undefined, { skip: () => undefined });
+
+async function main(): Promise<void> {
+  const pgUrl = process.env.BENCH_DATABASE_URL || process.env.TEST_DATABASE_URL;
+  if (!pgUrl) {
+    console.log('bench:faults needs BENCH_DATABASE_URL or TEST_DATABASE_URL (PostgreSQL); skipped');
+    return;
+  }
+  const { runFaultScenario, printFaultTable } = await import('./scenarios/faults');
+  const run = await runFaultScenario({ pgUrl, log: (l) => console.log(`[faults] ${l}`) });
+  printFaultTable(run.rows);
+  console.log('\nobservations:', JSON.stringify(run.observations, null, 2));
+  const out = path.join(__dirname, 'faults-results.json');
+  fs.writeFileSync(out, JSON.stringify({ at: new Date().toISOString(), ...run }, null, 2));
+  console.log(`\nwritten to ${path.relative(process.cwd(), out)}`);
+}
+
+main().then(
+  () => process.exit(0),
+  (err) => {
+    console.error('bench:faults failed:', err);
+    process.exit(1);
+  },
+);

@@ -1,0 +1,467 @@
+/**
+ * Fault scenario, shared by the fault suite (test/distributed/faults.test.ts: asserts correctness)
+ * and `npm run bench:faults` (prints the seconds of failed calls and the settlement drain per fault).
+ *
+ * Two replicas of every service, each its own OS process, over a private nats-server (so NATS can
+ * be stopped) and PostgreSQL; listings, payments and support share a process per replica. A steady
+ * load of purchase lifecycles runs through both gateways (a client that moves to the other gateway
+ * when one refuses connections, as a load balancer would). Faults in turn: kill -9 a ledger, an
+ * escrow, an agents and a gateway replica; SIGSTOP a ledger replica for 20 s; stop NATS for 30 s.
+ * After each: the load pauses, every purchase must reach the state the load drove it to, every
+ * balance is exact to the gas and the ledger audit is clean — without restarting any survivor.
+ * A killed replica is then replaced by a fresh process (what Kubernetes does), so the next fault
+ * again hits one of two.
+ */
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import type { ServiceBroker } from 'moleculer';
+import { createBroker } from '../../packages/broker';
+import { loadConfig, type ServiceName } from '../../packages/config';
+import { base62 } from '../../packages/ids';
+import { createTestDatabase, type TestDatabase } from '../../packages/testkit/database';
+import { freePort, spawnServices, type ServiceProcess } from '../../packages/testkit';
+import { startPrivateNats, type PrivateNats } from '../../packages/testkit/nats-server';
+
+const PRICE = 100; // fee 10, seller 90
+const SELLER_NET = 90;
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+export type Role = 'gateway' | 'agents' | 'ledger' | 'escrow' | 'rest';
+const ROLE_SERVICES: Record<Role, ServiceName[]> = {
+  gateway: ['gateway'],
+  agents: ['agents'],
+  ledger: ['ledger'],
+  escrow: ['escrow'],
+  rest: ['listings', 'payments', 'support'],
+};
+
+export interface FaultRow {
+  fault: string;
+  /** Tool calls that failed (5xx, or connection refused/reset) while the fault was on. */
+  failedCalls: number;
+  /** From the first to the last failed call, seconds. */
+  failedForS: number;
+  /** Calls made while the fault was on. */
+  calls: number;
+  lifecycles: number;
+  /** After the load paused: seconds until every hold was settled or voided. */
+  settleDrainS: number;
+  note?: string;
+}
+
+interface Agent {
+  id: string;
+  apiKey: string;
+}
+
+export interface FaultOptions {
+  pgUrl: string;
+  log?: (line: string) => void;
+  /** Load workers (each runs lifecycles one after the other). */
+  concurrency?: number;
+  /** Seconds of load after a kill before the load pauses. */
+  afterKillS?: number;
+  stopLedgerS?: number;
+  natsOutageS?: number;
+}
+
+class Cluster {
+  nats!: PrivateNats;
+  db!: TestDatabase;
+  env!: Record<string, string>;
+  gatewayPorts: number[] = [];
+  replicas = new Map<Role, ServiceProcess[]>();
+  client!: ServiceBroker;
+  private generation = 0;
+
+  async start(pgUrl: string): Promise<void> {
+    this.nats = await startPrivateNats();
+    this.db = await createTestDatabase(pgUrl);
+    this.env = {
+      TRANSPORTER: this.nats.url,
+      DATABASE_URL: this.db.url,
+      NAMESPACE: `f${base62(8)}`,
+      DATA_DIR: fs.mkdtempSync(path.join(os.tmpdir(), 'market-faults-')),
+      NODE_ENV: 'test',
+      HOST: '127.0.0.1',
+      SWEEP_INTERVAL_MS: '500',
+      REQUEST_TIMEOUT_MS: '5000',
+      DATABASE_POOL_MAX: '5',
+      LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'error',
+    };
+    this.gatewayPorts = [await freePort(), await freePort()];
+    // Both replicas of every service at the same instant (they race on migrations and consumers).
+    const roles = Object.keys(ROLE_SERVICES) as Role[];
+    const started = await Promise.all(roles.flatMap((role) => [0, 1].map(async (i) => ({ role, i, proc: await this.spawn(role, i) }))));
+    for (const role of roles) this.replicas.set(role, [0, 1].map((i) => started.find((s) => s.role === role && s.i === i)!.proc));
+    const config = loadConfig({ ...this.env, SERVICES: 'support', NODE_ID: `faults-client-${process.pid}` });
+    this.client = createBroker({ config, services: [] });
+    await this.client.start();
+    await this.client.waitForServices(['ledger', 'escrow', 'listings', 'agents', 'payments', 'gateway'], 60_000);
+    for (const port of this.gatewayPorts) await this.waitReady(port, 60_000, (b) => ['agents', 'ledger', 'escrow', 'listings'].every((s) => b?.services?.[s]));
+  }
+
+  spawn(role: Role, i: number): Promise<ServiceProcess> {
+    const extra: Record<string, string> = { NODE_ID: `${role}-${i}-g${this.generation++}` };
+    if (role === 'gateway') {
+      extra.PORT = String(this.gatewayPorts[i]);
+      extra.PUBLIC_BASE_URL = `http://127.0.0.1:${this.gatewayPorts[i]}`;
+    }
+    return spawnServices(ROLE_SERVICES[role], { ...this.env, ...extra }, { startTimeoutMs: 180_000 });
+  }
+
+  async replace(role: Role, i: number): Promise<void> {
+    const fresh = await this.spawn(role, i);
+    this.replicas.get(role)![i] = fresh;
+    if (role === 'gateway') await this.waitReady(this.gatewayPorts[i], 60_000, (b) => b?.ok);
+    else await this.waitReady(fresh.port, 60_000, (b) => b?.ok);
+  }
+
+  async readyz(port: number): Promise<{ status: number; body: any }> {
+    const r = await fetch(`http://127.0.0.1:${port}/readyz`, { signal: AbortSignal.timeout(5_000) });
+    return { status: r.status, body: await r.json().catch(() => null) };
+  }
+
+  async waitReady(port: number, timeoutMs: number, ok: (body: any) => boolean): Promise<void> {
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      const r = await this.readyz(port).catch(() => null);
+      if (r && r.status === 200 && ok(r.body)) return;
+      if (Date.now() > deadline) throw new Error(`port ${port} not ready in ${timeoutMs} ms: ${JSON.stringify(r?.body)}`);
+      await sleep(250);
+    }
+  }
+
+  async stop(): Promise<void> {
+    await this.client?.stop().catch(() => undefined);
+    for (const procs of this.replicas.values()) {
+      for (const p of procs) {
+        try {
+          p.child.kill('SIGCONT');
+        } catch {
+          // already gone
+        }
+      }
+      await Promise.all(procs.map((p) => p.kill().catch(() => undefined)));
+    }
+    await this.nats?.dispose().catch(() => undefined);
+    await this.db?.drop().catch(() => undefined);
+    if (this.env?.DATA_DIR) fs.rmSync(this.env.DATA_DIR, { recursive: true, force: true });
+  }
+}
+
+/** Purchase lifecycles through both gateways; records every call's outcome. */
+class Load {
+  calls: Array<{ at: number; ok: boolean }> = [];
+  purchases = new Map<string, { buyerId: string; sellerId: string }>();
+  confirmedAt = new Map<string, number>();
+  lifecycles = 0;
+  private running = false;
+  private workers: Promise<void>[] = [];
+  private seq = 0;
+  readonly run = base62(6);
+
+  constructor(
+    private readonly cluster: Cluster,
+    private readonly buyers: Agent[],
+    private readonly sellers: Array<Agent & { listingId: string }>,
+  ) {}
+
+  /** The last non-200 answer, for a failure message. */
+  lastRefusal = '';
+
+  /** Gateways that refused a connection recently (a load balancer's passive health check). */
+  private downUntil = new Map<number, number>();
+
+  /**
+   * One tool call, recorded once as the buyer sees it. A refused connection is retried on the other
+   * gateway, as a load balancer does; a request lost in flight (reset) or a 5xx is a failed call.
+   */
+  async tool(worker: number, name: string, args: Record<string, unknown>, apiKey: string, headers: Record<string, string> = {}) {
+    const ports = this.cluster.gatewayPorts;
+    const order = [0, 1].map((k) => ports[(worker + k) % ports.length]).sort((a, b) => (this.downUntil.get(a) ?? 0) - (this.downUntil.get(b) ?? 0));
+    for (const port of order) {
+      try {
+        const res = await fetch(`http://127.0.0.1:${port}/api/agent`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', authorization: `Bearer ${apiKey}`, ...headers },
+          body: JSON.stringify({ tool: name, arguments: args }),
+          signal: AbortSignal.timeout(30_000),
+        });
+        const body = (await res.json().catch(() => null)) as any;
+        this.calls.push({ at: Date.now(), ok: res.status < 500 });
+        if (res.status !== 200) this.lastRefusal = `${name} → ${res.status} ${JSON.stringify(body?.error ?? body).slice(0, 300)}`;
+        return { status: res.status, body };
+      } catch (err) {
+        if ((err as any)?.cause?.code === 'ECONNREFUSED') {
+          this.downUntil.set(port, Date.now() + 2_000);
+          continue;
+        }
+        break;
+      }
+    }
+    this.calls.push({ at: Date.now(), ok: false });
+    return { status: 0, body: null };
+  }
+
+  /** Retries (as an agent does) until `done` accepts the answer. */
+  private async until<T>(what: string, fn: () => Promise<T | null>, timeoutMs = 180_000): Promise<T> {
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      const v = await fn().catch(() => null);
+      if (v !== null) return v;
+      if (Date.now() > deadline) throw new Error(`${what} did not succeed in ${timeoutMs} ms (last refusal: ${this.lastRefusal})`);
+      await sleep(200);
+    }
+  }
+
+  private async status(w: number, buyer: Agent, purchaseId: string): Promise<string | null> {
+    const r = await this.tool(w, 'get_purchase', { purchaseId }, buyer.apiKey);
+    return r.status === 200 ? r.body.result.purchase.status : null;
+  }
+
+  private async lifecycle(w: number, i: number): Promise<void> {
+    const buyer = this.buyers[i % this.buyers.length];
+    const seller = this.sellers[i % this.sellers.length];
+    const purchase = await this.until(`purchase ${i}`, async () => {
+      const r = await this.tool(w, 'purchase_service', { listingId: seller.listingId }, buyer.apiKey, { 'idempotency-key': `${this.run}-${i}` });
+      if (r.status === 402) throw new Error(`buyer ran out of gas: ${JSON.stringify(r.body)}`);
+      return r.status === 200 ? (r.body.result.purchase as { id: string }) : null;
+    });
+    this.purchases.set(purchase.id, { buyerId: buyer.id, sellerId: seller.id });
+    await this.until(`deliver ${i}`, async () => {
+      const r = await this.tool(w, 'deliver_work', { purchaseId: purchase.id, delivery: { summary: `fault load ${i}` } }, seller.apiKey);
+      if (r.status === 200) return true;
+      if (r.status === 409) return (await this.status(w, buyer, purchase.id)) === 'delivered' ? true : null;
+      return null;
+    });
+    await this.until(`confirm ${i}`, async () => {
+      const r = await this.tool(w, 'confirm_delivery', { purchaseId: purchase.id }, buyer.apiKey);
+      if (r.status === 200) return true;
+      if (r.status === 409) return (await this.status(w, buyer, purchase.id)) === 'completed' ? true : null;
+      return null;
+    });
+    this.confirmedAt.set(purchase.id, Date.now());
+    this.lifecycles++;
+  }
+
+  start(concurrency: number): void {
+    this.running = true;
+    this.workers = Array.from({ length: concurrency }, async (_, w) => {
+      while (this.running) await this.lifecycle(w, this.seq++);
+    });
+  }
+
+  async pause(): Promise<void> {
+    this.running = false;
+    await Promise.all(this.workers);
+  }
+
+  window(from: number, to: number) {
+    const calls = this.calls.filter((c) => c.at >= from && c.at <= to);
+    const failed = calls.filter((c) => !c.ok);
+    return {
+      calls: calls.length,
+      failedCalls: failed.length,
+      failedForS: failed.length ? Math.round((failed[failed.length - 1].at - failed[0].at) / 100) / 10 : 0,
+    };
+  }
+}
+
+export interface FaultRun {
+  rows: FaultRow[];
+  /** Extra observations (readiness during the NATS outage, settlement while a ledger was stopped). */
+  observations: Record<string, unknown>;
+}
+
+export async function runFaultScenario(opts: FaultOptions): Promise<FaultRun> {
+  const log = opts.log ?? (() => undefined);
+  const cluster = new Cluster();
+  const rows: FaultRow[] = [];
+  const observations: Record<string, unknown> = {};
+  try {
+    const t0 = Date.now();
+    await cluster.start(opts.pgUrl);
+    observations.startAllAtOnceS = Math.round((Date.now() - t0) / 100) / 10;
+    log(`cluster up (10 processes started at once) in ${observations.startAllAtOnceS} s`);
+
+    // Agents and money.
+    const gw = `http://127.0.0.1:${cluster.gatewayPorts[0]}`;
+    const register = async (name: string): Promise<Agent> => {
+      const res = await fetch(`${gw}/api/agent/register`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ provider: 'other', displayName: name }),
+      });
+      const body = (await res.json()) as any;
+      if (res.status !== 200) throw new Error(`register: ${res.status} ${JSON.stringify(body)}`);
+      return { id: body.agent.id, apiKey: body.apiKey };
+    };
+    const sellers: Array<Agent & { listingId: string }> = [];
+    for (let i = 0; i < 3; i++) {
+      const s = await register(`Fault Seller ${i}`);
+      const res = await fetch(`${gw}/api/agent`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', authorization: `Bearer ${s.apiKey}` },
+        body: JSON.stringify({
+          tool: 'list_service',
+          arguments: {
+            title: `Write Jest unit tests for a TypeScript module (${i})`,
+            description:
+              'Send me the path of a TypeScript module and a short note on its public functions. I deliver a Jest test file with ten or more unit tests covering edge cases, plus a short Markdown coverage summary.',
+            priceGas: PRICE,
+            category: 'codegen',
+          },
+        }),
+      });
+      const body = (await res.json()) as any;
+      if (!body.ok) throw new Error(`list_service: ${JSON.stringify(body)}`);
+      sellers.push({ ...s, listingId: body.result.listing.id });
+    }
+    const buyers: Agent[] = [];
+    const funded = new Map<string, number>();
+    for (let i = 0; i < 6; i++) {
+      const b = await register(`Fault Buyer ${i}`);
+      const sessionId = `cs_fault_${b.id}`;
+      const gas = 1_000_000;
+      await cluster.client.call('ledger.creditGasPurchase', { key: `checkout:${sessionId}`, agentId: b.id, gas, sessionId, packId: 'fleet' });
+      funded.set(b.id, gas);
+      buyers.push(b);
+    }
+
+    const load = new Load(cluster, buyers, sellers);
+    const concurrency = opts.concurrency ?? 4;
+
+    const verify = async (fault: string): Promise<number> => {
+      const paused = Date.now();
+      await load.pause();
+      // Every hold settled (or voided): the events reached the ledger.
+      const deadline = Date.now() + 180_000;
+      for (;;) {
+        const open = await cluster.client.call<unknown[], any>('ledger.openHolds', {}, { timeout: 10_000 }).catch(() => null);
+        if (open && open.length === 0) break;
+        if (Date.now() > deadline) throw new Error(`${fault}: ${open?.length ?? '?'} holds still open after 180 s`);
+        await sleep(250);
+      }
+      const drain = Math.round((Date.now() - paused) / 100) / 10;
+      // Audit with escrow reachable (a skipped cross-check proves nothing).
+      let audit: any = null;
+      for (let i = 0; i < 60; i++) {
+        audit = await cluster.client.call('ledger.audit', {}, { timeout: 60_000 }).catch(() => null);
+        if (audit && !audit.checks.some((c: any) => c.skipped)) break;
+        await sleep(500);
+      }
+      if (!audit?.ok) throw new Error(`${fault}: ledger audit failed: ${JSON.stringify(audit?.checks?.filter((c: any) => !c.ok))}`);
+      // Every purchase completed, its hold posted once; balances exact to the gas.
+      const earned = new Map<string, number>();
+      const spent = new Map<string, number>();
+      for (const [purchaseId, { buyerId, sellerId }] of load.purchases) {
+        const hold = await cluster.client.call<{ status: string } | null, any>('ledger.getHold', { purchaseId });
+        if (hold?.status !== 'posted') throw new Error(`${fault}: purchase ${purchaseId} hold is ${hold?.status}, expected posted`);
+        earned.set(sellerId, (earned.get(sellerId) ?? 0) + SELLER_NET);
+        spent.set(buyerId, (spent.get(buyerId) ?? 0) + PRICE);
+      }
+      for (const b of buyers) {
+        const { gasBalance } = await cluster.client.call<{ gasBalance: number }, any>('ledger.balance', { agentId: b.id });
+        const want = funded.get(b.id)! - (spent.get(b.id) ?? 0);
+        if (gasBalance !== want) throw new Error(`${fault}: buyer ${b.id} has ${gasBalance} gas, expected ${want}`);
+      }
+      for (const s of sellers) {
+        const { gasBalance } = await cluster.client.call<{ gasBalance: number }, any>('ledger.balance', { agentId: s.id });
+        if (gasBalance !== (earned.get(s.id) ?? 0)) throw new Error(`${fault}: seller ${s.id} has ${gasBalance} gas, expected ${earned.get(s.id) ?? 0}`);
+      }
+      log(`${fault}: ${load.purchases.size} purchases so far all completed and settled, balances exact, audit clean (drain ${drain} s)`);
+      return drain;
+    };
+
+    const phase = async (fault: string, inject: () => Promise<string | void>) => {
+      load.start(concurrency);
+      await sleep(2_000); // steady state first
+      const before = load.lifecycles;
+      const from = Date.now();
+      const note = await inject();
+      const to = Date.now();
+      const lifecycles = load.lifecycles - before;
+      const w = load.window(from, to);
+      const settleDrainS = await verify(fault);
+      const row: FaultRow = { fault, ...w, lifecycles, settleDrainS, ...(note ? { note } : {}) };
+      rows.push(row);
+      log(`${fault}: ${JSON.stringify(row)}`);
+    };
+
+    const afterKill = (opts.afterKillS ?? 8) * 1000;
+    for (const role of ['ledger', 'escrow', 'agents', 'gateway'] as Role[]) {
+      await phase(`kill -9 one ${role} replica`, async () => {
+        await cluster.replicas.get(role)![0].kill();
+        await sleep(afterKill);
+      });
+      await cluster.replace(role, 0);
+    }
+
+    const stopS = opts.stopLedgerS ?? 20;
+    await phase(`SIGSTOP one ledger replica ${stopS} s`, async () => {
+      const hung = cluster.replicas.get('ledger')![0];
+      const stoppedAt = Date.now();
+      hung.child.kill('SIGSTOP');
+      try {
+        await sleep((stopS * 1000) / 2);
+        // Settlement goes on: purchases confirmed while the replica was stopped are settled before it resumes.
+        const confirmed = [...load.confirmedAt].filter(([, at]) => at > stoppedAt + 1_000).map(([id]) => id);
+        await sleep((stopS * 1000) / 2 - 2_000);
+        const holds = await Promise.all(
+          confirmed.map((purchaseId) =>
+            cluster.client.call<{ status: string } | null, any>('ledger.getHold', { purchaseId }, { timeout: 3_000, retries: 1 }).catch(() => null),
+          ),
+        );
+        const posted = holds.filter((h) => h?.status === 'posted').length;
+        observations.settledWhileLedgerStopped = { confirmed: confirmed.length, settledBeforeResume: posted };
+        return `${posted}/${confirmed.length} confirmed while stopped were settled before it resumed`;
+      } finally {
+        hung.child.kill('SIGCONT');
+        await sleep(2_000);
+      }
+    });
+
+    const outageS = opts.natsOutageS ?? 30;
+    await phase(`NATS stopped ${outageS} s`, async () => {
+      const worker = cluster.replicas.get('ledger')![1];
+      await cluster.nats.stop();
+      const down = Date.now();
+      let notReady: { status: number; body: any } | null = null;
+      while (Date.now() - down < outageS * 1000) {
+        const r = await cluster.readyz(worker.port).catch(() => null);
+        if (r && r.status === 503 && !notReady) notReady = r;
+        await sleep(500);
+      }
+      await cluster.nats.start();
+      observations.workerReadyzDuringOutage = notReady ? { status: notReady.status, failing: notReady.body?.failing } : 'never 503';
+      // Everything comes back by itself: the workers report ready again.
+      const back = Date.now();
+      for (const role of ['ledger', 'escrow', 'agents', 'rest'] as Role[]) {
+        for (const p of cluster.replicas.get(role)!) {
+          await cluster.waitReady(p.port, 120_000, (b) => b?.ok).catch((err) => {
+            throw new Error(`${role} (exit ${p.child.exitCode}) did not come back: ${(err as Error).message}\n${p.output().slice(-3000)}`, { cause: err });
+          });
+        }
+      }
+      observations.workersReadyAfterNatsS = Math.round((Date.now() - back) / 100) / 10;
+      await sleep(5_000);
+      return `worker /readyz during the outage: ${JSON.stringify(observations.workerReadyzDuringOutage)}`;
+    });
+    observations.totalLifecycles = load.lifecycles;
+    return { rows, observations };
+  } finally {
+    await cluster.stop();
+  }
+}
+
+export function printFaultTable(rows: FaultRow[]): void {
+  const header = ['fault', 'calls', 'failed calls', 'failed for s', 'lifecycles', 'settle drain s', 'note'];
+  const lines = rows.map((r) => [r.fault, String(r.calls), String(r.failedCalls), String(r.failedForS), String(r.lifecycles), String(r.settleDrainS), r.note ?? '']);
+  const widths = header.map((h, i) => Math.max(h.length, ...lines.map((l) => l[i].length)));
+  const fmt = (cols: string[]) => cols.map((c, i) => (i === 0 || i === 6 ? c.padEnd(widths[i]) : c.padStart(widths[i]))).join('  ');
+  console.log('\n' + fmt(header));
+  console.log(widths.map((w) => '-'.repeat(w)).join('  '));
+  for (const l of lines) console.log(fmt(l));
+}

@@ -1,0 +1,552 @@
+/**
+ * Durable events ("channels") for the marketplace, replacing @moleculer/channels 0.1.8, whose NATS
+ * adapter shares one in-flight budget between all replicas (a hung replica stalls the group),
+ * gives up reconnecting after a few attempts, and races on consumer creation.
+ *
+ * Services keep the same surface: a `channels: { 'topic': { group, handler } }` key in their
+ * schema, and `broker.sendToChannel(topic, payload)` (the outbox relay calls it).
+ *
+ * Distributed (TRANSPORTER=nats://…): one JetStream stream per namespace; one durable *pull*
+ * consumer per (group, topic), shared by every replica of the group. Each replica pulls only as
+ * many messages as its own in-flight budget allows, so a hung or dead replica delays only what it
+ * holds, and that is redelivered to a live replica after a short ack wait (handlers in progress
+ * keep their messages with `working()`). Explicit acks; a failing message is retried with backoff
+ * and parked in a dead-letter stream after `maxRetries` deliveries. The connection reconnects for
+ * ever; while it is down the process reports not-ready and logs at error level.
+ *
+ * Embedded (no TRANSPORTER): publish awaits every group's handler in-process and throws if one
+ * fails, so the outbox relay only marks a row sent once every consumer handled it.
+ */
+import { hostname } from 'node:os';
+import {
+  AckPolicy,
+  connect,
+  DeliverPolicy,
+  headers as natsHeaders,
+  RetentionPolicy,
+  StorageType,
+  type Consumer,
+  type ConsumerConfig,
+  type JetStreamClient,
+  type JetStreamManager,
+  type JsMsg,
+  type NatsConnection,
+} from 'nats';
+import type { LoggerInstance, ServiceBroker } from 'moleculer';
+
+export type ChannelHandler = (payload: any, raw?: unknown) => unknown;
+
+/** What a service declares under `channels` in its schema. */
+export interface ChannelDefinition {
+  /** Consumer group; replicas of one group share the messages. Defaults to the service name. */
+  group?: string;
+  handler: ChannelHandler;
+  /** Messages this replica handles at once for this channel (default: the transport's maxInFlight). */
+  maxInFlight?: number;
+}
+
+export interface ChannelSubscription {
+  topic: string;
+  group: string;
+  handler: ChannelHandler;
+  maxInFlight?: number;
+}
+
+export interface DurableStatus {
+  /** Connected (embedded: always true once started). */
+  connected: boolean;
+  /** Why it is not ready, for /readyz. */
+  detail?: string;
+}
+
+export interface DurableTransport {
+  setLogger(logger: LoggerInstance): void;
+  connect(): Promise<void>;
+  subscribe(sub: ChannelSubscription): Promise<void>;
+  publish(topic: string, payload: unknown): Promise<void>;
+  /** Called once every service's channels are subscribed. */
+  startConsuming(): void;
+  /** Stops taking new messages and waits for the ones in progress. */
+  stopConsuming(): Promise<void>;
+  close(): Promise<void>;
+  status(): DurableStatus;
+}
+
+const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
+
+/** In-process delivery for the embedded mode (one process, no NATS). */
+export class LocalDurableTransport implements DurableTransport {
+  private readonly subs: ChannelSubscription[] = [];
+  private consuming = false;
+
+  setLogger(): void {}
+
+  async connect(): Promise<void> {}
+
+  async subscribe(sub: ChannelSubscription): Promise<void> {
+    this.subs.push(sub);
+  }
+
+  startConsuming(): void {
+    this.consuming = true;
+  }
+
+  async publish(topic: string, payload: unknown): Promise<void> {
+    // Before every consumer is subscribed a message would reach nobody: the outbox keeps it and retries.
+    if (!this.consuming) throw new Error('durable events: consumers are not subscribed yet');
+    // One handler per group, like a queue group: replicas of one service share the work.
+    const byGroup = new Map<string, ChannelSubscription>();
+    for (const sub of this.subs) if (sub.topic === topic && !byGroup.has(sub.group)) byGroup.set(sub.group, sub);
+    const failures: unknown[] = [];
+    for (const sub of byGroup.values()) {
+      try {
+        await sub.handler(payload, { headers: {} });
+      } catch (err) {
+        failures.push(err);
+      }
+    }
+    if (failures.length) throw failures[0];
+  }
+
+  async stopConsuming(): Promise<void> {
+    this.consuming = false;
+    this.subs.length = 0;
+  }
+
+  async close(): Promise<void> {}
+
+  status(): DurableStatus {
+    return { connected: true };
+  }
+}
+
+export interface JetStreamOptions {
+  url: string;
+  namespace: string;
+  /** Messages one replica handles at once per channel (its own budget, not the group's). */
+  maxInFlight?: number;
+  /** Unacknowledged messages of a dead or hung replica go back to the group after this long. */
+  ackWaitMs?: number;
+  /** Deliveries of a failing message before it is parked in the dead-letter stream. */
+  maxRetries?: number;
+  /** How long one pull waits for messages (nats.js needs at least 1000). */
+  fetchExpiresMs?: number;
+  /** How long the stream keeps messages. */
+  maxAgeMs?: number;
+  /** A handler still running after this long stops holding its message (it is redelivered). */
+  handlerMaxMs?: number;
+  /** At stop, how long handlers in progress may take before the connection closes anyway. */
+  shutdownTimeoutMs?: number;
+}
+
+/** JetStream names allow neither dots nor wildcards. */
+export function jetStreamName(s: string): string {
+  return s.replace(/[^A-Za-z0-9_-]/g, '_');
+}
+
+const ms = (n: number) => n * 1_000_000; // JetStream durations are nanoseconds
+
+interface RunningSub extends ChannelSubscription {
+  durable: string;
+  inFlight: Set<Promise<void>>;
+  loop?: Promise<void>;
+}
+
+export class JetStreamDurableTransport implements DurableTransport {
+  readonly streamName: string;
+  readonly deadLetterStream: string;
+  private readonly subjectPrefix: string;
+  private readonly opts: Required<JetStreamOptions>;
+  private nc: NatsConnection | null = null;
+  private js: JetStreamClient | null = null;
+  private jsm: JetStreamManager | null = null;
+  private connected = false;
+  private downSince: number | null = null;
+  private downLogTimer: NodeJS.Timeout | null = null;
+  private streamsReady: Promise<void> | null = null;
+  private stopping = false;
+  private readonly subs: RunningSub[] = [];
+  private logger: LoggerInstance | Console = console;
+  private wakeups: Array<() => void> = [];
+  private stopSignal!: () => void;
+  private stopped: Promise<void> = this.resetStop();
+
+  private resetStop(): Promise<void> {
+    return new Promise<void>((r) => (this.stopSignal = r));
+  }
+
+  constructor(opts: JetStreamOptions) {
+    this.opts = {
+      maxInFlight: 10,
+      ackWaitMs: 5_000,
+      maxRetries: 100,
+      fetchExpiresMs: 2_000,
+      maxAgeMs: 7 * 24 * 3600_000,
+      shutdownTimeoutMs: 10_000,
+      handlerMaxMs: 60_000,
+      ...opts,
+    };
+    this.opts.fetchExpiresMs = Math.max(1_000, this.opts.fetchExpiresMs);
+    const ns = jetStreamName(opts.namespace);
+    this.streamName = `${ns}_EVENTS`;
+    this.deadLetterStream = `${ns}_DEAD_LETTER`;
+    this.subjectPrefix = `${ns}.events`;
+  }
+
+  setLogger(logger: LoggerInstance): void {
+    this.logger = logger;
+  }
+
+  status(): DurableStatus {
+    if (this.connected) return { connected: true };
+    const since = this.downSince ? ` for ${Math.round((Date.now() - this.downSince) / 1000)} s` : '';
+    return { connected: false, detail: `JetStream connection to ${this.opts.url} is down${since}` };
+  }
+
+  async connect(): Promise<void> {
+    if (this.nc) return;
+    this.stopping = false;
+    this.stopped = this.resetStop();
+    this.nc = await connect({
+      servers: this.opts.url,
+      name: `durable-events ${hostname()} ${process.pid}`,
+      // Never give up: when NATS comes back, whatever is queued drains without restarting anything.
+      maxReconnectAttempts: -1,
+      reconnectTimeWait: 500,
+      waitOnFirstConnect: true,
+      pingInterval: 5_000,
+      maxPingOut: 2,
+    });
+    this.connected = true;
+    this.js = this.nc.jetstream();
+    this.jsm = await this.nc.jetstreamManager();
+    void this.watchStatus(this.nc);
+    await this.ensureStreams();
+  }
+
+  private async watchStatus(nc: NatsConnection): Promise<void> {
+    for await (const s of nc.status()) {
+      if (s.type === 'disconnect' && this.connected) {
+        this.connected = false;
+        this.downSince = Date.now();
+        this.logger.error(`durable events: lost the JetStream connection (${this.opts.url}); reconnecting, events wait in the outbox`);
+        this.downLogTimer = setInterval(() => this.logger.error(`durable events: ${this.status().detail}; still reconnecting`), 15_000);
+        this.downLogTimer.unref();
+      } else if (s.type === 'reconnect') {
+        const seconds = this.downSince ? Math.round((Date.now() - this.downSince) / 1000) : 0;
+        if (this.downLogTimer) clearInterval(this.downLogTimer);
+        this.downLogTimer = null;
+        this.downSince = null;
+        // The server may have come back empty (no persistent volume): make sure the streams exist again.
+        this.streamsReady = null;
+        this.connected = true;
+        this.logger.warn(`durable events: JetStream connection back after ${seconds} s`);
+        this.wake();
+      }
+    }
+  }
+
+  private wake(): void {
+    const w = this.wakeups;
+    this.wakeups = [];
+    for (const f of w) f();
+  }
+
+  /** Resolves when connected again, or after maxMs, whichever first. */
+  private waitForConnection(maxMs: number): Promise<void> {
+    if (this.connected) return Promise.resolve();
+    return new Promise((resolve) => {
+      const t = setTimeout(resolve, maxMs);
+      this.wakeups.push(() => {
+        clearTimeout(t);
+        resolve();
+      });
+    });
+  }
+
+  /** Creates (or finds) the stream and the dead-letter stream; safe when replicas race. */
+  private ensureStreams(): Promise<void> {
+    if (!this.streamsReady) {
+      this.streamsReady = (async () => {
+        await this.ensure(
+          () => this.jsm!.streams.info(this.streamName),
+          () =>
+            this.jsm!.streams.add({
+              name: this.streamName,
+              subjects: [`${this.subjectPrefix}.>`],
+              retention: RetentionPolicy.Limits,
+              storage: StorageType.File,
+              max_age: ms(this.opts.maxAgeMs),
+              duplicate_window: ms(120_000),
+            }),
+        );
+        await this.ensure(
+          () => this.jsm!.streams.info(this.deadLetterStream),
+          () =>
+            this.jsm!.streams.add({
+              name: this.deadLetterStream,
+              subjects: [`${jetStreamName(this.opts.namespace)}.dead.>`],
+              retention: RetentionPolicy.Limits,
+              storage: StorageType.File,
+              max_age: ms(30 * 24 * 3600_000),
+            }),
+        );
+      })();
+      this.streamsReady.catch(() => (this.streamsReady = null));
+    }
+    return this.streamsReady;
+  }
+
+  /**
+   * Look, then create; if creating fails because another replica created it at the same instant
+   * (or with an older config), look again. A few rounds with jitter settle any race.
+   */
+  private async ensure(find: () => Promise<unknown>, create: () => Promise<unknown>): Promise<void> {
+    let lastErr: unknown;
+    for (let attempt = 0; attempt < 8; attempt++) {
+      try {
+        await find();
+        return;
+      } catch {
+        // not there (yet): create it
+      }
+      try {
+        await create();
+        return;
+      } catch (err) {
+        lastErr = err;
+        await sleep(50 + Math.random() * 150 * (attempt + 1));
+      }
+    }
+    throw lastErr;
+  }
+
+  private consumerConfig(sub: RunningSub): Partial<ConsumerConfig> {
+    return {
+      durable_name: sub.durable,
+      ack_policy: AckPolicy.Explicit,
+      // A group created after messages were published still gets them (consumers are idempotent).
+      deliver_policy: DeliverPolicy.All,
+      filter_subject: `${this.subjectPrefix}.${sub.topic}`,
+      ack_wait: ms(this.opts.ackWaitMs),
+      // Redelivery is bounded by this layer (it dead-letters after maxRetries), not by the server.
+      max_deliver: -1,
+      // The group's total; each replica limits itself to its own maxInFlight.
+      max_ack_pending: 10_000,
+    };
+  }
+
+  private async ensureConsumer(sub: RunningSub): Promise<void> {
+    await this.ensureStreams();
+    await this.ensure(
+      () => this.jsm!.consumers.info(this.streamName, sub.durable),
+      () => this.jsm!.consumers.add(this.streamName, this.consumerConfig(sub)),
+    );
+  }
+
+  async subscribe(sub: ChannelSubscription): Promise<void> {
+    if (!this.nc) throw new Error('durable events: subscribe before connect');
+    const running: RunningSub = { ...sub, durable: jetStreamName(`${sub.group}--${sub.topic}`), inFlight: new Set() };
+    await this.ensureConsumer(running);
+    this.subs.push(running);
+    running.loop = this.consumeLoop(running);
+  }
+
+  startConsuming(): void {}
+
+  async publish(topic: string, payload: unknown): Promise<void> {
+    if (!this.js || !this.connected) throw new Error(`durable events: ${this.status().detail ?? 'not connected'}`);
+    await this.ensureStreams();
+    const eventId = (payload as { eventId?: unknown })?.eventId;
+    const h = natsHeaders();
+    h.set('content-type', 'application/json');
+    await this.js.publish(`${this.subjectPrefix}.${topic}`, new TextEncoder().encode(JSON.stringify(payload)), {
+      headers: h,
+      // The outbox may publish a row twice (crash between publish and mark): JetStream drops the copy.
+      ...(typeof eventId === 'string' ? { msgID: eventId } : {}),
+      timeout: 5_000,
+    });
+  }
+
+  private async consumeLoop(sub: RunningSub): Promise<void> {
+    const max = Math.max(1, sub.maxInFlight ?? this.opts.maxInFlight);
+    let consumer: Consumer | null = null;
+    let failures = 0;
+    while (!this.stopping) {
+      try {
+        if (!this.connected) {
+          await this.waitForConnection(5_000);
+          continue;
+        }
+        if (!consumer) {
+          await this.ensureConsumer(sub);
+          consumer = await this.js!.consumers.get(this.streamName, sub.durable);
+        }
+        const room = max - sub.inFlight.size;
+        if (room <= 0) {
+          // Full: wait for one to finish (or for stop; a handler may hang).
+          await Promise.race([...sub.inFlight, this.stopped]);
+          continue;
+        }
+        const batch = await consumer.fetch({ max_messages: room, expires: this.opts.fetchExpiresMs });
+        // A fetch that outlives its expiry (connection lost mid-pull) is abandoned, not waited on for ever.
+        const guard = setTimeout(() => void batch.stop(), this.opts.fetchExpiresMs + 5_000);
+        try {
+          for await (const msg of batch) {
+            if (this.stopping) break; // not acked: redelivered to another replica
+            this.dispatch(sub, msg);
+          }
+        } finally {
+          clearTimeout(guard);
+        }
+        failures = 0;
+      } catch (err) {
+        if (this.stopping) break;
+        failures++;
+        // A consumer that vanished (NATS came back without its data) is created again.
+        consumer = null;
+        const message = (err as Error)?.message ?? String(err);
+        if (this.connected && failures > 3) this.logger.error(`durable events: ${sub.group}/${sub.topic} cannot pull: ${message}`);
+        else this.logger.debug(`durable events: ${sub.group}/${sub.topic} pull failed: ${message}`);
+        await sleep(Math.min(200 * failures, 2_000));
+      }
+    }
+  }
+
+  private dispatch(sub: RunningSub, msg: JsMsg): void {
+    const run = (async () => {
+      // Keep the message while the handler runs (a slow database is not a dead replica).
+      // …but not for ever: a handler stuck past handlerMaxMs lets the message go to another replica.
+      const started = Date.now();
+      const keepAlive = setInterval(() => {
+        if (this.nc && !this.nc.isClosed() && Date.now() - started < this.opts.handlerMaxMs) msg.working();
+      }, Math.max(200, Math.floor(this.opts.ackWaitMs / 3)));
+      keepAlive.unref();
+      try {
+        let payload: unknown;
+        try {
+          payload = JSON.parse(new TextDecoder().decode(msg.data));
+        } catch (err) {
+          await this.deadLetter(sub, msg, err);
+          return;
+        }
+        try {
+          await sub.handler(payload, msg);
+          msg.ack();
+        } catch (err) {
+          const deliveries = msg.info.redeliveryCount;
+          if (deliveries >= this.opts.maxRetries) {
+            await this.deadLetter(sub, msg, err);
+          } else {
+            const delay = Math.min(100 * 2 ** Math.min(deliveries - 1, 10), 10_000);
+            this.logger.warn(
+              `durable events: ${sub.group}/${sub.topic} failed (delivery ${deliveries}/${this.opts.maxRetries}), retrying in ${delay} ms: ${(err as Error)?.message ?? err}`,
+            );
+            msg.nak(delay);
+          }
+        }
+      } finally {
+        clearInterval(keepAlive);
+      }
+    })().catch((err) => this.logger.error(`durable events: ${sub.group}/${sub.topic} dispatch error`, err));
+    sub.inFlight.add(run);
+    void run.finally(() => sub.inFlight.delete(run));
+  }
+
+  /** Parks a message that keeps failing in the dead-letter stream, then stops its redelivery. */
+  private async deadLetter(sub: RunningSub, msg: JsMsg, err: unknown): Promise<void> {
+    const reason = String((err as Error)?.message ?? err).slice(0, 500);
+    this.logger.error(`durable events: ${sub.group}/${sub.topic} message ${msg.seq} dead-lettered after ${msg.info.redeliveryCount} deliveries: ${reason}`);
+    try {
+      const h = natsHeaders();
+      h.set('x-topic', sub.topic);
+      h.set('x-group', sub.group);
+      h.set('x-stream-seq', String(msg.seq));
+      h.set('x-error', reason.replace(/[\r\n]+/g, ' '));
+      await this.js!.publish(`${jetStreamName(this.opts.namespace)}.dead.${sub.topic}`, msg.data, { headers: h, timeout: 5_000 });
+      msg.term(reason);
+    } catch (dlqErr) {
+      // Not parked: leave it for redelivery rather than lose it.
+      this.logger.error(`durable events: could not dead-letter ${sub.topic} ${msg.seq}: ${(dlqErr as Error)?.message ?? dlqErr}`);
+      msg.nak(5_000);
+    }
+  }
+
+  async stopConsuming(): Promise<void> {
+    this.stopping = true;
+    this.stopSignal();
+    this.wake();
+    await Promise.all(this.subs.map((s) => s.loop?.catch(() => undefined)));
+    // Handlers in progress finish first, within a bound: what they leave unacked is redelivered.
+    const inFlight = Promise.all(this.subs.flatMap((s) => [...s.inFlight]));
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([inFlight, new Promise((r) => (timer = setTimeout(r, this.opts.shutdownTimeoutMs)))]);
+    clearTimeout(timer);
+    this.subs.length = 0;
+  }
+
+  async close(): Promise<void> {
+    if (!this.stopping) await this.stopConsuming();
+    if (this.downLogTimer) clearInterval(this.downLogTimer);
+    const nc = this.nc;
+    this.nc = null;
+    this.js = null;
+    this.jsm = null;
+    this.connected = false;
+    this.streamsReady = null;
+    if (nc) await nc.drain().catch(() => nc.close());
+  }
+}
+
+/**
+ * The Moleculer middleware: reads each service's `channels`, adds `broker.sendToChannel`, and
+ * ties the transport to the broker's lifecycle (connect before services start so their outbox
+ * relays can publish; subscribe once all are started; stop consuming before services stop).
+ */
+export function DurableEventsMiddleware(transport: DurableTransport) {
+  const subs: ChannelSubscription[] = [];
+  let started = false;
+  return {
+    name: 'DurableEvents',
+    created(broker: ServiceBroker) {
+      transport.setLogger(broker.getLogger('durable-events'));
+      Object.assign(broker, {
+        sendToChannel: (topic: string, payload: unknown) => transport.publish(topic, payload),
+        durableEvents: transport,
+      });
+    },
+    async serviceCreated(svc: any) {
+      const channels = (svc.schema?.channels ?? {}) as Record<string, ChannelDefinition>;
+      for (const [topic, def] of Object.entries(channels)) {
+        const sub: ChannelSubscription = {
+          topic,
+          group: def.group ?? svc.fullName,
+          handler: def.handler.bind(svc),
+          maxInFlight: def.maxInFlight,
+        };
+        subs.push(sub);
+        if (started) await transport.subscribe(sub);
+      }
+    },
+    async starting() {
+      await transport.connect();
+    },
+    async started() {
+      for (const sub of subs) await transport.subscribe(sub);
+      transport.startConsuming();
+      started = true;
+    },
+    async stopping() {
+      started = false;
+      await transport.stopConsuming();
+    },
+    async stopped() {
+      await transport.close();
+    },
+  };
+}
+
+/** The durable-event transport of a broker (for readiness checks). */
+export function durableEventsOf(broker: ServiceBroker): DurableTransport | null {
+  return ((broker as unknown as { durableEvents?: DurableTransport }).durableEvents ?? null);
+}

@@ -1,0 +1,109 @@
+/**
+ * The HTTP face of a process that does not run the gateway (workers: ledger, escrow, …), on PORT:
+ *   GET /healthz  alive (the event loop answers) — for liveness probes;
+ *   GET /readyz   its database, the bus and the durable-event connection all up; otherwise 503
+ *                 naming the failing part — for readiness probes and compose healthchecks;
+ *   GET /metrics  the broker's Prometheus metrics (Bearer METRICS_TOKEN when set).
+ * Nothing else is served.
+ */
+import http from 'node:http';
+import type { ServiceBroker } from 'moleculer';
+import type { Config } from '../packages/config';
+import { durableEventsOf } from '../packages/broker';
+import { prometheusText } from '../packages/broker/metrics';
+
+export interface Check {
+  ok: boolean;
+  detail?: string;
+}
+
+export interface Readiness {
+  ok: boolean;
+  status: 'ready' | 'not_ready';
+  /** Names of the failing parts: database, bus, durable_events, stopping. */
+  failing: string[];
+  checks: Record<string, Check>;
+}
+
+function withTimeout<T>(p: Promise<T>, ms: number, what: string): Promise<T> {
+  return new Promise<T>((resolve, reject) => {
+    const t = setTimeout(() => reject(new Error(`${what} did not answer in ${ms} ms`)), ms);
+    p.then(
+      (v) => {
+        clearTimeout(t);
+        resolve(v);
+      },
+      (err) => {
+        clearTimeout(t);
+        reject(err);
+      },
+    );
+  });
+}
+
+async function databaseCheck(broker: ServiceBroker): Promise<Check> {
+  const dbs = (broker.services as any[]).map((s) => s.db).filter((db) => db && typeof db.query === 'function');
+  if (dbs.length === 0) return { ok: true, detail: 'no database in this process' };
+  try {
+    // One query per service: they share a pool (or PGlite), so this is cheap.
+    await Promise.all(dbs.map((db) => withTimeout(db.query('SELECT 1'), 2_000, 'database')));
+    return { ok: true };
+  } catch (err) {
+    return { ok: false, detail: (err as Error)?.message ?? String(err) };
+  }
+}
+
+/**
+ * Moleculer's NATS transporter (nats.js 2.x) keeps `connected` true while the client reconnects,
+ * so ask the NATS client itself.
+ */
+function busConnected(broker: ServiceBroker): boolean {
+  const transit = (broker as any).transit;
+  if (!transit?.connected || transit.disconnecting) return false;
+  const client = transit.tx?.client;
+  if (client && typeof client.isClosed === 'function') return !client.isClosed() && client.protocol?.connected !== false;
+  return true;
+}
+
+export async function readiness(broker: ServiceBroker, config: Config, stopping: boolean): Promise<Readiness> {
+  const checks: Record<string, Check> = {};
+  checks.database = await databaseCheck(broker);
+  checks.bus = !config.transporter ? { ok: true, detail: 'in-process bus' } : busConnected(broker) ? { ok: true } : { ok: false, detail: `not connected to ${config.transporter}` };
+  const durable = durableEventsOf(broker)?.status() ?? { connected: false, detail: 'durable events not started' };
+  checks.durable_events = durable.connected ? { ok: true } : { ok: false, detail: durable.detail };
+  if (stopping) checks.stopping = { ok: false, detail: 'shutting down' };
+  const failing = Object.entries(checks).filter(([, c]) => !c.ok).map(([name]) => name);
+  return { ok: failing.length === 0, status: failing.length === 0 ? 'ready' : 'not_ready', failing, checks };
+}
+
+export function startHealthServer(broker: ServiceBroker, config: Config, opts: { stopping: () => boolean }): Promise<http.Server> {
+  const server = http.createServer((req, res) => {
+    const url = (req.url ?? '/').split('?')[0];
+    const json = (status: number, body: unknown) => {
+      res.writeHead(status, { 'content-type': 'application/json', 'cache-control': 'no-store' });
+      res.end(JSON.stringify(body));
+    };
+    if (req.method !== 'GET' && req.method !== 'HEAD') return json(405, { ok: false, error: 'method not allowed' });
+    if (url === '/healthz') return json(200, { ok: true, status: 'live', nodeID: broker.nodeID });
+    if (url === '/readyz') {
+      void readiness(broker, config, opts.stopping()).then(
+        (r) => json(r.ok ? 200 : 503, { ...r, nodeID: broker.nodeID, services: config.services }),
+        (err) => json(503, { ok: false, status: 'not_ready', failing: ['readyz'], error: String(err) }),
+      );
+      return;
+    }
+    if (url === '/metrics') {
+      if (config.metricsToken && req.headers.authorization !== `Bearer ${config.metricsToken}`) {
+        return json(401, { ok: false, error: 'metrics need Authorization: Bearer <METRICS_TOKEN>' });
+      }
+      res.writeHead(200, { 'content-type': 'text/plain; version=0.0.4; charset=utf-8' });
+      res.end(prometheusText(broker));
+      return;
+    }
+    json(404, { ok: false, error: 'not found: this process serves only /healthz, /readyz and /metrics' });
+  });
+  return new Promise((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(config.port, config.host, () => resolve(server));
+  });
+}
