@@ -76,11 +76,12 @@ describe('Kubernetes manifests (deploy/k8s)', () => {
     }
   });
 
-  it("every Service selects some Deployment's pods, and every ConfigMap/Secret a pod reads is declared or optional", () => {
+  it("every Service selects some Deployment's or StatefulSet's pods, and every ConfigMap/Secret a pod reads is declared or optional", () => {
     const deployments = byKind('Deployment');
+    const workloads = [...deployments, ...byKind('StatefulSet')];
     for (const svc of byKind('Service')) {
       const selector: Record<string, string> = svc.spec.selector ?? {};
-      const matches = deployments.filter((d) => Object.entries(selector).every(([k, v]) => d.spec.template.metadata?.labels?.[k] === v));
+      const matches = workloads.filter((d) => Object.entries(selector).every(([k, v]) => d.spec.template.metadata?.labels?.[k] === v));
       expect({ service: svc.metadata.name, matches: matches.length > 0 }).toEqual({ service: svc.metadata.name, matches: true });
     }
     const configMaps = new Set(byKind('ConfigMap').map((c) => c.metadata.name));
