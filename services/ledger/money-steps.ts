@@ -75,12 +75,6 @@ export async function holdGas(db: Db, at: Date, p: HoldParams, feePercent: numbe
       const hold = await tx.query<HoldRow>('SELECT * FROM ledger.holds WHERE purchase_id = $1', [purchaseId]);
       return { holdId: claim.row.id, purchaseId, status: hold.rows[0]?.status ?? 'pending', amountGas, replayed: true };
     }
-    const existing = await tx.query('SELECT 1 FROM ledger.holds WHERE purchase_id = $1', [purchaseId]);
-    if (existing.rowCount) {
-      throw new InvalidStateError(`Purchase ${purchaseId} already has a hold.`, {
-        hint: `Retry with the key of the first hold (purchase:${purchaseId}:hold) to read it.`,
-      });
-    }
     await applyLegs(
       tx,
       claim.id,
@@ -98,8 +92,12 @@ export async function holdGas(db: Db, at: Date, p: HoldParams, feePercent: numbe
         [purchaseId, buyerId, sellerId, amountGas, split.platformFeeGas, split.sellerNetGas, claim.id, at],
       )
       .catch((err: { code?: string }) => {
-        // Two holds for one purchase under different keys raced: the loser rolls back, nothing moved.
-        if (err?.code === '23505') throw new InvalidStateError(`Purchase ${purchaseId} already has a hold.`, { hint: `Use the key purchase:${purchaseId}:hold.` });
+        // A second hold for one purchase under another key (raced or not): the transaction rolls back, nothing moved.
+        if (err?.code === '23505') {
+          throw new InvalidStateError(`Purchase ${purchaseId} already has a hold.`, {
+            hint: `Retry with the key of the first hold (purchase:${purchaseId}:hold) to read it.`,
+          });
+        }
         throw err;
       });
     return { holdId: claim.id, purchaseId, status: 'pending', amountGas, replayed: false };
