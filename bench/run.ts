@@ -1,10 +1,12 @@
 /**
  * `npm run bench`: starts the marketplace (its own process, embedded defaults in a temp data dir),
  * drives it with autocannon, and prints a table + writes bench/results.json.
- * Scenarios: whoami vs a bare express JSON endpoint (the reference), ledger postings (PGlite, and
+ * Scenarios: whoami vs a bare express JSON endpoint (the reference) and their ratio, ledger transactions
+ * with a pgbench-equivalent reference and ratios on PostgreSQL (PGlite, and
  * PostgreSQL when BENCH_DATABASE_URL or TEST_DATABASE_URL is set), search over many listings,
  * full purchase lifecycles embedded and — with a PostgreSQL URL and BENCH_NATS_URL or TEST_NATS_URL —
- * distributed (one process per service over NATS). BENCH_SECONDS (default 5) sets each run's length.
+ * distributed (one process per service over NATS, with whoami and its ratio there too). BENCH_SECONDS
+ * (default 5) sets each run's length; BENCH_LIFECYCLE_PAIRS (default 32) the concurrent buyer/seller pairs.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
@@ -103,23 +105,7 @@ async function main(): Promise<void> {
   const app = await startProcess(['src/main.ts'], env, /listening on http:\/\/localhost:(\d+)/);
   const baseUrl = `http://127.0.0.1:${port}`;
   try {
-    const reg = await fetch(`${baseUrl}/api/agent/register`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ provider: 'other', displayName: 'Bench' }),
-    });
-    const { apiKey } = (await reg.json()) as { apiKey: string };
-
-    const reference = await cannon('bare express JSON (reference)', `http://127.0.0.1:${bare.match[1]}/json`, { hello: 1 });
-    const whoami = await cannon('whoami (tool router, embedded)', `${baseUrl}/api/agent`, { tool: 'whoami' }, { authorization: `Bearer ${apiKey}` });
-    rows.push(reference, whoami);
-    rows.push({
-      name: 'whoami / reference throughput ratio',
-      count: 0,
-      perSecond: Number((whoami.perSecond / Math.max(1, reference.perSecond)).toFixed(3)),
-      p50Ms: 0,
-      p99Ms: 0,
-    });
+    rows.push(...(await whoamiRows(baseUrl, 'embedded', `http://127.0.0.1:${bare.match[1]}/json`)));
 
     const lifecycle = await optionalScenario<(o: { baseUrl: string; seconds: number }) => Promise<BenchRow[]>>('lifecycle', 'lifecycleBench');
     if (lifecycle) rows.push(...(await lifecycle({ baseUrl, seconds: SECONDS })).map((r) => ({ ...r, name: `${r.name} (embedded)` })));
@@ -144,7 +130,9 @@ async function main(): Promise<void> {
 
   printTable(rows);
   const out = path.join(__dirname, 'results.json');
-  fs.writeFileSync(out, JSON.stringify({ at: new Date().toISOString(), seconds: SECONDS, connections: CONNECTIONS, cores: os.cpus().length, rows }, null, 2));
+  // results.json rows are {name, perSecond, p50Ms, p99Ms}; counts and notes are in the printed table.
+  const resultRows = rows.map(({ name, perSecond, p50Ms, p99Ms }) => ({ name, perSecond, p50Ms, p99Ms }));
+  fs.writeFileSync(out, JSON.stringify({ at: new Date().toISOString(), seconds: SECONDS, connections: CONNECTIONS, cores: os.cpus().length, rows: resultRows }, null, 2));
   console.log(`\nwritten to ${path.relative(process.cwd(), out)}`);
   process.exit(0);
 }
@@ -176,10 +164,40 @@ async function distributedLifecycles(pgUrl: string, natsUrl: string): Promise<Be
       if (r?.services && SERVICES.every((s) => r.services[s])) break;
       await new Promise((res) => setTimeout(res, 200));
     }
-    return (await lifecycle({ baseUrl, seconds: SECONDS })).map((r) => ({ ...r, name: `${r.name} (distributed)` }));
+    const rows = (await lifecycle({ baseUrl, seconds: SECONDS })).map((r) => ({ ...r, name: `${r.name} (distributed)` }));
+    rows.push(...(await whoamiRows(baseUrl, 'PostgreSQL + NATS')));
+    return rows;
   } finally {
     await Promise.all(children.map(stopProcess));
     fs.rmSync(dataDir, { recursive: true, force: true });
+  }
+}
+
+/**
+ * whoami through the tool router and a bare express JSON endpoint (the reference) measured back to
+ * back in the same run, and their ratio. Starts its own bare express when no reference URL is given.
+ */
+async function whoamiRows(baseUrl: string, label: string, referenceUrl?: string): Promise<BenchRow[]> {
+  const reg = await fetch(`${baseUrl}/api/agent/register`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ provider: 'other', displayName: 'Bench' }),
+  });
+  const { apiKey } = (await reg.json()) as { apiKey: string };
+  const bare = referenceUrl ? null : await startProcess(['bench/bare-express.ts'], { PORT: '0' }, /LISTENING (\d+)/);
+  try {
+    const reference = await cannon(`bare express JSON (reference, ${label} run)`, referenceUrl ?? `http://127.0.0.1:${bare!.match[1]}/json`, { hello: 1 });
+    const whoami = await cannon(`whoami (tool router, ${label})`, `${baseUrl}/api/agent`, { tool: 'whoami' }, { authorization: `Bearer ${apiKey}` });
+    const ratio = {
+      name: `whoami / reference throughput ratio (${label})`,
+      count: 0,
+      perSecond: Number((whoami.perSecond / Math.max(1, reference.perSecond)).toFixed(3)),
+      p50Ms: 0,
+      p99Ms: 0,
+    };
+    return [reference, whoami, ratio];
+  } finally {
+    if (bare) await stopProcess(bare.child);
   }
 }
 

@@ -12,6 +12,7 @@
  */
 import type { Db } from '../../packages/db';
 import { InvalidArgumentsError, InvalidStateError, NotFoundError } from '../../packages/errors';
+import { newId } from '../../packages/ids';
 import { cashoutSplit, REFERRAL_BONUS_GAS, REFERRAL_WEEKLY_CAP, saleSplit } from '../../packages/market-rules';
 import type { CashoutDebitParams, CreditGasPurchaseParams, HoldParams, HoldResult, SettleResult } from './contracts';
 import {
@@ -20,7 +21,9 @@ import {
   applyLegs,
   claimKey,
   ensureAgentAccount,
+  insufficientGas,
   PLATFORM,
+  POSTING_COLUMNS,
   withdrawableIn,
   type CashoutRow,
   type HoldRow,
@@ -68,39 +71,50 @@ export async function holdGas(db: Db, at: Date, p: HoldParams, feePercent: numbe
     throw new InvalidArgumentsError('A buyer cannot hold gas for a purchase from itself.', { hint: 'Buy listings of other agents.' });
   }
   const split = splitOf(p, feePercent);
+  const fingerprint = JSON.stringify({ purchaseId, buyerId, sellerId, amountGas });
+  const alreadyHeld = () =>
+    new InvalidStateError(`Purchase ${purchaseId} already has a hold.`, {
+      hint: `Retry with the key of the first hold (purchase:${purchaseId}:hold) to read it.`,
+    });
   return db.transaction(async (tx) => {
-    // The fingerprint names the purchase and its price; the split is a term of that purchase.
-    const claim = await claimKey(tx, { key, type: 'escrow_hold', fingerprint: JSON.stringify({ purchaseId, buyerId, sellerId, amountGas }), purchaseId, at });
-    if (claim.replayed) {
+    // The common case in one statement: claim the key, debit the buyer (balance >= amount), post
+    // both legs and record the pending hold. Nothing moves when the key was already claimed; a
+    // refused debit or a second hold for the purchase rolls the whole transaction back.
+    const id = newId('txn');
+    const first = await tx
+      .query<{ claimed: string | null; balance: string | null }>(
+        `WITH claim AS (
+           INSERT INTO ledger.transactions (id, key, type, fingerprint, purchase_id, created_at)
+           VALUES ($1, $2, 'escrow_hold', $3, $4, $5) ON CONFLICT (key) DO NOTHING RETURNING id),
+         moved AS (
+           UPDATE ledger.accounts SET balance = balance - $6::bigint
+            WHERE id = $7 AND balance >= $6::bigint AND EXISTS (SELECT 1 FROM claim) RETURNING balance),
+         posted AS (
+           INSERT INTO ledger.postings (${POSTING_COLUMNS})
+           SELECT $1, $7, -$6::bigint, 'escrow_hold', moved.balance, $4, NULL, NULL, $5::timestamptz FROM moved
+           UNION ALL
+           SELECT $1, $8, $6::bigint, 'escrow_hold', NULL, $4, NULL, NULL, $5::timestamptz FROM moved),
+         held AS (
+           INSERT INTO ledger.holds (purchase_id, buyer_id, seller_id, amount_gas, platform_fee_gas, seller_net_gas, status, hold_transaction_id, created_at)
+           SELECT $4, $9, $10, $6::bigint, $11, $12, 'pending', $1, $5::timestamptz FROM moved)
+         SELECT (SELECT id FROM claim) AS claimed, (SELECT balance FROM moved) AS balance`,
+        [id, key, fingerprint, purchaseId, at, amountGas, agentAccount(buyerId), PLATFORM.escrowHolds, buyerId, sellerId, split.platformFeeGas, split.sellerNetGas],
+      )
+      .catch((err: { code?: string }) => {
+        // A second hold for one purchase under another key (raced or not): the statement fails, nothing moved.
+        if (err?.code === '23505') throw alreadyHeld();
+        throw err;
+      });
+    const row = first.rows[0];
+    if (row.claimed === null) {
+      // The key was claimed before: the same hold answers again, anything else under it is refused.
+      const claim = await claimKey(tx, { key, type: 'escrow_hold', fingerprint, purchaseId, at });
+      if (!claim.replayed) throw new Error(`idempotency key ${key} was free on a second look`);
       const hold = await tx.query<HoldRow>('SELECT * FROM ledger.holds WHERE purchase_id = $1', [purchaseId]);
       return { holdId: claim.row.id, purchaseId, status: hold.rows[0]?.status ?? 'pending', amountGas, replayed: true };
     }
-    await applyLegs(
-      tx,
-      claim.id,
-      [
-        { accountId: agentAccount(buyerId), agentId: buyerId, amount: -amountGas, entryType: 'escrow_hold' },
-        { accountId: PLATFORM.escrowHolds, amount: amountGas, entryType: 'escrow_hold' },
-      ],
-      { purchaseId },
-      at,
-    );
-    await tx
-      .query(
-        `INSERT INTO ledger.holds (purchase_id, buyer_id, seller_id, amount_gas, platform_fee_gas, seller_net_gas, status, hold_transaction_id, created_at)
-         VALUES ($1, $2, $3, $4, $5, $6, 'pending', $7, $8)`,
-        [purchaseId, buyerId, sellerId, amountGas, split.platformFeeGas, split.sellerNetGas, claim.id, at],
-      )
-      .catch((err: { code?: string }) => {
-        // A second hold for one purchase under another key (raced or not): the transaction rolls back, nothing moved.
-        if (err?.code === '23505') {
-          throw new InvalidStateError(`Purchase ${purchaseId} already has a hold.`, {
-            hint: `Retry with the key of the first hold (purchase:${purchaseId}:hold) to read it.`,
-          });
-        }
-        throw err;
-      });
-    return { holdId: claim.id, purchaseId, status: 'pending', amountGas, replayed: false };
+    if (row.balance === null) throw await insufficientGas(tx, buyerId, amountGas);
+    return { holdId: id, purchaseId, status: 'pending', amountGas, replayed: false };
   });
 }
 

@@ -127,7 +127,18 @@ export async function agentBalance(q: Queryable, agentId: string): Promise<numbe
   return r.rows[0] ? Number(r.rows[0].balance) : 0;
 }
 
-const POSTING_COLUMNS = 'transaction_id, account_id, amount, entry_type, balance_after, purchase_id, session_id, cashout_id, created_at';
+/** The error of a refused debit, with the balance seen now and the smallest pack that covers the shortfall. */
+export async function insufficientGas(q: Queryable, agentId: string, requiredGas: number): Promise<InsufficientGasError> {
+  const balanceGas = await agentBalance(q, agentId);
+  const shortfallGas = requiredGas - balanceGas;
+  const pack = smallestPackCovering(shortfallGas);
+  return new InsufficientGasError(`Not enough gas: this needs ${requiredGas} gas and the balance is ${balanceGas}.`, {
+    hint: `Buy gas with buy_gas {"packId": "${pack.id}"} (${pack.gas} gas), have a human approve the checkoutUrl, poll wallet, then retry.`,
+    details: { balanceGas, requiredGas, shortfallGas, suggestedPackId: pack.id },
+  });
+}
+
+export const POSTING_COLUMNS = 'transaction_id, account_id, amount, entry_type, balance_after, purchase_id, session_id, cashout_id, created_at';
 
 /**
  * Applies the legs of one transaction, in as few statements as the invariants allow:
@@ -167,16 +178,7 @@ export async function applyLegs(tx: Queryable, transactionId: string, legs: Leg[
     if (l.amount < 0) {
       // balance >= amount, written as balance + amount >= 0 so the statement keeps one parameter list.
       r = await moveAndPost(' AND balance + $2 >= 0');
-      if (!r.rows[0]) {
-        const balanceGas = await agentBalance(tx, agentId);
-        const requiredGas = -l.amount;
-        const shortfallGas = requiredGas - balanceGas;
-        const pack = smallestPackCovering(shortfallGas);
-        throw new InsufficientGasError(`Not enough gas: this needs ${requiredGas} gas and the balance is ${balanceGas}.`, {
-          hint: `Buy gas with buy_gas {"packId": "${pack.id}"} (${pack.gas} gas), have a human approve the checkoutUrl, poll wallet, then retry.`,
-          details: { balanceGas, requiredGas, shortfallGas, suggestedPackId: pack.id },
-        });
-      }
+      if (!r.rows[0]) throw await insufficientGas(tx, agentId, -l.amount);
     } else {
       r = await moveAndPost('');
       if (!r.rows[0]) {
