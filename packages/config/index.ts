@@ -35,8 +35,6 @@ export interface Config {
   platformFeePercent: number;
   rateLimitPerMinute: number;
   authCacheTtlMs: number;
-  /** Connections per process in the PostgreSQL pool (DATABASE_POOL_MAX); PGlite is one connection. */
-  databasePoolMax: number;
   btcNetwork: 'mainnet' | 'testnet';
   seedOnEmpty: boolean;
   helpLlmUrl: string | null;
@@ -126,7 +124,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     platformFeePercent: percent(env, 'PLATFORM_FEE_PERCENT', DEFAULT_PLATFORM_FEE_PERCENT, MAX_PLATFORM_FEE_PERCENT),
     rateLimitPerMinute: int(env, 'RATE_LIMIT_PER_MINUTE', 600, 0),
     authCacheTtlMs: int(env, 'AUTH_CACHE_TTL_MS', 5000, 0),
-    databasePoolMax: int(env, 'DATABASE_POOL_MAX', 10, 1),
     btcNetwork,
     seedOnEmpty: bool(env, 'SEED_ON_EMPTY', true),
     helpLlmUrl: str(env, 'HELP_LLM_URL'),

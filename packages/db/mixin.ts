@@ -14,7 +14,7 @@ export function dbMixin(schema: string, migrations: Migration[]): Partial<Servic
   return {
     async started(this: any) {
       const { config } = runtimeOf(this.broker);
-      const db = openDb({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, poolMax: config.databasePoolMax }, schema);
+      const db = openDb({ databaseUrl: config.databaseUrl, dataDir: config.dataDir }, schema);
       this.db = db;
       await migrate(db, migrations);
     },
