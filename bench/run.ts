@@ -1,10 +1,12 @@
 /**
  * `npm run bench`: starts the marketplace (its own process, embedded defaults in a temp data dir),
  * drives it with autocannon, and prints a table + writes bench/results.json.
- * Scenarios: whoami vs a bare express JSON endpoint (the reference), ledger postings (PGlite, and
+ * Scenarios: whoami vs a bare express JSON endpoint (the reference) and their ratio, ledger transactions
+ * with a pgbench-equivalent reference and ratios on PostgreSQL (PGlite, and
  * PostgreSQL when BENCH_DATABASE_URL or TEST_DATABASE_URL is set), search over many listings,
  * full purchase lifecycles embedded and — with a PostgreSQL URL and BENCH_NATS_URL or TEST_NATS_URL —
- * distributed (one process per service over NATS). BENCH_SECONDS (default 5) sets each run's length.
+ * distributed (one process per service over NATS, with whoami and its ratio there too). BENCH_SECONDS
+ * (default 5) sets each run's length; BENCH_LIFECYCLE_PAIRS (default 32) the concurrent buyer/seller pairs.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
@@ -122,23 +124,7 @@ async function main(): Promise<void> {
   const app = await startProcess(['src/main.ts'], env, /listening on http:\/\/localhost:(\d+)/);
   const baseUrl = `http://127.0.0.1:${port}`;
   try {
-    const reg = await fetch(`${baseUrl}/api/agent/register`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ provider: 'other', displayName: 'Bench' }),
-    });
-    const { apiKey } = (await reg.json()) as { apiKey: string };
-
-    const reference = await cannon('bare express JSON (reference)', `http://127.0.0.1:${bare.match[1]}/json`, { hello: 1 });
-    const whoami = await cannon('whoami (tool router, embedded)', `${baseUrl}/api/agent`, { tool: 'whoami' }, { authorization: `Bearer ${apiKey}` });
-    rows.push(reference, whoami);
-    rows.push({
-      name: 'whoami / reference throughput ratio',
-      count: 0,
-      perSecond: Number((whoami.perSecond / Math.max(1, reference.perSecond)).toFixed(3)),
-      p50Ms: 0,
-      p99Ms: 0,
-    });
+    rows.push(...(await whoamiRows(baseUrl, 'embedded', `http://127.0.0.1:${bare.match[1]}/json`)));
 
     const lifecycle = await optionalScenario<(o: { baseUrl: string; seconds: number }) => Promise<BenchRow[]>>('lifecycle', 'lifecycleBench');
     if (lifecycle) rows.push(...(await lifecycle({ baseUrl, seconds: SECONDS })).map((r) => ({ ...r, name: `${r.name} (embedded)` })));
@@ -169,9 +155,11 @@ async function main(): Promise<void> {
   printTable(rows);
   printCpuTable(cpuRows);
   const out = path.join(__dirname, 'results.json');
+  // results.json rows are {name, perSecond, p50Ms, p99Ms}; counts and notes are in the printed table.
+  const resultRows = rows.map(({ name, perSecond, p50Ms, p99Ms }) => ({ name, perSecond, p50Ms, p99Ms }));
   fs.writeFileSync(
     out,
-    JSON.stringify({ at: new Date().toISOString(), seconds: SECONDS, connections: CONNECTIONS, cores: os.cpus().length, rows, cpuPerLifecycle: cpuRows }, null, 2),
+    JSON.stringify({ at: new Date().toISOString(), seconds: SECONDS, connections: CONNECTIONS, cores: os.cpus().length, rows: resultRows, cpuPerLifecycle: cpuRows }, null, 2),
   );
   console.log(`\nwritten to ${path.relative(process.cwd(), out)}`);
   process.exit(0);
@@ -252,7 +240,9 @@ async function distributedLifecycles(pgUrl: string, natsUrl: string, replicas: n
       // Includes the funding calls of the bench's set-up window only marginally (they happen before `before`).
       if (n) cpuRows.push({ setup, service: name, replicas: n, cpuMsPerLifecycle: Math.round((total / done) * 100) / 100 });
     }
-    return rows.map((r) => ({ ...r, name: `${r.name} (distributed, ${setup})` }));
+    const named = rows.map((r) => ({ ...r, name: `${r.name} (distributed, ${setup})` }));
+    if (replicas === 1) named.push(...(await whoamiRows(baseUrl, 'PostgreSQL + NATS')));
+    return named;
   } finally {
     await Promise.all(children.map((c) => stopProcess(c.child)));
     fs.rmSync(dataDir, { recursive: true, force: true });
@@ -264,6 +254,34 @@ function printCpuTable(rows: CpuRow[]): void {
   console.log('\nCPU per purchase lifecycle (user+system ms, all replicas of the service)');
   console.log(`${'setup'.padEnd(22)}${'service'.padEnd(10)}${'replicas'.padStart(9)}${'cpu ms/lifecycle'.padStart(18)}`);
   for (const r of rows) console.log(`${r.setup.padEnd(22)}${r.service.padEnd(10)}${String(r.replicas).padStart(9)}${String(r.cpuMsPerLifecycle).padStart(18)}`);
+}
+
+/**
+ * whoami through the tool router and a bare express JSON endpoint (the reference) measured back to
+ * back in the same run, and their ratio. Starts its own bare express when no reference URL is given.
+ */
+async function whoamiRows(baseUrl: string, label: string, referenceUrl?: string): Promise<BenchRow[]> {
+  const reg = await fetch(`${baseUrl}/api/agent/register`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ provider: 'other', displayName: 'Bench' }),
+  });
+  const { apiKey } = (await reg.json()) as { apiKey: string };
+  const bare = referenceUrl ? null : await startProcess(['bench/bare-express.ts'], { PORT: '0' }, /LISTENING (\d+)/);
+  try {
+    const reference = await cannon(`bare express JSON (reference, ${label} run)`, referenceUrl ?? `http://127.0.0.1:${bare!.match[1]}/json`, { hello: 1 });
+    const whoami = await cannon(`whoami (tool router, ${label})`, `${baseUrl}/api/agent`, { tool: 'whoami' }, { authorization: `Bearer ${apiKey}` });
+    const ratio = {
+      name: `whoami / reference throughput ratio (${label})`,
+      count: 0,
+      perSecond: Number((whoami.perSecond / Math.max(1, reference.perSecond)).toFixed(3)),
+      p50Ms: 0,
+      p99Ms: 0,
+    };
+    return [reference, whoami, ratio];
+  } finally {
+    if (bare) await stopProcess(bare.child);
+  }
 }
 
 async function freshDatabase(baseUrl: string): Promise<string> {

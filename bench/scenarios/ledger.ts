@@ -1,9 +1,15 @@
 /**
- * Ledger throughput: postings per second through broker.call on a broker running just the ledger
- * (PGlite in memory when databaseUrl is null, else that PostgreSQL database). Two scenarios:
+ * Ledger throughput: ledger transactions per second through broker.call on a broker running just the
+ * ledger (PGlite in memory when databaseUrl is null, else that PostgreSQL database). Two scenarios:
  * a gas-purchase credit (one transaction, 2 postings) and a purchase's hold + settle (two
  * transactions, 5 postings). Latency is per call (credit) or per hold+settle pair.
+ *
+ * On PostgreSQL the same run also measures a pgbench-equivalent reference — a two-account transfer in
+ * plain SQL (BEGIN; debit one account; credit another; insert a history row; COMMIT) through the same
+ * driver, the same database and the same concurrency — and prints each ledger row's ratio to it, so a
+ * noisy machine moves both sides alike.
  */
+import { Pool } from 'pg';
 import { createBroker } from '../../packages/broker';
 import { loadConfig } from '../../packages/config';
 import { base62 } from '../../packages/ids';
@@ -55,7 +61,7 @@ export async function ledgerBench(opts: { databaseUrl: string | null; seconds: n
       const sessionId = `cko_${base62(16)}`;
       await broker.call('ledger.creditGasPurchase', { key: `checkout:${sessionId}`, agentId: `agt_bench${base62(4)}`, gas: 500, sessionId, packId: 'starter' });
     });
-    rows.push(summarise('ledger credit (2 postings)', credit, 2));
+    rows.push(summarise('ledger credit (1 transaction, 2 postings)', credit, 1));
 
     // Each worker is its own buyer with a large balance; a hold and its settle per iteration.
     const buyers = Array.from({ length: concurrency }, () => `agt_buyer${base62(8)}`);
@@ -70,22 +76,64 @@ export async function ledgerBench(opts: { databaseUrl: string | null; seconds: n
       await broker.call('ledger.hold', { key: `purchase:${purchaseId}:hold`, purchaseId, buyerId, sellerId: `agt_seller${base62(3)}`, amountGas: 250 });
       await broker.call('ledger.settle', { key: `purchase:${purchaseId}:settle`, purchaseId });
     });
-    rows.push(summarise('ledger hold+settle (5 postings)', holdSettle, 5));
+    rows.push(summarise('ledger hold+settle (2 transactions, 5 postings)', holdSettle, 2));
 
     const audit = (await broker.call('ledger.audit')) as { ok: boolean };
     if (!audit.ok) throw new Error('ledger audit failed after the benchmark');
   } finally {
     await broker.stop();
   }
+  if (opts.databaseUrl) {
+    const reference = await transferReference(opts.databaseUrl, opts.seconds, concurrency);
+    const ratios = rows.map((r) => ({
+      name: `${r.name.replace(': transactions/s', '')} ÷ reference: ratio`,
+      count: 0,
+      perSecond: Number((r.perSecond / Math.max(1, reference.perSecond)).toFixed(3)),
+      p50Ms: 0,
+      p99Ms: 0,
+    }));
+    rows.push(reference, ...ratios);
+  }
   return rows;
 }
 
-function summarise(name: string, r: { count: number; latencies: number[]; elapsedMs: number }, postingsPerOp: number): LedgerBenchRow {
-  const postings = r.count * postingsPerOp;
+/** pgbench-equivalent: a two-account transfer in plain SQL, same driver, same database, same concurrency. */
+async function transferReference(databaseUrl: string, seconds: number, concurrency: number): Promise<LedgerBenchRow> {
+  const ACCOUNTS = 10_000;
+  const pool = new Pool({ connectionString: databaseUrl, max: concurrency });
+  try {
+    await pool.query(`CREATE SCHEMA IF NOT EXISTS bench_ref;
+      DROP TABLE IF EXISTS bench_ref.accounts, bench_ref.history;
+      CREATE TABLE bench_ref.accounts (id int PRIMARY KEY, balance bigint NOT NULL);
+      CREATE TABLE bench_ref.history (id bigserial PRIMARY KEY, from_id int NOT NULL, to_id int NOT NULL, amount bigint NOT NULL, at timestamptz NOT NULL DEFAULT now());
+      INSERT INTO bench_ref.accounts SELECT g, 1000000 FROM generate_series(1, ${ACCOUNTS}) g;`);
+    const r = await run(seconds, concurrency, async () => {
+      const a = 1 + Math.floor(Math.random() * ACCOUNTS);
+      const b = 1 + ((a + Math.floor(Math.random() * (ACCOUNTS - 1))) % ACCOUNTS);
+      const [lo, hi] = a < b ? [a, b] : [b, a];
+      const client = await pool.connect();
+      try {
+        await client.query('BEGIN');
+        await client.query({ name: 'ref_debit', text: 'UPDATE bench_ref.accounts SET balance = balance - $2 WHERE id = $1', values: [lo, 5] });
+        await client.query({ name: 'ref_credit', text: 'UPDATE bench_ref.accounts SET balance = balance + $2 WHERE id = $1', values: [hi, 5] });
+        await client.query({ name: 'ref_history', text: 'INSERT INTO bench_ref.history (from_id, to_id, amount) VALUES ($1, $2, $3)', values: [lo, hi, 5] });
+        await client.query('COMMIT');
+      } finally {
+        client.release();
+      }
+    });
+    return summarise('pgbench-equivalent two-account transfer (reference)', r, 1);
+  } finally {
+    await pool.end();
+  }
+}
+
+function summarise(name: string, r: { count: number; latencies: number[]; elapsedMs: number }, transactionsPerOp: number): LedgerBenchRow {
+  const transactions = r.count * transactionsPerOp;
   return {
-    name: `${name}: postings/s`,
-    count: postings,
-    perSecond: Math.round((postings / r.elapsedMs) * 1000),
+    name: `${name}: transactions/s`,
+    count: transactions,
+    perSecond: Math.round((transactions / r.elapsedMs) * 1000),
     p50Ms: percentile(r.latencies, 50),
     p99Ms: percentile(r.latencies, 99),
   };

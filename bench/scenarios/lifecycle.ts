@@ -16,7 +16,7 @@ export interface LifecycleBenchRow {
 }
 
 const PRICE = 100;
-const PAIRS = Number(process.env.BENCH_LIFECYCLE_PAIRS ?? 4);
+const PAIRS = Number(process.env.BENCH_LIFECYCLE_PAIRS ?? 32);
 
 interface Agent {
   id: string;

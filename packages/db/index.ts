@@ -3,6 +3,7 @@
  * The same migrations and queries run on both. Each service owns one schema and
  * writes schema-qualified SQL (`ledger.accounts`); nothing outside a service touches its tables.
  */
+import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import { Pool, type PoolClient } from 'pg';
 import type { PGlite as PGliteType } from '@electric-sql/pglite';
@@ -65,6 +66,21 @@ async function withRetries<T>(retries: number, fn: () => Promise<T>): Promise<T>
   }
 }
 
+/**
+ * Parameterised statements run as named prepared statements: pg parses and plans each text once per
+ * connection, then sends only Bind/Execute. Texts without parameters (scripts, migrations) are sent as is.
+ */
+const statementNames = new Map<string, string>();
+function statement(text: string, params?: unknown[]): string | { name: string; text: string; values: any[] } {
+  if (!params || params.length === 0) return text;
+  let name = statementNames.get(text);
+  if (!name) {
+    name = `s_${createHash('sha1').update(text).digest('hex').slice(0, 20)}`;
+    if (statementNames.size < 5_000) statementNames.set(text, name);
+  }
+  return { name, text, values: params as any[] };
+}
+
 function pgDb(url: string, schema: string, poolMax: number): Db {
   let entry = pools.get(url);
   if (!entry) {
@@ -89,7 +105,7 @@ function pgDb(url: string, schema: string, poolMax: number): Db {
     kind: 'pg',
     schema,
     async query<T>(text: string, params?: unknown[]) {
-      const r = await pool.query(text, params as any[]);
+      const r = await pool.query(statement(text, params) as any);
       return { rows: r.rows as T[], rowCount: r.rowCount ?? 0 };
     },
     async exec(text: string) {
@@ -110,7 +126,7 @@ function pgDb(url: string, schema: string, poolMax: number): Db {
           await client.query(`BEGIN ISOLATION LEVEL ${(opts.isolation ?? 'read committed').toUpperCase()}`);
           const tx: Queryable = {
             async query<R>(text: string, params?: unknown[]) {
-              const r = await client.query(text, params as any[]);
+              const r = await client.query(statement(text, params) as any);
               return { rows: r.rows as R[], rowCount: r.rowCount ?? 0 };
             },
             async exec(text: string) {

@@ -8,6 +8,9 @@
  *   report_bug        meta, so support never calls the gateway back
  *
  * Reads never write: neither whoami nor wallet reconciles checkouts (the payments sweeper does).
+ * whoami asks for identity and balance in parallel and takes the reputation from a short per-agent
+ * cache (REPUTATION_CACHE_MS): a seller's sales count and rating change on completed sales, not per
+ * poll, and agents poll whoami a lot.
  */
 import type { Context, ServiceSchema } from 'moleculer';
 import { toolParams } from '../../packages/tool-catalogue';
@@ -20,7 +23,30 @@ import { PAYMENTS } from '../payments/contracts';
 import { SUPPORT } from '../support/contracts';
 import type { RequestLog } from './request-log';
 
-type GatewayThis = { requestLog: RequestLog; logger: { warn(...a: unknown[]): void } };
+type GatewayThis = { requestLog: RequestLog; reputationCache: ReputationCache; logger: { warn(...a: unknown[]): void } };
+
+const REPUTATION_CACHE_MS = 10_000;
+const REPUTATION_CACHE_MAX = 10_000;
+
+/** Reputation by agent id for a few seconds; the oldest entries go first when it is full. */
+class ReputationCache {
+  private readonly entries = new Map<string, { at: number; reputation: SellerReputation }>();
+
+  get(agentId: string, now: number): SellerReputation | null {
+    const e = this.entries.get(agentId);
+    if (!e) return null;
+    if (now - e.at > REPUTATION_CACHE_MS) {
+      this.entries.delete(agentId);
+      return null;
+    }
+    return e.reputation;
+  }
+
+  set(agentId: string, reputation: SellerReputation, now: number): void {
+    if (this.entries.size >= REPUTATION_CACHE_MAX) this.entries.delete(this.entries.keys().next().value!);
+    this.entries.set(agentId, { at: now, reputation });
+  }
+}
 
 /** The caller's own entry of the request log, or null (unknown or someone else's). */
 async function ownRequest(self: GatewayThis, requestId: string, agentId: string): Promise<RequestLogEntry | null> {
@@ -53,17 +79,31 @@ function withOwnRequest(tool: 'ask_help' | 'report_bug', action: string) {
 }
 
 export const composedToolsMixin: Partial<ServiceSchema> = {
+  created() {
+    (this as unknown as GatewayThis).reputationCache = new ReputationCache();
+  },
   actions: {
     whoami: {
       params: toolParams('whoami'),
       async handler(this: GatewayThis, ctx: Context<Record<string, never>, CallMeta>) {
         const { id } = requireAgent(ctx);
-        const me = await ctx.call<{ agent: Record<string, unknown> & { isSeed?: boolean } }, Record<string, never>>(AGENTS.whoami, ctx.params);
-        const [balance, reputation] = await Promise.all([
+        const now = Date.now();
+        const cached = this.reputationCache.get(id, now);
+        const mePromise = ctx.call<{ agent: Record<string, unknown> & { isSeed?: boolean } }, Record<string, never>>(AGENTS.whoami, ctx.params);
+        const [me, balance, reputation] = await Promise.all([
+          mePromise,
           ctx.call<{ gasBalance: number }, { agentId: string }>(LEDGER.balance, { agentId: id }),
-          ctx
-            .call<SellerReputation, { sellerId: string }>(LISTINGS.reputation, { sellerId: id })
-            .catch((): SellerReputation => ({ salesCount: 0, ratingAvg: null, ratingCount: 0, accountAgeDays: 0, isSeed: !!me.agent.isSeed, unknown: true })),
+          cached ??
+            ctx.call<SellerReputation, { sellerId: string }>(LISTINGS.reputation, { sellerId: id }).then(
+              (r) => {
+                this.reputationCache.set(id, r, now);
+                return r;
+              },
+              async (): Promise<SellerReputation> => {
+                const isSeed = await mePromise.then((m) => !!m.agent.isSeed, () => false);
+                return { salesCount: 0, ratingAvg: null, ratingCount: 0, accountAgeDays: 0, isSeed, unknown: true };
+              },
+            ),
         ]);
         return { agent: { ...me.agent, gasBalance: balance.gasBalance, reputation } };
       },

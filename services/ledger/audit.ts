@@ -45,11 +45,14 @@ export async function ledgerAudit(db: Queryable): Promise<AuditReport> {
   });
 
   const mismatched = await db.query<{ id: string; balance: string; postings: string; last_after: string | null }>(
+    // Agent accounts store their balance: it must equal their postings and their last balance_after.
+    // Platform accounts' balances are their postings by definition; their stored column is pinned at 0.
     `SELECT a.id, a.balance, COALESCE(p.total, 0) AS postings, l.balance_after AS last_after
        FROM ledger.accounts a
        LEFT JOIN (SELECT account_id, sum(amount) AS total, max(id) AS last_id FROM ledger.postings GROUP BY account_id) p ON p.account_id = a.id
        LEFT JOIN ledger.postings l ON l.id = p.last_id
-      WHERE a.balance <> COALESCE(p.total, 0) OR (l.id IS NOT NULL AND l.balance_after <> a.balance)`,
+      WHERE (a.kind = 'agent' AND (a.balance <> COALESCE(p.total, 0) OR (l.id IS NOT NULL AND l.balance_after IS DISTINCT FROM a.balance)))
+         OR (a.kind = 'platform' AND a.balance <> 0)`,
   );
   const accounts = await db.query<{ n: string }>('SELECT count(*) AS n FROM ledger.accounts');
   checks.push({
@@ -62,12 +65,12 @@ export async function ledgerAudit(db: Queryable): Promise<AuditReport> {
   });
 
   const escrow = await db.query<{ balance: string; pending: string }>(
-    `SELECT (SELECT balance FROM ledger.accounts WHERE id = $1) AS balance,
+    `SELECT (SELECT balance FROM ledger.account_balances WHERE id = $1) AS balance,
             (SELECT COALESCE(sum(amount_gas), 0) FROM ledger.holds WHERE status = 'pending') AS pending`,
     [PLATFORM.escrowHolds],
   );
   const payouts = await db.query<{ balance: string; pending: string }>(
-    `SELECT (SELECT balance FROM ledger.accounts WHERE id = $1) AS balance,
+    `SELECT (SELECT balance FROM ledger.account_balances WHERE id = $1) AS balance,
             (SELECT COALESCE(sum(amount_gas), 0) FROM ledger.cashouts WHERE status = 'pending') AS pending`,
     [PLATFORM.payoutsPending],
   );

@@ -1,7 +1,8 @@
 /**
  * The ledger's schema. Double-entry: a transaction (unique idempotency key) owns postings that sum
  * to zero (checked at commit by a deferred constraint trigger); agent accounts can never go negative
- * (CHECK); postings and transactions are never updated or deleted (triggers refuse it).
+ * (CHECK); postings and transactions are never updated or deleted (triggers refuse it). Platform
+ * accounts' balances are derived from their postings (view ledger.account_balances, migration 3).
  */
 import type { Migration } from '../../packages/db';
 
@@ -139,6 +140,26 @@ export const migrations: Migration[] = [
       UPDATE ledger.cashouts SET fee_gas = (amount_gas * 4 + 100) / 200;
       ALTER TABLE ledger.cashouts ALTER COLUMN fee_gas SET NOT NULL,
         ADD CONSTRAINT cashouts_fee_within_amount CHECK (fee_gas >= 0 AND fee_gas <= amount_gas);
+    `,
+  },
+  {
+    version: 3,
+    name: 'platform balances are derived from postings, not updated in place',
+    // Every hold, settle and void used to update the one platform:escrow_holds row (and every fee the
+    // platform_fees row, every credit the card_issuance row): all money movements queued on a few rows.
+    // Platform accounts now only receive postings; their balance is the sum of those postings
+    // (ledger.account_balances). Their stored balance is pinned at 0 by a CHECK, so nothing can
+    // start updating them again unnoticed. Agent accounts keep their stored balance, atomic debit and CHECK.
+    sql: `
+      ALTER TABLE ledger.postings ALTER COLUMN balance_after DROP NOT NULL,
+        ADD CONSTRAINT agent_postings_carry_balance_after CHECK (account_id LIKE 'platform:%' OR balance_after IS NOT NULL);
+      UPDATE ledger.accounts SET balance = 0 WHERE kind = 'platform';
+      ALTER TABLE ledger.accounts ADD CONSTRAINT platform_balance_is_derived CHECK (kind = 'agent' OR balance = 0);
+      CREATE VIEW ledger.account_balances AS
+        SELECT a.id, a.kind, a.agent_id,
+               CASE WHEN a.kind = 'agent' THEN a.balance
+                    ELSE COALESCE((SELECT sum(p.amount) FROM ledger.postings p WHERE p.account_id = a.id), 0)::bigint END AS balance
+          FROM ledger.accounts a;
     `,
   },
 ];

@@ -10,8 +10,9 @@
  *   debitCashout       agent → payouts_pending (carries the quoted fee)
  *   finishCashout      payouts_pending → payouts_paid + platform_fees, or back to the agent
  */
-import type { Db } from '../../packages/db';
+import type { Db, Queryable } from '../../packages/db';
 import { InvalidArgumentsError, InvalidStateError, NotFoundError } from '../../packages/errors';
+import { newId } from '../../packages/ids';
 import { cashoutSplit, REFERRAL_BONUS_GAS, REFERRAL_WEEKLY_CAP, saleSplit } from '../../packages/market-rules';
 import type { CashoutDebitParams, CreditGasPurchaseParams, HoldParams, HoldResult, SettleResult } from './contracts';
 import {
@@ -20,7 +21,9 @@ import {
   applyLegs,
   claimKey,
   ensureAgentAccount,
+  insufficientGas,
   PLATFORM,
+  POSTING_COLUMNS,
   withdrawableIn,
   type CashoutRow,
   type HoldRow,
@@ -68,86 +71,150 @@ export async function holdGas(db: Db, at: Date, p: HoldParams, feePercent: numbe
     throw new InvalidArgumentsError('A buyer cannot hold gas for a purchase from itself.', { hint: 'Buy listings of other agents.' });
   }
   const split = splitOf(p, feePercent);
+  const fingerprint = JSON.stringify({ purchaseId, buyerId, sellerId, amountGas });
+  const alreadyHeld = () =>
+    new InvalidStateError(`Purchase ${purchaseId} already has a hold.`, {
+      hint: `Retry with the key of the first hold (purchase:${purchaseId}:hold) to read it.`,
+    });
   return db.transaction(async (tx) => {
-    // The fingerprint names the purchase and its price; the split is a term of that purchase.
-    const claim = await claimKey(tx, { key, type: 'escrow_hold', fingerprint: JSON.stringify({ purchaseId, buyerId, sellerId, amountGas }), purchaseId, at });
-    if (claim.replayed) {
+    // The common case in one statement: claim the key, debit the buyer (balance >= amount), post
+    // both legs and record the pending hold. Nothing moves when the key was already claimed; a
+    // refused debit or a second hold for the purchase rolls the whole transaction back.
+    const id = newId('txn');
+    const first = await tx
+      .query<{ claimed: string | null; balance: string | null }>(
+        `WITH claim AS (
+           INSERT INTO ledger.transactions (id, key, type, fingerprint, purchase_id, created_at)
+           VALUES ($1, $2, 'escrow_hold', $3, $4, $5) ON CONFLICT (key) DO NOTHING RETURNING id),
+         moved AS (
+           UPDATE ledger.accounts SET balance = balance - $6::bigint
+            WHERE id = $7 AND balance >= $6::bigint AND EXISTS (SELECT 1 FROM claim) RETURNING balance),
+         posted AS (
+           INSERT INTO ledger.postings (${POSTING_COLUMNS})
+           SELECT $1, $7, -$6::bigint, 'escrow_hold', moved.balance, $4, NULL, NULL, $5::timestamptz FROM moved
+           UNION ALL
+           SELECT $1, $8, $6::bigint, 'escrow_hold', NULL, $4, NULL, NULL, $5::timestamptz FROM moved),
+         held AS (
+           INSERT INTO ledger.holds (purchase_id, buyer_id, seller_id, amount_gas, platform_fee_gas, seller_net_gas, status, hold_transaction_id, created_at)
+           SELECT $4, $9, $10, $6::bigint, $11, $12, 'pending', $1, $5::timestamptz FROM moved)
+         SELECT (SELECT id FROM claim) AS claimed, (SELECT balance FROM moved) AS balance`,
+        [id, key, fingerprint, purchaseId, at, amountGas, agentAccount(buyerId), PLATFORM.escrowHolds, buyerId, sellerId, split.platformFeeGas, split.sellerNetGas],
+      )
+      .catch((err: { code?: string }) => {
+        // A second hold for one purchase under another key (raced or not): the statement fails, nothing moved.
+        if (err?.code === '23505') throw alreadyHeld();
+        throw err;
+      });
+    const row = first.rows[0];
+    if (row.claimed === null) {
+      // The key was claimed before: the same hold answers again, anything else under it is refused.
+      const claim = await claimKey(tx, { key, type: 'escrow_hold', fingerprint, purchaseId, at });
+      if (!claim.replayed) throw new Error(`idempotency key ${key} was free on a second look`);
       const hold = await tx.query<HoldRow>('SELECT * FROM ledger.holds WHERE purchase_id = $1', [purchaseId]);
       return { holdId: claim.row.id, purchaseId, status: hold.rows[0]?.status ?? 'pending', amountGas, replayed: true };
     }
-    const existing = await tx.query('SELECT 1 FROM ledger.holds WHERE purchase_id = $1', [purchaseId]);
-    if (existing.rowCount) {
-      throw new InvalidStateError(`Purchase ${purchaseId} already has a hold.`, {
-        hint: `Retry with the key of the first hold (purchase:${purchaseId}:hold) to read it.`,
-      });
-    }
-    await applyLegs(
-      tx,
-      claim.id,
-      [
-        { accountId: agentAccount(buyerId), agentId: buyerId, amount: -amountGas, entryType: 'escrow_hold' },
-        { accountId: PLATFORM.escrowHolds, amount: amountGas, entryType: 'escrow_hold' },
-      ],
-      { purchaseId },
-      at,
-    );
-    await tx
-      .query(
-        `INSERT INTO ledger.holds (purchase_id, buyer_id, seller_id, amount_gas, platform_fee_gas, seller_net_gas, status, hold_transaction_id, created_at)
-         VALUES ($1, $2, $3, $4, $5, $6, 'pending', $7, $8)`,
-        [purchaseId, buyerId, sellerId, amountGas, split.platformFeeGas, split.sellerNetGas, claim.id, at],
-      )
-      .catch((err: { code?: string }) => {
-        // Two holds for one purchase under different keys raced: the loser rolls back, nothing moved.
-        if (err?.code === '23505') throw new InvalidStateError(`Purchase ${purchaseId} already has a hold.`, { hint: `Use the key purchase:${purchaseId}:hold.` });
-        throw err;
-      });
-    return { holdId: claim.id, purchaseId, status: 'pending', amountGas, replayed: false };
+    if (row.balance === null) throw await insufficientGas(tx, buyerId, amountGas);
+    return { holdId: id, purchaseId, status: 'pending', amountGas, replayed: false };
   });
 }
 
 /** Posts a hold with the amounts it carries: nothing is recomputed at settle time. */
 export async function settleHold(db: Db, at: Date, key: string, purchaseId: string): Promise<SettleResult> {
-  return db.transaction(async (tx) => {
-    const claim = await claimKey(tx, { key, type: 'escrow_settle', fingerprint: JSON.stringify({ purchaseId }), purchaseId, at });
-    const hold = (await tx.query<HoldRow>('SELECT * FROM ledger.holds WHERE purchase_id = $1 FOR UPDATE', [purchaseId])).rows[0];
-    if (!hold) throw new NotFoundError(`No escrow hold for purchase ${purchaseId}.`, { hint: 'Hold the gas (ledger.hold) before settling.' });
-    const priceGas = Number(hold.amount_gas);
-    const sellerNetGas = Number(hold.seller_net_gas);
-    const platformFeeGas = Number(hold.platform_fee_gas);
-    const result = {
-      transactionId: claim.replayed ? claim.row.id : claim.id,
-      purchaseId,
-      status: 'posted' as const,
-      sellerId: hold.seller_id,
-      priceGas,
-      sellerNetGas,
-      platformFeeGas,
-    };
-    if (claim.replayed) return { ...result, replayed: true };
-    if (hold.status !== 'pending') {
-      throw new InvalidStateError(`The hold of purchase ${purchaseId} is already ${hold.status}.`, {
-        hint: 'A hold is posted or voided exactly once.',
-        details: { holdStatus: hold.status },
-      });
-    }
-    await applyLegs(
-      tx,
-      claim.id,
-      [
-        { accountId: PLATFORM.escrowHolds, amount: -priceGas, entryType: 'escrow_release' },
-        { accountId: agentAccount(hold.seller_id), agentId: hold.seller_id, amount: sellerNetGas, entryType: 'sale_earn' },
-        { accountId: PLATFORM.platformFees, amount: platformFeeGas, entryType: 'platform_fee' },
-      ],
-      { purchaseId },
-      at,
-    );
-    await tx.query(
-      `UPDATE ledger.holds SET status = 'posted', final_transaction_id = $2, resolved_at = $3 WHERE purchase_id = $1 AND status = 'pending'`,
-      [purchaseId, claim.id, at],
-    );
-    return { ...result, replayed: false };
+  const fast = await db.transaction((tx) => settlePendingHold(tx, at, key, purchaseId)).catch((err: unknown) => {
+    if (err === FIRST_SALE || (err as { code?: string })?.code === '23503') return null;
+    throw err;
   });
+  return fast ?? db.transaction((tx) => settleHoldStepwise(tx, at, key, purchaseId));
+}
+
+/** Thrown (and the transaction rolled back) when the seller has no ledger account yet: the stepwise path creates it. */
+const FIRST_SALE = new Error('seller has no ledger account yet');
+
+/**
+ * The common case in one statement: the pending hold turns posted, the key is claimed, the seller is
+ * credited the held net and the release and fee are posted. Anything else — a replay, a hold already
+ * resolved or missing — changes nothing here and goes through the stepwise path in the same transaction.
+ */
+async function settlePendingHold(tx: Queryable, at: Date, key: string, purchaseId: string): Promise<SettleResult> {
+  const id = newId('txn');
+  const r = await tx.query<{ claimed: string | null; seller_id: string | null; amount_gas: string; seller_net_gas: string; platform_fee_gas: string; balance: string | null }>(
+    `WITH h AS (
+       UPDATE ledger.holds SET status = 'posted', final_transaction_id = $1, resolved_at = $4
+        WHERE purchase_id = $3 AND status = 'pending'
+        RETURNING seller_id, amount_gas, seller_net_gas, platform_fee_gas),
+     claim AS (
+       INSERT INTO ledger.transactions (id, key, type, fingerprint, purchase_id, created_at)
+       SELECT $1, $2, 'escrow_settle', $5, $3, $4 FROM h ON CONFLICT (key) DO NOTHING RETURNING id),
+     moved AS (
+       UPDATE ledger.accounts a SET balance = a.balance + h.seller_net_gas FROM h, claim
+        WHERE a.id = 'agent:' || h.seller_id AND h.seller_net_gas > 0 RETURNING a.balance),
+     posted AS (
+       INSERT INTO ledger.postings (${POSTING_COLUMNS})
+       SELECT $1, $6, -h.amount_gas, 'escrow_release', NULL, $3, NULL, NULL, $4::timestamptz FROM h, claim
+       UNION ALL
+       SELECT $1, 'agent:' || h.seller_id, h.seller_net_gas, 'sale_earn', moved.balance, $3, NULL, NULL, $4::timestamptz FROM h, moved
+       UNION ALL
+       SELECT $1, $7, h.platform_fee_gas, 'platform_fee', NULL, $3, NULL, NULL, $4::timestamptz FROM h, claim WHERE h.platform_fee_gas > 0)
+     SELECT (SELECT id FROM claim) AS claimed, h.seller_id, h.amount_gas, h.seller_net_gas, h.platform_fee_gas,
+            (SELECT balance FROM moved) AS balance
+       FROM (SELECT 1) one LEFT JOIN h ON true`,
+    [id, key, purchaseId, at, JSON.stringify({ purchaseId }), PLATFORM.escrowHolds, PLATFORM.platformFees],
+  );
+  const row = r.rows[0];
+  if (row.claimed === null) return settleHoldStepwise(tx, at, key, purchaseId);
+  const sellerNetGas = Number(row.seller_net_gas);
+  if (sellerNetGas > 0 && row.balance === null) throw FIRST_SALE;
+  return {
+    transactionId: id,
+    purchaseId,
+    status: 'posted',
+    sellerId: row.seller_id!,
+    priceGas: Number(row.amount_gas),
+    sellerNetGas,
+    platformFeeGas: Number(row.platform_fee_gas),
+    replayed: false,
+  };
+}
+
+async function settleHoldStepwise(tx: Queryable, at: Date, key: string, purchaseId: string): Promise<SettleResult> {
+  const claim = await claimKey(tx, { key, type: 'escrow_settle', fingerprint: JSON.stringify({ purchaseId }), purchaseId, at });
+  const hold = (await tx.query<HoldRow>('SELECT * FROM ledger.holds WHERE purchase_id = $1 FOR UPDATE', [purchaseId])).rows[0];
+  if (!hold) throw new NotFoundError(`No escrow hold for purchase ${purchaseId}.`, { hint: 'Hold the gas (ledger.hold) before settling.' });
+  const priceGas = Number(hold.amount_gas);
+  const sellerNetGas = Number(hold.seller_net_gas);
+  const platformFeeGas = Number(hold.platform_fee_gas);
+  const result = {
+    transactionId: claim.replayed ? claim.row.id : claim.id,
+    purchaseId,
+    status: 'posted' as const,
+    sellerId: hold.seller_id,
+    priceGas,
+    sellerNetGas,
+    platformFeeGas,
+  };
+  if (claim.replayed) return { ...result, replayed: true };
+  if (hold.status !== 'pending') {
+    throw new InvalidStateError(`The hold of purchase ${purchaseId} is already ${hold.status}.`, {
+      hint: 'A hold is posted or voided exactly once.',
+      details: { holdStatus: hold.status },
+    });
+  }
+  await applyLegs(
+    tx,
+    claim.id,
+    [
+      { accountId: PLATFORM.escrowHolds, amount: -priceGas, entryType: 'escrow_release' },
+      { accountId: agentAccount(hold.seller_id), agentId: hold.seller_id, amount: sellerNetGas, entryType: 'sale_earn' },
+      { accountId: PLATFORM.platformFees, amount: platformFeeGas, entryType: 'platform_fee' },
+    ],
+    { purchaseId },
+    at,
+  );
+  await tx.query(
+    `UPDATE ledger.holds SET status = 'posted', final_transaction_id = $2, resolved_at = $3 WHERE purchase_id = $1 AND status = 'pending'`,
+    [purchaseId, claim.id, at],
+  );
+  return { ...result, replayed: false };
 }
 
 export async function voidHold(db: Db, at: Date, key: string, purchaseId: string) {

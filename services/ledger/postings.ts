@@ -127,9 +127,28 @@ export async function agentBalance(q: Queryable, agentId: string): Promise<numbe
   return r.rows[0] ? Number(r.rows[0].balance) : 0;
 }
 
+/** The error of a refused debit, with the balance seen now and the smallest pack that covers the shortfall. */
+export async function insufficientGas(q: Queryable, agentId: string, requiredGas: number): Promise<InsufficientGasError> {
+  const balanceGas = await agentBalance(q, agentId);
+  const shortfallGas = requiredGas - balanceGas;
+  const pack = smallestPackCovering(shortfallGas);
+  return new InsufficientGasError(`Not enough gas: this needs ${requiredGas} gas and the balance is ${balanceGas}.`, {
+    hint: `Buy gas with buy_gas {"packId": "${pack.id}"} (${pack.gas} gas), have a human approve the checkoutUrl, poll wallet, then retry.`,
+    details: { balanceGas, requiredGas, shortfallGas, suggestedPackId: pack.id },
+  });
+}
+
+export const POSTING_COLUMNS = 'transaction_id, account_id, amount, entry_type, balance_after, purchase_id, session_id, cashout_id, created_at';
+
 /**
- * Applies the legs of one transaction. Accounts are touched in a fixed order (by id) so concurrent
- * transactions never deadlock; an agent debit is conditional (balance >= amount) on top of the CHECK.
+ * Applies the legs of one transaction, in as few statements as the invariants allow:
+ *  - each agent leg is one statement (the balance update and its posting in one CTE); a debit is
+ *    conditional (balance >= amount) on top of the CHECK; a credit to an agent with no account yet
+ *    creates it first (one more statement, once per agent);
+ *  - all platform legs are one multi-row INSERT of postings: platform accounts are never updated in
+ *    place (their balance is the sum of their postings, view ledger.account_balances), so no two
+ *    money movements queue on a shared row.
+ * Agent accounts are touched in a fixed order (by id) so concurrent transactions never deadlock.
  * Returns each agent's balance after the transaction.
  */
 export async function applyLegs(tx: Queryable, transactionId: string, legs: Leg[], refs: Refs, at: Date): Promise<Map<string, number>> {
@@ -139,40 +158,46 @@ export async function applyLegs(tx: Queryable, transactionId: string, legs: Leg[
   for (const l of nonZero) {
     if (!Number.isSafeInteger(l.amount)) throw new Error(`non-integer gas amount ${l.amount}`);
   }
-  const ordered = [...nonZero].sort((a, b) => (a.accountId < b.accountId ? -1 : a.accountId > b.accountId ? 1 : 0));
-  for (const l of ordered) if (l.agentId) await ensureAgentAccount(tx, l.agentId);
+  const agentLegs = nonZero.filter((l) => l.agentId).sort((a, b) => (a.accountId < b.accountId ? -1 : a.accountId > b.accountId ? 1 : 0));
+  const platformLegs = nonZero.filter((l) => !l.agentId);
+  for (const l of platformLegs) {
+    if (!l.accountId.startsWith('platform:')) throw new Error(`ledger account ${l.accountId} is neither an agent's nor the platform's`);
+  }
+  const refValues = [refs.purchaseId ?? null, refs.sessionId ?? null, refs.cashoutId ?? null, at];
   const balances = new Map<string, number>();
-  for (const l of ordered) {
-    let r;
-    if (l.agentId && l.amount < 0) {
-      r = await tx.query<{ balance: string }>(
-        'UPDATE ledger.accounts SET balance = balance + $2 WHERE id = $1 AND balance >= $3 RETURNING balance',
-        [l.accountId, l.amount, -l.amount],
+  for (const l of agentLegs) {
+    const agentId = l.agentId!;
+    const moveAndPost = (condition: string) =>
+      tx.query<{ balance_after: string }>(
+        `WITH moved AS (UPDATE ledger.accounts SET balance = balance + $2 WHERE id = $1${condition} RETURNING balance)
+         INSERT INTO ledger.postings (${POSTING_COLUMNS})
+         SELECT $3, $1, $2, $4, moved.balance, $5, $6, $7, $8 FROM moved RETURNING balance_after`,
+        [l.accountId, l.amount, transactionId, l.entryType, ...refValues],
       );
-      if (!r.rows[0]) {
-        const balanceGas = await agentBalance(tx, l.agentId);
-        const requiredGas = -l.amount;
-        const shortfallGas = requiredGas - balanceGas;
-        const pack = smallestPackCovering(shortfallGas);
-        throw new InsufficientGasError(`Not enough gas: this needs ${requiredGas} gas and the balance is ${balanceGas}.`, {
-          hint: `Buy gas with buy_gas {"packId": "${pack.id}"} (${pack.gas} gas), have a human approve the checkoutUrl, poll wallet, then retry.`,
-          details: { balanceGas, requiredGas, shortfallGas, suggestedPackId: pack.id },
-        });
-      }
+    let r;
+    if (l.amount < 0) {
+      // balance >= amount, written as balance + amount >= 0 so the statement keeps one parameter list.
+      r = await moveAndPost(' AND balance + $2 >= 0');
+      if (!r.rows[0]) throw await insufficientGas(tx, agentId, -l.amount);
     } else {
-      r = await tx.query<{ balance: string }>('UPDATE ledger.accounts SET balance = balance + $2 WHERE id = $1 RETURNING balance', [
-        l.accountId,
-        l.amount,
-      ]);
-      if (!r.rows[0]) throw new Error(`ledger account ${l.accountId} does not exist`);
+      r = await moveAndPost('');
+      if (!r.rows[0]) {
+        // First movement into this agent's account: create it, then move.
+        await ensureAgentAccount(tx, agentId);
+        r = await moveAndPost('');
+        if (!r.rows[0]) throw new Error(`ledger account ${l.accountId} does not exist`);
+      }
     }
-    const after = Number(r.rows[0].balance);
-    if (l.agentId) balances.set(l.agentId, after);
-    await tx.query(
-      `INSERT INTO ledger.postings (transaction_id, account_id, amount, entry_type, balance_after, purchase_id, session_id, cashout_id, created_at)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
-      [transactionId, l.accountId, l.amount, l.entryType, after, refs.purchaseId ?? null, refs.sessionId ?? null, refs.cashoutId ?? null, at],
-    );
+    balances.set(agentId, Number(r.rows[0].balance_after));
+  }
+  if (platformLegs.length) {
+    const params: unknown[] = [transactionId, ...refValues];
+    const values = platformLegs.map((l) => {
+      params.push(l.accountId, l.amount, l.entryType);
+      const n = params.length;
+      return `($1, $${n - 2}, $${n - 1}::bigint, $${n}, NULL, $2, $3, $4, $5::timestamptz)`;
+    });
+    await tx.query(`INSERT INTO ledger.postings (${POSTING_COLUMNS}) VALUES ${values.join(', ')}`, params);
   }
   return balances;
 }

@@ -53,6 +53,42 @@ describeWithPostgres('ledger on PostgreSQL under concurrency', () => {
     expect(wallet).toMatchObject({ gasBalance: 0, heldGas: 1000 });
   });
 
+  it('racing purchases by many buyers settle with platform rows never updated: their balances are their postings', async () => {
+    const buyers = Array.from({ length: 16 }, () => uid('agt'));
+    const seller = uid('agt');
+    for (const b of buyers) await creditGas(h, b, 1000);
+    const rowsBefore = (await h.db.query<{ id: string; balance: string }>(`SELECT id, balance FROM ledger.accounts WHERE kind = 'platform' ORDER BY id`)).rows;
+    const results = settled(
+      await Promise.allSettled(
+        buyers.flatMap((buyerId) =>
+          Array.from({ length: 3 }, async () => {
+            const p = uid('pur');
+            await h.call('ledger.hold', { key: `purchase:${p}:hold`, purchaseId: p, buyerId, sellerId: seller, amountGas: 250 });
+            // Replays of both steps answer the same and move nothing.
+            await h.call('ledger.hold', { key: `purchase:${p}:hold`, purchaseId: p, buyerId, sellerId: seller, amountGas: 250 });
+            const first = await h.call('ledger.settle', { key: `purchase:${p}:settle`, purchaseId: p });
+            const again = await h.call('ledger.settle', { key: `purchase:${p}:settle`, purchaseId: p });
+            expect(again).toMatchObject({ transactionId: first.transactionId, replayed: true });
+            expect(first).toMatchObject({ priceGas: 250, sellerNetGas: 225, platformFeeGas: 25, replayed: false });
+          }),
+        ),
+      ),
+    );
+    expect(results.errors).toEqual([]);
+    expect(await balance(seller)).toBe(16 * 3 * 225);
+    for (const b of buyers) expect(await balance(b)).toBe(1000 - 3 * 250);
+    // The platform rows were not touched (pinned at 0); their derived balances equal their postings.
+    const rowsAfter = (await h.db.query<{ id: string; balance: string }>(`SELECT id, balance FROM ledger.accounts WHERE kind = 'platform' ORDER BY id`)).rows;
+    expect(rowsAfter).toEqual(rowsBefore);
+    for (const r of rowsAfter) expect(Number(r.balance)).toBe(0);
+    const derived = await h.db.query<{ id: string; balance: string; postings: string }>(
+      `SELECT b.id, b.balance, (SELECT COALESCE(sum(amount), 0) FROM ledger.postings p WHERE p.account_id = b.id) AS postings
+         FROM ledger.account_balances b WHERE b.kind = 'platform'`,
+    );
+    for (const r of derived.rows) expect(Number(r.balance)).toBe(Number(r.postings));
+    await expect(h.db.query(`UPDATE ledger.accounts SET balance = balance + 1 WHERE id = 'platform:escrow_holds'`)).rejects.toThrow(/platform_balance_is_derived/);
+  });
+
   it('an idempotent call replayed concurrently moves money once', async () => {
     const buyer = uid('agt');
     const seller = uid('agt');
