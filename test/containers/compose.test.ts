@@ -11,6 +11,7 @@ import { execFile, execFileSync } from 'node:child_process';
 import { promisify } from 'node:util';
 import { ApiClient, eventually, freePort, REPO_ROOT, waitForGateway } from '../../packages/testkit';
 import { base62 } from '../../packages/ids';
+import { decideSandboxCheckout } from '../../packages/testkit/checkout';
 
 const run = promisify(execFile);
 const MARKET_IMAGE = process.env.MARKET_IMAGE || 'agent-market:local';
@@ -98,13 +99,8 @@ describeCompose('docker-compose.yml (built image, published gateway, journey, sc
     const buy = await api.ok('buy_gas', { packId: 'starter' }, buyer.apiKey);
     const checkout = new URL(buy.checkoutUrl);
     expect(checkout.origin).toBe(`http://localhost:${new URL(baseUrl).port}`);
-    expect((await api.get(checkout.pathname)).status).toBe(200);
-    const approved = await fetch(`${baseUrl}${checkout.pathname}/approve`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/x-www-form-urlencoded' },
-      body: 'decision=approve',
-      redirect: 'manual',
-    });
+    // As a browser does: open the page (CSRF cookie and token), then press Approve.
+    const approved = await decideSandboxCheckout(`${baseUrl}${checkout.pathname}`, 'approve');
     expect(approved.status).toBe(200);
     await eventually(async () => (await gas(buyer)) === buyerStart + buy.gas, 30_000, 250);
 

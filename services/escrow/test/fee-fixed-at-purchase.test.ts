@@ -62,7 +62,7 @@ describe('the platform fee is fixed when a purchase is quoted', () => {
         `bought at 20 % → seller ${after.sellerNetGas}/${after.priceGas}; seller balance ${sellerFinal.gasBalance}\n`,
     );
     await expectLedgerClean(app);
-  });
+  }, 240_000);
 
   it('PLATFORM_FEE_PERCENT is read and validated in packages/config (default 10, 0–50)', () => {
     expect(loadConfig({}).platformFeePercent).toBe(10);
