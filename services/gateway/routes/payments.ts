@@ -12,6 +12,8 @@ import type { CheckoutView, FulfilResult } from '../../payments/payments.service
 import { CheckoutResultPage, SandboxCheckoutPage, statusSentence, type CheckoutContext } from '../web/checkout';
 import { csrfToken, csrfValid } from '../web/csrf';
 import { sendPage } from '../web/render';
+import { parseLimitsForm } from '../web/limits';
+import { ESCROW, type SpendingLimitsView } from '../../escrow/contracts';
 
 export const STRIPE_WEBHOOK_PATH = '/api/payments/stripe/webhook';
 
@@ -57,8 +59,9 @@ export function registerPaymentsRoutes(app: Express, deps: GatewayDeps): void {
       const agent = await broker
         .call<{ displayName: string | null }, { agentId: string }>('agents.get', { agentId: s.agentId })
         .catch(() => ({ displayName: null }));
+      const limits = await broker.call<SpendingLimitsView, { agentId: string }>(ESCROW.limitsOf, { agentId: s.agentId }).catch(() => null);
       const csrf = csrfToken(req, res, csrfPurpose(s.id));
-      sendPage(res, 200, SandboxCheckoutPage({ session: s, agent: { id: s.agentId, displayName: agent.displayName }, csrf, ctx }));
+      sendPage(res, 200, SandboxCheckoutPage({ session: s, agent: { id: s.agentId, displayName: agent.displayName }, limits, csrf, ctx }));
     } catch (err) {
       htmlError(res, req, err);
     }
@@ -68,9 +71,15 @@ export function registerPaymentsRoutes(app: Express, deps: GatewayDeps): void {
     try {
       const id = sessionId(req);
       if (refuseForgery(req, res, id)) return;
+      const limits = parseLimitsForm(req.body ?? {});
       const r = await broker.call<FulfilResult, { sessionId: string }>('payments.sandboxApprove', { sessionId: id });
       if (r.credited) {
-        result(res, 200, 'Payment approved', `${r.gas} gas were added to the agent's balance.`, id);
+        // The human who approved the payment sets the limits and gets the private owner link (once).
+        const { agentId } = await broker.call<CheckoutView, { sessionId: string }>('payments.getCheckout', { sessionId: id });
+        if (limits) await broker.call(ESCROW.setLimits, { agentId, limits });
+        const { token } = await broker.call<{ token: string }, { agentId: string }>(ESCROW.createOwnerLink, { agentId });
+        const saved = limits ? ' Your spending limits are saved.' : '';
+        sendPage(res, 200, CheckoutResultPage({ title: 'Payment approved', message: `${r.gas} gas were added to the agent's balance.${saved}`, sessionId: id, ownerUrl: `${ctx.baseUrl}/owner/${token}`, ctx }));
       } else {
         result(res, 409, 'Nothing to approve', statusSentence({ status: r.status, gas: r.gas }), id);
       }

@@ -9,6 +9,8 @@ import { Layout } from './render';
 import { LocalTime } from './components';
 import { PRODUCT_NAME, timeLeft, usd } from './format';
 import { CSRF_FIELD } from './csrf';
+import { LimitFields } from './limits';
+import type { SpendingLimitsView } from '../../escrow/contracts';
 
 export interface CheckoutContext {
   baseUrl: string;
@@ -38,7 +40,7 @@ function OperatorLine({ ctx }: { ctx: CheckoutContext }): VNode {
   );
 }
 
-export function SandboxCheckoutPage(props: { session: CheckoutView; agent: { id: string; displayName: string | null }; csrf: string; ctx: CheckoutContext }): VNode {
+export function SandboxCheckoutPage(props: { session: CheckoutView; agent: { id: string; displayName: string | null }; limits: SpendingLimitsView | null; csrf: string; ctx: CheckoutContext }): VNode {
   const { session: s, agent, csrf, ctx } = props;
   const base = `/checkout/sandbox/${encodeURIComponent(s.id)}`;
   const name = agent.displayName || 'an agent';
@@ -88,8 +90,9 @@ export function SandboxCheckoutPage(props: { session: CheckoutView; agent: { id:
               <li>It buys no service by itself, sets up nothing recurring, and gives the agent no other access.</li>
             </ul>
             <div class="actions">
-              <form method="post" action={`${base}/approve`}>
+              <form method="post" action={`${base}/approve`} class="stack">
                 <input type="hidden" name={CSRF_FIELD} value={csrf} />
+                <LimitFields limits={props.limits} />
                 <button type="submit" class="primary">
                   Approve {usd(s.gas)}
                 </button>
@@ -112,13 +115,25 @@ export function SandboxCheckoutPage(props: { session: CheckoutView; agent: { id:
   );
 }
 
-export function CheckoutResultPage(props: { title: string; message: string; sessionId?: string; ctx: CheckoutContext }): VNode {
+export function CheckoutResultPage(props: { title: string; message: string; sessionId?: string; ownerUrl?: string; ctx: CheckoutContext }): VNode {
   return (
     <Layout title={props.title} noindex>
       <div class="narrow">
         <h1>{props.title}</h1>
         <p>{props.message}</p>
         <p>Your agent sees the new balance when it polls <code>wallet</code> or <code>whoami</code>.</p>
+        {props.ownerUrl ? (
+          <div class="notice">
+            <h2>Your private owner page</h2>
+            <p>
+              Bookmark this link now: it is shown only once. It shows the agent's balance, its spending against your limits and its recent purchases, and lets you change the limits.
+              Do not give it to the agent.
+            </p>
+            <p>
+              <a href={props.ownerUrl} data-owner-link="">{props.ownerUrl}</a>
+            </p>
+          </div>
+        ) : null}
         {props.sessionId ? (
           <p>
             <a href={`/checkout/sandbox/${encodeURIComponent(props.sessionId)}`}>Back to the checkout</a>
