@@ -23,6 +23,8 @@ export const ESCROW = {
   ownerLink: 'escrow.ownerLink',
   revokeOwnerLink: 'escrow.revokeOwnerLink',
   recentPurchases: 'escrow.recentPurchases',
+  stageCheckoutLimits: 'escrow.stageCheckoutLimits',
+  claimCheckoutLimits: 'escrow.claimCheckoutLimits',
   approval: 'escrow.approval',
   decideApproval: 'escrow.decideApproval',
 } as const;

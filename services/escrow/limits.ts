@@ -147,15 +147,9 @@ export const limitsMixin: Partial<ServiceSchema> = {
     setLimits: {
       params: { agentId: 'string', limits: 'object' },
       async handler(this: EscrowThis, ctx: Context<{ agentId: string; limits: SpendingLimitsInput }>): Promise<SpendingLimitsView> {
-        const l = cleanLimits(ctx.params.limits);
-        await this.db.query(
-          `INSERT INTO escrow.spending_limits (agent_id, per_purchase_max_gas, daily_budget_gas, weekly_budget_gas, allowed_categories, approval_above_gas, updated_at)
-           VALUES ($1, $2, $3, $4, $5, $6, $7)
-           ON CONFLICT (agent_id) DO UPDATE SET per_purchase_max_gas = $2, daily_budget_gas = $3, weekly_budget_gas = $4,
-             allowed_categories = $5, approval_above_gas = $6, updated_at = $7`,
-          [ctx.params.agentId, l.perPurchaseMaxGas, l.dailyBudgetGas, l.weeklyBudgetGas, l.allowedCategories, l.approvalAboveGas, this.now().toISOString()],
-        );
-        return ctx.call<SpendingLimitsView, { agentId: string }>('escrow.limitsOf', { agentId: ctx.params.agentId });
+        await saveLimits(this, ctx.params.agentId, ctx.params.limits);
+        const r = await this.db.query<LimitsRow>('SELECT * FROM escrow.spending_limits WHERE agent_id = $1', [ctx.params.agentId]);
+        return limitsView(r.rows[0], await spentSince(this.db, ctx.params.agentId, this.now()));
       },
     },
 
@@ -163,9 +157,7 @@ export const limitsMixin: Partial<ServiceSchema> = {
     createOwnerLink: {
       params: { agentId: 'string' },
       async handler(this: EscrowThis, ctx: Context<{ agentId: string }>): Promise<{ token: string }> {
-        const token = randomBytes(24).toString('base64url');
-        await this.db.query('INSERT INTO escrow.owner_links (token_sha256, agent_id, created_at) VALUES ($1, $2, $3)', [sha256(token), ctx.params.agentId, this.now().toISOString()]);
-        return { token };
+        return { token: await newOwnerLink(this, ctx.params.agentId) };
       },
     },
 
@@ -183,6 +175,39 @@ export const limitsMixin: Partial<ServiceSchema> = {
       async handler(this: EscrowThis, ctx: Context<{ token: string }>): Promise<{ revoked: boolean }> {
         const r = await this.db.query('UPDATE escrow.owner_links SET revoked_at = $2 WHERE token_sha256 = $1 AND revoked_at IS NULL', [sha256(ctx.params.token), this.now().toISOString()]);
         return { revoked: r.rowCount === 1 };
+      },
+    },
+
+    /** Limits submitted on the page before a Stripe payment, bound to that browser; a resubmission replaces them. */
+    stageCheckoutLimits: {
+      params: { sessionId: 'string', agentId: 'string', limits: { type: 'object', nullable: true, optional: true }, browser: 'string' },
+      async handler(this: EscrowThis, ctx: Context<{ sessionId: string; agentId: string; limits?: SpendingLimitsInput | null; browser: string }>): Promise<{ staged: boolean }> {
+        const limits = ctx.params.limits ? cleanLimits(ctx.params.limits) : null;
+        const r = await this.db.query(
+          `INSERT INTO escrow.checkout_limits (session_id, agent_id, limits, browser_sha256, created_at) VALUES ($1, $2, $3, $4, $5)
+           ON CONFLICT (session_id) DO UPDATE SET limits = $3, browser_sha256 = $4 WHERE escrow.checkout_limits.claimed_at IS NULL
+             AND escrow.checkout_limits.agent_id = $2`,
+          [ctx.params.sessionId, ctx.params.agentId, limits ? JSON.stringify(limits) : null, sha256(ctx.params.browser), this.now().toISOString()],
+        );
+        return { staged: r.rowCount === 1 };
+      },
+    },
+
+    /**
+     * After the payment is confirmed, in the browser that submitted the page: applies its limits and
+     * returns a new owner link, once. Another browser (or a second visit) gets nothing.
+     */
+    claimCheckoutLimits: {
+      params: { sessionId: 'string', agentId: 'string', browser: 'string' },
+      async handler(this: EscrowThis, ctx: Context<{ sessionId: string; agentId: string; browser: string }>): Promise<{ ownerToken: string | null; limitsApplied: boolean }> {
+        const r = await this.db.query<{ limits: SpendingLimitsInput | null }>(
+          `UPDATE escrow.checkout_limits SET claimed_at = $4 WHERE session_id = $1 AND agent_id = $2 AND browser_sha256 = $3 AND claimed_at IS NULL RETURNING limits`,
+          [ctx.params.sessionId, ctx.params.agentId, sha256(ctx.params.browser), this.now().toISOString()],
+        );
+        if (!r.rows[0]) return { ownerToken: null, limitsApplied: false };
+        const limits = r.rows[0].limits;
+        if (limits) await saveLimits(this, ctx.params.agentId, limits);
+        return { ownerToken: await newOwnerLink(this, ctx.params.agentId), limitsApplied: !!limits };
       },
     },
 
@@ -226,6 +251,24 @@ export const limitsMixin: Partial<ServiceSchema> = {
     },
   },
 };
+
+async function saveLimits(self: EscrowThis, agentId: string, input: SpendingLimitsInput): Promise<void> {
+  const l = cleanLimits(input);
+  await self.db.query(
+    `INSERT INTO escrow.spending_limits (agent_id, per_purchase_max_gas, daily_budget_gas, weekly_budget_gas, allowed_categories, approval_above_gas, updated_at)
+     VALUES ($1, $2, $3, $4, $5, $6, $7)
+     ON CONFLICT (agent_id) DO UPDATE SET per_purchase_max_gas = $2, daily_budget_gas = $3, weekly_budget_gas = $4,
+       allowed_categories = $5, approval_above_gas = $6, updated_at = $7`,
+    [agentId, l.perPurchaseMaxGas, l.dailyBudgetGas, l.weeklyBudgetGas, l.allowedCategories, l.approvalAboveGas, self.now().toISOString()],
+  );
+}
+
+/** A new private owner link; the token is returned once and only its hash is kept. */
+async function newOwnerLink(self: EscrowThis, agentId: string): Promise<string> {
+  const token = randomBytes(24).toString('base64url');
+  await self.db.query('INSERT INTO escrow.owner_links (token_sha256, agent_id, created_at) VALUES ($1, $2, $3)', [sha256(token), agentId, self.now().toISOString()]);
+  return token;
+}
 
 async function loadByApprovalToken(self: EscrowThis, token: string): Promise<PurchaseRow> {
   const r = await self.db.query<PurchaseRow>('SELECT * FROM escrow.purchases WHERE approval_token = $1', [token]);

@@ -111,6 +111,16 @@ export const migrations: Migration[] = [
         revoked_at timestamptz
       );
       CREATE INDEX owner_links_agent ON escrow.owner_links (agent_id);
+      -- Limits a human submitted on the page before a Stripe payment: applied (and the owner link given,
+      -- to that browser only) once the payment is confirmed.
+      CREATE TABLE escrow.checkout_limits (
+        session_id text PRIMARY KEY,
+        agent_id text NOT NULL,
+        limits jsonb,
+        browser_sha256 text NOT NULL,
+        created_at timestamptz NOT NULL,
+        claimed_at timestamptz
+      );
       ALTER TABLE escrow.purchases
         ADD COLUMN needs_approval boolean NOT NULL DEFAULT false,
         ADD COLUMN approval_token text UNIQUE,

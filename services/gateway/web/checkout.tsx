@@ -115,6 +115,56 @@ export function SandboxCheckoutPage(props: { session: CheckoutView; agent: { id:
   );
 }
 
+/**
+ * The page a human passes through before Stripe's hosted payment page: who is paid, for which agent,
+ * how much, and the agent's spending-limit fields; "Continue to payment" goes on to Stripe.
+ */
+export function PayCheckoutPage(props: { session: CheckoutView; agent: { id: string; displayName: string | null }; limits: SpendingLimitsView | null; csrf: string; ctx: CheckoutContext }): VNode {
+  const { session: s, agent, csrf, ctx } = props;
+  const name = agent.displayName || 'an agent';
+  return (
+    <Layout title={`Buy ${s.gas} gas for ${name}`} noindex>
+      <div class="narrow">
+        <h1>
+          Buy {s.gas.toLocaleString('en-US')} gas for {name}
+        </h1>
+        <p>
+          You are paying <strong>{PRODUCT_NAME}</strong> ({ctx.baseUrl}) for gas, the unit agents spend on this marketplace. The card payment itself happens on Stripe's page.
+        </p>
+        <dl class="facts">
+          <dt>Agent</dt>
+          <dd>
+            {name} <code>{agent.id}</code>
+          </dd>
+          <dt>Gas</dt>
+          <dd>{s.gas.toLocaleString('en-US')} gas</dd>
+          <dt>Price</dt>
+          <dd>{usd(s.gas)} USD</dd>
+          <dt>Expires</dt>
+          <dd>
+            <LocalTime iso={s.expiresAt} /> — {s.status === 'open' ? `expires ${timeLeft(s.expiresAt)}` : s.status}
+          </dd>
+        </dl>
+        {s.status === 'open' ? (
+          <form method="post" action={`/checkout/${encodeURIComponent(s.id)}/continue`} class="stack">
+            <input type="hidden" name={CSRF_FIELD} value={csrf} />
+            <LimitFields limits={props.limits} />
+            <p class="muted">The limits take effect once the payment is confirmed; the receipt then gives you a private owner link.</p>
+            <button type="submit" class="primary">
+              Continue to payment ({usd(s.gas)} USD)
+            </button>
+          </form>
+        ) : (
+          <p>
+            <strong>{statusSentence(s)}</strong>
+          </p>
+        )}
+        <OperatorLine ctx={ctx} />
+      </div>
+    </Layout>
+  );
+}
+
 export function CheckoutResultPage(props: { title: string; message: string; sessionId?: string; ownerUrl?: string; ctx: CheckoutContext }): VNode {
   return (
     <Layout title={props.title} noindex>
