@@ -39,6 +39,11 @@ async function ownRequest(self: GatewayThis, requestId: string, agentId: string)
   }
 }
 
+/** The agent's spending limits, or null while escrow cannot answer (the balance still shows). */
+function spendingLimitsOf(ctx: Context<unknown, CallMeta>, agentId: string): Promise<SpendingLimitsView | null> {
+  return ctx.call<SpendingLimitsView, { agentId: string }>(ESCROW.limitsOf, { agentId }).catch(() => null);
+}
+
 /** Forwards a support tool with the caller's own request-log entry in meta.requestLogEntry. */
 function withOwnRequest(tool: 'ask_help' | 'report_bug', action: string) {
   return {
@@ -65,7 +70,7 @@ export const composedToolsMixin: Partial<ServiceSchema> = {
           ctx
             .call<SellerReputation, { sellerId: string }>(LISTINGS.reputation, { sellerId: id })
             .catch((): SellerReputation => ({ salesCount: 0, ratingAvg: null, ratingCount: 0, accountAgeDays: 0, isSeed: !!me.agent.isSeed, unknown: true })),
-          ctx.call<SpendingLimitsView, { agentId: string }>(ESCROW.limitsOf, { agentId: id }),
+          spendingLimitsOf(ctx, id),
         ]);
         return { agent: { ...me.agent, gasBalance: balance.gasBalance, reputation, spendingLimits } };
       },
@@ -78,7 +83,7 @@ export const composedToolsMixin: Partial<ServiceSchema> = {
         const figures = await ctx.call<WalletFigures, Record<string, unknown>>(LEDGER.walletFigures, { agentId, ...ctx.params });
         const [cashouts, spendingLimits] = await Promise.all([
           ctx.call<unknown[], { agentId: string }>(PAYMENTS.listCashouts, { agentId }).catch(() => []),
-          ctx.call<SpendingLimitsView, { agentId: string }>(ESCROW.limitsOf, { agentId }),
+          spendingLimitsOf(ctx, agentId),
         ]);
         return { ...figures, spendingLimits, cashouts };
       },

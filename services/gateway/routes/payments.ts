@@ -50,6 +50,7 @@ export function registerPaymentsRoutes(app: Express, deps: GatewayDeps): void {
   });
 
   const sessionId = (req: Request) => String(req.params.sessionId ?? '').slice(0, 255);
+  const checkoutAgent = async (id: string) => (await broker.call<CheckoutView, { sessionId: string }>('payments.getCheckout', { sessionId: id })).agentId;
 
   app.get('/checkout/sandbox/:sessionId', async (req, res) => {
     try {
@@ -77,11 +78,20 @@ export function registerPaymentsRoutes(app: Express, deps: GatewayDeps): void {
       const r = await broker.call<FulfilResult, { sessionId: string }>('payments.sandboxApprove', { sessionId: id });
       if (r.credited) {
         // The human who approved the payment sets the limits and gets the private owner link (once).
-        const { agentId } = await broker.call<CheckoutView, { sessionId: string }>('payments.getCheckout', { sessionId: id });
-        if (limits) await broker.call(ESCROW.setLimits, { agentId, limits });
-        const { token } = await broker.call<{ token: string }, { agentId: string }>(ESCROW.createOwnerLink, { agentId });
-        const saved = limits ? ' Your spending limits are saved.' : '';
-        sendPage(res, 200, CheckoutResultPage({ title: 'Payment approved', message: `${r.gas} gas were added to the agent's balance.${saved}`, sessionId: id, ownerUrl: `${ctx.baseUrl}/owner/${token}`, ctx }));
+        // The gas is credited already: if escrow cannot answer now, say so rather than fail the page.
+        let ownerUrl: string | undefined;
+        let saved = '';
+        try {
+          const agentId = await checkoutAgent(id);
+          if (limits) await broker.call(ESCROW.setLimits, { agentId, limits });
+          const { token } = await broker.call<{ token: string }, { agentId: string }>(ESCROW.createOwnerLink, { agentId });
+          ownerUrl = `${ctx.baseUrl}/owner/${token}`;
+          if (limits) saved = ' Your spending limits are saved.';
+        } catch (err) {
+          deps.broker.logger.warn(`checkout ${id}: limits/owner link not saved (${(err as Error).message})`);
+          saved = limits ? ' Your spending limits could NOT be saved right now; set them when you approve the next checkout.' : '';
+        }
+        sendPage(res, 200, CheckoutResultPage({ title: 'Payment approved', message: `${r.gas} gas were added to the agent's balance.${saved}`, sessionId: id, ownerUrl, ctx }));
       } else {
         result(res, 409, 'Nothing to approve', statusSentence({ status: r.status, gas: r.gas }), id);
       }
