@@ -30,6 +30,8 @@ import {
   saleSplit,
   cashoutSplit,
   packById,
+  APPROVAL_WINDOW_HOURS,
+  SPENDING_LIMIT_RULES,
 } from '../market-rules';
 
 export interface NextStep {
@@ -212,10 +214,10 @@ export function errorGuides(): ErrorGuide[] {
     g(
       'forbidden',
       'forbidden: you may not do this to that resource',
-      'The resource exists but belongs to someone else or the role is wrong: buying your own listing, delivering as the buyer, confirming as the seller, changing another seller\'s listing, or reading a purchase you are not a party of.',
-      'Check which side you are on with get_purchase or list_orders; only the buyer confirms, rates and disputes-as-buyer, only the seller delivers and acknowledges.',
+      `The resource exists but belongs to someone else or the role is wrong: buying your own listing, delivering as the buyer, confirming as the seller, changing another seller's listing, or reading a purchase you are not a party of. On purchase_service it can also be your human's spending limit: error.details.rule is one of ${SPENDING_LIMIT_RULES.join(', ')}, with remainingGas; nothing was held.`,
+      'Check which side you are on with get_purchase or list_orders; only the buyer confirms, rates and disputes-as-buyer, only the seller delivers and acknowledges. For a spending limit: read spendingLimits in whoami or wallet and buy within it; only your human can change limits.',
       step('list_orders'),
-      ['403', 'not allowed', 'permission', 'own listing', 'not my purchase', 'wrong role'],
+      ['403', 'not allowed', 'permission', 'own listing', 'not my purchase', 'wrong role', 'limit', 'budget', 'daily_budget', 'weekly_budget', 'per_purchase_max', 'category_not_allowed'],
     ),
     g(
       'not_found',
@@ -441,12 +443,24 @@ export function knowledgeSections(baseUrl: string): KnowledgeSection[] {
     id: 'purchase-states',
     title: 'Purchase states and transitions (escrow)',
     body: [
-      'States: pending (funding) → awaiting_delivery → delivered → completed; side exits refunded, disputed (then refunded or completed by an operator) and failed (funding refused).',
+      'States: pending (funding) → [awaiting_approval (your human approves) →] awaiting_delivery → delivered → completed; side exits refunded, disputed (then refunded or completed by an operator) and failed (funding refused, or approval declined or not given in time).',
       STATE_TABLE.map(([trigger, who, from, to]) => `- ${trigger} (${who}): ${from} → ${to}`).join('\n'),
       `How escrow works: when you purchase, the price moves from your gasBalance into an escrow hold; the seller is not paid yet. Confirmation (or auto-release ${DEFAULT_AUTO_RELEASE_DAYS} days after delivery) settles it: the seller gets sale_earn, the platform its fee. A refund returns the hold to the buyer in full. A purchase is visible only to its buyer, its seller and operators; you cannot buy your own listing; only active listings can be bought and the price is fixed at purchase time.`,
     ].join('\n\n'),
-    tags: ['escrow', 'state', 'states', 'status', 'transition', 'awaiting_delivery', 'delivered', 'completed', 'refunded', 'disputed', 'pending', 'failed', 'lifecycle', 'auto-release', 'autorelease', 'hold', 'order'],
+    tags: ['escrow', 'state', 'states', 'status', 'transition', 'awaiting_delivery', 'delivered', 'completed', 'refunded', 'disputed', 'pending', 'failed', 'awaiting_approval', 'lifecycle', 'auto-release', 'autorelease', 'hold', 'order'],
     nextStep: step('get_purchase'),
+  });
+
+  add({
+    id: 'spending-limits',
+    title: 'Spending limits and approvals set by your human',
+    body: [
+      'Your human can limit what you spend: a maximum per purchase, a budget per day and per week (gas), allowed categories, and "ask me above N gas". They set them on the checkout page when approving gas, or on their private owner page. whoami and wallet show spendingLimits {perPurchaseMaxGas, dailyBudgetGas, weeklyBudgetGas, allowedCategories, approvalAboveGas, spentTodayGas, spentThisWeekGas, remainingTodayGas, remainingThisWeekGas} (null = no limit). No tool can change them.',
+      `"Today" is the UTC day and "this week" the ISO week from Monday 00:00 UTC. A purchase counts when it is made (also while it awaits approval); failed and refunded ones do not count. Over a limit, purchase_service answers 403 forbidden with details.rule (${SPENDING_LIMIT_RULES.join(', ')}) and remainingGas; nothing is held.`,
+      `Above "ask me above", purchase_service holds the gas and returns status awaiting_approval with approvalUrl: send that link to your human. Approved → awaiting_delivery (only then does the seller see it); declined or ${APPROVAL_WINDOW_HOURS} h without an answer → failed and the hold is voided. Poll get_purchase.`,
+    ].join('\n\n'),
+    tags: ['limit', 'limits', 'spending', 'spending limit', 'budget', 'daily', 'weekly', 'per purchase', 'approval', 'approve', 'awaiting_approval', 'approvalUrl', 'ask me', 'owner', 'human', 'allowance', 'cap', 'category'],
+    nextStep: step('whoami'),
   });
 
   add({

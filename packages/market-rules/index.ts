@@ -48,6 +48,11 @@ export const RATING_CHANGE_WINDOW_DAYS = 7;
 export const REFERRAL_BONUS_GAS = 50;
 export const REFERRAL_WEEKLY_CAP = 10;
 export const DISPUTE_LOOKBACK_DAYS = 90;
+/** A purchase awaiting the human's approval fails (hold voided) after this many hours without an answer. */
+export const APPROVAL_WINDOW_HOURS = 24;
+/** Spending-limit rules a purchase can break (403 forbidden, details.rule). */
+export const SPENDING_LIMIT_RULES = ['per_purchase_max', 'daily_budget', 'weekly_budget', 'category_not_allowed'] as const;
+export type SpendingLimitRule = (typeof SPENDING_LIMIT_RULES)[number];
 
 /** A percentage of an integer gas amount, rounded half up to whole gas (250 → 25 at 10%). */
 export function percentRoundHalfUp(amountGas: number, percent: number): number {

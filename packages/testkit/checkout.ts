@@ -21,14 +21,31 @@ export async function openSandboxCheckout(checkoutUrl: string): Promise<SandboxF
   return { cookie, csrf, approveUrl: action('approve'), declineUrl: action('decline'), html };
 }
 
-export async function submitSandboxForm(form: SandboxForm, decision: 'approve' | 'decline'): Promise<{ status: number; html: string; type: string | null }> {
-  const res = await fetch(decision === 'approve' ? form.approveUrl : form.declineUrl, {
+/** Form fields besides the CSRF token (an array = a repeated field, e.g. ticked checkboxes). */
+export type FormFields = Record<string, string | string[]>;
+
+export async function submitSandboxForm(form: SandboxForm, decision: 'approve' | 'decline', fields: FormFields = {}): Promise<{ status: number; html: string; type: string | null }> {
+  return postPageForm(decision === 'approve' ? form.approveUrl : form.declineUrl, form, fields);
+}
+
+/** POSTs a page's form as a browser would: its cookie, its CSRF token and the fields. */
+export async function postPageForm(url: string, page: { cookie: string; csrf: string }, fields: FormFields = {}): Promise<{ status: number; html: string; type: string | null; location: string | null }> {
+  const body = new URLSearchParams({ csrf: page.csrf });
+  for (const [k, v] of Object.entries(fields)) for (const x of Array.isArray(v) ? v : [v]) body.append(k, x);
+  const res = await fetch(url, {
     method: 'POST',
-    headers: { 'content-type': 'application/x-www-form-urlencoded', cookie: form.cookie },
-    body: new URLSearchParams({ csrf: form.csrf }).toString(),
+    headers: { 'content-type': 'application/x-www-form-urlencoded', cookie: page.cookie },
+    body: body.toString(),
     redirect: 'manual',
   });
-  return { status: res.status, html: await res.text(), type: res.headers.get('content-type') };
+  return { status: res.status, html: await res.text(), type: res.headers.get('content-type'), location: res.headers.get('location') };
+}
+
+/** Any page with a CSRF-protected form (owner page, approval page): its cookie, token and HTML. */
+export async function openPage(url: string): Promise<{ cookie: string; csrf: string; html: string; status: number }> {
+  const res = await fetch(url);
+  const html = await res.text();
+  return { cookie: (res.headers.get('set-cookie') ?? '').split(';')[0], csrf: /name="csrf" value="([^"]+)"/.exec(html)?.[1] ?? '', html, status: res.status };
 }
 
 /** Opens the checkout and presses one button. */

@@ -5,7 +5,7 @@
  */
 import { toJsonSchema, type JsonSchema } from './json-schema';
 import { PURCHASE_STATUSES } from '../../services/escrow/purchase-machine';
-import { CASHOUT_FEE_PERCENT, DEFAULT_AUTO_RELEASE_DAYS, MIN_CASHOUT_GAS, RATING_CHANGE_WINDOW_DAYS } from '../market-rules';
+import { APPROVAL_WINDOW_HOURS, CASHOUT_FEE_PERCENT, SPENDING_LIMIT_RULES, DEFAULT_AUTO_RELEASE_DAYS, MIN_CASHOUT_GAS, RATING_CHANGE_WINDOW_DAYS } from '../market-rules';
 
 export type ToolModule = 'buy' | 'sell' | 'shared';
 
@@ -130,7 +130,7 @@ const defs: Def[] = [
     auth: true,
     action: 'gateway.whoami',
     params: {},
-    description: 'Your agent: id, provider, displayName, gasBalance (from the ledger) and seller reputation. Poll it after buy_gas.',
+    description: 'Your agent: id, provider, displayName, gasBalance (from the ledger), seller reputation and spendingLimits (set by your human; null = no limit; spentTodayGas/spentThisWeekGas, UTC). Poll it after buy_gas.',
   },
   {
     name: 'buy_gas',
@@ -181,7 +181,7 @@ const defs: Def[] = [
       cursor: { type: 'string', optional: true, max: 200, description: 'nextCursor from the previous page.' },
     },
     description:
-      'Your gas: gasBalance, heldGas (in escrow for your purchases), pendingEarningsGas, withdrawableGas, lifetimeEarnedGas, cash-outs and ledger entries (newest first).',
+      'Your gas: gasBalance, heldGas (in escrow for your purchases), pendingEarningsGas, withdrawableGas, lifetimeEarnedGas, spendingLimits (set by your human, with spentTodayGas and spentThisWeekGas), cash-outs and ledger entries (newest first).',
   },
   {
     name: 'list_service',
@@ -265,7 +265,7 @@ const defs: Def[] = [
       },
     },
     description:
-      'Buy an active listing: its price is held in escrow from your gas until you confirm the delivery (or it is refunded). Pass maxPriceGas (the quote.priceGas you saw) so a price raised meanwhile is refused, not charged. Not enough gas → 402 insufficient_gas naming the pack to buy. Send an Idempotency-Key to retry safely.',
+      `Buy an active listing: its price is held in escrow from your gas until you confirm the delivery (or it is refunded). Pass maxPriceGas (the quote.priceGas you saw) so a price raised meanwhile is refused, not charged. Not enough gas → 402 insufficient_gas naming the pack to buy. Over your human's spending limits → 403 forbidden with details.rule (${SPENDING_LIMIT_RULES.join(', ')}) and remainingGas, nothing held. Above their "ask me above" amount → status awaiting_approval with approvalUrl for your human (declined or unanswered in ${APPROVAL_WINDOW_HOURS} h → failed, hold voided). Send an Idempotency-Key to retry safely.`,
   },
   {
     name: 'list_orders',
@@ -288,7 +288,7 @@ const defs: Def[] = [
     auth: true,
     action: 'escrow.get',
     params: { purchaseId: id('purchase') },
-    description: 'One purchase you are the buyer or seller of: state, price, timestamps, deadlines.',
+    description: 'One purchase you are the buyer or seller of: state, price, timestamps, deadlines; while awaiting_approval, the approvalUrl for your human.',
   },
   {
     name: 'deliver_work',

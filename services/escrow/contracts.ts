@@ -16,6 +16,17 @@ export const ESCROW = {
   auditHolds: 'escrow.auditHolds',
   liquidity: 'escrow.liquidity',
   sweep: 'escrow.sweep',
+  // spending limits and approvals: called by the gateway's pages for people only (no tool reaches them)
+  limitsOf: 'escrow.limitsOf',
+  setLimits: 'escrow.setLimits',
+  createOwnerLink: 'escrow.createOwnerLink',
+  ownerLink: 'escrow.ownerLink',
+  revokeOwnerLink: 'escrow.revokeOwnerLink',
+  recentPurchases: 'escrow.recentPurchases',
+  stageCheckoutLimits: 'escrow.stageCheckoutLimits',
+  claimCheckoutLimits: 'escrow.claimCheckoutLimits',
+  approval: 'escrow.approval',
+  decideApproval: 'escrow.decideApproval',
 } as const;
 
 export const ESCROW_TOPICS = {
@@ -27,6 +38,10 @@ export const ESCROW_TOPICS = {
   rated: 'escrow.purchase.rated',
   /** a referred buyer's first funded purchase: the ledger pays the referral bonus. */
   referralQualified: 'escrow.referral.qualified',
+  /** a purchase above the human's "ask me above" amount is held and waits for approval (the buyer's human is asked). */
+  approvalRequired: 'escrow.purchase.approval_required',
+  /** the human approved it: the seller sees it now (notify the seller). */
+  approved: 'escrow.purchase.approved',
 } as const;
 
 export type EscrowTopic = (typeof ESCROW_TOPICS)[keyof typeof ESCROW_TOPICS];
@@ -65,7 +80,52 @@ export type ReferralQualified = {
   purchaseId: string;
 };
 
+export type PurchaseApprovalRequired = {
+  purchaseId: string;
+  buyerId: string;
+  listingId: string;
+  listingTitle: string;
+  priceGas: number;
+  approvalUrl: string;
+  approvalExpiresAt: string;
+};
+
+export type PurchaseApproved = {
+  purchaseId: string;
+  buyerId: string;
+  sellerId: string;
+  listingId: string;
+  priceGas: number;
+  approvedAt: string;
+};
+
+/** What the human sets (null = no such limit). */
+export interface SpendingLimitsInput {
+  perPurchaseMaxGas?: number | null;
+  dailyBudgetGas?: number | null;
+  weeklyBudgetGas?: number | null;
+  allowedCategories?: string[] | null;
+  approvalAboveGas?: number | null;
+}
+
+/** whoami/wallet `spendingLimits`: the limits and what was spent in the UTC day and ISO week. */
+export interface SpendingLimitsView {
+  perPurchaseMaxGas: number | null;
+  dailyBudgetGas: number | null;
+  weeklyBudgetGas: number | null;
+  allowedCategories: string[] | null;
+  approvalAboveGas: number | null;
+  spentTodayGas: number;
+  spentThisWeekGas: number;
+  remainingTodayGas: number | null;
+  remainingThisWeekGas: number | null;
+  /** false: the human never set limits (everything is allowed). */
+  setByHuman: boolean;
+}
+
 export interface EscrowEvents {
+  'escrow.purchase.approval_required': PurchaseApprovalRequired;
+  'escrow.purchase.approved': PurchaseApproved;
   'escrow.purchase.completed': PurchaseCompleted;
   'escrow.purchase.refunded': PurchaseRefunded;
   'escrow.purchase.rated': PurchaseRated;

@@ -8,7 +8,8 @@
  *   messages.ts   send_message / list_messages
  *   ratings.ts    rate_purchase
  *   disputes.ts   dispute_purchase, operator resolution, dispute history
- *   sweepers.ts   pending holds, auto-release, auto-refund, referrals
+ *   sweepers.ts   pending holds, auto-release, auto-refund, approval expiry, referrals
+ *   limits.ts     the human's spending limits (checked in the purchase's transaction), owner links, approvals
  *   reports.ts    audit cross-check with the ledger, liquidity
  *   contracts.ts  action names, event topics and payloads for callers and consumers
  *
@@ -36,6 +37,7 @@ import { messagesMixin } from './messages';
 import { ratingsMixin } from './ratings';
 import { reportsMixin } from './reports';
 import { sweepersMixin } from './sweepers';
+import { checkLimits, limitsMixin, lockLimits, newApprovalToken, spentSince } from './limits';
 import { HIDDEN_FROM_SELLER, statusCheckSql, transitionsFor } from './purchase-machine';
 import { guard, invalidState, iso, notFound, OPEN_STATUSES, requireRole, roleOf, toView, type PurchaseRow, type PurchaseView, type Role } from './purchases';
 import type { Change, EscrowEvent, EscrowMethods, EscrowThis } from './types';
@@ -89,7 +91,7 @@ const methods: Pick<EscrowMethods, 'now' | 'load' | 'change'> & ThisType<EscrowT
 
 const EscrowService: ServiceSchema = {
   name: 'escrow',
-  mixins: [dbMixin('escrow', migrations), fundingMixin, messagesMixin, ratingsMixin, disputesMixin, sweepersMixin, reportsMixin, escrowMetricsMixin],
+  mixins: [dbMixin('escrow', migrations), fundingMixin, messagesMixin, ratingsMixin, disputesMixin, sweepersMixin, reportsMixin, limitsMixin, escrowMetricsMixin],
 
   actions: {
     purchase: {
@@ -139,31 +141,43 @@ const EscrowService: ServiceSchema = {
         const split = saleSplit(price, runtimeOf(this.broker).config.platformFeePercent);
         const deliveryDays = Number(listing.deliveryDays) || DEFAULT_DELIVERY_DAYS;
         const id = newId('pur');
-        const inserted = await this.db.query<PurchaseRow>(
-          `INSERT INTO escrow.purchases
-             (id, listing_id, listing_title, category, buyer_id, seller_id, price_gas, platform_fee_gas, seller_net_gas,
-              status, requirements, delivery_days, deliverable_schema, idempotency_key, created_at, updated_at)
-           VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $15, $10, $11, $12, $13, $14, $14)
-           ON CONFLICT (buyer_id, idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING
-           RETURNING *`,
-          [
-            id,
-            listing.id,
-            listing.title,
-            listing.category ?? null,
-            agent.id,
-            listing.sellerId,
-            split.priceGas,
-            split.platformFeeGas,
-            split.sellerNetGas,
-            requirements === null ? null : JSON.stringify(requirements),
-            deliveryDays,
-            listing.deliverableSchema ? JSON.stringify(listing.deliverableSchema) : null,
-            key,
-            now.toISOString(),
-            CREATED_STATUS,
-          ],
-        );
+        const { publicBaseUrl } = runtimeOf(this.broker).config;
+        // The human's limits are checked with their row locked, in the transaction that inserts the
+        // purchase: racing purchases of one buyer queue here, so together they never pass a budget.
+        const inserted = await this.db.transaction(async (tx) => {
+          const limits = await lockLimits(tx, agent.id);
+          const { needsApproval } = limits ? checkLimits(limits, split.priceGas, listing.category ?? null, await spentSince(tx, agent.id, now)) : { needsApproval: false };
+          const approvalToken = needsApproval ? newApprovalToken() : null;
+          return tx.query<PurchaseRow>(
+            `INSERT INTO escrow.purchases
+               (id, listing_id, listing_title, category, buyer_id, seller_id, price_gas, platform_fee_gas, seller_net_gas,
+                status, requirements, delivery_days, deliverable_schema, idempotency_key, created_at, updated_at,
+                needs_approval, approval_token, approval_url)
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $15, $10, $11, $12, $13, $14, $14, $16, $17, $18)
+             ON CONFLICT (buyer_id, idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING
+             RETURNING *`,
+            [
+              id,
+              listing.id,
+              listing.title,
+              listing.category ?? null,
+              agent.id,
+              listing.sellerId,
+              split.priceGas,
+              split.platformFeeGas,
+              split.sellerNetGas,
+              requirements === null ? null : JSON.stringify(requirements),
+              deliveryDays,
+              listing.deliverableSchema ? JSON.stringify(listing.deliverableSchema) : null,
+              key,
+              now.toISOString(),
+              CREATED_STATUS,
+              needsApproval,
+              approvalToken,
+              approvalToken ? `${publicBaseUrl}/approve/${approvalToken}` : null,
+            ],
+          );
+        });
         if (!inserted.rows[0]) {
           // A concurrent call with the same Idempotency-Key won the insert.
           const existing = await this.findByIdempotencyKey(agent.id, key!, now);

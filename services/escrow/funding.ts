@@ -15,6 +15,7 @@ import { refundedEvent } from './events';
 import { STATES, targetOf, transitionsFor } from './purchase-machine';
 import type { PurchaseRow } from './purchases';
 import type { EscrowMethods, EscrowThis } from './types';
+import { APPROVAL_WINDOW_MS } from './limits';
 
 const DAY_MS = 86_400_000;
 const IDEMPOTENCY_WINDOW_MS = DAY_MS;
@@ -114,15 +115,31 @@ const methods: FundingMethods & ThisType<EscrowThis> = {
       return !!hold && hold.status === 'pending' && Number(hold.amountGas) === Number(row.price_gas);
     },
 
-    /** The hold exists: pending → awaiting_delivery (once), then the referral check. */
+    /**
+     * The hold exists: pending → awaiting_delivery (once), or → awaiting_approval when the human asked
+     * to approve purchases of this size (with its approval_required event); then the referral check.
+     */
     async markFunded(row: PurchaseRow): Promise<PurchaseRow> {
       const fundedAt = this.now();
-      const deliverBy = new Date(fundedAt.getTime() + Number(row.delivery_days) * DAY_MS).toISOString();
-      const r = await this.db.query<PurchaseRow>(
-        `UPDATE escrow.purchases SET status = $4, deliver_by = $2, updated_at = $3
-          WHERE id = $1 AND status = $5 RETURNING *`,
-        [row.id, deliverBy, fundedAt.toISOString(), targetOf('fund', 'buyer', FUNDING_FROM), FUNDING_FROM],
-      );
+      const forApproval = row.needs_approval === true;
+      const target = targetOf(forApproval ? 'fund_for_approval' : 'fund', 'buyer', FUNDING_FROM);
+      const dueAt = new Date(fundedAt.getTime() + (forApproval ? APPROVAL_WINDOW_MS : Number(row.delivery_days) * DAY_MS)).toISOString();
+      const r = await this.db.transaction(async (tx) => {
+        const u = await tx.query<PurchaseRow>(
+          `UPDATE escrow.purchases SET status = $4, ${forApproval ? 'approval_expires_at' : 'deliver_by'} = $2, updated_at = $3
+            WHERE id = $1 AND status = $5 RETURNING *`,
+          [row.id, dueAt, fundedAt.toISOString(), target, FUNDING_FROM],
+        );
+        const p = u.rows[0];
+        if (p && forApproval) {
+          await enqueueEvent(tx, 'escrow', ESCROW_TOPICS.approvalRequired, {
+            purchaseId: p.id, buyerId: p.buyer_id, listingId: p.listing_id, listingTitle: p.listing_title,
+            priceGas: Number(p.price_gas), approvalUrl: p.approval_url ?? '', approvalExpiresAt: dueAt,
+          });
+        }
+        return u;
+      });
+      if (forApproval && r.rows[0]) await this.relay.kick().catch(() => undefined);
       const funded = r.rows[0] ?? (await this.load(row.id))!;
       if (funded.status === targetOf('fund_refused', 'buyer', FUNDING_FROM)) {
         // A late hold for a purchase already marked failed (an old call outlived the sweeper's retry):

@@ -89,4 +89,47 @@ export const migrations: Migration[] = [
       ${outboxTablesSql('escrow')}
     `,
   },
+  {
+    version: 2,
+    name: 'spending limits, owner links, approval',
+    sql: `
+      -- Set only by the agent's human (checkout page, owner page); NULL = no such limit.
+      CREATE TABLE escrow.spending_limits (
+        agent_id text PRIMARY KEY,
+        per_purchase_max_gas integer CHECK (per_purchase_max_gas > 0),
+        daily_budget_gas integer CHECK (daily_budget_gas >= 0),
+        weekly_budget_gas integer CHECK (weekly_budget_gas >= 0),
+        allowed_categories text[],
+        approval_above_gas integer CHECK (approval_above_gas >= 0),
+        updated_at timestamptz NOT NULL
+      );
+      -- The human's private link to the owner page: only its sha256 is kept.
+      CREATE TABLE escrow.owner_links (
+        token_sha256 text PRIMARY KEY,
+        agent_id text NOT NULL,
+        created_at timestamptz NOT NULL,
+        revoked_at timestamptz
+      );
+      CREATE INDEX owner_links_agent ON escrow.owner_links (agent_id);
+      -- Limits a human submitted on the page before a Stripe payment: applied (and the owner link given,
+      -- to that browser only) once the payment is confirmed.
+      CREATE TABLE escrow.checkout_limits (
+        session_id text PRIMARY KEY,
+        agent_id text NOT NULL,
+        limits jsonb,
+        browser_sha256 text NOT NULL,
+        created_at timestamptz NOT NULL,
+        claimed_at timestamptz
+      );
+      ALTER TABLE escrow.purchases
+        ADD COLUMN needs_approval boolean NOT NULL DEFAULT false,
+        ADD COLUMN approval_token text UNIQUE,
+        ADD COLUMN approval_url text,
+        ADD COLUMN approval_expires_at timestamptz,
+        ADD COLUMN approval_decided_at timestamptz,
+        ADD COLUMN approval_decision text CHECK (approval_decision IN ('approved', 'declined', 'expired'));
+      CREATE INDEX purchases_approval_expires ON escrow.purchases (approval_expires_at) WHERE status = 'awaiting_approval';
+      CREATE INDEX purchases_buyer_budget ON escrow.purchases (buyer_id, created_at);
+    `,
+  },
 ];

@@ -7,7 +7,7 @@
  *
  * Pure data and small functions only: the tool catalogue and the knowledge base import it.
  */
-import { DEFAULT_AUTO_RELEASE_DAYS, DEFAULT_DELIVERY_DAYS, DEFAULT_PLATFORM_FEE_PERCENT, RATING_CHANGE_WINDOW_DAYS } from '../../packages/market-rules';
+import { APPROVAL_WINDOW_HOURS, DEFAULT_AUTO_RELEASE_DAYS, DEFAULT_DELIVERY_DAYS, DEFAULT_PLATFORM_FEE_PERCENT, RATING_CHANGE_WINDOW_DAYS } from '../../packages/market-rules';
 
 export interface StateFlags {
   /** The ledger accepted the hold: both parties may message, liquidity counts it. */
@@ -18,19 +18,31 @@ export interface StateFlags {
   open: boolean;
   /** Nothing can change it any more (ratings aside). */
   final: boolean;
+  /** Its price counts against the buyer's daily/weekly budget (gas that was not given back). */
+  countsAgainstBudget: boolean;
   /** What the caller can do next: the hint of every invalid_state answer about a purchase in this state. */
   next: string;
 }
 
 export const STATES = {
   pending: {
+    countsAgainstBudget: true,
     funded: false,
     sellerSees: false,
     open: true,
     final: false,
     next: 'Funding is still being confirmed with the ledger; poll get_purchase in a few seconds.',
   },
+  awaiting_approval: {
+    countsAgainstBudget: true,
+    funded: true,
+    sellerSees: false,
+    open: true,
+    final: false,
+    next: `The gas is held and the purchase waits for your human: send them approvalUrl. Approved → awaiting_delivery (only then does the seller see it); declined or ${APPROVAL_WINDOW_HOURS} h without an answer → failed and the hold is voided. Poll get_purchase.`,
+  },
   awaiting_delivery: {
+    countsAgainstBudget: true,
     funded: true,
     sellerSees: true,
     open: true,
@@ -38,6 +50,7 @@ export const STATES = {
     next: 'It awaits delivery: the seller delivers with deliver_work; the buyer may request_refund or dispute_purchase.',
   },
   delivered: {
+    countsAgainstBudget: true,
     funded: true,
     sellerSees: true,
     open: true,
@@ -45,6 +58,7 @@ export const STATES = {
     next: 'It is delivered: the buyer reads it with get_delivery and confirms with confirm_delivery (or request_refund / dispute_purchase).',
   },
   completed: {
+    countsAgainstBudget: true,
     funded: true,
     sellerSees: true,
     open: false,
@@ -52,6 +66,7 @@ export const STATES = {
     next: 'It is completed and escrow was released to the seller; the buyer may rate_purchase. Nothing else can change.',
   },
   refunded: {
+    countsAgainstBudget: false,
     funded: true,
     sellerSees: true,
     open: false,
@@ -59,6 +74,7 @@ export const STATES = {
     next: 'It was refunded to the buyer; nothing more can change.',
   },
   disputed: {
+    countsAgainstBudget: true,
     funded: true,
     sellerSees: true,
     open: true,
@@ -66,18 +82,20 @@ export const STATES = {
     next: 'It is disputed: escrow is frozen until an operator resolves it. Add facts with send_message.',
   },
   failed: {
+    countsAgainstBudget: false,
     funded: false,
     sellerSees: false,
     open: false,
     final: true,
-    next: 'Its funding failed (not enough gas); nothing was charged. Call buy_gas, then purchase_service again.',
+    next: 'It failed: not enough gas (call buy_gas, then purchase_service again), or your human declined it or did not answer in time (see failureReason). Nothing was charged; any hold was voided.',
   },
 } as const satisfies Record<string, StateFlags>;
 
 export type PurchaseStatus = keyof typeof STATES;
 export const PURCHASE_STATUSES = Object.keys(STATES) as PurchaseStatus[];
 
-export type Actor = 'buyer' | 'seller' | 'sweeper' | 'operator' | 'ledger';
+/** owner: the human behind the buyer, on the approval page. */
+export type Actor = 'buyer' | 'seller' | 'sweeper' | 'operator' | 'ledger' | 'owner';
 /** Which ledger step a transition causes: a keyed call (hold) or a durable event (settle, void). */
 export type MoneyEvent = 'hold' | 'settle' | 'void' | null;
 
@@ -85,6 +103,10 @@ export type Trigger =
   | 'purchase'
   | 'fund'
   | 'fund_refused'
+  | 'fund_for_approval'
+  | 'approve'
+  | 'decline'
+  | 'approval_expired'
   | 'ack'
   | 'deliver'
   | 'confirm'
@@ -119,6 +141,10 @@ export const TRANSITIONS: readonly Transition[] = [
   { trigger: 'purchase', tool: 'purchase_service', who: ['buyer'], from: [], to: 'pending', sets: ['price_gas', 'platform_fee_gas', 'seller_net_gas', 'idempotency_key'], moneyEvent: null, doc: false },
   { trigger: 'fund', tool: 'purchase_service', who: ['buyer', 'sweeper'], from: ['pending'], to: 'awaiting_delivery', sets: ['deliver_by'], moneyEvent: 'hold', doc: { from: '—', to: 'awaiting_delivery (gas held in escrow) or error insufficient_gas' } },
   { trigger: 'fund_refused', tool: 'purchase_service', who: ['buyer', 'sweeper'], from: ['pending'], to: 'failed', sets: ['failure_reason'], moneyEvent: null, doc: false },
+  { trigger: 'fund_for_approval', tool: 'purchase_service', who: ['buyer', 'sweeper'], from: ['pending'], to: 'awaiting_approval', sets: ['approval_expires_at'], moneyEvent: 'hold', doc: { from: '— (price above the human\'s "ask me above N" limit)', to: `awaiting_approval (gas held, seller not shown, approvalUrl for the human), then awaiting_delivery on approval, failed on decline or after ${APPROVAL_WINDOW_HOURS} h (hold voided)` } },
+  { trigger: 'approve', tool: 'approval page', who: ['owner'], from: ['awaiting_approval'], to: 'awaiting_delivery', sets: ['approval_decided_at', 'approval_decision', 'deliver_by'], moneyEvent: null, doc: false },
+  { trigger: 'decline', tool: 'approval page', who: ['owner'], from: ['awaiting_approval'], to: 'failed', sets: ['approval_decided_at', 'approval_decision', 'failure_reason'], moneyEvent: 'void', doc: false },
+  { trigger: 'approval_expired', tool: 'approval expiry', who: ['sweeper'], from: ['awaiting_approval'], to: 'failed', sets: ['approval_decided_at', 'approval_decision', 'failure_reason'], moneyEvent: 'void', doc: false },
   { trigger: 'ack', tool: 'ack_purchase', who: ['seller'], from: ['awaiting_delivery'], to: null, sets: ['acknowledged_at'], moneyEvent: null, doc: { to: 'same state, acknowledgedAt set' } },
   { trigger: 'deliver', tool: 'deliver_work', who: ['seller'], from: ['awaiting_delivery'], to: 'delivered', sets: ['delivered_at', 'delivery_json', 'delivery_sha256', 'auto_release_at'], moneyEvent: null, doc: { to: 'delivered (deliveredAt, sha256 of the delivery)' } },
   { trigger: 'confirm', tool: 'confirm_delivery', who: ['buyer'], from: ['delivered'], to: 'completed', sets: ['completed_at', 'completed_by'], moneyEvent: 'settle', doc: { to: `completed (${feeText})` } },
@@ -148,6 +174,8 @@ export const UNFUNDED_STATUSES = statesWhere((f) => !f.funded);
 /** States the seller is not shown (their purchases do not exist for the seller). */
 export const HIDDEN_FROM_SELLER = statesWhere((f) => !f.sellerSees);
 export const FINAL_STATUSES = statesWhere((f) => f.final);
+/** States whose price counts against the buyer's daily/weekly budget. */
+export const BUDGET_STATUSES = statesWhere((f) => f.countsAgainstBudget);
 
 export function transitionsFor(trigger: Trigger): Transition[] {
   return TRANSITIONS.filter((t) => t.trigger === trigger);

@@ -46,6 +46,12 @@ export interface PurchaseRow {
   rating_comment: string | null;
   first_rated_at: Date | null;
   rated_at: Date | null;
+  needs_approval: boolean;
+  approval_token: string | null;
+  approval_url: string | null;
+  approval_expires_at: Date | null;
+  approval_decided_at: Date | null;
+  approval_decision: 'approved' | 'declined' | 'expired' | null;
   created_at: Date;
   updated_at: Date;
 }
@@ -82,6 +88,10 @@ export interface PurchaseView {
   disputeReason: string | null;
   disputeOutcome: 'refund' | 'release' | null;
   failureReason: string | null;
+  /** awaiting_approval: the page the buyer's human approves or declines on (shown to the buyer only). */
+  approvalUrl: string | null;
+  /** awaiting_approval: unanswered by then → failed, hold voided. */
+  approvalExpiresAt: string | null;
   /** The caller's side of this purchase (absent for operators). */
   role?: Role;
 }
@@ -122,6 +132,8 @@ export function toView(row: PurchaseRow, viewerId?: string): PurchaseView {
     disputeReason: row.dispute_reason,
     disputeOutcome: row.dispute_outcome,
     failureReason: row.failure_reason,
+    approvalUrl: row.status === 'awaiting_approval' && viewerId !== row.seller_id ? row.approval_url : null,
+    approvalExpiresAt: row.status === 'awaiting_approval' ? iso(row.approval_expires_at) : null,
   };
   if (viewerId === row.buyer_id) view.role = 'buyer';
   else if (viewerId === row.seller_id) view.role = 'seller';

@@ -1,6 +1,6 @@
 /**
  * Escrow, sweepers: pending purchases whose hold outcome is unknown (retry the same keyed hold),
- * auto-release and auto-refund (the machine's sweeper transitions), referral checks, the relay.
+ * auto-release, auto-refund and approval expiry (the machine's sweeper transitions), referral checks, the relay.
  * Safe with several replicas: rows are claimed with FOR UPDATE SKIP LOCKED.
  */
 import type { ServiceSchema } from 'moleculer';
@@ -19,14 +19,15 @@ const SWEEP_BATCH = 100;
 const SWEEPS = {
   auto_release: { dueColumn: 'auto_release_at', extra: 'AND refund_requested_at IS NULL', at: 'completed_at', by: 'completed_by', byValue: 'auto_release' },
   auto_refund: { dueColumn: 'deliver_by', extra: '', at: 'refunded_at', by: 'refunded_by', byValue: 'auto_refund' },
-} as const;
+  approval_expired: { dueColumn: 'approval_expires_at', extra: '', at: 'approval_decided_at', by: 'approval_decision', byValue: 'expired', also: ", failure_reason = 'approval_expired'" },
+} as const satisfies Record<string, { dueColumn: string; extra: string; at: string; by: string; byValue: string; also?: string }>;
 
 type SweeperMethods = Pick<EscrowMethods, 'sweepTransition' | 'sweepPending' | 'sweepReferrals' | 'sweepOnce'>;
 
 const methods: SweeperMethods & ThisType<EscrowThis> = {
   /** Moves due purchases in one transaction per batch; each moved row writes its money event. */
   async sweepTransition(trigger) {
-    const sweep = SWEEPS[trigger];
+    const sweep: (typeof SWEEPS)[keyof typeof SWEEPS] & { also?: string } = SWEEPS[trigger];
     const from = sweeperFrom(trigger);
     const to = targetOf(trigger, 'sweeper', from[0]);
     const moneyEvent = transitionsFor(trigger)[0].moneyEvent;
@@ -35,7 +36,7 @@ const methods: SweeperMethods & ThisType<EscrowThis> = {
       const now = this.now().toISOString();
       const n = await this.db.transaction(async (tx: Queryable) => {
         const r = await tx.query<PurchaseRow>(
-          `UPDATE escrow.purchases SET status = $3, ${sweep.at} = $1, ${sweep.by} = $4, updated_at = $1
+          `UPDATE escrow.purchases SET status = $3, ${sweep.at} = $1, ${sweep.by} = $4, updated_at = $1${sweep.also ?? ''}
             WHERE id IN (SELECT id FROM escrow.purchases
                           WHERE status = ANY($5::text[]) AND ${sweep.dueColumn} <= $1 ${sweep.extra}
                           ORDER BY ${sweep.dueColumn} LIMIT $2 FOR UPDATE SKIP LOCKED)
@@ -98,9 +99,10 @@ const methods: SweeperMethods & ThisType<EscrowThis> = {
     const pending = await this.sweepPending();
     const released = await this.sweepTransition('auto_release');
     const refunded = await this.sweepTransition('auto_refund');
+    const approvalsExpired = await this.sweepTransition('approval_expired');
     const referralsChecked = await this.sweepReferrals();
     const relayed = await this.relay.kick().catch(() => 0);
-    return { pendingFunded: pending.funded, pendingFailed: pending.failed, released, refunded, referralsChecked, relayed };
+    return { pendingFunded: pending.funded, pendingFailed: pending.failed, released, refunded, approvalsExpired, referralsChecked, relayed };
   },
 };
 

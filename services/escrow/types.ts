@@ -43,7 +43,7 @@ export interface EscrowMethods {
   // messages.ts
   messagesOf(purchaseId: string, afterSeq: number): Promise<MessageView[]>;
   // sweepers.ts
-  sweepTransition(trigger: Extract<Trigger, 'auto_release' | 'auto_refund'>): Promise<number>;
+  sweepTransition(trigger: Extract<Trigger, 'auto_release' | 'auto_refund' | 'approval_expired'>): Promise<number>;
   sweepPending(): Promise<{ funded: number; failed: number }>;
   sweepReferrals(): Promise<number>;
   sweepOnce(): Promise<Record<string, number>>;

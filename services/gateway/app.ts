@@ -21,6 +21,7 @@ import { registerLiquidityRoutes } from './routes/liquidity';
 import { registerDiscoveryRoutes } from './routes/discovery';
 import { registerAdminRoutes } from './routes/admin';
 import { registerMcpRoutes } from './routes/mcp';
+import { registerOwnerRoutes } from './routes/owner';
 import { registerPublicPages, htmlNotFound } from './web/public-routes';
 import { registerAdminConsole } from './web/admin/console-routes';
 
@@ -51,6 +52,7 @@ export function buildApp(deps: GatewayDeps): Express {
   registerHealth(app, deps);
   registerMetricsRoute(app, deps);
   registerPaymentsRoutes(app, deps);
+  registerOwnerRoutes(app, deps);
   registerToolRouter(app, deps);
   registerListingsPublicRoutes(app, deps);
   registerLiquidityRoutes(app, deps);

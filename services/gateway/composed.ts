@@ -2,8 +2,8 @@
  * Tools whose answer joins several services. The gateway is the top layer, so it is the one that
  * asks each service for its part: no service below has to call a sibling or a layer above it.
  *
- *   whoami            agents (identity) + listings (reputation) + ledger (balance)
- *   wallet            ledger (figures, entries) + payments (cash-outs)
+ *   whoami            agents (identity) + listings (reputation) + ledger (balance) + escrow (spending limits)
+ *   wallet            ledger (figures, entries) + payments (cash-outs) + escrow (spending limits)
  *   ask_help,         the caller's own request-log entry (the gateway's) handed to support in
  *   report_bug        meta, so support never calls the gateway back
  *
@@ -16,6 +16,7 @@ import type { Context, ServiceSchema } from 'moleculer';
 import { toolParams } from '../../packages/tool-catalogue';
 import { requireAgent, type CallMeta, type RequestLogEntry } from '../../packages/tool-catalogue/meta';
 import { AGENTS } from '../agents/contracts';
+import { ESCROW, type SpendingLimitsView } from '../escrow/contracts';
 import { LEDGER } from '../ledger/contracts';
 import type { WalletFigures } from '../ledger/wallet';
 import { LISTINGS, type SellerReputation } from '../listings/contracts';
@@ -64,6 +65,11 @@ async function ownRequest(self: GatewayThis, requestId: string, agentId: string)
   }
 }
 
+/** The agent's spending limits, or null while escrow cannot answer (the balance still shows). */
+function spendingLimitsOf(ctx: Context<unknown, CallMeta>, agentId: string): Promise<SpendingLimitsView | null> {
+  return ctx.call<SpendingLimitsView, { agentId: string }>(ESCROW.limitsOf, { agentId }).catch(() => null);
+}
+
 /** Forwards a support tool with the caller's own request-log entry in meta.requestLogEntry. */
 function withOwnRequest(tool: 'ask_help' | 'report_bug', action: string) {
   return {
@@ -90,7 +96,7 @@ export const composedToolsMixin: Partial<ServiceSchema> = {
         const now = Date.now();
         const cached = this.reputationCache.get(id, now);
         const mePromise = ctx.call<{ agent: Record<string, unknown> & { isSeed?: boolean } }, Record<string, never>>(AGENTS.whoami, ctx.params);
-        const [me, balance, reputation] = await Promise.all([
+        const [me, balance, reputation, spendingLimits] = await Promise.all([
           mePromise,
           ctx.call<{ gasBalance: number }, { agentId: string }>(LEDGER.balance, { agentId: id }),
           cached ??
@@ -104,8 +110,9 @@ export const composedToolsMixin: Partial<ServiceSchema> = {
                 return { salesCount: 0, ratingAvg: null, ratingCount: 0, accountAgeDays: 0, isSeed, unknown: true };
               },
             ),
+          spendingLimitsOf(ctx, id),
         ]);
-        return { agent: { ...me.agent, gasBalance: balance.gasBalance, reputation } };
+        return { agent: { ...me.agent, gasBalance: balance.gasBalance, reputation, spendingLimits } };
       },
     },
 
@@ -114,8 +121,11 @@ export const composedToolsMixin: Partial<ServiceSchema> = {
       async handler(this: GatewayThis, ctx: Context<{ limit?: number; cursor?: string }, CallMeta>) {
         const { id: agentId } = requireAgent(ctx);
         const figures = await ctx.call<WalletFigures, Record<string, unknown>>(LEDGER.walletFigures, { agentId, ...ctx.params });
-        const cashouts = await ctx.call<unknown[], { agentId: string }>(PAYMENTS.listCashouts, { agentId }).catch(() => []);
-        return { ...figures, cashouts };
+        const [cashouts, spendingLimits] = await Promise.all([
+          ctx.call<unknown[], { agentId: string }>(PAYMENTS.listCashouts, { agentId }).catch(() => []),
+          spendingLimitsOf(ctx, agentId),
+        ]);
+        return { ...figures, spendingLimits, cashouts };
       },
     },
 

@@ -47,6 +47,7 @@ export interface CheckoutView {
   gas: number;
   usd: number;
   status: CheckoutRow['status'];
+  /** The provider's page: the sandbox page, or Stripe's hosted page (agents get humanCheckoutUrl instead). */
   checkoutUrl: string;
   expiresAt: string;
   createdAt: string;
@@ -62,11 +63,19 @@ export interface FulfilResult {
   gasBalance?: number;
 }
 
+/**
+ * The link the agent hands its human: the sandbox page, or for Stripe this service's own page (pack,
+ * agent, spending-limit fields) that continues to Stripe's hosted page (kept in checkout_url).
+ */
+export function humanCheckoutUrl(baseUrl: string, r: Pick<CheckoutRow, 'id' | 'provider' | 'checkout_url'>): string {
+  return r.provider === 'stripe' ? `${baseUrl}/checkout/${encodeURIComponent(r.id)}` : r.checkout_url;
+}
+
 /** A checkout as its buyer sees it (get_checkout): the buy_gas fields plus its state. */
-function checkoutOfBuyer(r: CheckoutRow) {
+function checkoutOfBuyer(r: CheckoutRow, baseUrl: string) {
   return {
     sessionId: r.id,
-    checkoutUrl: r.checkout_url,
+    checkoutUrl: humanCheckoutUrl(baseUrl, r),
     packId: r.pack_id,
     gas: r.gas,
     usd: r.usd_cents / 100,
@@ -171,7 +180,7 @@ const PaymentsService: ServiceSchema = {
            VALUES ($1, $2, $3, $4, $5, $6, 'open', $7, $8, $9) ON CONFLICT (id) DO NOTHING`,
           [id, provider, agent.id, pack.id, pack.gas, usdCents, checkoutUrl, expiresAt, now],
         );
-        return { checkoutUrl, sessionId: id, packId: pack.id, gas: pack.gas, usd: pack.usd, expiresAt: expiresAt.toISOString() };
+        return { checkoutUrl: humanCheckoutUrl(config.publicBaseUrl, { id, provider, checkout_url: checkoutUrl }), sessionId: id, packId: pack.id, gas: pack.gas, usd: pack.usd, expiresAt: expiresAt.toISOString() };
       },
     },
 
@@ -185,13 +194,13 @@ const PaymentsService: ServiceSchema = {
           if (!row || row.agent_id !== agent.id) {
             throw new NotFoundError('You have no checkout with this sessionId.', { hint: 'Call get_checkout without sessionId to list your open checkouts, or start one with buy_gas.' });
           }
-          return { checkouts: [checkoutOfBuyer(await this.expireIfDue(row))] };
+          return { checkouts: [checkoutOfBuyer(await this.expireIfDue(row), runtimeOf(this.broker).config.publicBaseUrl)] };
         }
         const r = await this.db.query<CheckoutRow>(
           `SELECT * FROM payments.checkout_sessions WHERE agent_id = $1 AND status = 'open' AND expires_at > $2 ORDER BY created_at DESC LIMIT 20`,
           [agent.id, runtimeOf(this.broker).clock.now()],
         );
-        return { checkouts: r.rows.map(checkoutOfBuyer) };
+        return { checkouts: r.rows.map((row) => checkoutOfBuyer(row, runtimeOf(this.broker).config.publicBaseUrl)) };
       },
     },
 

@@ -39,9 +39,12 @@ const MOVES: Move[] = [
   { name: 'resolve as release', triggers: ['resolve_release'] },
   { name: 'auto-release', triggers: ['auto_release'] },
   { name: 'auto-refund', triggers: ['auto_refund'] },
+  { name: 'approve on the approval page', triggers: ['approve'] },
+  { name: 'decline on the approval page', triggers: ['decline'] },
+  { name: 'auto-expire approval', triggers: ['approval_expired'] },
 ];
 /** Triggers that create or fund a purchase: covered by the purchase_service suites. */
-const FUNDING: Trigger[] = ['purchase', 'fund', 'fund_refused'];
+const FUNDING: Trigger[] = ['purchase', 'fund', 'fund_refused', 'fund_for_approval'];
 
 function actorsOf(move: Move): Actor[] {
   const who = new Set<Actor>();
@@ -62,6 +65,8 @@ describe('purchase machine: every (state, move, party) against the running servi
   let seller: TestAgent;
   let buyer: TestAgent;
   let poor: TestAgent;
+  /** A buyer whose human asks to approve every purchase: bought into the target of fund_for_approval. */
+  let asksFirst: TestAgent;
   let listingId: string;
 
   beforeAll(async () => {
@@ -69,7 +74,10 @@ describe('purchase machine: every (state, move, party) against the running servi
     seller = await newAgent(app, 'Seller');
     buyer = await newAgent(app, 'Buyer');
     poor = await newAgent(app, 'Poor Buyer');
+    asksFirst = await newAgent(app, 'Careful Buyer');
     await creditGas(app, buyer.id, 200_000);
+    await creditGas(app, asksFirst.id, 200_000);
+    await app.call('escrow.setLimits', { agentId: asksFirst.id, limits: { approvalAboveGas: 0 } });
     listingId = (await newListing(app, seller, { priceGas: 100 })).id;
   });
   afterAll(async () => {
@@ -103,9 +111,19 @@ describe('purchase machine: every (state, move, party) against the running servi
         return app
           .call('escrow.resolveDispute', { purchaseId, outcome: move.name.endsWith('refund') ? 'refund' : 'release' }, { internal: true, operator: 'op' })
           .then(() => null, (err: any) => err.type ?? 'error');
+      case 'approve on the approval page':
+      case 'decline on the approval page': {
+        // Every purchase gets an approval link here, so the machine's guard (not a missing link) answers.
+        await escrow().db.query(`UPDATE escrow.purchases SET approval_token = COALESCE(approval_token, 'tok_' || id) WHERE id = $1`, [purchaseId]);
+        const { approval_token: token } = (await escrow().db.query('SELECT approval_token FROM escrow.purchases WHERE id = $1', [purchaseId])).rows[0];
+        return app
+          .call('escrow.decideApproval', { token, decision: move.triggers[0] })
+          .then(() => null, (err: any) => err.type ?? 'error');
+      }
       case 'auto-release':
       case 'auto-refund':
-        // Due for both sweepers, then only this sweeper runs.
+      case 'auto-expire approval':
+        // Due for every sweeper, then only this sweeper runs.
         app.clock.advance(40 * DAY_MS);
         await escrow().sweepTransition(move.triggers[0]);
         return null;
@@ -136,6 +154,13 @@ describe('purchase machine: every (state, move, party) against the running servi
       buyerOf.set(orders.purchases[0].id, poor);
       return orders.purchases[0].id;
     }
+    const approvalState = TRANSITIONS.find((t) => t.trigger === 'fund_for_approval')!.to!;
+    if (state === approvalState) {
+      const r = await app.api.ok('purchase_service', { listingId }, asksFirst.apiKey);
+      buyerOf.set(r.purchase.id, asksFirst);
+      expect(r.purchase.status).toBe(state);
+      return r.purchase.id;
+    }
     const id = (await app.api.ok('purchase_service', { listingId }, buyer.apiKey)).purchase.id;
     for (const step of paths.get(state)!) expect(await fire(step.move, step.actor, id)).toBeNull();
     expect(await statusOf(id)).toBe(state);
@@ -164,7 +189,7 @@ describe('purchase machine: every (state, move, party) against the running servi
   test('every trigger on an existing purchase has a driver here, and every state is reachable', () => {
     const driven = new Set(MOVES.flatMap((m) => m.triggers));
     expect(TRANSITIONS.map((t) => t.trigger).filter((t) => !driven.has(t) && !FUNDING.includes(t))).toEqual([]);
-    const reachable = new Set<PurchaseStatus>([...paths.keys(), 'pending', 'failed']);
+    const reachable = new Set<PurchaseStatus>([...paths.keys(), 'pending', 'failed', TRANSITIONS.find((t) => t.trigger === 'fund_for_approval')!.to!]);
     expect(PURCHASE_STATUSES.filter((s) => !reachable.has(s))).toEqual([]);
   });
 

@@ -9,14 +9,18 @@ import type { GatewayDeps } from '../app';
 import { sendError } from '../http';
 import { toEnvelope } from '../../../packages/errors';
 import type { CheckoutView, FulfilResult } from '../../payments/payments.service';
-import { CheckoutResultPage, SandboxCheckoutPage, statusSentence, type CheckoutContext } from '../web/checkout';
+import { CheckoutResultPage, PayCheckoutPage, SandboxCheckoutPage, statusSentence, type CheckoutContext } from '../web/checkout';
 import { csrfToken, csrfValid } from '../web/csrf';
 import { sendPage } from '../web/render';
+import { parseLimitsForm } from '../web/limits';
+import { ESCROW, type SpendingLimitsView } from '../../escrow/contracts';
 
 export const STRIPE_WEBHOOK_PATH = '/api/payments/stripe/webhook';
 
 const formBody = express.urlencoded({ extended: false, limit: '8kb' });
 const csrfPurpose = (sessionId: string) => `checkout:${sessionId}`;
+/** Binds the owner link to the browser that submitted the page before Stripe. */
+const ownerPurpose = (sessionId: string) => `owner-link:${sessionId}`;
 
 export function registerPaymentsRoutes(app: Express, deps: GatewayDeps): void {
   const { broker } = deps;
@@ -46,6 +50,7 @@ export function registerPaymentsRoutes(app: Express, deps: GatewayDeps): void {
   });
 
   const sessionId = (req: Request) => String(req.params.sessionId ?? '').slice(0, 255);
+  const checkoutAgent = async (id: string) => (await broker.call<CheckoutView, { sessionId: string }>('payments.getCheckout', { sessionId: id })).agentId;
 
   app.get('/checkout/sandbox/:sessionId', async (req, res) => {
     try {
@@ -57,8 +62,9 @@ export function registerPaymentsRoutes(app: Express, deps: GatewayDeps): void {
       const agent = await broker
         .call<{ displayName: string | null }, { agentId: string }>('agents.get', { agentId: s.agentId })
         .catch(() => ({ displayName: null }));
+      const limits = await broker.call<SpendingLimitsView, { agentId: string }>(ESCROW.limitsOf, { agentId: s.agentId }).catch(() => null);
       const csrf = csrfToken(req, res, csrfPurpose(s.id));
-      sendPage(res, 200, SandboxCheckoutPage({ session: s, agent: { id: s.agentId, displayName: agent.displayName }, csrf, ctx }));
+      sendPage(res, 200, SandboxCheckoutPage({ session: s, agent: { id: s.agentId, displayName: agent.displayName }, limits, csrf, ctx }));
     } catch (err) {
       htmlError(res, req, err);
     }
@@ -68,9 +74,24 @@ export function registerPaymentsRoutes(app: Express, deps: GatewayDeps): void {
     try {
       const id = sessionId(req);
       if (refuseForgery(req, res, id)) return;
+      const limits = parseLimitsForm(req.body ?? {});
       const r = await broker.call<FulfilResult, { sessionId: string }>('payments.sandboxApprove', { sessionId: id });
       if (r.credited) {
-        result(res, 200, 'Payment approved', `${r.gas} gas were added to the agent's balance.`, id);
+        // The human who approved the payment sets the limits and gets the private owner link (once).
+        // The gas is credited already: if escrow cannot answer now, say so rather than fail the page.
+        let ownerUrl: string | undefined;
+        let saved = '';
+        try {
+          const agentId = await checkoutAgent(id);
+          if (limits) await broker.call(ESCROW.setLimits, { agentId, limits });
+          const { token } = await broker.call<{ token: string }, { agentId: string }>(ESCROW.createOwnerLink, { agentId });
+          ownerUrl = `${ctx.baseUrl}/owner/${token}`;
+          if (limits) saved = ' Your spending limits are saved.';
+        } catch (err) {
+          deps.broker.logger.warn(`checkout ${id}: limits/owner link not saved (${(err as Error).message})`);
+          saved = limits ? ' Your spending limits could NOT be saved right now; set them when you approve the next checkout.' : '';
+        }
+        sendPage(res, 200, CheckoutResultPage({ title: 'Payment approved', message: `${r.gas} gas were added to the agent's balance.${saved}`, sessionId: id, ownerUrl, ctx }));
       } else {
         result(res, 409, 'Nothing to approve', statusSentence({ status: r.status, gas: r.gas }), id);
       }
@@ -93,13 +114,60 @@ export function registerPaymentsRoutes(app: Express, deps: GatewayDeps): void {
 
   // Stripe sends the browser here after payment. Gas is never credited from this page: it only asks
   // payments to re-check the session with Stripe server-side (the webhook usually got there first).
+  // The browser that submitted the page before Stripe (and only it) gets the owner link, once, when paid.
   app.get('/checkout/done', async (req, res) => {
     const id = typeof req.query.session_id === 'string' ? req.query.session_id.slice(0, 255) : '';
-    if (id) await broker.call('payments.reconcileSession', { sessionId: id }).catch(() => undefined);
-    result(res, 200, 'Thank you', 'Your payment is being confirmed; the gas appears on the agent\'s balance within seconds.');
+    let ownerUrl: string | undefined;
+    if (id) {
+      await broker.call('payments.reconcileSession', { sessionId: id }).catch(() => undefined);
+      const s = await broker.call<CheckoutView, { sessionId: string }>('payments.getCheckout', { sessionId: id }).catch(() => null);
+      if (s && (s.status === 'paid' || s.status === 'completed')) {
+        const claim = await broker
+          .call<{ ownerToken: string | null }, Record<string, string>>(ESCROW.claimCheckoutLimits, { sessionId: id, agentId: s.agentId, browser: csrfToken(req, res, ownerPurpose(id)) })
+          .catch(() => ({ ownerToken: null }));
+        if (claim.ownerToken) ownerUrl = `${ctx.baseUrl}/owner/${claim.ownerToken}`;
+      }
+    }
+    sendPage(res, 200, CheckoutResultPage({ title: 'Thank you', message: 'Your payment is being confirmed; the gas appears on the agent\'s balance within seconds. Your spending limits apply from then.', ownerUrl, ctx }));
   });
 
   app.get('/checkout/cancelled', (_req, res) => {
     result(res, 200, 'Checkout cancelled', 'Nothing was charged and no gas was added.');
+  });
+
+  // The service's own page before a Stripe payment: the limit fields, then on to Stripe's hosted page.
+  app.get('/checkout/:sessionId', async (req, res) => {
+    try {
+      const s = await broker.call<CheckoutView, { sessionId: string }>('payments.getCheckout', { sessionId: sessionId(req) });
+      if (s.provider !== 'stripe') {
+        res.redirect(303, `/checkout/sandbox/${encodeURIComponent(s.id)}`);
+        return;
+      }
+      const [agent, limits] = await Promise.all([
+        broker.call<{ displayName: string | null }, { agentId: string }>('agents.get', { agentId: s.agentId }).catch(() => ({ displayName: null })),
+        broker.call<SpendingLimitsView, { agentId: string }>(ESCROW.limitsOf, { agentId: s.agentId }).catch(() => null),
+      ]);
+      const csrf = csrfToken(req, res, csrfPurpose(s.id));
+      sendPage(res, 200, PayCheckoutPage({ session: s, agent: { id: s.agentId, displayName: agent.displayName }, limits, csrf, ctx }));
+    } catch (err) {
+      htmlError(res, req, err);
+    }
+  });
+
+  app.post('/checkout/:sessionId/continue', formBody, async (req, res) => {
+    try {
+      const id = sessionId(req);
+      if (refuseForgery(req, res, id)) return;
+      const s = await broker.call<CheckoutView, { sessionId: string }>('payments.getCheckout', { sessionId: id });
+      if (s.provider !== 'stripe' || s.status !== 'open') {
+        result(res, 409, 'Nothing to pay', statusSentence({ status: s.status, gas: s.gas }), undefined);
+        return;
+      }
+      const limits = parseLimitsForm(req.body ?? {});
+      await broker.call(ESCROW.stageCheckoutLimits, { sessionId: id, agentId: s.agentId, limits, browser: csrfToken(req, res, ownerPurpose(id)) });
+      res.redirect(303, s.checkoutUrl);
+    } catch (err) {
+      htmlError(res, req, err);
+    }
   });
 }

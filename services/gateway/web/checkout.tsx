@@ -9,6 +9,8 @@ import { Layout } from './render';
 import { LocalTime } from './components';
 import { PRODUCT_NAME, timeLeft, usd } from './format';
 import { CSRF_FIELD } from './csrf';
+import { LimitFields } from './limits';
+import type { SpendingLimitsView } from '../../escrow/contracts';
 
 export interface CheckoutContext {
   baseUrl: string;
@@ -38,7 +40,7 @@ function OperatorLine({ ctx }: { ctx: CheckoutContext }): VNode {
   );
 }
 
-export function SandboxCheckoutPage(props: { session: CheckoutView; agent: { id: string; displayName: string | null }; csrf: string; ctx: CheckoutContext }): VNode {
+export function SandboxCheckoutPage(props: { session: CheckoutView; agent: { id: string; displayName: string | null }; limits: SpendingLimitsView | null; csrf: string; ctx: CheckoutContext }): VNode {
   const { session: s, agent, csrf, ctx } = props;
   const base = `/checkout/sandbox/${encodeURIComponent(s.id)}`;
   const name = agent.displayName || 'an agent';
@@ -88,8 +90,9 @@ export function SandboxCheckoutPage(props: { session: CheckoutView; agent: { id:
               <li>It buys no service by itself, sets up nothing recurring, and gives the agent no other access.</li>
             </ul>
             <div class="actions">
-              <form method="post" action={`${base}/approve`}>
+              <form method="post" action={`${base}/approve`} class="stack">
                 <input type="hidden" name={CSRF_FIELD} value={csrf} />
+                <LimitFields limits={props.limits} />
                 <button type="submit" class="primary">
                   Approve {usd(s.gas)}
                 </button>
@@ -112,13 +115,75 @@ export function SandboxCheckoutPage(props: { session: CheckoutView; agent: { id:
   );
 }
 
-export function CheckoutResultPage(props: { title: string; message: string; sessionId?: string; ctx: CheckoutContext }): VNode {
+/**
+ * The page a human passes through before Stripe's hosted payment page: who is paid, for which agent,
+ * how much, and the agent's spending-limit fields; "Continue to payment" goes on to Stripe.
+ */
+export function PayCheckoutPage(props: { session: CheckoutView; agent: { id: string; displayName: string | null }; limits: SpendingLimitsView | null; csrf: string; ctx: CheckoutContext }): VNode {
+  const { session: s, agent, csrf, ctx } = props;
+  const name = agent.displayName || 'an agent';
+  return (
+    <Layout title={`Buy ${s.gas} gas for ${name}`} noindex>
+      <div class="narrow">
+        <h1>
+          Buy {s.gas.toLocaleString('en-US')} gas for {name}
+        </h1>
+        <p>
+          You are paying <strong>{PRODUCT_NAME}</strong> ({ctx.baseUrl}) for gas, the unit agents spend on this marketplace. The card payment itself happens on Stripe's page.
+        </p>
+        <dl class="facts">
+          <dt>Agent</dt>
+          <dd>
+            {name} <code>{agent.id}</code>
+          </dd>
+          <dt>Gas</dt>
+          <dd>{s.gas.toLocaleString('en-US')} gas</dd>
+          <dt>Price</dt>
+          <dd>{usd(s.gas)} USD</dd>
+          <dt>Expires</dt>
+          <dd>
+            <LocalTime iso={s.expiresAt} /> — {s.status === 'open' ? `expires ${timeLeft(s.expiresAt)}` : s.status}
+          </dd>
+        </dl>
+        {s.status === 'open' ? (
+          <form method="post" action={`/checkout/${encodeURIComponent(s.id)}/continue`} class="stack">
+            <input type="hidden" name={CSRF_FIELD} value={csrf} />
+            <LimitFields limits={props.limits} />
+            <p class="muted">The limits take effect once the payment is confirmed; the receipt then gives you a private owner link.</p>
+            <button type="submit" class="primary">
+              Continue to payment ({usd(s.gas)} USD)
+            </button>
+          </form>
+        ) : (
+          <p>
+            <strong>{statusSentence(s)}</strong>
+          </p>
+        )}
+        <OperatorLine ctx={ctx} />
+      </div>
+    </Layout>
+  );
+}
+
+export function CheckoutResultPage(props: { title: string; message: string; sessionId?: string; ownerUrl?: string; ctx: CheckoutContext }): VNode {
   return (
     <Layout title={props.title} noindex>
       <div class="narrow">
         <h1>{props.title}</h1>
         <p>{props.message}</p>
         <p>Your agent sees the new balance when it polls <code>wallet</code> or <code>whoami</code>.</p>
+        {props.ownerUrl ? (
+          <div class="notice">
+            <h2>Your private owner page</h2>
+            <p>
+              Bookmark this link now: it is shown only once. It shows the agent's balance, its spending against your limits and its recent purchases, and lets you change the limits.
+              Do not give it to the agent.
+            </p>
+            <p>
+              <a href={props.ownerUrl} data-owner-link="">{props.ownerUrl}</a>
+            </p>
+          </div>
+        ) : null}
         {props.sessionId ? (
           <p>
             <a href={`/checkout/sandbox/${encodeURIComponent(props.sessionId)}`}>Back to the checkout</a>

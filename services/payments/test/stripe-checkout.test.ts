@@ -6,6 +6,7 @@ import Stripe from 'stripe';
 import { eventually, startTestApp, type TestApp } from '../../../packages/testkit';
 import { startStripeStandIn, type StripeStandIn } from '../../../packages/testkit/stripe-standin';
 import { expectLedgerClean } from '../../../packages/testkit/ledger';
+import { openPage, postPageForm } from '../../../packages/testkit/checkout';
 
 describe('Stripe checkout (real SDK, local stand-in)', () => {
   let stripe: StripeStandIn;
@@ -44,7 +45,8 @@ describe('Stripe checkout (real SDK, local stand-in)', () => {
   it('creates a Checkout Session and credits once on a genuine webhook, even when it is duplicated', async () => {
     const { apiKey, agentId, buy } = await buyer('Stripe Buyer');
     expect(buy).toMatchObject({ sessionId: expect.stringMatching(/^cs_test_/), packId: 'starter', gas: 500, usd: 5 });
-    expect(buy.checkoutUrl).toBe(`${stripe.url}/pay/${buy.sessionId}`);
+    // The human first passes through this service's own page (limits), which continues to Stripe's.
+    expect(buy.checkoutUrl).toBe(`${app.config.publicBaseUrl}/checkout/${buy.sessionId}`);
     const s = stripe.sessions.get(buy.sessionId)!;
     expect(s).toMatchObject({ mode: 'payment', currency: 'usd', amount_total: 500, client_reference_id: agentId, metadata: { agentId, packId: 'starter' } });
     expect(new Date(buy.expiresAt).getTime()).toBe(s.expires_at * 1000);
@@ -72,15 +74,31 @@ describe('Stripe checkout (real SDK, local stand-in)', () => {
     expect(wallet.entries[0]).toMatchObject({ type: 'gas_purchase', amountGas: 500, sessionId: buy.sessionId });
   });
 
-  it('a human paying on the hosted page (form POST) triggers the signed webhook that credits', async () => {
-    const { agentId, buy } = await buyer('Hosted Page');
+  it('a human sets limits on our page, pays on the hosted page (form POST); the webhook credits; the receipt gives that browser the owner link once', async () => {
+    const { apiKey, agentId, buy } = await buyer('Hosted Page');
     stripe.setWebhookUrl(`${app.baseUrl}/api/payments/stripe/webhook`);
     try {
-      const page = await fetch(buy.checkoutUrl);
+      const ours = await openPage(`${app.baseUrl}${new URL(buy.checkoutUrl).pathname}`);
+      expect(ours.html).toContain('name="dailyBudgetGas"');
+      const next = await postPageForm(`${app.baseUrl}/checkout/${buy.sessionId}/continue`, ours, { limitsForm: '1', dailyBudgetGas: '300', approvalAboveGas: '100' });
+      expect(next.status).toBe(303);
+      const stripePage = next.location!;
+      expect(stripePage).toBe(`${stripe.url}/pay/${buy.sessionId}`);
+      // Not paid yet: the limits wait for the payment.
+      expect((await app.api.ok('whoami', {}, apiKey)).agent.spendingLimits.dailyBudgetGas).toBeNull();
+      const page = await fetch(stripePage);
       expect(await page.text()).toContain('<form method="post">');
-      expect((await fetch(buy.checkoutUrl, { method: 'POST' })).status).toBe(200);
+      expect((await fetch(stripePage, { method: 'POST' })).status).toBe(200);
       // Nothing polls wallet/whoami and the sweeper is off in tests: only the webhook can credit.
       await eventually(async () => (await balance(agentId)) === 500);
+      // Another browser (the agent) returning to the receipt gets no owner link and applies nothing.
+      const stranger = await fetch(`${app.baseUrl}/checkout/done?session_id=${buy.sessionId}`);
+      expect(await stranger.text()).not.toMatch(/\/owner\//);
+      const done = await fetch(`${app.baseUrl}/checkout/done?session_id=${buy.sessionId}`, { headers: { cookie: ours.cookie } });
+      expect(await done.text()).toMatch(/\/owner\/[A-Za-z0-9_-]{20,}/);
+      expect((await app.api.ok('whoami', {}, apiKey)).agent.spendingLimits).toMatchObject({ dailyBudgetGas: 300, approvalAboveGas: 100 });
+      const again = await fetch(`${app.baseUrl}/checkout/done?session_id=${buy.sessionId}`, { headers: { cookie: ours.cookie } });
+      expect(await again.text()).not.toMatch(/\/owner\//);
     } finally {
       stripe.setWebhookUrl(null);
     }

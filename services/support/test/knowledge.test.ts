@@ -68,7 +68,7 @@ describe('knowledge sections', () => {
 
   test('the purchase transitions cover DESIGN §4 and name only real states', () => {
     const t = purchaseTransitions();
-    expect(t).toHaveLength(12);
+    expect(t).toHaveLength(13);
     for (const row of t) {
       const states = `${row.from} ${row.to}`.match(/\b[a-z]+(?:_[a-z]+)*\b/g)!.filter((w) => (PURCHASE_STATUSES as readonly string[]).includes(w));
       expect(states.length).toBeGreaterThan(0);

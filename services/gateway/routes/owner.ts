@@ -1,0 +1,110 @@
+/**
+ * The human's pages behind private links: the owner page (/owner/<token>: balance, spending against
+ * the limits, recent purchases, the limit form, revoke) and the approval page of a purchase above
+ * the "ask me above" amount (/approve/<token>). Every form is CSRF-checked; escrow owns the data.
+ */
+import express, { type Express, type Request, type Response } from 'express';
+import type { GatewayDeps } from '../app';
+import { toEnvelope } from '../../../packages/errors';
+import { AGENTS } from '../../agents/contracts';
+import { ESCROW, type SpendingLimitsView } from '../../escrow/contracts';
+import type { PurchaseView } from '../../escrow/purchases';
+import { LEDGER } from '../../ledger/contracts';
+import { csrfToken, csrfValid } from '../web/csrf';
+import { ApprovalPage, approvalOutcome, OwnerPage, parseLimitsForm } from '../web/limits';
+import { MessagePage, sendPage } from '../web/render';
+
+const formBody = express.urlencoded({ extended: false, limit: '8kb' });
+const tokenOf = (req: Request) => String(req.params.token ?? '').slice(0, 100);
+
+export function registerOwnerRoutes(app: Express, deps: GatewayDeps): void {
+  const { broker } = deps;
+  const message = (res: Response, status: number, title: string, text: string) => sendPage(res, status, MessagePage({ title, message: text }));
+  const htmlError = (res: Response, req: Request, err: unknown, title: string) => {
+    const { status, body } = toEnvelope(err, req.requestId);
+    message(res, status, title, body.error.hint ? `${body.error.message} ${body.error.hint}` : body.error.message);
+  };
+  const forged = (req: Request, res: Response, purpose: string): boolean => {
+    if (csrfValid(req, purpose)) return false;
+    message(res, 403, 'Please use the page', 'This form was not sent from its page (its security token is missing or stale). Open the link again and press the button there.');
+    return true;
+  };
+  const agentOf = (agentId: string) =>
+    broker.call<{ displayName: string | null }, { agentId: string }>(AGENTS.get, { agentId }).catch(() => ({ displayName: null }));
+
+  // ── owner page ──
+  app.get('/owner/:token', async (req, res) => {
+    try {
+      const token = tokenOf(req);
+      const { agentId } = await broker.call<{ agentId: string }, { token: string }>(ESCROW.ownerLink, { token });
+      const [agent, balance, limits, recent] = await Promise.all([
+        agentOf(agentId),
+        broker.call<{ gasBalance: number }, { agentId: string }>(LEDGER.balance, { agentId }),
+        broker.call<SpendingLimitsView, { agentId: string }>(ESCROW.limitsOf, { agentId }),
+        broker.call<{ purchases: PurchaseView[] }, { agentId: string; limit: number }>(ESCROW.recentPurchases, { agentId, limit: 20 }),
+      ]);
+      const csrf = csrfToken(req, res, `owner:${token}`);
+      sendPage(res, 200, OwnerPage({
+        path: `/owner/${encodeURIComponent(token)}`,
+        agent: { id: agentId, displayName: agent.displayName },
+        gasBalance: balance.gasBalance,
+        limits,
+        purchases: recent.purchases,
+        csrf,
+        saved: req.query.saved === '1',
+      }));
+    } catch (err) {
+      htmlError(res, req, err, 'Owner page not found');
+    }
+  });
+
+  app.post('/owner/:token/limits', formBody, async (req, res) => {
+    try {
+      const token = tokenOf(req);
+      if (forged(req, res, `owner:${token}`)) return;
+      const { agentId } = await broker.call<{ agentId: string }, { token: string }>(ESCROW.ownerLink, { token });
+      const limits = parseLimitsForm(req.body ?? {});
+      if (limits) await broker.call(ESCROW.setLimits, { agentId, limits });
+      res.redirect(303, `/owner/${encodeURIComponent(token)}?saved=1`);
+    } catch (err) {
+      htmlError(res, req, err, 'Limits not saved');
+    }
+  });
+
+  app.post('/owner/:token/revoke', formBody, async (req, res) => {
+    try {
+      const token = tokenOf(req);
+      if (forged(req, res, `owner:${token}`)) return;
+      await broker.call(ESCROW.revokeOwnerLink, { token });
+      message(res, 200, 'Owner link revoked', 'This link no longer opens the owner page. Approving the agent\'s next checkout gives you a new one.');
+    } catch (err) {
+      htmlError(res, req, err, 'Owner link not revoked');
+    }
+  });
+
+  // ── approval page ──
+  app.get('/approve/:token', async (req, res) => {
+    try {
+      const token = tokenOf(req);
+      const { purchase } = await broker.call<{ purchase: PurchaseView }, { token: string }>(ESCROW.approval, { token });
+      const agent = await agentOf(purchase.buyerId);
+      const csrf = csrfToken(req, res, `approval:${token}`);
+      sendPage(res, 200, ApprovalPage({ purchase, agent: { id: purchase.buyerId, displayName: agent.displayName }, action: `/approve/${encodeURIComponent(token)}`, csrf }));
+    } catch (err) {
+      htmlError(res, req, err, 'Approval not found');
+    }
+  });
+
+  for (const decision of ['approve', 'decline'] as const) {
+    app.post(`/approve/:token/${decision}`, formBody, async (req, res) => {
+      try {
+        const token = tokenOf(req);
+        if (forged(req, res, `approval:${token}`)) return;
+        const { purchase } = await broker.call<{ purchase: PurchaseView }, { token: string; decision: string }>(ESCROW.decideApproval, { token, decision });
+        message(res, 200, decision === 'approve' ? 'Purchase approved' : 'Purchase declined', approvalOutcome(purchase));
+      } catch (err) {
+        htmlError(res, req, err, 'Nothing changed');
+      }
+    });
+  }
+}

@@ -1,0 +1,164 @@
+/**
+ * Spending limits over HTTP, as a human and an agent meet them (issue #18's acceptance run): the
+ * human approves a checkout setting a 500-gas daily budget and "ask me above 200"; the agent buys
+ * 150 (goes through), 250 (awaiting_approval; the human approves it on the page), then 120 (403
+ * daily_budget, nothing held). Then the owner page, the other rules, decline and expiry.
+ */
+import { startTestApp, type TestApp } from '../../../packages/testkit';
+import { openPage, openSandboxCheckout, postPageForm, submitSandboxForm } from '../../../packages/testkit/checkout';
+import { expectLedgerClean } from '../../../packages/testkit/ledger';
+import { newAgent, newListing, wallet, type TestAgent } from '../../escrow/test/helpers';
+
+describe('spending limits set by a human, enforced on purchase_service', () => {
+  let app: TestApp;
+  let buyer: TestAgent;
+  let ownerUrl: string;
+  const listings: Record<number, string> = {};
+  const local = (url: string) => new URL(new URL(url).pathname, app.baseUrl).toString();
+
+  beforeAll(async () => {
+    app = await startTestApp();
+    buyer = await newAgent(app, 'Buyer');
+    for (const price of [150, 250, 120]) {
+      const seller = await newAgent(app, 'Seller');
+      listings[price] = (await newListing(app, seller, { priceGas: price })).id;
+    }
+  });
+  afterAll(async () => {
+    await app?.stop();
+  });
+  afterEach(async () => {
+    await expectLedgerClean(app);
+  });
+
+  test('acceptance: 500/day and ask above 200 set on the checkout; 150 ok, 250 approved in the page, 120 refused', async () => {
+    const checkout = await app.api.ok('buy_gas', { packId: 'builder' }, buyer.apiKey);
+    const form = await openSandboxCheckout(local(checkout.checkoutUrl));
+    expect(form.html).toContain('name="dailyBudgetGas"');
+    const approved = await submitSandboxForm(form, 'approve', { limitsForm: '1', dailyBudgetGas: '500', approvalAboveGas: '200' });
+    expect(approved.status).toBe(200);
+    const token = /\/owner\/([A-Za-z0-9_-]+)/.exec(approved.html)?.[1];
+    ownerUrl = `${app.baseUrl}/owner/${token}`;
+    expect(ownerUrl).toMatch(/\/owner\/[A-Za-z0-9_-]{20,}$/);
+
+    const me = await app.api.ok('whoami', {}, buyer.apiKey);
+    expect(me.agent.spendingLimits).toMatchObject({ dailyBudgetGas: 500, approvalAboveGas: 200, perPurchaseMaxGas: null, weeklyBudgetGas: null, allowedCategories: null, spentTodayGas: 0, spentThisWeekGas: 0 });
+
+    const first = await app.api.ok('purchase_service', { listingId: listings[150] }, buyer.apiKey);
+    expect(first.purchase).toMatchObject({ status: 'awaiting_delivery', approvalUrl: null });
+
+    const second = await app.api.ok('purchase_service', { listingId: listings[250] }, buyer.apiKey);
+    expect(second.purchase.status).toBe('awaiting_approval');
+    expect(second.purchase.approvalUrl).toMatch(/\/approve\/[A-Za-z0-9_-]{20,}$/);
+    expect(second.purchase.approvalExpiresAt).toBeTruthy();
+    // Held, counted, and not shown to the seller yet.
+    expect(await wallet(app, buyer)).toMatchObject({ gasBalance: 2000 - 400, heldGas: 400 });
+    expect((await app.api.ok('wallet', {}, buyer.apiKey)).spendingLimits).toMatchObject({ spentTodayGas: 400, remainingTodayGas: 100 });
+    const sellerId = second.purchase.sellerId;
+    expect(sellerId).toBeTruthy();
+
+    // A form without the page's token changes nothing.
+    const forged = await postPageForm(`${local(second.purchase.approvalUrl)}/approve`, { cookie: '', csrf: 'x' });
+    expect(forged.status).toBe(403);
+
+    const page = await openPage(local(second.purchase.approvalUrl));
+    expect(page.status).toBe(200);
+    expect(page.html).toContain('250');
+    const yes = await postPageForm(`${local(second.purchase.approvalUrl)}/approve`, page);
+    expect(yes.status).toBe(200);
+    const after = await app.api.ok('get_purchase', { purchaseId: second.purchase.id }, buyer.apiKey);
+    expect(after.purchase).toMatchObject({ status: 'awaiting_delivery', approvalUrl: null });
+    expect(after.purchase.deliverBy).toBeTruthy();
+    // Approving twice is refused (the page says what happened).
+    expect((await postPageForm(`${local(second.purchase.approvalUrl)}/approve`, page)).status).toBe(409);
+
+    const third = await app.api.call('purchase_service', { listingId: listings[120] }, buyer.apiKey);
+    expect(third.status).toBe(403);
+    expect(third.body.error!.code).toBe('forbidden');
+    expect(third.body.error!.details).toMatchObject({ rule: 'daily_budget', remainingGas: 100, limitGas: 500, spentGas: 400, priceGas: 120 });
+    expect(third.body.error!.hint).toMatch(/human/);
+    expect(await wallet(app, buyer)).toMatchObject({ gasBalance: 1600, heldGas: 400 });
+    const orders = await app.api.ok('list_orders', { role: 'buyer' }, buyer.apiKey);
+    expect(orders.purchases).toHaveLength(2);
+  });
+
+  test('the seller sees an approval-awaiting purchase only once it is approved', async () => {
+    const seller = await newAgent(app, 'Seller');
+    const listingId = (await newListing(app, seller, { priceGas: 210 })).id;
+    // The owner page lifts the daily budget so this purchase only needs approval.
+    const owner = await openPage(ownerUrl);
+    await postPageForm(`${ownerUrl}/limits`, owner, { limitsForm: '1', approvalAboveGas: '200' });
+    const { purchase } = await app.api.ok('purchase_service', { listingId }, buyer.apiKey);
+    expect(purchase.status).toBe('awaiting_approval');
+    expect((await app.api.call('get_purchase', { purchaseId: purchase.id }, seller.apiKey)).status).toBe(404);
+    expect((await app.api.ok('list_orders', { role: 'seller' }, seller.apiKey)).purchases).toHaveLength(0);
+    const page = await openPage(local(purchase.approvalUrl));
+    await postPageForm(`${local(purchase.approvalUrl)}/approve`, page);
+    const seen = await app.api.ok('get_purchase', { purchaseId: purchase.id }, seller.apiKey);
+    expect(seen.purchase).toMatchObject({ status: 'awaiting_delivery', approvalUrl: null, role: 'seller' });
+    await app.api.ok('request_refund', { purchaseId: purchase.id }, buyer.apiKey);
+  });
+
+  test('the owner page shows balance, spending and purchases, and its form sets every rule', async () => {
+    const owner = await openPage(ownerUrl);
+    expect(owner.status).toBe(200);
+    expect(owner.html).toMatch(/Spent today/);
+    expect(owner.html).toContain('Write Jest unit tests');
+
+    const saved = await postPageForm(`${ownerUrl}/limits`, owner, { limitsForm: '1', perPurchaseMaxGas: '100' });
+    expect(saved.status).toBe(303);
+    const perPurchase = await app.api.call('purchase_service', { listingId: listings[120] }, buyer.apiKey);
+    expect(perPurchase.status).toBe(403);
+    expect(perPurchase.body.error!.details).toMatchObject({ rule: 'per_purchase_max', remainingGas: 100 });
+
+    await postPageForm(`${ownerUrl}/limits`, owner, { limitsForm: '1', allowedCategories: ['research', 'ops'] });
+    const category = await app.api.call('purchase_service', { listingId: listings[120] }, buyer.apiKey);
+    expect(category.status).toBe(403);
+    expect(category.body.error!.details).toMatchObject({ rule: 'category_not_allowed', category: 'codegen', allowedCategories: ['research', 'ops'] });
+
+    await postPageForm(`${ownerUrl}/limits`, owner, { limitsForm: '1', weeklyBudgetGas: '300' });
+    const weekly = await app.api.call('purchase_service', { listingId: listings[120] }, buyer.apiKey);
+    expect(weekly.status).toBe(403);
+    expect(weekly.body.error!.details.rule).toBe('weekly_budget');
+
+    // No tool can change limits: no catalogued tool is about limits, and none takes a limit argument.
+    const tools: Array<{ name: string; inputSchema: { properties: Record<string, unknown> } }> = (await app.api.get('/api/agent')).body.tools;
+    expect(tools.map((t) => t.name).filter((n) => /limit|budget|approv/i.test(n))).toEqual([]);
+    expect(tools.flatMap((t) => Object.keys(t.inputSchema.properties)).filter((k) => /budget|approval|perPurchase|allowedCategor/i.test(k))).toEqual([]);
+
+    // A form without its token is refused.
+    expect((await postPageForm(`${ownerUrl}/limits`, { cookie: '', csrf: 'nope' }, { limitsForm: '1' })).status).toBe(403);
+    await postPageForm(`${ownerUrl}/limits`, owner, { limitsForm: '1', approvalAboveGas: '100' });
+  });
+
+  test('decline and 24 h without an answer fail the purchase and void the hold; refunded/failed do not count', async () => {
+    const before = await wallet(app, buyer);
+    const spentBefore = (await app.api.ok('wallet', {}, buyer.apiKey)).spendingLimits.spentTodayGas;
+    const { purchase } = await app.api.ok('purchase_service', { listingId: listings[120] }, buyer.apiKey);
+    expect(purchase.status).toBe('awaiting_approval');
+    expect((await app.api.ok('wallet', {}, buyer.apiKey)).spendingLimits.spentTodayGas).toBe(spentBefore + 120);
+    const page = await openPage(local(purchase.approvalUrl));
+    const no = await postPageForm(`${local(purchase.approvalUrl)}/decline`, page);
+    expect(no.status).toBe(200);
+    const declined = await app.api.ok('get_purchase', { purchaseId: purchase.id }, buyer.apiKey);
+    expect(declined.purchase).toMatchObject({ status: 'failed', failureReason: 'declined' });
+    expect(await wallet(app, buyer)).toMatchObject({ gasBalance: before.gasBalance, heldGas: before.heldGas });
+    expect((await app.api.ok('wallet', {}, buyer.apiKey)).spendingLimits.spentTodayGas).toBe(spentBefore);
+
+    const late = (await app.api.ok('purchase_service', { listingId: listings[120] }, buyer.apiKey)).purchase;
+    expect(late.status).toBe('awaiting_approval');
+    app.clock.advance(24 * 3_600_000 + 60_000);
+    const swept = await app.call('escrow.sweep');
+    expect(swept.approvalsExpired).toBe(1);
+    const expired = await app.api.ok('get_purchase', { purchaseId: late.id }, buyer.apiKey);
+    expect(expired.purchase).toMatchObject({ status: 'failed', failureReason: 'approval_expired' });
+    expect(await wallet(app, buyer)).toMatchObject({ gasBalance: before.gasBalance, heldGas: before.heldGas });
+  });
+
+  test('a revoked owner link opens nothing', async () => {
+    const owner = await openPage(ownerUrl);
+    const revoked = await postPageForm(`${ownerUrl}/revoke`, owner);
+    expect(revoked.status).toBe(200);
+    expect((await openPage(ownerUrl)).status).toBe(404);
+  });
+});
