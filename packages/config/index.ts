@@ -5,7 +5,7 @@
 import path from 'node:path';
 import { DEFAULT_AUTO_RELEASE_DAYS, DEFAULT_PLATFORM_FEE_PERCENT, MAX_PLATFORM_FEE_PERCENT } from '../market-rules';
 
-export const ALL_SERVICES = ['gateway', 'agents', 'listings', 'escrow', 'ledger', 'payments', 'support'] as const;
+export const ALL_SERVICES = ['gateway', 'agents', 'listings', 'escrow', 'ledger', 'payments', 'support', 'notifications'] as const;
 export type ServiceName = (typeof ALL_SERVICES)[number];
 
 export interface Config {
@@ -47,6 +47,8 @@ export interface Config {
   allowedHosts: string[];
   /** /mcp: extra browser Origins accepted (ALLOWED_ORIGINS, full origins like https://app.example; "*" = any). */
   allowedOrigins: string[];
+  /** Webhooks may target plain http and private/loopback addresses (WEBHOOK_ALLOW_PRIVATE; development and tests only). */
+  webhookAllowPrivate: boolean;
 }
 
 export class ConfigError extends Error {}
@@ -101,6 +103,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const btcNetwork = (str(env, 'BTC_NETWORK') ?? 'mainnet') as Config['btcNetwork'];
   if (!['mainnet', 'testnet'].includes(btcNetwork)) throw new ConfigError('BTC_NETWORK must be mainnet or testnet');
   if (btcNetwork === 'testnet' && nodeEnv === 'production') throw new ConfigError('BTC_NETWORK=testnet is refused when NODE_ENV=production');
+  const webhookAllowPrivate = bool(env, 'WEBHOOK_ALLOW_PRIVATE', false);
+  if (webhookAllowPrivate && nodeEnv === 'production') throw new ConfigError('WEBHOOK_ALLOW_PRIVATE=true is refused when NODE_ENV=production');
   const publicBaseUrl = (str(env, 'PUBLIC_BASE_URL') ?? `http://localhost:${port}`).replace(/\/+$/, '');
 
   return {
@@ -133,6 +137,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     sweepIntervalMs: int(env, 'SWEEP_INTERVAL_MS', 30000, 0),
     allowedHosts: (str(env, 'ALLOWED_HOSTS') ?? '').split(',').map((h) => h.trim().toLowerCase()).filter(Boolean),
     allowedOrigins: (str(env, 'ALLOWED_ORIGINS') ?? '').split(',').map((o) => o.trim().replace(/\/+$/, '')).filter(Boolean),
+    webhookAllowPrivate,
   };
 }
 

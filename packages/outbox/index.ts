@@ -60,6 +60,13 @@ export interface RelayOptions {
   intervalMs: number;
   batchSize?: number;
   leaseSeconds?: number;
+  /**
+   * Topics this relay publishes that may have no consumer yet (e.g. notifications' events). On
+   * JetStream a publish to a subject without a stream fails and would hold up every later row, so
+   * the relay declares their streams once before its first publish (the same stream a subscriber
+   * creates). The in-process adapter needs nothing.
+   */
+  topics?: readonly string[];
 }
 
 export class OutboxRelay {
@@ -67,6 +74,7 @@ export class OutboxRelay {
   private running: Promise<number> | null = null;
   private again = false;
   private stopped = false;
+  private declared: Promise<void> | null = null;
 
   constructor(
     private readonly broker: ServiceBroker,
@@ -111,8 +119,26 @@ export class OutboxRelay {
     return this.running;
   }
 
+  private declareTopics(): Promise<void> {
+    const adapter = (this.broker as any).channelAdapter;
+    if (!this.opts.topics?.length || typeof adapter?.createStream !== 'function') return Promise.resolve();
+    this.declared ??= (async () => {
+      if (!adapter.connected) throw new Error('channels adapter not connected yet');
+      for (const topic of this.opts.topics!) {
+        const subject = adapter.addPrefixTopic(topic);
+        // Named as @moleculer/channels names a subscriber's stream, so both declare the same one.
+        await adapter.createStream(subject.split('.').join('_'), [subject], {});
+      }
+    })().catch((err) => {
+      this.declared = null;
+      throw err;
+    });
+    return this.declared;
+  }
+
   /** Publishes everything pending; returns how many were published. */
   async drain(): Promise<number> {
+    await this.declareTopics();
     const schema = this.db.schema;
     let published = 0;
     for (;;) {

@@ -27,7 +27,16 @@ export const ESCROW_TOPICS = {
   rated: 'escrow.purchase.rated',
   /** a referred buyer's first funded purchase: the ledger pays the referral bonus. */
   referralQualified: 'escrow.referral.qualified',
+  /** Facts for notifications (webhooks); no money consumer. */
+  /** the hold is made and the seller can see the purchase. */
+  created: 'escrow.purchase.created',
+  delivered: 'escrow.purchase.delivered',
+  disputed: 'escrow.purchase.disputed',
+  messageSent: 'escrow.message.sent',
 } as const;
+
+/** The topics only notifications consumes: the relay declares their streams (see packages/outbox). */
+export const ESCROW_NOTICE_TOPICS = [ESCROW_TOPICS.created, ESCROW_TOPICS.delivered, ESCROW_TOPICS.disputed, ESCROW_TOPICS.messageSent] as const;
 
 export type EscrowTopic = (typeof ESCROW_TOPICS)[keyof typeof ESCROW_TOPICS];
 
@@ -65,7 +74,32 @@ export type ReferralQualified = {
   purchaseId: string;
 };
 
+/** created / delivered / disputed: who is involved and what it is about. */
+export type PurchaseNotice = {
+  purchaseId: string;
+  buyerId: string;
+  sellerId: string;
+  listingId: string;
+  listingTitle: string;
+  priceGas: number;
+  status: PurchaseStatus;
+  at: string;
+};
+
+export type MessageSent = {
+  messageId: string;
+  purchaseId: string;
+  senderId: string;
+  recipientId: string;
+  from: 'buyer' | 'seller';
+  at: string;
+};
+
 export interface EscrowEvents {
+  'escrow.purchase.created': PurchaseNotice;
+  'escrow.purchase.delivered': PurchaseNotice;
+  'escrow.purchase.disputed': PurchaseNotice;
+  'escrow.message.sent': MessageSent;
   'escrow.purchase.completed': PurchaseCompleted;
   'escrow.purchase.refunded': PurchaseRefunded;
   'escrow.purchase.rated': PurchaseRated;

@@ -27,6 +27,27 @@ export function refundedEvent(row: PurchaseRow, refundedAt: string): EscrowEvent
   ];
 }
 
+/** A purchase fact for notifications (created, delivered, disputed), in the state it is in now. */
+export function noticeEvent(
+  topic: typeof ESCROW_TOPICS.created | typeof ESCROW_TOPICS.delivered | typeof ESCROW_TOPICS.disputed,
+  row: PurchaseRow,
+  at: string,
+): EscrowEvent {
+  return [
+    topic,
+    {
+      purchaseId: row.id,
+      buyerId: row.buyer_id,
+      sellerId: row.seller_id,
+      listingId: row.listing_id,
+      listingTitle: row.listing_title,
+      priceGas: Number(row.price_gas),
+      status: row.status,
+      at,
+    },
+  ] as EscrowEvent;
+}
+
 /** The event a transition's moneyEvent asks for (none for holds: funding is a keyed call). */
 export function moneyEvents(moneyEvent: MoneyEvent, row: PurchaseRow, at: string): EscrowEvent[] {
   if (moneyEvent === 'settle') return [completedEvent(row, at)];

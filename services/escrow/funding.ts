@@ -11,7 +11,7 @@ import { enqueueEvent } from '../../packages/outbox';
 import { LEDGER, type HoldParams, type HoldResult, type HoldView } from '../ledger/contracts';
 import { AGENTS } from '../agents/contracts';
 import { ESCROW_TOPICS } from './contracts';
-import { refundedEvent } from './events';
+import { noticeEvent, refundedEvent } from './events';
 import { STATES, targetOf, transitionsFor } from './purchase-machine';
 import type { PurchaseRow } from './purchases';
 import type { EscrowMethods, EscrowThis } from './types';
@@ -118,11 +118,21 @@ const methods: FundingMethods & ThisType<EscrowThis> = {
     async markFunded(row: PurchaseRow): Promise<PurchaseRow> {
       const fundedAt = this.now();
       const deliverBy = new Date(fundedAt.getTime() + Number(row.delivery_days) * DAY_MS).toISOString();
-      const r = await this.db.query<PurchaseRow>(
-        `UPDATE escrow.purchases SET status = $4, deliver_by = $2, updated_at = $3
-          WHERE id = $1 AND status = $5 RETURNING *`,
-        [row.id, deliverBy, fundedAt.toISOString(), targetOf('fund', 'buyer', FUNDING_FROM), FUNDING_FROM],
-      );
+      // The seller learns of it (webhook purchase.created) in the same transaction that funds it.
+      const r = await this.db.transaction(async (tx) => {
+        const u = await tx.query<PurchaseRow>(
+          `UPDATE escrow.purchases SET status = $4, deliver_by = $2, updated_at = $3
+            WHERE id = $1 AND status = $5 RETURNING *`,
+          [row.id, deliverBy, fundedAt.toISOString(), targetOf('fund', 'buyer', FUNDING_FROM), FUNDING_FROM],
+        );
+        const now = u.rows[0];
+        if (now && STATES[now.status].sellerSees) {
+          const [topic, data] = noticeEvent(ESCROW_TOPICS.created, now, fundedAt.toISOString());
+          await enqueueEvent(tx, 'escrow', topic, data);
+        }
+        return u;
+      });
+      if (r.rows[0]) await this.relay.kick().catch(() => undefined);
       const funded = r.rows[0] ?? (await this.load(row.id))!;
       if (funded.status === targetOf('fund_refused', 'buyer', FUNDING_FROM)) {
         // A late hold for a purchase already marked failed (an old call outlived the sweeper's retry):
