@@ -138,7 +138,11 @@ export class OutboxRelay {
 
   /** Publishes everything pending; returns how many were published. */
   async drain(): Promise<number> {
-    await this.declareTopics();
+    try {
+      await this.declareTopics();
+    } catch {
+      return 0; // not connected yet: the next pass declares and publishes
+    }
     const schema = this.db.schema;
     let published = 0;
     for (;;) {

@@ -49,10 +49,9 @@ describeDistributed('webhooks across a restart of the notifications process', ()
       WEBHOOK_ALLOW_PRIVATE: 'true',
       DATA_DIR: `/tmp/webhooks-dist-${base62(8)}`,
     };
-    [rest, notifications] = await Promise.all([
-      spawnServices(['gateway', 'agents', 'listings', 'escrow', 'ledger', 'payments', 'support'], { ...env, NODE_ID: 'rest-1' }),
-      spawnServices(['notifications'], { ...env, PORT: '0', NODE_ID: 'notifications-1' }),
-    ]);
+    // One after the other, so a failed start never leaves the other process running.
+    rest = await spawnServices(['gateway', 'agents', 'listings', 'escrow', 'ledger', 'payments', 'support'], { ...env, NODE_ID: 'rest-1' });
+    notifications = await spawnServices(['notifications'], { ...env, PORT: '0', NODE_ID: 'notifications-1' });
     client = createBroker({
       config: loadConfig({ TRANSPORTER: env.TRANSPORTER, NAMESPACE: env.NAMESPACE, DATA_DIR: 'memory://', LOG_LEVEL: 'error', NODE_ENV: 'test' }),
       services: [],
