@@ -3,7 +3,11 @@
  * purchase.delivered (buyer), purchase.completed (both), message.received and gas.credited, each
  * signed so that the README's check verifies it; a failing receiver is retried with backoff.
  */
-import { startTestApp, eventually, type TestApp } from '../../../packages/testkit';
+import { spawn } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { startTestApp, eventually, freePort, REPO_ROOT, type TestApp } from '../../../packages/testkit';
 import { decideSandboxCheckout } from '../../../packages/testkit/checkout';
 import { creditGas, expectLedgerClean } from '../../../packages/testkit/ledger';
 import { newAgent, newListing } from '../../escrow/test/helpers';
@@ -123,6 +127,35 @@ describe('signed webhooks', () => {
     const credited = await eventually(async () => buyerHook.received.find((e) => e.body.type === 'gas.credited' && e.body.agentId === agent.id), 10_000);
     expect(credited.body.data).toMatchObject({ sessionId: checkout.sessionId, gas: checkout.gas });
     expect(readmeVerify(hook.webhook.secret, credited.raw, credited.signature)).toBe(true);
+    await expectLedgerClean(app);
+  }, 30_000);
+
+  it("the README's receiver verifies a real delivery (and would refuse a forged one)", async () => {
+    const readme = fs.readFileSync(path.join(REPO_ROOT, 'README.md'), 'utf8');
+    const code = /A receiver that verifies the signature[^\n]*\n\n```js\n([\s\S]*?)```/.exec(readme)![1];
+    expect(code.trim().split('\n').length).toBeLessThanOrEqual(10);
+    const port = await freePort();
+    const file = path.join(os.tmpdir(), `readme-receiver-${process.pid}-${port}.js`);
+    fs.writeFileSync(file, code.replace('.listen(8080)', `.listen(${port}, '127.0.0.1')`));
+    const seller = await newAgent(app, 'Seller');
+    const hook = await app.api.ok('set_webhook', { url: `http://127.0.0.1:${port}/`, events: ['purchase.created'] }, seller.apiKey);
+    const child = spawn(process.execPath, [file], { env: { ...process.env, MARKET_WEBHOOK_SECRET: hook.webhook.secret }, stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    child.stdout!.on('data', (d) => (out += d.toString()));
+    try {
+      await eventually(async () => (await fetch(`http://127.0.0.1:${port}/`, { method: 'POST', body: '{}' })).status === 400, 10_000, 100);
+      const buyer = await newAgent(app, 'Buyer');
+      await creditGas(app, buyer.id, 500);
+      const listing = await newListing(app, seller);
+      await app.api.ok('purchase_service', { listingId: listing.id }, buyer.apiKey);
+      await eventually(async () => out.includes('purchase.created'), 10_000, 100);
+      const list = await app.api.ok('list_webhook_deliveries', {}, seller.apiKey);
+      expect(list.deliveries[0]).toMatchObject({ status: 'delivered', lastStatusCode: 204 });
+      expect(out).toContain(list.deliveries[0].eventId);
+    } finally {
+      child.kill();
+      fs.rmSync(file, { force: true });
+    }
     await expectLedgerClean(app);
   }, 30_000);
 
