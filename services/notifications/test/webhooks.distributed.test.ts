@@ -118,8 +118,13 @@ describeDistributed('webhooks across a restart of the notifications process', ()
         for (const e of events) expect(readmeVerify(hook.webhook.secret, e.raw, e.signature)).toBe(true);
       }
     }
-    const list = await api.ok('list_webhook_deliveries', { limit: 100 }, seller.apiKey);
-    expect(list.deliveries.filter((d: any) => d.status === 'delivered')).toHaveLength(8);
+    // The gateway may still route to the killed node until its heartbeat times out: retry the read.
+    const delivered = await eventually(async () => {
+      const r = await api.call('list_webhook_deliveries', { limit: 100 }, seller.apiKey);
+      const rows = r.status === 200 ? r.body.result.deliveries.filter((d: any) => d.status === 'delivered') : [];
+      return rows.length === 8 ? rows : null;
+    }, 60_000, 500);
+    expect(delivered).toHaveLength(8);
     await expectLedgerClean(client);
   }, 180_000);
 });
