@@ -160,5 +160,5 @@ describe('embedded persistence', () => {
     } finally {
       fs.rmSync(dataDir, { recursive: true, force: true });
     }
-  });
+  }, 180_000); // two cold starts migrating every schema on an on-disk PGlite: slow on a loaded machine
 });
