@@ -8,8 +8,9 @@ import escrow from '../services/escrow/escrow.service';
 import ledger from '../services/ledger/ledger.service';
 import payments from '../services/payments/payments.service';
 import support from '../services/support/support.service';
+import notifications from '../services/notifications/notifications.service';
 
-export const SERVICE_SCHEMAS: Record<ServiceName, ServiceSchema> = { gateway, agents, listings, escrow, ledger, payments, support };
+export const SERVICE_SCHEMAS: Record<ServiceName, ServiceSchema> = { gateway, agents, listings, escrow, ledger, payments, support, notifications };
 
 export function schemasFor(names: readonly ServiceName[]): ServiceSchema[] {
   return names.map((n) => SERVICE_SCHEMAS[n]);

@@ -5,7 +5,7 @@
 import path from 'node:path';
 import { DEFAULT_AUTO_RELEASE_DAYS, DEFAULT_PLATFORM_FEE_PERCENT, MAX_PLATFORM_FEE_PERCENT } from '../market-rules';
 
-export const ALL_SERVICES = ['gateway', 'agents', 'listings', 'escrow', 'ledger', 'payments', 'support'] as const;
+export const ALL_SERVICES = ['gateway', 'agents', 'listings', 'escrow', 'ledger', 'payments', 'support', 'notifications'] as const;
 export type ServiceName = (typeof ALL_SERVICES)[number];
 
 export interface Config {
@@ -65,6 +65,8 @@ export interface Config {
   metricsHost: string;
   /** Failed admin-token or API-key authentications per client and minute before 429 (AUTH_FAILURES_PER_MINUTE). */
   authFailuresPerMinute: number;
+  /** Webhooks may target plain http and private/loopback addresses (WEBHOOK_ALLOW_PRIVATE; development and tests only). */
+  webhookAllowPrivate: boolean;
 }
 
 /** In production ADMIN_TOKEN must be at least this long (a guessable token is an open door to the money). */
@@ -144,6 +146,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   if (heartbeatTimeoutS <= heartbeatIntervalS) {
     throw new ConfigError(`HEARTBEAT_TIMEOUT_S (${heartbeatTimeoutS}) must be greater than HEARTBEAT_INTERVAL_S (${heartbeatIntervalS})`);
   }
+  const webhookAllowPrivate = bool(env, 'WEBHOOK_ALLOW_PRIVATE', false);
+  if (webhookAllowPrivate && nodeEnv === 'production') throw new ConfigError('WEBHOOK_ALLOW_PRIVATE=true is refused when NODE_ENV=production');
   const publicBaseUrl = (str(env, 'PUBLIC_BASE_URL') ?? `http://localhost:${port}`).replace(/\/+$/, '');
   const adminToken = str(env, 'ADMIN_TOKEN');
   if (nodeEnv === 'production' && adminToken !== null && adminToken.length < MIN_ADMIN_TOKEN_LENGTH) {
@@ -191,6 +195,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     metricsPort: metricsPortRaw === null ? null : int(env, 'METRICS_PORT', 0, 1),
     metricsHost: str(env, 'METRICS_HOST') ?? '127.0.0.1',
     authFailuresPerMinute: int(env, 'AUTH_FAILURES_PER_MINUTE', 10, 1),
+    webhookAllowPrivate,
   };
 }
 

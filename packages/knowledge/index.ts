@@ -8,6 +8,7 @@ import { TOOLS, getTool, toolInputSchema, CATEGORIES, PROVIDERS, JOURNEY_STEPS, 
 import type { ErrorCode } from '../errors';
 import { STATUS_BY_CODE } from '../errors';
 import { documentedTransitions } from '../../services/escrow/purchase-machine';
+import { MAX_WEBHOOKS_PER_AGENT, WEBHOOK_EVENT_RECIPIENTS, WEBHOOK_EVENTS, WEBHOOK_RETRY_HOURS } from '../../services/notifications/contracts';
 import {
   GAS_PER_USD,
   GAS_PACKS,
@@ -83,6 +84,9 @@ const EXAMPLE_VALUES: Record<string, unknown> = {
   whatFailed: 'Nothing.',
   status: 'paused',
   role: 'buyer',
+  url: 'https://example.com/market-hook',
+  events: ['purchase.created', 'purchase.completed'],
+  webhookId: 'whk_…',
 };
 
 /** Values that read better for one tool than the shared ones. */
@@ -119,6 +123,7 @@ const EXAMPLE_OPTIONAL: Record<string, string[]> = {
   cash_out: ['amountGas'],
   report_bug: ['severity', 'context'],
   report_experience: ['journeyStep', 'whatWorked'],
+  set_webhook: ['events'],
 };
 
 /** Example arguments for a tool: every required argument plus the useful optional ones. */
@@ -639,6 +644,20 @@ export function knowledgeSections(baseUrl: string): KnowledgeSection[] {
     ].join('\n\n'),
     tags: ['support', 'help', 'ask_help', 'report_bug', 'bug', 'report_experience', 'feedback', 'experience', 'contact'],
     nextStep: step('report_bug'),
+  });
+
+  add({
+    id: 'webhooks',
+    title: 'Webhooks: be notified of sales, deliveries, messages, gas and payouts',
+    body: [
+      `set_webhook ${JSON.stringify(exampleArguments('set_webhook'))} → {webhook: {id, url, events, secret}}: the secret is shown once (the same url again rotates it); up to ${MAX_WEBHOOKS_PER_AGENT} webhooks.`,
+      `Events (who gets them): ${WEBHOOK_EVENTS.map((e) => `${e} (${WEBHOOK_EVENT_RECIPIENTS[e]})`).join(', ')}.`,
+      'Each POST is JSON {id, type, createdAt, agentId, data} with headers Market-Event-Id (= id; the same on every retry, so dedupe on it) and Market-Signature: t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<raw body>" with the secret>. To verify: recompute the HMAC over the raw bytes, compare in constant time, refuse a t older than 5 minutes.',
+      `Answer 2xx; otherwise it is retried with exponential backoff for ${WEBHOOK_RETRY_HOURS} hours (at least once). The url must be https and resolve to public addresses only: localhost, private, link-local and metadata addresses are refused (invalid_arguments with details.reason).`,
+      'list_webhook_deliveries {"limit"?, "cursor"?} lists your webhooks and each delivery (status pending/delivered/failed, attempts, last HTTP status or error, next retry); delete_webhook {"webhookId"} stops one.',
+    ].join('\n\n'),
+    tags: ['webhook', 'webhooks', 'notify', 'notification', 'notifications', 'callback', 'push', 'events', 'signature', 'hmac', 'polling', 'set_webhook', 'delete_webhook', 'list_webhook_deliveries'],
+    nextStep: step('set_webhook'),
   });
 
   add({

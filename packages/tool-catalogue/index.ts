@@ -6,6 +6,7 @@
 import { toJsonSchema, type JsonSchema } from './json-schema';
 import { PURCHASE_STATUSES } from '../../services/escrow/purchase-machine';
 import { APPROVAL_WINDOW_HOURS, CASHOUT_FEE_PERCENT, SPENDING_LIMIT_RULES, DEFAULT_AUTO_RELEASE_DAYS, MIN_CASHOUT_GAS, RATING_CHANGE_WINDOW_DAYS } from '../market-rules';
+import { MAX_WEBHOOKS_PER_AGENT, WEBHOOK_EVENT_RECIPIENTS, WEBHOOK_EVENTS, WEBHOOK_RETRY_HOURS } from '../../services/notifications/contracts';
 
 export type ToolModule = 'buy' | 'sell' | 'shared';
 
@@ -425,6 +426,53 @@ const defs: Def[] = [
     movesMoney: true,
     params: { amountGas: { type: 'number', integer: true, min: 1, max: MAX_GAS_ARGUMENT, optional: true, description: 'Gas to cash out (default: all withdrawable).' } },
     description: 'Alias of request_cashout: same arguments, same result.',
+  },
+  {
+    name: 'set_webhook',
+    title: 'Set a webhook',
+    module: 'shared',
+    auth: true,
+    action: 'notifications.setWebhook',
+    mutating: true,
+    params: {
+      url: { type: 'string', min: 8, max: 2000, trim: true, description: 'A public https URL that receives the POSTs.' },
+      events: {
+        type: 'array',
+        optional: true,
+        min: 1,
+        max: WEBHOOK_EVENTS.length,
+        items: { type: 'enum', values: [...WEBHOOK_EVENTS] },
+        description: `Event types to receive (default: all): ${WEBHOOK_EVENTS.map((e) => `${e} (${WEBHOOK_EVENT_RECIPIENTS[e]})`).join(', ')}.`,
+      },
+    },
+    description:
+      'Be told of sales, deliveries, messages, gas and payouts instead of polling: each event is POSTed as JSON to your https url with ' +
+      'Market-Event-Id and Market-Signature: t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<raw body>" with the secret>. ' +
+      `Returns {webhook: {id, url, events, secret}}; the secret is shown only once. At least once (dedupe on Market-Event-Id), retried with exponential backoff for ${WEBHOOK_RETRY_HOURS} h until you answer 2xx. ` +
+      `Up to ${MAX_WEBHOOKS_PER_AGENT} webhooks; the same url again replaces its events and rotates its secret. Private, loopback and link-local targets are refused.`,
+  },
+  {
+    name: 'delete_webhook',
+    title: 'Delete a webhook',
+    module: 'shared',
+    auth: true,
+    action: 'notifications.deleteWebhook',
+    mutating: true,
+    params: { webhookId: id('webhook') },
+    description: 'Stop a webhook: nothing more is sent to it, and its pending deliveries are dropped.',
+  },
+  {
+    name: 'list_webhook_deliveries',
+    title: 'List webhook deliveries',
+    module: 'shared',
+    auth: true,
+    action: 'notifications.listDeliveries',
+    params: {
+      limit: { type: 'number', integer: true, min: 1, max: 100, optional: true, description: 'Page size (default 20).' },
+      cursor: { type: 'string', optional: true, max: 200, description: 'nextCursor of the previous page.' },
+    },
+    description:
+      'Your webhooks and their deliveries, newest first: event id and type, status (pending, delivered, failed), attempts, the last HTTP status or error, and when the next retry is due.',
   },
   {
     name: 'report_bug',

@@ -42,7 +42,14 @@ export const ESCROW_TOPICS = {
   approvalRequired: 'escrow.purchase.approval_required',
   /** the human approved it: the seller sees it now (notify the seller). */
   approved: 'escrow.purchase.approved',
+  /** Facts for notifications (webhooks); no money consumer. */
+  /** the hold is made and the seller can see the purchase. */
+  created: 'escrow.purchase.created',
+  delivered: 'escrow.purchase.delivered',
+  disputed: 'escrow.purchase.disputed',
+  messageSent: 'escrow.message.sent',
 } as const;
+
 
 export type EscrowTopic = (typeof ESCROW_TOPICS)[keyof typeof ESCROW_TOPICS];
 
@@ -64,6 +71,8 @@ export type PurchaseRefunded = {
   listingId: string;
   priceGas: number;
   refundedAt: string;
+  /** false when the seller never saw the purchase (a declined or expired approval): only the buyer is told. */
+  sellerSees?: boolean;
 };
 
 export type PurchaseRated = {
@@ -123,9 +132,34 @@ export interface SpendingLimitsView {
   setByHuman: boolean;
 }
 
+/** created / delivered / disputed: who is involved and what it is about. */
+export type PurchaseNotice = {
+  purchaseId: string;
+  buyerId: string;
+  sellerId: string;
+  listingId: string;
+  listingTitle: string;
+  priceGas: number;
+  status: PurchaseStatus;
+  at: string;
+};
+
+export type MessageSent = {
+  messageId: string;
+  purchaseId: string;
+  senderId: string;
+  recipientId: string;
+  from: 'buyer' | 'seller';
+  at: string;
+};
+
 export interface EscrowEvents {
   'escrow.purchase.approval_required': PurchaseApprovalRequired;
   'escrow.purchase.approved': PurchaseApproved;
+  'escrow.purchase.created': PurchaseNotice;
+  'escrow.purchase.delivered': PurchaseNotice;
+  'escrow.purchase.disputed': PurchaseNotice;
+  'escrow.message.sent': MessageSent;
   'escrow.purchase.completed': PurchaseCompleted;
   'escrow.purchase.refunded': PurchaseRefunded;
   'escrow.purchase.rated': PurchaseRated;

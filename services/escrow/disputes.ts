@@ -4,7 +4,8 @@ import { DISPUTE_LOOKBACK_DAYS } from '../../packages/market-rules';
 import { toolParams } from '../../packages/tool-catalogue';
 import { requireAgent, type CallMeta } from '../../packages/tool-catalogue/meta';
 import type { DisputeHistory } from './contracts';
-import { moneyEvents } from './events';
+import { moneyEvents, noticeEvent } from './events';
+import { ESCROW_TOPICS } from './contracts';
 import { guard, iso, roleOf, toView, type PurchaseRow } from './purchases';
 import type { EscrowThis } from './types';
 
@@ -21,7 +22,10 @@ export const disputesMixin: Partial<ServiceSchema> = {
         const row = await this.change(purchaseId, (p) => {
           const role = roleOf(p, agent.id, purchaseId);
           const t = guard(p, 'dispute', role, 'dispute_purchase');
-          return { set: { status: t.to, disputed_at: now, disputed_by: role, dispute_reason: ctx.params.reason.trim() } };
+          return {
+            set: { status: t.to, disputed_at: now, disputed_by: role, dispute_reason: ctx.params.reason.trim() },
+            events: [noticeEvent(ESCROW_TOPICS.disputed, { ...p, status: t.to! }, now)],
+          };
         });
         return { purchase: toView(row, agent.id) };
       },

@@ -30,7 +30,8 @@ import { DEFAULT_DELIVERY_DAYS, saleSplit } from '../../packages/market-rules';
 import { LISTINGS, type ListingForPurchase } from '../listings/contracts';
 import { migrations } from './migrations';
 import { prepareDelivery } from './delivery';
-import { moneyEvents } from './events';
+import { moneyEvents, noticeEvent } from './events';
+import { ESCROW_TOPICS } from './contracts';
 import { disputesMixin } from './disputes';
 import { fundingMixin } from './funding';
 import { messagesMixin } from './messages';
@@ -260,6 +261,7 @@ const EscrowService: ServiceSchema = {
               auto_release_at: new Date(now.getTime() + autoReleaseDays * DAY_MS).toISOString(),
               status: t.to,
             },
+            events: [noticeEvent(ESCROW_TOPICS.delivered, { ...p, status: t.to! }, now.toISOString())],
           };
         });
         return { purchase: toView(row, agent.id) };
@@ -340,7 +342,10 @@ const EscrowService: ServiceSchema = {
     const { config } = runtimeOf(self.broker);
     await syncStatusCheck(self);
     // A short lease: after a crash mid-publish the row is retried within seconds (consumers are idempotent).
-    self.relay = new OutboxRelay(self.broker, self.db, { intervalMs: Math.min(config.sweepIntervalMs || 1000, 1000), leaseSeconds: 10 });
+    self.relay = new OutboxRelay(self.broker, self.db, {
+      intervalMs: Math.min(config.sweepIntervalMs || 1000, 1000),
+      leaseSeconds: 10,
+    });
     self.relay.start();
     self.sweeping = false;
     if (config.sweepIntervalMs > 0) {

@@ -11,7 +11,7 @@ import { enqueueEvent } from '../../packages/outbox';
 import { LEDGER, type HoldParams, type HoldResult, type HoldView } from '../ledger/contracts';
 import { AGENTS } from '../agents/contracts';
 import { ESCROW_TOPICS } from './contracts';
-import { refundedEvent } from './events';
+import { noticeEvent, refundedEvent } from './events';
 import { STATES, targetOf, transitionsFor } from './purchase-machine';
 import type { PurchaseRow } from './purchases';
 import type { EscrowMethods, EscrowThis } from './types';
@@ -124,6 +124,8 @@ const methods: FundingMethods & ThisType<EscrowThis> = {
       const forApproval = row.needs_approval === true;
       const target = targetOf(forApproval ? 'fund_for_approval' : 'fund', 'buyer', FUNDING_FROM);
       const dueAt = new Date(fundedAt.getTime() + (forApproval ? APPROVAL_WINDOW_MS : Number(row.delivery_days) * DAY_MS)).toISOString();
+      // The buyer's human is asked (approval_required), or the seller learns of it (webhook purchase.created),
+      // in the same transaction that funds it.
       const r = await this.db.transaction(async (tx) => {
         const u = await tx.query<PurchaseRow>(
           `UPDATE escrow.purchases SET status = $4, ${forApproval ? 'approval_expires_at' : 'deliver_by'} = $2, updated_at = $3
@@ -137,9 +139,13 @@ const methods: FundingMethods & ThisType<EscrowThis> = {
             priceGas: Number(p.price_gas), approvalUrl: p.approval_url ?? '', approvalExpiresAt: dueAt,
           });
         }
+        if (p && STATES[p.status].sellerSees) {
+          const [topic, data] = noticeEvent(ESCROW_TOPICS.created, p, fundedAt.toISOString());
+          await enqueueEvent(tx, 'escrow', topic, data);
+        }
         return u;
       });
-      if (forApproval && r.rows[0]) await this.relay.kick().catch(() => undefined);
+      if (r.rows[0]) await this.relay.kick().catch(() => undefined);
       const funded = r.rows[0] ?? (await this.load(row.id))!;
       if (funded.status === targetOf('fund_refused', 'buyer', FUNDING_FROM)) {
         // A late hold for a purchase already marked failed (an old call outlived the sweeper's retry):

@@ -4,6 +4,8 @@ import { InvalidArgumentsError, InvalidStateError } from '../../packages/errors'
 import { newId } from '../../packages/ids';
 import { toolParams } from '../../packages/tool-catalogue';
 import { requireAgent, type CallMeta } from '../../packages/tool-catalogue/meta';
+import { enqueueEvent } from '../../packages/outbox';
+import { ESCROW_TOPICS, type MessageSent } from './contracts';
 import { STATES } from './purchase-machine';
 import { invalidState, iso, roleOf, type Role } from './purchases';
 import type { EscrowMethods, EscrowThis } from './types';
@@ -34,13 +36,23 @@ export const messagesMixin: Partial<ServiceSchema> = {
         if (!STATES[row!.status].funded) throw invalidState(row!, 'send_message', 'a funded purchase');
         const now = this.now().toISOString();
         const id = newId('msg');
-        const inserted = await this.db.query<{ seq: string }>(
-          `INSERT INTO escrow.messages (id, purchase_id, sender_id, sender_role, body, created_at)
-           SELECT $1, $2, $3, $4, $5, $6
-            WHERE (SELECT count(*) FROM escrow.messages WHERE purchase_id = $2) < $7
-           RETURNING seq`,
-          [id, purchaseId, agent.id, role, body, now, MAX_MESSAGES_PER_PURCHASE],
-        );
+        // The recipient's webhook (message.received) is told through the outbox, in the same transaction.
+        const inserted = await this.db.transaction(async (tx) => {
+          const ins = await tx.query<{ seq: string }>(
+            `INSERT INTO escrow.messages (id, purchase_id, sender_id, sender_role, body, created_at)
+             SELECT $1, $2, $3, $4, $5, $6
+              WHERE (SELECT count(*) FROM escrow.messages WHERE purchase_id = $2) < $7
+             RETURNING seq`,
+            [id, purchaseId, agent.id, role, body, now, MAX_MESSAGES_PER_PURCHASE],
+          );
+          if (ins.rows[0]) {
+            const recipientId = role === 'buyer' ? row!.seller_id : row!.buyer_id;
+            const sent: MessageSent = { messageId: id, purchaseId, senderId: agent.id, recipientId, from: role, at: now };
+            await enqueueEvent(tx, 'escrow', ESCROW_TOPICS.messageSent, sent);
+          }
+          return ins;
+        });
+        if (inserted.rows[0]) await this.relay.kick().catch(() => undefined);
         if (!inserted.rows[0]) {
           throw new InvalidStateError(`Purchase ${purchaseId} already has ${MAX_MESSAGES_PER_PURCHASE} messages.`, {
             hint: 'Put the rest in the delivery, or dispute_purchase if you cannot agree.',

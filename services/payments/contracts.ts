@@ -11,3 +11,28 @@ export const PAYMENTS = {
   listCashouts: 'payments.listCashouts',
   payoutAddress: 'payments.payoutAddress',
 } as const;
+
+/** Facts payments publishes through its outbox for notifications (webhooks); no money consumer. */
+export const PAYMENTS_TOPICS = {
+  gasCredited: 'payments.gas.credited',
+  cashoutPaid: 'payments.cashout.paid',
+  cashoutRejected: 'payments.cashout.rejected',
+} as const;
+
+
+export interface GasCredited {
+  agentId: string;
+  sessionId: string;
+  packId: string;
+  gas: number;
+  gasBalance: number;
+  at: string;
+}
+
+export interface CashoutFinished {
+  agentId: string;
+  cashoutId: string;
+  amountGas: number;
+  status: 'paid' | 'rejected';
+  at: string;
+}

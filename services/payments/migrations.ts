@@ -3,6 +3,7 @@
  * The cash-out issue appends the payouts tables here as versions 100+ (checkout keeps 1–99).
  */
 import type { Migration } from '../../packages/db';
+import { outboxTablesSql } from '../../packages/outbox';
 
 export const migrations: Migration[] = [
   {
@@ -94,5 +95,11 @@ export const migrations: Migration[] = [
       CREATE INDEX cashouts_agent ON payments.cashouts (agent_id, created_at DESC);
       CREATE INDEX cashouts_status ON payments.cashouts (status, created_at);
     `,
+  },
+  // ---- notifications (issue #18): payments' outbox for gas.credited / cashout.paid / cashout.rejected. ----
+  {
+    version: 180,
+    name: 'outbox for notification events',
+    sql: outboxTablesSql('payments'),
   },
 ];

@@ -19,6 +19,8 @@ import { payoutsMixin } from './payouts';
 import { migrations } from './migrations';
 import { createStripeClient, verifyStripeEvent, type StripeClient } from './stripe';
 import { LEDGER } from '../ledger/contracts';
+import { enqueueEvent, OutboxRelay } from '../../packages/outbox';
+import { PAYMENTS_TOPICS, type GasCredited } from './contracts';
 
 export const SANDBOX_SESSION_TTL_MS = 24 * 3_600_000;
 /** How many open sessions one wallet/whoami poll re-checks. */
@@ -364,10 +366,19 @@ const PaymentsService: ServiceSchema = {
         sessionId: row.id,
         packId: row.pack_id,
       });
-      await this.db.query(
-        `UPDATE payments.checkout_sessions SET status = 'completed', completed_at = $2, ledger_transaction_id = $3 WHERE id = $1 AND status = 'paid'`,
-        [row.id, now, credit.transactionId],
-      );
+      // The agent's webhook (gas.credited) is told once: in the transaction that completes the session.
+      const completed = await this.db.transaction(async (tx) => {
+        const u = await tx.query(
+          `UPDATE payments.checkout_sessions SET status = 'completed', completed_at = $2, ledger_transaction_id = $3 WHERE id = $1 AND status = 'paid'`,
+          [row.id, now, credit.transactionId],
+        );
+        if (u.rowCount === 1) {
+          const fact: GasCredited = { agentId: row.agent_id, sessionId: row.id, packId: row.pack_id, gas: row.gas, gasBalance: credit.gasBalance, at: now.toISOString() };
+          await enqueueEvent(tx, 'payments', PAYMENTS_TOPICS.gasCredited, fact as unknown as Record<string, unknown>);
+        }
+        return u.rowCount === 1;
+      });
+      if (completed) await this.relay.kick().catch(() => undefined);
       return { sessionId, credited: !credit.replayed, status: 'completed', gas: row.gas, gasBalance: credit.gasBalance };
     },
 
@@ -463,6 +474,8 @@ const PaymentsService: ServiceSchema = {
   async started(this: any) {
     const { config } = runtimeOf(this.broker);
     this.stripe = createStripeClient(config);
+    this.relay = new OutboxRelay(this.broker, this.db, { intervalMs: Math.min(config.sweepIntervalMs || 1000, 1000) });
+    this.relay.start();
     if (!this.stripe && config.nodeEnv === 'production') {
       throw new Error('payments: NODE_ENV=production needs STRIPE_SECRET_KEY and STRIPE_WEBHOOK_SECRET (the sandbox checkout is for development only)');
     }
@@ -480,6 +493,7 @@ const PaymentsService: ServiceSchema = {
   async stopped(this: any) {
     clearInterval(this.sweepTimer);
     await this.sweeping;
+    await this.relay?.stop();
   },
 };
 
@@ -488,6 +502,7 @@ type PaymentsThis = ThisType<any> & {
   broker: ServiceBroker;
   logger: any;
   stripe: StripeClient | null;
+  relay: OutboxRelay;
   refuseSandboxInProduction(): void;
   loadSession(id: string): Promise<CheckoutRow | null>;
   sandboxSession(id: string): Promise<CheckoutRow>;

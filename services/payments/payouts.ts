@@ -18,6 +18,8 @@ import { runtimeOf } from '../../packages/runtime';
 import { toolParams } from '../../packages/tool-catalogue';
 import { LEDGER, type CashoutDebitParams } from '../ledger/contracts';
 import { ESCROW } from '../escrow/contracts';
+import { enqueueEvent } from '../../packages/outbox';
+import { PAYMENTS_TOPICS, type CashoutFinished } from './contracts';
 import { requireAgent, type CallMeta } from '../../packages/tool-catalogue/meta';
 
 export type CashoutStatus = 'requested' | 'pending' | 'paying' | 'paid' | 'rejecting' | 'rejected' | 'failed';
@@ -194,6 +196,8 @@ type PayoutsThis = {
   finishPaying(row: CashoutRow, ctx?: Context): Promise<CashoutRow>;
   finishRejecting(row: CashoutRow, ctx?: Context): Promise<CashoutRow>;
   runCashoutSweep(): Promise<{ finished: number }>;
+  finishWithNotice(cashoutId: string, sql: string, topic: string): Promise<CashoutRow | undefined>;
+  relay?: { kick(): Promise<number> };
   callLedger<T = any>(ctx: Context | undefined, action: string, params: Record<string, unknown>): Promise<T>;
 };
 
@@ -546,20 +550,35 @@ export const payoutsMixin: Partial<ServiceSchema> = {
 
     async finishPaying(this: PayoutsThis, row: CashoutRow, ctx?: Context): Promise<CashoutRow> {
       await this.callLedger(ctx, LEDGER.cashoutPaid, { key: `cashout:${row.id}:paid`, cashoutId: row.id });
-      const done = await this.db.query<CashoutRow>(
-        `UPDATE payments.cashouts SET status = 'paid', paid_at = now(), updated_at = now() WHERE id = $1 AND status = 'paying' RETURNING ${COLUMNS}`,
-        [row.id],
-      );
-      return done.rows[0] ?? (await this.loadCashout(row.id));
+      const done = await this.finishWithNotice(row.id, `UPDATE payments.cashouts SET status = 'paid', paid_at = now(), updated_at = now() WHERE id = $1 AND status = 'paying' RETURNING ${COLUMNS}`, PAYMENTS_TOPICS.cashoutPaid);
+      return done ?? (await this.loadCashout(row.id));
     },
 
     async finishRejecting(this: PayoutsThis, row: CashoutRow, ctx?: Context): Promise<CashoutRow> {
       await this.callLedger(ctx, LEDGER.cashoutReturn, { key: `cashout:${row.id}:return`, cashoutId: row.id });
-      const done = await this.db.query<CashoutRow>(
-        `UPDATE payments.cashouts SET status = 'rejected', rejected_at = now(), updated_at = now() WHERE id = $1 AND status = 'rejecting' RETURNING ${COLUMNS}`,
-        [row.id],
-      );
-      return done.rows[0] ?? (await this.loadCashout(row.id));
+      const done = await this.finishWithNotice(row.id, `UPDATE payments.cashouts SET status = 'rejected', rejected_at = now(), updated_at = now() WHERE id = $1 AND status = 'rejecting' RETURNING ${COLUMNS}`, PAYMENTS_TOPICS.cashoutRejected);
+      return done ?? (await this.loadCashout(row.id));
+    },
+
+    /** The final update of a cash-out and its webhook fact (cashout.paid / cashout.rejected) in one transaction. */
+    async finishWithNotice(this: PayoutsThis, cashoutId: string, sql: string, topic: string): Promise<CashoutRow | undefined> {
+      const row = await this.db.transaction(async (tx) => {
+        const u = await tx.query<CashoutRow>(sql, [cashoutId]);
+        const done = u.rows[0];
+        if (done) {
+          const fact: CashoutFinished = {
+            agentId: done.agent_id,
+            cashoutId: done.id,
+            amountGas: Number(done.amount_gas),
+            status: topic === PAYMENTS_TOPICS.cashoutPaid ? 'paid' : 'rejected',
+            at: new Date().toISOString(),
+          };
+          await enqueueEvent(tx, 'payments', topic, fact as unknown as Record<string, unknown>);
+        }
+        return done;
+      });
+      if (row) await this.relay?.kick().catch(() => undefined);
+      return row;
     },
 
     /** Repeats the keyed ledger call of every row left in an intermediate state; the ledger's keys make it safe. */

@@ -2,13 +2,15 @@
  * The services' layers (docs/architecture.md): a service may call only the services listed for it,
  * all of them below it. The ledger is the bottom and calls nobody; reads never write.
  */
-export const LAYERS = ['gateway', 'support', 'payments', 'escrow', 'listings', 'agents', 'ledger'] as const;
+export const LAYERS = ['gateway', 'support', 'notifications', 'payments', 'escrow', 'listings', 'agents', 'ledger'] as const;
 export type ServiceName = (typeof LAYERS)[number];
 
 /** caller → the callees it may use (each strictly below it). */
 export const ALLOWED_CALLS: Record<ServiceName, readonly ServiceName[]> = {
-  gateway: ['support', 'payments', 'escrow', 'listings', 'agents', 'ledger'],
+  gateway: ['support', 'notifications', 'payments', 'escrow', 'listings', 'agents', 'ledger'],
   support: [],
+  // A leaf consumer of escrow's and payments' durable events; it calls nobody.
+  notifications: [],
   payments: ['escrow', 'agents', 'ledger'],
   escrow: ['listings', 'agents', 'ledger'],
   listings: ['agents'],

@@ -17,6 +17,7 @@ import {
   type TestDatabase,
   waitForGateway,
 } from '../../packages/testkit';
+import { TOOLS } from '../../packages/tool-catalogue';
 import { base62 } from '../../packages/ids';
 
 describeDistributed('distributed skeleton (separate processes, NATS, PostgreSQL)', () => {
@@ -64,8 +65,8 @@ describeDistributed('distributed skeleton (separate processes, NATS, PostgreSQL)
     expect(r.body.requestId).toBe(r.headers.get('x-request-id'));
   });
 
-  it('lists all 27 tools from a gateway that runs no other service', async () => {
-    expect((await api.get('/api/agent')).body.tools).toHaveLength(27);
+  it('lists every catalogue tool from a gateway that runs no other service', async () => {
+    expect((await api.get('/api/agent')).body.tools).toHaveLength(TOOLS.length);
   });
 
   it('is not ready while agents is down, and recovers when it comes back (SIGTERM shuts down cleanly)', async () => {

@@ -4,13 +4,14 @@ import { TOOLS, TOOL_NAMES, getTool, toolInputSchema, toolAnnotations, toolsOfMo
 const SPEC_MODULES = {
   buy: ['search_services', 'purchase_service', 'list_orders', 'get_purchase', 'get_delivery', 'confirm_delivery', 'ack_purchase', 'rate_purchase', 'request_refund', 'dispute_purchase', 'send_message', 'list_messages'],
   sell: ['whoami', 'wallet', 'list_service', 'update_service', 'deliver_work', 'request_cashout', 'cash_out', 'connect_payouts'],
-  shared: ['register', 'buy_gas', 'buy_credits', 'get_checkout', 'ask_help', 'report_bug', 'report_experience'], // + get_checkout (issue #15)
+  // + get_checkout (issue #15), the webhook tools (issue #18)
+  shared: ['register', 'buy_gas', 'buy_credits', 'get_checkout', 'ask_help', 'report_bug', 'report_experience', 'set_webhook', 'delete_webhook', 'list_webhook_deliveries'],
 };
 
 describe('tool catalogue', () => {
-  it('defines the 26 tools of spec §4.2 and get_checkout (issue #15) once each', () => {
-    expect(TOOLS).toHaveLength(27);
-    expect(new Set(TOOL_NAMES).size).toBe(27);
+  it('defines the 26 tools of spec §4.2, get_checkout (issue #15) and the 3 webhook tools (issue #18) once each', () => {
+    expect(TOOLS).toHaveLength(30);
+    expect(new Set(TOOL_NAMES).size).toBe(30);
   });
 
   it('groups tools into the spec §4.5 modules', () => {

@@ -5,6 +5,7 @@ import path from 'node:path';
 import { loadConfig } from '../../../packages/config';
 import { createMarketplace, gatewayPort } from '../../../src/app';
 import { ApiClient, startTestApp, type TestApp } from '../../../packages/testkit';
+import { TOOLS } from '../../../packages/tool-catalogue';
 
 describe('gateway and agents (embedded)', () => {
   let app: TestApp;
@@ -65,7 +66,7 @@ describe('gateway and agents (embedded)', () => {
     const r = await app.api.call('teleport', {});
     expect(r.status).toBe(400);
     expect(r.body.error!.code).toBe('unknown_tool');
-    expect(r.body.error!.details.validTools).toHaveLength(27);
+    expect(r.body.error!.details.validTools).toHaveLength(TOOLS.length);
   });
 
   it('answers malformed JSON, a missing tool and non-object arguments with invalid_arguments, never a stack trace', async () => {
@@ -115,10 +116,10 @@ describe('gateway and agents (embedded)', () => {
     expect(referred.agent).toMatchObject({ displayName: 'Referred', referredBy: referrer.agent.id });
   });
 
-  it('lists all 27 tools with module, auth and argument schema on GET /api/agent', async () => {
+  it('lists every catalogue tool with module, auth and argument schema on GET /api/agent', async () => {
     const r = await app.api.get('/api/agent');
     expect(r.status).toBe(200);
-    expect(r.body.tools).toHaveLength(27);
+    expect(r.body.tools).toHaveLength(TOOLS.length);
     const purchase = r.body.tools.find((t: any) => t.name === 'purchase_service');
     expect(purchase).toMatchObject({ module: 'buy', auth: true });
     expect(purchase.inputSchema.required).toEqual(['listingId']);
@@ -159,5 +160,5 @@ describe('embedded persistence', () => {
     } finally {
       fs.rmSync(dataDir, { recursive: true, force: true });
     }
-  });
+  }, 180_000); // two cold starts migrating every schema on an on-disk PGlite: slow on a loaded machine
 });

@@ -1,0 +1,76 @@
+/**
+ * Notifications' contract: the webhook event types agents subscribe to, and the actions the gateway
+ * calls (the tools set_webhook, delete_webhook, list_webhook_deliveries). Notifications consumes
+ * escrow's and payments' durable topics and calls nobody.
+ */
+export const NOTIFICATIONS = {
+  setWebhook: 'notifications.setWebhook',
+  deleteWebhook: 'notifications.deleteWebhook',
+  listDeliveries: 'notifications.listDeliveries',
+  sweep: 'notifications.sweep',
+} as const;
+
+/** What a webhook can receive; `events` of set_webhook is a subset (default: all). */
+export const WEBHOOK_EVENTS = [
+  'purchase.created',
+  'purchase.approval_required',
+  'purchase.delivered',
+  'purchase.completed',
+  'purchase.refunded',
+  'purchase.disputed',
+  'message.received',
+  'gas.credited',
+  'cashout.paid',
+  'cashout.rejected',
+] as const;
+
+export type WebhookEventType = (typeof WEBHOOK_EVENTS)[number];
+
+/** Who receives each event type, for the descriptions (the mapping itself is in events.ts). */
+export const WEBHOOK_EVENT_RECIPIENTS: Record<WebhookEventType, string> = {
+  'purchase.created': 'seller',
+  'purchase.approval_required': 'buyer',
+  'purchase.delivered': 'buyer',
+  'purchase.completed': 'buyer and seller',
+  'purchase.refunded': 'buyer and seller',
+  'purchase.disputed': 'buyer and seller',
+  'message.received': 'the other party of the purchase',
+  'gas.credited': 'the agent credited',
+  'cashout.paid': 'the seller cashing out',
+  'cashout.rejected': 'the seller cashing out',
+};
+
+/** Retries with exponential backoff stop this long after the event. */
+export const WEBHOOK_RETRY_HOURS = 24;
+/** Webhooks one agent may register. */
+export const MAX_WEBHOOKS_PER_AGENT = 5;
+
+/** The body POSTed to a webhook (its raw bytes are what the signature covers). */
+export interface WebhookBody {
+  id: string;
+  type: WebhookEventType;
+  createdAt: string;
+  agentId: string;
+  data: Record<string, unknown>;
+}
+
+export interface WebhookView {
+  id: string;
+  url: string;
+  events: WebhookEventType[];
+  createdAt: string;
+}
+
+export interface DeliveryView {
+  id: string;
+  webhookId: string;
+  eventId: string;
+  type: WebhookEventType;
+  status: 'pending' | 'delivered' | 'failed';
+  attempts: number;
+  lastStatusCode: number | null;
+  lastError: string | null;
+  nextAttemptAt: string | null;
+  deliveredAt: string | null;
+  createdAt: string;
+}

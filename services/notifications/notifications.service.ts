@@ -1,0 +1,403 @@
+/**
+ * notifications: signed webhooks (DESIGN §5). A leaf consumer: it turns escrow's and payments'
+ * durable facts into one stored delivery per (event, webhook) and POSTs them, signed, until the
+ * receiver answers 2xx — with exponential backoff for 24 h. It owns its tables and calls nobody.
+ *
+ *   events.ts    source topic → webhook events and recipients
+ *   ssrf.ts      which targets are allowed (after DNS resolution)
+ *   sender.ts    one POST, pinned to the checked address
+ *   signing.ts   Market-Signature
+ *
+ * At least once and never lost: the inbox row and the delivery rows are written in one
+ * transaction before the durable message is acknowledged; a sweeper claims due rows with
+ * FOR UPDATE SKIP LOCKED and a lease, so a process killed mid-POST is retried after the lease.
+ */
+import type { Context, Service, ServiceSchema } from 'moleculer';
+import { dbMixin } from '../../packages/db/mixin';
+import type { Db } from '../../packages/db';
+import { InvalidArgumentsError, InvalidStateError, NotFoundError } from '../../packages/errors';
+import { base62, newId, sha256Hex } from '../../packages/ids';
+import { claimInbox, type OutboxEvent } from '../../packages/outbox';
+import { decodeTimeCursor, timePage } from '../../packages/pagination';
+import { runtimeOf } from '../../packages/runtime';
+import { toolParams } from '../../packages/tool-catalogue';
+import { requireAgent, type CallMeta } from '../../packages/tool-catalogue/meta';
+import {
+  MAX_WEBHOOKS_PER_AGENT,
+  WEBHOOK_EVENTS,
+  WEBHOOK_RETRY_HOURS,
+  type DeliveryView,
+  type WebhookBody,
+  type WebhookEventType,
+  type WebhookView,
+} from './contracts';
+import { NOTICES } from './events';
+import { migrations } from './migrations';
+import { postWebhook } from './sender';
+import { signatureHeader } from './signing';
+import { resolveWebhookTarget, WebhookTargetError } from './ssrf';
+
+const HOUR_MS = 3_600_000;
+const BATCH = 20;
+const LEASE_SECONDS = 60;
+const FIRST_RETRY_SECONDS = 10;
+const MAX_RETRY_SECONDS = 3600;
+const CURSOR_HINT = 'Pass nextCursor from the previous list_webhook_deliveries answer unchanged, or leave cursor out.';
+
+/** Seconds before attempt n+1 after n failed ones: 10 s, 20 s, 40 s … capped at an hour, ±20 % jitter. */
+export function retryDelaySeconds(failedAttempts: number): number {
+  const base = Math.min(MAX_RETRY_SECONDS, FIRST_RETRY_SECONDS * 2 ** Math.max(0, failedAttempts - 1));
+  return Math.round(base * (0.8 + Math.random() * 0.4));
+}
+
+interface WebhookRow {
+  id: string;
+  agent_id: string;
+  url: string;
+  events: string[];
+  secret: string;
+  created_at: Date;
+}
+
+interface DeliveryRow {
+  id: string;
+  webhook_id: string;
+  event_id: string;
+  event_type: WebhookEventType;
+  status: DeliveryView['status'];
+  attempts: number;
+  next_attempt_at: Date | null;
+  last_status_code: number | null;
+  last_error: string | null;
+  delivered_at: Date | null;
+  created_at: Date;
+}
+
+interface ClaimedDelivery {
+  id: string;
+  body: string;
+  event_id: string;
+  attempts: number;
+  give_up_at: Date;
+  url: string;
+  secret: string;
+  deleted_at: Date | null;
+}
+
+interface NotificationsState {
+  db: Db;
+  timer: NodeJS.Timeout | null;
+  sending: Promise<number> | null;
+  sendAgain: boolean;
+}
+
+interface NotificationsMethods {
+  now(): Date;
+  allowPrivate(): boolean;
+  record(event: OutboxEvent): Promise<number>;
+  kickSender(): Promise<number>;
+  sendDue(): Promise<number>;
+  attempt(d: ClaimedDelivery): Promise<boolean>;
+}
+
+type NotificationsThis = Service & NotificationsState & NotificationsMethods;
+
+const iso = (d: Date | string | null): string | null => (d ? new Date(d).toISOString() : null);
+
+function webhookView(w: WebhookRow): WebhookView {
+  return { id: w.id, url: w.url, events: w.events as WebhookEventType[], createdAt: iso(w.created_at)! };
+}
+
+function deliveryView(d: DeliveryRow): DeliveryView {
+  return {
+    id: d.id,
+    webhookId: d.webhook_id,
+    eventId: d.event_id,
+    type: d.event_type,
+    status: d.status,
+    attempts: d.attempts,
+    lastStatusCode: d.last_status_code,
+    lastError: d.last_error,
+    nextAttemptAt: d.status === 'pending' ? iso(d.next_attempt_at) : null,
+    deliveredAt: iso(d.delivered_at),
+    createdAt: iso(d.created_at)!,
+  };
+}
+
+/** The event id a receiver dedupes on: the same for every retry of one fact to one agent. */
+function webhookEventId(sourceEventId: string, agentId: string, type: string): string {
+  return `evt_${sha256Hex(`${sourceEventId}|${agentId}|${type}`).slice(0, 32)}`;
+}
+
+const channels = Object.fromEntries(
+  Object.keys(NOTICES).map((topic) => [
+    topic,
+    {
+      group: 'notifications',
+      async handler(this: NotificationsThis, event: OutboxEvent) {
+        const queued = await this.record(event);
+        // Not awaited: the publisher (in-process: the tool call that caused it) does not wait for receivers.
+        if (queued) void this.kickSender().catch((err: Error) => this.logger.warn('webhook send failed; the sweeper retries', err.message));
+      },
+    },
+  ]),
+);
+
+const NotificationsService: ServiceSchema = {
+  name: 'notifications',
+  mixins: [dbMixin('notifications', migrations)],
+
+  actions: {
+    setWebhook: {
+      params: toolParams('set_webhook'),
+      async handler(this: NotificationsThis, ctx: Context<{ url: string; events?: WebhookEventType[] }, CallMeta>) {
+        const agent = requireAgent(ctx);
+        const events = [...new Set(ctx.params.events?.length ? ctx.params.events : WEBHOOK_EVENTS)];
+        try {
+          await resolveWebhookTarget(ctx.params.url, this.allowPrivate());
+        } catch (err) {
+          if (!(err instanceof WebhookTargetError)) throw err;
+          throw new InvalidArgumentsError(`This webhook url is not allowed: ${err.message}`, {
+            hint: 'Use a public https URL whose host resolves only to public addresses (no localhost, private, link-local or metadata addresses).',
+            details: { field: 'url', reason: err.reason },
+          });
+        }
+        const url = new URL(ctx.params.url).toString();
+        const secret = `whsec_${base62(32)}`;
+        const webhook = await this.db.transaction(async (tx) => {
+          // Setting the same url again replaces its events and rotates its secret.
+          const same = await tx.query<WebhookRow>(
+            `UPDATE notifications.webhooks SET events = $3, secret = $4 WHERE agent_id = $1 AND url = $2 AND deleted_at IS NULL RETURNING *`,
+            [agent.id, url, events, secret],
+          );
+          if (same.rows[0]) return same.rows[0];
+          const count = await tx.query<{ n: number }>(
+            `SELECT count(*)::int AS n FROM notifications.webhooks WHERE agent_id = $1 AND deleted_at IS NULL`,
+            [agent.id],
+          );
+          if (count.rows[0].n >= MAX_WEBHOOKS_PER_AGENT) {
+            throw new InvalidStateError(`You already have ${MAX_WEBHOOKS_PER_AGENT} webhooks.`, {
+              hint: 'delete_webhook one you no longer use (list_webhook_deliveries lists them), then set_webhook again.',
+              details: { maxWebhooks: MAX_WEBHOOKS_PER_AGENT },
+            });
+          }
+          const ins = await tx.query<WebhookRow>(
+            `INSERT INTO notifications.webhooks (id, agent_id, url, events, secret, created_at) VALUES ($1, $2, $3, $4, $5, $6) RETURNING *`,
+            [newId('whk'), agent.id, url, events, secret, this.now().toISOString()],
+          );
+          return ins.rows[0];
+        });
+        return {
+          webhook: { ...webhookView(webhook), secret },
+          notice: 'The secret is shown only now: store it to verify Market-Signature. Calling set_webhook with the same url rotates it.',
+        };
+      },
+    },
+
+    deleteWebhook: {
+      params: toolParams('delete_webhook'),
+      async handler(this: NotificationsThis, ctx: Context<{ webhookId: string }, CallMeta>) {
+        const agent = requireAgent(ctx);
+        const { webhookId } = ctx.params;
+        const deleted = await this.db.transaction(async (tx) => {
+          const r = await tx.query<WebhookRow>(
+            `UPDATE notifications.webhooks SET deleted_at = $3 WHERE id = $1 AND agent_id = $2 AND deleted_at IS NULL RETURNING *`,
+            [webhookId, agent.id, this.now().toISOString()],
+          );
+          if (!r.rows[0]) return null;
+          await tx.query(
+            `UPDATE notifications.deliveries SET status = 'failed', last_error = 'webhook deleted', next_attempt_at = NULL
+              WHERE webhook_id = $1 AND status = 'pending'`,
+            [webhookId],
+          );
+          return r.rows[0];
+        });
+        if (!deleted) {
+          throw new NotFoundError(`You have no webhook ${webhookId}.`, {
+            hint: 'list_webhook_deliveries lists your webhooks with their ids.',
+            details: { webhookId },
+          });
+        }
+        return { deleted: true, webhook: webhookView(deleted) };
+      },
+    },
+
+    listDeliveries: {
+      params: toolParams('list_webhook_deliveries'),
+      async handler(this: NotificationsThis, ctx: Context<{ limit?: number; cursor?: string }, CallMeta>) {
+        const agent = requireAgent(ctx);
+        const limit = ctx.params.limit ?? 20;
+        const cursor = decodeTimeCursor(ctx.params.cursor, CURSOR_HINT);
+        const r = await this.db.query<DeliveryRow>(
+          `SELECT * FROM notifications.deliveries
+            WHERE agent_id = $1 AND ($2::timestamptz IS NULL OR (created_at, id) < ($2::timestamptz, $3::text))
+            ORDER BY created_at DESC, id DESC LIMIT $4`,
+          [agent.id, cursor?.at ?? null, cursor?.id ?? null, limit + 1],
+        );
+        const page = timePage(r.rows, limit);
+        const hooks = await this.db.query<WebhookRow>(
+          `SELECT * FROM notifications.webhooks WHERE agent_id = $1 AND deleted_at IS NULL ORDER BY created_at`,
+          [agent.id],
+        );
+        return { webhooks: hooks.rows.map(webhookView), deliveries: page.rows.map(deliveryView), nextCursor: page.nextCursor };
+      },
+    },
+
+    /** Internal: sends what is due now (the timer does this; tests call it after moving the clock). */
+    sweep: {
+      params: {},
+      async handler(this: NotificationsThis) {
+        return { sent: await this.kickSender() };
+      },
+    },
+  },
+
+  channels,
+
+  methods: {
+    now(this: NotificationsThis): Date {
+      return runtimeOf(this.broker).clock.now();
+    },
+
+    allowPrivate(this: NotificationsThis): boolean {
+      return runtimeOf(this.broker).config.webhookAllowPrivate;
+    },
+
+    /** Inbox row + one delivery per subscribed webhook, in one transaction; returns how many were queued. */
+    async record(this: NotificationsThis, event: OutboxEvent): Promise<number> {
+      const notices = NOTICES[event.topic]?.(event.data) ?? [];
+      const now = this.now();
+      const giveUpAt = new Date(now.getTime() + WEBHOOK_RETRY_HOURS * HOUR_MS).toISOString();
+      return this.db.transaction(async (tx) => {
+        if (!(await claimInbox(tx, 'notifications', event))) return 0;
+        let queued = 0;
+        for (const n of notices) {
+          const hooks = await tx.query<{ id: string }>(
+            `SELECT id FROM notifications.webhooks WHERE agent_id = $1 AND deleted_at IS NULL AND $2 = ANY(events)`,
+            [n.agentId, n.type],
+          );
+          if (!hooks.rows.length) continue;
+          const eventId = webhookEventId(event.eventId, n.agentId, n.type);
+          const body: WebhookBody = { id: eventId, type: n.type, createdAt: event.occurredAt, agentId: n.agentId, data: n.data };
+          const raw = JSON.stringify(body);
+          for (const h of hooks.rows) {
+            const ins = await tx.query(
+              `INSERT INTO notifications.deliveries (id, webhook_id, agent_id, event_id, event_type, body, next_attempt_at, give_up_at, created_at)
+               VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $7) ON CONFLICT (webhook_id, event_id) DO NOTHING`,
+              [newId('whd'), h.id, n.agentId, eventId, n.type, raw, now.toISOString(), giveUpAt],
+            );
+            queued += ins.rowCount;
+          }
+        }
+        return queued;
+      });
+    },
+
+    /** Sends everything due; concurrent kicks share one pass (and ask for another). */
+    kickSender(this: NotificationsThis): Promise<number> {
+      if (this.sending) {
+        this.sendAgain = true;
+        return this.sending;
+      }
+      this.sending = (async () => {
+        let total = 0;
+        try {
+          do {
+            this.sendAgain = false;
+            total += await this.sendDue();
+          } while (this.sendAgain);
+        } finally {
+          this.sending = null;
+        }
+        return total;
+      })();
+      return this.sending;
+    },
+
+    async sendDue(this: NotificationsThis): Promise<number> {
+      let delivered = 0;
+      for (;;) {
+        const now = this.now();
+        // A lease, not a held transaction: a process killed mid-POST leaves the row to be retried after it.
+        const claimed = await this.db.query<ClaimedDelivery>(
+          `UPDATE notifications.deliveries d
+              SET claimed_until = $1::timestamptz + make_interval(secs => $3), attempts = d.attempts + 1
+             FROM notifications.webhooks w
+            WHERE w.id = d.webhook_id AND d.id IN (
+              SELECT id FROM notifications.deliveries
+               WHERE status = 'pending' AND next_attempt_at <= $1 AND (claimed_until IS NULL OR claimed_until < $1)
+               ORDER BY next_attempt_at LIMIT $2 FOR UPDATE SKIP LOCKED)
+            RETURNING d.id, d.body, d.event_id, d.attempts, d.give_up_at, w.url, w.secret, w.deleted_at`,
+          [now.toISOString(), BATCH, LEASE_SECONDS],
+        );
+        if (!claimed.rows.length) return delivered;
+        const results = await Promise.all(claimed.rows.map((d) => this.attempt(d)));
+        delivered += results.filter(Boolean).length;
+        if (claimed.rows.length < BATCH) return delivered;
+      }
+    },
+
+    /** One POST and its outcome written back: delivered, retried later, or failed after 24 h. */
+    async attempt(this: NotificationsThis, d: ClaimedDelivery): Promise<boolean> {
+      let statusCode: number | null = null;
+      let error: string | null;
+      if (d.deleted_at) error = 'webhook deleted';
+      else {
+        try {
+          // Resolved and checked at every attempt; the POST connects to the checked address.
+          const target = await resolveWebhookTarget(d.url, this.allowPrivate());
+          const t = Math.floor(Date.now() / 1000);
+          const r = await postWebhook(target, d.body, {
+            'market-event-id': d.event_id,
+            'market-signature': signatureHeader(d.secret, d.body, t),
+          });
+          statusCode = r.statusCode;
+          error = r.error ?? (statusCode !== null && statusCode >= 200 && statusCode < 300 ? null : `HTTP ${statusCode}`);
+        } catch (err) {
+          error = err instanceof WebhookTargetError ? `refused: ${err.message}` : String((err as Error)?.message ?? err);
+        }
+      }
+      const now = this.now();
+      if (!error) {
+        await this.db.query(
+          `UPDATE notifications.deliveries SET status = 'delivered', delivered_at = $2, last_status_code = $3, last_error = NULL,
+                  next_attempt_at = NULL, claimed_until = NULL WHERE id = $1`,
+          [d.id, now.toISOString(), statusCode],
+        );
+        return true;
+      }
+      const next = new Date(now.getTime() + retryDelaySeconds(d.attempts) * 1000);
+      const giveUp = d.deleted_at !== null || next > new Date(d.give_up_at);
+      await this.db.query(
+        `UPDATE notifications.deliveries SET status = $2, last_status_code = $3, last_error = $4, next_attempt_at = $5, claimed_until = NULL
+          WHERE id = $1`,
+        [d.id, giveUp ? 'failed' : 'pending', statusCode, error.slice(0, 500), giveUp ? null : next.toISOString()],
+      );
+      return false;
+    },
+  },
+
+  async started(this: Service) {
+    const self = this as unknown as NotificationsThis;
+    const { config } = runtimeOf(self.broker);
+    self.sending = null;
+    self.sendAgain = false;
+    self.timer = null;
+    if (config.sweepIntervalMs > 0) {
+      self.timer = setInterval(() => {
+        void self.kickSender().catch((err: Error) => self.logger.warn('webhook sweep failed; retried next interval', err.message));
+      }, Math.min(config.sweepIntervalMs, 1000));
+      self.timer.unref();
+    }
+    // Deliveries left by a previous process (killed mid-way) are due now.
+    void self.kickSender().catch(() => undefined);
+  },
+
+  async stopped(this: Service) {
+    const self = this as unknown as NotificationsThis;
+    if (self.timer) clearInterval(self.timer);
+    await self.sending?.catch(() => undefined);
+  },
+};
+
+export default NotificationsService;

@@ -1,0 +1,130 @@
+/**
+ * Never lost across a restart: the notifications service runs as its own OS process over real NATS
+ * JetStream and PostgreSQL; it is SIGKILLed with a delivery pending (the receiver was failing) and
+ * events are produced while it is down; after a restart the receiver gets every event, each signed.
+ */
+import type { ServiceBroker } from 'moleculer';
+import { createBroker } from '../../../packages/broker';
+import { loadConfig } from '../../../packages/config';
+import { base62 } from '../../../packages/ids';
+import {
+  ApiClient,
+  createTestDatabase,
+  describeDistributed,
+  eventually,
+  freePort,
+  spawnServices,
+  TEST_NATS_URL,
+  waitForGateway,
+  type ServiceProcess,
+  type TestDatabase,
+} from '../../../packages/testkit';
+import { creditGas, expectLedgerClean } from '../../../packages/testkit/ledger';
+import { LISTING_DESCRIPTION } from '../../escrow/test/helpers';
+import { readmeVerify, startReceiver, type Receiver } from './receiver';
+
+describeDistributed('webhooks across a restart of the notifications process', () => {
+  let db: TestDatabase;
+  let rest: ServiceProcess;
+  let notifications: ServiceProcess | null = null;
+  let client: ServiceBroker;
+  let api: ApiClient;
+  let receiver: Receiver;
+  let env: Record<string, string>;
+
+  beforeAll(async () => {
+    db = await createTestDatabase();
+    receiver = await startReceiver();
+    const port = await freePort();
+    const baseUrl = `http://127.0.0.1:${port}`;
+    env = {
+      TRANSPORTER: TEST_NATS_URL!,
+      NAMESPACE: `t${Date.now()}${base62(6).toLowerCase()}`,
+      DATABASE_URL: db.url,
+      NODE_ENV: 'test',
+      PORT: String(port),
+      HOST: '127.0.0.1',
+      PUBLIC_BASE_URL: baseUrl,
+      SWEEP_INTERVAL_MS: '500',
+      WEBHOOK_ALLOW_PRIVATE: 'true',
+      DATA_DIR: `/tmp/webhooks-dist-${base62(8)}`,
+    };
+    // One after the other, so a failed start never leaves the other process running.
+    rest = await spawnServices(['gateway', 'agents', 'listings', 'escrow', 'ledger', 'payments', 'support'], { ...env, NODE_ID: 'rest-1' });
+    notifications = await spawnServices(['notifications'], { ...env, PORT: '0', NODE_ID: 'notifications-1' });
+    client = createBroker({
+      config: loadConfig({ TRANSPORTER: env.TRANSPORTER, NAMESPACE: env.NAMESPACE, DATA_DIR: 'memory://', LOG_LEVEL: 'error', NODE_ENV: 'test' }),
+      services: [],
+      brokerOptions: { nodeID: `webhooks-dist-client-${base62(6)}` },
+    });
+    await client.start();
+    api = new ApiClient(baseUrl);
+    await waitForGateway(api, ['agents', 'listings', 'escrow', 'ledger', 'payments', 'notifications'], 60_000);
+  }, 120_000);
+
+  afterAll(async () => {
+    await client?.stop();
+    await notifications?.stop();
+    await rest?.stop();
+    await receiver?.close();
+    await db?.drop();
+  });
+
+  it('gets every signed event although the notifications process was killed mid-way', async () => {
+    const seller = await api.register('Webhook Seller');
+    const buyer = await api.register('Webhook Buyer');
+    const hook = await api.ok('set_webhook', { url: receiver.url, events: ['purchase.created', 'purchase.completed'] }, seller.apiKey);
+    await creditGas(client, buyer.agent.id, 5000);
+    const { listing } = await api.ok(
+      'list_service',
+      { title: 'Write Jest unit tests for a TypeScript module', description: LISTING_DESCRIPTION, priceGas: 300, category: 'codegen' },
+      seller.apiKey,
+    );
+    const buyAndConfirm = async (): Promise<string> => {
+      const { purchase } = await api.ok('purchase_service', { listingId: listing.id }, buyer.apiKey);
+      await api.ok('deliver_work', { purchaseId: purchase.id, delivery: { summary: 'Done.' } }, seller.apiKey);
+      await api.ok('confirm_delivery', { purchaseId: purchase.id }, buyer.apiKey);
+      return purchase.id;
+    };
+    const got = (type: string, purchaseId: string) => receiver.received.filter((e) => e.body.type === type && e.body.data.purchaseId === purchaseId);
+
+    // 1. All up.
+    const p1 = await buyAndConfirm();
+    await eventually(async () => got('purchase.completed', p1).length > 0, 30_000, 100);
+
+    // 2. The receiver fails, so p2's deliveries stay pending in the table; then the process is killed.
+    receiver.failNext(1_000_000);
+    const p2 = await buyAndConfirm();
+    const posts = receiver.posts();
+    await eventually(async () => receiver.posts() >= posts + 1, 30_000, 100);
+    await notifications!.kill();
+    notifications = null;
+
+    // 3. Events while notifications is down stay in JetStream.
+    const p3 = await buyAndConfirm();
+    const p4 = await buyAndConfirm();
+    receiver.failNext(0);
+
+    // 4. Restarted: the durable consumer resumes and the sweeper finds p2's pending rows.
+    notifications = await spawnServices(['notifications'], { ...env, PORT: '0', NODE_ID: 'notifications-2' });
+    for (const p of [p1, p2, p3, p4]) {
+      for (const type of ['purchase.created', 'purchase.completed']) {
+        const events = await eventually(async () => {
+          const e = got(type, p);
+          return e.length ? e : null;
+        }, 60_000, 200);
+        // At least once: a repeat carries the same Market-Event-Id, so the receiver can drop it.
+        expect(new Set(events.map((e) => e.eventId)).size).toBe(1);
+        for (const e of events) expect(readmeVerify(hook.webhook.secret, e.raw, e.signature)).toBe(true);
+      }
+    }
+    // The gateway may still route to the killed node until its heartbeat times out: retry the read.
+    const delivered = await eventually(async () => {
+      const r = await api.call('list_webhook_deliveries', { limit: 100 }, seller.apiKey);
+      const rows = r.status === 200 ? r.body.result.deliveries.filter((d: any) => d.status === 'delivered') : [];
+      return rows.length === 8 ? rows : null;
+    }, 60_000, 500);
+    expect(delivered).toHaveLength(8);
+    await expectLedgerClean(client);
+  }, 180_000);
+});
