@@ -41,7 +41,9 @@ function toolResult(body, extraText) {
     const structured = asObject(result);
     return structured ? { content, structuredContent: structured } : { content };
   }
-  return { isError: true, content: [{ type: 'text', text: JSON.stringify(body, null, 2) }], structuredContent: body };
+  // No structuredContent on errors: it would have to match the tool's outputSchema (the SDK client
+  // validates it even with isError). The envelope is the text content.
+  return { isError: true, content: [{ type: 'text', text: JSON.stringify(body, null, 2) }] };
 }
 
 /**

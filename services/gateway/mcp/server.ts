@@ -83,6 +83,7 @@ export function mcpTools(modules: readonly ToolModule[]): Tool[] {
       description: `${t.description}${t.auth ? '' : ' (No API key needed.)'}`,
       // Keys are scoped to the calling agent, so a tool usable without a key (register) has none.
       inputSchema: toolInputSchema(t, { withIdempotencyKey: t.auth }) as Tool['inputSchema'],
+      outputSchema: t.output as Tool['outputSchema'],
       annotations: { title: t.title, ...toolAnnotations(t) },
       _meta: { 'agent-market/module': t.module, 'agent-market/auth': t.auth },
     }));
