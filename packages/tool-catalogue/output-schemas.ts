@@ -134,10 +134,17 @@ export const CHECKOUT = obj(
     gas: int('Gas credited once paid.'),
     usd: num(),
     expiresAt: time(),
+    elicitation: obj(
+      { action: { type: 'string', enum: ['accept', 'decline', 'cancel', 'error'] }, message: str() },
+      ['message'],
+      'Present when the MCP client supports URL-mode elicitation and was asked to show checkoutUrl to its user.',
+    ),
   },
+  ['elicitation'],
 );
 
-export const CHECKOUT_STATE = obj({ ...CHECKOUT.properties, status: str('open, completed, declined or expired.'), createdAt: time() }, ['createdAt']);
+const { elicitation: _elicitation, ...checkoutFields } = CHECKOUT.properties;
+export const CHECKOUT_STATE = obj({ ...checkoutFields, status: str('open, completed, declined or expired.'), createdAt: time() }, ['createdAt']);
 
 export const MESSAGE = obj(
   { id: str(), purchaseId: str(), from: str('buyer or seller.'), senderId: str(), body: str(), createdAt: time(), authoredBy: str(), trust: str() },

@@ -46,6 +46,39 @@ function toolResult(body, extraText) {
   return { isError: true, content: [{ type: 'text', text: JSON.stringify(body, null, 2) }] };
 }
 
+/** Tools whose result carries a URL a human must open to approve (the gas checkout). */
+const APPROVAL_TOOLS = new Set(['buy_gas', 'buy_credits']);
+
+/**
+ * A client that supports URL-mode elicitation gets the human approval step as one: it shows the
+ * checkout URL to its user and asks before opening it. The tool result is the same either way, plus
+ * `elicitation: {action}` (accept, decline or cancel) when the client was asked. Needs a server that
+ * knows the client's capabilities: stdio, and any stateful transport. The stateless /mcp builds a
+ * fresh server per request (it never sees initialize), so there the result alone carries the URL.
+ */
+async function askHumanToApprove(server, name, body, extra) {
+  const result = asObject(body.result);
+  if (!APPROVAL_TOOLS.has(name) || !result || typeof result.checkoutUrl !== 'string') return;
+  if (!server.getClientCapabilities()?.elicitation?.url) return;
+  try {
+    const answer = await server.elicitInput(
+      {
+        mode: 'url',
+        elicitationId: String(result.sessionId || result.checkoutUrl),
+        url: result.checkoutUrl,
+        message:
+          `Approve a gas purchase: ${result.gas} gas for ${result.usd} USD (pack ${result.packId}). ` +
+          'Open the checkout page and approve or decline the payment there; your agent never sees card data.',
+      },
+      { relatedRequestId: extra.requestId },
+    );
+    result.elicitation = { action: answer.action };
+  } catch (err) {
+    // The client could not show it (or timed out): the checkoutUrl in the result still works.
+    result.elicitation = { action: 'error', message: String((err && err.message) || err).slice(0, 200) };
+  }
+}
+
 /**
  * @param {object} defs      what the server offers
  * @param {{name: string, title: string, version: string, websiteUrl?: string}} defs.info
@@ -79,6 +112,7 @@ function createMarketServer(defs, backend) {
     }
     // One HTTP request may carry a JSON-RPC batch: each call gets its own sequence number.
     const body = await backend.callTool(name, { ...(request.params.arguments || {}) }, extra, callSeq++);
+    if (body.ok) await askHumanToApprove(server, name, body, extra);
     return toolResult(body, body.ok && backend.noteFor ? backend.noteFor(name, body) : null);
   });
 
