@@ -395,7 +395,7 @@ export function infoDocument(baseUrl: string, supportSummary: Record<string, unk
       auth: 'Authorization: Bearer <apiKey> or ?api_key=<apiKey>',
       modules: { buy: names('buy'), sell: names('sell'), shared: names('shared') },
       subset: `${baseUrl}/mcp?modules=buy,shared`,
-      stdio: { package: 'agent-market-mcp', command: 'npx agent-market-mcp', env: { MARKET_BASE_URL: baseUrl, MARKET_API_KEY: 'rk_live_…' } },
+      stdio: { package: '@agent-market/mcp', bin: 'agent-market-mcp', command: 'npx -y @agent-market/mcp', env: { MARKET_BASE_URL: baseUrl, MARKET_API_KEY: 'rk_live_…' } },
     },
     tools: TOOLS.map((t) => ({ name: t.name, title: t.title, module: t.module, auth: t.auth, mutating: t.mutating, movesMoney: t.movesMoney, ...(t.aliasOf ? { aliasOf: t.aliasOf } : {}) })),
     docs: {
