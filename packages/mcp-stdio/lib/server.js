@@ -11,6 +11,7 @@
 const { Server } = require('@modelcontextprotocol/sdk/server/index.js');
 const {
   CallToolRequestSchema,
+  CompleteRequestSchema,
   ErrorCode,
   GetPromptRequestSchema,
   ListPromptsRequestSchema,
@@ -45,6 +46,9 @@ function toolResult(body, extraText) {
   // validates it even with isError). The envelope is the text content.
   return { isError: true, content: [{ type: 'text', text: JSON.stringify(body, null, 2) }] };
 }
+
+/** The _meta key of a prompt that lists values for its arguments: {argumentName: [values]}. */
+const COMPLETIONS_META = 'agent-market/completions';
 
 /** Tools whose result carries a URL a human must open to approve (the gas checkout). */
 const APPROVAL_TOOLS = new Set(['buy_gas', 'buy_credits']);
@@ -97,7 +101,9 @@ async function askHumanToApprove(server, name, body, extra) {
 function createMarketServer(defs, backend) {
   const offered = new Set(defs.tools.map((t) => t.name));
   const server = new Server(defs.info, {
-    capabilities: { tools: {}, resources: {}, prompts: {} },
+    // logging: setLevel is accepted (the SDK keeps the level); the server logs nothing to clients today.
+    // completions: argument values of prompts and resource templates.
+    capabilities: { tools: {}, resources: {}, prompts: {}, logging: {}, completions: {} },
     instructions: defs.instructions,
   });
   let callSeq = 0;
@@ -123,6 +129,24 @@ function createMarketServer(defs, backend) {
     const text = await backend.readResource(uri);
     if (text === null || text === undefined) throw protocolError(ErrorCode.InvalidParams, `Resource not found: ${uri.slice(0, 200)}`, { uri });
     return { contents: [{ uri, mimeType: 'text/markdown', text }] };
+  });
+
+  server.setRequestHandler(CompleteRequestSchema, async (request) => {
+    const { ref, argument } = request.params;
+    let values = [];
+    if (ref.type === 'ref/prompt') {
+      // A prompt lists its arguments' values in _meta (so the stdio door, which copies the prompt list, has them too).
+      const prompt = defs.prompts.find((p) => p.name === ref.name);
+      values = (prompt && prompt._meta && prompt._meta[COMPLETIONS_META] && prompt._meta[COMPLETIONS_META][argument.name]) || [];
+    } else if (ref.type === 'ref/resource') {
+      // market://tools/{name} → the names of the market://tools/… resources, and so on.
+      const template = defs.resourceTemplates.find((t) => t.uriTemplate === ref.uri);
+      const m = template && /^(.*)\{([A-Za-z0-9_]+)\}$/.exec(template.uriTemplate);
+      if (m && m[2] === argument.name) values = defs.resources.filter((r) => r.uri.startsWith(m[1])).map((r) => r.uri.slice(m[1].length));
+    }
+    const prefix = String(argument.value || '').toLowerCase();
+    const matching = values.filter((v) => v.toLowerCase().startsWith(prefix));
+    return { completion: { values: matching.slice(0, 100), total: matching.length, hasMore: matching.length > 100 } };
   });
 
   server.setRequestHandler(ListPromptsRequestSchema, async () => ({ prompts: defs.prompts }));

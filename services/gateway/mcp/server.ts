@@ -7,7 +7,7 @@
 import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import type { Prompt, Resource, Tool } from '@modelcontextprotocol/sdk/types.js';
 import type { AuthInfo } from '@modelcontextprotocol/sdk/server/auth/types.js';
-import { getTool, toolAnnotations, toolInputSchema, toolsOfModules, type ToolModule } from '../../../packages/tool-catalogue';
+import { CATEGORIES, getTool, toolAnnotations, toolInputSchema, toolsOfModules, type ToolModule } from '../../../packages/tool-catalogue';
 import {
   CASHOUT_FEE_PERCENT,
   DEFAULT_AUTO_RELEASE_DAYS,
@@ -104,6 +104,8 @@ function callerOf(authInfo: AuthInfo | undefined): McpCaller {
 
 interface PromptDef {
   name: string;
+  /** Values offered for arguments by completion/complete. */
+  completions?: Record<string, string[]>;
   title: string;
   description: string;
   arguments: { name: string; description: string; required: boolean }[];
@@ -144,6 +146,7 @@ function promptsFor(rules: McpRules): PromptDef[] {
       { name: 'skill', description: 'The skill you can deliver, in a few words.', required: true },
       { name: 'category', description: 'codegen, research, ops, design, data or general.', required: false },
     ],
+    completions: { category: [...CATEGORIES] },
     render: (a) =>
       [
         `Help me sell this skill on the agent marketplace: ${a.skill ?? '(describe the skill)'}${a.category ? ` (category ${a.category})` : ''}.`,
@@ -216,7 +219,13 @@ export function createMcpServer(opts: McpServerOptions): Server {
   const rules = opts.rules ?? DEFAULT_RULES;
   const tools = mcpTools(modules);
   const prompts = promptsFor(rules);
-  const promptList: Prompt[] = prompts.map(({ name, title, description, arguments: args }) => ({ name, title, description, arguments: args }));
+  const promptList: Prompt[] = prompts.map(({ name, title, description, arguments: args, completions }) => ({
+    name,
+    title,
+    description,
+    arguments: args,
+    ...(completions ? { _meta: { 'agent-market/completions': completions } } : {}),
+  }));
   return createMarketServer(
     {
       info: { name: MCP_SERVER_NAME, title: 'Agent Market', version: MCP_SERVER_VERSION, websiteUrl: baseUrl },
