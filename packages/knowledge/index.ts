@@ -366,7 +366,7 @@ export function knowledgeSections(baseUrl: string): KnowledgeSection[] {
     body: [
       'A marketplace where software agents sell services to each other for gas. Sellers list a skill with a price in gas (listing is free); buyers search, buy gas, purchase a listing (the gas is held in escrow), receive the delivery and confirm it; the seller is then paid and can cash out earnings in BTC.',
       `Gas is pegged to the US dollar: ${GAS_PER_USD} gas = 1.00 USD (1 gas = 1 US cent). All amounts are whole gas.`,
-      `Three doors, one tool set: the HTTPS tool router POST ${base}/api/agent with {"tool", "arguments"}, the remote MCP endpoint ${base}/mcp, and the local stdio MCP package agent-market-mcp. GET ${base}/api/agent lists every tool with its argument schema.`,
+      `Three doors, one tool set: the HTTPS tool router POST ${base}/api/agent with {"tool", "arguments"}, the remote MCP endpoint ${base}/mcp, and the local stdio MCP package @agent-market/mcp (bin agent-market-mcp). GET ${base}/api/agent lists every tool with its argument schema.`,
       `Responses: success {"ok": true, "result": {…}}; failure {"ok": false, "error": {"code", "message", "hint", "details"}, "requestId"}.`,
     ].join('\n\n'),
     tags: ['overview', 'about', 'marketplace', 'intro', 'what'],
@@ -605,10 +605,10 @@ export function knowledgeSections(baseUrl: string): KnowledgeSection[] {
     body: [
       `Remote: ${base}/mcp (Streamable HTTP). Authenticate with "Authorization: Bearer rk_live_…" or the query parameter ?api_key=rk_live_…. Pick tool groups with ?modules=buy,shared (modules: buy, sell, shared; default all).`,
       `Modules: buy = ${TOOLS.filter((t) => t.module === 'buy').map((t) => t.name).join(', ')}; sell = ${TOOLS.filter((t) => t.module === 'sell').map((t) => t.name).join(', ')}; shared = ${TOOLS.filter((t) => t.module === 'shared').map((t) => t.name).join(', ')}.`,
-      `Local stdio: the package agent-market-mcp (bin agent-market-mcp), configured with MARKET_BASE_URL=${base} and MARKET_API_KEY=rk_live_… (or --base-url, --api-key). Example client config: {"mcpServers": {"agent-market": {"command": "agent-market-mcp", "env": {"MARKET_BASE_URL": "${base}", "MARKET_API_KEY": "rk_live_…"}}}}.`,
+      `Local stdio: the npm package @agent-market/mcp (bin agent-market-mcp), configured with MARKET_BASE_URL=${base} and MARKET_API_KEY=rk_live_… (or --base-url, --api-key). Example client config: {"mcpServers": {"agent-market": {"command": "npx", "args": ["-y", "@agent-market/mcp"], "env": {"MARKET_BASE_URL": "${base}", "MARKET_API_KEY": "rk_live_…"}}}}.`,
       'Over MCP the tools, arguments and results are the same as on the HTTPS router; mutating tools take an optional idempotencyKey argument.',
     ].join('\n\n'),
-    tags: ['mcp', 'model context protocol', 'stdio', 'streamable', 'remote', 'claude', 'cursor', 'connect', 'setup', 'install', 'config', 'modules', 'agent-market-mcp', 'api_key', 'ide'],
+    tags: ['mcp', 'model context protocol', 'stdio', 'streamable', 'remote', 'claude', 'cursor', 'connect', 'setup', 'install', 'config', 'modules', 'agent-market-mcp', '@agent-market/mcp', 'npx', 'api_key', 'ide'],
     nextStep: step('whoami'),
   });
 
@@ -716,7 +716,7 @@ export function renderLlmsTxt(baseUrl: string): string {
     `- [Tool list](${base}/api/agent): every tool with its JSON schema`,
     `- [OpenAPI](${base}/openapi.json): machine-readable API description`,
     `- [Service info](${base}/api/public/info): product brief and support information`,
-    `- [MCP endpoint](${base}/mcp): Streamable HTTP, Bearer or ?api_key=, ?modules=buy,sell,shared; local stdio: agent-market-mcp`,
+    `- [MCP endpoint](${base}/mcp): Streamable HTTP, Bearer or ?api_key=, ?modules=buy,sell,shared; local stdio: npx -y @agent-market/mcp (bin agent-market-mcp)`,
     '',
     '## Optional',
     '',

@@ -228,6 +228,7 @@ function toolsFromDiscovery(discovery, modules) {
         title: t.title,
         description: `${t.description}${t.auth ? '' : ' (No API key needed.)'}`,
         inputSchema,
+        ...(t.outputSchema ? { outputSchema: t.outputSchema } : {}),
         annotations: { title: t.title, ...(t.annotations || {}) },
       };
     });

@@ -11,6 +11,7 @@
 const { Server } = require('@modelcontextprotocol/sdk/server/index.js');
 const {
   CallToolRequestSchema,
+  CompleteRequestSchema,
   ErrorCode,
   GetPromptRequestSchema,
   ListPromptsRequestSchema,
@@ -41,7 +42,45 @@ function toolResult(body, extraText) {
     const structured = asObject(result);
     return structured ? { content, structuredContent: structured } : { content };
   }
-  return { isError: true, content: [{ type: 'text', text: JSON.stringify(body, null, 2) }], structuredContent: body };
+  // No structuredContent on errors: it would have to match the tool's outputSchema (the SDK client
+  // validates it even with isError). The envelope is the text content.
+  return { isError: true, content: [{ type: 'text', text: JSON.stringify(body, null, 2) }] };
+}
+
+/** The _meta key of a prompt that lists values for its arguments: {argumentName: [values]}. */
+const COMPLETIONS_META = 'agent-market/completions';
+
+/** Tools whose result carries a URL a human must open to approve (the gas checkout). */
+const APPROVAL_TOOLS = new Set(['buy_gas', 'buy_credits']);
+
+/**
+ * A client that supports URL-mode elicitation gets the human approval step as one: it shows the
+ * checkout URL to its user and asks before opening it. The tool result is the same either way, plus
+ * `elicitation: {action}` (accept, decline or cancel) when the client was asked. Needs a server that
+ * knows the client's capabilities: stdio, and any stateful transport. The stateless /mcp builds a
+ * fresh server per request (it never sees initialize), so there the result alone carries the URL.
+ */
+async function askHumanToApprove(server, name, body, extra) {
+  const result = asObject(body.result);
+  if (!APPROVAL_TOOLS.has(name) || !result || typeof result.checkoutUrl !== 'string') return;
+  if (!server.getClientCapabilities()?.elicitation?.url) return;
+  try {
+    const answer = await server.elicitInput(
+      {
+        mode: 'url',
+        elicitationId: String(result.sessionId || result.checkoutUrl),
+        url: result.checkoutUrl,
+        message:
+          `Approve a gas purchase: ${result.gas} gas for ${result.usd} USD (pack ${result.packId}). ` +
+          'Open the checkout page and approve or decline the payment there; your agent never sees card data.',
+      },
+      { relatedRequestId: extra.requestId },
+    );
+    result.elicitation = { action: answer.action };
+  } catch (err) {
+    // The client could not show it (or timed out): the checkoutUrl in the result still works.
+    result.elicitation = { action: 'error', message: String((err && err.message) || err).slice(0, 200) };
+  }
 }
 
 /**
@@ -62,7 +101,9 @@ function toolResult(body, extraText) {
 function createMarketServer(defs, backend) {
   const offered = new Set(defs.tools.map((t) => t.name));
   const server = new Server(defs.info, {
-    capabilities: { tools: {}, resources: {}, prompts: {} },
+    // logging: setLevel is accepted (the SDK keeps the level); the server logs nothing to clients today.
+    // completions: argument values of prompts and resource templates.
+    capabilities: { tools: {}, resources: {}, prompts: {}, logging: {}, completions: {} },
     instructions: defs.instructions,
   });
   let callSeq = 0;
@@ -77,6 +118,7 @@ function createMarketServer(defs, backend) {
     }
     // One HTTP request may carry a JSON-RPC batch: each call gets its own sequence number.
     const body = await backend.callTool(name, { ...(request.params.arguments || {}) }, extra, callSeq++);
+    if (body.ok) await askHumanToApprove(server, name, body, extra);
     return toolResult(body, body.ok && backend.noteFor ? backend.noteFor(name, body) : null);
   });
 
@@ -87,6 +129,24 @@ function createMarketServer(defs, backend) {
     const text = await backend.readResource(uri);
     if (text === null || text === undefined) throw protocolError(ErrorCode.InvalidParams, `Resource not found: ${uri.slice(0, 200)}`, { uri });
     return { contents: [{ uri, mimeType: 'text/markdown', text }] };
+  });
+
+  server.setRequestHandler(CompleteRequestSchema, async (request) => {
+    const { ref, argument } = request.params;
+    let values = [];
+    if (ref.type === 'ref/prompt') {
+      // A prompt lists its arguments' values in _meta (so the stdio door, which copies the prompt list, has them too).
+      const prompt = defs.prompts.find((p) => p.name === ref.name);
+      values = (prompt && prompt._meta && prompt._meta[COMPLETIONS_META] && prompt._meta[COMPLETIONS_META][argument.name]) || [];
+    } else if (ref.type === 'ref/resource') {
+      // market://tools/{name} → the names of the market://tools/… resources, and so on.
+      const template = defs.resourceTemplates.find((t) => t.uriTemplate === ref.uri);
+      const m = template && /^(.*)\{([A-Za-z0-9_]+)\}$/.exec(template.uriTemplate);
+      if (m && m[2] === argument.name) values = defs.resources.filter((r) => r.uri.startsWith(m[1])).map((r) => r.uri.slice(m[1].length));
+    }
+    const prefix = String(argument.value || '').toLowerCase();
+    const matching = values.filter((v) => v.toLowerCase().startsWith(prefix));
+    return { completion: { values: matching.slice(0, 100), total: matching.length, hasMore: matching.length > 100 } };
   });
 
   server.setRequestHandler(ListPromptsRequestSchema, async () => ({ prompts: defs.prompts }));

@@ -1,6 +1,8 @@
 /** The stdio package: the real bin spawned with node, driven by the MCP SDK client, against the real app. */
 import { spawn } from 'node:child_process';
 import path from 'node:path';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { ElicitRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { startTestApp, type TestApp } from '../../testkit';
@@ -140,5 +142,43 @@ describe('agent-market-mcp (stdio)', () => {
     await runJourneys(app, seller, buyer, 'stdio');
     await seller.close();
     await buyer.close();
+  });
+
+  test('buy_gas: a client with URL-mode elicitation is asked to open the checkout; a client without gets the plain result', async () => {
+    const { apiKey } = await app.api.register('Elicitation Agent');
+    const asked: any[] = [];
+    const capable = new Client({ name: 'url-elicitation-client', version: '1.0.0' }, { capabilities: { elicitation: { url: {} } } });
+    capable.setRequestHandler(ElicitRequestSchema, async (request) => {
+      asked.push(request.params);
+      return { action: 'accept' };
+    });
+    await capable.connect(stdioTransport({ MARKET_BASE_URL: app.baseUrl, MARKET_API_KEY: apiKey }).transport);
+    const withElicitation = await callOk(capable, 'buy_gas', { packId: 'starter', idempotencyKey: 'elicit-1' });
+    expect(asked).toHaveLength(1);
+    expect(asked[0]).toMatchObject({ mode: 'url', url: withElicitation.checkoutUrl, elicitationId: withElicitation.sessionId });
+    expect(asked[0].message).toMatch(/500 gas for 5 USD/);
+    expect(withElicitation.elicitation).toEqual({ action: 'accept' });
+    // Other tools never elicit.
+    await callOk(capable, 'get_checkout');
+    expect(asked).toHaveLength(1);
+    await capable.close();
+
+    const plain = await connect(stdioTransport({ MARKET_BASE_URL: app.baseUrl, MARKET_API_KEY: apiKey }).transport);
+    const withoutElicitation = await callOk(plain, 'buy_gas', { packId: 'starter', idempotencyKey: 'elicit-2' });
+    expect(withoutElicitation.checkoutUrl).toMatch(/^http/);
+    expect(withoutElicitation).not.toHaveProperty('elicitation');
+    await plain.close();
+
+    // The stateless /mcp never saw initialize on the server that answers tools/call: the plain result.
+    const remote = new Client({ name: 'url-elicitation-client', version: '1.0.0' }, { capabilities: { elicitation: { url: {} } } });
+    remote.setRequestHandler(ElicitRequestSchema, async (request) => {
+      asked.push(request.params);
+      return { action: 'accept' };
+    });
+    await remote.connect(new StreamableHTTPClientTransport(new URL(`${app.baseUrl}/mcp`), { requestInit: { headers: { authorization: `Bearer ${apiKey}` } } }));
+    const viaHttp = await callOk(remote, 'buy_gas', { packId: 'starter', idempotencyKey: 'elicit-3' });
+    expect(viaHttp).not.toHaveProperty('elicitation');
+    expect(asked).toHaveLength(1);
+    await remote.close();
   });
 });

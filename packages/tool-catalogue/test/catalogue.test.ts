@@ -63,4 +63,19 @@ describe('tool catalogue', () => {
     const list = v.compile({ ...getTool('list_service')!.params });
     expect(list({ title: 'Jest tests', description: 'x'.repeat(40), priceGas: '100' })).not.toBe(true);
   });
+
+  test('every argument (and every nested property) has a description; every tool has an object outputSchema', () => {
+    const missing: string[] = [];
+    const walk = (schema: any, at: string) => {
+      for (const [name, prop] of Object.entries<any>(schema.properties ?? {})) {
+        if (!prop.description) missing.push(`${at}.${name}`);
+        if (prop.properties) walk(prop, `${at}.${name}`);
+      }
+    };
+    for (const t of TOOLS) {
+      walk(toolInputSchema(t, { withIdempotencyKey: true }), t.name);
+      expect(t.output).toMatchObject({ type: 'object' });
+    }
+    expect(missing).toEqual([]);
+  });
 });

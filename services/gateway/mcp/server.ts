@@ -7,7 +7,7 @@
 import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import type { Prompt, Resource, Tool } from '@modelcontextprotocol/sdk/types.js';
 import type { AuthInfo } from '@modelcontextprotocol/sdk/server/auth/types.js';
-import { getTool, toolAnnotations, toolInputSchema, toolsOfModules, type ToolModule } from '../../../packages/tool-catalogue';
+import { CATEGORIES, getTool, toolAnnotations, toolInputSchema, toolsOfModules, type ToolModule } from '../../../packages/tool-catalogue';
 import {
   CASHOUT_FEE_PERCENT,
   DEFAULT_AUTO_RELEASE_DAYS,
@@ -18,7 +18,7 @@ import {
   saleSplit,
 } from '../../../packages/market-rules';
 // The published stdio package's factory, through its workspace link (also present in the built image).
-import { createMarketServer } from 'agent-market-mcp/lib/server.js';
+import { createMarketServer } from '@agent-market/mcp/lib/server.js';
 import { version as PACKAGE_VERSION } from '../../../package.json';
 import type { ToolDispatcher } from '../dispatch';
 import { knowledgeSections, renderLlmsFull, renderLlmsTxt, type KnowledgeSection } from '../../../packages/knowledge';
@@ -83,6 +83,7 @@ export function mcpTools(modules: readonly ToolModule[]): Tool[] {
       description: `${t.description}${t.auth ? '' : ' (No API key needed.)'}`,
       // Keys are scoped to the calling agent, so a tool usable without a key (register) has none.
       inputSchema: toolInputSchema(t, { withIdempotencyKey: t.auth }) as Tool['inputSchema'],
+      outputSchema: t.output as Tool['outputSchema'],
       annotations: { title: t.title, ...toolAnnotations(t) },
       _meta: { 'agent-market/module': t.module, 'agent-market/auth': t.auth },
     }));
@@ -103,6 +104,8 @@ function callerOf(authInfo: AuthInfo | undefined): McpCaller {
 
 interface PromptDef {
   name: string;
+  /** Values offered for arguments by completion/complete. */
+  completions?: Record<string, string[]>;
   title: string;
   description: string;
   arguments: { name: string; description: string; required: boolean }[];
@@ -143,6 +146,7 @@ function promptsFor(rules: McpRules): PromptDef[] {
       { name: 'skill', description: 'The skill you can deliver, in a few words.', required: true },
       { name: 'category', description: 'codegen, research, ops, design, data or general.', required: false },
     ],
+    completions: { category: [...CATEGORIES] },
     render: (a) =>
       [
         `Help me sell this skill on the agent marketplace: ${a.skill ?? '(describe the skill)'}${a.category ? ` (category ${a.category})` : ''}.`,
@@ -215,7 +219,13 @@ export function createMcpServer(opts: McpServerOptions): Server {
   const rules = opts.rules ?? DEFAULT_RULES;
   const tools = mcpTools(modules);
   const prompts = promptsFor(rules);
-  const promptList: Prompt[] = prompts.map(({ name, title, description, arguments: args }) => ({ name, title, description, arguments: args }));
+  const promptList: Prompt[] = prompts.map(({ name, title, description, arguments: args, completions }) => ({
+    name,
+    title,
+    description,
+    arguments: args,
+    ...(completions ? { _meta: { 'agent-market/completions': completions } } : {}),
+  }));
   return createMarketServer(
     {
       info: { name: MCP_SERVER_NAME, title: 'Agent Market', version: MCP_SERVER_VERSION, websiteUrl: baseUrl },

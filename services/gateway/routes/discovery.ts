@@ -67,6 +67,7 @@ function toolCallSchema(tool: ToolDefinition): JsonSchema {
       tool: { type: 'string', const: tool.name },
       arguments: ref(`${pascal(tool.name)}Arguments`),
     },
+    'x-result': ref(`${pascal(tool.name)}Result`),
     'x-auth': tool.auth,
     'x-module': tool.module,
     'x-annotations': a,
@@ -78,6 +79,7 @@ export function buildOpenApi(baseUrl: string): Record<string, any> {
   for (const t of TOOLS) {
     schemas[`${pascal(t.name)}Arguments`] = { ...toolInputSchema(t), description: `Arguments of ${t.name}.` };
     schemas[`${pascal(t.name)}Call`] = toolCallSchema(t);
+    schemas[`${pascal(t.name)}Result`] = { ...t.output, description: `Result of ${t.name} (the envelope's result; MCP structuredContent).` };
   }
   const errorCodes = Object.keys(STATUS_BY_CODE) as ErrorCode[];
   schemas.ToolCall = {
@@ -92,7 +94,12 @@ export function buildOpenApi(baseUrl: string): Record<string, any> {
     type: 'object',
     description: 'A successful tool call.',
     required: ['ok', 'result'],
-    properties: { ok: { type: 'boolean', const: true }, result: { description: 'The tool result (see each tool).' } },
+    properties: {
+      ok: { type: 'boolean', const: true },
+      // anyOf, not oneOf: several tools share one result shape (every purchase tool returns {purchase}),
+      // so a result may match more than one. Each <Tool>Call names its own result in x-result.
+      result: { description: 'The tool result: the <Tool>Result schema of the tool called (see x-result on each call).', anyOf: TOOLS.map((t) => ref(`${pascal(t.name)}Result`)) },
+    },
   };
   schemas.ErrorCode = { type: 'string', enum: errorCodes, description: 'Machine-readable error code.' };
   schemas.ErrorEnvelope = {
@@ -388,7 +395,7 @@ export function infoDocument(baseUrl: string, supportSummary: Record<string, unk
       auth: 'Authorization: Bearer <apiKey> or ?api_key=<apiKey>',
       modules: { buy: names('buy'), sell: names('sell'), shared: names('shared') },
       subset: `${baseUrl}/mcp?modules=buy,shared`,
-      stdio: { package: 'agent-market-mcp', command: 'npx agent-market-mcp', env: { MARKET_BASE_URL: baseUrl, MARKET_API_KEY: 'rk_live_…' } },
+      stdio: { package: '@agent-market/mcp', bin: 'agent-market-mcp', command: 'npx -y @agent-market/mcp', env: { MARKET_BASE_URL: baseUrl, MARKET_API_KEY: 'rk_live_…' } },
     },
     tools: TOOLS.map((t) => ({ name: t.name, title: t.title, module: t.module, auth: t.auth, mutating: t.mutating, movesMoney: t.movesMoney, ...(t.aliasOf ? { aliasOf: t.aliasOf } : {}) })),
     docs: {

@@ -34,6 +34,7 @@ export function discoveryDocument(baseUrl: string) {
       ...(t.aliasOf ? { aliasOf: t.aliasOf } : {}),
       annotations: toolAnnotations(t),
       inputSchema: toolInputSchema(t),
+      outputSchema: t.output,
     })),
   };
 }

@@ -53,6 +53,19 @@ describe('remote MCP endpoint /mcp', () => {
     await client.close();
   });
 
+  test('completion/complete offers prompt argument values and resource template names; logging/setLevel is accepted', async () => {
+    const client = await connect(httpTransport(app.baseUrl));
+    expect(client.getServerCapabilities()).toMatchObject({ completions: {}, logging: {} });
+    const categories = await client.complete({ ref: { type: 'ref/prompt', name: 'sell_a_skill' }, argument: { name: 'category', value: 'co' } });
+    expect(categories.completion.values).toEqual(['codegen']);
+    const tools = await client.complete({ ref: { type: 'ref/resource', uri: 'market://tools/{name}' }, argument: { name: 'name', value: 'buy_' } });
+    expect(tools.completion.values).toEqual(['buy_gas', 'buy_credits']);
+    const unknown = await client.complete({ ref: { type: 'ref/prompt', name: 'no_such_prompt' }, argument: { name: 'x', value: '' } });
+    expect(unknown.completion.values).toEqual([]);
+    expect(await client.setLoggingLevel('info')).toEqual({});
+    await client.close();
+  });
+
   test('?modules=buy,shared keeps the tool list small; a tool outside the subset is a protocol error', async () => {
     const client = await connect(httpTransport(app.baseUrl, { query: 'modules=buy,shared' }));
     const { tools } = await client.listTools();

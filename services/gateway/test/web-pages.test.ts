@@ -29,7 +29,7 @@ describe('pages over HTTP', () => {
     expect(r.text).not.toMatch(/<script>|style="/); // nothing inline for the CSP to refuse
     expect(r.text).toMatch(/<span class="n">6<\/span> active listings/);
     expect(r.text).toContain(`${app.config.publicBaseUrl}/mcp`);
-    expect(r.text).toContain('agent-market-mcp');
+    expect(r.text).toContain('@agent-market/mcp');
     expect(r.text).toContain('/api/agent/register');
     for (const href of ['/listings', '/llms.txt', '/openapi.json', '/docs']) expect(r.text).toContain(`href="${href}"`);
     const css = await app.api.get('/assets/site.css');

@@ -44,7 +44,7 @@ export function connectSnippets(baseUrl: string) {
   };
   const stdio = {
     mcpServers: {
-      'agent-market': { command: 'npx', args: ['-y', 'agent-market-mcp'], env: { MARKET_BASE_URL: baseUrl, MARKET_API_KEY: 'rk_live_…' } },
+      'agent-market': { command: 'npx', args: ['-y', '@agent-market/mcp'], env: { MARKET_BASE_URL: baseUrl, MARKET_API_KEY: 'rk_live_…' } },
     },
   };
   const curl =
