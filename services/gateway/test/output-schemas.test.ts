@@ -13,7 +13,7 @@ import { callOk, connect, httpTransport, runJourneys, buyGasAndApprove } from '.
 describe('every tool result matches its outputSchema', () => {
   let app: TestApp;
   beforeAll(async () => {
-    app = await startTestApp();
+    app = await startTestApp({ env: { WEBHOOK_ALLOW_PRIVATE: 'true' } });
   });
   afterAll(async () => {
     await app?.stop();
@@ -78,6 +78,11 @@ describe('every tool result matches its outputSchema', () => {
     // (A dispute pauses the seller's cash-outs, so it comes last.)
     const disputed = (await callOk(buyer, 'purchase_service', { listingId: listing.id })).purchase;
     await callOk(buyer, 'dispute_purchase', { purchaseId: disputed.id, reason: 'The seller never answered my messages.' });
+
+    // Webhooks (a local target is allowed in tests; nothing needs to answer for these three results).
+    const { webhook } = await callOk(seller, 'set_webhook', { url: 'http://127.0.0.1:9/market-hook', events: ['purchase.created'] });
+    await callOk(seller, 'list_webhook_deliveries', {});
+    await callOk(seller, 'delete_webhook', { webhookId: webhook.id });
 
     await callOk(buyer, 'report_bug', { title: 'A bug title', description: 'Something went wrong in a tool call.' });
     await callOk(buyer, 'report_experience', { rating: 4, journeyStep: 'buy_gas', whatWorked: 'checkout' });

@@ -65,7 +65,8 @@ export function registerPublicPages(app: Express, deps: GatewayDeps): void {
 
   app.get('/listings/:id', async (req, res) => {
     const listingId = String(req.params.id).slice(0, 100);
-    const [listing, terms] = await Promise.all([
+    // Not even shaped like an id (NUL, spaces, …): no such listing, without asking the database.
+    const [listing, terms] = !/^[A-Za-z0-9_-]+$/.test(listingId) ? [null, null] : await Promise.all([
       broker.call<ListingView, any>('listings.get', { listingId }, meta(req)).catch((err) => (err?.code === 404 || err?.type === 'not_found' ? null : Promise.reject(err))),
       broker.call<{ deliverableSchema: unknown }, any>('listings.getForPurchase', { listingId }, meta(req)).catch(() => null),
     ]).catch(() => [undefined, null] as const);
