@@ -190,6 +190,9 @@ describe('spending limits set by a human, enforced on purchase_service', () => {
     expect(phone.html).toContain('Awaiting your approval');
     const form = new RegExp(`action="/approve/${approvalToken}/approve"><input type="hidden" name="csrf" value="([^"]+)"`).exec(phone.html);
     expect(form).toBeTruthy();
+    // Every form of the page works in that fresh browser (one CSRF secret per page, however many forms).
+    const limitsCsrf = /action="\/owner\/[^"]+\/limits"[^>]*><input type="hidden" name="csrf" value="([^"]+)"/.exec(phone.html)![1];
+    expect((await postPageForm(`${ownerUrl}/limits`, { cookie: phone.cookie, csrf: limitsCsrf }, { limitsForm: '1', approvalAboveGas: '100' })).status).toBe(303);
     const yes = await postPageForm(`${app.baseUrl}/approve/${approvalToken}/approve`, { cookie: phone.cookie, csrf: form![1] });
     expect(yes.status).toBe(200);
     expect(yes.html).toContain('Purchase approved');
