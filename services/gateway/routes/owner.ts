@@ -1,7 +1,8 @@
 /**
  * The human's pages behind private links: the owner page (/owner/<token>: balance, spending against
  * the limits, recent purchases, the limit form, revoke) and the approval page of a purchase above
- * the "ask me above" amount (/approve/<token>). Every form is CSRF-checked; escrow owns the data.
+ * the "ask me above" amount (/approve/<token>), which only the owner's browser (the owner cookie, see
+ * ../web/owner-cookie.ts) can answer. Every form is CSRF-checked; escrow owns the data.
  */
 import express, { type Express, type Request, type Response } from 'express';
 import type { GatewayDeps } from '../app';
