@@ -21,15 +21,27 @@ export async function openSandboxCheckout(checkoutUrl: string): Promise<SandboxF
   return { cookie, csrf, approveUrl: action('approve'), declineUrl: action('decline'), html };
 }
 
+/** The browser's cookies after a response: those it sent, replaced or added to by each Set-Cookie. */
+export function mergeCookies(sent: string, res: Response): string {
+  const jar = new Map<string, string>();
+  const add = (pair: string) => {
+    const i = pair.indexOf('=');
+    if (i > 0) jar.set(pair.slice(0, i).trim(), pair.trim());
+  };
+  for (const pair of sent.split(';')) add(pair);
+  for (const c of res.headers.getSetCookie()) add(c.split(';')[0]);
+  return [...jar.values()].join('; ');
+}
+
 /** Form fields besides the CSRF token (an array = a repeated field, e.g. ticked checkboxes). */
 export type FormFields = Record<string, string | string[]>;
 
-export async function submitSandboxForm(form: SandboxForm, decision: 'approve' | 'decline', fields: FormFields = {}): Promise<{ status: number; html: string; type: string | null }> {
+export async function submitSandboxForm(form: SandboxForm, decision: 'approve' | 'decline', fields: FormFields = {}): Promise<{ status: number; html: string; type: string | null; cookie: string }> {
   return postPageForm(decision === 'approve' ? form.approveUrl : form.declineUrl, form, fields);
 }
 
 /** POSTs a page's form as a browser would: its cookie, its CSRF token and the fields. */
-export async function postPageForm(url: string, page: { cookie: string; csrf: string }, fields: FormFields = {}): Promise<{ status: number; html: string; type: string | null; location: string | null }> {
+export async function postPageForm(url: string, page: { cookie: string; csrf: string }, fields: FormFields = {}): Promise<{ status: number; html: string; type: string | null; location: string | null; cookie: string }> {
   const body = new URLSearchParams({ csrf: page.csrf });
   for (const [k, v] of Object.entries(fields)) for (const x of Array.isArray(v) ? v : [v]) body.append(k, x);
   const res = await fetch(url, {
@@ -38,14 +50,17 @@ export async function postPageForm(url: string, page: { cookie: string; csrf: st
     body: body.toString(),
     redirect: 'manual',
   });
-  return { status: res.status, html: await res.text(), type: res.headers.get('content-type'), location: res.headers.get('location') };
+  return { status: res.status, html: await res.text(), type: res.headers.get('content-type'), location: res.headers.get('location'), cookie: mergeCookies(page.cookie, res) };
 }
 
-/** Any page with a CSRF-protected form (owner page, approval page): its cookie, token and HTML. */
-export async function openPage(url: string): Promise<{ cookie: string; csrf: string; html: string; status: number }> {
-  const res = await fetch(url);
+/**
+ * Any page with a CSRF-protected form (owner page, approval page): the browser's cookies after it
+ * (`cookie`: those sent plus those set), the first form's token and the HTML.
+ */
+export async function openPage(url: string, cookie = ''): Promise<{ cookie: string; csrf: string; html: string; status: number }> {
+  const res = await fetch(url, { headers: cookie ? { cookie } : {} });
   const html = await res.text();
-  return { cookie: (res.headers.get('set-cookie') ?? '').split(';')[0], csrf: /name="csrf" value="([^"]+)"/.exec(html)?.[1] ?? '', html, status: res.status };
+  return { cookie: mergeCookies(cookie, res), csrf: /name="csrf" value="([^"]+)"/.exec(html)?.[1] ?? '', html, status: res.status };
 }
 
 /** Opens the checkout and presses one button. */

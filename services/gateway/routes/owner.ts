@@ -1,7 +1,8 @@
 /**
  * The human's pages behind private links: the owner page (/owner/<token>: balance, spending against
  * the limits, recent purchases, the limit form, revoke) and the approval page of a purchase above
- * the "ask me above" amount (/approve/<token>). Every form is CSRF-checked; escrow owns the data.
+ * the "ask me above" amount (/approve/<token>), which only the owner's browser (the owner cookie, see
+ * ../web/owner-cookie.ts) can answer. Every form is CSRF-checked; escrow owns the data.
  */
 import express, { type Express, type Request, type Response } from 'express';
 import type { GatewayDeps } from '../app';
@@ -11,7 +12,8 @@ import { ESCROW, type SpendingLimitsView } from '../../escrow/contracts';
 import type { PurchaseView } from '../../escrow/purchases';
 import { LEDGER } from '../../ledger/contracts';
 import { csrfToken, csrfValid } from '../web/csrf';
-import { ApprovalPage, approvalOutcome, OwnerPage, parseLimitsForm } from '../web/limits';
+import { readOwnerCookie, setOwnerCookie } from '../web/owner-cookie';
+import { ApprovalPage, approvalOutcome, approvalTokenOf, OWNER_COOKIE_MISSING, OwnerPage, parseLimitsForm } from '../web/limits';
 import { MessagePage, sendPage } from '../web/render';
 
 const formBody = express.urlencoded({ extended: false, limit: '8kb' });
@@ -29,6 +31,18 @@ export function registerOwnerRoutes(app: Express, deps: GatewayDeps): void {
     message(res, 403, 'Please use the page', 'This form was not sent from its page (its security token is missing or stale). Open the link again and press the button there.');
     return true;
   };
+  /** Whether this browser holds a live owner link of this agent (its cookie); an unknown or revoked link is no. */
+  const isOwner = async (req: Request, agentId: string): Promise<boolean> => {
+    const token = readOwnerCookie(req, agentId);
+    if (!token) return false;
+    try {
+      const link = await broker.call<{ agentId: string }, { token: string }>(ESCROW.ownerLink, { token });
+      return link.agentId === agentId;
+    } catch (err) {
+      if (toEnvelope(err, req.requestId).status === 404) return false;
+      throw err;
+    }
+  };
   const agentOf = (agentId: string) =>
     broker.call<{ displayName: string | null }, { agentId: string }>(AGENTS.get, { agentId }).catch(() => ({ displayName: null }));
 
@@ -43,8 +57,16 @@ export function registerOwnerRoutes(app: Express, deps: GatewayDeps): void {
         broker.call<SpendingLimitsView, { agentId: string }>(ESCROW.limitsOf, { agentId }),
         broker.call<{ purchases: PurchaseView[] }, { agentId: string; limit: number }>(ESCROW.recentPurchases, { agentId, limit: 20 }),
       ]);
+      setOwnerCookie(req, res, agentId, token);
       const csrf = csrfToken(req, res, `owner:${token}`);
+      // Purchases awaiting approval get their own Approve/Decline forms (the approval page's actions).
+      const approvalCsrf: Record<string, string> = {};
+      for (const p of recent.purchases) {
+        const t = p.status === 'awaiting_approval' ? approvalTokenOf(p) : null;
+        if (t) approvalCsrf[p.id] = csrfToken(req, res, `approval:${t}`);
+      }
       sendPage(res, 200, OwnerPage({
+        approvalCsrf,
         path: `/owner/${encodeURIComponent(token)}`,
         agent: { id: agentId, displayName: agent.displayName },
         gasBalance: balance.gasBalance,
@@ -88,8 +110,9 @@ export function registerOwnerRoutes(app: Express, deps: GatewayDeps): void {
       const token = tokenOf(req);
       const { purchase } = await broker.call<{ purchase: PurchaseView }, { token: string }>(ESCROW.approval, { token });
       const agent = await agentOf(purchase.buyerId);
+      const owner = await isOwner(req, purchase.buyerId);
       const csrf = csrfToken(req, res, `approval:${token}`);
-      sendPage(res, 200, ApprovalPage({ purchase, agent: { id: purchase.buyerId, displayName: agent.displayName }, action: `/approve/${encodeURIComponent(token)}`, csrf }));
+      sendPage(res, 200, ApprovalPage({ purchase, agent: { id: purchase.buyerId, displayName: agent.displayName }, action: `/approve/${encodeURIComponent(token)}`, csrf, owner }));
     } catch (err) {
       htmlError(res, req, err, 'Approval not found');
     }
@@ -100,6 +123,12 @@ export function registerOwnerRoutes(app: Express, deps: GatewayDeps): void {
       try {
         const token = tokenOf(req);
         if (forged(req, res, `approval:${token}`)) return;
+        // Only the owner decides: the browser must hold the buyer's owner link (its cookie), which the agent never gets.
+        const found = await broker.call<{ purchase: PurchaseView }, { token: string }>(ESCROW.approval, { token });
+        if (!(await isOwner(req, found.purchase.buyerId))) {
+          message(res, 403, 'Only the owner can decide', `Nothing changed. ${OWNER_COOKIE_MISSING}`);
+          return;
+        }
         const { purchase } = await broker.call<{ purchase: PurchaseView }, { token: string; decision: string }>(ESCROW.decideApproval, { token, decision });
         message(res, 200, decision === 'approve' ? 'Purchase approved' : 'Purchase declined', approvalOutcome(purchase));
       } catch (err) {

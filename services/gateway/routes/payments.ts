@@ -11,6 +11,7 @@ import { toEnvelope } from '../../../packages/errors';
 import type { CheckoutView, FulfilResult } from '../../payments/payments.service';
 import { CheckoutResultPage, PayCheckoutPage, SandboxCheckoutPage, statusSentence, type CheckoutContext } from '../web/checkout';
 import { csrfToken, csrfValid } from '../web/csrf';
+import { setOwnerCookie } from '../web/owner-cookie';
 import { sendPage } from '../web/render';
 import { parseLimitsForm } from '../web/limits';
 import { ESCROW, type SpendingLimitsView } from '../../escrow/contracts';
@@ -86,6 +87,7 @@ export function registerPaymentsRoutes(app: Express, deps: GatewayDeps): void {
           if (limits) await broker.call(ESCROW.setLimits, { agentId, limits });
           const { token } = await broker.call<{ token: string }, { agentId: string }>(ESCROW.createOwnerLink, { agentId });
           ownerUrl = `${ctx.baseUrl}/owner/${token}`;
+          setOwnerCookie(req, res, agentId, token);
           if (limits) saved = ' Your spending limits are saved.';
         } catch (err) {
           deps.broker.logger.warn(`checkout ${id}: limits/owner link not saved (${(err as Error).message})`);
@@ -125,7 +127,10 @@ export function registerPaymentsRoutes(app: Express, deps: GatewayDeps): void {
         const claim = await broker
           .call<{ ownerToken: string | null }, Record<string, string>>(ESCROW.claimCheckoutLimits, { sessionId: id, agentId: s.agentId, browser: csrfToken(req, res, ownerPurpose(id)) })
           .catch(() => ({ ownerToken: null }));
-        if (claim.ownerToken) ownerUrl = `${ctx.baseUrl}/owner/${claim.ownerToken}`;
+        if (claim.ownerToken) {
+          ownerUrl = `${ctx.baseUrl}/owner/${claim.ownerToken}`;
+          setOwnerCookie(req, res, s.agentId, claim.ownerToken);
+        }
       }
     }
     sendPage(res, 200, CheckoutResultPage({ title: 'Thank you', message: 'Your payment is being confirmed; the gas appears on the agent\'s balance within seconds. Your spending limits apply from then.', ownerUrl, ctx }));

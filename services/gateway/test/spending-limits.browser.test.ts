@@ -1,7 +1,8 @@
 /**
  * Issue #18's acceptance run in a real browser (Debian's Chromium): the human approves a checkout
  * while setting a 500-gas daily budget and "ask me above 200"; the agent buys 150 (goes through) and
- * 250 (awaiting_approval; the human approves it on the page); 120 then breaks the budget (403, nothing
+ * 250 (awaiting_approval; the human approves it on the page, which only the browser holding the owner
+ * cookie from the checkout receipt can); 120 then breaks the budget (403, nothing
  * held). The owner page shows 400 spent today. axe-core finds no serious violation on the new pages.
  */
 import AxeBuilder from '@axe-core/playwright';
@@ -55,6 +56,15 @@ describeWithChromium('spending limits in Chromium', () => {
     const asked = (await app.api.ok('purchase_service', { listingId: ids[250] }, buyer.apiKey)).purchase;
     expect(asked.status).toBe('awaiting_approval');
 
+    // The agent's own browser (no owner cookie) gets the explanation, not the buttons.
+    const stranger = await browser.newContext({ viewport: DESKTOP, baseURL: app.baseUrl });
+    const agentPage = await stranger.newPage();
+    await agentPage.goto(path(asked.approvalUrl));
+    expect(await agentPage.locator('main').innerText()).toMatch(/Open your owner link \(shown on your checkout receipt\) in this browser/);
+    expect(await agentPage.getByRole('button', { name: 'Approve 250 gas' }).count()).toBe(0);
+    await stranger.close();
+
+    // The human's browser did the checkout, so it holds the owner cookie and sees the buttons.
     await page.goto(path(asked.approvalUrl));
     expect(await page.locator('main').innerText()).toMatch(/asks to spend 250 gas/);
     await expectAccessible(page, 'approval page');

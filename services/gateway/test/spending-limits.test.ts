@@ -4,6 +4,7 @@
  * 150 (goes through), 250 (awaiting_approval; the human approves it on the page), then 120 (403
  * daily_budget, nothing held). Then the owner page, the other rules, decline and expiry.
  */
+import { createHmac } from 'node:crypto';
 import { startTestApp, type TestApp } from '../../../packages/testkit';
 import { openPage, openSandboxCheckout, postPageForm, submitSandboxForm } from '../../../packages/testkit/checkout';
 import { expectLedgerClean } from '../../../packages/testkit/ledger';
@@ -13,8 +14,19 @@ describe('spending limits set by a human, enforced on purchase_service', () => {
   let app: TestApp;
   let buyer: TestAgent;
   let ownerUrl: string;
+  /** The human's browser cookies: it did the checkout, so it holds the owner cookie; the agent has none. */
+  let human: string;
   const listings: Record<number, string> = {};
   const local = (url: string) => new URL(new URL(url).pathname, app.baseUrl).toString();
+  /**
+   * The agent at its worst: a full browser that reads its own CSRF cookie and computes the approval
+   * form's token itself (the page shows it no form), so only the owner check stands in its way.
+   */
+  const agentBrowser = (page: { cookie: string }, approvalUrl: string) => {
+    const secret = /market_csrf=([^;]+)/.exec(page.cookie)![1];
+    const csrf = createHmac('sha256', secret).update(`csrf:approval:${new URL(approvalUrl).pathname.split('/').pop()}`).digest('base64url');
+    return { cookie: page.cookie, csrf };
+  };
 
   beforeAll(async () => {
     app = await startTestApp();
@@ -39,6 +51,8 @@ describe('spending limits set by a human, enforced on purchase_service', () => {
     expect(approved.status).toBe(200);
     const token = /\/owner\/([A-Za-z0-9_-]+)/.exec(approved.html)?.[1];
     ownerUrl = `${app.baseUrl}/owner/${token}`;
+    human = approved.cookie;
+    expect(human).toMatch(new RegExp(`market_owner_${buyer.id}=`));
     expect(ownerUrl).toMatch(/\/owner\/[A-Za-z0-9_-]{20,}$/);
 
     const me = await app.api.ok('whoami', {}, buyer.apiKey);
@@ -61,9 +75,20 @@ describe('spending limits set by a human, enforced on purchase_service', () => {
     const forged = await postPageForm(`${local(second.purchase.approvalUrl)}/approve`, { cookie: '', csrf: 'x' });
     expect(forged.status).toBe(403);
 
-    const page = await openPage(local(second.purchase.approvalUrl));
+    // The agent itself (no owner cookie) sees no buttons, and its POST is refused: nothing changes.
+    const agentView = await openPage(local(second.purchase.approvalUrl));
+    expect(agentView.status).toBe(200);
+    expect(agentView.html).toMatch(/Open your owner link \(shown on your checkout receipt\) in this browser/);
+    expect(agentView.html).not.toMatch(/<form[^>]*\/approve"/);
+    const selfApproved = await postPageForm(`${local(second.purchase.approvalUrl)}/approve`, agentBrowser(agentView, second.purchase.approvalUrl));
+    expect(selfApproved.status).toBe(403);
+    expect(selfApproved.html).toMatch(/Open your owner link/);
+    expect((await app.api.ok('get_purchase', { purchaseId: second.purchase.id }, buyer.apiKey)).purchase.status).toBe('awaiting_approval');
+    expect(await wallet(app, buyer)).toMatchObject({ gasBalance: 1600, heldGas: 400 });
+
+    const page = await openPage(local(second.purchase.approvalUrl), human);
     expect(page.status).toBe(200);
-    expect(page.html).toContain('250');
+    expect(page.html).toContain('Approve 250 gas');
     const yes = await postPageForm(`${local(second.purchase.approvalUrl)}/approve`, page);
     expect(yes.status).toBe(200);
     const after = await app.api.ok('get_purchase', { purchaseId: second.purchase.id }, buyer.apiKey);
@@ -86,21 +111,21 @@ describe('spending limits set by a human, enforced on purchase_service', () => {
     const seller = await newAgent(app, 'Seller');
     const listingId = (await newListing(app, seller, { priceGas: 210 })).id;
     // The owner page lifts the daily budget so this purchase only needs approval.
-    const owner = await openPage(ownerUrl);
+    const owner = await openPage(ownerUrl, human);
     await postPageForm(`${ownerUrl}/limits`, owner, { limitsForm: '1', approvalAboveGas: '200' });
     const { purchase } = await app.api.ok('purchase_service', { listingId }, buyer.apiKey);
     expect(purchase.status).toBe('awaiting_approval');
     expect((await app.api.call('get_purchase', { purchaseId: purchase.id }, seller.apiKey)).status).toBe(404);
     expect((await app.api.ok('list_orders', { role: 'seller' }, seller.apiKey)).purchases).toHaveLength(0);
-    const page = await openPage(local(purchase.approvalUrl));
-    await postPageForm(`${local(purchase.approvalUrl)}/approve`, page);
+    const page = await openPage(local(purchase.approvalUrl), human);
+    expect((await postPageForm(`${local(purchase.approvalUrl)}/approve`, page)).status).toBe(200);
     const seen = await app.api.ok('get_purchase', { purchaseId: purchase.id }, seller.apiKey);
     expect(seen.purchase).toMatchObject({ status: 'awaiting_delivery', approvalUrl: null, role: 'seller' });
     await app.api.ok('request_refund', { purchaseId: purchase.id }, buyer.apiKey);
   });
 
   test('the owner page shows balance, spending and purchases, and its form sets every rule', async () => {
-    const owner = await openPage(ownerUrl);
+    const owner = await openPage(ownerUrl, human);
     expect(owner.status).toBe(200);
     expect(owner.html).toMatch(/Spent today/);
     expect(owner.html).toContain('Write Jest unit tests');
@@ -137,7 +162,7 @@ describe('spending limits set by a human, enforced on purchase_service', () => {
     const { purchase } = await app.api.ok('purchase_service', { listingId: listings[120] }, buyer.apiKey);
     expect(purchase.status).toBe('awaiting_approval');
     expect((await app.api.ok('wallet', {}, buyer.apiKey)).spendingLimits.spentTodayGas).toBe(spentBefore + 120);
-    const page = await openPage(local(purchase.approvalUrl));
+    const page = await openPage(local(purchase.approvalUrl), human);
     const no = await postPageForm(`${local(purchase.approvalUrl)}/decline`, page);
     expect(no.status).toBe(200);
     const declined = await app.api.ok('get_purchase', { purchaseId: purchase.id }, buyer.apiKey);
@@ -155,10 +180,42 @@ describe('spending limits set by a human, enforced on purchase_service', () => {
     expect(await wallet(app, buyer)).toMatchObject({ gasBalance: before.gasBalance, heldGas: before.heldGas });
   });
 
-  test('a revoked owner link opens nothing', async () => {
-    const owner = await openPage(ownerUrl);
+  test('the owner page lists purchases awaiting approval and decides them; opening it gives another browser the owner cookie', async () => {
+    const { purchase } = await app.api.ok('purchase_service', { listingId: listings[120] }, buyer.apiKey);
+    expect(purchase.status).toBe('awaiting_approval');
+    const approvalToken = new URL(purchase.approvalUrl).pathname.split('/').pop()!;
+    // A fresh browser (say the human's phone) opens the owner link: it now holds the cookie too.
+    const phone = await openPage(ownerUrl);
+    expect(phone.cookie).toMatch(new RegExp(`market_owner_${buyer.id}=`));
+    expect(phone.html).toContain('Awaiting your approval');
+    const form = new RegExp(`action="/approve/${approvalToken}/approve"><input type="hidden" name="csrf" value="([^"]+)"`).exec(phone.html);
+    expect(form).toBeTruthy();
+    // Every form of the page works in that fresh browser (one CSRF secret per page, however many forms).
+    const limitsCsrf = /action="\/owner\/[^"]+\/limits"[^>]*><input type="hidden" name="csrf" value="([^"]+)"/.exec(phone.html)![1];
+    expect((await postPageForm(`${ownerUrl}/limits`, { cookie: phone.cookie, csrf: limitsCsrf }, { limitsForm: '1', approvalAboveGas: '100' })).status).toBe(303);
+    const yes = await postPageForm(`${app.baseUrl}/approve/${approvalToken}/approve`, { cookie: phone.cookie, csrf: form![1] });
+    expect(yes.status).toBe(200);
+    expect(yes.html).toContain('Purchase approved');
+    expect((await app.api.ok('get_purchase', { purchaseId: purchase.id }, buyer.apiKey)).purchase.status).toBe('awaiting_delivery');
+    await app.api.ok('request_refund', { purchaseId: purchase.id }, buyer.apiKey);
+  });
+
+  test('a revoked owner link opens nothing, and its cookie no longer approves', async () => {
+    const owner = await openPage(ownerUrl, human);
     const revoked = await postPageForm(`${ownerUrl}/revoke`, owner);
     expect(revoked.status).toBe(200);
     expect((await openPage(ownerUrl)).status).toBe(404);
+
+    const before = await wallet(app, buyer);
+    const { purchase } = await app.api.ok('purchase_service', { listingId: listings[120] }, buyer.apiKey);
+    expect(purchase.status).toBe('awaiting_approval');
+    const page = await openPage(local(purchase.approvalUrl), human);
+    expect(page.html).toMatch(/Open your owner link/);
+    expect(page.html).not.toMatch(/<form[^>]*\/approve"/);
+    const refused = await postPageForm(`${local(purchase.approvalUrl)}/approve`, agentBrowser(page, purchase.approvalUrl));
+    expect(refused.status).toBe(403);
+    expect(refused.html).toMatch(/Open your owner link/);
+    expect((await app.api.ok('get_purchase', { purchaseId: purchase.id }, buyer.apiKey)).purchase.status).toBe('awaiting_approval');
+    expect(await wallet(app, buyer)).toMatchObject({ gasBalance: before.gasBalance - 120, heldGas: before.heldGas + 120 });
   });
 });

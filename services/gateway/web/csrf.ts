@@ -37,11 +37,13 @@ function sign(secret: string, purpose: string): string {
 
 /** The token for a form of this purpose; sets the browser's secret cookie when it has none. */
 export function csrfToken(req: Request, res: Response, purpose: string): string {
-  let secret = readCookie(req, CSRF_COOKIE);
+  // A page with several forms asks several times: a secret made earlier in this response is reused.
+  let secret = (res.locals.csrfSecret as string | undefined) ?? readCookie(req, CSRF_COOKIE);
   if (!secret || !/^[A-Za-z0-9_-]{32,64}$/.test(secret)) {
     secret = randomBytes(24).toString('base64url');
     res.cookie(CSRF_COOKIE, secret, { httpOnly: true, sameSite: 'strict', secure: isHttps(req), path: '/' });
   }
+  res.locals.csrfSecret = secret;
   return sign(secret, purpose);
 }
 

@@ -102,7 +102,19 @@ export interface OwnerPageProps {
   limits: SpendingLimitsView;
   purchases: PurchaseView[];
   csrf: string;
+  /** The CSRF token of each awaiting purchase's Approve/Decline forms, by purchase id. */
+  approvalCsrf?: Record<string, string>;
   saved?: boolean;
+}
+
+/** What the approval page says to a browser without the owner's cookie (the agent, or the human elsewhere). */
+export const OWNER_COOKIE_MISSING =
+  'Only the owner of this agent can approve or decline its purchases. Open your owner link (shown on your checkout receipt) in this browser, then come back to this page.';
+
+/** The approval token at the end of a purchase's approvalUrl. */
+export function approvalTokenOf(p: PurchaseView): string | null {
+  if (!p.approvalUrl) return null;
+  return new URL(p.approvalUrl).pathname.split('/').pop() || null;
 }
 
 export function OwnerPage(p: OwnerPageProps): VNode {
@@ -121,6 +133,7 @@ export function OwnerPage(p: OwnerPageProps): VNode {
         </p>
         <h2>Spending against your limits</h2>
         <SpendingTable limits={p.limits} />
+        <AwaitingApproval purchases={p.purchases} csrf={p.approvalCsrf ?? {}} />
         <h2>Recent purchases</h2>
         {p.purchases.length === 0 ? (
           <p>No purchases yet.</p>
@@ -166,7 +179,41 @@ export function OwnerPage(p: OwnerPageProps): VNode {
   );
 }
 
-export function ApprovalPage(props: { purchase: PurchaseView; agent: { id: string; displayName: string | null }; action: string; csrf: string }): VNode {
+function AwaitingApproval({ purchases, csrf }: { purchases: PurchaseView[]; csrf: Record<string, string> }): VNode | null {
+  const waiting = purchases.filter((x) => x.status === 'awaiting_approval' && approvalTokenOf(x) && csrf[x.id]);
+  if (waiting.length === 0) return null;
+  return (
+    <>
+      <h2>Awaiting your approval</h2>
+      <ul class="stack">
+        {waiting.map((x) => {
+          const action = `/approve/${encodeURIComponent(approvalTokenOf(x)!)}`;
+          return (
+            <li>
+              <strong>{x.listingTitle}</strong> — {x.priceGas.toLocaleString('en-US')} gas
+              <div class="actions">
+                <form method="post" action={`${action}/approve`}>
+                  <input type="hidden" name={CSRF_FIELD} value={csrf[x.id]} />
+                  <button type="submit" class="primary" aria-label={`Approve ${x.priceGas} gas for ${x.listingTitle}`}>
+                    Approve {x.priceGas} gas
+                  </button>
+                </form>
+                <form method="post" action={`${action}/decline`}>
+                  <input type="hidden" name={CSRF_FIELD} value={csrf[x.id]} />
+                  <button type="submit" aria-label={`Decline ${x.listingTitle}`}>
+                    Decline
+                  </button>
+                </form>
+              </div>
+            </li>
+          );
+        })}
+      </ul>
+    </>
+  );
+}
+
+export function ApprovalPage(props: { purchase: PurchaseView; agent: { id: string; displayName: string | null }; action: string; csrf: string; owner: boolean }): VNode {
   const { purchase: p, agent, csrf } = props;
   const name = agent.displayName || 'an agent';
   const open = p.status === 'awaiting_approval';
@@ -205,7 +252,11 @@ export function ApprovalPage(props: { purchase: PurchaseView; agent: { id: strin
             <code>{p.id}</code>
           </dd>
         </dl>
-        {open ? (
+        {open && !props.owner ? (
+          <p class="notice" role="status">
+            {OWNER_COOKIE_MISSING}
+          </p>
+        ) : open ? (
           <div class="actions">
             <form method="post" action={`${props.action}/approve`}>
               <input type="hidden" name={CSRF_FIELD} value={csrf} />
