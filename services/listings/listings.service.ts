@@ -28,15 +28,10 @@ import { moderate } from './moderation';
 import { buildSearch, LISTING_COLUMNS, orQuery, TSQUERY_SQL, websearchText, type SearchParams } from './search';
 import { words } from './text';
 import { SEED_SELLERS } from './seed-data';
+import type { SellerReputation } from './contracts';
 
-export interface Reputation {
-  salesCount: number;
-  ratingAvg: number | null;
-  ratingCount: number;
-  accountAgeDays: number;
-  isSeed: boolean;
-  unknown: boolean;
-}
+/** The reputation read model's answer (the contract's shape). */
+export type Reputation = SellerReputation;
 
 interface ListingRow {
   id: string;

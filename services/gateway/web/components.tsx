@@ -1,6 +1,7 @@
 /** Pieces several pages share: a local time, a snippet, a seller's reputation. */
 import type { VNode } from 'preact';
 import { utcText } from './format';
+import type { SellerReputation } from '../../listings/contracts';
 
 export function LocalTime({ iso }: { iso: string }): VNode {
   return (
@@ -20,14 +21,8 @@ export function Snippet({ label, code }: { label: string; code: string }): VNode
   );
 }
 
-export interface Reputation {
-  salesCount: number;
-  ratingAvg: number | null;
-  ratingCount: number;
-  accountAgeDays: number;
-  isSeed: boolean;
-  unknown: boolean;
-}
+export type { SellerReputation as Reputation } from '../../listings/contracts';
+type Reputation = SellerReputation;
 
 export function ReputationLine({ r }: { r: Reputation }): VNode {
   return (
