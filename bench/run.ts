@@ -45,6 +45,12 @@ function startProcess(args: string[], env: Record<string, string>, ready: RegExp
     };
     child.stdout!.on('data', onData);
     child.stderr!.on('data', (d) => (out += d.toString()));
+    // BENCH_LOG_DIR: keep every process's log (to find the cause of a failed call after the run).
+    if (process.env.BENCH_LOG_DIR) {
+      const log = fs.createWriteStream(path.join(process.env.BENCH_LOG_DIR, `${path.basename(args[0])}-${env.SERVICES ?? 'all'}-${process.hrtime.bigint()}.log`));
+      child.stdout!.pipe(log);
+      child.stderr!.pipe(log);
+    }
     child.on('exit', (code) => reject(new Error(`${args.join(' ')} exited with ${code}:\n${out}`)));
   });
 }
