@@ -138,8 +138,17 @@ export const limitsMixin: Partial<ServiceSchema> = {
     limitsOf: {
       params: { agentId: 'string' },
       async handler(this: EscrowThis, ctx: Context<{ agentId: string }>): Promise<SpendingLimitsView> {
-        const r = await this.db.query<LimitsRow>('SELECT * FROM escrow.spending_limits WHERE agent_id = $1', [ctx.params.agentId]);
-        return limitsView(r.rows[0], await spentSince(this.db, ctx.params.agentId, this.now()));
+        // One round trip (whoami and wallet ask on every poll): the limits row, if any, and spentSince's sums.
+        const { dayStart, weekStart } = budgetWindows(this.now());
+        const r = await this.db.query<LimitsRow & { has_row: boolean; today: string | number | null; week: string | number | null }>(
+          `SELECT l.*, l.agent_id IS NOT NULL AS has_row, s.today, s.week
+             FROM (SELECT COALESCE(SUM(price_gas) FILTER (WHERE created_at >= $2), 0) AS today, COALESCE(SUM(price_gas), 0) AS week
+                     FROM escrow.purchases WHERE buyer_id = $1 AND created_at >= $3 AND status = ANY($4::text[])) s
+             LEFT JOIN escrow.spending_limits l ON l.agent_id = $1`,
+          [ctx.params.agentId, dayStart.toISOString(), weekStart.toISOString(), BUDGET_STATUSES],
+        );
+        const row = r.rows[0];
+        return limitsView(row?.has_row ? row : undefined, { today: Number(row?.today ?? 0), week: Number(row?.week ?? 0) });
       },
     },
 

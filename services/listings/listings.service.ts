@@ -25,7 +25,7 @@ import { DEFAULT_DELIVERY_DAYS, gasToUsd, saleSplit } from '../../packages/marke
 import { migrations } from './migrations';
 import { assessQuality, type QualityReport } from './quality';
 import { moderate } from './moderation';
-import { buildSearch, LISTING_COLUMNS, orQuery, TSQUERY_SQL, websearchText, type SearchParams } from './search';
+import { buildSearch, LISTING_COLUMNS, SearchCache, tsqueryFor, websearchText, type SearchParams } from './search';
 import { words } from './text';
 import { SEED_SELLERS } from './seed-data';
 import type { SellerReputation } from './contracts';
@@ -256,11 +256,18 @@ const ListingsService: ServiceSchema = {
         let tsquery: string | null = null;
         const text = p.q ? websearchText(p.q) : '';
         if (text) {
-          const r = await this.db.query<{ t: string }>(TSQUERY_SQL, [text]);
-          tsquery = orQuery(r.rows[0]?.t ?? '');
+          tsquery = await tsqueryFor(this.db, text);
         }
         const built = buildSearch(p, tsquery);
-        const r = await this.db.query<ListingRow & { sort_key: string }>(built.sql, built.params);
+        const cache = this.searchCache();
+        const key = cache.key(built);
+        let rows = cache.get(key);
+        if (!rows) {
+          const generation = cache.begin();
+          rows = (await this.db.query<ListingRow & { sort_key: string }>(built.sql, built.params)).rows;
+          cache.set(key, rows, generation);
+        }
+        const r = { rows };
         const page = r.rows.slice(0, built.limit);
         const now = this.now();
         return {
@@ -462,6 +469,12 @@ const ListingsService: ServiceSchema = {
   },
 
   methods: {
+    /** Search result rows of this process (search.ts SearchCache); emptied by every write below. */
+    searchCache(this: ListingsThis & { _searchCache?: SearchCache<ListingRow & { sort_key: string }> }) {
+      this._searchCache ??= new SearchCache<ListingRow & { sort_key: string }>();
+      return this._searchCache;
+    },
+
     now(this: ListingsThis): Date {
       return runtimeOf(this.broker).clock.now();
     },
@@ -615,6 +628,8 @@ const ListingsService: ServiceSchema = {
       this.logger.info(`seeded an empty marketplace: ${done.sellersCreated} seed sellers, ${done.listingsCreated} listings`);
     } catch (err) {
       this.logger.error('seeding the empty marketplace failed; run `npm run seed` to retry', err);
+    } finally {
+      (this as unknown as ListingsThis).searchCache().invalidate();
     }
   },
 };
@@ -624,6 +639,7 @@ type ListingsThis = ThisType<any> & {
   broker: any;
   logger: any;
   now(): Date;
+  searchCache(): SearchCache<ListingRow & { sort_key: string }>;
   feePercent(): number;
   readyDb(): Db;
   loadListing(id: string): Promise<ListingRow | null>;
@@ -633,5 +649,26 @@ type ListingsThis = ThisType<any> & {
   createListing(agent: AuthenticatedAgent, input: ListingInput, seedKey?: string): Promise<Record<string, unknown>>;
   seedMarketplace(): Promise<{ sellersCreated: number; listingsCreated: number }>;
 };
+
+/**
+ * Every action and channel that writes listings or sellers empties the search cache when it ends
+ * (success or failure), so this process never serves rows from before its own write.
+ */
+function invalidatingSearch<F extends (...args: any[]) => Promise<unknown>>(handler: F): F {
+  return async function (this: ListingsThis, ...args: unknown[]) {
+    try {
+      return await handler.apply(this, args);
+    } finally {
+      this.searchCache().invalidate();
+    }
+  } as F;
+}
+for (const name of ['create', 'update', 'takeDown', 'restore', 'seed']) {
+  const action = (ListingsService.actions as Record<string, { handler: (...args: any[]) => Promise<unknown> }>)[name];
+  action.handler = invalidatingSearch(action.handler);
+}
+for (const channel of Object.values(ListingsService.channels as Record<string, { handler: (...args: any[]) => Promise<unknown> }>)) {
+  channel.handler = invalidatingSearch(channel.handler);
+}
 
 export default ListingsService;

@@ -137,6 +137,23 @@ export function orQuery(websearchTsquery: string): string | null {
   return t.includes('!') ? t : t.replace(/ & /g, ' | ');
 }
 
+/**
+ * websearch text → OR-ed tsquery, remembered per process: the conversion depends only on the text and
+ * the 'english' configuration, so a repeated query skips its round trip. Bounded; the oldest entry goes first.
+ */
+const TSQUERY_CACHE_MAX = 2_000;
+const tsqueryCache = new Map<string, string | null>();
+
+export async function tsqueryFor(db: { query<T>(text: string, params?: unknown[]): Promise<{ rows: T[] }> }, text: string): Promise<string | null> {
+  const hit = tsqueryCache.get(text);
+  if (hit !== undefined) return hit;
+  const r = await db.query<{ t: string }>(TSQUERY_SQL, [text]);
+  const t = orQuery(r.rows[0]?.t ?? '');
+  if (tsqueryCache.size >= TSQUERY_CACHE_MAX) tsqueryCache.delete(tsqueryCache.keys().next().value as string);
+  tsqueryCache.set(text, t);
+  return t;
+}
+
 /** Builds the SQL of one page. `tsquery` is null when q is absent or has no searchable words. */
 export function buildSearch(p: SearchParams, tsquery: string | null): BuiltSearch {
   const hasText = tsquery !== null;
@@ -194,4 +211,52 @@ export function buildSearch(p: SearchParams, tsquery: string | null): BuiltSearc
     sort,
     cursorFor: (row) => encodeCursor({ s: sort, k: String(row.sort_key), i: row.id, f: fingerprint }),
   };
+}
+
+/**
+ * A small cache of search result rows, keyed by the built SQL and its parameters (the normalised query,
+ * filters, sort, limit and cursor). This service empties it whenever it writes listings or sellers
+ * (every action and channel that writes); a search that was under way across such a write does not
+ * store its rows (the generation moved). Writes by another replica are not seen here, so an entry also
+ * lives at most SEARCH_CACHE_TTL_MS. Rows are cached, not views: fields that depend on the clock are
+ * computed per request.
+ */
+export const SEARCH_CACHE_TTL_MS = 1_000;
+const SEARCH_CACHE_MAX = 500;
+
+export class SearchCache<Row> {
+  private entries = new Map<string, { at: number; rows: Row[] }>();
+  private generation = 0;
+
+  constructor(private readonly ttlMs = SEARCH_CACHE_TTL_MS, private readonly max = SEARCH_CACHE_MAX) {}
+
+  key(built: BuiltSearch): string {
+    return `${built.sql}\u0000${JSON.stringify(built.params)}`;
+  }
+
+  get(key: string, now = Date.now()): Row[] | undefined {
+    const e = this.entries.get(key);
+    if (!e) return undefined;
+    if (now - e.at >= this.ttlMs) {
+      this.entries.delete(key);
+      return undefined;
+    }
+    return e.rows;
+  }
+
+  /** The generation to pass to set(): taken before the query runs. */
+  begin(): number {
+    return this.generation;
+  }
+
+  set(key: string, rows: Row[], generation: number, now = Date.now()): void {
+    if (generation !== this.generation || this.ttlMs <= 0) return;
+    if (this.entries.size >= this.max) this.entries.delete(this.entries.keys().next().value as string);
+    this.entries.set(key, { at: now, rows });
+  }
+
+  invalidate(): void {
+    this.generation += 1;
+    this.entries.clear();
+  }
 }
