@@ -34,6 +34,33 @@ const DAY_MS = 86_400_000;
 
 export async function creditGasPurchase(db: Db, at: Date, p: CreditGasPurchaseParams) {
   const { key, agentId, gas, sessionId, packId } = p;
+  // The common case in one statement, in its own transaction: claim the key, credit the agent
+  // (creating the account on a first purchase) and post both legs. A key claimed before fails the
+  // statement whole (nothing moved) and the stepwise path answers the replay.
+  const id = newId('txn');
+  const fast = await db
+    .query<{ balance: string }>(
+      `WITH claim AS (
+         INSERT INTO ledger.transactions (id, key, type, fingerprint, session_id, created_at)
+         VALUES ($1, $2, 'gas_purchase', $3, $4, $5) RETURNING id),
+       moved AS (
+         INSERT INTO ledger.accounts (id, kind, agent_id, balance)
+         SELECT $6, 'agent', $7, $8::bigint FROM claim
+         ON CONFLICT (id) DO UPDATE SET balance = ledger.accounts.balance + EXCLUDED.balance
+         RETURNING balance),
+       posted AS (
+         INSERT INTO ledger.postings (${POSTING_COLUMNS})
+         SELECT $1, $9, -$8::bigint, 'gas_purchase', NULL, NULL, $4, NULL, $5::timestamptz FROM claim
+         UNION ALL
+         SELECT $1, $6, $8::bigint, 'gas_purchase', moved.balance, NULL, $4, NULL, $5::timestamptz FROM moved)
+       SELECT balance FROM moved`,
+      [id, key, JSON.stringify({ agentId, gas, sessionId, packId }), sessionId, at, agentAccount(agentId), agentId, gas, PLATFORM.cardIssuance],
+    )
+    .catch((err: { code?: string }) => {
+      if (err?.code === '23505') return null;
+      throw err;
+    });
+  if (fast?.rows[0]) return { transactionId: id, gasBalance: Number(fast.rows[0].balance), replayed: false };
   return db.transaction(async (tx) => {
     const claim = await claimKey(tx, { key, type: 'gas_purchase', fingerprint: JSON.stringify({ agentId, gas, sessionId, packId }), sessionId, at });
     if (claim.replayed) return { transactionId: claim.row.id, gasBalance: await agentBalance(tx, agentId), replayed: true };
@@ -76,78 +103,102 @@ export async function holdGas(db: Db, at: Date, p: HoldParams, feePercent: numbe
     new InvalidStateError(`Purchase ${purchaseId} already has a hold.`, {
       hint: `Retry with the key of the first hold (purchase:${purchaseId}:hold) to read it.`,
     });
+  // The common case is one statement in its own transaction (no BEGIN/COMMIT round trips): debit the
+  // buyer (balance >= amount), claim the key, post both legs and record the pending hold. It has no
+  // ON CONFLICT: a key claimed before or a second hold of the purchase fails the whole statement, and
+  // nothing moved. Those cases, and a refused debit (which may still be a replay), take the stepwise
+  // path below in one transaction.
+  const id = newId('txn');
+  const fast = await db
+    .query<{ balance: string | null }>(
+      `WITH moved AS (
+         UPDATE ledger.accounts SET balance = balance - $6::bigint
+          WHERE id = $7 AND balance >= $6::bigint RETURNING balance),
+       claim AS (
+         INSERT INTO ledger.transactions (id, key, type, fingerprint, purchase_id, created_at)
+         SELECT $1, $2, 'escrow_hold', $3, $4, $5 FROM moved RETURNING id),
+       posted AS (
+         INSERT INTO ledger.postings (${POSTING_COLUMNS})
+         SELECT $1, $7, -$6::bigint, 'escrow_hold', moved.balance, $4, NULL, NULL, $5::timestamptz FROM moved, claim
+         UNION ALL
+         SELECT $1, $8, $6::bigint, 'escrow_hold', NULL, $4, NULL, NULL, $5::timestamptz FROM moved, claim),
+       held AS (
+         INSERT INTO ledger.holds (purchase_id, buyer_id, seller_id, amount_gas, platform_fee_gas, seller_net_gas, status, hold_transaction_id, created_at)
+         SELECT $4, $9, $10, $6::bigint, $11, $12, 'pending', $1, $5::timestamptz FROM moved, claim)
+       SELECT (SELECT balance FROM moved) AS balance`,
+      [id, key, fingerprint, purchaseId, at, amountGas, agentAccount(buyerId), PLATFORM.escrowHolds, buyerId, sellerId, split.platformFeeGas, split.sellerNetGas],
+    )
+    .catch((err: { code?: string }) => {
+      if (err?.code === '23505') return null;
+      throw err;
+    });
+  if (fast && fast.rows[0].balance !== null) return { holdId: id, purchaseId, status: 'pending', amountGas, replayed: false };
   return db.transaction(async (tx) => {
-    // The common case in one statement: claim the key, debit the buyer (balance >= amount), post
-    // both legs and record the pending hold. Nothing moves when the key was already claimed; a
-    // refused debit or a second hold for the purchase rolls the whole transaction back.
-    const id = newId('txn');
-    const first = await tx
-      .query<{ claimed: string | null; balance: string | null }>(
-        `WITH claim AS (
-           INSERT INTO ledger.transactions (id, key, type, fingerprint, purchase_id, created_at)
-           VALUES ($1, $2, 'escrow_hold', $3, $4, $5) ON CONFLICT (key) DO NOTHING RETURNING id),
-         moved AS (
-           UPDATE ledger.accounts SET balance = balance - $6::bigint
-            WHERE id = $7 AND balance >= $6::bigint AND EXISTS (SELECT 1 FROM claim) RETURNING balance),
-         posted AS (
-           INSERT INTO ledger.postings (${POSTING_COLUMNS})
-           SELECT $1, $7, -$6::bigint, 'escrow_hold', moved.balance, $4, NULL, NULL, $5::timestamptz FROM moved
-           UNION ALL
-           SELECT $1, $8, $6::bigint, 'escrow_hold', NULL, $4, NULL, NULL, $5::timestamptz FROM moved),
-         held AS (
-           INSERT INTO ledger.holds (purchase_id, buyer_id, seller_id, amount_gas, platform_fee_gas, seller_net_gas, status, hold_transaction_id, created_at)
-           SELECT $4, $9, $10, $6::bigint, $11, $12, 'pending', $1, $5::timestamptz FROM moved)
-         SELECT (SELECT id FROM claim) AS claimed, (SELECT balance FROM moved) AS balance`,
-        [id, key, fingerprint, purchaseId, at, amountGas, agentAccount(buyerId), PLATFORM.escrowHolds, buyerId, sellerId, split.platformFeeGas, split.sellerNetGas],
-      )
-      .catch((err: { code?: string }) => {
-        // A second hold for one purchase under another key (raced or not): the statement fails, nothing moved.
-        if (err?.code === '23505') throw alreadyHeld();
-        throw err;
-      });
-    const row = first.rows[0];
-    if (row.claimed === null) {
-      // The key was claimed before: the same hold answers again, anything else under it is refused.
-      const claim = await claimKey(tx, { key, type: 'escrow_hold', fingerprint, purchaseId, at });
-      if (!claim.replayed) throw new Error(`idempotency key ${key} was free on a second look`);
+    // Claim the key first: a replay answers with the first hold, anything else under it is refused.
+    const claim = await claimKey(tx, { key, type: 'escrow_hold', fingerprint, purchaseId, at });
+    if (claim.replayed) {
       const hold = await tx.query<HoldRow>('SELECT * FROM ledger.holds WHERE purchase_id = $1', [purchaseId]);
       return { holdId: claim.row.id, purchaseId, status: hold.rows[0]?.status ?? 'pending', amountGas, replayed: true };
     }
-    if (row.balance === null) throw await insufficientGas(tx, buyerId, amountGas);
-    return { holdId: id, purchaseId, status: 'pending', amountGas, replayed: false };
+    const existing = await tx.query('SELECT 1 FROM ledger.holds WHERE purchase_id = $1', [purchaseId]);
+    if (existing.rowCount) throw alreadyHeld();
+    const moved = await tx.query<{ balance: string }>(
+      'UPDATE ledger.accounts SET balance = balance - $2::bigint WHERE id = $1 AND balance >= $2::bigint RETURNING balance',
+      [agentAccount(buyerId), amountGas],
+    );
+    if (!moved.rows[0]) throw await insufficientGas(tx, buyerId, amountGas);
+    await tx.query(
+      `INSERT INTO ledger.postings (${POSTING_COLUMNS})
+       VALUES ($1, $2, -$3::bigint, 'escrow_hold', $4, $5, NULL, NULL, $6::timestamptz),
+              ($1, $7, $3::bigint, 'escrow_hold', NULL, $5, NULL, NULL, $6::timestamptz)`,
+      [claim.id, agentAccount(buyerId), amountGas, moved.rows[0].balance, purchaseId, at, PLATFORM.escrowHolds],
+    );
+    await tx
+      .query(
+        `INSERT INTO ledger.holds (purchase_id, buyer_id, seller_id, amount_gas, platform_fee_gas, seller_net_gas, status, hold_transaction_id, created_at)
+         VALUES ($1, $2, $3, $4, $5, $6, 'pending', $7, $8)`,
+        [purchaseId, buyerId, sellerId, amountGas, split.platformFeeGas, split.sellerNetGas, claim.id, at],
+      )
+      .catch((err: { code?: string }) => {
+        // A second hold for one purchase raced in under another key: this one rolls back, nothing moved.
+        if (err?.code === '23505') throw alreadyHeld();
+        throw err;
+      });
+    return { holdId: claim.id, purchaseId, status: 'pending', amountGas, replayed: false };
   });
 }
 
 /** Posts a hold with the amounts it carries: nothing is recomputed at settle time. */
 export async function settleHold(db: Db, at: Date, key: string, purchaseId: string): Promise<SettleResult> {
-  const fast = await db.transaction((tx) => settlePendingHold(tx, at, key, purchaseId)).catch((err: unknown) => {
-    if (err === FIRST_SALE || (err as { code?: string })?.code === '23503') return null;
+  const fast = await settlePendingHold(db, at, key, purchaseId).catch((err: { code?: string }) => {
+    // A key claimed before (a replay) fails the statement: nothing moved, the stepwise path answers.
+    if (err?.code === '23505' || err?.code === '23503') return null;
     throw err;
   });
   return fast ?? db.transaction((tx) => settleHoldStepwise(tx, at, key, purchaseId));
 }
 
-/** Thrown (and the transaction rolled back) when the seller has no ledger account yet: the stepwise path creates it. */
-const FIRST_SALE = new Error('seller has no ledger account yet');
-
 /**
- * The common case in one statement: the pending hold turns posted, the key is claimed, the seller is
- * credited the held net and the release and fee are posted. Anything else — a replay, a hold already
- * resolved or missing — changes nothing here and goes through the stepwise path in the same transaction.
+ * The common case in one statement, in its own transaction: the pending hold turns posted, the key is
+ * claimed, the seller is credited the held net (their account is created on a first sale) and the
+ * release and fee are posted. It changes nothing (and answers null) when the hold is not pending, and
+ * fails whole on a key claimed before or a first sale racing another; those take the stepwise path.
  */
-async function settlePendingHold(tx: Queryable, at: Date, key: string, purchaseId: string): Promise<SettleResult> {
+async function settlePendingHold(db: Db, at: Date, key: string, purchaseId: string): Promise<SettleResult | null> {
   const id = newId('txn');
-  const r = await tx.query<{ claimed: string | null; seller_id: string | null; amount_gas: string; seller_net_gas: string; platform_fee_gas: string; balance: string | null }>(
+  const r = await db.query<{ claimed: string | null; seller_id: string | null; amount_gas: string; seller_net_gas: string; platform_fee_gas: string }>(
     `WITH h AS (
        UPDATE ledger.holds SET status = 'posted', final_transaction_id = $1, resolved_at = $4
         WHERE purchase_id = $3 AND status = 'pending'
         RETURNING seller_id, amount_gas, seller_net_gas, platform_fee_gas),
      claim AS (
        INSERT INTO ledger.transactions (id, key, type, fingerprint, purchase_id, created_at)
-       SELECT $1, $2, 'escrow_settle', $5, $3, $4 FROM h ON CONFLICT (key) DO NOTHING RETURNING id),
+       SELECT $1, $2, 'escrow_settle', $5, $3, $4 FROM h RETURNING id),
      moved AS (
-       UPDATE ledger.accounts a SET balance = a.balance + h.seller_net_gas FROM h, claim
-        WHERE a.id = 'agent:' || h.seller_id AND h.seller_net_gas > 0 RETURNING a.balance),
+       INSERT INTO ledger.accounts (id, kind, agent_id, balance)
+       SELECT 'agent:' || h.seller_id, 'agent', h.seller_id, h.seller_net_gas FROM h, claim WHERE h.seller_net_gas > 0
+       ON CONFLICT (id) DO UPDATE SET balance = ledger.accounts.balance + EXCLUDED.balance
+       RETURNING balance),
      posted AS (
        INSERT INTO ledger.postings (${POSTING_COLUMNS})
        SELECT $1, $6, -h.amount_gas, 'escrow_release', NULL, $3, NULL, NULL, $4::timestamptz FROM h, claim
@@ -155,22 +206,19 @@ async function settlePendingHold(tx: Queryable, at: Date, key: string, purchaseI
        SELECT $1, 'agent:' || h.seller_id, h.seller_net_gas, 'sale_earn', moved.balance, $3, NULL, NULL, $4::timestamptz FROM h, moved
        UNION ALL
        SELECT $1, $7, h.platform_fee_gas, 'platform_fee', NULL, $3, NULL, NULL, $4::timestamptz FROM h, claim WHERE h.platform_fee_gas > 0)
-     SELECT (SELECT id FROM claim) AS claimed, h.seller_id, h.amount_gas, h.seller_net_gas, h.platform_fee_gas,
-            (SELECT balance FROM moved) AS balance
+     SELECT (SELECT id FROM claim) AS claimed, h.seller_id, h.amount_gas, h.seller_net_gas, h.platform_fee_gas
        FROM (SELECT 1) one LEFT JOIN h ON true`,
     [id, key, purchaseId, at, JSON.stringify({ purchaseId }), PLATFORM.escrowHolds, PLATFORM.platformFees],
   );
   const row = r.rows[0];
-  if (row.claimed === null) return settleHoldStepwise(tx, at, key, purchaseId);
-  const sellerNetGas = Number(row.seller_net_gas);
-  if (sellerNetGas > 0 && row.balance === null) throw FIRST_SALE;
+  if (row.claimed === null) return null;
   return {
     transactionId: id,
     purchaseId,
     status: 'posted',
     sellerId: row.seller_id!,
     priceGas: Number(row.amount_gas),
-    sellerNetGas,
+    sellerNetGas: Number(row.seller_net_gas),
     platformFeeGas: Number(row.platform_fee_gas),
     replayed: false,
   };
@@ -218,6 +266,41 @@ async function settleHoldStepwise(tx: Queryable, at: Date, key: string, purchase
 }
 
 export async function voidHold(db: Db, at: Date, key: string, purchaseId: string) {
+  // The common case in one statement, in its own transaction (like settle): the pending hold turns
+  // voided, the key is claimed, the buyer gets the held gas back. A replay (the key fails the
+  // statement) or a hold not pending changes nothing here and takes the stepwise path.
+  const id = newId('txn');
+  const fast = await db
+    .query<{ claimed: string | null; buyer_id: string | null; amount_gas: string; balance: string | null }>(
+      `WITH h AS (
+         UPDATE ledger.holds SET status = 'voided', final_transaction_id = $1, resolved_at = $4
+          WHERE purchase_id = $3 AND status = 'pending'
+            AND EXISTS (SELECT 1 FROM ledger.accounts a WHERE a.id = 'agent:' || ledger.holds.buyer_id)
+          RETURNING buyer_id, amount_gas),
+       claim AS (
+         INSERT INTO ledger.transactions (id, key, type, fingerprint, purchase_id, created_at)
+         SELECT $1, $2, 'escrow_void', $5, $3, $4 FROM h RETURNING id),
+       moved AS (
+         UPDATE ledger.accounts a SET balance = a.balance + h.amount_gas FROM h, claim
+          WHERE a.id = 'agent:' || h.buyer_id RETURNING a.balance),
+       posted AS (
+         INSERT INTO ledger.postings (${POSTING_COLUMNS})
+         SELECT $1, $6, -h.amount_gas, 'escrow_refund', NULL, $3, NULL, NULL, $4::timestamptz FROM h, claim
+         UNION ALL
+         SELECT $1, 'agent:' || h.buyer_id, h.amount_gas, 'escrow_refund', moved.balance, $3, NULL, NULL, $4::timestamptz FROM h, moved)
+       SELECT (SELECT id FROM claim) AS claimed, h.buyer_id, h.amount_gas, (SELECT balance FROM moved) AS balance
+         FROM (SELECT 1) one LEFT JOIN h ON true`,
+      [id, key, purchaseId, at, JSON.stringify({ purchaseId }), PLATFORM.escrowHolds],
+    )
+    .catch((err: { code?: string }) => {
+      if (err?.code === '23505' || err?.code === '23503') return null;
+      throw err;
+    });
+  const row = fast?.rows[0];
+  if (row && row.claimed !== null && row.balance !== null) {
+    const amountGas = Number(row.amount_gas);
+    return { transactionId: id, purchaseId, status: 'voided' as const, buyerId: row.buyer_id!, amountGas, gasBalance: Number(row.balance), replayed: false };
+  }
   return db.transaction(async (tx) => {
     const claim = await claimKey(tx, { key, type: 'escrow_void', fingerprint: JSON.stringify({ purchaseId }), purchaseId, at });
     const hold = (await tx.query<HoldRow>('SELECT * FROM ledger.holds WHERE purchase_id = $1 FOR UPDATE', [purchaseId])).rows[0];
