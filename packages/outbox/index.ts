@@ -56,6 +56,36 @@ export async function claimInbox(tx: Queryable, schema: string, event: OutboxEve
   return r.rowCount === 1;
 }
 
+/** How long a row stays leased to the process that claimed it (the writer, or a relay pass). */
+export const OUTBOX_LEASE_SECONDS = 30;
+
+/** An outbox row as written: published with OutboxRelay.publishRows right after its commit. */
+export interface OutboxRow {
+  id: string;
+  topic: string;
+  payload: unknown;
+  created_at: string | Date;
+}
+
+/**
+ * The body of a CTE that writes outbox rows already leased to the writing process — one per element
+ * of the jsonb array parameter `eventsParam` ([{"topic", "data"}]) for each row of `fromCte` (none if
+ * the write it depends on changed nothing) — and returns them (OutboxRow) for OutboxRelay.publishRows.
+ * No relay pass takes them while the lease lasts; if the writer dies first, the next pass after it does.
+ */
+export function leasedOutboxInsertSql(schema: string, eventsParam: string, fromCte: string): string {
+  return `INSERT INTO ${schema}.outbox (topic, payload, claimed_until, attempts)
+          SELECT e->>'topic', e->'data', now() + make_interval(secs => ${OUTBOX_LEASE_SECONDS}), 1
+            FROM ${fromCte}, jsonb_array_elements(${eventsParam}::jsonb) WITH ORDINALITY AS x(e, n)
+           ORDER BY x.n
+          RETURNING id, topic, payload, created_at`;
+}
+
+/** The jsonb parameter leasedOutboxInsertSql reads. */
+export function outboxEventsParam(events: ReadonlyArray<readonly [string, Record<string, unknown>]>): string {
+  return JSON.stringify(events.map(([topic, data]) => ({ topic, data })));
+}
+
 export interface RelayOptions {
   intervalMs: number;
   batchSize?: number;
@@ -88,6 +118,54 @@ export class OutboxRelay {
     if (this.timer) clearInterval(this.timer);
     this.timer = null;
     await this.running?.catch(() => undefined);
+    await this.flushPublished();
+  }
+
+  private publishedIds: string[] = [];
+  private markTimer: NodeJS.Timeout | null = null;
+
+  /**
+   * Publishes rows this process wrote leased (leasedOutboxInsertSql), in order, right after their
+   * commit — no claiming round trip. Their "published" marks are written in batches a moment later;
+   * a row whose mark is lost is published again after its lease, and consumers dedupe by eventId.
+   * A failed publish releases the row to the relay passes, which retry it.
+   */
+  async publishRows(rows: OutboxRow[]): Promise<void> {
+    const schema = this.db.schema;
+    for (const row of [...rows].sort((a, b) => Number(a.id) - Number(b.id))) {
+      try {
+        await (this.broker as any).sendToChannel(row.topic, eventOf(schema, row));
+      } catch (err) {
+        await this.release(row.id, err);
+        return;
+      }
+      this.publishedIds.push(String(row.id));
+      if (!this.markTimer) {
+        this.markTimer = setTimeout(() => void this.flushPublished(), 20);
+        this.markTimer.unref();
+      }
+    }
+  }
+
+  private async flushPublished(): Promise<void> {
+    if (this.markTimer) clearTimeout(this.markTimer);
+    this.markTimer = null;
+    const ids = this.publishedIds;
+    if (!ids.length) return;
+    this.publishedIds = [];
+    await this.db
+      .query(`UPDATE ${this.db.schema}.outbox SET published_at = now(), last_error = NULL WHERE id = ANY($1::bigint[])`, [ids])
+      .catch(() => undefined);
+  }
+
+  private async release(id: string, err: unknown): Promise<void> {
+    // Release the lease soon so a later pass (or another replica) retries it.
+    await this.db
+      .query(`UPDATE ${this.db.schema}.outbox SET claimed_until = now() + interval '1 second', last_error = $2 WHERE id = $1`, [
+        id,
+        String((err as Error)?.message ?? err).slice(0, 500),
+      ])
+      .catch(() => undefined);
   }
 
   /** Publish what is pending now; called after a commit that enqueued something. Resolves when drained. */
@@ -114,42 +192,48 @@ export class OutboxRelay {
   /** Publishes everything pending; returns how many were published. */
   async drain(): Promise<number> {
     const schema = this.db.schema;
+    const batchSize = this.opts.batchSize ?? 50;
     let published = 0;
     for (;;) {
       if (this.stopped) return published;
-      const claimed = await this.db.query<{ id: string; topic: string; payload: any; created_at: Date }>(
+      const claimed = await this.db.query<OutboxRow>(
         `UPDATE ${schema}.outbox SET claimed_until = now() + make_interval(secs => $2), attempts = attempts + 1
           WHERE id IN (
             SELECT id FROM ${schema}.outbox
              WHERE published_at IS NULL AND (claimed_until IS NULL OR claimed_until < now())
              ORDER BY id LIMIT $1 FOR UPDATE SKIP LOCKED)
           RETURNING id, topic, payload, created_at`,
-        [this.opts.batchSize ?? 50, this.opts.leaseSeconds ?? 30],
+        [batchSize, this.opts.leaseSeconds ?? OUTBOX_LEASE_SECONDS],
       );
       if (claimed.rows.length === 0) return published;
       const rows = claimed.rows.sort((a, b) => Number(a.id) - Number(b.id));
+      const sent: string[] = [];
+      let failed = false;
       for (const row of rows) {
-        const event: OutboxEvent = {
-          eventId: `${schema}:${row.id}`,
-          topic: row.topic,
-          occurredAt: new Date(row.created_at).toISOString(),
-          data: typeof row.payload === 'string' ? JSON.parse(row.payload) : row.payload,
-        };
         try {
-          await (this.broker as any).sendToChannel(row.topic, event);
-          await this.db.query(`UPDATE ${schema}.outbox SET published_at = now(), last_error = NULL WHERE id = $1`, [row.id]);
-          published++;
+          await (this.broker as any).sendToChannel(row.topic, eventOf(schema, row));
+          sent.push(String(row.id));
         } catch (err) {
-          // Release the lease soon so a later pass (or another replica) retries it.
-          await this.db
-            .query(`UPDATE ${schema}.outbox SET claimed_until = now() + interval '1 second', last_error = $2 WHERE id = $1`, [
-              row.id,
-              String((err as Error)?.message ?? err).slice(0, 500),
-            ])
-            .catch(() => undefined);
-          return published;
+          await this.release(row.id, err);
+          failed = true;
+          break;
         }
       }
+      if (sent.length) {
+        await this.db.query(`UPDATE ${schema}.outbox SET published_at = now(), last_error = NULL WHERE id = ANY($1::bigint[])`, [sent]);
+        published += sent.length;
+      }
+      // A short batch was everything pending when it was claimed: no second look (kick() loops if more came).
+      if (failed || rows.length < batchSize) return published;
     }
   }
+}
+
+function eventOf(schema: string, row: OutboxRow): OutboxEvent {
+  return {
+    eventId: `${schema}:${row.id}`,
+    topic: row.topic,
+    occurredAt: new Date(row.created_at).toISOString(),
+    data: (typeof row.payload === 'string' ? JSON.parse(row.payload) : row.payload) as Record<string, unknown>,
+  };
 }

@@ -1,7 +1,7 @@
 /**
  * escrow: the purchase lifecycle of DESIGN §4. The states and transitions are data
  * (purchase-machine.ts); this file holds the buyer's and seller's lifecycle tools and the one
- * place a purchase changes (`change`: lock, guard, write, outbox — one transaction). The other
+ * place a purchase changes (`change`: read, guard, write if unchanged + outbox — one statement). The other
  * concerns are mixins beside it:
  *
  *   funding.ts    keyed ledger.hold with the quoted split, unknown outcomes, referral checks
@@ -24,7 +24,7 @@ import { toolParams } from '../../packages/tool-catalogue';
 import { requireAgent, type CallMeta } from '../../packages/tool-catalogue/meta';
 import { ForbiddenError, InvalidArgumentsError, InvalidStateError } from '../../packages/errors';
 import { newId } from '../../packages/ids';
-import { enqueueEvent, OutboxRelay } from '../../packages/outbox';
+import { enqueueEvent, leasedOutboxInsertSql, OutboxRelay, outboxEventsParam, type OutboxRow } from '../../packages/outbox';
 import { runtimeOf } from '../../packages/runtime';
 import { DEFAULT_DELIVERY_DAYS, saleSplit } from '../../packages/market-rules';
 import { LISTINGS, type ListingForPurchase } from '../listings/contracts';
@@ -62,31 +62,41 @@ const methods: Pick<EscrowMethods, 'now' | 'load' | 'change'> & ThisType<EscrowT
   },
 
   /**
-   * One purchase, one transaction: lock the row, let `decide` check party and state and say what
-   * changes, write it conditionally with its outbox events; after commit, relay the events.
+   * One purchase, one statement: read the row, let `decide` check party and state and say what
+   * changes, then write it — only if the row is still the version `decide` saw (its xmin) — together
+   * with its outbox events, in one statement (its own transaction). A row changed meanwhile is read
+   * again and decided again. After commit, the events are published.
    */
   async change(purchaseId: string, decide: (row: PurchaseRow) => Change | null): Promise<PurchaseRow> {
-    const { row, events } = await this.db.transaction(async (tx) => {
-      const r = await tx.query<PurchaseRow>('SELECT * FROM escrow.purchases WHERE id = $1 FOR UPDATE', [purchaseId]);
+    for (let attempt = 0; ; attempt++) {
+      const r = await this.db.query<PurchaseRow & { row_version: string }>('SELECT *, xmin::text AS row_version FROM escrow.purchases WHERE id = $1', [purchaseId]);
       const current = r.rows[0];
       if (!current) throw notFound(purchaseId);
-      const change = decide(current);
-      if (!change) return { row: current, events: [] as EscrowEvent[] };
+      const { row_version: version, ...row } = current;
+      const change = decide(row);
+      if (!change) return row;
       const set = { ...change.set, updated_at: this.now().toISOString() };
       const cols = Object.keys(set);
-      const params = [purchaseId, current.status, ...cols.map((c) => (set as Record<string, unknown>)[c])];
-      const updated = await tx.query<PurchaseRow>(
-        `UPDATE escrow.purchases SET ${cols.map((c, i) => `${c} = $${i + 3}`).join(', ')}
-          WHERE id = $1 AND status = $2 RETURNING *`,
+      const events = change.events ?? [];
+      const params = [purchaseId, version, outboxEventsParam(events), ...cols.map((c) => (set as Record<string, unknown>)[c])];
+      const updated = await this.db.query<PurchaseRow & { outbox: OutboxRow[] | null }>(
+        `WITH u AS (
+           UPDATE escrow.purchases SET ${cols.map((c, i) => `${c} = $${i + 4}`).join(', ')}
+            WHERE id = $1 AND xmin = $2::text::xid RETURNING *),
+         o AS (${leasedOutboxInsertSql('escrow', '$3', 'u')})
+         SELECT u.*, (SELECT json_agg(o) FROM o) AS outbox FROM u`,
         params,
       );
-      if (!updated.rows[0]) throw invalidState(current, 'this call', 'an unchanged purchase (it changed meanwhile; read it again)');
-      for (const [topic, data] of change.events ?? []) await enqueueEvent(tx, 'escrow', topic, data);
-      return { row: updated.rows[0], events: change.events ?? [] };
-    });
-    // Embedded: the ledger has settled/voided when this resolves. Distributed: JetStream has it.
-    if (events.length) await this.relay.kick().catch((err: Error) => this.logger.warn('outbox relay failed; it retries', err.message));
-    return row;
+      const written = updated.rows[0];
+      if (!written) {
+        if (attempt < 4) continue;
+        throw invalidState(row, 'this call', 'an unchanged purchase (it changed meanwhile; read it again)');
+      }
+      const { outbox, ...after } = written;
+      // Embedded: the ledger has settled/voided when this resolves. Distributed: JetStream has it.
+      if (outbox?.length) await this.relay.publishRows(outbox).catch((err: Error) => this.logger.warn('outbox publish failed; the relay retries', err.message));
+      return after as PurchaseRow;
+    }
   },
 };
 
@@ -143,42 +153,49 @@ const EscrowService: ServiceSchema = {
         const deliveryDays = Number(listing.deliveryDays) || DEFAULT_DELIVERY_DAYS;
         const id = newId('pur');
         const { publicBaseUrl } = runtimeOf(this.broker).config;
-        // The human's limits are checked with their row locked, in the transaction that inserts the
-        // purchase: racing purchases of one buyer queue here, so together they never pass a budget.
-        const inserted = await this.db.transaction(async (tx) => {
-          const limits = await lockLimits(tx, agent.id);
-          const { needsApproval } = limits ? checkLimits(limits, split.priceGas, listing.category ?? null, await spentSince(tx, agent.id, now)) : { needsApproval: false };
-          const approvalToken = needsApproval ? newApprovalToken() : null;
-          return tx.query<PurchaseRow>(
-            `INSERT INTO escrow.purchases
+        const insertSql = (guardSql: string) => `INSERT INTO escrow.purchases
                (id, listing_id, listing_title, category, buyer_id, seller_id, price_gas, platform_fee_gas, seller_net_gas,
                 status, requirements, delivery_days, deliverable_schema, idempotency_key, created_at, updated_at,
                 needs_approval, approval_token, approval_url)
-             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $15, $10, $11, $12, $13, $14, $14, $16, $17, $18)
+             SELECT $1, $2, $3, $4, $5, $6, $7, $8, $9, $15, $10, $11, $12, $13, $14, $14, $16, $17, $18 ${guardSql}
              ON CONFLICT (buyer_id, idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING
-             RETURNING *`,
-            [
-              id,
-              listing.id,
-              listing.title,
-              listing.category ?? null,
-              agent.id,
-              listing.sellerId,
-              split.priceGas,
-              split.platformFeeGas,
-              split.sellerNetGas,
-              requirements === null ? null : JSON.stringify(requirements),
-              deliveryDays,
-              listing.deliverableSchema ? JSON.stringify(listing.deliverableSchema) : null,
-              key,
-              now.toISOString(),
-              CREATED_STATUS,
-              needsApproval,
-              approvalToken,
-              approvalToken ? `${publicBaseUrl}/approve/${approvalToken}` : null,
-            ],
-          );
-        });
+             RETURNING *`;
+        const values = (needsApproval: boolean, approvalToken: string | null) => [
+          id,
+          listing.id,
+          listing.title,
+          listing.category ?? null,
+          agent.id,
+          listing.sellerId,
+          split.priceGas,
+          split.platformFeeGas,
+          split.sellerNetGas,
+          requirements === null ? null : JSON.stringify(requirements),
+          deliveryDays,
+          listing.deliverableSchema ? JSON.stringify(listing.deliverableSchema) : null,
+          key,
+          now.toISOString(),
+          CREATED_STATUS,
+          needsApproval,
+          approvalToken,
+          approvalToken ? `${publicBaseUrl}/approve/${approvalToken}` : null,
+        ];
+        // A buyer whose human set no spending limits: one statement, which inserts nothing if limits
+        // exist by the time it runs (or the Idempotency-Key was used) — then the checked path below.
+        let inserted = await this.db.query<PurchaseRow>(
+          insertSql('WHERE NOT EXISTS (SELECT 1 FROM escrow.spending_limits WHERE agent_id = $5)'),
+          values(false, null),
+        );
+        if (!inserted.rows[0]) {
+          // The human's limits are checked with their row locked, in the transaction that inserts the
+          // purchase: racing purchases of one buyer queue here, so together they never pass a budget.
+          inserted = await this.db.transaction(async (tx) => {
+            const limits = await lockLimits(tx, agent.id);
+            const { needsApproval } = limits ? checkLimits(limits, split.priceGas, listing.category ?? null, await spentSince(tx, agent.id, now)) : { needsApproval: false };
+            const approvalToken = needsApproval ? newApprovalToken() : null;
+            return tx.query<PurchaseRow>(insertSql(''), values(needsApproval, approvalToken));
+          });
+        }
         if (!inserted.rows[0]) {
           // A concurrent call with the same Idempotency-Key won the insert.
           const existing = await this.findByIdempotencyKey(agent.id, key!, now);

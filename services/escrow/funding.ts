@@ -7,14 +7,14 @@
 import type { ServiceSchema } from 'moleculer';
 import { InsufficientGasError, InvalidArgumentsError, MarketError, STATUS_BY_CODE } from '../../packages/errors';
 import { smallestPackCovering } from '../../packages/market-rules';
-import { enqueueEvent } from '../../packages/outbox';
+import { enqueueEvent, leasedOutboxInsertSql, outboxEventsParam, type OutboxRow } from '../../packages/outbox';
 import { LEDGER, type HoldParams, type HoldResult, type HoldView } from '../ledger/contracts';
 import { AGENTS } from '../agents/contracts';
 import { ESCROW_TOPICS } from './contracts';
 import { noticeEvent, refundedEvent } from './events';
 import { STATES, targetOf, transitionsFor } from './purchase-machine';
 import type { PurchaseRow } from './purchases';
-import type { EscrowMethods, EscrowThis } from './types';
+import type { EscrowEvent, EscrowMethods, EscrowThis } from './types';
 import { APPROVAL_WINDOW_MS } from './limits';
 
 const DAY_MS = 86_400_000;
@@ -124,29 +124,31 @@ const methods: FundingMethods & ThisType<EscrowThis> = {
       const forApproval = row.needs_approval === true;
       const target = targetOf(forApproval ? 'fund_for_approval' : 'fund', 'buyer', FUNDING_FROM);
       const dueAt = new Date(fundedAt.getTime() + (forApproval ? APPROVAL_WINDOW_MS : Number(row.delivery_days) * DAY_MS)).toISOString();
-      // The buyer's human is asked (approval_required), or the seller learns of it (webhook purchase.created),
-      // in the same transaction that funds it.
-      const r = await this.db.transaction(async (tx) => {
-        const u = await tx.query<PurchaseRow>(
-          `UPDATE escrow.purchases SET status = $4, ${forApproval ? 'approval_expires_at' : 'deliver_by'} = $2, updated_at = $3
-            WHERE id = $1 AND status = $5 RETURNING *`,
-          [row.id, dueAt, fundedAt.toISOString(), target, FUNDING_FROM],
-        );
-        const p = u.rows[0];
-        if (p && forApproval) {
-          await enqueueEvent(tx, 'escrow', ESCROW_TOPICS.approvalRequired, {
-            purchaseId: p.id, buyerId: p.buyer_id, listingId: p.listing_id, listingTitle: p.listing_title,
-            priceGas: Number(p.price_gas), approvalUrl: p.approval_url ?? '', approvalExpiresAt: dueAt,
-          });
-        }
-        if (p && STATES[p.status].sellerSees) {
-          const [topic, data] = noticeEvent(ESCROW_TOPICS.created, p, fundedAt.toISOString());
-          await enqueueEvent(tx, 'escrow', topic, data);
-        }
-        return u;
-      });
-      if (r.rows[0]) await this.relay.kick().catch(() => undefined);
-      const funded = r.rows[0] ?? (await this.load(row.id))!;
+      // One statement (its own transaction): the purchase moves, and the buyer's human is asked
+      // (approval_required) or the seller learns of it (webhook purchase.created) through the outbox.
+      // A buyer whose referral was already checked is marked so here (no second round trip later).
+      const after = { ...row, status: target };
+      const events: EscrowEvent[] = [];
+      if (forApproval) {
+        events.push([ESCROW_TOPICS.approvalRequired, {
+          purchaseId: row.id, buyerId: row.buyer_id, listingId: row.listing_id, listingTitle: row.listing_title,
+          priceGas: Number(row.price_gas), approvalUrl: row.approval_url ?? '', approvalExpiresAt: dueAt,
+        }]);
+      }
+      if (STATES[target].sellerSees) events.push(noticeEvent(ESCROW_TOPICS.created, after, fundedAt.toISOString()));
+      const r = await this.db.query<PurchaseRow & { outbox: OutboxRow[] | null }>(
+        `WITH u AS (
+           UPDATE escrow.purchases SET status = $4, ${forApproval ? 'approval_expires_at' : 'deliver_by'} = $2, updated_at = $3,
+                  referral_checked = referral_checked OR EXISTS (SELECT 1 FROM escrow.referral_checks c WHERE c.buyer_id = escrow.purchases.buyer_id)
+            WHERE id = $1 AND status = $5 RETURNING *),
+         o AS (${leasedOutboxInsertSql('escrow', '$6', 'u')})
+         SELECT u.*, (SELECT json_agg(o) FROM o) AS outbox FROM u`,
+        [row.id, dueAt, fundedAt.toISOString(), target, FUNDING_FROM, outboxEventsParam(events)],
+      );
+      const written = r.rows[0];
+      if (written?.outbox?.length) await this.relay.publishRows(written.outbox).catch(() => undefined);
+      if (written) delete (written as { outbox?: unknown }).outbox;
+      const funded = written ?? (await this.load(row.id))!;
       if (funded.status === targetOf('fund_refused', 'buyer', FUNDING_FROM)) {
         // A late hold for a purchase already marked failed (an old call outlived the sweeper's retry):
         // give the gas back through the outbox; the ledger's void key makes a repeat a no-op.
