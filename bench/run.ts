@@ -186,6 +186,31 @@ function cpuMs(pid: number | undefined): number | null {
   }
 }
 
+/** CPU time the whole machine has been busy so far (all cores, user+nice+system+irq+softirq+steal), in ms; null off Linux. */
+function machineBusyMs(): number | null {
+  try {
+    const [, user, nice, system, , , irq, softirq, steal] = fs.readFileSync('/proc/stat', 'utf8').split('\n')[0].trim().split(/\s+/).map(Number);
+    return ((user + nice + system + irq + softirq + steal) * 1000) / 100;
+  } catch {
+    return null;
+  }
+}
+
+/** CPU ms used so far by every live process whose command is `comm` (postgres backends, nats-server). */
+function commandCpuMs(comm: string): number {
+  let total = 0;
+  for (const pid of fs.readdirSync('/proc').filter((d) => /^\d+$/.test(d))) {
+    try {
+      const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+      if (stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')')) !== comm) continue;
+      total += cpuMs(Number(pid)) ?? 0;
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return total;
+}
+
 export interface CpuRow {
   setup: string;
   service: string;
@@ -234,9 +259,14 @@ async function distributedLifecycles(pgUrl: string, natsUrl: string, replicas: n
     }
     await new Promise((res) => setTimeout(res, 2_000)); // every replica discovered by the gateway
     const before = children.map((c) => cpuMs(c.child.pid));
+    const machineBefore = machineBusyMs();
+    const othersBefore = { postgres: commandCpuMs('postgres'), 'nats-server': commandCpuMs('nats-server'), 'bench client': cpuMs(process.pid) ?? 0 };
     const rows = await lifecycle({ baseUrl, seconds: SECONDS });
+    const machineAfter = machineBusyMs();
+    const othersAfter = { postgres: commandCpuMs('postgres'), 'nats-server': commandCpuMs('nats-server'), 'bench client': cpuMs(process.pid) ?? 0 };
     const after = children.map((c) => cpuMs(c.child.pid));
     const done = Math.max(1, rows[0]?.count ?? 1);
+    let services = 0;
     for (const name of SERVICES) {
       let total = 0;
       let n = 0;
@@ -247,6 +277,17 @@ async function distributedLifecycles(pgUrl: string, natsUrl: string, replicas: n
       });
       // Includes the funding calls of the bench's set-up window only marginally (they happen before `before`).
       if (n) cpuRows.push({ setup, service: name, replicas: n, cpuMsPerLifecycle: Math.round((total / done) * 100) / 100 });
+      services += total;
+    }
+    for (const name of Object.keys(othersBefore) as Array<keyof typeof othersBefore>) {
+      const used = othersAfter[name] - othersBefore[name];
+      services += used;
+      if (process.platform === 'linux') cpuRows.push({ setup, service: name, replicas: 0, cpuMsPerLifecycle: Math.round((used / done) * 100) / 100 });
+    }
+    if (machineBefore !== null && machineAfter !== null) {
+      // The rest of the machine: the OS (network stack, scheduling) and anything else running.
+      const rest = Math.max(0, machineAfter - machineBefore - services);
+      cpuRows.push({ setup, service: 'rest', replicas: 0, cpuMsPerLifecycle: Math.round((rest / done) * 100) / 100 });
     }
     const named = rows.map((r) => ({ ...r, name: `${r.name} (distributed, ${setup})` }));
     if (replicas === 1) named.push(...(await whoamiRows(baseUrl, 'PostgreSQL + NATS')));
@@ -259,7 +300,7 @@ async function distributedLifecycles(pgUrl: string, natsUrl: string, replicas: n
 
 function printCpuTable(rows: CpuRow[]): void {
   if (!rows.length) return;
-  console.log('\nCPU per purchase lifecycle (user+system ms, all replicas of the service)');
+  console.log('\nCPU per purchase lifecycle (user+system ms, all replicas of the service; "rest" = the machine’s other busy time: kernel, other processes)');
   console.log(`${'setup'.padEnd(22)}${'service'.padEnd(10)}${'replicas'.padStart(9)}${'cpu ms/lifecycle'.padStart(18)}`);
   for (const r of rows) console.log(`${r.setup.padEnd(22)}${r.service.padEnd(10)}${String(r.replicas).padStart(9)}${String(r.cpuMsPerLifecycle).padStart(18)}`);
 }

@@ -407,22 +407,20 @@ const ListingsService: ServiceSchema = {
     [ESCROW_TOPICS.completed]: {
       group: 'listings',
       async handler(this: ListingsThis, event: OutboxEvent<{ purchaseId: string; sellerId: string; completedAt?: string }>) {
-        const db = this.readyDb();
-        await db.transaction(async (tx) => {
-          if (!(await claimInbox(tx, 'listings', event))) return;
-          const d = event.data;
-          const ins = await tx.query(
-            `INSERT INTO listings.completed_sales (purchase_id, seller_id, completed_at) VALUES ($1, $2, COALESCE($3::timestamptz, now()))
-             ON CONFLICT (purchase_id) DO NOTHING`,
-            [d.purchaseId, d.sellerId, d.completedAt ?? null],
-          );
-          if (ins.rowCount !== 1) return;
-          await tx.query(
-            `INSERT INTO listings.sellers (id, sales_count) VALUES ($1, 1)
-             ON CONFLICT (id) DO UPDATE SET sales_count = listings.sellers.sales_count + 1, updated_at = now()`,
-            [d.sellerId],
-          );
-        });
+        const d = event.data;
+        // One statement (its own transaction): the inbox claim, the sale, and the seller's count —
+        // a redelivered event or an already counted sale changes nothing.
+        await this.readyDb().query(
+          `WITH inbox AS (
+             INSERT INTO listings.inbox (event_id, topic) VALUES ($1, $2) ON CONFLICT (event_id) DO NOTHING RETURNING 1),
+           sale AS (
+             INSERT INTO listings.completed_sales (purchase_id, seller_id, completed_at)
+             SELECT $3, $4, COALESCE($5::timestamptz, now()) FROM inbox
+             ON CONFLICT (purchase_id) DO NOTHING RETURNING seller_id)
+           INSERT INTO listings.sellers (id, sales_count) SELECT seller_id, 1 FROM sale
+           ON CONFLICT (id) DO UPDATE SET sales_count = listings.sellers.sales_count + 1, updated_at = now()`,
+          [event.eventId, event.topic, d.purchaseId, d.sellerId, d.completedAt ?? null],
+        );
       },
     },
     [ESCROW_TOPICS.rated]: {
