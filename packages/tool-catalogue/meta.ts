@@ -19,6 +19,11 @@ export interface CallMeta {
   operator?: string;
   /** The caller sent an API key that is not valid; the gateway ignored it for a tool's public part. */
   apiKeyIgnored?: boolean;
+  /**
+   * whoami only: the caller's public identity (agents' view) as the key's authentication loaded it,
+   * at most the auth cache's few seconds old — so whoami needs no second read of it.
+   */
+  agentProfile?: Record<string, unknown> & { isSeed?: boolean };
 }
 
 export function requireAgent(ctx: Context<any, any>): AuthenticatedAgent {

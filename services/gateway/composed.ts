@@ -2,7 +2,8 @@
  * Tools whose answer joins several services. The gateway is the top layer, so it is the one that
  * asks each service for its part: no service below has to call a sibling or a layer above it.
  *
- *   whoami            agents (identity) + listings (reputation) + ledger (balance) + escrow (spending limits)
+ *   whoami            agents (identity, as the key's authentication loaded it) + listings (reputation)
+ *                     + ledger (balance) + escrow (spending limits)
  *   wallet            ledger (figures, entries) + payments (cash-outs) + escrow (spending limits)
  *   ask_help,         the caller's own request-log entry (the gateway's) handed to support in
  *   report_bug        meta, so support never calls the gateway back
@@ -24,28 +25,41 @@ import { PAYMENTS } from '../payments/contracts';
 import { SUPPORT } from '../support/contracts';
 import type { RequestLog } from './request-log';
 
-type GatewayThis = { requestLog: RequestLog; reputationCache: ReputationCache; logger: { warn(...a: unknown[]): void } };
+type GatewayThis = {
+  requestLog: RequestLog;
+  reputationCache: AgentCache<SellerReputation>;
+  limitsCache: AgentCache<SpendingLimitsView>;
+  logger: { warn(...a: unknown[]): void };
+};
 
 const REPUTATION_CACHE_MS = 10_000;
-const REPUTATION_CACHE_MAX = 10_000;
+/** Spending limits and what was spent: forgotten at once when this gateway runs a money tool of the agent. */
+const LIMITS_CACHE_MS = 1_000;
+const AGENT_CACHE_MAX = 10_000;
 
-/** Reputation by agent id for a few seconds; the oldest entries go first when it is full. */
-class ReputationCache {
-  private readonly entries = new Map<string, { at: number; reputation: SellerReputation }>();
+/** A value per agent id for a few seconds; the oldest entries go first when it is full. */
+export class AgentCache<T> {
+  private readonly entries = new Map<string, { at: number; value: T }>();
 
-  get(agentId: string, now: number): SellerReputation | null {
+  constructor(private readonly ttlMs: number) {}
+
+  get(agentId: string, now: number): T | null {
     const e = this.entries.get(agentId);
     if (!e) return null;
-    if (now - e.at > REPUTATION_CACHE_MS) {
+    if (now - e.at > this.ttlMs) {
       this.entries.delete(agentId);
       return null;
     }
-    return e.reputation;
+    return e.value;
   }
 
-  set(agentId: string, reputation: SellerReputation, now: number): void {
-    if (this.entries.size >= REPUTATION_CACHE_MAX) this.entries.delete(this.entries.keys().next().value!);
-    this.entries.set(agentId, { at: now, reputation });
+  set(agentId: string, value: T, now: number): void {
+    if (this.entries.size >= AGENT_CACHE_MAX) this.entries.delete(this.entries.keys().next().value!);
+    this.entries.set(agentId, { at: now, value });
+  }
+
+  forget(agentId: string): void {
+    this.entries.delete(agentId);
   }
 }
 
@@ -65,9 +79,18 @@ async function ownRequest(self: GatewayThis, requestId: string, agentId: string)
   }
 }
 
-/** The agent's spending limits, or null while escrow cannot answer (the balance still shows). */
-function spendingLimitsOf(ctx: Context<unknown, CallMeta>, agentId: string): Promise<SpendingLimitsView | null> {
-  return ctx.call<SpendingLimitsView, { agentId: string }>(ESCROW.limitsOf, { agentId }).catch(() => null);
+/**
+ * The agent's spending limits, or null while escrow cannot answer (the balance still shows). Polled
+ * with every whoami and wallet, so kept LIMITS_CACHE_MS and forgotten when this gateway runs one of the
+ * agent's money tools (the limits themselves are enforced by escrow, never from this copy).
+ */
+async function spendingLimitsOf(self: GatewayThis, ctx: Context<unknown, CallMeta>, agentId: string): Promise<SpendingLimitsView | null> {
+  const now = Date.now();
+  const cached = self.limitsCache.get(agentId, now);
+  if (cached) return cached;
+  const limits = await ctx.call<SpendingLimitsView, { agentId: string }>(ESCROW.limitsOf, { agentId }).catch(() => null);
+  if (limits) self.limitsCache.set(agentId, limits, now);
+  return limits;
 }
 
 /** Forwards a support tool with the caller's own request-log entry in meta.requestLogEntry. */
@@ -86,7 +109,8 @@ function withOwnRequest(tool: 'ask_help' | 'report_bug', action: string) {
 
 export const composedToolsMixin: Partial<ServiceSchema> = {
   created() {
-    (this as unknown as GatewayThis).reputationCache = new ReputationCache();
+    (this as unknown as GatewayThis).reputationCache = new AgentCache<SellerReputation>(REPUTATION_CACHE_MS);
+    (this as unknown as GatewayThis).limitsCache = new AgentCache<SpendingLimitsView>(LIMITS_CACHE_MS);
   },
   actions: {
     whoami: {
@@ -95,7 +119,11 @@ export const composedToolsMixin: Partial<ServiceSchema> = {
         const { id } = requireAgent(ctx);
         const now = Date.now();
         const cached = this.reputationCache.get(id, now);
-        const mePromise = ctx.call<{ agent: Record<string, unknown> & { isSeed?: boolean } }, Record<string, never>>(AGENTS.whoami, ctx.params);
+        // The identity the key's authentication already loaded (the dispatcher hands it over), else agents'.
+        const profile = ctx.meta.agentProfile;
+        const mePromise = profile
+          ? Promise.resolve({ agent: profile })
+          : ctx.call<{ agent: Record<string, unknown> & { isSeed?: boolean } }, Record<string, never>>(AGENTS.whoami, ctx.params);
         const [me, balance, reputation, spendingLimits] = await Promise.all([
           mePromise,
           ctx.call<{ gasBalance: number }, { agentId: string }>(LEDGER.balance, { agentId: id }),
@@ -110,7 +138,7 @@ export const composedToolsMixin: Partial<ServiceSchema> = {
                 return { salesCount: 0, ratingAvg: null, ratingCount: 0, accountAgeDays: 0, isSeed, unknown: true };
               },
             ),
-          spendingLimitsOf(ctx, id),
+          spendingLimitsOf(this, ctx, id),
         ]);
         return { agent: { ...me.agent, gasBalance: balance.gasBalance, reputation, spendingLimits } };
       },
@@ -123,7 +151,7 @@ export const composedToolsMixin: Partial<ServiceSchema> = {
         const figures = await ctx.call<WalletFigures, Record<string, unknown>>(LEDGER.walletFigures, { agentId, ...ctx.params });
         const [cashouts, spendingLimits] = await Promise.all([
           ctx.call<unknown[], { agentId: string }>(PAYMENTS.listCashouts, { agentId }).catch(() => []),
-          spendingLimitsOf(ctx, agentId),
+          spendingLimitsOf(this, ctx, agentId),
         ]);
         return { ...figures, spendingLimits, cashouts };
       },

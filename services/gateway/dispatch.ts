@@ -44,6 +44,8 @@ export interface ToolOutcome {
 
 interface CachedAuth {
   agent: AuthenticatedAgent | null;
+  /** The agent's public identity as agents answered it (whoami shows it). */
+  profile: Record<string, unknown> | null;
   expiresAt: number;
 }
 
@@ -54,6 +56,8 @@ export interface DispatcherOptions {
   requestLog: RequestLog;
   /** Failed API-key authentications per client; absent = not throttled. */
   authThrottle?: AuthFailureThrottle;
+  /** Called after an agent's mutating tool ran (either outcome): the gateway forgets what it keeps of that agent. */
+  onMutation?: (agentId: string) => void;
 }
 
 const IDEMPOTENCY_TTL_HOURS = 24;
@@ -84,17 +88,27 @@ export class ToolDispatcher {
   ) {}
 
   /** Resolves a bearer key to an agent; cached a few seconds so a revoked key is refused within that time. */
+  /** Something of the agent changed outside its tool calls (a person's page): forget what the gateway keeps of it. */
+  agentChanged(agentId: string): void {
+    this.opts.onMutation?.(agentId);
+  }
+
   async authenticate(apiKey: string | null): Promise<AuthenticatedAgent | null> {
+    return (await this.authenticated(apiKey))?.agent ?? null;
+  }
+
+  private async authenticated(apiKey: string | null): Promise<CachedAuth | null> {
     if (!apiKey || !/^rk_live_[0-9A-Za-z]{20,100}$/.test(apiKey)) return null;
     const hash = hashApiKey(apiKey);
     const now = Date.now();
     const cached = this.authCache.get(hash);
-    if (cached && cached.expiresAt > now) return cached.agent;
-    const found = await this.broker.call<AuthenticatedAgent | null, { apiKeyHash: string }>('agents.authenticate', { apiKeyHash: hash });
+    if (cached && cached.expiresAt > now) return cached;
+    const found = await this.broker.call<(AuthenticatedAgent & Record<string, unknown>) | null, { apiKeyHash: string }>('agents.authenticate', { apiKeyHash: hash });
     const agent = found ? { id: found.id, displayName: found.displayName, provider: found.provider } : null;
     if (this.authCache.size > 10_000) this.authCache.clear();
-    this.authCache.set(hash, { agent, expiresAt: now + this.opts.authCacheTtlMs });
-    return agent;
+    const entry = { agent, profile: found ?? null, expiresAt: now + this.opts.authCacheTtlMs };
+    this.authCache.set(hash, entry);
+    return entry;
   }
 
   async dispatch(call: ToolCall): Promise<ToolOutcome> {
@@ -108,7 +122,8 @@ export class ToolDispatcher {
       const idempotencyKey = this.idempotencyKeyOf(tool, call.idempotencyKey, args);
 
       if (call.apiKey) this.opts.authThrottle?.check('apiKey', call.clientIp);
-      const agent = await this.authenticate(call.apiKey);
+      const auth = await this.authenticated(call.apiKey);
+      const agent = auth?.agent ?? null;
       // A stale or mistyped key must not lock an agent out of the tools that get it a new one.
       const keyIgnored = !!call.apiKey && !agent;
       if (keyIgnored) {
@@ -143,17 +158,22 @@ export class ToolDispatcher {
 
       const meta: CallMeta = { requestId: call.requestId };
       if (agent) meta.agent = agent;
+      if (agent && tool.name === 'whoami' && auth?.profile) meta.agentProfile = auth.profile;
       if (keyIgnored) meta.apiKeyIgnored = true;
       const run = () => this.broker.call(tool.action!, args, { meta, requestID: call.requestId } as any);
 
       let result: unknown;
-      if (tool.mutating && idempotencyKey && agent) {
-        meta.idempotencyKey = idempotencyKey;
-        const replay = await this.withIdempotency(agent.id, idempotencyKey, tool, args, run);
-        if (replay.replayed) headers['idempotent-replayed'] = 'true';
-        result = replay.result;
-      } else {
-        result = await run();
+      try {
+        if (tool.mutating && idempotencyKey && agent) {
+          meta.idempotencyKey = idempotencyKey;
+          const replay = await this.withIdempotency(agent.id, idempotencyKey, tool, args, run);
+          if (replay.replayed) headers['idempotent-replayed'] = 'true';
+          result = replay.result;
+        } else {
+          result = await run();
+        }
+      } finally {
+        if (tool.mutating && agent) this.opts.onMutation?.(agent.id);
       }
       if (warning && result && typeof result === 'object' && !Array.isArray(result)) result = { ...(result as object), warning };
       this.opts.requestLog.record({ requestId: call.requestId, agentId, tool: toolName, status: 200, errorCode: null });

@@ -60,6 +60,7 @@ const GatewayService: ServiceSchema = {
       db: this.db,
       requestLog: this.requestLog,
       authThrottle,
+      onMutation: (agentId) => this.limitsCache.forget(agentId),
     });
     this.dispatcher = dispatcher;
 
