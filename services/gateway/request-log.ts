@@ -46,17 +46,24 @@ export class RequestLog {
     const batch = this.buffer;
     this.buffer = [];
     this.flushing = (async () => {
-      const values: unknown[] = [];
-      const rows = batch.map((e, i) => {
-        values.push(e.requestId, e.agentId, e.tool, e.status, e.errorCode, e.errorMessage ?? null, e.at);
-        const b = i * 7;
-        return `($${b + 1}, $${b + 2}, $${b + 3}, $${b + 4}, $${b + 5}, $${b + 6}, $${b + 7})`;
-      });
+      // One parameter whatever the batch size: one statement text (prepared once), no per-value binding.
+      const rows = batch.map((e) => ({
+        request_id: e.requestId,
+        agent_id: e.agentId,
+        tool: e.tool,
+        status: e.status,
+        error_code: e.errorCode,
+        error_message: e.errorMessage ?? null,
+        at: e.at,
+      }));
       await this.db
         .query(
           `INSERT INTO gateway.request_log (request_id, agent_id, tool, status, error_code, error_message, at)
-           VALUES ${rows.join(', ')} ON CONFLICT (request_id) DO NOTHING`,
-          values,
+           SELECT request_id, agent_id, tool, status, error_code, error_message, at
+             FROM jsonb_to_recordset($1::jsonb)
+               AS r(request_id text, agent_id text, tool text, status integer, error_code text, error_message text, at timestamptz)
+           ON CONFLICT (request_id) DO NOTHING`,
+          [JSON.stringify(rows)],
         )
         .catch(() => undefined);
     })();

@@ -12,6 +12,7 @@
  */
 import type { Context, Service, ServiceSchema } from 'moleculer';
 import { dbMixin } from '../../packages/db/mixin';
+import { BalanceCache } from './balance-cache';
 import type { Db } from '../../packages/db';
 import type { OutboxEvent } from '../../packages/outbox';
 import { runtimeOf } from '../../packages/runtime';
@@ -41,7 +42,7 @@ interface LedgerMethods {
   now(): Date;
   consume(event: OutboxEvent, run: () => Promise<unknown>): Promise<void>;
 }
-type LedgerThis = Service & LedgerMethods & { db: Db };
+type LedgerThis = Service & LedgerMethods & { db: Db; balances: BalanceCache | null };
 
 function holdView(h: HoldRow): HoldView {
   return {
@@ -59,11 +60,21 @@ const LedgerService: ServiceSchema = {
   name: 'ledger',
   mixins: [dbMixin('ledger', migrations), ledgerMetricsMixin],
 
+  started(this: Service) {
+    // Embedded PGlite: this process is the ledger's only writer, so balances can be kept exactly
+    // (whoami polls them). Over PostgreSQL other replicas write too: every balance is read.
+    const self = this as unknown as LedgerThis;
+    self.balances = self.db.kind === 'pglite' ? new BalanceCache() : null;
+    if (self.balances) self.db = self.balances.watch(self.db);
+  },
+
   actions: {
     balance: {
       params: { agentId: ID },
       async handler(this: LedgerThis, ctx: Context<{ agentId: string }>) {
-        return { gasBalance: await agentBalance(this.db, ctx.params.agentId) };
+        const { agentId } = ctx.params;
+        const load = () => agentBalance(this.db, agentId);
+        return { gasBalance: await (this.balances ? this.balances.balance(agentId, load) : load()) };
       },
     },
 
