@@ -24,7 +24,7 @@ import { toolParams } from '../../packages/tool-catalogue';
 import { requireAgent, type CallMeta } from '../../packages/tool-catalogue/meta';
 import { ForbiddenError, InvalidArgumentsError, InvalidStateError } from '../../packages/errors';
 import { newId } from '../../packages/ids';
-import { enqueueEvent, leasedOutboxInsertSql, OutboxRelay, outboxEventsParam, type OutboxRow } from '../../packages/outbox';
+import { leasedOutboxInsertSql, OutboxRelay, outboxEventsParam, type OutboxRow } from '../../packages/outbox';
 import { runtimeOf } from '../../packages/runtime';
 import { DEFAULT_DELIVERY_DAYS, saleSplit } from '../../packages/market-rules';
 import { LISTINGS, type ListingForPurchase } from '../listings/contracts';
@@ -41,7 +41,7 @@ import { sweepersMixin } from './sweepers';
 import { checkLimits, limitsMixin, lockLimits, newApprovalToken, spentSince } from './limits';
 import { HIDDEN_FROM_SELLER, statusCheckSql, transitionsFor } from './purchase-machine';
 import { guard, invalidState, iso, notFound, OPEN_STATUSES, requireRole, roleOf, toView, type PurchaseRow, type PurchaseView, type Role } from './purchases';
-import type { Change, EscrowEvent, EscrowMethods, EscrowThis } from './types';
+import type { Change, EscrowMethods, EscrowThis } from './types';
 import { escrowMetricsMixin } from './metrics';
 
 const DAY_MS = 86_400_000;
