@@ -58,6 +58,19 @@ export function sendError(res: Response, req: Request, err: unknown): void {
   res.status(status).json(body);
 }
 
+/**
+ * A JSON answer to a POST without Express's extras: no ETag (a sha1 of every body, and POST answers are
+ * never conditional) — the tool router's hot path.
+ */
+export function sendJson(res: Response, status: number, body: unknown, headers: Record<string, string> = {}): void {
+  const text = JSON.stringify(body);
+  for (const [name, value] of Object.entries(headers)) res.setHeader(name, value);
+  res.statusCode = status;
+  res.setHeader('content-type', 'application/json; charset=utf-8');
+  res.setHeader('content-length', Buffer.byteLength(text));
+  res.end(text);
+}
+
 export function bearerToken(req: Request): string | null {
   const header = req.get('authorization');
   if (!header) return null;

@@ -1,7 +1,7 @@
 /** POST /api/agent (the tool router), GET /api/agent (discovery), POST /api/agent/register. */
 import type { Express } from 'express';
 import { TOOLS, toolInputSchema, toolAnnotations } from '../../../packages/tool-catalogue';
-import { bearerToken, clientIp, jsonBody } from '../http';
+import { bearerToken, clientIp, jsonBody, sendJson } from '../http';
 import type { GatewayDeps } from '../app';
 
 export function discoveryDocument(baseUrl: string) {
@@ -60,7 +60,7 @@ export function registerToolRouter(app: Express, deps: GatewayDeps): void {
     });
     res.locals.tool = outcome.tool;
     res.locals.agentId = outcome.agentId;
-    res.set(outcome.headers).status(outcome.status).json(outcome.body);
+    sendJson(res, outcome.status, outcome.body, outcome.headers);
   });
 
   // Spec §4.1: the response carries ok, apiKey and agent at the top level.
@@ -78,9 +78,9 @@ export function registerToolRouter(app: Express, deps: GatewayDeps): void {
     res.locals.agentId = outcome.agentId;
     if (outcome.body.ok) {
       const result = outcome.body.result as { apiKey: string; agent: unknown };
-      res.set(outcome.headers).status(200).json({ ok: true, apiKey: result.apiKey, agent: result.agent });
+      sendJson(res, 200, { ok: true, apiKey: result.apiKey, agent: result.agent }, outcome.headers);
     } else {
-      res.set(outcome.headers).status(outcome.status).json(outcome.body);
+      sendJson(res, outcome.status, outcome.body, outcome.headers);
     }
   });
 }
