@@ -79,10 +79,10 @@ const methods: Pick<EscrowMethods, 'now' | 'load' | 'change'> & ThisType<EscrowT
       const cols = Object.keys(set);
       const events = change.events ?? [];
       const params = [purchaseId, version, outboxEventsParam(events), ...cols.map((c) => (set as Record<string, unknown>)[c])];
-      const updated = await this.db.query<PurchaseRow & { outbox: OutboxRow[] | null }>(
+      const updated = await this.db.query<Partial<PurchaseRow> & { outbox: OutboxRow[] | null }>(
         `WITH u AS (
            UPDATE escrow.purchases SET ${cols.map((c, i) => `${c} = $${i + 4}`).join(', ')}
-            WHERE id = $1 AND xmin = $2::text::xid RETURNING *),
+            WHERE id = $1 AND xmin = $2::text::xid RETURNING ${cols.join(', ')}),
          o AS (${leasedOutboxInsertSql('escrow', '$3', 'u')})
          SELECT u.*, (SELECT json_agg(o) FROM o) AS outbox FROM u`,
         params,
@@ -92,17 +92,18 @@ const methods: Pick<EscrowMethods, 'now' | 'load' | 'change'> & ThisType<EscrowT
         if (attempt < 4) continue;
         throw invalidState(row, 'this call', 'an unchanged purchase (it changed meanwhile; read it again)');
       }
-      const { outbox, ...after } = written;
+      // Only the written columns come back (a purchase row has ~50): the rest is the row as read.
+      const { outbox, ...changed } = written;
       // Embedded: the ledger has settled/voided when this resolves. Distributed: JetStream has it.
       if (outbox?.length) await this.relay.publishRows(outbox).catch((err: Error) => this.logger.warn('outbox publish failed; the relay retries', err.message));
-      return after as PurchaseRow;
+      return { ...row, ...changed } as PurchaseRow;
     }
   },
 };
 
 const EscrowService: ServiceSchema = {
   name: 'escrow',
-  mixins: [dbMixin('escrow', migrations), fundingMixin, messagesMixin, ratingsMixin, disputesMixin, sweepersMixin, reportsMixin, limitsMixin, escrowMetricsMixin],
+  mixins: [dbMixin('escrow', migrations, { singleWriterCache: true }), fundingMixin, messagesMixin, ratingsMixin, disputesMixin, sweepersMixin, reportsMixin, limitsMixin, escrowMetricsMixin],
 
   actions: {
     purchase: {

@@ -132,6 +132,19 @@ function cleanLimits(p: SpendingLimitsInput): SpendingLimitsInput {
   };
 }
 
+/** The limits row, if any, and what was spent since the budget windows' starts, in one round trip. */
+async function limitsViewOf(db: Queryable, agentId: string, dayStart: Date, weekStart: Date): Promise<SpendingLimitsView> {
+  const r = await db.query<LimitsRow & { has_row: boolean; today: string | number | null; week: string | number | null }>(
+    `SELECT l.*, l.agent_id IS NOT NULL AS has_row, s.today, s.week
+       FROM (SELECT COALESCE(SUM(price_gas) FILTER (WHERE created_at >= $2), 0) AS today, COALESCE(SUM(price_gas), 0) AS week
+               FROM escrow.purchases WHERE buyer_id = $1 AND created_at >= $3 AND status = ANY($4::text[])) s
+       LEFT JOIN escrow.spending_limits l ON l.agent_id = $1`,
+    [agentId, dayStart.toISOString(), weekStart.toISOString(), BUDGET_STATUSES],
+  );
+  const row = r.rows[0];
+  return limitsView(row?.has_row ? row : undefined, { today: Number(row?.today ?? 0), week: Number(row?.week ?? 0) });
+}
+
 export const limitsMixin: Partial<ServiceSchema> = {
   actions: {
     /** The agent's limits and what it spent today / this week (whoami, wallet, owner page). */
@@ -139,19 +152,12 @@ export const limitsMixin: Partial<ServiceSchema> = {
       params: { agentId: 'string' },
       async handler(this: EscrowThis, ctx: Context<{ agentId: string }>): Promise<SpendingLimitsView> {
         // One round trip (whoami and wallet ask on every poll): the limits row, if any, and spentSince's sums.
+        // Embedded PGlite keeps the answer until escrow's next write (or the next budget day).
         const { dayStart, weekStart } = budgetWindows(this.now());
-        const r = await this.db.query<LimitsRow & { has_row: boolean; today: string | number | null; week: string | number | null }>(
-          `SELECT l.*, l.agent_id IS NOT NULL AS has_row, s.today, s.week
-             FROM (SELECT COALESCE(SUM(price_gas) FILTER (WHERE created_at >= $2), 0) AS today, COALESCE(SUM(price_gas), 0) AS week
-                     FROM escrow.purchases WHERE buyer_id = $1 AND created_at >= $3 AND status = ANY($4::text[])) s
-             LEFT JOIN escrow.spending_limits l ON l.agent_id = $1`,
-          [ctx.params.agentId, dayStart.toISOString(), weekStart.toISOString(), BUDGET_STATUSES],
-        );
-        const row = r.rows[0];
-        return limitsView(row?.has_row ? row : undefined, { today: Number(row?.today ?? 0), week: Number(row?.week ?? 0) });
+        const load = () => limitsViewOf(this.db, ctx.params.agentId, dayStart, weekStart);
+        return this.singleWriter ? this.singleWriter.get(`limits:${ctx.params.agentId}:${dayStart.toISOString()}`, load) : load();
       },
     },
-
     /** Set by the human on a checkout or owner page (the gateway checked the page's CSRF token). */
     setLimits: {
       params: { agentId: 'string', limits: 'object' },

@@ -6,7 +6,8 @@ import type { Service } from 'moleculer';
 import type { Db } from '../../packages/db';
 import type { InsufficientGasError } from '../../packages/errors';
 import type { OutboxRelay } from '../../packages/outbox';
-import type { EscrowEvents } from './contracts';
+import type { EscrowEvents, SpendingLimitsView } from './contracts';
+import type { SingleWriterCache } from '../../packages/db/single-writer-cache';
 import type { PurchaseRow, Role } from './purchases';
 import type { Trigger } from './purchase-machine';
 
@@ -51,6 +52,8 @@ export interface EscrowMethods {
 
 export interface EscrowState {
   db: Db;
+  /** Embedded PGlite: spending-limits answers kept until escrow's next write (null over PostgreSQL). */
+  singleWriter: SingleWriterCache<SpendingLimitsView> | null;
   relay: OutboxRelay;
   sweepTimer?: NodeJS.Timeout;
   sweeping: boolean;

@@ -25,41 +25,28 @@ import { PAYMENTS } from '../payments/contracts';
 import { SUPPORT } from '../support/contracts';
 import type { RequestLog } from './request-log';
 
-type GatewayThis = {
-  requestLog: RequestLog;
-  reputationCache: AgentCache<SellerReputation>;
-  limitsCache: AgentCache<SpendingLimitsView>;
-  logger: { warn(...a: unknown[]): void };
-};
+type GatewayThis = { requestLog: RequestLog; reputationCache: ReputationCache; logger: { warn(...a: unknown[]): void } };
 
 const REPUTATION_CACHE_MS = 10_000;
-/** Spending limits and what was spent: forgotten at once when this gateway runs a money tool of the agent. */
-const LIMITS_CACHE_MS = 1_000;
-const AGENT_CACHE_MAX = 10_000;
+const REPUTATION_CACHE_MAX = 10_000;
 
-/** A value per agent id for a few seconds; the oldest entries go first when it is full. */
-export class AgentCache<T> {
-  private readonly entries = new Map<string, { at: number; value: T }>();
+/** Reputation by agent id for a few seconds; the oldest entries go first when it is full. */
+class ReputationCache {
+  private readonly entries = new Map<string, { at: number; reputation: SellerReputation }>();
 
-  constructor(private readonly ttlMs: number) {}
-
-  get(agentId: string, now: number): T | null {
+  get(agentId: string, now: number): SellerReputation | null {
     const e = this.entries.get(agentId);
     if (!e) return null;
-    if (now - e.at > this.ttlMs) {
+    if (now - e.at > REPUTATION_CACHE_MS) {
       this.entries.delete(agentId);
       return null;
     }
-    return e.value;
+    return e.reputation;
   }
 
-  set(agentId: string, value: T, now: number): void {
-    if (this.entries.size >= AGENT_CACHE_MAX) this.entries.delete(this.entries.keys().next().value!);
-    this.entries.set(agentId, { at: now, value });
-  }
-
-  forget(agentId: string): void {
-    this.entries.delete(agentId);
+  set(agentId: string, reputation: SellerReputation, now: number): void {
+    if (this.entries.size >= REPUTATION_CACHE_MAX) this.entries.delete(this.entries.keys().next().value!);
+    this.entries.set(agentId, { at: now, reputation });
   }
 }
 
@@ -79,18 +66,9 @@ async function ownRequest(self: GatewayThis, requestId: string, agentId: string)
   }
 }
 
-/**
- * The agent's spending limits, or null while escrow cannot answer (the balance still shows). Polled
- * with every whoami and wallet, so kept LIMITS_CACHE_MS and forgotten when this gateway runs one of the
- * agent's money tools (the limits themselves are enforced by escrow, never from this copy).
- */
-async function spendingLimitsOf(self: GatewayThis, ctx: Context<unknown, CallMeta>, agentId: string): Promise<SpendingLimitsView | null> {
-  const now = Date.now();
-  const cached = self.limitsCache.get(agentId, now);
-  if (cached) return cached;
-  const limits = await ctx.call<SpendingLimitsView, { agentId: string }>(ESCROW.limitsOf, { agentId }).catch(() => null);
-  if (limits) self.limitsCache.set(agentId, limits, now);
-  return limits;
+/** The agent's spending limits, or null while escrow cannot answer (the balance still shows). */
+function spendingLimitsOf(ctx: Context<unknown, CallMeta>, agentId: string): Promise<SpendingLimitsView | null> {
+  return ctx.call<SpendingLimitsView, { agentId: string }>(ESCROW.limitsOf, { agentId }).catch(() => null);
 }
 
 /** Forwards a support tool with the caller's own request-log entry in meta.requestLogEntry. */
@@ -109,8 +87,7 @@ function withOwnRequest(tool: 'ask_help' | 'report_bug', action: string) {
 
 export const composedToolsMixin: Partial<ServiceSchema> = {
   created() {
-    (this as unknown as GatewayThis).reputationCache = new AgentCache<SellerReputation>(REPUTATION_CACHE_MS);
-    (this as unknown as GatewayThis).limitsCache = new AgentCache<SpendingLimitsView>(LIMITS_CACHE_MS);
+    (this as unknown as GatewayThis).reputationCache = new ReputationCache();
   },
   actions: {
     whoami: {
@@ -138,7 +115,7 @@ export const composedToolsMixin: Partial<ServiceSchema> = {
                 return { salesCount: 0, ratingAvg: null, ratingCount: 0, accountAgeDays: 0, isSeed, unknown: true };
               },
             ),
-          spendingLimitsOf(this, ctx, id),
+          spendingLimitsOf(ctx, id),
         ]);
         return { agent: { ...me.agent, gasBalance: balance.gasBalance, reputation, spendingLimits } };
       },
@@ -151,7 +128,7 @@ export const composedToolsMixin: Partial<ServiceSchema> = {
         const figures = await ctx.call<WalletFigures, Record<string, unknown>>(LEDGER.walletFigures, { agentId, ...ctx.params });
         const [cashouts, spendingLimits] = await Promise.all([
           ctx.call<unknown[], { agentId: string }>(PAYMENTS.listCashouts, { agentId }).catch(() => []),
-          spendingLimitsOf(this, ctx, agentId),
+          spendingLimitsOf(ctx, agentId),
         ]);
         return { ...figures, spendingLimits, cashouts };
       },

@@ -56,8 +56,6 @@ export interface DispatcherOptions {
   requestLog: RequestLog;
   /** Failed API-key authentications per client; absent = not throttled. */
   authThrottle?: AuthFailureThrottle;
-  /** Called after an agent's mutating tool ran (either outcome): the gateway forgets what it keeps of that agent. */
-  onMutation?: (agentId: string) => void;
 }
 
 const IDEMPOTENCY_TTL_HOURS = 24;
@@ -88,11 +86,6 @@ export class ToolDispatcher {
   ) {}
 
   /** Resolves a bearer key to an agent; cached a few seconds so a revoked key is refused within that time. */
-  /** Something of the agent changed outside its tool calls (a person's page): forget what the gateway keeps of it. */
-  agentChanged(agentId: string): void {
-    this.opts.onMutation?.(agentId);
-  }
-
   async authenticate(apiKey: string | null): Promise<AuthenticatedAgent | null> {
     return (await this.authenticated(apiKey))?.agent ?? null;
   }
@@ -163,17 +156,13 @@ export class ToolDispatcher {
       const run = () => this.broker.call(tool.action!, args, { meta, requestID: call.requestId } as any);
 
       let result: unknown;
-      try {
-        if (tool.mutating && idempotencyKey && agent) {
-          meta.idempotencyKey = idempotencyKey;
-          const replay = await this.withIdempotency(agent.id, idempotencyKey, tool, args, run);
-          if (replay.replayed) headers['idempotent-replayed'] = 'true';
-          result = replay.result;
-        } else {
-          result = await run();
-        }
-      } finally {
-        if (tool.mutating && agent) this.opts.onMutation?.(agent.id);
+      if (tool.mutating && idempotencyKey && agent) {
+        meta.idempotencyKey = idempotencyKey;
+        const replay = await this.withIdempotency(agent.id, idempotencyKey, tool, args, run);
+        if (replay.replayed) headers['idempotent-replayed'] = 'true';
+        result = replay.result;
+      } else {
+        result = await run();
       }
       if (warning && result && typeof result === 'object' && !Array.isArray(result)) result = { ...(result as object), warning };
       this.opts.requestLog.record({ requestId: call.requestId, agentId, tool: toolName, status: 200, errorCode: null });

@@ -60,7 +60,6 @@ const GatewayService: ServiceSchema = {
       db: this.db,
       requestLog: this.requestLog,
       authThrottle,
-      onMutation: (agentId) => this.limitsCache.forget(agentId),
     });
     this.dispatcher = dispatcher;
 

@@ -12,7 +12,7 @@
  */
 import type { Context, Service, ServiceSchema } from 'moleculer';
 import { dbMixin } from '../../packages/db/mixin';
-import { BalanceCache } from './balance-cache';
+import type { SingleWriterCache } from '../../packages/db/single-writer-cache';
 import type { Db } from '../../packages/db';
 import type { OutboxEvent } from '../../packages/outbox';
 import { runtimeOf } from '../../packages/runtime';
@@ -42,7 +42,7 @@ interface LedgerMethods {
   now(): Date;
   consume(event: OutboxEvent, run: () => Promise<unknown>): Promise<void>;
 }
-type LedgerThis = Service & LedgerMethods & { db: Db; balances: BalanceCache | null };
+type LedgerThis = Service & LedgerMethods & { db: Db; singleWriter: SingleWriterCache<number> | null };
 
 function holdView(h: HoldRow): HoldView {
   return {
@@ -58,15 +58,8 @@ function holdView(h: HoldRow): HoldView {
 
 const LedgerService: ServiceSchema = {
   name: 'ledger',
-  mixins: [dbMixin('ledger', migrations), ledgerMetricsMixin],
-
-  started(this: Service) {
-    // Embedded PGlite: this process is the ledger's only writer, so balances can be kept exactly
-    // (whoami polls them). Over PostgreSQL other replicas write too: every balance is read.
-    const self = this as unknown as LedgerThis;
-    self.balances = self.db.kind === 'pglite' ? new BalanceCache() : null;
-    if (self.balances) self.db = self.balances.watch(self.db);
-  },
+  // Embedded PGlite: balances are kept exactly (whoami polls them); over PostgreSQL every balance is read.
+  mixins: [dbMixin('ledger', migrations, { singleWriterCache: true }), ledgerMetricsMixin],
 
   actions: {
     balance: {
@@ -74,7 +67,7 @@ const LedgerService: ServiceSchema = {
       async handler(this: LedgerThis, ctx: Context<{ agentId: string }>) {
         const { agentId } = ctx.params;
         const load = () => agentBalance(this.db, agentId);
-        return { gasBalance: await (this.balances ? this.balances.balance(agentId, load) : load()) };
+        return { gasBalance: await (this.singleWriter ? this.singleWriter.get(agentId, load) : load()) };
       },
     },
 

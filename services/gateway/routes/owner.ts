@@ -87,7 +87,6 @@ export function registerOwnerRoutes(app: Express, deps: GatewayDeps): void {
       const { agentId } = await broker.call<{ agentId: string }, { token: string }>(ESCROW.ownerLink, { token });
       const limits = parseLimitsForm(req.body ?? {});
       if (limits) await broker.call(ESCROW.setLimits, { agentId, limits });
-      deps.dispatcher.agentChanged(agentId);
       res.redirect(303, `/owner/${encodeURIComponent(token)}?saved=1`);
     } catch (err) {
       htmlError(res, req, err, 'Limits not saved');
@@ -131,7 +130,6 @@ export function registerOwnerRoutes(app: Express, deps: GatewayDeps): void {
           return;
         }
         const { purchase } = await broker.call<{ purchase: PurchaseView }, { token: string; decision: string }>(ESCROW.decideApproval, { token, decision });
-        deps.dispatcher.agentChanged(purchase.buyerId);
         message(res, 200, decision === 'approve' ? 'Purchase approved' : 'Purchase declined', approvalOutcome(purchase));
       } catch (err) {
         htmlError(res, req, err, 'Nothing changed');

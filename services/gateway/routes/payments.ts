@@ -85,7 +85,6 @@ export function registerPaymentsRoutes(app: Express, deps: GatewayDeps): void {
         try {
           const agentId = await checkoutAgent(id);
           if (limits) await broker.call(ESCROW.setLimits, { agentId, limits });
-          deps.dispatcher.agentChanged(agentId);
           const { token } = await broker.call<{ token: string }, { agentId: string }>(ESCROW.createOwnerLink, { agentId });
           ownerUrl = `${ctx.baseUrl}/owner/${token}`;
           setOwnerCookie(req, res, agentId, token);
@@ -128,7 +127,6 @@ export function registerPaymentsRoutes(app: Express, deps: GatewayDeps): void {
         const claim = await broker
           .call<{ ownerToken: string | null }, Record<string, string>>(ESCROW.claimCheckoutLimits, { sessionId: id, agentId: s.agentId, browser: csrfToken(req, res, ownerPurpose(id)) })
           .catch(() => ({ ownerToken: null }));
-        deps.dispatcher.agentChanged(s.agentId);
         if (claim.ownerToken) {
           ownerUrl = `${ctx.baseUrl}/owner/${claim.ownerToken}`;
           setOwnerCookie(req, res, s.agentId, claim.ownerToken);

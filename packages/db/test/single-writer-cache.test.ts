@@ -1,15 +1,15 @@
-/** The embedded balance cache is exact: every write empties it, and a read that overlaps a write is not kept. */
-import { openDb, type Db } from '../../../packages/db';
-import { BalanceCache } from '../balance-cache';
+/** The single-writer cache is exact: every write empties it, and a read that overlaps a write is not kept. */
+import { openDb, type Db } from '../index';
+import { SingleWriterCache } from '../single-writer-cache';
 
-describe('ledger balance cache (embedded PGlite)', () => {
+describe('single-writer cache (embedded PGlite)', () => {
   let raw: Db;
   let db: Db;
-  let cache: BalanceCache;
+  let cache: SingleWriterCache<number>;
   beforeAll(async () => {
     raw = openDb({ databaseUrl: null, dataDir: 'memory://' }, 'cachetest');
     await raw.exec('CREATE SCHEMA IF NOT EXISTS cachetest; CREATE TABLE cachetest.accounts (id text PRIMARY KEY, balance bigint NOT NULL)');
-    cache = new BalanceCache();
+    cache = new SingleWriterCache<number>();
     db = cache.watch(raw);
     await db.query('INSERT INTO cachetest.accounts VALUES ($1, $2)', ['a', 100]);
   });
@@ -21,7 +21,7 @@ describe('ledger balance cache (embedded PGlite)', () => {
 
   it('keeps a balance until the next write, statement or transaction', async () => {
     let loads = 0;
-    const balance = () => cache.balance('a', () => (loads++, read()));
+    const balance = () => cache.get('a', () => (loads++, read()));
     expect(await balance()).toBe(100);
     expect(await balance()).toBe(100);
     expect(loads).toBe(1);
@@ -43,12 +43,12 @@ describe('ledger balance cache (embedded PGlite)', () => {
       await tx.query('UPDATE cachetest.accounts SET balance = balance + 1 WHERE id = $1', ['a']);
     });
     // PGlite is one connection: this read waits behind nothing here (the transaction is not started yet).
-    const during = cache.balance('a', () => raw.query<{ balance: string }>('SELECT balance FROM cachetest.accounts WHERE id = $1', ['a']).then((r) => Number(r.rows[0].balance)));
+    const during = cache.get('a', () => raw.query<{ balance: string }>('SELECT balance FROM cachetest.accounts WHERE id = $1', ['a']).then((r) => Number(r.rows[0].balance)));
     release();
     await write;
     await during;
     let loads = 0;
-    expect(await cache.balance('a', () => (loads++, read()))).toBe(76);
+    expect(await cache.get('a', () => (loads++, read()))).toBe(76);
     expect(loads).toBe(1);
   });
 });
