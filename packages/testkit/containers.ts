@@ -139,11 +139,19 @@ async function untilListening(host: string, port: number, timeoutMs: number): Pr
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     // NATS greets with INFO as soon as it accepts clients; a bare TCP accept can come earlier.
+    // Every way out resolves: docker's port proxy may accept and close at once while the container
+    // is still starting (no data, no error — only 'close'), which used to leave this waiting for ever.
     const greeted = await new Promise<boolean>((resolve) => {
       const s = net.connect(port, host);
-      s.setTimeout(1_000, () => (s.destroy(), resolve(false)));
-      s.once('data', (d) => (s.destroy(), resolve(d.toString().startsWith('INFO'))));
-      s.once('error', () => resolve(false));
+      const done = (ok: boolean) => {
+        clearTimeout(timer);
+        s.destroy();
+        resolve(ok);
+      };
+      const timer = setTimeout(() => done(false), 1_000);
+      s.once('data', (d) => done(d.toString().startsWith('INFO')));
+      s.once('error', () => done(false));
+      s.once('close', () => done(false));
     });
     if (greeted) return;
     if (Date.now() > deadline) throw new Error(`NATS on ${host}:${port} not back in ${timeoutMs} ms`);
