@@ -263,9 +263,18 @@ const NotificationsService: ServiceSchema = {
       return runtimeOf(this.broker).config.webhookAllowPrivate;
     },
 
-    /** Inbox row + one delivery per subscribed webhook, in one transaction; returns how many were queued. */
+    /**
+     * Inbox row + one delivery per subscribed webhook, in one transaction; returns how many were queued.
+     * Most agents have no webhook: one read finds that, and nothing is written for them.
+     */
     async record(this: NotificationsThis, event: OutboxEvent): Promise<number> {
       const notices = NOTICES[event.topic]?.(event.data) ?? [];
+      if (!notices.length) return 0;
+      const subscribed = await this.db.query<{ agent_id: string; events: string[] }>(
+        `SELECT agent_id, events FROM notifications.webhooks WHERE agent_id = ANY($1::text[]) AND deleted_at IS NULL`,
+        [[...new Set(notices.map((n) => n.agentId))]],
+      );
+      if (!notices.some((n) => subscribed.rows.some((h) => h.agent_id === n.agentId && h.events.includes(n.type)))) return 0;
       const now = this.now();
       const giveUpAt = new Date(now.getTime() + WEBHOOK_RETRY_HOURS * HOUR_MS).toISOString();
       return this.db.transaction(async (tx) => {
