@@ -19,7 +19,7 @@ const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 10);
 const PG_URL = process.env.BENCH_DATABASE_URL || process.env.TEST_DATABASE_URL || null;
 const NATS_URL = process.env.BENCH_NATS_URL || process.env.TEST_NATS_URL || null;
-const SERVICES = ['ledger', 'escrow', 'agents', 'listings', 'payments', 'support', 'notifications', 'gateway'];
+const SERVICES = (process.env.BENCH_SERVICES ?? 'ledger,escrow,agents,listings,payments,support,notifications,gateway').split(',');
 
 export interface BenchRow {
   name: string;
