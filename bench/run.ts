@@ -291,6 +291,8 @@ async function distributedLifecycles(pgUrl: string, natsUrl: string, replicas: n
     }
     const named = rows.map((r) => ({ ...r, name: `${r.name} (distributed, ${setup})` }));
     if (replicas === 1) named.push(...(await whoamiRows(baseUrl, 'PostgreSQL + NATS')));
+    // The money after the run: `npm run audit:ledger` over the bus (ledger and escrow answer), as an operator would.
+    console.log(`\nledger audit after the ${setup} run (DATABASE_URL=${env.DATABASE_URL}):\n${await auditLedger(env)}`);
     return named;
   } finally {
     await Promise.all(children.map((c) => stopProcess(c.child)));
@@ -331,6 +333,22 @@ async function whoamiRows(baseUrl: string, label: string, referenceUrl?: string)
   } finally {
     if (bare) await stopProcess(bare.child);
   }
+}
+
+/** Runs `npm run audit:ledger` against a distributed run's bus and database; its report, or why it failed. */
+function auditLedger(env: Record<string, string>): Promise<string> {
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, ['--import', 'tsx', 'scripts/audit-ledger.ts'], {
+      cwd: ROOT,
+      // No server is asked (nothing listens on port 1): the audit runs over the bus.
+      env: { ...process.env, TRANSPORTER: env.TRANSPORTER, DATABASE_URL: env.DATABASE_URL, NAMESPACE: env.NAMESPACE, MARKET_BASE_URL: 'http://127.0.0.1:1', LOG_LEVEL: 'warn' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let out = '';
+    child.stdout!.on('data', (d) => (out += d.toString()));
+    child.stderr!.on('data', (d) => (out += d.toString()));
+    child.on('exit', (code) => resolve(`${out.trim()}\n(exit ${code})`));
+  });
 }
 
 async function freshDatabase(baseUrl: string): Promise<string> {
