@@ -21,7 +21,6 @@ import {
   applyLegs,
   claimKey,
   ensureAgentAccount,
-  insufficientGas,
   PLATFORM,
   POSTING_COLUMNS,
   withdrawableIn,
@@ -31,6 +30,15 @@ import {
 } from './postings';
 
 const DAY_MS = 86_400_000;
+
+/**
+ * A one-statement fast path that failed whole on a unique key (a key claimed before, a racing first
+ * account) or a missing row it references moved nothing: null, and the stepwise path answers.
+ */
+function stepwiseOnConflict(err: { code?: string }): null {
+  if (err?.code === '23505' || err?.code === '23503') return null;
+  throw err;
+}
 
 export async function creditGasPurchase(db: Db, at: Date, p: CreditGasPurchaseParams) {
   const { key, agentId, gas, sessionId, packId } = p;
@@ -56,10 +64,7 @@ export async function creditGasPurchase(db: Db, at: Date, p: CreditGasPurchasePa
        SELECT balance FROM moved`,
       [id, key, JSON.stringify({ agentId, gas, sessionId, packId }), sessionId, at, agentAccount(agentId), agentId, gas, PLATFORM.cardIssuance],
     )
-    .catch((err: { code?: string }) => {
-      if (err?.code === '23505') return null;
-      throw err;
-    });
+    .catch(stepwiseOnConflict);
   if (fast?.rows[0]) return { transactionId: id, gasBalance: Number(fast.rows[0].balance), replayed: false };
   return db.transaction(async (tx) => {
     const claim = await claimKey(tx, { key, type: 'gas_purchase', fingerprint: JSON.stringify({ agentId, gas, sessionId, packId }), sessionId, at });
@@ -128,10 +133,7 @@ export async function holdGas(db: Db, at: Date, p: HoldParams, feePercent: numbe
        SELECT (SELECT balance FROM moved) AS balance`,
       [id, key, fingerprint, purchaseId, at, amountGas, agentAccount(buyerId), PLATFORM.escrowHolds, buyerId, sellerId, split.platformFeeGas, split.sellerNetGas],
     )
-    .catch((err: { code?: string }) => {
-      if (err?.code === '23505') return null;
-      throw err;
-    });
+    .catch(stepwiseOnConflict);
   if (fast && fast.rows[0].balance !== null) return { holdId: id, purchaseId, status: 'pending', amountGas, replayed: false };
   return db.transaction(async (tx) => {
     // Claim the key first: a replay answers with the first hold, anything else under it is refused.
@@ -142,16 +144,15 @@ export async function holdGas(db: Db, at: Date, p: HoldParams, feePercent: numbe
     }
     const existing = await tx.query('SELECT 1 FROM ledger.holds WHERE purchase_id = $1', [purchaseId]);
     if (existing.rowCount) throw alreadyHeld();
-    const moved = await tx.query<{ balance: string }>(
-      'UPDATE ledger.accounts SET balance = balance - $2::bigint WHERE id = $1 AND balance >= $2::bigint RETURNING balance',
-      [agentAccount(buyerId), amountGas],
-    );
-    if (!moved.rows[0]) throw await insufficientGas(tx, buyerId, amountGas);
-    await tx.query(
-      `INSERT INTO ledger.postings (${POSTING_COLUMNS})
-       VALUES ($1, $2, -$3::bigint, 'escrow_hold', $4, $5, NULL, NULL, $6::timestamptz),
-              ($1, $7, $3::bigint, 'escrow_hold', NULL, $5, NULL, NULL, $6::timestamptz)`,
-      [claim.id, agentAccount(buyerId), amountGas, moved.rows[0].balance, purchaseId, at, PLATFORM.escrowHolds],
+    await applyLegs(
+      tx,
+      claim.id,
+      [
+        { accountId: agentAccount(buyerId), agentId: buyerId, amount: -amountGas, entryType: 'escrow_hold' },
+        { accountId: PLATFORM.escrowHolds, amount: amountGas, entryType: 'escrow_hold' },
+      ],
+      { purchaseId },
+      at,
     );
     await tx
       .query(
@@ -170,11 +171,7 @@ export async function holdGas(db: Db, at: Date, p: HoldParams, feePercent: numbe
 
 /** Posts a hold with the amounts it carries: nothing is recomputed at settle time. */
 export async function settleHold(db: Db, at: Date, key: string, purchaseId: string): Promise<SettleResult> {
-  const fast = await settlePendingHold(db, at, key, purchaseId).catch((err: { code?: string }) => {
-    // A key claimed before (a replay) fails the statement: nothing moved, the stepwise path answers.
-    if (err?.code === '23505' || err?.code === '23503') return null;
-    throw err;
-  });
+  const fast = await settlePendingHold(db, at, key, purchaseId).catch(stepwiseOnConflict);
   return fast ?? db.transaction((tx) => settleHoldStepwise(tx, at, key, purchaseId));
 }
 
@@ -275,14 +272,15 @@ export async function voidHold(db: Db, at: Date, key: string, purchaseId: string
       `WITH h AS (
          UPDATE ledger.holds SET status = 'voided', final_transaction_id = $1, resolved_at = $4
           WHERE purchase_id = $3 AND status = 'pending'
-            AND EXISTS (SELECT 1 FROM ledger.accounts a WHERE a.id = 'agent:' || ledger.holds.buyer_id)
           RETURNING buyer_id, amount_gas),
        claim AS (
          INSERT INTO ledger.transactions (id, key, type, fingerprint, purchase_id, created_at)
          SELECT $1, $2, 'escrow_void', $5, $3, $4 FROM h RETURNING id),
        moved AS (
-         UPDATE ledger.accounts a SET balance = a.balance + h.amount_gas FROM h, claim
-          WHERE a.id = 'agent:' || h.buyer_id RETURNING a.balance),
+         INSERT INTO ledger.accounts (id, kind, agent_id, balance)
+         SELECT 'agent:' || h.buyer_id, 'agent', h.buyer_id, h.amount_gas FROM h, claim
+         ON CONFLICT (id) DO UPDATE SET balance = ledger.accounts.balance + EXCLUDED.balance
+         RETURNING balance),
        posted AS (
          INSERT INTO ledger.postings (${POSTING_COLUMNS})
          SELECT $1, $6, -h.amount_gas, 'escrow_refund', NULL, $3, NULL, NULL, $4::timestamptz FROM h, claim
@@ -292,12 +290,9 @@ export async function voidHold(db: Db, at: Date, key: string, purchaseId: string
          FROM (SELECT 1) one LEFT JOIN h ON true`,
       [id, key, purchaseId, at, JSON.stringify({ purchaseId }), PLATFORM.escrowHolds],
     )
-    .catch((err: { code?: string }) => {
-      if (err?.code === '23505' || err?.code === '23503') return null;
-      throw err;
-    });
+    .catch(stepwiseOnConflict);
   const row = fast?.rows[0];
-  if (row && row.claimed !== null && row.balance !== null) {
+  if (row && row.claimed !== null) {
     const amountGas = Number(row.amount_gas);
     return { transactionId: id, purchaseId, status: 'voided' as const, buyerId: row.buyer_id!, amountGas, gasBalance: Number(row.balance), replayed: false };
   }
