@@ -90,8 +90,35 @@ export function leasedOutboxInsertSql(schema: string, eventsParam: string, fromC
 }
 
 /** The jsonb parameter leasedOutboxInsertSql reads. */
-export function outboxEventsParam(events: ReadonlyArray<readonly [string, Record<string, unknown>]>): string {
+function outboxEventsParam(events: ReadonlyArray<readonly [string, Record<string, unknown>]>): string {
   return JSON.stringify(events.map(([topic, data]) => ({ topic, data })));
+}
+
+/**
+ * A state change and its events in one statement (its own transaction): `updateSql` (an UPDATE …
+ * RETURNING) runs, and one outbox row per event is written for each row it returns — none if it changed
+ * nothing. After commit the relay publishes them at once. Returns the updated row, or undefined.
+ */
+export async function updateWithEvents<T>(
+  db: Queryable,
+  relay: OutboxRelay,
+  updateSql: string,
+  params: unknown[],
+  events: ReadonlyArray<readonly [string, Record<string, unknown>]>,
+): Promise<T | undefined> {
+  const r = await db.query<T & { outbox: OutboxRow[] | null }>(
+    `WITH u AS (${updateSql}),
+     o AS (${leasedOutboxInsertSql(relay.schema, `$${params.length + 1}`, 'u')})
+     SELECT u.*, (SELECT json_agg(o) FROM o) AS outbox FROM u`,
+    [...params, outboxEventsParam(events)],
+  );
+  const written = r.rows[0];
+  if (!written) return undefined;
+  const { outbox, ...row } = written;
+  // Embedded: the consumers have run when this resolves. Distributed: JetStream has the events. The
+  // change is committed either way: a publish that fails is retried by the relay, never by the caller.
+  if (outbox?.length) await relay.publishRows(outbox).catch(() => undefined);
+  return row as unknown as T;
 }
 
 export interface RelayOptions {
@@ -111,6 +138,11 @@ export class OutboxRelay {
     private readonly db: Db,
     private readonly opts: RelayOptions,
   ) {}
+
+  /** The schema whose outbox this relay publishes. */
+  get schema(): string {
+    return this.db.schema;
+  }
 
   start(): void {
     this.stopped = false;

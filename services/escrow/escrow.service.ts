@@ -24,7 +24,7 @@ import { toolParams } from '../../packages/tool-catalogue';
 import { requireAgent, type CallMeta } from '../../packages/tool-catalogue/meta';
 import { ForbiddenError, InvalidArgumentsError, InvalidStateError } from '../../packages/errors';
 import { newId } from '../../packages/ids';
-import { leasedOutboxInsertSql, OutboxRelay, outboxEventsParam, type OutboxRow } from '../../packages/outbox';
+import { OutboxRelay, updateWithEvents } from '../../packages/outbox';
 import { runtimeOf } from '../../packages/runtime';
 import { DEFAULT_DELIVERY_DAYS, saleSplit } from '../../packages/market-rules';
 import { LISTINGS, type ListingForPurchase } from '../listings/contracts';
@@ -77,25 +77,20 @@ const methods: Pick<EscrowMethods, 'now' | 'load' | 'change'> & ThisType<EscrowT
       if (!change) return row;
       const set = { ...change.set, updated_at: this.now().toISOString() };
       const cols = Object.keys(set);
-      const events = change.events ?? [];
-      const params = [purchaseId, version, outboxEventsParam(events), ...cols.map((c) => (set as Record<string, unknown>)[c])];
-      const updated = await this.db.query<Partial<PurchaseRow> & { outbox: OutboxRow[] | null }>(
-        `WITH u AS (
-           UPDATE escrow.purchases SET ${cols.map((c, i) => `${c} = $${i + 4}`).join(', ')}
-            WHERE id = $1 AND xmin = $2::text::xid RETURNING ${cols.join(', ')}),
-         o AS (${leasedOutboxInsertSql('escrow', '$3', 'u')})
-         SELECT u.*, (SELECT json_agg(o) FROM o) AS outbox FROM u`,
+      const params = [purchaseId, version, ...cols.map((c) => (set as Record<string, unknown>)[c])];
+      // Only the written columns come back (a purchase row has ~50): the rest is the row as read.
+      const changed = await updateWithEvents<Partial<PurchaseRow>>(
+        this.db,
+        this.relay,
+        `UPDATE escrow.purchases SET ${cols.map((c, i) => `${c} = $${i + 3}`).join(', ')}
+          WHERE id = $1 AND xmin = $2::text::xid RETURNING ${cols.join(', ')}`,
         params,
+        change.events ?? [],
       );
-      const written = updated.rows[0];
-      if (!written) {
+      if (!changed) {
         if (attempt < 4) continue;
         throw invalidState(row, 'this call', 'an unchanged purchase (it changed meanwhile; read it again)');
       }
-      // Only the written columns come back (a purchase row has ~50): the rest is the row as read.
-      const { outbox, ...changed } = written;
-      // Embedded: the ledger has settled/voided when this resolves. Distributed: JetStream has it.
-      if (outbox?.length) await this.relay.publishRows(outbox).catch((err: Error) => this.logger.warn('outbox publish failed; the relay retries', err.message));
       return { ...row, ...changed } as PurchaseRow;
     }
   },

@@ -7,7 +7,7 @@
 import type { ServiceSchema } from 'moleculer';
 import { InsufficientGasError, InvalidArgumentsError, MarketError, STATUS_BY_CODE } from '../../packages/errors';
 import { smallestPackCovering } from '../../packages/market-rules';
-import { enqueueEvent, leasedOutboxInsertSql, outboxEventsParam, type OutboxRow } from '../../packages/outbox';
+import { enqueueEvent, updateWithEvents } from '../../packages/outbox';
 import { LEDGER, type HoldParams, type HoldResult, type HoldView } from '../ledger/contracts';
 import { AGENTS } from '../agents/contracts';
 import { ESCROW_TOPICS } from './contracts';
@@ -136,18 +136,15 @@ const methods: FundingMethods & ThisType<EscrowThis> = {
         }]);
       }
       if (STATES[target].sellerSees) events.push(noticeEvent(ESCROW_TOPICS.created, after, fundedAt.toISOString()));
-      const r = await this.db.query<PurchaseRow & { outbox: OutboxRow[] | null }>(
-        `WITH u AS (
-           UPDATE escrow.purchases SET status = $4, ${forApproval ? 'approval_expires_at' : 'deliver_by'} = $2, updated_at = $3,
-                  referral_checked = referral_checked OR EXISTS (SELECT 1 FROM escrow.referral_checks c WHERE c.buyer_id = escrow.purchases.buyer_id)
-            WHERE id = $1 AND status = $5 RETURNING *),
-         o AS (${leasedOutboxInsertSql('escrow', '$6', 'u')})
-         SELECT u.*, (SELECT json_agg(o) FROM o) AS outbox FROM u`,
-        [row.id, dueAt, fundedAt.toISOString(), target, FUNDING_FROM, outboxEventsParam(events)],
+      const written = await updateWithEvents<PurchaseRow>(
+        this.db,
+        this.relay,
+        `UPDATE escrow.purchases SET status = $4, ${forApproval ? 'approval_expires_at' : 'deliver_by'} = $2, updated_at = $3,
+                referral_checked = referral_checked OR EXISTS (SELECT 1 FROM escrow.referral_checks c WHERE c.buyer_id = escrow.purchases.buyer_id)
+          WHERE id = $1 AND status = $5 RETURNING *`,
+        [row.id, dueAt, fundedAt.toISOString(), target, FUNDING_FROM],
+        events,
       );
-      const written = r.rows[0];
-      if (written?.outbox?.length) await this.relay.publishRows(written.outbox).catch(() => undefined);
-      if (written) delete (written as { outbox?: unknown }).outbox;
       const funded = written ?? (await this.load(row.id))!;
       if (funded.status === targetOf('fund_refused', 'buyer', FUNDING_FROM)) {
         // A late hold for a purchase already marked failed (an old call outlived the sweeper's retry):
