@@ -57,14 +57,14 @@ export async function claimInbox(tx: Queryable, schema: string, event: OutboxEve
 }
 
 /** How long a row stays leased to the relay pass that claimed it. */
-export const OUTBOX_LEASE_SECONDS = 30;
+const OUTBOX_LEASE_SECONDS = 30;
 /**
  * How long a row stays leased to the process that wrote it, which publishes it within milliseconds of
  * its commit. Short, so that if the writer is killed in between, another replica's next relay pass
  * publishes it within seconds; a slow publish that outlives it is published twice, which JetStream's
  * msgID dedupe and the consumers' keys absorb.
  */
-export const OUTBOX_WRITER_LEASE_SECONDS = 2;
+const OUTBOX_WRITER_LEASE_SECONDS = 2;
 
 /** An outbox row as written: published with OutboxRelay.publishRows right after its commit. */
 export interface OutboxRow {
@@ -81,7 +81,7 @@ export interface OutboxRow {
  * No relay pass takes them while the lease lasts (OUTBOX_WRITER_LEASE_SECONDS); if the writer dies
  * first, the next pass after it does.
  */
-export function leasedOutboxInsertSql(schema: string, eventsParam: string, fromCte: string): string {
+function leasedOutboxInsertSql(schema: string, eventsParam: string, fromCte: string): string {
   return `INSERT INTO ${schema}.outbox (topic, payload, claimed_until, attempts)
           SELECT e->>'topic', e->'data', now() + make_interval(secs => ${OUTBOX_WRITER_LEASE_SECONDS}), 1
             FROM ${fromCte}, jsonb_array_elements(${eventsParam}::jsonb) WITH ORDINALITY AS x(e, n)
