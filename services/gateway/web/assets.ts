@@ -69,6 +69,9 @@ th, td { text-align: left; vertical-align: top; padding: .4rem .5rem; border-bot
 form.inline { display: flex; flex-wrap: wrap; gap: .4rem; align-items: center; margin: .3rem 0; }
 form.stack { display: flex; flex-direction: column; gap: .6rem; max-width: 36rem; }
 form.stack label { display: flex; flex-direction: column; gap: .2rem; }
+form.stack label.inline { flex-direction: row; align-items: center; gap: .5rem; }
+fieldset fieldset { display: flex; flex-wrap: wrap; gap: .3rem 1.2rem; }
+fieldset fieldset legend { width: 100%; }
 .visually-hidden { position: absolute; width: 1px; height: 1px; overflow: hidden; clip: rect(0 0 0 0); white-space: nowrap; }
 @media (max-width: 40rem) {
   h1 { font-size: 1.4rem; }
