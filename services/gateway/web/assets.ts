@@ -80,6 +80,7 @@ fieldset fieldset legend { width: 100%; }
   .figures .n { font-size: 1.3rem; }
   input[type=search] { min-width: 0; width: 100%; }
   form.search label { flex: 1 1 100%; }
+  td { overflow-wrap: anywhere; }
 }
 `;
 
