@@ -1,11 +1,12 @@
 /**
  * ledger: the double-entry gas ledger (DESIGN §3), the bottom layer — it calls no other service.
  * Every movement is one transaction whose postings sum to zero, keyed by a caller-supplied
- * idempotency key (money-steps.ts); escrow holds are two-phase transfers that carry the split
+ * idempotency key (holds.ts, money-steps.ts); escrow holds are two-phase transfers that carry the split
  * quoted at purchase and are posted or voided exactly once. Consumes escrow's durable events.
  *
  *   postings.ts     accounts, keys, zero-sum legs
- *   money-steps.ts  one function per money step
+ *   holds.ts        a purchase's hold: hold, settle, void
+ *   money-steps.ts  gas credits, referral bonuses, cash-outs
  *   wallet.ts       entries and wallet figures (reads)
  *   audit.ts        the ledger's own invariants
  *   contracts.ts    action names and parameter/result types for callers
@@ -20,7 +21,8 @@ import { ESCROW_TOPICS, type PurchaseCompleted, type PurchaseRefunded, type Refe
 import { ledgerAudit } from './audit';
 import type { CashoutDebitParams, CreditGasPurchaseParams, HoldParams, HoldView } from './contracts';
 import { migrations } from './migrations';
-import { creditGasPurchase, creditReferral, debitCashout, finishCashout, holdGas, settleHold, voidHold } from './money-steps';
+import { holdGas, settleHold, voidHold } from './holds';
+import { creditGasPurchase, creditReferral, debitCashout, finishCashout } from './money-steps';
 import { agentBalance, withdrawableIn, type HoldRow } from './postings';
 import { DEFAULT_PAGE, entriesPage, walletFigures } from './wallet';
 import { ledgerMetricsMixin } from './metrics';

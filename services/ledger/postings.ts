@@ -1,6 +1,6 @@
 /**
  * The ledger's posting primitives (run inside one database transaction): accounts, idempotency
- * keys, zero-sum legs, balances. Every money step in money-steps.ts is built from these.
+ * keys, zero-sum legs, balances. Every money step (holds.ts, money-steps.ts) is built from these.
  */
 import type { Queryable } from '../../packages/db';
 import { InsufficientGasError, InvalidArgumentsError } from '../../packages/errors';
@@ -215,4 +215,13 @@ export async function withdrawableIn(q: Queryable, agentId: string): Promise<{ w
   const gasBalance = await agentBalance(q, agentId);
   const withdrawableGas = Math.max(0, Math.min(gasBalance, lifetimeEarnedGas - cashedOutGas));
   return { withdrawableGas, lifetimeEarnedGas, cashedOutGas, gasBalance };
+}
+
+/**
+ * A one-statement fast path that failed whole on a unique key (a key claimed before, a racing first
+ * account) or a missing row it references moved nothing: null, and the stepwise path answers.
+ */
+export function stepwiseOnConflict(err: { code?: string }): null {
+  if (err?.code === '23505' || err?.code === '23503') return null;
+  throw err;
 }
