@@ -1,0 +1,401 @@
+/**
+ * ask_help's query understanding: the same normalisation for the indexed sections and the questions
+ * (phrases, question intents, stop words, synonyms weighted below the agent's own words, a light
+ * stemmer). help.ts indexes and answers with it.
+ */
+
+/**
+ * Phrases agents use → the words the documentation uses. Applied to questions and sections alike,
+ * so a phrase rewritten here always meets its rewritten form in the docs. Intents ("how long
+ * until…", "what happens to my gas when I buy…") map to the concept that answers them.
+ */
+const PHRASES: Array<[RegExp, string]> = [
+  [/\bcash[\s-]?outs?\b/g, ' cashout '],
+  [/\bpaid out\b/g, ' cashout '],
+  [/\bpay[\s-]?outs?\b/g, ' payout '],
+  [/\bmoney back\b/g, ' refund '],
+  [/\btop[\s-]?up\b/g, ' buy gas '],
+  [/\b(?:add|deposit|load|put)\s+(?:more\s+|some\s+)?(?:funds|money|gas|credits?|balance)\b/g, ' buy gas '],
+  [/\bapi[\s-]?keys?\b/g, ' apikey '],
+  [/\b(?:sign|log)[\s-]?(?:up|in)\b/g, ' register '],
+  [/\b(?:create|open|make|set up|get)\s+(?:an?\s+|my\s+)?(?:new\s+)?account\b/g, ' register '],
+  [/\bmodel context protocol\b/g, ' mcp '],
+  [/\b(?:vs\s?code|visual studio code|windsurf|claude (?:desktop|code)|cline|continue\.dev)\b/g, ' mcp ide '],
+  [/\bhook (?:\w+ )?up\b/g, ' connect mcp '],
+  [/\bidempotency[\s-]?keys?\b/g, ' idempotency '],
+  [/\bauto[\s-]?release[sd]?\b/g, ' autorelease '],
+  [/\bauto[\s-]?refund(?:s|ed)?\b/g, ' autorefund '],
+  [/\bquality[\s-]?(?:gate|check|review|bar|filter)\b/g, ' quality gate '],
+  [/\bx-request-id\b/g, ' requestid '],
+  [/\brequest[\s-]?id\b/g, ' requestid '],
+  [/\bnot enough\b/g, ' insufficient '],
+  [/\bout of gas\b/g, ' insufficient gas '],
+  [/\b(?:never|not|didn'?t|did not|hasn'?t|has not|haven'?t|have not|still hasn'?t|still has not)\s+(?:been\s+|yet\s+)?(?:deliver(?:ed|s)?|sent|shipped|handed (?:over|in)|finished)\b/g, ' undelivered refund dispute '],
+  [/\b(?:do not|don'?t|never|not|forget to|forgot to|fail to|failed to|doesn'?t|does not|didn'?t)\s+confirm(?:ed|s)?\b/g, ' autorelease confirm '],
+  [/\b(?:never|not|hasn'?t|didn'?t)\s+(?:been\s+)?confirmed\b/g, ' autorelease confirm '],
+  [/\b(?:what|how much)\s+(?:price\s+)?(?:should|to|do|can|could)\s+(?:i\s+)?(?:charge|ask)\b/g, ' pricing price '],
+  [/\bhow long\b/g, ' days '],
+  [/\b(?:exchange|conversion) rate\b/g, ' usd peg '],
+  [/\breal money\b/g, ' usd cashout '],
+  [/\bhand(?:ed)? (?:over|in)\b/g, ' deliver '],
+  [/\bcode generation\b/g, ' codegen '],
+  [/\bstar rating\b/g, ' rating '],
+  [/\bprice range\b/g, ' minPriceGas maxPriceGas price '],
+  [/\b(?:cheapest|lowest price|least expensive)\b/g, ' price_asc sort '],
+  [/\b(?:most expensive|highest price|priciest)\b/g, ' price_desc sort '],
+  [/\bstatus code\b/g, ' status '],
+];
+
+/**
+ * Question intents ("how long until…", "what happens to my gas when I buy…", "take my listing
+ * offline") → the concept that answers them. Applied to questions only, and added to the agent's
+ * words rather than replacing them.
+ */
+const INTENTS: Array<[RegExp, string]> = [
+  [/\bhappens? to (?:my |the )?(?:gas|money|funds|credits?|balance|payment)\b/g, '$& escrow held '],
+  [/\bwhere (?:does|do|is|are|'s) (?:my |the )?(?:gas|money|funds|credits?|payment)(?: go| goes| kept| held| stored| sitting)?\s*(?:\?|$|until|while|before|after|when|during)/g, '$& escrow held '],
+  [/\b(?:someone|somebody|anyone|a buyer|who)\s+(?:bought|purchased|ordered)\b|\bnew orders?\b|\bmy sales\b/g, '$& list_orders seller orders '],
+  [/\b(?:my|own|our) (?:agent )?id\b|\bwho am i\b/g, '$& whoami '],
+  [/\b(?:purchase|order|sales?|buying) history\b|\b(?:all )?my (?:purchases|orders|sales)\b|\b(?:status|state) of my (?:order|purchase)\b/g, '$& list_orders get_purchase '],
+  [/\bchange[sd]? (?:my|your|their) mind\b/g, '$& refund cancel '],
+  [/\bhow much (?:do|will|would|can|does) (?:i|we|the seller|a seller|sellers?) (?:earn|get|make|receive|keep|net)\b/g, '$& fee seller nets '],
+  [/\b(?:become|be|start as|register as|work as|sign up as) an? seller\b|\bstart selling\b/g, '$& selling list_service '],
+  [/\bwhen (?:i|you|we|an agent|a buyer) (?:buy|purchase|order|pay for)\b/g, '$& purchase escrow '],
+  [/\b(?:get|gets|getting|be|is|are|am)\s+paid\b|\bget (?:my |the |their )?money\b(?! back)|\breceiv\w*\s+(?:their |my |the |his |her )?(?:payment|money|earnings)\b/g, '$& paid confirm autorelease '],
+  [/\b(?:what|which) (?:now|next)\b|\bwhat do i do (?:now|next)\b|\bnext steps?\b/g, '$& next steps '],
+  [/\b(?:charged|pay|paying|buy|bought|billed) twice\b|\bdouble[\s-]?(?:charged?|purchase|spend)\b/g, '$& idempotency retry '],
+  [/\b(?:timed|times) out\b|\btime[\s-]?out\b/g, '$& timeout retry '],
+  [/\b(?:have|has|is) left\b/g, '$& balance '],
+  [/\b(?:start|started|begin|began|begun)\s+(?:working|work)\b/g, '$& ack_purchase acknowledge '],
+  [/\b(?:take|taking|took)\s+(?:\w+\s+){0,3}(?:offline|down)\b/g, '$& paused pause '],
+  [/\b(?:find|hire|looking for|look for|need|get|want)\s+(?:someone|somebody|an agent|a seller|a service|help)\b/g, '$& search_services search buy '],
+  [/\b(?:see|read|view|get|download|open|fetch|check)\s+(?:what|the|their)\s+(?:\w+\s+){0,3}(?:delivered|handed over|submitted|delivery|deliverable|work)\b/g, '$& get_delivery read delivery '],
+  [/\b(?:maximum|max|highest|upper limit|cap on the)\s+(?:price|amount|spend)\b|\b(?:pay|spend|charged?) more than\b/g, '$& maxPriceGas '],
+  [/\bpaid (?:at|on|via|with|through|by) (?:the )?(?:checkout|card|stripe|credit card)\b/g, '$& buy gas checkout '],
+  [/\bbalance (?:did ?n'?t|does ?n'?t|has ?n'?t|is not|not|never|is still|still)\b/g, '$& poll wallet gasbalance risen '],
+];
+
+const STOP_WORDS = new Set(
+  (
+    'a an the i im i\'m my me mine we our us you your yours it its this that these those there their they them ' +
+    'do does did done doing how what whats why when where which who whom whose is are was were be been being am ' +
+    'to of in on for and or but nor so if then than too very can could should would will shall may might must ' +
+    'with without from at by as into onto about over under again also just only any some all each every ' +
+    'get gets got getting have has had having make makes made want wants need needs please thanks thank hi hello ' +
+    'tell explain know let lets here now still ok okay yet one way thing things else mean means meaning happen happens ' +
+    'going like current currently last year really actually something someone anything possible supposed able ' +
+    'use using used out see look whether later soon anyone anybody somebody maybe much many check left ' +
+    'become becoming goes go going options option choices two work works working stopped ' +
+    'difference different differ between versus vs compare compared again exist exists existing available badly well ' +
+    'while whilst during meanwhile ' +
+    'didn doesn don isn wasn hasn haven won can cannot aren weren wouldn shouldn couldn'
+  ).split(/\s+/),
+);
+
+/** Question words → words the documentation uses. Stems are applied afterwards. */
+const SYNONYMS: Record<string, string[]> = {
+  withdraw: ['cashout'],
+  withdrawal: ['cashout'],
+  withdrawing: ['cashout'],
+  payout: ['cashout'],
+  bitcoin: ['btc', 'cashout'],
+  btc: ['cashout'],
+  earnings: ['cashout', 'sale_earn'],
+  credit: ['gas'],
+  credits: ['gas'],
+  token: ['gas'],
+  tokens: ['gas'],
+  funds: ['gas'],
+  fund: ['gas'],
+  coins: ['gas'],
+  money: ['gas'],
+  balance: ['gas', 'wallet'],
+  cost: ['fee'],
+  costs: ['fee'],
+  charge: ['fee', 'pricing'],
+  commission: ['fee'],
+  cut: ['fee'],
+  percent: ['fee'],
+  percentage: ['fee'],
+  reject: ['rejected', 'listing_rejected'],
+  rejected: ['listing_rejected'],
+  rejection: ['listing_rejected'],
+  refused: ['rejected'],
+  denied: ['rejected'],
+  review: ['rating'],
+  reviews: ['rating'],
+  stars: ['rating'],
+  invite: ['referral'],
+  affiliate: ['referral'],
+  referred: ['referral'],
+  trustworthy: ['trust', 'reputation'],
+  reliable: ['trust', 'reputation'],
+  safe: ['trust', 'reputation', 'escrow'],
+  protected: ['escrow', 'trust'],
+  protection: ['escrow', 'trust'],
+  scam: ['trust', 'dispute'],
+  scammed: ['dispute', 'misrepresentation'],
+  legit: ['trust', 'reputation'],
+  held: ['escrow', 'hold'],
+  locked: ['escrow', 'hold'],
+  frozen: ['escrow', 'dispute'],
+  chat: ['message'],
+  contact: ['message'],
+  cancel: ['refund'],
+  complaint: ['dispute'],
+  complain: ['dispute'],
+  install: ['mcp', 'setup'],
+  configure: ['mcp', 'config'],
+  ide: ['mcp'],
+  claude: ['mcp'],
+  cursor: ['mcp'],
+  stdio: ['mcp'],
+  key: ['apikey'],
+  apikey: ['apikey', 'auth'],
+  lost: ['apikey'],
+  '401': ['unauthorized'],
+  '402': ['insufficient_gas'],
+  '403': ['forbidden'],
+  '404': ['not_found'],
+  '409': ['invalid_state'],
+  '422': ['listing_rejected'],
+  '429': ['rate_limited'],
+  '500': ['internal'],
+  '501': ['not_implemented'],
+  '503': ['service_unavailable'],
+  retry: ['idempotency'],
+  duplicate: ['idempotency'],
+  twice: ['idempotency'],
+  price: ['pricing'],
+  insufficient: ['insufficient_gas'],
+  paid: ['confirm', 'autorelease'],
+  status: ['state'],
+  states: ['state'],
+  lifecycle: ['state'],
+  stuck: ['state'],
+  sell: ['selling', 'list_service'],
+  selling: ['list_service'],
+  task: ['service'],
+  deadline: ['days'],
+  undelivered: ['deliver', 'refund'],
+  dollar: ['usd'],
+  dollars: ['usd'],
+  worth: ['usd', 'peg'],
+  exchange: ['usd', 'peg'],
+  // the platform's cut
+  take: ['fee'],
+  takes: ['fee'],
+  keep: ['fee'],
+  keeps: ['fee'],
+  deducted: ['fee'],
+  deduct: ['fee'],
+  surcharge: ['fee'],
+  margin: ['fee'],
+  revenue: ['sale_earn', 'earnings'],
+  income: ['sale_earn', 'earnings'],
+  profit: ['sale_earn', 'earnings'],
+  proceeds: ['sale_earn', 'earnings'],
+  earned: ['sale_earn', 'earnings'],
+  smallest: ['minimum'],
+  least: ['minimum'],
+  lowest: ['minimum'],
+  min: ['minimum'],
+  bundle: ['pack'],
+  bundles: ['pack'],
+  package: ['pack'],
+  packages: ['pack'],
+  deposit: ['buy', 'gas'],
+  recharge: ['buy', 'gas'],
+  refill: ['buy', 'gas'],
+  card: ['checkout', 'human'],
+  pay: ['buy', 'checkout'],
+  // buying
+  filter: ['search', 'filters'],
+  narrow: ['search', 'filters'],
+  cheapest: ['price_asc'],
+  sort: ['sort', 'search'],
+  offers: ['listing', 'search'],
+  orders: ['list_orders', 'purchase'],
+  ordered: ['list_orders', 'purchase'],
+  bought: ['purchase'],
+  accept: ['confirm'],
+  approve: ['confirm', 'checkout'],
+  release: ['confirm', 'autorelease'],
+  handed: ['deliver'],
+  received: ['deliver'],
+  maximum: ['maxPriceGas'],
+  ceiling: ['maxPriceGas'],
+  // after the purchase
+  unhappy: ['refund', 'dispute'],
+  dissatisfied: ['refund', 'dispute'],
+  unsatisfied: ['refund', 'dispute'],
+  poor: ['refund', 'dispute'],
+  wrong: ['refund', 'dispute'],
+  cheated: ['dispute', 'misrepresentation'],
+  fraud: ['dispute', 'misrepresentation'],
+  case: ['dispute'],
+  claim: ['dispute'],
+  arbitration: ['dispute', 'operator'],
+  reply: ['message'],
+  replies: ['message', 'list_messages'],
+  respond: ['message'],
+  // selling
+  offer: ['list_service', 'listing'],
+  publish: ['list_service', 'listing'],
+  advertise: ['list_service', 'listing'],
+  skills: ['list_service'],
+  offline: ['paused'],
+  temporarily: ['paused'],
+  hide: ['paused'],
+  disable: ['paused'],
+  deactivate: ['paused'],
+  pause: ['paused'],
+  ship: ['deliver'],
+  submit: ['deliver'],
+  upload: ['deliver'],
+  finished: ['deliver'],
+  job: ['service'],
+  gig: ['service'],
+  // account and setup
+  credentials: ['apikey'],
+  password: ['apikey'],
+  secret: ['apikey'],
+  misplaced: ['lost', 'apikey'],
+  forgot: ['lost'],
+  recover: ['lost', 'apikey'],
+  recovered: ['lost', 'apikey'],
+  account: ['register', 'whoami'],
+  identity: ['whoami'],
+  profile: ['whoami'],
+  belongs: ['whoami'],
+  desktop: ['mcp'],
+  integrate: ['mcp'],
+  plugin: ['mcp'],
+  reward: ['referral', 'bonus'],
+  rewards: ['referral', 'bonus'],
+  defect: ['bug', 'report_bug'],
+  glitch: ['bug', 'report_bug'],
+  broken: ['bug', 'report_bug'],
+  feedback: ['report_experience'],
+  went: ['report_experience'],
+  house: ['platform', 'fee'],
+  convert: ['usd', 'cashout'],
+  ghost: ['undelivered', 'refund'],
+  ghosts: ['undelivered', 'refund'],
+  ghosted: ['undelivered', 'refund'],
+  disappears: ['undelivered', 'refund'],
+  disappeared: ['undelivered', 'refund'],
+  vanished: ['undelivered', 'refund'],
+  unresponsive: ['undelivered', 'refund', 'message'],
+  silent: ['undelivered', 'refund', 'message'],
+  garbage: ['refund', 'dispute'],
+  junk: ['refund', 'dispute'],
+  useless: ['refund', 'dispute'],
+  bad: ['refund', 'dispute'],
+  terrible: ['refund', 'dispute'],
+  incomplete: ['refund', 'dispute'],
+  revoked: ['unauthorized', 'apikey'],
+  expired: ['unauthorized', 'apikey'],
+  invalid: ['unauthorized', 'invalid_arguments'],
+  stale: ['unauthorized', 'apikey'],
+  myself: ['own'],
+  yourself: ['own'],
+  week: ['days'],
+  weekly: ['days'],
+  problem: ['bug', 'report_bug'],
+  problems: ['bug', 'report_bug'],
+  issue: ['bug', 'report_bug'],
+  fast: ['days'],
+  quickly: ['days'],
+  quick: ['days'],
+  link: ['checkoutUrl', 'url'],
+  url: ['checkoutUrl'],
+  closed: ['lost'],
+  tab: ['page', 'checkout'],
+  browser: ['page', 'human'],
+  bring: ['referral', 'invite'],
+  bringing: ['referral', 'invite'],
+  recruit: ['referral', 'invite'],
+  edit: ['update_service', 'change'],
+  modify: ['update_service', 'change'],
+  rename: ['update_service', 'change'],
+  arrive: ['delivered', 'poll', 'get_purchase'],
+  arrives: ['delivered', 'poll', 'get_purchase'],
+  arrived: ['delivered', 'poll', 'get_purchase'],
+  notified: ['poll'],
+  notification: ['poll'],
+  notify: ['poll'],
+  paypal: ['payout', 'cashout'],
+  bank: ['payout', 'cashout'],
+  iban: ['payout', 'cashout'],
+  wire: ['payout', 'cashout'],
+  spec: ['openapi', 'llms'],
+  specification: ['openapi', 'llms'],
+  reference: ['openapi', 'docs'],
+  docs: ['openapi', 'llms', 'docs'],
+  documentation: ['openapi', 'llms', 'docs'],
+  swagger: ['openapi'],
+  describe: ['description'],
+  accepted: ['quality', 'passScore'],
+};
+
+function normalise(text: string): string {
+  let t = text.toLowerCase();
+  for (const [re, rep] of PHRASES) t = t.replace(re, rep);
+  return t;
+}
+
+/** Splits on anything but letters, digits and underscores; snake_case names also yield their parts. */
+export function tokenize(text: string): string[] {
+  const out: string[] = [];
+  for (const raw of normalise(text).split(/[^\p{L}\p{N}_]+/u)) {
+    const t = raw.replace(/^_+|_+$/g, '');
+    if (!t) continue;
+    out.push(t);
+    if (t.includes('_')) for (const part of t.split('_')) if (part) out.push(part);
+  }
+  return out;
+}
+
+/** A light suffix stemmer: enough to meet "refunded"/"refunds", "delivery"/"delivered", "rejection"/"rejected". */
+export function stem(word: string): string {
+  let w = word;
+  if (w.length <= 3 || w.includes('_') || /\d/.test(w)) return w;
+  if (w.endsWith('ies') && w.length > 4) w = w.slice(0, -3) + 'y';
+  else if (w.endsWith('sses')) w = w.slice(0, -2);
+  else if (w.endsWith('s') && !w.endsWith('ss') && !w.endsWith('us') && !w.endsWith('is')) w = w.slice(0, -1);
+  if (w.endsWith('ing') && w.length > 5) w = w.slice(0, -3);
+  else if (w.endsWith('ed') && w.length > 4) w = w.slice(0, -2);
+  else if (w.endsWith('ion') && w.length > 6) w = w.slice(0, -3);
+  if (w.endsWith('ery')) w = w.slice(0, -1);
+  if (w.endsWith('e') && w.length >= 4) w = w.slice(0, -1);
+  return w;
+}
+
+export function processTerm(term: string): string | null {
+  const t = term.toLowerCase();
+  if (STOP_WORDS.has(t)) return null;
+  if (t.length < 2 && !/\d/.test(t)) return null;
+  return stem(t);
+}
+
+/** Question terms: each original term with its expansions (processed), so coverage counts originals. */
+export interface QuestionTerm {
+  term: string;
+  expansions: string[];
+}
+
+export function questionTerms(text: string): QuestionTerm[] {
+  const seen = new Set<string>();
+  const out: QuestionTerm[] = [];
+  let question = text.toLowerCase();
+  for (const [re, rep] of INTENTS) question = question.replace(re, rep);
+  for (const tok of tokenize(question)) {
+    const term = processTerm(tok);
+    if (!term || seen.has(term)) continue;
+    seen.add(term);
+    const expansions = (SYNONYMS[tok] ?? []).flatMap((s) => tokenize(s)).map(processTerm).filter((x): x is string => !!x && x !== term);
+    out.push({ term, expansions: [...new Set(expansions)] });
+  }
+  return out;
+}
