@@ -42,11 +42,15 @@ export interface FaultRow {
   failedCalls: number;
   /** From the first to the last failed call, seconds. */
   failedForS: number;
+  /** The failed calls by tool; "(keyed)" marks calls sent with an Idempotency-Key. */
+  failedByTool: Record<string, number>;
   /** Calls made while the fault was on. */
   calls: number;
   lifecycles: number;
-  /** After the load paused: seconds until every hold was settled or voided. */
+  /** After the load stopped: seconds until every hold was settled or voided. */
   settleDrainS: number;
+  /** Seconds the load took to stop (its workers finish the lifecycle they are in). */
+  stopLoadS: number;
   note?: string;
 }
 
@@ -153,7 +157,7 @@ class Cluster {
 
 /** Purchase lifecycles through both gateways; records every call's outcome. */
 class Load {
-  calls: Array<{ at: number; ok: boolean }> = [];
+  calls: Array<{ at: number; ok: boolean; tool: string }> = [];
   purchases = new Map<string, { buyerId: string; sellerId: string }>();
   confirmedAt = new Map<string, number>();
   lifecycles = 0;
@@ -180,6 +184,7 @@ class Load {
    */
   async tool(worker: number, name: string, args: Record<string, unknown>, apiKey: string, headers: Record<string, string> = {}) {
     const ports = this.cluster.gatewayPorts;
+    const tool = headers['idempotency-key'] ? `${name} (keyed)` : name;
     const order = [0, 1].map((k) => ports[(worker + k) % ports.length]).sort((a, b) => (this.downUntil.get(a) ?? 0) - (this.downUntil.get(b) ?? 0));
     for (const port of order) {
       try {
@@ -190,7 +195,7 @@ class Load {
           signal: AbortSignal.timeout(30_000),
         });
         const body = (await res.json().catch(() => null)) as any;
-        this.calls.push({ at: Date.now(), ok: res.status < 500 });
+        this.calls.push({ at: Date.now(), ok: res.status < 500, tool });
         if (res.status !== 200) this.lastRefusal = `${name} → ${res.status} ${JSON.stringify(body?.error ?? body).slice(0, 300)}`;
         return { status: res.status, body };
       } catch (err) {
@@ -201,7 +206,7 @@ class Load {
         break;
       }
     }
-    this.calls.push({ at: Date.now(), ok: false });
+    this.calls.push({ at: Date.now(), ok: false, tool });
     return { status: 0, body: null };
   }
 
@@ -261,7 +266,10 @@ class Load {
   window(from: number, to: number) {
     const calls = this.calls.filter((c) => c.at >= from && c.at <= to);
     const failed = calls.filter((c) => !c.ok);
+    const failedByTool: Record<string, number> = {};
+    for (const c of failed) failedByTool[c.tool] = (failedByTool[c.tool] ?? 0) + 1;
     return {
+      failedByTool,
       calls: calls.length,
       failedCalls: failed.length,
       failedForS: failed.length ? Math.round((failed[failed.length - 1].at - failed[0].at) / 100) / 10 : 0,
@@ -333,9 +341,10 @@ export async function runFaultScenario(opts: FaultOptions): Promise<FaultRun> {
     const load = new Load(cluster, buyers, sellers);
     const concurrency = opts.concurrency ?? 4;
 
-    const verify = async (fault: string): Promise<number> => {
-      const paused = Date.now();
+    const verify = async (fault: string): Promise<{ settleDrainS: number; stopLoadS: number }> => {
+      const pausing = Date.now();
       await load.pause();
+      const paused = Date.now();
       // Every hold settled (or voided): the events reached the ledger.
       const deadline = Date.now() + 180_000;
       for (;;) {
@@ -372,7 +381,7 @@ export async function runFaultScenario(opts: FaultOptions): Promise<FaultRun> {
         if (gasBalance !== (earned.get(s.id) ?? 0)) throw new Error(`${fault}: seller ${s.id} has ${gasBalance} gas, expected ${earned.get(s.id) ?? 0}`);
       }
       log(`${fault}: ${load.purchases.size} purchases so far all completed and settled, balances exact, audit clean (drain ${drain} s)`);
-      return drain;
+      return { settleDrainS: drain, stopLoadS: Math.round((paused - pausing) / 100) / 10 };
     };
 
     const phase = async (fault: string, inject: () => Promise<string | void>) => {
@@ -384,8 +393,8 @@ export async function runFaultScenario(opts: FaultOptions): Promise<FaultRun> {
       const to = Date.now();
       const lifecycles = load.lifecycles - before;
       const w = load.window(from, to);
-      const settleDrainS = await verify(fault);
-      const row: FaultRow = { fault, ...w, lifecycles, settleDrainS, ...(note ? { note } : {}) };
+      const { settleDrainS, stopLoadS } = await verify(fault);
+      const row: FaultRow = { fault, ...w, lifecycles, settleDrainS, stopLoadS, ...(note ? { note } : {}) };
       rows.push(row);
       log(`${fault}: ${JSON.stringify(row)}`);
     };
@@ -457,8 +466,18 @@ export async function runFaultScenario(opts: FaultOptions): Promise<FaultRun> {
 }
 
 export function printFaultTable(rows: FaultRow[]): void {
-  const header = ['fault', 'calls', 'failed calls', 'failed for s', 'lifecycles', 'settle drain s', 'note'];
-  const lines = rows.map((r) => [r.fault, String(r.calls), String(r.failedCalls), String(r.failedForS), String(r.lifecycles), String(r.settleDrainS), r.note ?? '']);
+  const header = ['fault', 'calls', 'failed calls', 'failed for s', 'lifecycles', 'load stop s', 'settle drain s', 'note'];
+  const failedTools = (r: FaultRow) => Object.entries(r.failedByTool).map(([tool, n]) => `${tool} ×${n}`).join(', ');
+  const lines = rows.map((r) => [
+    r.fault,
+    String(r.calls),
+    String(r.failedCalls),
+    String(r.failedForS),
+    String(r.lifecycles),
+    String(r.stopLoadS),
+    String(r.settleDrainS),
+    [r.failedCalls ? `failed: ${failedTools(r)}` : '', r.note ?? ''].filter(Boolean).join('; '),
+  ]);
   const widths = header.map((h, i) => Math.max(h.length, ...lines.map((l) => l[i].length)));
   const fmt = (cols: string[]) => cols.map((c, i) => (i === 0 || i === 6 ? c.padEnd(widths[i]) : c.padStart(widths[i]))).join('  ');
   console.log('\n' + fmt(header));
