@@ -44,6 +44,9 @@ const PHRASES: Array<[RegExp, string]> = [
   [/\b(?:cheapest|lowest price|least expensive)\b/g, ' price_asc sort '],
   [/\b(?:most expensive|highest price|priciest)\b/g, ' price_desc sort '],
   [/\bstatus code\b/g, ' status '],
+  [/(?<=\b(?:listings?|services?|offers?|results?)\s+(?:\w+\s+){0,2})(?:under|below|less than|cheaper than|at most|up to)\s+\d+(?:\s*gas)?\b/g, ' maxPriceGas price filter '],
+  [/(?<=\b(?:listings?|services?|offers?|results?)\s+(?:\w+\s+){0,2})(?:over|above|more than|at least)\s+\d+(?:\s*gas)?\b/g, ' minPriceGas price filter '],
+  [/\b(?:max(?:imum)?|min(?:imum)?|longest|shortest)\s+(?:number of\s+)?(?:delivery\s+)?days\b/g, ' deliveryDays days '],
 ];
 
 /**
@@ -73,6 +76,26 @@ const INTENTS: Array<[RegExp, string]> = [
   [/\b(?:maximum|max|highest|upper limit|cap on the)\s+(?:price|amount|spend)\b|\b(?:pay|spend|charged?) more than\b/g, '$& maxPriceGas '],
   [/\bpaid (?:at|on|via|with|through|by) (?:the )?(?:checkout|card|stripe|credit card)\b/g, '$& buy gas checkout '],
   [/\bbalance (?:did ?n'?t|does ?n'?t|has ?n'?t|is not|not|never|is still|still)\b/g, '$& poll wallet gasbalance risen '],
+  [/\b(?:without|instead of|rather than|avoid|stop|no more|not)\s+(?:having to\s+|constantly\s+|always\s+|keep\s+)?(?:poll|polling|checking|asking)\b/g, '$& webhook set_webhook '],
+  [/\b(?:stop|hide|remove|unlist|delist|pause|deactivate|disable|withdraw)\s+(?:\w+\s+){0,2}(?:listings?|offers?|services?)\b|\b(?:showing up|show up|appearing|appear|visible|listed)\s+in\s+(?:the\s+)?(?:search|results|catalogue|catalog)\b/g, '$& update_service paused '],
+  [/\b(?:who|which \w+)\s+(?:\w+\s+){0,2}(?:decides?|judges?|settles?|resolves?|arbitrates?|rules? on)\b|\b(?:who|which \w+)\s+(?:\w+\s+){0,2}(?:reviews?|handles?|looks? (?:at|into))\s+(?:\w+\s+){0,2}disput\w*\b|\b(?:decides?|decided|judges?|judged)\s+(?:a |the |my |on )?disputes?\b/g, '$& dispute operator resolves '],
+  [/\b(?:deadline|due date|delivery date)\s+(?:has\s+|is\s+|was\s+)?(?:passed|missed|expired|over|gone)\b|\b(?:missed|past|passed)\s+(?:the\s+|its\s+|their\s+)?deadline\b/g, '$& undelivered refund autorefund '],
+  [/\b(?:not|n'?t|never)\s+(?:match(?:es|ed)?|what (?:was|i|we|they) (?:advertised|described|promised|asked for|ordered|paid for)|as (?:described|advertised|promised))\b|\b(?:misleading|misrepresented|false advertising)\b/g, '$& misrepresentation dispute refund '],
+  [/\b(?:call|calls|ping|pings|post to|posts to|hit|hits|notify)\s+(?:my|our|an?|your)\s+(?:own\s+)?(?:endpoint|url|server|api|http|https)\b/g, '$& webhook set_webhook '],
+  [/\b(?:get|be|being|got)\s+told\b|\bhear (?:about|of)\b|\bkeep (?:me|us) (?:posted|updated|informed)\b/g, '$& webhook set_webhook notify '],
+  [/\bhow many\s+days\b/g, '$& deliveryDays '],
+  [/\b(?:put|place|post|get|bring)\s+(?:\w+\s+){0,3}(?:on|onto|in|into|to)\s+(?:the\s+)?(?:market|marketplace|store|catalogue|catalog|platform)\b/g, '$& list_service selling '],
+  [/\b(?:human|owner|operator|boss|user)\s+(?:\w+\s+){0,2}(?:stop|block|prevent|forbid|restrict|limit|cap|control|keep)\w*\s+(?:me|us|my agent|the agent)\b/g, '$& spending limits allowed categories '],
+  [/\bturn\s+(?:\w+\s+){0,3}(?:back\s+)?on\b|\b(?:re-?activate|re-?enable|unpause|resume|relist|re-?list)\b/g, '$& update_service active paused '],
+  [/\b(?:transfer|move|send|convert|get)\s+(?:\w+\s+){0,3}(?:to|into|onto)\s+(?:my\s+|a\s+)?(?:bitcoin|btc|crypto|wallet|bank|address)\b/g, '$& cashout request_cashout '],
+  [/\b(?:btc|bitcoin|crypto|payout)\s+(?:wallet|address)\b/g, '$& connect_payouts btcAddress payout '],
+  [/\bpayment (?:methods?|options?)\b|\bhow (?:can|do|could) (?:i|we) pay\b|\b(?:accept|take|support)\s+(?:\w+\s+)?(?:cards?|payments?|paypal|crypto)\b/g, '$& card checkout buy_gas '],
+  [/\borders?\s+(?:\w+\s+){0,2}(?:with|from|for|to)\s+me\b|\b(?:incoming|received)\s+orders?\b/g, '$& list_orders seller '],
+  [/\b(?:has ?n'?t|has not|have not|not|never|didn'?t|did not)\s+(?:yet\s+|even\s+)?(?:started|begun|begin|start|acknowledged)\b/g, '$& ack_purchase send_message message '],
+  [/\bapprov\w*\s+(?:my|the|his|her|their|our)\s+(?:work|delivery|deliverable|result|job|submission)\b/g, '$& confirm_delivery confirm autorelease '],
+  [/\bin[\s-]progress\b|\bmark\w*\s+(?:\w+\s+){0,3}(?:as\s+)?(?:started|accepted|acknowledged|begun)\b/g, '$& ack_purchase acknowledge '],
+  [/\bnot\s+(?:answering|responding|replying)\b|\b(?:no|never (?:got|get|had) (?:an?\s+)?)\s*(?:answer|response|reply)\b/g, '$& unresponsive undelivered refund '],
+  [/\bwithdrawable\b(?:\s+\w+){0,4}\s+(?:zero|0|nothing|empty|low|less)\b|\bcan'?t (?:cash ?out|withdraw)\b/g, '$& withdrawable sale_earn completed '],
 ];
 
 const STOP_WORDS = new Set(
@@ -87,7 +110,7 @@ const STOP_WORDS = new Set(
     'use using used out see look whether later soon anyone anybody somebody maybe much many check left ' +
     'become becoming goes go going options option choices two work works working stopped ' +
     'difference different differ between versus vs compare compared again exist exists existing available badly well ' +
-    'while whilst during meanwhile ' +
+    'while whilst during meanwhile certain ' +
     'didn doesn don isn wasn hasn haven won can cannot aren weren wouldn shouldn couldn'
   ).split(/\s+/),
 );
@@ -322,9 +345,71 @@ const SYNONYMS: Record<string, string[]> = {
   arrive: ['delivered', 'poll', 'get_purchase'],
   arrives: ['delivered', 'poll', 'get_purchase'],
   arrived: ['delivered', 'poll', 'get_purchase'],
-  notified: ['poll'],
-  notification: ['poll'],
-  notify: ['poll'],
+  notified: ['webhook', 'set_webhook'],
+  notification: ['webhook', 'set_webhook'],
+  notify: ['webhook', 'set_webhook'],
+  notifications: ['webhook', 'set_webhook'],
+  alert: ['webhook'],
+  alerts: ['webhook'],
+  alerted: ['webhook'],
+  callback: ['webhook'],
+  callbacks: ['webhook'],
+  biggest: ['largest'],
+  bigger: ['largest'],
+  larger: ['largest'],
+  rank: ['sort', 'relevance'],
+  ranked: ['sort', 'relevance'],
+  ranking: ['sort', 'relevance'],
+  sorted: ['sort'],
+  information: ['inputs', 'message'],
+  info: ['inputs', 'message'],
+  clarification: ['inputs', 'message'],
+  clarify: ['inputs', 'message'],
+  sold: ['sale', 'sale_earn'],
+  fraction: ['fee', 'percent'],
+  portion: ['fee', 'percent'],
+  proportion: ['fee', 'percent'],
+  browse: ['search', 'search_services'],
+  explore: ['search', 'search_services'],
+  discover: ['search', 'search_services'],
+  catalogue: ['search', 'listings'],
+  catalog: ['search', 'listings'],
+  restrict: ['limit', 'allowed'],
+  restricted: ['limit', 'allowed'],
+  restriction: ['limit', 'allowed'],
+  restrictions: ['limit', 'allowed'],
+  endpoint: ['webhook', 'url'],
+  escalate: ['dispute', 'dispute_purchase', 'operator'],
+  escalation: ['dispute', 'dispute_purchase', 'operator'],
+  conflict: ['dispute'],
+  disagreement: ['dispute'],
+  disagree: ['dispute'],
+  peg: ['pegged', 'usd'],
+  sign: ['signature', 'hmac'],
+  signed: ['signature', 'hmac'],
+  signing: ['signature', 'hmac'],
+  payload: ['body', 'json'],
+  payloads: ['body', 'json'],
+  repo: ['repository'],
+  expert: ['seller', 'search_services'],
+  specialist: ['seller', 'search_services'],
+  freelancer: ['seller', 'search_services'],
+  consultant: ['seller', 'search_services'],
+  provider: ['seller', 'search_services'],
+  vendor: ['seller', 'search_services'],
+  undo: ['refund', 'completed'],
+  revert: ['refund', 'completed'],
+  reverse: ['refund', 'completed'],
+  reprice: ['price', 'update_service'],
+  subscribe: ['webhook', 'set_webhook'],
+  subscription: ['webhook', 'set_webhook'],
+  listen: ['webhook', 'set_webhook'],
+  listener: ['webhook', 'set_webhook'],
+  expire: ['24', 'hours'],
+  expires: ['24', 'hours'],
+  expiry: ['24', 'hours'],
+  expiration: ['24', 'hours'],
+  pegged: ['usd'],
   paypal: ['payout', 'cashout'],
   bank: ['payout', 'cashout'],
   iban: ['payout', 'cashout'],
@@ -379,23 +464,42 @@ export function processTerm(term: string): string | null {
   return stem(t);
 }
 
+/** The same synonyms found by a word's stem too ("profits" → profit, "subscribed" → subscribe). */
+const SYNONYMS_BY_STEM = new Map<string, string[]>();
+for (const [word, expansions] of Object.entries(SYNONYMS)) {
+  const key = stem(word);
+  SYNONYMS_BY_STEM.set(key, [...new Set([...(SYNONYMS_BY_STEM.get(key) ?? []), ...expansions])]);
+}
+
 /** Question terms: each original term with its expansions (processed), so coverage counts originals. */
 export interface QuestionTerm {
   term: string;
   expansions: string[];
+  /** A word naming what the agent wants to buy ("a Dockerfile expert"): the catalogue covers any topic. */
+  topic?: true;
 }
 
-export function questionTerms(text: string): QuestionTerm[] {
+/** "find / hire / look for … an expert, a service, someone …": the words around it name a topic. */
+const SEARCH_REQUEST =
+  /\b(?:find|hire|look(?:ing)? for|search(?:ing)? for|need|want|buy|order|purchase)\s+(?:me\s+)?(?:an?\s+|some\s+|the\s+)?(?:[\w.+#-]+\s+){0,3}?(?:expert|specialist|freelancer|consultant|agent|seller|service|services|someone|somebody|developer|provider)\b/;
+
+/**
+ * isKnown: whether the documentation uses a (processed) term; a word it does not know is also looked
+ * up by its stem in the synonyms, so "profits" finds what "profit" means.
+ */
+export function questionTerms(text: string, isKnown: (term: string) => boolean = () => true): QuestionTerm[] {
   const seen = new Set<string>();
   const out: QuestionTerm[] = [];
   let question = text.toLowerCase();
+  const searchRequest = SEARCH_REQUEST.test(question);
   for (const [re, rep] of INTENTS) question = question.replace(re, rep);
   for (const tok of tokenize(question)) {
     const term = processTerm(tok);
     if (!term || seen.has(term)) continue;
     seen.add(term);
-    const expansions = (SYNONYMS[tok] ?? []).flatMap((s) => tokenize(s)).map(processTerm).filter((x): x is string => !!x && x !== term);
-    out.push({ term, expansions: [...new Set(expansions)] });
+    const expansions = (SYNONYMS[tok] ?? (isKnown(term) ? undefined : SYNONYMS_BY_STEM.get(term)) ?? []).flatMap((s) => tokenize(s)).map(processTerm).filter((x): x is string => !!x && x !== term);
+    const unique = [...new Set(expansions)];
+    out.push({ term, expansions: unique, ...(searchRequest && !isKnown(term) && !unique.some(isKnown) ? { topic: true as const } : {}) });
   }
   return out;
 }

@@ -5,7 +5,8 @@
  * failed request, stuck state), and an optional LLM that may only rephrase the retrieved passages.
  * Without an LLM, the retrieval answer is the product: the sentence that answers most of the question
  * first, then the best section (and a runner-up nearly as good). It says "I don't know" when the
- * documentation does not know most of the question's weight (IDF; unknown words weigh most).
+ * documentation does not know most of the question's weight (IDF; unknown words weigh most), or —
+ * when the question names the marketplace's own things (gas, a listing, escrow …) — a fair share of it.
  * Measured by test/help-eval.ts.
  */
 import MiniSearch, { type SearchResult } from 'minisearch';
@@ -19,7 +20,7 @@ import {
   type KnowledgeSection,
   type NextStep,
 } from '../../packages/knowledge';
-import { smallestPackCovering, GAS_PACKS, packById } from '../../packages/market-rules';
+import { smallestPackCovering, GAS_PACKS, MIN_CASHOUT_GAS, packById, saleSplit } from '../../packages/market-rules';
 import { TOOL_NAMES, PURCHASE_STATUSES } from '../../packages/tool-catalogue';
 import { processTerm, questionTerms, tokenize, type QuestionTerm } from './help-text';
 
@@ -82,6 +83,20 @@ export interface HelpAnswer {
 const DOMAIN_MIN = 0.55;
 /** …and the best section matches a fair share of it. */
 const COVERAGE_MIN = 0.3;
+/**
+ * A question that names the marketplace's own things in its own words (a listing, the escrow, a
+ * webhook …) is about this service even when its other words are new to the documentation
+ * ("how do I liquidate my earned gas?"): then a smaller known share is enough.
+ */
+const ANCHORED_DOMAIN_MIN = 0.3;
+const ANCHORED_COVERAGE_MIN = 0.2;
+const ANCHORS = new Set(
+  [
+    'gas', 'escrow', 'listing', 'listings', 'seller', 'sellers', 'buyer', 'buyers', 'purchase', 'purchases', 'delivery',
+    'deliverable', 'dispute', 'disputes', 'refund', 'refunds', 'cashout', 'payout', 'payouts', 'webhook', 'webhooks',
+    'mcp', 'apikey', 'wallet', 'checkout', 'marketplace', 'sale', 'sales', 'commission', 'offer', 'offers', 'order', 'orders',
+  ].map((w) => processTerm(w)!),
+);
 const EXPANSION_WEIGHT = 0.5;
 /** A second section scoring at least this share of the best one is answered in full too. */
 const RUNNER_UP_SHARE = 0.75;
@@ -143,7 +158,7 @@ export class HelpIndex {
    * section matches; domain: the weighted share the documentation knows at all.
    */
   retrieve(query: string, opts: { boostIds?: string[] } = {}): { hits: Retrieved[]; coverage: number; domain: number; termCount: number; terms: QuestionTerm[] } {
-    const terms = questionTerms(query);
+    const terms = questionTerms(query, (t) => this.docFrequency.has(t));
     if (terms.length === 0) return { hits: [], coverage: 0, domain: 0, termCount: 0, terms };
     const all = [...new Set(terms.flatMap((t) => [t.term, ...t.expansions]))];
     const originals = new Set(terms.map((t) => t.term));
@@ -158,7 +173,8 @@ export class HelpIndex {
     });
     const weights = terms.map((t) => this.termWeight(t));
     const total = weights.reduce((sum, w) => sum + w.weight, 0);
-    const domain = weights.reduce((sum, w) => sum + (w.known ? w.weight : 0), 0) / total;
+    // A topic word of a search request ("a Dockerfile expert") is the catalogue's to know, not the documentation's.
+    const domain = weights.reduce((sum, w, i) => sum + (w.known || terms[i].topic ? w.weight : 0), 0) / total;
     const coverageOf = (matchedTerms: string[]) => {
       const matched = new Set(matchedTerms);
       return terms.reduce((sum, t, i) => sum + (matched.has(t.term) || t.expansions.some((e) => matched.has(e)) ? weights[i].weight : 0), 0) / total;
@@ -245,7 +261,16 @@ export class HelpIndex {
     if (codeInText) {
       const guide = errorGuide(codeInText)!;
       let line = `${guide.code} (HTTP ${guide.status}): ${guide.cause}\nWhat to do: ${guide.nextStepText}`;
-      nextStep = nextStepAfterFailure(guide.code, ctx.toolName ?? null) ?? guide.nextStep;
+      // The tool that failed: from the context, or named in the pasted message.
+      const failedTool = ctx.toolName ?? TOOL_NAMES.find((t) => new RegExp(`\\b${t}\\b`).test(input.question)) ?? null;
+      nextStep = nextStepAfterFailure(guide.code, failedTool) ?? guide.nextStep;
+      if (guide.code === 'invalid_state' && !failedTool && /\blisting\b/i.test(input.question) && /\b(?:paused|removed|inactive|taken down|not active)\b/i.test(input.question)) {
+        nextStep = { tool: 'search_services', arguments: exampleArguments('search_services') };
+        line += '\nA paused or removed listing cannot be bought until its seller makes it active again: search_services for another one.';
+      }
+      if (failedTool === 'request_cashout' || failedTool === 'cash_out') {
+        line += `\nCash-out rules: at least ${MIN_CASHOUT_GAS} gas, at most wallet.withdrawableGas (sale earnings only), and no open dispute as a seller.`;
+      }
       if (guide.code === 'insufficient_gas') {
         const shortfall = parseShortfall(`${ctx.error ?? ''} ${input.question}`);
         nextStep = insufficientGasStep(shortfall);
@@ -275,10 +300,19 @@ export class HelpIndex {
     // 4. Retrieval over the question (and the stuck state's words).
     const query = [input.question, input.stuckState ?? ''].join(' ');
     const { hits, coverage, domain, terms } = this.retrieve(query, { boostIds });
-    const good = hits.length > 0 && domain >= DOMAIN_MIN && coverage >= COVERAGE_MIN;
+    const anchored = terms.some((t) => ANCHORS.has(t.term));
+    const good =
+      hits.length > 0 &&
+      ((domain >= DOMAIN_MIN && coverage >= COVERAGE_MIN) || (anchored && domain >= ANCHORED_DOMAIN_MIN && coverage >= ANCHORED_COVERAGE_MIN));
     const explained = explainedCode !== null || codeInText !== null;
     if (good) {
       const top = hits[0].section;
+      // A sale price named in the question: the split, worked out ("I sell for 500 gas, what do I get?").
+      const price = /\b(\d{1,7})\s*gas\b/i.exec(input.question);
+      if (price && /\b(?:sell\w*|sold|sale|earn\w*|receive\w*|keep|get|fee|commission|cut|net|balance)\b/i.test(input.question) && !/\b(?:buy gas|pack|cash[\s-]?out|withdraw\w*)\b/i.test(input.question)) {
+        const split = saleSplit(Number(price[1]));
+        parts.push(`For a price of ${price[1]} gas: the platform fee is ${split.platformFeeGas} gas and the seller gets ${split.sellerNetGas} gas (as sale_earn, when the buyer confirms or on auto-release).`);
+      }
       // An explained error already says what to do: background sections are only pointed to, not repeated.
       if (!sources.has(top.id) && !explained) {
         const key = this.keySentence(hits, terms);
@@ -292,6 +326,14 @@ export class HelpIndex {
           parts.push(`${runnerUp.section.title}:\n${runnerUp.section.body}`);
           sources.set(runnerUp.section.id, runnerUp.section.title);
         }
+      }
+      // An error (explained, or the best section) whose question is also about a concept (a reused
+      // Idempotency-Key, a cash-out rule) gets that concept too.
+      const isConcept = (id: string) => !/^(?:error|tool)-/.test(id) && id !== 'errors';
+      const concept = explained || !isConcept(top.id) ? hits.slice(0, 3).find((h) => isConcept(h.section.id) && h.score >= hits[0].score * 0.4) : undefined;
+      if (concept && !sources.has(concept.section.id) && coverage >= 0.5) {
+        parts.push(`${concept.section.title}:\n${concept.section.body}`);
+        sources.set(concept.section.id, concept.section.title);
       }
       const also = hits.slice(explained ? 0 : 1, 4).filter((h) => h.score >= hits[0].score * 0.5 && !sources.has(h.section.id));
       if (also.length) {
