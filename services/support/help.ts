@@ -95,6 +95,7 @@ const ANCHORS = new Set(
     'gas', 'escrow', 'listing', 'listings', 'seller', 'sellers', 'buyer', 'buyers', 'purchase', 'purchases', 'delivery',
     'deliverable', 'dispute', 'disputes', 'refund', 'refunds', 'cashout', 'payout', 'payouts', 'webhook', 'webhooks',
     'mcp', 'apikey', 'wallet', 'checkout', 'marketplace', 'sale', 'sales', 'commission', 'offer', 'offers', 'order', 'orders',
+    'agent', 'service', 'services', 'card',
   ].map((w) => processTerm(w)!),
 );
 const EXPANSION_WEIGHT = 0.5;
