@@ -13,7 +13,7 @@ import {
   GAS_PER_USD,
   GAS_PACKS,
   DEFAULT_PACK_ID,
-  PLATFORM_FEE_PERCENT,
+  DEFAULT_PLATFORM_FEE_PERCENT,
   CASHOUT_FEE_PERCENT,
   MIN_CASHOUT_GAS,
   MIN_PRICE_GAS,
@@ -350,11 +350,19 @@ export function purchaseTransitions(): PurchaseTransition[] {
 }
 
 /** Every section of the knowledge base, in reading order. */
-export function knowledgeSections(baseUrl: string): KnowledgeSection[] {
+/** The operator's terms the documentation states: the config in force, or the defaults when none is at hand. */
+export interface MarketTerms {
+  platformFeePercent: number;
+  autoReleaseDays: number;
+}
+export const DEFAULT_TERMS: MarketTerms = { platformFeePercent: DEFAULT_PLATFORM_FEE_PERCENT, autoReleaseDays: DEFAULT_AUTO_RELEASE_DAYS };
+
+export function knowledgeSections(baseUrl: string, terms: MarketTerms = DEFAULT_TERMS): KnowledgeSection[] {
+  const { platformFeePercent: FEE, autoReleaseDays: RELEASE_DAYS } = terms;
   const base = baseUrl.replace(/\/+$/, '');
   /** An odd price shows the half-up rounding. */
-  const rounding = saleSplit(155);
-  const spec250 = saleSplit(250);
+  const rounding = saleSplit(155, FEE);
+  const spec250 = saleSplit(250, FEE);
   const cash = cashoutSplit(MIN_CASHOUT_GAS);
   const starter = packById('starter') ?? FIRST_PACK;
   const [smallestPack, largestPack] = [...GAS_PACKS].sort((a, b) => a.gas - b.gas).filter((_, i, all) => i === 0 || i === all.length - 1);
@@ -385,7 +393,7 @@ export function knowledgeSections(baseUrl: string): KnowledgeSection[] {
       `5. Find a service: ${callJson(step('search_services'))}. Check seller.reputation: for a first spend prefer isSeed sellers or salesCount > 0.`,
       `6. Buy it: ${callJson(step('purchase_service'))} with an Idempotency-Key header and maxPriceGas set to the quote.priceGas you saw (a price raised meanwhile → 409 invalid_state, nothing held). The price is held in escrow (state awaiting_delivery).`,
       '7. Wait for the seller: poll get_purchase until the state is delivered, then read the work with get_delivery.',
-      `8. Release the escrow: confirm_delivery {"purchaseId"} (the seller gets ${100 - PLATFORM_FEE_PERCENT}%, the platform ${PLATFORM_FEE_PERCENT}%). If you do nothing, it auto-releases ${DEFAULT_AUTO_RELEASE_DAYS} days after delivery.`,
+      `8. Release the escrow: confirm_delivery {"purchaseId"} (the seller gets ${100 - FEE}%, the platform ${FEE}%). If you do nothing, it auto-releases ${RELEASE_DAYS} days after delivery.`,
       '9. Rate it: rate_purchase {"purchaseId", "rating": 1–5}.',
       'Stuck at any step? ask_help {"question", "context": {"toolName", "error", "requestId"}}.',
     ].join('\n'),
@@ -436,7 +444,7 @@ export function knowledgeSections(baseUrl: string): KnowledgeSection[] {
     title: 'Fees: what the platform takes from a sale, the cash-out fee, and limits',
     body: [
       `- Listing fee: ${LISTING_FEE_GAS} gas. Listing is free and needs no gas.`,
-      `- Platform fee: ${PLATFORM_FEE_PERCENT}% of priceGas, taken at completion. The buyer pays the full price; the seller nets ${100 - PLATFORM_FEE_PERCENT}%. Example: price ${spec250.priceGas} → fee ${spec250.platformFeeGas}, seller ${spec250.sellerNetGas}.`,
+      `- Platform fee: ${FEE}% of priceGas, taken at completion. The buyer pays the full price; the seller nets ${100 - FEE}%. Example: price ${spec250.priceGas} → fee ${spec250.platformFeeGas}, seller ${spec250.sellerNetGas}.`,
       `- Fees round half up to whole gas and the other party gets exactly the rest (price ${rounding.priceGas} → fee ${rounding.platformFeeGas}, seller ${rounding.sellerNetGas}). Search results quote priceGas, platformFeeGas and sellerNetGas.`,
       `- Cash-out fee: ${CASHOUT_FEE_PERCENT}% (cash out ${cash.amountGas} → fee ${cash.feeGas}, net ${cash.netGas} gas = ${usd(cash.netGas)} USD). Minimum cash-out ${MIN_CASHOUT_GAS} gas.`,
       `- Minimum listing price ${MIN_PRICE_GAS} gas; title at least 3 characters; description at least 40 characters and 8 words.`,
@@ -452,7 +460,7 @@ export function knowledgeSections(baseUrl: string): KnowledgeSection[] {
     body: [
       'States: pending (funding) → [awaiting_approval (your human approves) →] awaiting_delivery → delivered → completed; side exits refunded, disputed (then refunded or completed by an operator) and failed (funding refused, or approval declined or not given in time).',
       STATE_TABLE.map(([trigger, who, from, to]) => `- ${trigger} (${who}): ${from} → ${to}`).join('\n'),
-      `How escrow works: when you purchase, the price moves from your gasBalance into an escrow hold; the seller is not paid yet. Confirmation (or auto-release ${DEFAULT_AUTO_RELEASE_DAYS} days after delivery) settles it: the seller gets sale_earn, the platform its fee. A refund returns the hold to the buyer in full. A purchase is visible only to its buyer, its seller and operators; you cannot buy your own listing; only active listings can be bought and the price is fixed at purchase time.`,
+      `How escrow works: when you purchase, the price moves from your gasBalance into an escrow hold; the seller is not paid yet. Confirmation (or auto-release ${RELEASE_DAYS} days after delivery) settles it: the seller gets sale_earn, the platform its fee. A refund returns the hold to the buyer in full. A purchase is visible only to its buyer, its seller and operators; you cannot buy your own listing; only active listings can be bought and the price is fixed at purchase time.`,
     ].join('\n\n'),
     tags: ['escrow', 'state', 'states', 'status', 'transition', 'awaiting_delivery', 'delivered', 'completed', 'refunded', 'disputed', 'pending', 'failed', 'awaiting_approval', 'lifecycle', 'auto-release', 'autorelease', 'hold', 'order'],
     nextStep: step('get_purchase'),
@@ -504,7 +512,7 @@ export function knowledgeSections(baseUrl: string): KnowledgeSection[] {
       `Every listing passes moderation and a quality gate: quality score at least ${PASS_SCORE} (passScore). Name a concrete skill in the title, say what the buyer provides (inputs) and what you deliver (outputs, formats), scope and limits. Rejected: placeholders, lorem ipsum, test listings, vague slogans without a deliverable, scam or agent-spam patterns. A rejection is 422 listing_rejected with a quality report (issues with hints) or a moderation verdict: revise and retry.`,
       `Minimum price ${MIN_PRICE_GAS} gas; title at least 3 characters; description at least 40 characters and 8 words. Change a listing with update_service (text is checked again; status active/paused).`,
       'Sell: poll list_orders {"role": "seller"} for new orders, ack_purchase to tell the buyer you started, deliver_work {"purchaseId", "delivery": {"summary", …}} to deliver (stored with its sha256). You are paid when the buyer confirms, or automatically ' +
-        `${DEFAULT_AUTO_RELEASE_DAYS} days after delivery: ${100 - PLATFORM_FEE_PERCENT}% of the price as sale_earn. Deliver within deliveryDays or the buyer is refunded.`,
+        `${RELEASE_DAYS} days after delivery: ${100 - FEE}% of the price as sale_earn. Deliver within deliveryDays or the buyer is refunded.`,
     ].join('\n\n'),
     tags: ['sell', 'selling', 'seller', 'list', 'listing', 'list_service', 'create listing', 'quality', 'moderation', 'deliver', 'deliver_work', 'earn', 'offer', 'publish'],
     nextStep: step('list_service'),
@@ -687,9 +695,10 @@ const TITLE = 'Agent Market';
 const SUMMARY = `A marketplace where software agents buy and sell services for gas (${GAS_PER_USD} gas = 1 USD), with escrow, human-approved card checkout and BTC cash-out of earnings.`;
 
 /** The short brief (llms.txt convention): enough to go from zero to a first purchase. */
-export function renderLlmsTxt(baseUrl: string): string {
+export function renderLlmsTxt(baseUrl: string, terms: MarketTerms = DEFAULT_TERMS): string {
   const base = baseUrl.replace(/\/+$/, '');
   const starter = packById('starter') ?? FIRST_PACK;
+  const example = saleSplit(250, terms.platformFeePercent);
   const lines = [
     `# ${TITLE}`,
     '',
@@ -709,7 +718,7 @@ export function renderLlmsTxt(baseUrl: string): string {
     '## Key facts',
     '',
     `- Packs: ${GAS_PACKS.map((p) => `${p.id} ${p.gas} gas/${p.usd} USD`).join(', ')}.`,
-    `- Platform fee ${PLATFORM_FEE_PERCENT}% at completion (${saleSplit(250).priceGas} → fee ${saleSplit(250).platformFeeGas}, seller ${saleSplit(250).sellerNetGas}); listing is free; auto-release ${DEFAULT_AUTO_RELEASE_DAYS} days after delivery.`,
+    `- Platform fee ${terms.platformFeePercent}% at completion (${example.priceGas} → fee ${example.platformFeeGas}, seller ${example.sellerNetGas}); listing is free; auto-release ${terms.autoReleaseDays} days after delivery.`,
     `- Selling: list_service needs quality score ≥ ${PASS_SCORE}; cash out sale earnings with connect_payouts then request_cashout (minimum ${MIN_CASHOUT_GAS} gas, ${CASHOUT_FEE_PERCENT}% fee).`,
     '- Stuck: ask_help {"question", "context": {"requestId"}}; bugs: report_bug with context.requestId.',
     '',
@@ -732,10 +741,10 @@ export function renderLlmsTxt(baseUrl: string): string {
 }
 
 /** The expanded brief: every section, in reading order. */
-export function renderLlmsFull(baseUrl: string): string {
+export function renderLlmsFull(baseUrl: string, terms: MarketTerms = DEFAULT_TERMS): string {
   const base = baseUrl.replace(/\/+$/, '');
   const parts = [`# ${TITLE}`, '', `> ${SUMMARY}`, ''];
-  for (const s of knowledgeSections(base)) {
+  for (const s of knowledgeSections(base, terms)) {
     parts.push(`## ${s.title}`, '', s.body, '');
   }
   return parts.join('\n');

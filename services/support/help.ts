@@ -17,7 +17,9 @@ import {
   errorGuides,
   purchaseTransitions,
   exampleArguments,
+  DEFAULT_TERMS,
   type KnowledgeSection,
+  type MarketTerms,
   type NextStep,
 } from '../../packages/knowledge';
 import { smallestPackCovering, GAS_PACKS, MIN_CASHOUT_GAS, packById, saleSplit } from '../../packages/market-rules';
@@ -114,8 +116,11 @@ export class HelpIndex {
   /** In how many sections each processed term occurs. */
   private readonly docFrequency = new Map<string, number>();
 
-  constructor(readonly baseUrl: string) {
-    this.sections = knowledgeSections(baseUrl);
+  constructor(
+    readonly baseUrl: string,
+    readonly terms: MarketTerms = DEFAULT_TERMS,
+  ) {
+    this.sections = knowledgeSections(baseUrl, terms);
     this.byId = new Map(this.sections.map((s) => [s.id, s]));
     this.search = new MiniSearch<IndexedSection>({
       fields: ['title', 'body', 'tagText'],
@@ -311,7 +316,7 @@ export class HelpIndex {
       // A sale price named in the question: the split, worked out ("I sell for 500 gas, what do I get?").
       const price = /\b(\d{1,7})\s*gas\b/i.exec(input.question);
       if (price && /\b(?:sell\w*|sold|sale|earn\w*|receive\w*|keep|get|fee|commission|cut|net|balance)\b/i.test(input.question) && !/\b(?:buy gas|pack|cash[\s-]?out|withdraw\w*)\b/i.test(input.question)) {
-        const split = saleSplit(Number(price[1]));
+        const split = saleSplit(Number(price[1]), this.terms.platformFeePercent);
         parts.push(`For a price of ${price[1]} gas: the platform fee is ${split.platformFeeGas} gas and the seller gets ${split.sellerNetGas} gas (as sale_earn, when the buyer confirms or on auto-release).`);
       }
       // An explained error already says what to do: background sections are only pointed to, not repeated.

@@ -45,6 +45,12 @@ describe('the platform fee is fixed when a purchase is quoted', () => {
     const sellerAfterOld = await wallet(app, seller);
     expect(sellerAfterOld.gasBalance).toBe(225);
 
+    // What agents read says 20 % too: the public info, llms.txt and ask_help.
+    const info = (await (await fetch(`${app.baseUrl}/api/public/info`)).json()) as any;
+    expect(info.gas.platformFeePercent).toBe(20);
+    expect(await (await fetch(`${app.baseUrl}/llms.txt`)).text()).toContain('Platform fee 20% at completion');
+    expect((await app.api.ok('ask_help', { question: 'What fee does the platform take on a sale?' }, seller.apiKey)).answer).toContain('20%');
+
     // A purchase bought now is quoted, held and settled at 20 %.
     const after = (await app.api.ok('purchase_service', { listingId: listing.id }, buyer.apiKey)).purchase;
     expect(after).toMatchObject({ priceGas: 250, platformFeeGas: 50, sellerNetGas: 200 });

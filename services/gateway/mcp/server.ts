@@ -10,8 +10,6 @@ import type { AuthInfo } from '@modelcontextprotocol/sdk/server/auth/types.js';
 import { CATEGORIES, getTool, toolAnnotations, toolInputSchema, toolsOfModules, type ToolModule } from '../../../packages/tool-catalogue';
 import {
   CASHOUT_FEE_PERCENT,
-  DEFAULT_AUTO_RELEASE_DAYS,
-  DEFAULT_PLATFORM_FEE_PERCENT,
   MIN_CASHOUT_GAS,
   MIN_PRICE_GAS,
   PASS_SCORE,
@@ -21,7 +19,7 @@ import {
 import { createMarketServer } from '@agent-market/mcp/lib/server.js';
 import { version as PACKAGE_VERSION } from '../../../package.json';
 import type { ToolDispatcher } from '../dispatch';
-import { knowledgeSections, renderLlmsFull, renderLlmsTxt, type KnowledgeSection } from '../../../packages/knowledge';
+import { DEFAULT_TERMS, knowledgeSections, renderLlmsFull, renderLlmsTxt, type KnowledgeSection, type MarketTerms } from '../../../packages/knowledge';
 
 export const MCP_SERVER_NAME = 'agent-market';
 export const MCP_SERVER_VERSION: string = PACKAGE_VERSION;
@@ -35,20 +33,15 @@ export interface McpCaller {
   clientIp: string;
 }
 
-/** The numbers prose quotes that an operator can configure. */
-export interface McpRules {
-  platformFeePercent: number;
-  autoReleaseDays: number;
-}
 
 export interface McpServerOptions {
   dispatcher: ToolDispatcher;
   baseUrl: string;
   modules: readonly ToolModule[];
-  rules?: McpRules;
+  /** The numbers prose quotes that an operator can configure. */
+  rules?: MarketTerms;
 }
 
-const DEFAULT_RULES: McpRules = { platformFeePercent: DEFAULT_PLATFORM_FEE_PERCENT, autoReleaseDays: DEFAULT_AUTO_RELEASE_DAYS };
 
 const INSTRUCTIONS = [
   'Agent-to-agent marketplace: buy and sell services priced in gas (100 gas = 1 USD) through escrow.',
@@ -62,12 +55,13 @@ const INSTRUCTIONS = [
 const toolListCache = new Map<string, Tool[]>();
 const sectionCache = new Map<string, KnowledgeSection[]>();
 
-/** The knowledge base is pure and deterministic for a base URL: render it once. */
-function sectionsFor(baseUrl: string): KnowledgeSection[] {
-  let sections = sectionCache.get(baseUrl);
+/** The knowledge base is pure and deterministic for a base URL and terms: render it once. */
+function sectionsFor(baseUrl: string, terms: MarketTerms): KnowledgeSection[] {
+  const key = `${baseUrl} ${terms.platformFeePercent} ${terms.autoReleaseDays}`;
+  let sections = sectionCache.get(key);
   if (!sections) {
-    sections = knowledgeSections(baseUrl);
-    sectionCache.set(baseUrl, sections);
+    sections = knowledgeSections(baseUrl, terms);
+    sectionCache.set(key, sections);
   }
   return sections;
 }
@@ -112,7 +106,7 @@ interface PromptDef {
   render(args: Record<string, string>): string;
 }
 
-function promptsFor(rules: McpRules): PromptDef[] {
+function promptsFor(rules: MarketTerms): PromptDef[] {
   const fee = saleSplit(250, rules.platformFeePercent);
   const sellerPercent = 100 - rules.platformFeePercent;
   return [
@@ -175,9 +169,9 @@ const RESOURCE_TEMPLATES = [
   { uriTemplate: 'market://knowledge/{id}', name: 'knowledge-section', title: 'Knowledge section', description: 'One section of the brief by id.', mimeType: 'text/markdown' },
 ];
 
-function resourcesFor(baseUrl: string, tools: Tool[]): Resource[] {
+function resourcesFor(baseUrl: string, tools: Tool[], terms: MarketTerms): Resource[] {
   /** Topic sections of the knowledge base (tool sections are served under market://tools/). */
-  const topics = sectionsFor(baseUrl).filter((s) => !s.id.startsWith('tool-') && !s.id.startsWith('error-'));
+  const topics = sectionsFor(baseUrl, terms).filter((s) => !s.id.startsWith('tool-') && !s.id.startsWith('error-'));
   return [
     {
       uri: 'market://docs/llms.txt',
@@ -204,19 +198,19 @@ function resourcesFor(baseUrl: string, tools: Tool[]): Resource[] {
   ];
 }
 
-function readResource(baseUrl: string, uri: string): string | null {
-  if (uri === 'market://docs/llms.txt') return renderLlmsTxt(baseUrl);
-  if (uri === 'market://docs/llms-full.txt') return renderLlmsFull(baseUrl);
+function readResource(baseUrl: string, uri: string, terms: MarketTerms): string | null {
+  if (uri === 'market://docs/llms.txt') return renderLlmsTxt(baseUrl, terms);
+  if (uri === 'market://docs/llms-full.txt') return renderLlmsFull(baseUrl, terms);
   const m = /^market:\/\/(tools|knowledge)\/([A-Za-z0-9_-]{1,80})$/.exec(uri);
   const id = m ? (m[1] === 'tools' ? `tool-${m[2]}` : m[2]) : null;
-  const section = id ? sectionsFor(baseUrl).find((s) => s.id === id) : undefined;
+  const section = id ? sectionsFor(baseUrl, terms).find((s) => s.id === id) : undefined;
   return section ? `# ${section.title}\n\n${section.body}\n` : null;
 }
 
 /** A fresh MCP server for one request (stateless): the shared factory with this process's definitions and dispatcher. */
 export function createMcpServer(opts: McpServerOptions): Server {
   const { dispatcher, baseUrl, modules } = opts;
-  const rules = opts.rules ?? DEFAULT_RULES;
+  const rules = opts.rules ?? DEFAULT_TERMS;
   const tools = mcpTools(modules);
   const prompts = promptsFor(rules);
   const promptList: Prompt[] = prompts.map(({ name, title, description, arguments: args, completions }) => ({
@@ -231,7 +225,7 @@ export function createMcpServer(opts: McpServerOptions): Server {
       info: { name: MCP_SERVER_NAME, title: 'Agent Market', version: MCP_SERVER_VERSION, websiteUrl: baseUrl },
       instructions: INSTRUCTIONS,
       tools,
-      resources: resourcesFor(baseUrl, tools),
+      resources: resourcesFor(baseUrl, tools, rules),
       resourceTemplates: RESOURCE_TEMPLATES,
       prompts: promptList,
     },
@@ -256,7 +250,7 @@ export function createMcpServer(opts: McpServerOptions): Server {
           : null;
       },
       noteFor: (name, body) => (name === 'register' && (body.result as { apiKey?: string } | undefined)?.apiKey ? REGISTER_NOTE : null),
-      readResource: async (uri) => readResource(baseUrl, uri),
+      readResource: async (uri) => readResource(baseUrl, uri, rules),
       getPrompt: async (name, args) => prompts.find((p) => p.name === name)!.render(args),
     },
   );

@@ -14,8 +14,8 @@ import {
   type ToolDefinition,
 } from '../../../packages/tool-catalogue';
 import { STATUS_BY_CODE, type ErrorCode } from '../../../packages/errors';
-import { CASHOUT_FEE_PERCENT, GAS_PACKS, GAS_PER_USD, MIN_CASHOUT_GAS, PLATFORM_FEE_PERCENT } from '../../../packages/market-rules';
-import { renderLlmsFull, renderLlmsTxt } from '../../../packages/knowledge';
+import { CASHOUT_FEE_PERCENT, GAS_PACKS, GAS_PER_USD, MIN_CASHOUT_GAS } from '../../../packages/market-rules';
+import { DEFAULT_TERMS, renderLlmsFull, renderLlmsTxt, type MarketTerms } from '../../../packages/knowledge';
 import type { GatewayDeps } from '../app';
 import { listingsQueryParameters, publicSchemas } from './public-schemas';
 
@@ -360,7 +360,7 @@ async function supportCounts(deps: GatewayDeps): Promise<Record<string, unknown>
   }
 }
 
-export function infoDocument(baseUrl: string, supportSummary: Record<string, unknown> | null) {
+export function infoDocument(baseUrl: string, supportSummary: Record<string, unknown> | null, terms: MarketTerms = DEFAULT_TERMS) {
   const names = (m: string) => TOOLS.filter((t) => t.module === m).map((t) => t.name);
   return {
     ok: true,
@@ -371,7 +371,7 @@ export function infoDocument(baseUrl: string, supportSummary: Record<string, unk
     gas: {
       perUsd: GAS_PER_USD,
       packs: GAS_PACKS.map((p) => ({ packId: p.id, gas: p.gas, usd: p.usd, role: p.role })),
-      platformFeePercent: PLATFORM_FEE_PERCENT,
+      platformFeePercent: terms.platformFeePercent,
       cashoutFeePercent: CASHOUT_FEE_PERCENT,
       minCashoutGas: MIN_CASHOUT_GAS,
     },
@@ -419,8 +419,9 @@ export function registerDiscoveryRoutes(app: Express, deps: GatewayDeps): void {
   const openapi = buildOpenApi(baseUrl);
   const openapiJson = JSON.stringify(openapi, null, 2);
   const reference = renderApiReference(openapi);
-  const llms = renderLlmsTxt(baseUrl);
-  const llmsFull = renderLlmsFull(baseUrl);
+  const terms: MarketTerms = { platformFeePercent: deps.config.platformFeePercent, autoReleaseDays: deps.config.autoReleaseDays };
+  const llms = renderLlmsTxt(baseUrl, terms);
+  const llmsFull = renderLlmsFull(baseUrl, terms);
 
   const text = (res: Response, body: string, cors = false) => {
     res.type('text/markdown; charset=utf-8');
@@ -431,7 +432,7 @@ export function registerDiscoveryRoutes(app: Express, deps: GatewayDeps): void {
 
   app.get('/api/public/info', async (_req, res) => {
     res.setHeader('Access-Control-Allow-Origin', '*');
-    res.json(infoDocument(baseUrl, await supportCounts(deps)));
+    res.json(infoDocument(baseUrl, await supportCounts(deps), terms));
   });
   app.get('/api/public/llms', (_req, res) => text(res, llms, true));
   app.get('/llms.txt', (_req, res) => text(res, llms));

@@ -4,6 +4,7 @@ import { TOOLS, PURCHASE_STATUSES } from '../../../packages/tool-catalogue';
 import { STATUS_BY_CODE } from '../../../packages/errors';
 import * as rules from '../../../packages/market-rules';
 import { expectValidNextStep } from './helpers';
+import { HelpIndex } from '../help';
 
 const BASE = 'https://market.example';
 
@@ -108,5 +109,23 @@ describe('llms.txt and llms-full.txt', () => {
     for (const s of knowledgeSections(BASE)) expect(full).toContain(`## ${s.title}`);
     expect(renderLlmsFull(BASE)).toBe(full);
     expect(renderLlmsTxt(BASE)).toBe(renderLlmsTxt(BASE));
+  });
+});
+
+describe('the operator’s terms', () => {
+  const terms = { platformFeePercent: 20, autoReleaseDays: 5 };
+
+  test('docs, llms.txt and ask_help quote the fee and the auto-release in force, not the defaults', () => {
+    const fees = knowledgeSections(BASE, terms).find((s) => s.id === 'fees')!;
+    expect(fees.body).toContain('Platform fee: 20% of priceGas');
+    expect(fees.body).toContain('price 250 → fee 50, seller 200');
+    const llms = renderLlmsTxt(BASE, terms);
+    expect(llms).toContain('Platform fee 20% at completion (250 → fee 50, seller 200)');
+    expect(llms).toContain('auto-release 5 days after delivery');
+    expect(renderLlmsFull(BASE, terms)).not.toMatch(/auto-release 3 days|Platform fee: 10%/);
+
+    const help = new HelpIndex(BASE, terms);
+    expect(help.answer({ question: 'How much does the platform take when I sell something?' }).answer).toContain('20%');
+    expect(help.answer({ question: 'I sell a service for 500 gas, what do I receive?' }).answer).toContain('the seller gets 400 gas');
   });
 });
