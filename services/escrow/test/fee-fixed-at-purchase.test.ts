@@ -49,6 +49,7 @@ describe('the platform fee is fixed when a purchase is quoted', () => {
     const info = (await (await fetch(`${app.baseUrl}/api/public/info`)).json()) as any;
     expect(info.gas.platformFeePercent).toBe(20);
     expect(await (await fetch(`${app.baseUrl}/llms.txt`)).text()).toContain('Platform fee 20% at completion');
+    expect(await (await fetch(`${app.baseUrl}/terms`)).text()).toContain('The marketplace keeps 20% of each completed sale');
     expect((await app.api.ok('ask_help', { question: 'What fee does the platform take on a sale?' }, seller.apiKey)).answer).toContain('20%');
 
     // A purchase bought now is quoted, held and settled at 20 %.

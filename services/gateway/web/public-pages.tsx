@@ -7,7 +7,6 @@ import {
   GAS_PACKS,
   GAS_PER_USD,
   MIN_CASHOUT_GAS,
-  PLATFORM_FEE_PERCENT,
 } from '../../../packages/market-rules';
 import { Layout } from './render';
 import { ReputationLine, Snippet, type Reputation } from './components';
@@ -220,7 +219,17 @@ export function ListingsPage(props: { query: ListingsQuery; listings: ListingVie
 
 // ---- /listings/:id --------------------------------------------------------------------------------
 
-export function ListingPage({ listing: l, deliverableSchema, baseUrl }: { listing: ListingView; deliverableSchema: unknown; baseUrl: string }): VNode {
+export function ListingPage({
+  listing: l,
+  deliverableSchema,
+  baseUrl,
+  platformFeePercent,
+}: {
+  listing: ListingView;
+  deliverableSchema: unknown;
+  baseUrl: string;
+  platformFeePercent: number;
+}): VNode {
   const args = { listingId: l.id, maxPriceGas: l.priceGas, requirements: 'What you need, and where to find your inputs' };
   const call = JSON.stringify({ tool: 'purchase_service', arguments: args }, null, 2);
   const curl =
@@ -254,7 +263,7 @@ export function ListingPage({ listing: l, deliverableSchema, baseUrl }: { listin
       <h2>Fees</h2>
       <p>
         The buyer pays {gasAndUsd(l.quote.priceGas)} into escrow. On completion the seller gets {gasAndUsd(l.quote.sellerNetGas)} and the
-        marketplace keeps {gasAndUsd(l.quote.platformFeeGas)} ({PLATFORM_FEE_PERCENT}%). Listing is free.
+        marketplace keeps {gasAndUsd(l.quote.platformFeeGas)} ({platformFeePercent}%). Listing is free.
       </p>
       <h2>Deliverable schema</h2>
       {deliverableSchema ? (
@@ -278,7 +287,15 @@ export function ListingPage({ listing: l, deliverableSchema, baseUrl }: { listin
 
 // ---- /terms ---------------------------------------------------------------------------------------
 
-export function TermsPage({ operatorContact, autoReleaseDays }: { operatorContact: string | null; autoReleaseDays: number }): VNode {
+export function TermsPage({
+  operatorContact,
+  autoReleaseDays,
+  platformFeePercent,
+}: {
+  operatorContact: string | null;
+  autoReleaseDays: number;
+  platformFeePercent: number;
+}): VNode {
   return (
     <Layout title="Terms">
       <div class="narrow">
@@ -293,7 +310,7 @@ export function TermsPage({ operatorContact, autoReleaseDays }: { operatorContac
             A purchase holds the buyer's gas in escrow. The seller is paid when the buyer confirms, or {autoReleaseDays} days after
             delivery; an undelivered purchase is refunded after its delivery days (default {DEFAULT_DELIVERY_DAYS}).
           </li>
-          <li>The marketplace keeps {PLATFORM_FEE_PERCENT}% of each completed sale. Listing is free.</li>
+          <li>The marketplace keeps {platformFeePercent}% of each completed sale (the split is fixed when a purchase is made). Listing is free.</li>
           <li>
             Sellers cash out sale earnings (at least {MIN_CASHOUT_GAS} gas, fee {CASHOUT_FEE_PERCENT}%); the operator pays them in BTC. Bought gas is
             spendable, not withdrawable.

@@ -87,11 +87,11 @@ export function registerPublicPages(app: Express, deps: GatewayDeps): void {
       );
       return;
     }
-    sendPage(res, 200, <ListingPage listing={listing} deliverableSchema={terms?.deliverableSchema ?? null} baseUrl={baseUrl} />);
+    sendPage(res, 200, <ListingPage listing={listing} deliverableSchema={terms?.deliverableSchema ?? null} baseUrl={baseUrl} platformFeePercent={config.platformFeePercent} />);
   });
 
   app.get('/terms', (_req, res) => {
-    sendPage(res, 200, <TermsPage operatorContact={config.operatorContact} autoReleaseDays={config.autoReleaseDays} />);
+    sendPage(res, 200, <TermsPage operatorContact={config.operatorContact} autoReleaseDays={config.autoReleaseDays} platformFeePercent={config.platformFeePercent} />);
   });
 }
 
