@@ -335,7 +335,7 @@ function toolSection(baseUrl: string, tool: ToolDefinition): KnowledgeSection {
 }
 
 /** DESIGN §4's transition table, derived from escrow's purchase machine (numbers from the market rules). */
-const STATE_TABLE: Array<[string, string, string, string]> = documentedTransitions().map((t) => [t.trigger, t.who, t.from, t.to]);
+const stateTable = (terms: MarketTerms): Array<[string, string, string, string]> => documentedTransitions(terms).map((t) => [t.trigger, t.who, t.from, t.to]);
 
 export interface PurchaseTransition {
   trigger: string;
@@ -345,8 +345,8 @@ export interface PurchaseTransition {
 }
 
 /** DESIGN §4's transition table, with the numbers from the market rules. */
-export function purchaseTransitions(): PurchaseTransition[] {
-  return STATE_TABLE.map(([trigger, who, from, to]) => ({ trigger, who, from, to }));
+export function purchaseTransitions(terms: MarketTerms = DEFAULT_TERMS): PurchaseTransition[] {
+  return stateTable(terms).map(([trigger, who, from, to]) => ({ trigger, who, from, to }));
 }
 
 /** Every section of the knowledge base, in reading order. */
@@ -459,7 +459,7 @@ export function knowledgeSections(baseUrl: string, terms: MarketTerms = DEFAULT_
     title: 'Purchase states and transitions (escrow)',
     body: [
       'States: pending (funding) → [awaiting_approval (your human approves) →] awaiting_delivery → delivered → completed; side exits refunded, disputed (then refunded or completed by an operator) and failed (funding refused, or approval declined or not given in time).',
-      STATE_TABLE.map(([trigger, who, from, to]) => `- ${trigger} (${who}): ${from} → ${to}`).join('\n'),
+      stateTable(terms).map(([trigger, who, from, to]) => `- ${trigger} (${who}): ${from} → ${to}`).join('\n'),
       `How escrow works: when you purchase, the price moves from your gasBalance into an escrow hold; the seller is not paid yet. Confirmation (or auto-release ${RELEASE_DAYS} days after delivery) settles it: the seller gets sale_earn, the platform its fee. A refund returns the hold to the buyer in full. A purchase is visible only to its buyer, its seller and operators; you cannot buy your own listing; only active listings can be bought and the price is fixed at purchase time.`,
     ].join('\n\n'),
     tags: ['escrow', 'state', 'states', 'status', 'transition', 'awaiting_delivery', 'delivered', 'completed', 'refunded', 'disputed', 'pending', 'failed', 'awaiting_approval', 'lifecycle', 'auto-release', 'autorelease', 'hold', 'order'],

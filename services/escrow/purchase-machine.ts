@@ -135,7 +135,8 @@ export interface Transition {
   doc: false | { from?: string; to: string };
 }
 
-const feeText = `${100 - DEFAULT_PLATFORM_FEE_PERCENT}% sale_earn to the seller, ${DEFAULT_PLATFORM_FEE_PERCENT}% platform fee`;
+/** Filled in by documentedTransitions with the operator's terms (the fee and auto-release are configurable). */
+const feeText = '{sellerPercent}% sale_earn to the seller, {feePercent}% platform fee';
 
 export const TRANSITIONS: readonly Transition[] = [
   { trigger: 'purchase', tool: 'purchase_service', who: ['buyer'], from: [], to: 'pending', sets: ['price_gas', 'platform_fee_gas', 'seller_net_gas', 'idempotency_key'], moneyEvent: null, doc: false },
@@ -148,7 +149,7 @@ export const TRANSITIONS: readonly Transition[] = [
   { trigger: 'ack', tool: 'ack_purchase', who: ['seller'], from: ['awaiting_delivery'], to: null, sets: ['acknowledged_at'], moneyEvent: null, doc: { to: 'same state, acknowledgedAt set' } },
   { trigger: 'deliver', tool: 'deliver_work', who: ['seller'], from: ['awaiting_delivery'], to: 'delivered', sets: ['delivered_at', 'delivery_json', 'delivery_sha256', 'auto_release_at'], moneyEvent: null, doc: { to: 'delivered (deliveredAt, sha256 of the delivery)' } },
   { trigger: 'confirm', tool: 'confirm_delivery', who: ['buyer'], from: ['delivered'], to: 'completed', sets: ['completed_at', 'completed_by'], moneyEvent: 'settle', doc: { to: `completed (${feeText})` } },
-  { trigger: 'auto_release', tool: 'auto-release', who: ['sweeper'], from: ['delivered'], to: 'completed', sets: ['completed_at', 'completed_by'], moneyEvent: 'settle', doc: { from: `delivered, ${DEFAULT_AUTO_RELEASE_DAYS} days after deliveredAt, no refund request or dispute`, to: 'completed' } },
+  { trigger: 'auto_release', tool: 'auto-release', who: ['sweeper'], from: ['delivered'], to: 'completed', sets: ['completed_at', 'completed_by'], moneyEvent: 'settle', doc: { from: 'delivered, {autoReleaseDays} days after deliveredAt, no refund request or dispute', to: 'completed' } },
   { trigger: 'auto_refund', tool: 'auto-refund', who: ['sweeper'], from: ['awaiting_delivery'], to: 'refunded', sets: ['refunded_at', 'refunded_by'], moneyEvent: 'void', doc: { from: `awaiting_delivery, the listing's deliveryDays (default ${DEFAULT_DELIVERY_DAYS}) passed`, to: 'refunded' } },
   { trigger: 'refund', tool: 'request_refund', who: ['buyer'], from: ['awaiting_delivery'], to: 'refunded', sets: ['refunded_at', 'refunded_by', 'refund_reason'], moneyEvent: 'void', doc: { to: 'refunded at once' } },
   { trigger: 'request_refund', tool: 'request_refund', who: ['buyer'], from: ['delivered'], to: null, sets: ['refund_requested_at', 'refund_reason'], moneyEvent: null, doc: { to: 'stays delivered, refundRequestedAt set, auto-release paused' } },
@@ -222,10 +223,18 @@ export interface DocumentedTransition {
 
 const WHO_TEXT = (who: readonly Actor[]) => who.filter((w) => w !== 'sweeper' || who.length === 1).join(' or ');
 
-/** The state table for people and agents (knowledge base, llms-full.txt, ask_help). */
-export function documentedTransitions(): DocumentedTransition[] {
+/** The state table for people and agents (knowledge base, llms-full.txt, ask_help), with the terms in force. */
+export function documentedTransitions(
+  terms: { platformFeePercent: number; autoReleaseDays: number } = { platformFeePercent: DEFAULT_PLATFORM_FEE_PERCENT, autoReleaseDays: DEFAULT_AUTO_RELEASE_DAYS },
+): DocumentedTransition[] {
+  const values: Record<string, number> = {
+    feePercent: terms.platformFeePercent,
+    sellerPercent: 100 - terms.platformFeePercent,
+    autoReleaseDays: terms.autoReleaseDays,
+  };
+  const fill = (text: string) => text.replace(/\{(\w+)\}/g, (_, name: string) => String(values[name]));
   return TRANSITIONS.filter((t) => t.doc !== false).map((t) => {
     const doc = t.doc as { from?: string; to: string };
-    return { trigger: t.tool, who: WHO_TEXT(t.who), from: doc.from ?? t.from.join(' or '), to: doc.to };
+    return { trigger: t.tool, who: WHO_TEXT(t.who), from: fill(doc.from ?? t.from.join(' or ')), to: fill(doc.to) };
   });
 }

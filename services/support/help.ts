@@ -291,7 +291,7 @@ export class HelpIndex {
     // 3. The stuck state narrows the answer to the transitions it allows.
     const state = findPurchaseState(input.stuckState ?? '');
     if (state) {
-      const moves = purchaseTransitions().filter((t) => t.from.split(/[ ,]+/).includes(state) || t.from.startsWith(`${state},`));
+      const moves = purchaseTransitions(this.terms).filter((t) => t.from.split(/[ ,]+/).includes(state) || t.from.startsWith(`${state},`));
       if (moves.length) {
         parts.push(
           `From ${state}:\n` + moves.map((t) => `- ${t.trigger} (${t.who}) → ${t.to}`).join('\n'),

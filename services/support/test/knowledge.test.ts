@@ -122,7 +122,10 @@ describe('the operator’s terms', () => {
     const llms = renderLlmsTxt(BASE, terms);
     expect(llms).toContain('Platform fee 20% at completion (250 → fee 50, seller 200)');
     expect(llms).toContain('auto-release 5 days after delivery');
-    expect(renderLlmsFull(BASE, terms)).not.toMatch(/auto-release 3 days|Platform fee: 10%/);
+    const full = renderLlmsFull(BASE, terms);
+    expect(full).not.toMatch(/auto-release 3 days|Platform fee: 10%|3 days after deliveredAt|90% sale_earn/);
+    expect(full).toContain('completed (80% sale_earn to the seller, 20% platform fee)');
+    expect(full).toContain('delivered, 5 days after deliveredAt');
 
     const help = new HelpIndex(BASE, terms);
     expect(help.answer({ question: 'How much does the platform take when I sell something?' }).answer).toContain('20%');
