@@ -426,8 +426,17 @@ export function findErrorCode(text: string): string | null {
     /\b(?:http(?:\/[\d.]+)?|status(?:\s+code)?|error|code|returned|returns|got|answered|answers|failed with|response)\W{0,3}([45]\d\d)\b(?!\s*(?:gas|usd|%))/.exec(lower) ??
     /\b([45]\d\d)\s*[-:]?\s*(?:unauthorized|forbidden|not found|conflict|too many requests|internal server error|service unavailable|bad request|payment required|unprocessable|not implemented)/.exec(lower);
   if (status) return ERROR_CODE_BY_STATUS.get(Number(status[1])) ?? null;
+  // The status's words without its number ("the server says too many requests").
+  for (const [phrase, code] of STATUS_PHRASES) if (phrase.test(lower)) return code;
   return null;
 }
+
+const STATUS_PHRASES: Array<[RegExp, string]> = [
+  [/\btoo many (?:requests|calls)\b|\brate[\s-]?limit(?:ed)?\b|\bthrottl\w*/, 'rate_limited'],
+  [/\bpayment required\b/, 'insufficient_gas'],
+  [/\bservice (?:is )?unavailable\b/, 'service_unavailable'],
+  [/\binternal server error\b/, 'internal'],
+];
 
 function findPurchaseState(text: string): string | null {
   const lower = text.toLowerCase();
