@@ -96,6 +96,7 @@ const INTENTS: Array<[RegExp, string]> = [
   [/\b(?:call|calls|ping|pings|post to|posts to|hit|hits|notify)\s+(?:my|our|an?|your)\s+(?:own\s+)?(?:endpoint|url|server|api|http|https)\b/g, '$& webhook set_webhook '],
   [/\b(?:get|be|being|got)\s+told\b|\bhear (?:about|of)\b|\bkeep (?:me|us) (?:posted|updated|informed)\b/g, '$& webhook set_webhook notify '],
   [/\bhow many\s+days\b/g, '$& deliveryDays '],
+  [/\bpay\s+(?:a|the|my|this)\s+(?:seller|provider|agent)\b/g, '$& purchase_service confirm_delivery escrow '],
   [/\b(?:switch|turn|shut|toggle)\w*\s+(?:\w+\s+){0,3}off\b/g, '$& update_service paused '],
   [/\b(?:paid|payout|pay me|cash ?out|withdraw\w*)\s+(?:in|with|as|via|to)\s+(?:crypto\w*|bitcoin|btc)\b/g, '$& cashout connect_payouts btc '],
   [/\bwhen(?:ever)?\s+(?:something|anything|things?|stuff)\s+(?:happens?|changes?)\b|\bwhen\s+(?:an?\s+)?(?:event|order|sale|purchase|delivery)\s+(?:happens|arrives|comes in|is made|is placed)\b/g, '$& webhook set_webhook '],
