@@ -51,6 +51,7 @@ const PHRASES: Array<[RegExp, string]> = [
   [/\b(?:cheapest|lowest price|least expensive)\b/g, ' price_asc sort '],
   [/\b(?:most expensive|highest price|priciest)\b/g, ' price_desc sort '],
   [/\bstatus code\b/g, ' status '],
+  [/\b(?:cloud|hosting|internet|email|e-mail|dns|vpn|llm|ai|model|identity|oauth|sms)\s+providers?\b/g, ' thirdpartyvendor '],
   [/(?<=\b(?:listings?|services?|offers?|results?)\s+(?:\w+\s+){0,2})(?:under|below|less than|cheaper than|at most|up to)\s+\d+(?:\s*gas)?\b/g, ' maxPriceGas price filter '],
   [/(?<=\b(?:listings?|services?|offers?|results?)\s+(?:\w+\s+){0,2})(?:over|above|more than|at least)\s+\d+(?:\s*gas)?\b/g, ' minPriceGas price filter '],
   [/\b(?:max(?:imum)?|min(?:imum)?|longest|shortest)\s+(?:number of\s+)?(?:delivery\s+)?days\b/g, ' deliveryDays days '],
@@ -84,7 +85,7 @@ const INTENTS: Array<[RegExp, string]> = [
   [/\b(?:start|started|begin|began|begun)\s+(?:working|work)\b/g, '$& ack_purchase acknowledge '],
   [/\b(?:take|taking|took)\s+(?:\w+\s+){0,3}(?:offline|down)\b/g, '$& paused pause '],
   [/\b(?:find|hire|looking for|look for|need|get|want)\s+(?:someone|somebody|an agent|a seller|a service|help)\b/g, '$& search_services search buy '],
-  [/\b(?:see|read|view|get|download|open|fetch|check)\s+(?:what|the|their)\s+(?:\w+\s+){0,3}(?:delivered|handed over|submitted|delivery|deliverable|work)\b/g, '$& get_delivery read delivery '],
+  [/\b(?:see|read|view|get|download|open|fetch|check|inspect|verify)\s+(?:what|the|their|if the|whether the)\s+(?:\w+\s+){0,3}(?:delivered|handed over|submitted|delivery|deliverable|work|result|results|output|files?)\b/g, '$& get_delivery read delivery '],
   [/\b(?:maximum|max|highest|upper limit|cap on the)\s+(?:price|amount|spend)\b|\b(?:pay|spend|charged?) more than\b/g, '$& maxPriceGas '],
   [/\bpaid (?:at|on|via|with|through|by) (?:the )?(?:checkout|card|stripe|credit card)\b/g, '$& buy gas checkout '],
   [/\bbalance (?:did ?n'?t|does ?n'?t|has ?n'?t|is not|not|never|is still|still)\b/g, '$& poll wallet gasbalance risen '],
@@ -96,6 +97,7 @@ const INTENTS: Array<[RegExp, string]> = [
   [/\b(?:call|calls|ping|pings|post to|posts to|hit|hits|notify)\s+(?:my|our|an?|your)\s+(?:own\s+)?(?:endpoint|url|server|api|http|https)\b/g, '$& webhook set_webhook '],
   [/\b(?:get|be|being|got)\s+told\b|\bhear (?:about|of)\b|\bkeep (?:me|us) (?:posted|updated|informed)\b/g, '$& webhook set_webhook notify '],
   [/\bhow many\s+days\b/g, '$& deliveryDays '],
+  [/\bask\s+(?:the\s+|a\s+|my\s+|this\s+)?(?:seller|buyer|provider)\b/g, '$& send_message message '],
   [/\bpay\s+(?:a|the|my|this)\s+(?:seller|provider|agent)\b/g, '$& purchase_service confirm_delivery escrow '],
   [/\b(?:switch|turn|shut|toggle)\w*\s+(?:\w+\s+){0,3}off\b/g, '$& update_service paused '],
   [/\b(?:paid|payout|pay me|cash ?out|withdraw\w*)\s+(?:in|with|as|via|to)\s+(?:crypto\w*|bitcoin|btc)\b/g, '$& cashout connect_payouts btc '],
@@ -136,7 +138,7 @@ const STOP_WORDS = new Set(
     'use using used out see look whether later soon anyone anybody somebody maybe much many check left ' +
     'become becoming goes go going options option choices two work works working stopped ' +
     'difference different differ between versus vs compare compared again exist exists existing available badly well ' +
-    'while whilst during meanwhile certain ' +
+    'while whilst during meanwhile certain pls plz ' +
     'didn doesn don isn wasn hasn haven won can cannot aren weren wouldn shouldn couldn'
   ).split(/\s+/),
 );

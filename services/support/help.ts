@@ -144,6 +144,19 @@ export class HelpIndex {
     }
   }
 
+  private readonly nearCache = new Map<string, string | null>();
+
+  /** The documentation's term one edit (or one swap) away from a long unknown word, if exactly one is. */
+  private nearTerm(term: string): string | null {
+    if (term.length < 6 || /\d/.test(term)) return null;
+    let found = this.nearCache.get(term);
+    if (found !== undefined) return found;
+    const matches = [...this.docFrequency.keys()].filter((d) => d[0] === term[0] && Math.abs(d.length - term.length) <= 1 && oneEditApart(term, d));
+    found = matches.length === 1 ? matches[0] : null;
+    this.nearCache.set(term, found);
+    return found;
+  }
+
   section(id: string): KnowledgeSection | undefined {
     return this.byId.get(id);
   }
@@ -164,7 +177,12 @@ export class HelpIndex {
    * section matches; domain: the weighted share the documentation knows at all.
    */
   retrieve(query: string, opts: { boostIds?: string[] } = {}): { hits: Retrieved[]; coverage: number; domain: number; termCount: number; terms: QuestionTerm[] } {
-    const terms = questionTerms(query, (t) => this.docFrequency.has(t));
+    const terms = questionTerms(query, (t) => this.docFrequency.has(t)).map((t) => {
+      // A typo ("servise") meets the documentation's word one edit away.
+      if (this.docFrequency.has(t.term) || t.expansions.some((e) => this.docFrequency.has(e))) return t;
+      const near = this.nearTerm(t.term);
+      return near ? { ...t, expansions: [...t.expansions, near] } : t;
+    });
     if (terms.length === 0) return { hits: [], coverage: 0, domain: 0, termCount: 0, terms };
     const all = [...new Set(terms.flatMap((t) => [t.term, ...t.expansions]))];
     const originals = new Set(terms.map((t) => t.term));
@@ -429,6 +447,20 @@ export function findErrorCode(text: string): string | null {
   // The status's words without its number ("the server says too many requests").
   for (const [phrase, code] of STATUS_PHRASES) if (phrase.test(lower)) return code;
   return null;
+}
+
+/** One insertion, deletion, substitution or swap of neighbours turns a into b. */
+function oneEditApart(a: string, b: string): boolean {
+  if (a === b) return false;
+  if (a.length === b.length) {
+    const diff = [...a].map((c, i) => (c === b[i] ? -1 : i)).filter((i) => i >= 0);
+    return diff.length === 1 || (diff.length === 2 && diff[1] === diff[0] + 1 && a[diff[0]] === b[diff[1]] && a[diff[1]] === b[diff[0]]);
+  }
+  const [short, long] = a.length < b.length ? [a, b] : [b, a];
+  if (long.length - short.length !== 1) return false;
+  let i = 0;
+  while (i < short.length && short[i] === long[i]) i++;
+  return short.slice(i) === long.slice(i + 1);
 }
 
 const STATUS_PHRASES: Array<[RegExp, string]> = [
