@@ -153,6 +153,7 @@ export class HelpIndex {
     if (found !== undefined) return found;
     const matches = [...this.docFrequency.keys()].filter((d) => d[0] === term[0] && Math.abs(d.length - term.length) <= 1 && oneEditApart(term, d));
     found = matches.length === 1 ? matches[0] : null;
+    if (this.nearCache.size >= 10_000) this.nearCache.clear(); // questions are anyone's words: keep it bounded
     this.nearCache.set(term, found);
     return found;
   }
