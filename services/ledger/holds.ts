@@ -12,7 +12,18 @@ import { InvalidArgumentsError, InvalidStateError, NotFoundError } from '../../p
 import { newId } from '../../packages/ids';
 import { saleSplit } from '../../packages/market-rules';
 import type { HoldParams, HoldResult, SettleResult } from './contracts';
-import { agentAccount, agentBalance, applyLegs, claimKey, PLATFORM, POSTING_COLUMNS, stepwiseOnConflict, type HoldRow } from './postings';
+import {
+  agentAccount,
+  agentAccountSql,
+  agentBalance,
+  applyLegs,
+  claimKey,
+  creditAgentSql,
+  PLATFORM,
+  POSTING_COLUMNS,
+  stepwiseOnConflict,
+  type HoldRow,
+} from './postings';
 
 /** The split a hold carries: the one quoted at purchase, or (when the caller sends none) fixed now. */
 function splitOf(p: HoldParams, feePercent: number): { platformFeeGas: number; sellerNetGas: number } {
@@ -122,16 +133,12 @@ async function settlePendingHold(db: Db, at: Date, key: string, purchaseId: stri
      claim AS (
        INSERT INTO ledger.transactions (id, key, type, fingerprint, purchase_id, created_at)
        SELECT $1, $2, 'escrow_settle', $5, $3, $4 FROM h RETURNING id),
-     moved AS (
-       INSERT INTO ledger.accounts (id, kind, agent_id, balance)
-       SELECT 'agent:' || h.seller_id, 'agent', h.seller_id, h.seller_net_gas FROM h, claim WHERE h.seller_net_gas > 0
-       ON CONFLICT (id) DO UPDATE SET balance = ledger.accounts.balance + EXCLUDED.balance
-       RETURNING balance),
+     moved AS (${creditAgentSql('h.seller_id', 'h.seller_net_gas', 'h, claim WHERE h.seller_net_gas > 0')}),
      posted AS (
        INSERT INTO ledger.postings (${POSTING_COLUMNS})
        SELECT $1, $6, -h.amount_gas, 'escrow_release', NULL, $3, NULL, NULL, $4::timestamptz FROM h, claim
        UNION ALL
-       SELECT $1, 'agent:' || h.seller_id, h.seller_net_gas, 'sale_earn', moved.balance, $3, NULL, NULL, $4::timestamptz FROM h, moved
+       SELECT $1, ${agentAccountSql('h.seller_id')}, h.seller_net_gas, 'sale_earn', moved.balance, $3, NULL, NULL, $4::timestamptz FROM h, moved
        UNION ALL
        SELECT $1, $7, h.platform_fee_gas, 'platform_fee', NULL, $3, NULL, NULL, $4::timestamptz FROM h, claim WHERE h.platform_fee_gas > 0)
      SELECT (SELECT id FROM claim) AS claimed, h.seller_id, h.amount_gas, h.seller_net_gas, h.platform_fee_gas
@@ -207,16 +214,12 @@ export async function voidHold(db: Db, at: Date, key: string, purchaseId: string
        claim AS (
          INSERT INTO ledger.transactions (id, key, type, fingerprint, purchase_id, created_at)
          SELECT $1, $2, 'escrow_void', $5, $3, $4 FROM h RETURNING id),
-       moved AS (
-         INSERT INTO ledger.accounts (id, kind, agent_id, balance)
-         SELECT 'agent:' || h.buyer_id, 'agent', h.buyer_id, h.amount_gas FROM h, claim
-         ON CONFLICT (id) DO UPDATE SET balance = ledger.accounts.balance + EXCLUDED.balance
-         RETURNING balance),
+       moved AS (${creditAgentSql('h.buyer_id', 'h.amount_gas', 'h, claim')}),
        posted AS (
          INSERT INTO ledger.postings (${POSTING_COLUMNS})
          SELECT $1, $6, -h.amount_gas, 'escrow_refund', NULL, $3, NULL, NULL, $4::timestamptz FROM h, claim
          UNION ALL
-         SELECT $1, 'agent:' || h.buyer_id, h.amount_gas, 'escrow_refund', moved.balance, $3, NULL, NULL, $4::timestamptz FROM h, moved)
+         SELECT $1, ${agentAccountSql('h.buyer_id')}, h.amount_gas, 'escrow_refund', moved.balance, $3, NULL, NULL, $4::timestamptz FROM h, moved)
        SELECT (SELECT id FROM claim) AS claimed, h.buyer_id, h.amount_gas, (SELECT balance FROM moved) AS balance
          FROM (SELECT 1) one LEFT JOIN h ON true`,
       [id, key, purchaseId, at, JSON.stringify({ purchaseId }), PLATFORM.escrowHolds],

@@ -15,9 +15,11 @@ import { cashoutSplit, REFERRAL_BONUS_GAS, REFERRAL_WEEKLY_CAP } from '../../pac
 import type { CashoutDebitParams, CreditGasPurchaseParams } from './contracts';
 import {
   agentAccount,
+  agentAccountSql,
   agentBalance,
   applyLegs,
   claimKey,
+  creditAgentSql,
   ensureAgentAccount,
   PLATFORM,
   POSTING_COLUMNS,
@@ -40,18 +42,14 @@ export async function creditGasPurchase(db: Db, at: Date, p: CreditGasPurchasePa
       `WITH claim AS (
          INSERT INTO ledger.transactions (id, key, type, fingerprint, session_id, created_at)
          VALUES ($1, $2, 'gas_purchase', $3, $4, $5) RETURNING id),
-       moved AS (
-         INSERT INTO ledger.accounts (id, kind, agent_id, balance)
-         SELECT $6, 'agent', $7, $8::bigint FROM claim
-         ON CONFLICT (id) DO UPDATE SET balance = ledger.accounts.balance + EXCLUDED.balance
-         RETURNING balance),
+       moved AS (${creditAgentSql('$6::text', '$7::bigint', 'claim')}),
        posted AS (
          INSERT INTO ledger.postings (${POSTING_COLUMNS})
-         SELECT $1, $9, -$8::bigint, 'gas_purchase', NULL, NULL, $4, NULL, $5::timestamptz FROM claim
+         SELECT $1, $8, -$7::bigint, 'gas_purchase', NULL, NULL, $4, NULL, $5::timestamptz FROM claim
          UNION ALL
-         SELECT $1, $6, $8::bigint, 'gas_purchase', moved.balance, NULL, $4, NULL, $5::timestamptz FROM moved)
+         SELECT $1, ${agentAccountSql('$6::text')}, $7::bigint, 'gas_purchase', moved.balance, NULL, $4, NULL, $5::timestamptz FROM moved)
        SELECT balance FROM moved`,
-      [id, key, JSON.stringify({ agentId, gas, sessionId, packId }), sessionId, at, agentAccount(agentId), agentId, gas, PLATFORM.cardIssuance],
+      [id, key, JSON.stringify({ agentId, gas, sessionId, packId }), sessionId, at, agentId, gas, PLATFORM.cardIssuance],
     )
     .catch(stepwiseOnConflict);
   if (fast?.rows[0]) return { transactionId: id, gasBalance: Number(fast.rows[0].balance), replayed: false };

@@ -33,6 +33,22 @@ export function agentAccount(agentId: string): string {
   return `agent:${agentId}`;
 }
 
+/** The same account id in SQL, for an agent id that is a column or a parameter. */
+export function agentAccountSql(agentIdExpr: string): string {
+  return `'agent:' || ${agentIdExpr}`;
+}
+
+/**
+ * The one-statement money steps' credit (a CTE body): the agent gets `amountExpr` gas for each row of
+ * `fromSql`, its account created on a first credit, and the new balance is returned.
+ */
+export function creditAgentSql(agentIdExpr: string, amountExpr: string, fromSql: string): string {
+  return `INSERT INTO ledger.accounts (id, kind, agent_id, balance)
+         SELECT ${agentAccountSql(agentIdExpr)}, 'agent', ${agentIdExpr}, ${amountExpr} FROM ${fromSql}
+         ON CONFLICT (id) DO UPDATE SET balance = ledger.accounts.balance + EXCLUDED.balance
+         RETURNING balance`;
+}
+
 export interface Leg {
   accountId: string;
   /** Set for agent accounts (created lazily). */
