@@ -265,31 +265,29 @@ const NotificationsService: ServiceSchema = {
 
     /**
      * Inbox row + one delivery per subscribed webhook, in one transaction; returns how many were queued.
-     * Most agents have no webhook: one read finds that, and nothing is written for them.
+     * One read finds the subscribed webhooks; most agents have none, and nothing is written for them.
      */
     async record(this: NotificationsThis, event: OutboxEvent): Promise<number> {
       const notices = NOTICES[event.topic]?.(event.data) ?? [];
       if (!notices.length) return 0;
-      const subscribed = await this.db.query<{ agent_id: string; events: string[] }>(
-        `SELECT agent_id, events FROM notifications.webhooks WHERE agent_id = ANY($1::text[]) AND deleted_at IS NULL`,
+      const subscribed = await this.db.query<{ id: string; agent_id: string; events: string[] }>(
+        `SELECT id, agent_id, events FROM notifications.webhooks WHERE agent_id = ANY($1::text[]) AND deleted_at IS NULL`,
         [[...new Set(notices.map((n) => n.agentId))]],
       );
-      if (!notices.some((n) => subscribed.rows.some((h) => h.agent_id === n.agentId && h.events.includes(n.type)))) return 0;
+      const hooksFor = (n: (typeof notices)[number]) => subscribed.rows.filter((h) => h.agent_id === n.agentId && h.events.includes(n.type));
+      if (!notices.some((n) => hooksFor(n).length)) return 0;
       const now = this.now();
       const giveUpAt = new Date(now.getTime() + WEBHOOK_RETRY_HOURS * HOUR_MS).toISOString();
       return this.db.transaction(async (tx) => {
         if (!(await claimInbox(tx, 'notifications', event))) return 0;
         let queued = 0;
         for (const n of notices) {
-          const hooks = await tx.query<{ id: string }>(
-            `SELECT id FROM notifications.webhooks WHERE agent_id = $1 AND deleted_at IS NULL AND $2 = ANY(events)`,
-            [n.agentId, n.type],
-          );
-          if (!hooks.rows.length) continue;
+          const hooks = hooksFor(n);
+          if (!hooks.length) continue;
           const eventId = webhookEventId(event.eventId, n.agentId, n.type);
           const body: WebhookBody = { id: eventId, type: n.type, createdAt: event.occurredAt, agentId: n.agentId, data: n.data };
           const raw = JSON.stringify(body);
-          for (const h of hooks.rows) {
+          for (const h of hooks) {
             const ins = await tx.query(
               `INSERT INTO notifications.deliveries (id, webhook_id, agent_id, event_id, event_type, body, next_attempt_at, give_up_at, created_at)
                VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $7) ON CONFLICT (webhook_id, event_id) DO NOTHING`,
