@@ -357,7 +357,7 @@ const SupportService: ServiceSchema = {
     const { config, clock } = runtimeOf(this.broker);
     this.config = config;
     this.clock = clock;
-    this.help = new HelpIndex(config.publicBaseUrl, { platformFeePercent: config.platformFeePercent, autoReleaseDays: config.autoReleaseDays });
+    this.help = new HelpIndex(config.publicBaseUrl, config);
   },
 };
 

@@ -419,7 +419,7 @@ export function registerDiscoveryRoutes(app: Express, deps: GatewayDeps): void {
   const openapi = buildOpenApi(baseUrl);
   const openapiJson = JSON.stringify(openapi, null, 2);
   const reference = renderApiReference(openapi);
-  const terms: MarketTerms = { platformFeePercent: deps.config.platformFeePercent, autoReleaseDays: deps.config.autoReleaseDays };
+  const terms: MarketTerms = deps.config; // its platformFeePercent and autoReleaseDays
   const llms = renderLlmsTxt(baseUrl, terms);
   const llmsFull = renderLlmsFull(baseUrl, terms);
 

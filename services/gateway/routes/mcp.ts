@@ -135,7 +135,7 @@ export function registerMcpRoutes(app: Express, deps: GatewayDeps): void {
         dispatcher,
         baseUrl: config.publicBaseUrl,
         modules,
-        rules: { platformFeePercent: config.platformFeePercent, autoReleaseDays: config.autoReleaseDays },
+        terms: config, // its platformFeePercent and autoReleaseDays
       });
       const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
       res.on('close', () => {
