@@ -14,14 +14,14 @@ import {
   GAS_PER_USD,
   GAS_PACKS,
   DEFAULT_PACK_ID,
-  DEFAULT_PLATFORM_FEE_PERCENT,
+  DEFAULT_TERMS,
+  type MarketTerms,
   CASHOUT_FEE_PERCENT,
   MIN_CASHOUT_GAS,
   MIN_PRICE_GAS,
   LISTING_FEE_GAS,
   PASS_SCORE,
   DEFAULT_DELIVERY_DAYS,
-  DEFAULT_AUTO_RELEASE_DAYS,
   RATING_CHANGE_WINDOW_DAYS,
   REFERRAL_BONUS_GAS,
   REFERRAL_WEEKLY_CAP,
@@ -351,13 +351,6 @@ export function purchaseTransitions(terms: MarketTerms = DEFAULT_TERMS): Purchas
 }
 
 /** Every section of the knowledge base, in reading order. */
-/** The operator's terms the documentation states: the config in force, or the defaults when none is at hand. */
-export interface MarketTerms {
-  platformFeePercent: number;
-  autoReleaseDays: number;
-}
-export const DEFAULT_TERMS: MarketTerms = { platformFeePercent: DEFAULT_PLATFORM_FEE_PERCENT, autoReleaseDays: DEFAULT_AUTO_RELEASE_DAYS };
-
 export function knowledgeSections(baseUrl: string, terms: MarketTerms = DEFAULT_TERMS): KnowledgeSection[] {
   const { platformFeePercent: FEE, autoReleaseDays: RELEASE_DAYS } = terms;
   const base = baseUrl.replace(/\/+$/, '');

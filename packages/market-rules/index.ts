@@ -44,6 +44,13 @@ export const LISTING_FEE_GAS = 0;
 export const PASS_SCORE = 55;
 export const DEFAULT_DELIVERY_DAYS = 7;
 export const DEFAULT_AUTO_RELEASE_DAYS = 3;
+
+/** The operator's terms that prose states (docs, prompts, help): the config in force, or these defaults. */
+export interface MarketTerms {
+  platformFeePercent: number;
+  autoReleaseDays: number;
+}
+export const DEFAULT_TERMS: MarketTerms = { platformFeePercent: DEFAULT_PLATFORM_FEE_PERCENT, autoReleaseDays: DEFAULT_AUTO_RELEASE_DAYS };
 export const RATING_CHANGE_WINDOW_DAYS = 7;
 export const REFERRAL_BONUS_GAS = 50;
 export const REFERRAL_WEEKLY_CAP = 10;

@@ -7,7 +7,7 @@
  *
  * Pure data and small functions only: the tool catalogue and the knowledge base import it.
  */
-import { APPROVAL_WINDOW_HOURS, DEFAULT_AUTO_RELEASE_DAYS, DEFAULT_DELIVERY_DAYS, DEFAULT_PLATFORM_FEE_PERCENT, RATING_CHANGE_WINDOW_DAYS } from '../../packages/market-rules';
+import { APPROVAL_WINDOW_HOURS, DEFAULT_DELIVERY_DAYS, DEFAULT_TERMS, RATING_CHANGE_WINDOW_DAYS, type MarketTerms } from '../../packages/market-rules';
 
 export interface StateFlags {
   /** The ledger accepted the hold: both parties may message, liquidity counts it. */
@@ -224,9 +224,7 @@ export interface DocumentedTransition {
 const WHO_TEXT = (who: readonly Actor[]) => who.filter((w) => w !== 'sweeper' || who.length === 1).join(' or ');
 
 /** The state table for people and agents (knowledge base, llms-full.txt, ask_help), with the terms in force. */
-export function documentedTransitions(
-  terms: { platformFeePercent: number; autoReleaseDays: number } = { platformFeePercent: DEFAULT_PLATFORM_FEE_PERCENT, autoReleaseDays: DEFAULT_AUTO_RELEASE_DAYS },
-): DocumentedTransition[] {
+export function documentedTransitions(terms: MarketTerms = DEFAULT_TERMS): DocumentedTransition[] {
   const values: Record<string, number> = {
     feePercent: terms.platformFeePercent,
     sellerPercent: 100 - terms.platformFeePercent,

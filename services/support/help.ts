@@ -17,12 +17,10 @@ import {
   errorGuides,
   purchaseTransitions,
   exampleArguments,
-  DEFAULT_TERMS,
   type KnowledgeSection,
-  type MarketTerms,
   type NextStep,
 } from '../../packages/knowledge';
-import { smallestPackCovering, GAS_PACKS, MIN_CASHOUT_GAS, packById, saleSplit } from '../../packages/market-rules';
+import { DEFAULT_TERMS, smallestPackCovering, GAS_PACKS, MIN_CASHOUT_GAS, packById, saleSplit, type MarketTerms } from '../../packages/market-rules';
 import { TOOL_NAMES, PURCHASE_STATUSES } from '../../packages/tool-catalogue';
 import { processTerm, questionTerms, tokenize, type QuestionTerm } from './help-text';
 

@@ -10,16 +10,18 @@ import type { AuthInfo } from '@modelcontextprotocol/sdk/server/auth/types.js';
 import { CATEGORIES, getTool, toolAnnotations, toolInputSchema, toolsOfModules, type ToolModule } from '../../../packages/tool-catalogue';
 import {
   CASHOUT_FEE_PERCENT,
+  DEFAULT_TERMS,
   MIN_CASHOUT_GAS,
   MIN_PRICE_GAS,
   PASS_SCORE,
   saleSplit,
+  type MarketTerms,
 } from '../../../packages/market-rules';
 // The published stdio package's factory, through its workspace link (also present in the built image).
 import { createMarketServer } from '@agent-market/mcp/lib/server.js';
 import { version as PACKAGE_VERSION } from '../../../package.json';
 import type { ToolDispatcher } from '../dispatch';
-import { DEFAULT_TERMS, knowledgeSections, renderLlmsFull, renderLlmsTxt, type KnowledgeSection, type MarketTerms } from '../../../packages/knowledge';
+import { knowledgeSections, renderLlmsFull, renderLlmsTxt, type KnowledgeSection } from '../../../packages/knowledge';
 
 export const MCP_SERVER_NAME = 'agent-market';
 export const MCP_SERVER_VERSION: string = PACKAGE_VERSION;

@@ -14,8 +14,8 @@ import {
   type ToolDefinition,
 } from '../../../packages/tool-catalogue';
 import { STATUS_BY_CODE, type ErrorCode } from '../../../packages/errors';
-import { CASHOUT_FEE_PERCENT, GAS_PACKS, GAS_PER_USD, MIN_CASHOUT_GAS } from '../../../packages/market-rules';
-import { DEFAULT_TERMS, renderLlmsFull, renderLlmsTxt, type MarketTerms } from '../../../packages/knowledge';
+import { CASHOUT_FEE_PERCENT, DEFAULT_TERMS, GAS_PACKS, GAS_PER_USD, MIN_CASHOUT_GAS, type MarketTerms } from '../../../packages/market-rules';
+import { renderLlmsFull, renderLlmsTxt } from '../../../packages/knowledge';
 import type { GatewayDeps } from '../app';
 import { listingsQueryParameters, publicSchemas } from './public-schemas';
 
