@@ -34,8 +34,6 @@ export function smallestPackCovering(shortfallGas: number): GasPack {
  * each purchase fixes its own split when it is bought, and the ledger posts exactly that split.
  */
 export const DEFAULT_PLATFORM_FEE_PERCENT = 10;
-/** The default, for prose that has no config at hand (docs generated at build time). */
-export const PLATFORM_FEE_PERCENT = DEFAULT_PLATFORM_FEE_PERCENT;
 export const MAX_PLATFORM_FEE_PERCENT = 50;
 export const CASHOUT_FEE_PERCENT = 2;
 export const MIN_CASHOUT_GAS = 500;

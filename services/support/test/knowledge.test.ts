@@ -53,7 +53,7 @@ describe('knowledge sections', () => {
     const split = rules.saleSplit(250);
     expect(text('fees')).toContain(`price 250 → fee ${split.platformFeeGas}, seller ${split.sellerNetGas}`);
     expect(split).toEqual({ priceGas: 250, platformFeeGas: 25, sellerNetGas: 225 });
-    expect(text('fees')).toContain(`${rules.PLATFORM_FEE_PERCENT}%`);
+    expect(text('fees')).toContain(`${rules.DEFAULT_PLATFORM_FEE_PERCENT}%`);
     expect(text('cashout')).toContain(`minimum cash-out ${rules.MIN_CASHOUT_GAS} gas`);
     expect(text('cashout')).toContain(`cash-out fee ${rules.CASHOUT_FEE_PERCENT}%`);
     expect(text('cashout')).toContain('sale_earn');
