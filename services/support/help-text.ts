@@ -442,7 +442,6 @@ const SYNONYMS: Record<string, string[]> = {
   ad: ['listing', 'list_service'],
   ads: ['listing', 'list_service'],
   advert: ['listing', 'list_service'],
-  thank: ['rate_purchase', 'rating'],
   authenticate: ['authorization', 'bearer', 'apikey'],
   authentication: ['authorization', 'bearer', 'apikey'],
   auth: ['authorization', 'bearer', 'apikey'],
