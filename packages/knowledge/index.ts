@@ -7,9 +7,8 @@
 import { TOOLS, getTool, toolInputSchema, CATEGORIES, PROVIDERS, JOURNEY_STEPS, SEVERITIES, type ToolDefinition } from '../tool-catalogue';
 import type { ErrorCode } from '../errors';
 import { STATUS_BY_CODE } from '../errors';
-import { documentedTransitions } from '../../services/escrow/purchase-machine';
-import { MAX_DELIVERY_BYTES } from '../../services/escrow/delivery';
-import { MAX_WEBHOOKS_PER_AGENT, WEBHOOK_EVENT_RECIPIENTS, WEBHOOK_EVENTS, WEBHOOK_RETRY_HOURS } from '../../services/notifications/contracts';
+import { documentedTransitions } from '../contracts/purchase-machine';
+import { MAX_WEBHOOKS_PER_AGENT, WEBHOOK_EVENT_RECIPIENTS, WEBHOOK_EVENTS, WEBHOOK_RETRY_HOURS } from '../contracts/notifications';
 import {
   GAS_PER_USD,
   GAS_PACKS,
@@ -34,12 +33,12 @@ import {
   packById,
   APPROVAL_WINDOW_HOURS,
   SPENDING_LIMIT_RULES,
+  MAX_DELIVERY_BYTES,
 } from '../market-rules';
 
-export interface NextStep {
-  tool: string;
-  arguments: Record<string, unknown>;
-}
+import type { NextStep } from '../contracts/support';
+
+export type { NextStep };
 
 export interface KnowledgeSection {
   id: string;

@@ -4,9 +4,9 @@
  * layer and asks nobody, so the two halves are joined here, by whoever asks: the gateway's admin
  * route, `npm run audit:ledger` and the tests.
  */
-import type { AuditCheck, AuditReport } from '../../services/ledger/audit';
-import { LEDGER } from '../../services/ledger/contracts';
-import { ESCROW } from '../../services/escrow/contracts';
+import type { AuditCheck, AuditReport } from '../contracts/ledger';
+import { LEDGER } from '../contracts/ledger';
+import { ESCROW } from '../contracts/escrow';
 
 export type { AuditCheck, AuditReport };
 

@@ -112,3 +112,6 @@ export const CATEGORY_ANCHOR_GAS: Record<string, number> = {
 
 /** Demand-focus categories used by the liquidity snapshot and referral guidance. */
 export const DEMAND_FOCUS_CATEGORIES = ['codegen', 'research', 'ops'] as const;
+
+/** The largest delivery deliver_work accepts, in bytes of canonical JSON (larger work travels as a link with a checksum). */
+export const MAX_DELIVERY_BYTES = 64 * 1024;

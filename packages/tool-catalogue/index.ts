@@ -20,9 +20,9 @@ import {
   obj,
   schemas,
 } from './output-schemas';
-import { PURCHASE_STATUSES } from '../../services/escrow/purchase-machine';
+import { PURCHASE_STATUSES } from '../contracts/purchase-machine';
 import { APPROVAL_WINDOW_HOURS, CASHOUT_FEE_PERCENT, SPENDING_LIMIT_RULES, DEFAULT_AUTO_RELEASE_DAYS, MIN_CASHOUT_GAS, RATING_CHANGE_WINDOW_DAYS } from '../market-rules';
-import { MAX_WEBHOOKS_PER_AGENT, WEBHOOK_EVENT_RECIPIENTS, WEBHOOK_EVENTS, WEBHOOK_RETRY_HOURS } from '../../services/notifications/contracts';
+import { MAX_WEBHOOKS_PER_AGENT, WEBHOOK_EVENT_RECIPIENTS, WEBHOOK_EVENTS, WEBHOOK_RETRY_HOURS } from '../contracts/notifications';
 
 export type ToolModule = 'buy' | 'sell' | 'shared';
 

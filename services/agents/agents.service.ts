@@ -7,11 +7,11 @@ import { dbMixin } from '../../packages/db/mixin';
 import type { Db } from '../../packages/db';
 import { toolParams } from '../../packages/tool-catalogue';
 import { InvalidArgumentsError, NotFoundError, UnauthorizedError } from '../../packages/errors';
-import { base62, newId, sha256Hex } from '../../packages/ids';
+import { base62, newId } from '../../packages/ids';
 import { enqueueEvent, OutboxRelay } from '../../packages/outbox';
 import { runtimeOf } from '../../packages/runtime';
 import { requireAgent, type CallMeta } from '../../packages/tool-catalogue/meta';
-import { AGENTS_TOPICS } from './contracts';
+import { AGENTS_TOPICS, hashApiKey } from '../../packages/contracts/agents';
 import { migrations } from './migrations';
 
 export const API_KEY_PREFIX = 'rk_live_';
@@ -48,9 +48,6 @@ function toView(row: AgentRow): AgentView {
   };
 }
 
-export function hashApiKey(apiKey: string): string {
-  return sha256Hex(apiKey);
-}
 
 const COLUMNS = 'id, provider, display_name, label, referred_by, is_seed, created_at';
 

@@ -8,7 +8,9 @@ import { canonicalJson, sha256Hex } from '../../packages/ids';
 import { createSchemaAjv } from '../../packages/safe-schema';
 import { InvalidArgumentsError } from '../../packages/errors';
 
-export const MAX_DELIVERY_BYTES = 64 * 1024;
+import { MAX_DELIVERY_BYTES } from '../../packages/market-rules';
+
+export { MAX_DELIVERY_BYTES };
 
 export { canonicalJson };
 

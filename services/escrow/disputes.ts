@@ -3,9 +3,9 @@ import type { Context, ServiceSchema } from 'moleculer';
 import { DISPUTE_LOOKBACK_DAYS } from '../../packages/market-rules';
 import { toolParams } from '../../packages/tool-catalogue';
 import { requireAgent, type CallMeta } from '../../packages/tool-catalogue/meta';
-import type { DisputeHistory } from './contracts';
+import type { DisputeHistory } from '../../packages/contracts/escrow';
 import { moneyEvents, noticeEvent } from './events';
-import { ESCROW_TOPICS } from './contracts';
+import { ESCROW_TOPICS } from '../../packages/contracts/escrow';
 import { guard, iso, roleOf, toView, type PurchaseRow } from './purchases';
 import type { EscrowThis } from './types';
 

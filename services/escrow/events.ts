@@ -1,6 +1,6 @@
 /** The outbox events a purchase's money transitions write (payloads typed in contracts.ts). */
-import { ESCROW_TOPICS } from './contracts';
-import { STATES, type MoneyEvent } from './purchase-machine';
+import { ESCROW_TOPICS } from '../../packages/contracts/escrow';
+import { STATES, type MoneyEvent } from '../../packages/contracts/purchase-machine';
 import type { PurchaseRow } from './purchases';
 import type { EscrowEvent } from './types';
 

@@ -11,9 +11,9 @@ import type { Context, ServiceSchema } from 'moleculer';
 import type { Queryable } from '../../packages/db';
 import { ForbiddenError, InvalidArgumentsError, NotFoundError } from '../../packages/errors';
 import { APPROVAL_WINDOW_HOURS, type SpendingLimitRule } from '../../packages/market-rules';
-import { ESCROW_TOPICS, type SpendingLimitsInput, type SpendingLimitsView } from './contracts';
+import { ESCROW_TOPICS, type SpendingLimitsInput, type SpendingLimitsView } from '../../packages/contracts/escrow';
 import { moneyEvents } from './events';
-import { BUDGET_STATUSES } from './purchase-machine';
+import { BUDGET_STATUSES } from '../../packages/contracts/purchase-machine';
 import { guard, toView, type PurchaseRow, type PurchaseView } from './purchases';
 import type { EscrowThis } from './types';
 

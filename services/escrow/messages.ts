@@ -5,8 +5,8 @@ import { newId } from '../../packages/ids';
 import { toolParams } from '../../packages/tool-catalogue';
 import { requireAgent, type CallMeta } from '../../packages/tool-catalogue/meta';
 import { enqueueEvent } from '../../packages/outbox';
-import { ESCROW_TOPICS, type MessageSent } from './contracts';
-import { STATES } from './purchase-machine';
+import { ESCROW_TOPICS, type MessageSent } from '../../packages/contracts/escrow';
+import { STATES } from '../../packages/contracts/purchase-machine';
 import { invalidState, iso, roleOf, type Role } from './purchases';
 import type { EscrowMethods, EscrowThis } from './types';
 

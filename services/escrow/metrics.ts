@@ -4,13 +4,8 @@
  */
 import type { ServiceSchema } from 'moleculer';
 import type { Db } from '../../packages/db';
-
-export interface EscrowMetricsSnapshot {
-  purchasesByState: Record<string, number>;
-  /** Outbox events (settle/refund/referral) not yet handed to the bus, and the age of the oldest in seconds. */
-  outboxPending: number;
-  settlementLagSeconds: number;
-}
+import type { EscrowMetricsSnapshot } from '../../packages/contracts/escrow';
+export type { EscrowMetricsSnapshot };
 
 export const escrowMetricsMixin: Partial<ServiceSchema> = {
   actions: {

@@ -1,9 +1,10 @@
 /** Purchase rows, their public view, and the guards and hints derived from the purchase machine. */
 import { InvalidStateError, NotFoundError, ForbiddenError } from '../../packages/errors';
-import { nextStepHint, statesAccepting, STATES, transitionFrom, type Actor, type PurchaseStatus, type Transition, type Trigger } from './purchase-machine';
+import { nextStepHint, statesAccepting, STATES, transitionFrom, type Actor, type PurchaseStatus, type Transition, type Trigger } from '../../packages/contracts/purchase-machine';
+import type { PurchaseView, Role } from '../../packages/contracts/escrow';
+export type { PurchaseView, Role };
 
-export { OPEN_STATUSES, type PurchaseStatus } from './purchase-machine';
-export type Role = 'buyer' | 'seller';
+export { OPEN_STATUSES, type PurchaseStatus } from '../../packages/contracts/purchase-machine';
 
 export interface PurchaseRow {
   id: string;
@@ -54,46 +55,6 @@ export interface PurchaseRow {
   approval_decision: 'approved' | 'declined' | 'expired' | null;
   created_at: Date;
   updated_at: Date;
-}
-
-export interface PurchaseView {
-  id: string;
-  listingId: string;
-  listingTitle: string;
-  buyerId: string;
-  sellerId: string;
-  priceGas: number;
-  platformFeeGas: number;
-  sellerNetGas: number;
-  status: PurchaseStatus;
-  requirements: unknown;
-  acknowledgedAt: string | null;
-  deliveredAt: string | null;
-  deliverySha256: string | null;
-  completedAt: string | null;
-  refundedAt: string | null;
-  refundRequestedAt: string | null;
-  disputedAt: string | null;
-  /** When escrow releases to the seller unless the buyer acts; null while paused (refund requested, dispute) or not delivered. */
-  autoReleaseAt: string | null;
-  /** Undelivered by then → refunded automatically. */
-  deliverBy: string | null;
-  rating: number | null;
-  createdAt: string;
-  updatedAt: string;
-  deliveryDays: number;
-  ratingComment: string | null;
-  refundReason: string | null;
-  disputedBy: Role | null;
-  disputeReason: string | null;
-  disputeOutcome: 'refund' | 'release' | null;
-  failureReason: string | null;
-  /** awaiting_approval: the page the buyer's human approves or declines on (shown to the buyer only). */
-  approvalUrl: string | null;
-  /** awaiting_approval: unanswered by then → failed, hold voided. */
-  approvalExpiresAt: string | null;
-  /** The caller's side of this purchase (absent for operators). */
-  role?: Role;
 }
 
 export function iso(d: Date | string | null | undefined): string | null {

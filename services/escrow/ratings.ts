@@ -4,7 +4,7 @@ import { InvalidStateError } from '../../packages/errors';
 import { RATING_CHANGE_WINDOW_DAYS } from '../../packages/market-rules';
 import { toolParams } from '../../packages/tool-catalogue';
 import { requireAgent, type CallMeta } from '../../packages/tool-catalogue/meta';
-import { ESCROW_TOPICS } from './contracts';
+import { ESCROW_TOPICS } from '../../packages/contracts/escrow';
 import { guard, requireRole, toView } from './purchases';
 import type { EscrowEvent, EscrowThis } from './types';
 

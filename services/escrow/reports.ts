@@ -4,11 +4,11 @@
  */
 import type { Context, ServiceSchema } from 'moleculer';
 import { DEMAND_FOCUS_CATEGORIES } from '../../packages/market-rules';
-import { AGENTS } from '../agents/contracts';
-import { LEDGER, type HoldView } from '../ledger/contracts';
-import type { AuditCheck } from '../ledger/audit';
-import type { OpenPurchase } from './contracts';
-import { FUNDED_STATUSES, HELD_STATUSES, OPEN_STATUSES } from './purchase-machine';
+import { AGENTS } from '../../packages/contracts/agents';
+import { LEDGER, type HoldView } from '../../packages/contracts/ledger';
+import type { AuditCheck } from '../../packages/contracts/ledger';
+import type { OpenPurchase } from '../../packages/contracts/escrow';
+import { FUNDED_STATUSES, HELD_STATUSES, OPEN_STATUSES } from '../../packages/contracts/purchase-machine';
 import type { EscrowThis } from './types';
 
 const DAY_MS = 86_400_000;

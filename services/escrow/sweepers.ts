@@ -8,7 +8,7 @@ import type { Queryable } from '../../packages/db';
 import { enqueueEvent } from '../../packages/outbox';
 import { runtimeOf } from '../../packages/runtime';
 import { moneyEvents } from './events';
-import { FUNDED_STATUSES, STATES, sweeperFrom, targetOf, transitionsFor, type PurchaseStatus } from './purchase-machine';
+import { FUNDED_STATUSES, STATES, sweeperFrom, targetOf, transitionsFor, type PurchaseStatus } from '../../packages/contracts/purchase-machine';
 import type { PurchaseRow } from './purchases';
 import { errType } from './funding';
 import type { EscrowMethods, EscrowThis } from './types';

@@ -3,16 +3,9 @@
  * needs the raw body, so every JSON parser is mounted per route, never globally.
  */
 import express, { type Express } from 'express';
-import type { ServiceBroker } from 'moleculer';
-import type { Config } from '../../packages/config';
-import type { Db } from '../../packages/db';
 import { errorHandler, notFound, requestId } from './http';
 import { accessLog } from './access-log';
-import type { GatewayMetrics } from './metrics';
-import type { AuthFailureThrottle } from './auth-throttle';
 import { registerMetricsRoute } from './routes/metrics';
-import type { ToolDispatcher } from './dispatch';
-import type { RequestLog } from './request-log';
 import { registerHealth } from './routes/health';
 import { registerToolRouter } from './routes/tool-router';
 import { registerPaymentsRoutes } from './routes/payments';
@@ -24,21 +17,7 @@ import { registerMcpRoutes } from './routes/mcp';
 import { registerOwnerRoutes } from './routes/owner';
 import { registerPublicPages, htmlNotFound } from './web/public-routes';
 import { registerAdminConsole } from './web/admin/console-routes';
-
-export interface GatewayDeps {
-  broker: ServiceBroker;
-  config: Config;
-  db: Db;
-  dispatcher: ToolDispatcher;
-  requestLog: RequestLog;
-  /** Secret accepted by /api/admin besides ADMIN_TOKEN (see routes/admin.ts), or null. */
-  operatorToken: string | null;
-  /** HTTP and business metrics for /metrics (absent in apps built without them). */
-  metrics?: GatewayMetrics;
-  /** Failed admin-token / API-key authentications per client. */
-  authThrottle?: AuthFailureThrottle;
-  stopping(): boolean;
-}
+import type { GatewayDeps } from './deps';
 
 export function buildApp(deps: GatewayDeps): Express {
   const app = express();

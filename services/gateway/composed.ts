@@ -16,13 +16,13 @@
 import type { Context, ServiceSchema } from 'moleculer';
 import { toolParams } from '../../packages/tool-catalogue';
 import { requireAgent, type CallMeta, type RequestLogEntry } from '../../packages/tool-catalogue/meta';
-import { AGENTS } from '../agents/contracts';
-import { ESCROW, type SpendingLimitsView } from '../escrow/contracts';
-import { LEDGER } from '../ledger/contracts';
-import type { WalletFigures } from '../ledger/wallet';
-import { LISTINGS, type SellerReputation } from '../listings/contracts';
-import { PAYMENTS } from '../payments/contracts';
-import { SUPPORT } from '../support/contracts';
+import { AGENTS } from '../../packages/contracts/agents';
+import { ESCROW, type SpendingLimitsView } from '../../packages/contracts/escrow';
+import { LEDGER } from '../../packages/contracts/ledger';
+import type { WalletFigures } from '../../packages/contracts/ledger';
+import { LISTINGS, type SellerReputation } from '../../packages/contracts/listings';
+import { PAYMENTS } from '../../packages/contracts/payments';
+import { SUPPORT } from '../../packages/contracts/support';
 import type { RequestLog } from './request-log';
 
 type GatewayThis = { requestLog: RequestLog; reputationCache: ReputationCache; logger: { warn(...a: unknown[]): void } };

@@ -15,7 +15,7 @@ import {
 } from '../../packages/tool-catalogue';
 import type { AuthenticatedAgent, CallMeta } from '../../packages/tool-catalogue/meta';
 import { MarketError, toEnvelope, type ErrorEnvelope, simplifyValidationErrors } from '../../packages/errors';
-import { hashApiKey } from '../agents/agents.service';
+import { hashApiKey } from '../../packages/contracts/agents';
 import type { Db } from '../../packages/db';
 import type { RequestLog } from './request-log';
 import { logMappedError } from './http';

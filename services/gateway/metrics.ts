@@ -8,8 +8,8 @@
  */
 import { MetricReporters, type ServiceBroker } from 'moleculer';
 import { getTool } from '../../packages/tool-catalogue';
-import type { EscrowMetricsSnapshot } from '../escrow/metrics';
-import type { LedgerMetricsSnapshot } from '../ledger/metrics';
+import type { EscrowMetricsSnapshot } from '../../packages/contracts/escrow';
+import type { LedgerMetricsSnapshot } from '../../packages/contracts/ledger';
 
 const M = {
   requests: 'market.http.requests.total',

@@ -5,20 +5,8 @@
  */
 import type { Queryable } from '../../packages/db';
 import { PLATFORM } from './postings';
-
-export interface AuditCheck {
-  name: string;
-  ok: boolean;
-  skipped?: boolean;
-  message: string;
-  details?: Record<string, unknown>;
-}
-
-export interface AuditReport {
-  ok: boolean;
-  checkedAt: string;
-  checks: AuditCheck[];
-}
+import type { AuditCheck, AuditReport } from '../../packages/contracts/ledger';
+export type { AuditCheck, AuditReport };
 
 export async function ledgerAudit(db: Queryable): Promise<AuditReport> {
   const checks: AuditCheck[] = [];

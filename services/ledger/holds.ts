@@ -11,7 +11,7 @@ import type { Db, Queryable } from '../../packages/db';
 import { InvalidArgumentsError, InvalidStateError, NotFoundError } from '../../packages/errors';
 import { newId } from '../../packages/ids';
 import { saleSplit } from '../../packages/market-rules';
-import type { HoldParams, HoldResult, SettleResult } from './contracts';
+import type { HoldParams, HoldResult, SettleResult } from '../../packages/contracts/ledger';
 import {
   agentAccount,
   agentAccountSql,

@@ -1,13 +1,8 @@
 /** ledger.metricsSnapshot (internal, read-only): gas credited by purchases and released to sellers, for /metrics. */
 import type { ServiceSchema } from 'moleculer';
 import type { Db } from '../../packages/db';
-
-export interface LedgerMetricsSnapshot {
-  gasCreditedTotal: number;
-  saleEarnedTotal: number;
-  platformFeesTotal: number;
-  heldGas: number;
-}
+import type { LedgerMetricsSnapshot } from '../../packages/contracts/ledger';
+export type { LedgerMetricsSnapshot };
 
 export const ledgerMetricsMixin: Partial<ServiceSchema> = {
   actions: {

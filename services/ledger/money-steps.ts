@@ -12,7 +12,7 @@ import type { Db } from '../../packages/db';
 import { InvalidArgumentsError, InvalidStateError, NotFoundError } from '../../packages/errors';
 import { newId } from '../../packages/ids';
 import { cashoutSplit, REFERRAL_BONUS_GAS, REFERRAL_WEEKLY_CAP } from '../../packages/market-rules';
-import type { CashoutDebitParams, CreditGasPurchaseParams } from './contracts';
+import type { CashoutDebitParams, CreditGasPurchaseParams } from '../../packages/contracts/ledger';
 import {
   agentAccount,
   agentAccountSql,

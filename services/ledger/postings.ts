@@ -6,18 +6,8 @@ import type { Queryable } from '../../packages/db';
 import { InsufficientGasError, InvalidArgumentsError } from '../../packages/errors';
 import { newId } from '../../packages/ids';
 import { smallestPackCovering } from '../../packages/market-rules';
-
-export type EntryType =
-  | 'gas_purchase'
-  | 'escrow_hold'
-  | 'escrow_refund'
-  | 'sale_earn'
-  | 'platform_fee'
-  | 'referral_bonus'
-  | 'cashout'
-  | 'cashout_paid'
-  | 'cashout_returned'
-  | 'escrow_release';
+import type { EntryType } from '../../packages/contracts/ledger';
+export type { EntryType };
 
 /** Platform accounts. card_issuance and referral_bonuses are sources: they go negative as gas is issued. */
 export const PLATFORM = {

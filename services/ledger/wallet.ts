@@ -1,28 +1,9 @@
 /** Read side of the ledger: an agent's entries (paged) and the wallet figures. Reads never write. */
 import type { Queryable } from '../../packages/db';
 import { InvalidArgumentsError } from '../../packages/errors';
-import { agentAccount, withdrawableIn, type EntryType } from './postings';
-
-export interface WalletEntry {
-  id: string;
-  type: EntryType;
-  amountGas: number;
-  balanceAfterGas: number;
-  purchaseId?: string;
-  sessionId?: string;
-  cashoutId?: string;
-  createdAt: string;
-}
-
-export interface WalletFigures {
-  gasBalance: number;
-  heldGas: number;
-  pendingEarningsGas: number;
-  withdrawableGas: number;
-  lifetimeEarnedGas: number;
-  entries: WalletEntry[];
-  nextCursor: string | null;
-}
+import { agentAccount, withdrawableIn } from './postings';
+import type { EntryType, WalletEntry, WalletFigures } from '../../packages/contracts/ledger';
+export type { WalletEntry, WalletFigures };
 
 export const DEFAULT_PAGE = 20;
 
@@ -62,7 +43,6 @@ function toEntry(p: PostingRow): WalletEntry {
   if (p.cashout_id) e.cashoutId = p.cashout_id;
   return e;
 }
-
 
 export async function entriesPage(q: Queryable, agentId: string, limit: number, cursor?: string): Promise<{ entries: WalletEntry[]; nextCursor: string | null }> {
   const after = parseCursor(cursor);

@@ -19,8 +19,8 @@ import {
 import { newId } from '../../packages/ids';
 import { claimInbox, type OutboxEvent } from '../../packages/outbox';
 import { runtimeOf } from '../../packages/runtime';
-import { AGENTS, AGENTS_TOPICS } from '../agents/contracts';
-import { ESCROW_TOPICS } from '../escrow/contracts';
+import { AGENTS, AGENTS_TOPICS } from '../../packages/contracts/agents';
+import { ESCROW_TOPICS } from '../../packages/contracts/escrow';
 import { DEFAULT_DELIVERY_DAYS, gasToUsd, saleSplit } from '../../packages/market-rules';
 import { migrations } from './migrations';
 import { assessQuality, type QualityReport } from './quality';
@@ -28,7 +28,7 @@ import { moderate } from './moderation';
 import { buildSearch, LISTING_COLUMNS, SearchCache, tsqueryFor, websearchText, type SearchParams } from './search';
 import { words } from './text';
 import { SEED_SELLERS } from './seed-data';
-import type { SellerReputation } from './contracts';
+import type { SellerReputation } from '../../packages/contracts/listings';
 
 /** The reputation read model's answer (the contract's shape). */
 export type Reputation = SellerReputation;

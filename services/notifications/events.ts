@@ -10,9 +10,9 @@ import {
   type PurchaseCompleted,
   type PurchaseNotice,
   type PurchaseRefunded,
-} from '../escrow/contracts';
-import { PAYMENTS_TOPICS, type CashoutFinished, type GasCredited } from '../payments/contracts';
-import type { WebhookEventType } from './contracts';
+} from '../../packages/contracts/escrow';
+import { PAYMENTS_TOPICS, type CashoutFinished, type GasCredited } from '../../packages/contracts/payments';
+import type { WebhookEventType } from '../../packages/contracts/notifications';
 
 export interface Notice {
   agentId: string;

@@ -30,7 +30,7 @@ import {
   type WebhookBody,
   type WebhookEventType,
   type WebhookView,
-} from './contracts';
+} from '../../packages/contracts/notifications';
 import { NOTICES } from './events';
 import { migrations } from './migrations';
 import { postWebhook } from './sender';

@@ -18,14 +18,11 @@ import { DEFAULT_PACK_ID, GAS_PACKS, GAS_PER_USD, packById } from '../../package
 import { payoutsMixin } from './payouts';
 import { migrations } from './migrations';
 import { createStripeClient, verifyStripeEvent, type StripeClient } from './stripe';
-import { LEDGER } from '../ledger/contracts';
+import { LEDGER } from '../../packages/contracts/ledger';
 import { enqueueEvent, OutboxRelay } from '../../packages/outbox';
-import { PAYMENTS_TOPICS, type GasCredited } from './contracts';
+import { PAYMENTS_TOPICS, type CheckoutStatus, type CheckoutView, type FulfilResult, type GasCredited } from '../../packages/contracts/payments';
 
 export const SANDBOX_SESSION_TTL_MS = 24 * 3_600_000;
-/** How many open sessions one wallet/whoami poll re-checks. */
-const RECONCILE_PER_POLL = 10;
-
 export interface CheckoutRow {
   id: string;
   provider: 'sandbox' | 'stripe';
@@ -33,7 +30,7 @@ export interface CheckoutRow {
   pack_id: string;
   gas: number;
   usd_cents: number;
-  status: 'open' | 'paid' | 'completed' | 'declined' | 'expired';
+  status: CheckoutStatus;
   checkout_url: string;
   expires_at: Date;
   created_at: Date;
@@ -41,29 +38,8 @@ export interface CheckoutRow {
   completed_at: Date | null;
 }
 
-export interface CheckoutView {
-  id: string;
-  provider: 'sandbox' | 'stripe';
-  agentId: string;
-  packId: string;
-  gas: number;
-  usd: number;
-  status: CheckoutRow['status'];
-  /** The provider's page: the sandbox page, or Stripe's hosted page (agents get humanCheckoutUrl instead). */
-  checkoutUrl: string;
-  expiresAt: string;
-  createdAt: string;
-  completedAt: string | null;
-}
-
-export interface FulfilResult {
-  sessionId: string;
-  /** true only for the call that moved the gas. */
-  credited: boolean;
-  status: CheckoutRow['status'];
-  gas: number;
-  gasBalance?: number;
-}
+/** How many open sessions one wallet/whoami poll re-checks. */
+const RECONCILE_PER_POLL = 10;
 
 /**
  * The link the agent hands its human: the sandbox page, or for Stripe this service's own page (pack,

@@ -16,10 +16,10 @@ import { newId } from '../../packages/ids';
 import { cashoutSplit, DISPUTE_LOOKBACK_DAYS, gasToUsd, MIN_CASHOUT_GAS } from '../../packages/market-rules';
 import { runtimeOf } from '../../packages/runtime';
 import { toolParams } from '../../packages/tool-catalogue';
-import { LEDGER, type CashoutDebitParams } from '../ledger/contracts';
-import { ESCROW } from '../escrow/contracts';
+import { LEDGER, type CashoutDebitParams } from '../../packages/contracts/ledger';
+import { ESCROW } from '../../packages/contracts/escrow';
 import { enqueueEvent } from '../../packages/outbox';
-import { PAYMENTS_TOPICS, type CashoutFinished } from './contracts';
+import { PAYMENTS_TOPICS, type CashoutFinished } from '../../packages/contracts/payments';
 import { requireAgent, type CallMeta } from '../../packages/tool-catalogue/meta';
 
 export type CashoutStatus = 'requested' | 'pending' | 'paying' | 'paid' | 'rejecting' | 'rejected' | 'failed';

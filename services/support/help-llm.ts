@@ -3,7 +3,7 @@
  * passages only: an answer naming a number or a tool the passages do not is dropped.
  */
 import type { KnowledgeSection } from '../../packages/knowledge';
-import type { HelpAnswer, HelpInput } from './help';
+import type { HelpAnswer, HelpInput } from '../../packages/contracts/support';
 
 export interface LlmOptions {
   url: string;

@@ -23,6 +23,9 @@ import {
 import { DEFAULT_TERMS, smallestPackCovering, GAS_PACKS, MIN_CASHOUT_GAS, packById, saleSplit, type MarketTerms } from '../../packages/market-rules';
 import { TOOL_NAMES, PURCHASE_STATUSES } from '../../packages/tool-catalogue';
 import { processTerm, questionTerms, tokenize, type QuestionTerm } from './help-text';
+import type { HelpAnswer, HelpContext, HelpInput } from '../../packages/contracts/support';
+
+export type { HelpAnswer, HelpContext, HelpInput };
 
 export { composeWithLlm, type LlmOptions } from './help-llm';
 
@@ -51,33 +54,7 @@ export interface Retrieved {
   matched: string[];
 }
 
-
 export type { RequestLogEntry };
-
-export interface HelpContext {
-  toolName?: string;
-  error?: string;
-  requestId?: string;
-}
-
-export interface HelpInput {
-  question: string;
-  stuckState?: string;
-  context?: HelpContext;
-  /** The caller's own request-log entry for context.requestId, or null (unknown or someone else's). */
-  request?: RequestLogEntry | null;
-}
-
-export interface HelpAnswer {
-  answer: string;
-  nextStep: NextStep | null;
-  sources: Array<{ id: string; title: string }>;
-  known: boolean;
-  confidence: number;
-  generatedBy: 'retrieval' | 'llm';
-  /** The explained request (context.requestId), when it is the caller's own. */
-  request?: { requestId: string; tool: string | null; status: number; errorCode: string | null; errorMessage: string | null; at: string | null } | null;
-}
 
 /** The answer is "I don't know" unless the documentation knows most of the question's weight… */
 const DOMAIN_MIN = 0.55;

@@ -15,7 +15,7 @@ import { runtimeOf, type Clock } from '../../packages/runtime';
 import type { Config } from '../../packages/config';
 import { HelpIndex, composeWithLlm, type HelpContext, type HelpAnswer, type RequestLogEntry } from './help';
 import { migrations } from './migrations';
-import type { SupportCallMeta } from './contracts';
+import type { SupportCallMeta } from '../../packages/contracts/support';
 
 /** Identical reports from one agent within this window (since the last one) are folded into one. */
 export const BUG_FOLD_WINDOW_MS = 60 * 60 * 1000;

@@ -9,7 +9,7 @@ import { loadConfig } from '../../../packages/config';
 import { base62, sha256Hex } from '../../../packages/ids';
 import type { OutboxEvent } from '../../../packages/outbox';
 import agents from '../agents.service';
-import { AGENTS, AGENTS_TOPICS, type AgentRegistered, type AgentSeedChanged } from '../contracts';
+import { AGENTS, AGENTS_TOPICS, type AgentRegistered, type AgentSeedChanged } from '../../../packages/contracts/agents';
 
 const received: Array<OutboxEvent<AgentRegistered | AgentSeedChanged>> = [];
 

@@ -17,7 +17,7 @@ import {
   type Actor,
   type PurchaseStatus,
   type Trigger,
-} from '../purchase-machine';
+} from '../../../packages/contracts/purchase-machine';
 import { newAgent, newListing, type TestAgent } from './helpers';
 
 const DAY_MS = 86_400_000;

@@ -5,7 +5,7 @@
  */
 import { describeWithPostgres, startTestApp, type TestApp } from '../../../packages/testkit';
 import { expectLedgerClean } from '../../../packages/testkit/ledger';
-import { ESCROW } from '../contracts';
+import { ESCROW } from '../../../packages/contracts/escrow';
 import { scenario, wallet } from './helpers';
 
 describeWithPostgres('spending limits on PostgreSQL', () => {

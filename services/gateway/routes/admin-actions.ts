@@ -5,7 +5,7 @@
  */
 import type { Request } from 'express';
 import { InvalidArgumentsError } from '../../../packages/errors';
-import type { GatewayDeps } from '../app';
+import type { GatewayDeps } from '../deps';
 import { adminKit } from './admin-kit';
 
 export const PAYOUT_STATUSES = ['requested', 'pending', 'paying', 'paid', 'rejecting', 'rejected', 'failed', 'all'];

@@ -4,7 +4,7 @@
  * (gateway.audit_log: who, what, when, before/after — also when it fails).
  */
 import type { Request, Response } from 'express';
-import type { GatewayDeps } from '../app';
+import type { GatewayDeps } from '../deps';
 import { sendError } from '../http';
 
 export function operatorOf(req: Request): string {

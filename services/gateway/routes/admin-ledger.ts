@@ -1,6 +1,6 @@
 /** Operator: GET /api/admin/ledger/audit (mounted under the admin auth of admin.ts). */
 import type { Express } from 'express';
-import type { GatewayDeps } from '../app';
+import type { GatewayDeps } from '../deps';
 import { adminKit } from './admin-kit';
 import { auditMoney } from '../../../packages/ledger-audit';
 

@@ -6,7 +6,7 @@
  */
 import type { Express, Request } from 'express';
 import { InvalidArgumentsError } from '../../../packages/errors';
-import type { GatewayDeps } from '../app';
+import type { GatewayDeps } from '../deps';
 import { adminKit } from './admin-kit';
 import { operatorActions } from './admin-actions';
 

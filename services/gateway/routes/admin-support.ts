@@ -5,7 +5,7 @@
  * support.listExperiences; this module adds one report, its status, and the counts.
  */
 import type { Express } from 'express';
-import type { GatewayDeps } from '../app';
+import type { GatewayDeps } from '../deps';
 import { adminKit } from './admin-kit';
 import { operatorActions } from './admin-actions';
 

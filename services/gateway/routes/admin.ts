@@ -8,7 +8,7 @@ import { timingSafeEqual } from 'node:crypto';
 import type { Express, NextFunction, Request, Response } from 'express';
 import { MarketError } from '../../../packages/errors';
 import { bearerToken, clientIp, jsonBody, sendError } from '../http';
-import type { GatewayDeps } from '../app';
+import type { GatewayDeps } from '../deps';
 import { registerAdminLedgerRoutes } from './admin-ledger';
 import { registerAdminOpsRoutes } from './admin-ops';
 import { registerAdminSupportRoutes } from './admin-support';

@@ -16,7 +16,7 @@ import {
 import { STATUS_BY_CODE, type ErrorCode } from '../../../packages/errors';
 import { CASHOUT_FEE_PERCENT, DEFAULT_TERMS, GAS_PACKS, GAS_PER_USD, MIN_CASHOUT_GAS, type MarketTerms } from '../../../packages/market-rules';
 import { renderLlmsFull, renderLlmsTxt } from '../../../packages/knowledge';
-import type { GatewayDeps } from '../app';
+import type { GatewayDeps } from '../deps';
 import { listingsQueryParameters, publicSchemas } from './public-schemas';
 
 export const API_VERSION = '0.1.0';

@@ -1,7 +1,7 @@
 /** Liveness and readiness. Ready = the HTTP server is up and the services behind the tools are reachable. */
 import type { Express } from 'express';
 import { ALL_SERVICES } from '../../../packages/config';
-import type { GatewayDeps } from '../app';
+import type { GatewayDeps } from '../deps';
 
 export function registerHealth(app: Express, deps: GatewayDeps): void {
   app.get('/healthz', (_req, res) => {

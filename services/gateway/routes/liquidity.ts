@@ -4,7 +4,7 @@
  * top level like every public GET (public-schemas.ts), with the older "result" copy.
  */
 import type { Express } from 'express';
-import type { GatewayDeps } from '../app';
+import type { GatewayDeps } from '../deps';
 import { sendError } from '../http';
 import { publicBody } from './public-schemas';
 

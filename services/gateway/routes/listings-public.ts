@@ -7,7 +7,7 @@
  */
 import type { Express, Request } from 'express';
 import { clientIp, sendError } from '../http';
-import type { GatewayDeps } from '../app';
+import type { GatewayDeps } from '../deps';
 import { publicBody } from './public-schemas';
 
 const SEARCH_PARAMS = ['q', 'category', 'minPriceGas', 'maxPriceGas', 'sellerId', 'sort', 'limit', 'cursor'] as const;

@@ -12,7 +12,7 @@ import type { AuthInfo } from '@modelcontextprotocol/sdk/server/auth/types.js';
 import type { ToolModule } from '../../../packages/tool-catalogue';
 import type { Config } from '../../../packages/config';
 import { bearerToken, clientIp, JSON_BODY_LIMIT } from '../http';
-import type { GatewayDeps } from '../app';
+import type { GatewayDeps } from '../deps';
 import { ALL_MODULES, createMcpServer, type McpCaller } from '../mcp/server';
 
 const LOCAL_HOSTS = ['localhost', '127.0.0.1', '[::1]'];

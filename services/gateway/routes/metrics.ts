@@ -7,7 +7,7 @@ import { timingSafeEqual } from 'node:crypto';
 import type { Express } from 'express';
 import { MarketError } from '../../../packages/errors';
 import { bearerToken, clientIp, sendError } from '../http';
-import type { GatewayDeps } from '../app';
+import type { GatewayDeps } from '../deps';
 
 function sameSecret(a: string, b: string): boolean {
   const ab = Buffer.from(a);

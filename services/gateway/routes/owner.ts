@@ -5,12 +5,12 @@
  * ../web/owner-cookie.ts) can answer. Every form is CSRF-checked; escrow owns the data.
  */
 import express, { type Express, type Request, type Response } from 'express';
-import type { GatewayDeps } from '../app';
+import type { GatewayDeps } from '../deps';
 import { toEnvelope } from '../../../packages/errors';
-import { AGENTS } from '../../agents/contracts';
-import { ESCROW, type SpendingLimitsView } from '../../escrow/contracts';
-import type { PurchaseView } from '../../escrow/purchases';
-import { LEDGER } from '../../ledger/contracts';
+import { AGENTS } from '../../../packages/contracts/agents';
+import { ESCROW, type SpendingLimitsView } from '../../../packages/contracts/escrow';
+import type { PurchaseView } from '../../../packages/contracts/escrow';
+import { LEDGER } from '../../../packages/contracts/ledger';
 import { csrfToken, csrfValid } from '../web/csrf';
 import { readOwnerCookie, setOwnerCookie } from '../web/owner-cookie';
 import { ApprovalPage, approvalOutcome, approvalTokenOf, OWNER_COOKIE_MISSING, OwnerPage, parseLimitsForm } from '../web/limits';

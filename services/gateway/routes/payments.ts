@@ -5,16 +5,16 @@
  * Mounted before any JSON parser: express.raw is applied to the webhook route only.
  */
 import express, { type Express, type Request, type Response } from 'express';
-import type { GatewayDeps } from '../app';
+import type { GatewayDeps } from '../deps';
 import { sendError } from '../http';
 import { toEnvelope } from '../../../packages/errors';
-import type { CheckoutView, FulfilResult } from '../../payments/payments.service';
+import type { CheckoutView, FulfilResult } from '../../../packages/contracts/payments';
 import { CheckoutResultPage, PayCheckoutPage, SandboxCheckoutPage, statusSentence, type CheckoutContext } from '../web/checkout';
 import { csrfToken, csrfValid } from '../web/csrf';
 import { setOwnerCookie } from '../web/owner-cookie';
 import { sendPage } from '../web/render';
 import { parseLimitsForm } from '../web/limits';
-import { ESCROW, type SpendingLimitsView } from '../../escrow/contracts';
+import { ESCROW, type SpendingLimitsView } from '../../../packages/contracts/escrow';
 
 export const STRIPE_WEBHOOK_PATH = '/api/payments/stripe/webhook';
 

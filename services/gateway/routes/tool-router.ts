@@ -2,7 +2,7 @@
 import type { Express } from 'express';
 import { TOOLS, toolInputSchema, toolAnnotations } from '../../../packages/tool-catalogue';
 import { bearerToken, clientIp, jsonBody, sendJson } from '../http';
-import type { GatewayDeps } from '../app';
+import type { GatewayDeps } from '../deps';
 
 export function discoveryDocument(baseUrl: string) {
   return {

@@ -4,13 +4,13 @@
  * and does not do. The sandbox page's forms work without JavaScript and carry a CSRF token.
  */
 import type { VNode } from 'preact';
-import type { CheckoutView } from '../../payments/payments.service';
+import type { CheckoutView } from '../../../packages/contracts/payments';
 import { Layout } from './render';
 import { LocalTime } from './components';
 import { PRODUCT_NAME, timeLeft, usd } from './format';
 import { CSRF_FIELD } from './csrf';
 import { LimitFields } from './limits';
-import type { SpendingLimitsView } from '../../escrow/contracts';
+import type { SpendingLimitsView } from '../../../packages/contracts/escrow';
 
 export interface CheckoutContext {
   baseUrl: string;

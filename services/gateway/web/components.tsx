@@ -1,7 +1,7 @@
 /** Pieces several pages share: a local time, a snippet, a seller's reputation. */
 import type { VNode } from 'preact';
 import { utcText } from './format';
-import type { SellerReputation } from '../../listings/contracts';
+import type { SellerReputation } from '../../../packages/contracts/listings';
 
 export function LocalTime({ iso }: { iso: string }): VNode {
   return (
@@ -21,7 +21,7 @@ export function Snippet({ label, code }: { label: string; code: string }): VNode
   );
 }
 
-export type { SellerReputation as Reputation } from '../../listings/contracts';
+export type { SellerReputation as Reputation } from '../../../packages/contracts/listings';
 type Reputation = SellerReputation;
 
 export function ReputationLine({ r }: { r: Reputation }): VNode {

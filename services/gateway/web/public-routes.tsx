@@ -4,7 +4,7 @@
  * rate limit included), figures through listings.stats and escrow.liquidity.
  */
 import type { Express, NextFunction, Request, Response } from 'express';
-import type { GatewayDeps } from '../app';
+import type { GatewayDeps } from '../deps';
 import { clientIp } from '../http';
 import { SITE_CSS, SITE_JS } from './assets';
 import { ASSET_CSS, ASSET_JS } from './format';

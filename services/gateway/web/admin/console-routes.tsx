@@ -8,7 +8,7 @@ import express, { type Express, type NextFunction, type Request, type Response }
 import { toEnvelope } from '../../../../packages/errors';
 import { auditMoney } from '../../../../packages/ledger-audit';
 import { BUG_STATUSES } from '../../../support/support.service';
-import type { GatewayDeps } from '../../app';
+import type { GatewayDeps } from '../../deps';
 import { operatorActions, PAYOUT_STATUSES } from '../../routes/admin-actions';
 import { OPERATOR_TOKEN_FILE } from '../../gateway.service';
 import { csrfToken, csrfValid, isHttps, readCookie } from '../csrf';

@@ -7,7 +7,7 @@
  */
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import type { Request, Response } from 'express';
-import type { GatewayDeps } from '../../app';
+import type { GatewayDeps } from '../../deps';
 import { isHttps, readCookie } from '../csrf';
 
 export const SESSION_COOKIE = 'market_admin';

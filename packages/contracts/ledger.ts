@@ -93,3 +93,57 @@ export interface Withdrawable {
   cashedOutGas: number;
   gasBalance: number;
 }
+
+export type EntryType =
+  | 'gas_purchase'
+  | 'escrow_hold'
+  | 'escrow_refund'
+  | 'sale_earn'
+  | 'platform_fee'
+  | 'referral_bonus'
+  | 'cashout'
+  | 'cashout_paid'
+  | 'cashout_returned'
+  | 'escrow_release';
+
+export interface WalletEntry {
+  id: string;
+  type: EntryType;
+  amountGas: number;
+  balanceAfterGas: number;
+  purchaseId?: string;
+  sessionId?: string;
+  cashoutId?: string;
+  createdAt: string;
+}
+
+export interface WalletFigures {
+  gasBalance: number;
+  heldGas: number;
+  pendingEarningsGas: number;
+  withdrawableGas: number;
+  lifetimeEarnedGas: number;
+  entries: WalletEntry[];
+  nextCursor: string | null;
+}
+
+export interface AuditCheck {
+  name: string;
+  ok: boolean;
+  skipped?: boolean;
+  message: string;
+  details?: Record<string, unknown>;
+}
+
+export interface AuditReport {
+  ok: boolean;
+  checkedAt: string;
+  checks: AuditCheck[];
+}
+
+export interface LedgerMetricsSnapshot {
+  gasCreditedTotal: number;
+  saleEarnedTotal: number;
+  platformFeesTotal: number;
+  heldGas: number;
+}

@@ -36,3 +36,30 @@ export interface CashoutFinished {
   status: 'paid' | 'rejected';
   at: string;
 }
+
+/** A checkout session's state: open → paid → completed, or declined / expired. */
+export type CheckoutStatus = 'open' | 'paid' | 'completed' | 'declined' | 'expired';
+
+export interface CheckoutView {
+  id: string;
+  provider: 'sandbox' | 'stripe';
+  agentId: string;
+  packId: string;
+  gas: number;
+  usd: number;
+  status: CheckoutStatus;
+  /** The provider's page: the sandbox page, or Stripe's hosted page (agents get humanCheckoutUrl instead). */
+  checkoutUrl: string;
+  expiresAt: string;
+  createdAt: string;
+  completedAt: string | null;
+}
+
+export interface FulfilResult {
+  sessionId: string;
+  /** true only for the call that moved the gas. */
+  credited: boolean;
+  status: CheckoutStatus;
+  gas: number;
+  gasBalance?: number;
+}

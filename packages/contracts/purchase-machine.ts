@@ -7,7 +7,7 @@
  *
  * Pure data and small functions only: the tool catalogue and the knowledge base import it.
  */
-import { APPROVAL_WINDOW_HOURS, DEFAULT_DELIVERY_DAYS, DEFAULT_TERMS, RATING_CHANGE_WINDOW_DAYS, type MarketTerms } from '../../packages/market-rules';
+import { APPROVAL_WINDOW_HOURS, DEFAULT_DELIVERY_DAYS, DEFAULT_TERMS, RATING_CHANGE_WINDOW_DAYS, type MarketTerms } from '../market-rules';
 
 export interface StateFlags {
   /** The ledger accepted the hold: both parties may message, liquidity counts it. */

@@ -178,3 +178,52 @@ export interface DisputeHistory {
   lostLast90Days: number;
   disputesLast90Days: number;
 }
+
+export type Role = 'buyer' | 'seller';
+
+export interface PurchaseView {
+  id: string;
+  listingId: string;
+  listingTitle: string;
+  buyerId: string;
+  sellerId: string;
+  priceGas: number;
+  platformFeeGas: number;
+  sellerNetGas: number;
+  status: PurchaseStatus;
+  requirements: unknown;
+  acknowledgedAt: string | null;
+  deliveredAt: string | null;
+  deliverySha256: string | null;
+  completedAt: string | null;
+  refundedAt: string | null;
+  refundRequestedAt: string | null;
+  disputedAt: string | null;
+  /** When escrow releases to the seller unless the buyer acts; null while paused (refund requested, dispute) or not delivered. */
+  autoReleaseAt: string | null;
+  /** Undelivered by then → refunded automatically. */
+  deliverBy: string | null;
+  rating: number | null;
+  createdAt: string;
+  updatedAt: string;
+  deliveryDays: number;
+  ratingComment: string | null;
+  refundReason: string | null;
+  disputedBy: Role | null;
+  disputeReason: string | null;
+  disputeOutcome: 'refund' | 'release' | null;
+  failureReason: string | null;
+  /** awaiting_approval: the page the buyer's human approves or declines on (shown to the buyer only). */
+  approvalUrl: string | null;
+  /** awaiting_approval: unanswered by then → failed, hold voided. */
+  approvalExpiresAt: string | null;
+  /** The caller's side of this purchase (absent for operators). */
+  role?: Role;
+}
+
+export interface EscrowMetricsSnapshot {
+  purchasesByState: Record<string, number>;
+  /** Outbox events (settle/refund/referral) not yet handed to the bus, and the age of the oldest in seconds. */
+  outboxPending: number;
+  settlementLagSeconds: number;
+}

@@ -1,4 +1,6 @@
 /** Agents' internal contract: the actions other services call and the events it publishes (with payloads). */
+import { sha256Hex } from '../ids';
+
 export const AGENTS = {
   authenticate: 'agents.authenticate',
   register: 'agents.register',
@@ -37,4 +39,9 @@ export interface AgentFacts {
 export interface AgentCount {
   total: number;
   since: number;
+}
+
+/** How an API key is stored and looked up: its sha256 (the key is random, so a slow hash adds nothing). */
+export function hashApiKey(apiKey: string): string {
+  return sha256Hex(apiKey);
 }
