@@ -22,6 +22,7 @@ import { base62 } from '../../packages/ids';
 import { createTestDatabase, type TestDatabase } from '../../packages/testkit/database';
 import { freePort, spawnServices, type ServiceProcess } from '../../packages/testkit';
 import { startPrivateNats, type PrivateNats } from '../../packages/testkit/nats-server';
+import { LEDGER } from '../../packages/contracts/ledger';
 
 const PRICE = 100; // fee 10, seller 90
 const SELLER_NET = 90;
@@ -333,7 +334,7 @@ export async function runFaultScenario(opts: FaultOptions): Promise<FaultRun> {
       const b = await register(`Fault Buyer ${i}`);
       const sessionId = `cs_fault_${b.id}`;
       const gas = 1_000_000;
-      await cluster.client.call('ledger.creditGasPurchase', { key: `checkout:${sessionId}`, agentId: b.id, gas, sessionId, packId: 'fleet' });
+      await cluster.client.call(LEDGER.creditGasPurchase, { key: `checkout:${sessionId}`, agentId: b.id, gas, sessionId, packId: 'fleet' });
       funded.set(b.id, gas);
       buyers.push(b);
     }
@@ -348,7 +349,7 @@ export async function runFaultScenario(opts: FaultOptions): Promise<FaultRun> {
       // Every hold settled (or voided): the events reached the ledger.
       const deadline = Date.now() + 180_000;
       for (;;) {
-        const open = await cluster.client.call<unknown[], any>('ledger.openHolds', {}, { timeout: 10_000 }).catch(() => null);
+        const open = await cluster.client.call<unknown[], any>(LEDGER.openHolds, {}, { timeout: 10_000 }).catch(() => null);
         if (open && open.length === 0) break;
         if (Date.now() > deadline) throw new Error(`${fault}: ${open?.length ?? '?'} holds still open after 180 s`);
         await sleep(250);
@@ -357,7 +358,7 @@ export async function runFaultScenario(opts: FaultOptions): Promise<FaultRun> {
       // Audit with escrow reachable (a skipped cross-check proves nothing).
       let audit: any = null;
       for (let i = 0; i < 60; i++) {
-        audit = await cluster.client.call('ledger.audit', {}, { timeout: 60_000 }).catch(() => null);
+        audit = await cluster.client.call(LEDGER.audit, {}, { timeout: 60_000 }).catch(() => null);
         if (audit && !audit.checks.some((c: any) => c.skipped)) break;
         await sleep(500);
       }
@@ -366,18 +367,18 @@ export async function runFaultScenario(opts: FaultOptions): Promise<FaultRun> {
       const earned = new Map<string, number>();
       const spent = new Map<string, number>();
       for (const [purchaseId, { buyerId, sellerId }] of load.purchases) {
-        const hold = await cluster.client.call<{ status: string } | null, any>('ledger.getHold', { purchaseId });
+        const hold = await cluster.client.call<{ status: string } | null, any>(LEDGER.getHold, { purchaseId });
         if (hold?.status !== 'posted') throw new Error(`${fault}: purchase ${purchaseId} hold is ${hold?.status}, expected posted`);
         earned.set(sellerId, (earned.get(sellerId) ?? 0) + SELLER_NET);
         spent.set(buyerId, (spent.get(buyerId) ?? 0) + PRICE);
       }
       for (const b of buyers) {
-        const { gasBalance } = await cluster.client.call<{ gasBalance: number }, any>('ledger.balance', { agentId: b.id });
+        const { gasBalance } = await cluster.client.call<{ gasBalance: number }, any>(LEDGER.balance, { agentId: b.id });
         const want = funded.get(b.id)! - (spent.get(b.id) ?? 0);
         if (gasBalance !== want) throw new Error(`${fault}: buyer ${b.id} has ${gasBalance} gas, expected ${want}`);
       }
       for (const s of sellers) {
-        const { gasBalance } = await cluster.client.call<{ gasBalance: number }, any>('ledger.balance', { agentId: s.id });
+        const { gasBalance } = await cluster.client.call<{ gasBalance: number }, any>(LEDGER.balance, { agentId: s.id });
         if (gasBalance !== (earned.get(s.id) ?? 0)) throw new Error(`${fault}: seller ${s.id} has ${gasBalance} gas, expected ${earned.get(s.id) ?? 0}`);
       }
       log(`${fault}: ${load.purchases.size} purchases so far all completed and settled, balances exact, audit clean (drain ${drain} s)`);
@@ -420,7 +421,7 @@ export async function runFaultScenario(opts: FaultOptions): Promise<FaultRun> {
         await sleep((stopS * 1000) / 2 - 2_000);
         const holds = await Promise.all(
           confirmed.map((purchaseId) =>
-            cluster.client.call<{ status: string } | null, any>('ledger.getHold', { purchaseId }, { timeout: 3_000, retries: 1 }).catch(() => null),
+            cluster.client.call<{ status: string } | null, any>(LEDGER.getHold, { purchaseId }, { timeout: 3_000, retries: 1 }).catch(() => null),
           ),
         );
         const posted = holds.filter((h) => h?.status === 'posted').length;

@@ -14,6 +14,7 @@ import { createBroker } from '../../packages/broker';
 import { loadConfig } from '../../packages/config';
 import { base62 } from '../../packages/ids';
 import ledger from '../../services/ledger/ledger.service';
+import { LEDGER } from '../../packages/contracts/ledger';
 
 export interface LedgerBenchRow {
   name: string;
@@ -59,7 +60,7 @@ export async function ledgerBench(opts: { databaseUrl: string | null; seconds: n
   try {
     const credit = await run(opts.seconds, concurrency, async () => {
       const sessionId = `cko_${base62(16)}`;
-      await broker.call('ledger.creditGasPurchase', { key: `checkout:${sessionId}`, agentId: `agt_bench${base62(4)}`, gas: 500, sessionId, packId: 'starter' });
+      await broker.call(LEDGER.creditGasPurchase, { key: `checkout:${sessionId}`, agentId: `agt_bench${base62(4)}`, gas: 500, sessionId, packId: 'starter' });
     });
     rows.push(summarise('ledger credit (1 transaction, 2 postings)', credit, 1));
 
@@ -67,18 +68,18 @@ export async function ledgerBench(opts: { databaseUrl: string | null; seconds: n
     const buyers = Array.from({ length: concurrency }, () => `agt_buyer${base62(8)}`);
     for (const b of buyers) {
       const sessionId = `cko_${base62(16)}`;
-      await broker.call('ledger.creditGasPurchase', { key: `checkout:${sessionId}`, agentId: b, gas: 1_000_000_000, sessionId, packId: 'fleet' });
+      await broker.call(LEDGER.creditGasPurchase, { key: `checkout:${sessionId}`, agentId: b, gas: 1_000_000_000, sessionId, packId: 'fleet' });
     }
     let next = 0;
     const holdSettle = await run(opts.seconds, concurrency, async () => {
       const buyerId = buyers[next++ % buyers.length];
       const purchaseId = `pur_${base62(16)}`;
-      await broker.call('ledger.hold', { key: `purchase:${purchaseId}:hold`, purchaseId, buyerId, sellerId: `agt_seller${base62(3)}`, amountGas: 250 });
-      await broker.call('ledger.settle', { key: `purchase:${purchaseId}:settle`, purchaseId });
+      await broker.call(LEDGER.hold, { key: `purchase:${purchaseId}:hold`, purchaseId, buyerId, sellerId: `agt_seller${base62(3)}`, amountGas: 250 });
+      await broker.call(LEDGER.settle, { key: `purchase:${purchaseId}:settle`, purchaseId });
     });
     rows.push(summarise('ledger hold+settle (2 transactions, 5 postings)', holdSettle, 2));
 
-    const audit = (await broker.call('ledger.audit')) as { ok: boolean };
+    const audit = (await broker.call(LEDGER.audit)) as { ok: boolean };
     if (!audit.ok) throw new Error('ledger audit failed after the benchmark');
   } finally {
     await broker.stop();

@@ -10,6 +10,7 @@ import { base62 } from '../../packages/ids';
 import { openDb } from '../../packages/db';
 import agents from '../../services/agents/agents.service';
 import listings from '../../services/listings/listings.service';
+import { LISTINGS } from '../../packages/contracts/listings';
 
 export interface SearchBenchRow {
   name: string;
@@ -109,7 +110,7 @@ export async function searchBench(opts: { databaseUrl: string | null; listings: 
   const rows: SearchBenchRow[] = [];
   try {
     await fill(config, opts.listings);
-    const search = (params: Record<string, unknown>) => broker.call('listings.search', params) as Promise<{ listings: unknown[]; nextCursor: string | null }>;
+    const search = (params: Record<string, unknown>) => broker.call(LISTINGS.search, params) as Promise<{ listings: unknown[]; nextCursor: string | null }>;
     rows.push(await run('search_services q, ranked by relevance', opts.seconds, concurrency, async (i) => {
       await search({ q: QUERIES[i % QUERIES.length], limit: 20 });
     }));

@@ -27,6 +27,17 @@ export const ESCROW = {
   claimCheckoutLimits: 'escrow.claimCheckoutLimits',
   approval: 'escrow.approval',
   decideApproval: 'escrow.decideApproval',
+  metricsSnapshot: 'escrow.metricsSnapshot',
+  dispute: 'escrow.dispute',
+  rate: 'escrow.rate',
+  sendMessage: 'escrow.sendMessage',
+  listMessages: 'escrow.listMessages',
+  listOrders: 'escrow.listOrders',
+  ack: 'escrow.ack',
+  deliver: 'escrow.deliver',
+  getDelivery: 'escrow.getDelivery',
+  confirm: 'escrow.confirm',
+  requestRefund: 'escrow.requestRefund',
 } as const;
 
 export const ESCROW_TOPICS = {

@@ -22,6 +22,7 @@ export const LEDGER = {
   holdsOf: 'ledger.holdsOf',
   getHold: 'ledger.getHold',
   audit: 'ledger.audit',
+  metricsSnapshot: 'ledger.metricsSnapshot',
 } as const;
 
 export type HoldStatus = 'pending' | 'posted' | 'voided';

@@ -3,6 +3,13 @@ export const LISTINGS = {
   getForPurchase: 'listings.getForPurchase',
   reputation: 'listings.reputation',
   stats: 'listings.stats',
+  create: 'listings.create',
+  update: 'listings.update',
+  search: 'listings.search',
+  get: 'listings.get',
+  takeDown: 'listings.takeDown',
+  restore: 'listings.restore',
+  seed: 'listings.seed',
 } as const;
 
 /** What escrow copies onto a purchase when it is bought. */

@@ -10,6 +10,14 @@ export const PAYMENTS = {
   sweepCheckouts: 'payments.sweepCheckouts',
   listCashouts: 'payments.listCashouts',
   payoutAddress: 'payments.payoutAddress',
+  connectPayouts: 'payments.connectPayouts',
+  requestCashout: 'payments.requestCashout',
+  listPayouts: 'payments.listPayouts',
+  getPayout: 'payments.getPayout',
+  markPayoutPaid: 'payments.markPayoutPaid',
+  rejectPayout: 'payments.rejectPayout',
+  sweepCashouts: 'payments.sweepCashouts',
+  listCheckouts: 'payments.listCheckouts',
 } as const;
 
 /** Facts payments publishes through its outbox for notifications (webhooks); no money consumer. */

@@ -11,7 +11,15 @@ export const SUPPORT = {
   askHelp: 'support.askHelp',
   reportBug: 'support.reportBug',
   reportExperience: 'support.reportExperience',
+  summary: 'support.summary',
+  listBugs: 'support.listBugs',
+  getBug: 'support.getBug',
+  setBugStatus: 'support.setBugStatus',
+  listExperiences: 'support.listExperiences',
 } as const;
+
+/** A bug report's states, as the operator moves it (report_bug files it open). */
+export const BUG_STATUSES = ['open', 'acknowledged', 'fixed', 'closed', 'wont_fix'] as const;
 
 /** ctx.meta of askHelp / reportBug as the gateway sends it. */
 export interface SupportCallMeta {

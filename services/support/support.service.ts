@@ -15,12 +15,11 @@ import { runtimeOf, type Clock } from '../../packages/runtime';
 import type { Config } from '../../packages/config';
 import { HelpIndex, composeWithLlm, type HelpContext, type HelpAnswer, type RequestLogEntry } from './help';
 import { migrations } from './migrations';
-import type { SupportCallMeta } from '../../packages/contracts/support';
+import { BUG_STATUSES, type SupportCallMeta } from '../../packages/contracts/support';
 
 /** Identical reports from one agent within this window (since the last one) are folded into one. */
 export const BUG_FOLD_WINDOW_MS = 60 * 60 * 1000;
 export const HELP_LLM_TIMEOUT_MS = 8000;
-export const BUG_STATUSES = ['open', 'acknowledged', 'fixed', 'closed', 'wont_fix'] as const;
 const SEVERITY_RANK: Record<string, number> = { low: 0, medium: 1, high: 2, critical: 3 };
 
 interface BugRow {

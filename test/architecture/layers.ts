@@ -11,11 +11,26 @@ export const ALLOWED_CALLS: Record<ServiceName, readonly ServiceName[]> = {
   support: [],
   // A leaf consumer of escrow's and payments' durable events; it calls nobody.
   notifications: [],
-  payments: ['escrow', 'agents', 'ledger'],
+  payments: ['escrow', 'ledger'],
   escrow: ['listings', 'agents', 'ledger'],
   listings: ['agents'],
   agents: [],
   ledger: [],
+};
+
+/**
+ * Durable events: whose topics each service consumes (through its outbox → JetStream → consumer group).
+ * A service publishes only its own topics.
+ */
+export const CONSUMES: Record<ServiceName, readonly ServiceName[]> = {
+  gateway: [],
+  support: [],
+  notifications: ['escrow', 'payments'],
+  payments: [],
+  escrow: [],
+  listings: ['escrow', 'agents'],
+  agents: [],
+  ledger: ['escrow'],
 };
 
 /** The edges that break the table: unknown services, calls not allowed, or calls to a layer at or above the caller. */

@@ -7,6 +7,11 @@ import type { Request } from 'express';
 import { InvalidArgumentsError } from '../../../packages/errors';
 import type { GatewayDeps } from '../deps';
 import { adminKit } from './admin-kit';
+import { LISTINGS } from '../../../packages/contracts/listings';
+import { ESCROW } from '../../../packages/contracts/escrow';
+import { SUPPORT } from '../../../packages/contracts/support';
+import { PAYMENTS } from '../../../packages/contracts/payments';
+import { AGENTS } from '../../../packages/contracts/agents';
 
 export const PAYOUT_STATUSES = ['requested', 'pending', 'paying', 'paid', 'rejecting', 'rejected', 'failed', 'all'];
 
@@ -40,7 +45,7 @@ export function operatorActions(deps: GatewayDeps) {
   const { call, runAudited } = adminKit(deps);
 
   const listDisputes = async (req: Request, status?: string): Promise<any[]> => {
-    const r = await call<any>(req, 'escrow.listDisputes', status ? { status } : {});
+    const r = await call<any>(req, ESCROW.listDisputes, status ? { status } : {});
     return Array.isArray(r) ? r : (r?.disputes ?? []);
   };
 
@@ -52,10 +57,10 @@ export function operatorActions(deps: GatewayDeps) {
       if (!PAYOUT_STATUSES.includes(status)) {
         throw new InvalidArgumentsError(`Unknown payout status "${status}".`, { hint: `Use one of: ${PAYOUT_STATUSES.join(', ')}.`, details: { field: 'status' } });
       }
-      return call(req, 'payments.listPayouts', { status, limit });
+      return call(req, PAYMENTS.listPayouts, { status, limit });
     },
 
-    getPayout: (req: Request, cashoutId: string) => call(req, 'payments.getPayout', { cashoutId }),
+    getPayout: (req: Request, cashoutId: string) => call(req, PAYMENTS.getPayout, { cashoutId }),
 
     payPayout(req: Request, cashoutId: string, input: Record<string, any>) {
       const btcTxid = requiredText(input.btcTxid ?? input.txid, 'btcTxid', 'Send {"btcTxid": "<64 hex>", "btcAmount": "0.00529"}.', 1);
@@ -67,8 +72,8 @@ export function operatorActions(deps: GatewayDeps) {
         action: 'payouts.pay',
         target: cashoutId,
         params: { btcTxid, btcAmount },
-        before: () => call(req, 'payments.getPayout', { cashoutId }),
-        run: async () => ({ payout: await call(req, 'payments.markPayoutPaid', { cashoutId, btcTxid, btcAmount: typeof btcAmount === 'number' ? btcAmount : String(btcAmount) }) }),
+        before: () => call(req, PAYMENTS.getPayout, { cashoutId }),
+        run: async () => ({ payout: await call(req, PAYMENTS.markPayoutPaid, { cashoutId, btcTxid, btcAmount: typeof btcAmount === 'number' ? btcAmount : String(btcAmount) }) }),
       });
     },
 
@@ -78,8 +83,8 @@ export function operatorActions(deps: GatewayDeps) {
         action: 'payouts.reject',
         target: cashoutId,
         params: { reason },
-        before: () => call(req, 'payments.getPayout', { cashoutId }),
-        run: async () => ({ payout: await call(req, 'payments.rejectPayout', { cashoutId, reason }) }),
+        before: () => call(req, PAYMENTS.getPayout, { cashoutId }),
+        run: async () => ({ payout: await call(req, PAYMENTS.rejectPayout, { cashoutId, reason }) }),
       });
     },
 
@@ -100,7 +105,7 @@ export function operatorActions(deps: GatewayDeps) {
         target: purchaseId,
         params: { outcome, note },
         before: async () => (await listDisputes(req)).find((d) => d?.purchase?.id === purchaseId || d?.purchaseId === purchaseId) ?? null,
-        run: async () => asObject('purchase', await call(req, 'escrow.resolveDispute', { purchaseId, outcome, ...(note ? { note } : {}) })),
+        run: async () => asObject('purchase', await call(req, ESCROW.resolveDispute, { purchaseId, outcome, ...(note ? { note } : {}) })),
       });
     },
 
@@ -114,16 +119,16 @@ export function operatorActions(deps: GatewayDeps) {
       let agentId = id;
       let listingId: string | null = null;
       if (!id.startsWith('agt_')) {
-        const listing = await call<{ sellerId: string }>(req, 'listings.getForPurchase', { listingId: id });
+        const listing = await call<{ sellerId: string }>(req, LISTINGS.getForPurchase, { listingId: id });
         agentId = listing.sellerId;
         listingId = id;
       }
       return runAudited(req, {
-        action: isSeed ? 'listings.seed' : 'listings.unseed',
+        action: isSeed ? LISTINGS.seed : 'listings.unseed',
         target: agentId,
         params: { isSeed, listingId },
-        before: () => call(req, 'agents.get', { agentId }),
-        run: async () => ({ agent: await call(req, 'agents.setSeed', { agentId, isSeed }), listingId }),
+        before: () => call(req, AGENTS.get, { agentId }),
+        run: async () => ({ agent: await call(req, AGENTS.setSeed, { agentId, isSeed }), listingId }),
       });
     },
 
@@ -133,19 +138,19 @@ export function operatorActions(deps: GatewayDeps) {
         action: 'listings.takedown',
         target: listingId,
         params: { reason },
-        before: () => call(req, 'listings.get', { listingId }),
-        run: async () => asObject('listing', await call(req, 'listings.takeDown', { listingId, reason })),
+        before: () => call(req, LISTINGS.get, { listingId }),
+        run: async () => asObject('listing', await call(req, LISTINGS.takeDown, { listingId, reason })),
       });
     },
 
     restore(req: Request, listingId: string, input: Record<string, any>) {
       const note = typeof input.note === 'string' && input.note.trim() ? input.note.trim() : undefined;
       return runAudited(req, {
-        action: 'listings.restore',
+        action: LISTINGS.restore,
         target: listingId,
         params: { note },
-        before: () => call(req, 'listings.get', { listingId }),
-        run: async () => asObject('listing', await call(req, 'listings.restore', { listingId })),
+        before: () => call(req, LISTINGS.get, { listingId }),
+        run: async () => asObject('listing', await call(req, LISTINGS.restore, { listingId })),
       });
     },
 
@@ -156,7 +161,7 @@ export function operatorActions(deps: GatewayDeps) {
         action: 'support.bug_status',
         target: bugId,
         params: { status },
-        run: () => call(req, 'support.setBugStatus', { bugId, status }),
+        run: () => call(req, SUPPORT.setBugStatus, { bugId, status }),
       });
     },
 

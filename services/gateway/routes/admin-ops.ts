@@ -9,6 +9,7 @@ import { InvalidArgumentsError } from '../../../packages/errors';
 import type { GatewayDeps } from '../deps';
 import { adminKit } from './admin-kit';
 import { operatorActions } from './admin-actions';
+import { SUPPORT } from '../../../packages/contracts/support';
 
 function body(req: Request): Record<string, any> {
   return req.body && typeof req.body === 'object' && !Array.isArray(req.body) ? req.body : {};
@@ -60,8 +61,8 @@ export function registerAdminOpsRoutes(app: Express, deps: GatewayDeps): void {
     if (limit) params.limit = limit;
     return params;
   };
-  app.get('/api/admin/reports/bugs', answer((req) => call(req, 'support.listBugs', reportFilters(req))));
-  app.get('/api/admin/reports/experiences', answer((req) => call(req, 'support.listExperiences', reportFilters(req))));
+  app.get('/api/admin/reports/bugs', answer((req) => call(req, SUPPORT.listBugs, reportFilters(req))));
+  app.get('/api/admin/reports/experiences', answer((req) => call(req, SUPPORT.listExperiences, reportFilters(req))));
 
   // ---- audit log ----------------------------------------------------------------------------------
   app.get('/api/admin/audit-log', answer(async (req) => ({

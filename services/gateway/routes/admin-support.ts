@@ -8,17 +8,18 @@ import type { Express } from 'express';
 import type { GatewayDeps } from '../deps';
 import { adminKit } from './admin-kit';
 import { operatorActions } from './admin-actions';
+import { SUPPORT } from '../../../packages/contracts/support';
 
 export function registerAdminSupportRoutes(app: Express, deps: GatewayDeps): void {
   const { call, wrap } = adminKit(deps);
   const ops = operatorActions(deps);
 
   app.get('/api/admin/reports/summary', wrap(async (req, res) => {
-    res.json({ ok: true, result: await call(req, 'support.summary') });
+    res.json({ ok: true, result: await call(req, SUPPORT.summary) });
   }));
 
   app.get('/api/admin/reports/bugs/:bugId', wrap(async (req, res) => {
-    res.json({ ok: true, result: await call(req, 'support.getBug', { bugId: String(req.params.bugId) }) });
+    res.json({ ok: true, result: await call(req, SUPPORT.getBug, { bugId: String(req.params.bugId) }) });
   }));
 
   app.post('/api/admin/reports/bugs/:bugId/status', wrap(async (req, res) => {

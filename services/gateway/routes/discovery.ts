@@ -18,6 +18,7 @@ import { CASHOUT_FEE_PERCENT, DEFAULT_TERMS, GAS_PACKS, GAS_PER_USD, MIN_CASHOUT
 import { renderLlmsFull, renderLlmsTxt } from '../../../packages/knowledge';
 import type { GatewayDeps } from '../deps';
 import { listingsQueryParameters, publicSchemas } from './public-schemas';
+import { SUPPORT } from '../../../packages/contracts/support';
 
 export const API_VERSION = '0.1.0';
 const PRODUCT = 'Agent Market';
@@ -353,7 +354,7 @@ ${ops.join('\n')}
 
 async function supportCounts(deps: GatewayDeps): Promise<Record<string, unknown> | null> {
   try {
-    const summary = await deps.broker.call<Record<string, unknown>, Record<string, never>>('support.summary', {}, { timeout: 2000, retries: 0 });
+    const summary = await deps.broker.call<Record<string, unknown>, Record<string, never>>(SUPPORT.summary, {}, { timeout: 2000, retries: 0 });
     return summary && typeof summary === 'object' ? summary : null;
   } catch {
     return null; // support not deployed or not answering: the rest of the page still works

@@ -9,6 +9,7 @@ import type { Express, Request } from 'express';
 import { clientIp, sendError } from '../http';
 import type { GatewayDeps } from '../deps';
 import { publicBody } from './public-schemas';
+import { LISTINGS } from '../../../packages/contracts/listings';
 
 const SEARCH_PARAMS = ['q', 'category', 'minPriceGas', 'maxPriceGas', 'sellerId', 'sort', 'limit', 'cursor'] as const;
 const NUMERIC = new Set(['minPriceGas', 'maxPriceGas', 'limit']);
@@ -44,7 +45,7 @@ export function registerListingsPublicRoutes(app: Express, deps: GatewayDeps): v
 
   app.get('/api/public/stats', async (req, res) => {
     try {
-      const stats = (await deps.broker.call('listings.stats', {}, { meta: { requestId: req.requestId } })) as { total: number; byCategory: Record<string, number> };
+      const stats = (await deps.broker.call(LISTINGS.stats, {}, { meta: { requestId: req.requestId } })) as { total: number; byCategory: Record<string, number> };
       res.set('cache-control', 'public, max-age=10').json(publicBody(stats));
     } catch (err) {
       sendError(res, req, err);

@@ -8,13 +8,14 @@ import express, { type Express, type Request, type Response } from 'express';
 import type { GatewayDeps } from '../deps';
 import { sendError } from '../http';
 import { toEnvelope } from '../../../packages/errors';
-import type { CheckoutView, FulfilResult } from '../../../packages/contracts/payments';
+import { PAYMENTS, type CheckoutView, type FulfilResult } from '../../../packages/contracts/payments';
 import { CheckoutResultPage, PayCheckoutPage, SandboxCheckoutPage, statusSentence, type CheckoutContext } from '../web/checkout';
 import { csrfToken, csrfValid } from '../web/csrf';
 import { setOwnerCookie } from '../web/owner-cookie';
 import { sendPage } from '../web/render';
 import { parseLimitsForm } from '../web/limits';
 import { ESCROW, type SpendingLimitsView } from '../../../packages/contracts/escrow';
+import { AGENTS } from '../../../packages/contracts/agents';
 
 export const STRIPE_WEBHOOK_PATH = '/api/payments/stripe/webhook';
 
@@ -43,7 +44,7 @@ export function registerPaymentsRoutes(app: Express, deps: GatewayDeps): void {
   app.post(STRIPE_WEBHOOK_PATH, express.raw({ type: () => true, limit: '1mb' }), async (req, res) => {
     try {
       const payload = Buffer.isBuffer(req.body) ? req.body.toString('utf8') : '';
-      const result = await broker.call('payments.stripeWebhook', { payload, signature: req.get('stripe-signature') ?? undefined });
+      const result = await broker.call(PAYMENTS.stripeWebhook, { payload, signature: req.get('stripe-signature') ?? undefined });
       res.json({ ok: true, result });
     } catch (err) {
       sendError(res, req, err);
@@ -51,17 +52,17 @@ export function registerPaymentsRoutes(app: Express, deps: GatewayDeps): void {
   });
 
   const sessionId = (req: Request) => String(req.params.sessionId ?? '').slice(0, 255);
-  const checkoutAgent = async (id: string) => (await broker.call<CheckoutView, { sessionId: string }>('payments.getCheckout', { sessionId: id })).agentId;
+  const checkoutAgent = async (id: string) => (await broker.call<CheckoutView, { sessionId: string }>(PAYMENTS.getCheckout, { sessionId: id })).agentId;
 
   app.get('/checkout/sandbox/:sessionId', async (req, res) => {
     try {
-      const s = await broker.call<CheckoutView, { sessionId: string }>('payments.getCheckout', { sessionId: sessionId(req) });
+      const s = await broker.call<CheckoutView, { sessionId: string }>(PAYMENTS.getCheckout, { sessionId: sessionId(req) });
       if (s.provider !== 'sandbox') {
         result(res, 404, 'Checkout not found', 'This is not a sandbox checkout session.');
         return;
       }
       const agent = await broker
-        .call<{ displayName: string | null }, { agentId: string }>('agents.get', { agentId: s.agentId })
+        .call<{ displayName: string | null }, { agentId: string }>(AGENTS.get, { agentId: s.agentId })
         .catch(() => ({ displayName: null }));
       const limits = await broker.call<SpendingLimitsView, { agentId: string }>(ESCROW.limitsOf, { agentId: s.agentId }).catch(() => null);
       const csrf = csrfToken(req, res, csrfPurpose(s.id));
@@ -76,7 +77,7 @@ export function registerPaymentsRoutes(app: Express, deps: GatewayDeps): void {
       const id = sessionId(req);
       if (refuseForgery(req, res, id)) return;
       const limits = parseLimitsForm(req.body ?? {});
-      const r = await broker.call<FulfilResult, { sessionId: string }>('payments.sandboxApprove', { sessionId: id });
+      const r = await broker.call<FulfilResult, { sessionId: string }>(PAYMENTS.sandboxApprove, { sessionId: id });
       if (r.credited) {
         // The human who approved the payment sets the limits and gets the private owner link (once).
         // The gas is credited already: if escrow cannot answer now, say so rather than fail the page.
@@ -106,7 +107,7 @@ export function registerPaymentsRoutes(app: Express, deps: GatewayDeps): void {
     try {
       const id = sessionId(req);
       if (refuseForgery(req, res, id)) return;
-      const r = await broker.call<{ declined: boolean; status: CheckoutView['status'] }, { sessionId: string }>('payments.sandboxDecline', { sessionId: id });
+      const r = await broker.call<{ declined: boolean; status: CheckoutView['status'] }, { sessionId: string }>(PAYMENTS.sandboxDecline, { sessionId: id });
       if (r.declined) result(res, 200, 'Payment declined', 'Nothing was charged and no gas was added.', id);
       else result(res, 409, 'Nothing to decline', statusSentence({ status: r.status, gas: 0 }), id);
     } catch (err) {
@@ -121,8 +122,8 @@ export function registerPaymentsRoutes(app: Express, deps: GatewayDeps): void {
     const id = typeof req.query.session_id === 'string' ? req.query.session_id.slice(0, 255) : '';
     let ownerUrl: string | undefined;
     if (id) {
-      await broker.call('payments.reconcileSession', { sessionId: id }).catch(() => undefined);
-      const s = await broker.call<CheckoutView, { sessionId: string }>('payments.getCheckout', { sessionId: id }).catch(() => null);
+      await broker.call(PAYMENTS.reconcileSession, { sessionId: id }).catch(() => undefined);
+      const s = await broker.call<CheckoutView, { sessionId: string }>(PAYMENTS.getCheckout, { sessionId: id }).catch(() => null);
       if (s && (s.status === 'paid' || s.status === 'completed')) {
         const claim = await broker
           .call<{ ownerToken: string | null }, Record<string, string>>(ESCROW.claimCheckoutLimits, { sessionId: id, agentId: s.agentId, browser: csrfToken(req, res, ownerPurpose(id)) })
@@ -143,13 +144,13 @@ export function registerPaymentsRoutes(app: Express, deps: GatewayDeps): void {
   // The service's own page before a Stripe payment: the limit fields, then on to Stripe's hosted page.
   app.get('/checkout/:sessionId', async (req, res) => {
     try {
-      const s = await broker.call<CheckoutView, { sessionId: string }>('payments.getCheckout', { sessionId: sessionId(req) });
+      const s = await broker.call<CheckoutView, { sessionId: string }>(PAYMENTS.getCheckout, { sessionId: sessionId(req) });
       if (s.provider !== 'stripe') {
         res.redirect(303, `/checkout/sandbox/${encodeURIComponent(s.id)}`);
         return;
       }
       const [agent, limits] = await Promise.all([
-        broker.call<{ displayName: string | null }, { agentId: string }>('agents.get', { agentId: s.agentId }).catch(() => ({ displayName: null })),
+        broker.call<{ displayName: string | null }, { agentId: string }>(AGENTS.get, { agentId: s.agentId }).catch(() => ({ displayName: null })),
         broker.call<SpendingLimitsView, { agentId: string }>(ESCROW.limitsOf, { agentId: s.agentId }).catch(() => null),
       ]);
       const csrf = csrfToken(req, res, csrfPurpose(s.id));
@@ -163,7 +164,7 @@ export function registerPaymentsRoutes(app: Express, deps: GatewayDeps): void {
     try {
       const id = sessionId(req);
       if (refuseForgery(req, res, id)) return;
-      const s = await broker.call<CheckoutView, { sessionId: string }>('payments.getCheckout', { sessionId: id });
+      const s = await broker.call<CheckoutView, { sessionId: string }>(PAYMENTS.getCheckout, { sessionId: id });
       if (s.provider !== 'stripe' || s.status !== 'open') {
         result(res, 409, 'Nothing to pay', statusSentence({ status: s.status, gas: s.gas }), undefined);
         return;

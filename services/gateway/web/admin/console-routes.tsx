@@ -7,7 +7,6 @@ import path from 'node:path';
 import express, { type Express, type NextFunction, type Request, type Response } from 'express';
 import { toEnvelope } from '../../../../packages/errors';
 import { auditMoney } from '../../../../packages/ledger-audit';
-import { BUG_STATUSES } from '../../../support/support.service';
 import type { GatewayDeps } from '../../deps';
 import { operatorActions, PAYOUT_STATUSES } from '../../routes/admin-actions';
 import { OPERATOR_TOKEN_FILE } from '../../gateway.service';
@@ -15,6 +14,8 @@ import { csrfToken, csrfValid, isHttps, readCookie } from '../csrf';
 import { sendPage, MessagePage } from '../render';
 import { ConsoleSessions } from './session';
 import { AuditLogPage, DisputesPage, ListingsAdminPage, OverviewPage, PayoutsPage, ReportsPage, SignInPage, type Flash, type OverviewData } from './pages';
+import { BUG_STATUSES, SUPPORT } from '../../../../packages/contracts/support';
+import { LISTINGS } from '../../../../packages/contracts/listings';
 
 const CSRF_PURPOSE = 'admin-console';
 const FLASH_COOKIE = 'market_admin_flash';
@@ -135,7 +136,7 @@ export function registerAdminConsole(app: Express, deps: GatewayDeps): void {
       (auditMoney((action) => deps.broker.call(action, {}, { timeout: 120_000 })) as Promise<OverviewData['audit']>).catch(() => null),
       ops.listDisputes(req, 'open').catch(() => null),
       ops.listPayouts(req, 'pending').catch(() => null),
-      ops.call<any>(req, 'support.summary').catch(() => null),
+      ops.call<any>(req, SUPPORT.summary).catch(() => null),
     ]);
     const data: OverviewData = {
       audit,
@@ -172,8 +173,8 @@ export function registerAdminConsole(app: Express, deps: GatewayDeps): void {
     const q = typeof req.query.q === 'string' ? req.query.q.slice(0, 200) : '';
     const lookupId = typeof req.query.id === 'string' ? req.query.id.trim().slice(0, 100) : '';
     const [search, found] = await Promise.all([
-      ops.call<{ listings: any[] }>(req, 'listings.search', { ...(q ? { q } : {}), sort: 'newest', limit: 50 }),
-      lookupId ? ops.call<any>(req, 'listings.get', { listingId: lookupId }).catch(() => null) : Promise.resolve(null),
+      ops.call<{ listings: any[] }>(req, LISTINGS.search, { ...(q ? { q } : {}), sort: 'newest', limit: 50 }),
+      lookupId ? ops.call<any>(req, LISTINGS.get, { listingId: lookupId }).catch(() => null) : Promise.resolve(null),
     ]);
     sendPage(res, 200, <ListingsAdminPage {...common(req, res)} q={q} lookupId={lookupId} found={found} listings={search.listings} />);
   }));
@@ -189,8 +190,8 @@ export function registerAdminConsole(app: Express, deps: GatewayDeps): void {
   // ---- reports ------------------------------------------------------------------------------------
   app.get('/admin/reports', page(async (req, res) => {
     const [bugs, experiences] = await Promise.all([
-      ops.call<{ bugs: any[] }>(req, 'support.listBugs', { limit: 100 }),
-      ops.call<{ experiences: any[] }>(req, 'support.listExperiences', { limit: 100 }),
+      ops.call<{ bugs: any[] }>(req, SUPPORT.listBugs, { limit: 100 }),
+      ops.call<{ experiences: any[] }>(req, SUPPORT.listExperiences, { limit: 100 }),
     ]);
     sendPage(res, 200, <ReportsPage {...common(req, res)} bugs={bugs.bugs} experiences={experiences.experiences} bugStatuses={BUG_STATUSES} />);
   }));

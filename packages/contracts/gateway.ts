@@ -1,0 +1,8 @@
+/** The gateway's own actions: the tools it composes from several services (whoami, wallet, ask_help, report_bug) and its request log. */
+export const GATEWAY = {
+  whoami: 'gateway.whoami',
+  wallet: 'gateway.wallet',
+  askHelp: 'gateway.askHelp',
+  reportBug: 'gateway.reportBug',
+  requestLog: 'gateway.requestLog',
+} as const;
