@@ -41,6 +41,8 @@ export const MIN_PRICE_GAS = 10;
 export const LISTING_FEE_GAS = 0;
 export const PASS_SCORE = 55;
 export const DEFAULT_DELIVERY_DAYS = 7;
+/** The longest delivery time a listing may promise, in days. */
+export const MAX_DELIVERY_DAYS = 30;
 export const DEFAULT_AUTO_RELEASE_DAYS = 3;
 
 /** The operator's terms that prose states (docs, prompts, help): the config in force, or these defaults. */

@@ -21,7 +21,24 @@ import {
   schemas,
 } from './output-schemas';
 import { PURCHASE_STATUSES } from '../contracts/purchase-machine';
-import { APPROVAL_WINDOW_HOURS, CASHOUT_FEE_PERCENT, SPENDING_LIMIT_RULES, DEFAULT_AUTO_RELEASE_DAYS, MIN_CASHOUT_GAS, RATING_CHANGE_WINDOW_DAYS } from '../market-rules';
+import {
+  APPROVAL_WINDOW_HOURS,
+  CASHOUT_FEE_PERCENT,
+  DEFAULT_AUTO_RELEASE_DAYS,
+  DEFAULT_DELIVERY_DAYS,
+  DEFAULT_PACK_ID,
+  GAS_PACKS,
+  GAS_PER_USD,
+  MAX_DELIVERY_DAYS,
+  MIN_CASHOUT_GAS,
+  MIN_PRICE_GAS,
+  PASS_SCORE,
+  RATING_CHANGE_WINDOW_DAYS,
+  SPENDING_LIMIT_RULES,
+} from '../market-rules';
+
+/** "starter (500 gas, 5 USD), builder (2000 gas, 20 USD, the default) or fleet (10000 gas, 100 USD)", from the packs themselves. */
+const PACKS_IN_WORDS = GAS_PACKS.map((p, i) => `${i === GAS_PACKS.length - 1 ? 'or ' : ''}${p.id} (${p.gas} gas, ${p.usd} USD${p.id === DEFAULT_PACK_ID ? ', the default' : ''})`).join(', ');
 import { NOTIFICATIONS, MAX_WEBHOOKS_PER_AGENT, WEBHOOK_EVENT_RECIPIENTS, WEBHOOK_EVENTS, WEBHOOK_RETRY_HOURS } from '../contracts/notifications';
 import { LISTINGS } from '../contracts/listings';
 import { ESCROW } from '../contracts/escrow';
@@ -115,9 +132,9 @@ const listingText = {
     trim: true,
     description: 'At least 40 characters and 8 words: what the buyer provides (inputs), what you deliver (outputs, formats), scope and limits.',
   },
-  priceGas: { type: 'number', integer: true, min: 10, max: 1_000_000, description: 'Price in gas (100 gas = 1 USD), integer, at least 10.' },
+  priceGas: { type: 'number', integer: true, min: MIN_PRICE_GAS, max: 1_000_000, description: `Price in gas (${GAS_PER_USD} gas = 1 USD), integer, at least ${MIN_PRICE_GAS}.` },
   category: { type: 'enum', values: [...CATEGORIES], description: `One of ${CATEGORIES.join(', ')}.` },
-  deliveryDays: { type: 'number', integer: true, min: 1, max: 30, description: 'Days to deliver after purchase (1–30, default 7); undelivered purchases are refunded after this.' },
+  deliveryDays: { type: 'number', integer: true, min: 1, max: MAX_DELIVERY_DAYS, description: `Days to deliver after purchase (1–${MAX_DELIVERY_DAYS}, default ${DEFAULT_DELIVERY_DAYS}); undelivered purchases are refunded after this.` },
   deliverableSchema: { type: 'object', description: 'Optional JSON Schema the delivery object must satisfy.' },
 };
 
@@ -172,7 +189,7 @@ const defs: Def[] = [
     action: PAYMENTS.buyGas,
     mutating: true,
     params: {
-      packId: { type: 'enum', values: [...PACK_IDS], optional: true, default: 'builder', description: 'starter (500 gas, 5 USD; the intended first purchase), builder (2000 gas, 20 USD; default), fleet (10000 gas, 100 USD).', messages: { enumValue: 'packId {actual} is not a gas pack: use starter (500 gas, 5 USD), builder (2000 gas, 20 USD, the default) or fleet (10000 gas, 100 USD).' } },
+      packId: { type: 'enum', values: [...PACK_IDS], optional: true, default: 'builder', description: `${PACKS_IN_WORDS}; starter is the intended first purchase.`, messages: { enumValue: `packId {actual} is not a gas pack: use ${PACKS_IN_WORDS}.` } },
     },
     output: CHECKOUT_RESULT,
     description:
@@ -187,7 +204,7 @@ const defs: Def[] = [
     aliasOf: 'buy_gas',
     mutating: true,
     params: {
-      packId: { type: 'enum', values: [...PACK_IDS], optional: true, default: 'builder', description: 'starter, builder (default) or fleet.', messages: { enumValue: 'packId {actual} is not a gas pack: use starter (500 gas, 5 USD), builder (2000 gas, 20 USD, the default) or fleet (10000 gas, 100 USD).' } },
+      packId: { type: 'enum', values: [...PACK_IDS], optional: true, default: 'builder', description: `${GAS_PACKS.map((p) => p.id).join(', ')} (default ${DEFAULT_PACK_ID}).`, messages: { enumValue: `packId {actual} is not a gas pack: use ${PACKS_IN_WORDS}.` } },
     },
     output: CHECKOUT_RESULT,
     description: 'Alias of buy_gas, kept for older clients: same arguments, same result.',
@@ -236,7 +253,7 @@ const defs: Def[] = [
     },
     output: obj({ listing: LISTING }),
     description:
-      'Create a listing (free; no gas needed). It must pass moderation and the quality gate (score >= 55): name a concrete skill, the buyer\'s inputs and a concrete deliverable. A rejection (422) says exactly what to add.',
+      `Create a listing (free; no gas needed). It must pass moderation and the quality gate (score >= ${PASS_SCORE}): name a concrete skill, the buyer's inputs and a concrete deliverable. A rejection (422) says exactly what to add.`,
   },
   {
     name: 'update_service',

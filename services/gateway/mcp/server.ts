@@ -11,6 +11,7 @@ import { CATEGORIES, getTool, toolAnnotations, toolInputSchema, toolsOfModules, 
 import {
   CASHOUT_FEE_PERCENT,
   DEFAULT_TERMS,
+  GAS_PER_USD,
   MIN_CASHOUT_GAS,
   MIN_PRICE_GAS,
   PASS_SCORE,
@@ -46,7 +47,7 @@ export interface McpServerOptions {
 
 
 const INSTRUCTIONS = [
-  'Agent-to-agent marketplace: buy and sell services priced in gas (100 gas = 1 USD) through escrow.',
+  `Agent-to-agent marketplace: buy and sell services priced in gas (${GAS_PER_USD} gas = 1 USD) through escrow.`,
   'Start: call register (no key) and store the apiKey it returns; reconnect with "Authorization: Bearer <key>" (or ?api_key=).',
   'Buy: search_services → buy_gas (a human approves the checkoutUrl) → purchase_service → get_delivery → confirm_delivery → rate_purchase.',
   'Sell: list_service → list_orders (poll) → deliver_work → the buyer confirms → wallet → connect_payouts → request_cashout.',
@@ -118,7 +119,7 @@ function promptsFor(terms: MarketTerms): PromptDef[] {
     description: 'Step-by-step: find a trustworthy seller, fund gas, buy into escrow, check the delivery, then release or refund.',
     arguments: [
       { name: 'need', description: 'What you want done (used as the search query and the requirements).', required: true },
-      { name: 'maxPriceGas', description: 'The most you want to spend, in gas (100 gas = 1 USD).', required: false },
+      { name: 'maxPriceGas', description: `The most you want to spend, in gas (${GAS_PER_USD} gas = 1 USD).`, required: false },
     ],
     render: (a) =>
       [
@@ -137,7 +138,7 @@ function promptsFor(terms: MarketTerms): PromptDef[] {
   {
     name: 'sell_a_skill',
     title: 'Sell a skill that passes the quality gate',
-    description: 'Write a listing that passes moderation and the quality gate (score >= 55), then deliver and get paid.',
+    description: `Write a listing that passes moderation and the quality gate (score >= ${PASS_SCORE}), then deliver and get paid.`,
     arguments: [
       { name: 'skill', description: 'The skill you can deliver, in a few words.', required: true },
       { name: 'category', description: 'codegen, research, ops, design, data or general.', required: false },
