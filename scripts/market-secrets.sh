@@ -7,8 +7,9 @@
 #                  and STRIPE_WEBHOOK_SECRET (no other process gets them)
 #   nats.env       NATS_PASSWORD_<SERVICE> for every service: the nats-server's environment, which
 #                  deploy/nats/auth.conf references
-#   db-admin.env   DATABASE_URL (the admin's) and every <SERVICE>_DATABASE_URL: for `npm run db:roles`
-#                  (compose's db-roles service, the Kubernetes db-roles Job), which creates the roles
+#   db-admin.env   DATABASE_ADMIN_URL and every <SERVICE>_DATABASE_URL: for `npm run db:roles`
+#                  (compose's db-roles service, the Kubernetes db-roles Job), which creates each role
+#                  market_<service> with the password of its URL
 #   postgres.env   the compose PostgreSQL container's superuser (compose only)
 # Passwords are random and kept across runs (an existing file's values are reused), so running it
 # again is safe; ADMIN_TOKEN and the Stripe keys are taken from the environment when set.
@@ -30,7 +31,9 @@ DB_QUERY=${DB_PARAMS:+?$DB_PARAMS}
 umask 077
 mkdir -p "$DIR"
 
-random() { head -c 24 /dev/urandom | od -An -tx1 | tr -d ' \n'; }
+# 's' and 48 hex digits: a password must start with a letter, or nats-server reads the value of
+# $NATS_PASSWORD_<SERVICE> in auth.conf as a number ("4230e46…") and refuses the file.
+random() { printf 's%s' "$(head -c 24 /dev/urandom | od -An -tx1 | tr -d ' \n')"; }
 
 # The value of KEY in an existing env file, or nothing.
 existing() {
@@ -62,7 +65,7 @@ write "$DIR/postgres.env" "POSTGRES_USER=market" "POSTGRES_PASSWORD=$pg_password
 admin_url=${DB_ADMIN_URL:-postgres://market:$pg_password@$DB_HOST:$DB_PORT/$DB_NAME$DB_QUERY}
 
 nats_lines=()
-db_lines=("DATABASE_URL=$admin_url")
+db_lines=("DATABASE_ADMIN_URL=$admin_url")
 for s in "${SERVICES[@]}"; do
   S=$(upper "$s")
   file="$DIR/$s.env"

@@ -214,12 +214,12 @@ describe('Kubernetes manifests (deploy/k8s: kustomize base + overlays, jobs)', (
   it("the NATS auth config reaches the server as a ConfigMap, with a user per service and no password in it", () => {
     const cm = rendered.prod.find((o) => o.kind === 'ConfigMap' && o.metadata.name.startsWith('nats-config-'))!;
     const auth: string = cm.data['auth.conf'];
-    expect(cm.data['nats.conf']).toMatch(/include \.\/auth\.conf/);
-    for (const s of SERVICES) expect(auth).toMatch(new RegExp(`user:\\s*"?${s}"?\\s*,\\s*password:\\s*"?\\$NATS_PASSWORD_${s.toUpperCase()}\\b`));
+    expect(cm.data['nats-server.conf']).toMatch(/include \.\/auth\.conf/);
+    for (const s of SERVICES) expect(auth).toMatch(new RegExp(`user:\\s*"?${s}"?[\\s,]*password:\\s*"?\\$NATS_PASSWORD_${s.toUpperCase()}\\b`));
     for (const m of auth.matchAll(/password:\s*"?([^\s,"}]+)/g)) expect(m[1]).toMatch(/^\$NATS_PASSWORD_[A-Z]+$/);
     const nats = rendered.prod.find((o) => o.kind === 'StatefulSet' && o.metadata.name === 'nats')!;
     expect(nats.spec.template.spec.volumes.find((v: any) => v.name === 'config').configMap.name).toBe(cm.metadata.name);
-    expect(nats.spec.template.spec.containers[0].args).toEqual(expect.arrayContaining(['-c', '/etc/nats/nats.conf']));
+    expect(nats.spec.template.spec.containers[0].args).toEqual(expect.arrayContaining(['-c', '/etc/nats/nats-server.conf']));
     expect(nats.spec.volumeClaimTemplates[0].metadata.name).toBe('data');
   });
 

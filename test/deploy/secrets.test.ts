@@ -4,7 +4,7 @@
  * docker-compose.yml hands each container only its own file. Checked without Docker; the compose
  * suite (test/containers) then runs the result.
  */
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -49,9 +49,9 @@ describe('scripts/market-secrets.sh: one env file per process, only its own cred
       const S = s.toUpperCase();
       const e = env(s);
       expect(e.NATS_USER).toBe(s);
-      expect(e.NATS_PASSWORD).toMatch(/^[0-9a-f]{48}$/);
+      expect(e.NATS_PASSWORD).toMatch(/^s[0-9a-f]{48}$/); // starts with a letter: nats-server would read 4230e46… as a number
       expect(e.NATS_PASSWORD).toBe(nats[`NATS_PASSWORD_${S}`]);
-      expect(e[`${S}_DATABASE_URL`]).toMatch(new RegExp(`^postgres://market_${s}:[0-9a-f]{48}@postgres:5432/market$`));
+      expect(e[`${S}_DATABASE_URL`]).toMatch(new RegExp(`^postgres://market_${s}:s[0-9a-f]{48}@postgres:5432/market$`));
       const dbKeys = Object.keys(e).filter((k) => k.endsWith('DATABASE_URL'));
       expect(dbKeys).toEqual([`${S}_DATABASE_URL`]);
       passwords.add(e.NATS_PASSWORD);
@@ -74,9 +74,9 @@ describe('scripts/market-secrets.sh: one env file per process, only its own cred
 
   it("the role bootstrap gets the admin's URL and every role's URL (to create them), nothing else", () => {
     const e = env('db-admin');
-    expect(Object.keys(e).sort()).toEqual(['DATABASE_URL', ...SERVICES.map((s) => `${s.toUpperCase()}_DATABASE_URL`)].sort());
-    expect(new URL(e.DATABASE_URL).username).toBe('market');
-    expect(new URL(e.DATABASE_URL).password).toBe(env('postgres').POSTGRES_PASSWORD);
+    expect(Object.keys(e).sort()).toEqual(['DATABASE_ADMIN_URL', ...SERVICES.map((s) => `${s.toUpperCase()}_DATABASE_URL`)].sort());
+    expect(new URL(e.DATABASE_ADMIN_URL).username).toBe('market');
+    expect(new URL(e.DATABASE_ADMIN_URL).password).toBe(env('postgres').POSTGRES_PASSWORD);
     for (const s of SERVICES) expect(e[`${s.toUpperCase()}_DATABASE_URL`]).toBe(env(s)[`${s.toUpperCase()}_DATABASE_URL`]);
   });
 
@@ -106,7 +106,7 @@ describe('docker-compose.yml hands each container only its own credentials', () 
   });
 
   it('NATS runs the shared config (authentication, JetStream) with the passwords of nats.env', () => {
-    expect(services.nats.command).toEqual(['-c', '/etc/nats/nats.conf', '-sd', '/data']);
+    expect(services.nats.command).toEqual(['-c', '/etc/nats/nats-server.conf', '-sd', '/data']);
     expect(services.nats.volumes).toEqual(expect.arrayContaining(['./deploy/nats:/etc/nats:ro']));
     expect(envFile('nats')).toEqual(file('nats'));
     expect(services['db-roles'].env_file).toEqual(file('db-admin'));
@@ -120,5 +120,43 @@ describe('docker-compose.yml hands each container only its own credentials', () 
     const nginx = fs.readFileSync(path.join(REPO_ROOT, 'deploy/compose/nginx.conf'), 'utf8');
     expect(nginx).toMatch(/proxy_set_header X-Forwarded-For \$remote_addr;/);
     for (const s of SERVICES.filter((x) => x !== 'gateway')) expect(services[s].environment.TRUST_PROXY).toBeUndefined();
+  });
+});
+
+/** The Compose CLI (v2 plugin or docker-compose v1); `config` needs no engine. */
+function composeCli(): string[] | null {
+  for (const cmd of [['docker', 'compose'], ['docker-compose']]) {
+    if (spawnSync(cmd[0], [...cmd.slice(1), 'version'], { stdio: 'ignore', timeout: 10_000 }).status === 0) return cmd;
+  }
+  return null;
+}
+
+const cli = composeCli();
+(cli ? describe : describe.skip)(`\`compose config\` resolves each container's environment${cli ? '' : ' [skipped: no Compose CLI]'}`, () => {
+  it('is valid, and each container ends up with only its own credentials', () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'market-secrets-config-'));
+    try {
+      execFileSync(SCRIPT, [dir], { env: { PATH: process.env.PATH }, stdio: 'ignore' });
+      const out = execFileSync(cli![0], [...cli!.slice(1), '-f', path.join(REPO_ROOT, 'docker-compose.yml'), 'config'], {
+        cwd: REPO_ROOT,
+        env: { ...process.env, MARKET_SECRETS_DIR: dir },
+        encoding: 'utf8',
+      });
+      const services = parse(out).services as Record<string, { environment?: Record<string, string> }>;
+      const secretKeys = (name: string) =>
+        Object.keys(services[name].environment ?? {})
+          .filter((k) => /PASSWORD|TOKEN|SECRET|DATABASE_URL/.test(k))
+          .sort();
+      for (const s of SERVICES) {
+        const S = s.toUpperCase();
+        const own = ['NATS_PASSWORD', `${S}_DATABASE_URL`, ...(s === 'gateway' ? ['ADMIN_TOKEN'] : []), ...(s === 'payments' ? ['STRIPE_SECRET_KEY', 'STRIPE_WEBHOOK_SECRET'] : [])];
+        expect({ s, keys: secretKeys(s) }).toEqual({ s, keys: own.sort() });
+        expect(services[s].environment!.NATS_USER).toBe(s);
+      }
+      expect(secretKeys('nats')).toEqual(SERVICES.map((s) => `NATS_PASSWORD_${s.toUpperCase()}`).sort());
+      expect(secretKeys('edge')).toEqual([]);
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
