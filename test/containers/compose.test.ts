@@ -160,7 +160,8 @@ describeCompose('docker-compose.yml (built image, published gateway, journey, sc
   }, 60_000);
 
   it('scales the gateway to two replicas behind the same published port', async () => {
-    await compose('up', '-d', '--no-build', '--no-recreate', '--scale', 'gateway=2');
+    // Only the gateway: --no-deps leaves the rest (and the one-shot db-roles) as they are.
+    await compose('up', '-d', '--no-build', '--no-recreate', '--no-deps', '--scale', 'gateway=2', 'gateway');
     await eventually(async () => {
       const h = await health('gateway');
       return h.length === 2 && h.every((s) => s === 'healthy');

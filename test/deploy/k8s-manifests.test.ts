@@ -217,6 +217,11 @@ describe('Kubernetes manifests (deploy/k8s: kustomize base + overlays, jobs)', (
     expect(cm.data['nats-server.conf']).toMatch(/include \.\/auth\.conf/);
     for (const s of SERVICES) expect(auth).toMatch(new RegExp(`user:\\s*"?${s}"?[\\s,]*password:\\s*"?\\$NATS_PASSWORD_${s.toUpperCase()}\\b`));
     for (const m of auth.matchAll(/password:\s*"?([^\s,"}]+)/g)) expect(m[1]).toMatch(/^\$NATS_PASSWORD_[A-Z]+$/);
+    // The generated permissions name Moleculer subjects of one namespace: the services must use it.
+    for (const overlay of OVERLAYS) {
+      const ns = rendered[overlay].find((o) => o.kind === 'ConfigMap' && o.metadata.name === 'agent-market')!.data.NAMESPACE;
+      for (const m of auth.matchAll(/"MOL-([^.]+)\./g)) expect(m[1]).toBe(ns);
+    }
     const nats = rendered.prod.find((o) => o.kind === 'StatefulSet' && o.metadata.name === 'nats')!;
     expect(nats.spec.template.spec.volumes.find((v: any) => v.name === 'config').configMap.name).toBe(cm.metadata.name);
     expect(nats.spec.template.spec.containers[0].args).toEqual(expect.arrayContaining(['-c', '/etc/nats/nats-server.conf']));
