@@ -224,7 +224,10 @@ describe('Kubernetes manifests (deploy/k8s: kustomize base + overlays, jobs)', (
     }
     const nats = rendered.prod.find((o) => o.kind === 'StatefulSet' && o.metadata.name === 'nats')!;
     expect(nats.spec.template.spec.volumes.find((v: any) => v.name === 'config').configMap.name).toBe(cm.metadata.name);
-    expect(nats.spec.template.spec.containers[0].args).toEqual(expect.arrayContaining(['-c', '/etc/nats/nats-server.conf']));
+    const [container] = nats.spec.template.spec.containers;
+    expect(container.args).toEqual(['-c', '/etc/nats/nats-server.conf', '-sd', '/data', '-P', '/data/nats.pid']);
+    // Lame-duck mode on stop signals the server through the pid file it was told to write.
+    expect(container.lifecycle.preStop.exec.command).toEqual(['nats-server', '--signal', 'ldm=/data/nats.pid']);
     expect(nats.spec.volumeClaimTemplates[0].metadata.name).toBe('data');
   });
 

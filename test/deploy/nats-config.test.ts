@@ -44,7 +44,7 @@ describeNats('deploy/nats: the shipped NATS configuration on a real nats-server'
     const env = { PATH: process.env.PATH, ...envOf('nats') };
     server = spawn(
       NATS_SERVER_BIN,
-      ['-c', path.join(REPO_ROOT, 'deploy/nats/nats-server.conf'), '-a', '127.0.0.1', '-p', String(port), '-m', String(monitor), '-sd', storeDir, '-P', path.join(storeDir, 'nats.pid')],
+      ['-c', path.join(REPO_ROOT, 'deploy/nats/nats-server.conf'), '-a', '127.0.0.1', '-p', String(port), '-m', String(monitor), '-sd', storeDir],
       { env, stdio: ['ignore', 'pipe', 'pipe'] },
     );
     server.stdout!.on('data', (d) => (log += d));
