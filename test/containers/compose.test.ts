@@ -1,13 +1,18 @@
 /**
- * docker-compose.yml for real: PostgreSQL, NATS (JetStream), every service from the built image and
- * nginx in front, brought up with the Compose CLI; a buyer/seller journey through the published port
- * (register → buy gas in the sandbox → purchase → deliver → confirm → ledger audit with the image's
- * own `audit-ledger`), then the gateway scaled to two behind the same port, then everything removed
- * with its volumes. Runs when a Docker engine and a Compose CLI (v2 plugin or docker-compose v1) answer.
+ * docker-compose.yml for real: PostgreSQL (a role per service, made by the one-shot db-roles service),
+ * NATS (JetStream, authentication), every service from the built image with its own credentials
+ * (scripts/market-secrets.sh writes them first, as a user does) and nginx in front, brought up with
+ * the Compose CLI; a buyer/seller journey through the published port (register → buy gas in the
+ * sandbox → purchase → deliver → confirm → ledger audit with the image's own `audit-ledger`); the bus
+ * refusing a connection without credentials and the ledger's role refused another service's table;
+ * then the gateway scaled to two behind the same port, then everything removed with its volumes. Runs when a Docker engine and a Compose CLI (v2 plugin or docker-compose v1) answer.
  * Images come from the environment like the compose file's (MARKET_IMAGE, POSTGRES_IMAGE, NATS_IMAGE,
  * NGINX_IMAGE); a missing MARKET_IMAGE is built first (BASE_IMAGE picks the Node base).
  */
 import { execFile, execFileSync } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import { promisify } from 'node:util';
 import { ApiClient, eventually, freePort, REPO_ROOT, waitForGateway } from '../../packages/testkit';
 import { base62 } from '../../packages/ids';
@@ -43,6 +48,7 @@ describeCompose('docker-compose.yml (built image, published gateway, journey, sc
   const project = `market${base62(6).toLowerCase()}`;
   const adminToken = `adm_${base62(24)}`;
   let env: NodeJS.ProcessEnv;
+  let secretsDir: string | undefined;
   let api: ApiClient;
   let baseUrl: string;
 
@@ -65,7 +71,18 @@ describeCompose('docker-compose.yml (built image, published gateway, journey, sc
   beforeAll(async () => {
     const port = await freePort();
     baseUrl = `http://127.0.0.1:${port}`;
-    env = { ...process.env, GATEWAY_PORT: String(port), PUBLIC_BASE_URL: `http://localhost:${port}`, ADMIN_TOKEN: adminToken, LOG_LEVEL: 'warn', NODE_ENV: 'development' };
+    secretsDir = fs.mkdtempSync(path.join(os.tmpdir(), 'market-secrets-'));
+    env = {
+      ...process.env,
+      GATEWAY_PORT: String(port),
+      PUBLIC_BASE_URL: `http://localhost:${port}`,
+      ADMIN_TOKEN: adminToken,
+      LOG_LEVEL: 'warn',
+      NODE_ENV: 'development',
+      MARKET_SECRETS_DIR: secretsDir,
+    };
+    // As the README says: the per-process env files first (the gateway's ADMIN_TOKEN from the environment).
+    await run(`${REPO_ROOT}/scripts/market-secrets.sh`, [secretsDir], { env });
     if (!works('docker', ['image', 'inspect', MARKET_IMAGE])) {
       const base = process.env.BASE_IMAGE ? ['--build-arg', `BASE_IMAGE=${process.env.BASE_IMAGE}`] : [];
       await run('docker', ['build', '-q', ...base, '-t', MARKET_IMAGE, REPO_ROOT], { env, timeout: 900_000 });
@@ -78,7 +95,10 @@ describeCompose('docker-compose.yml (built image, published gateway, journey, sc
 
   afterAll(async () => {
     if (!env) return;
-    if (process.env.TEST_COMPOSE_KEEP !== '1') await compose('down', '-v', '--remove-orphans', '-t', '5');
+    if (process.env.TEST_COMPOSE_KEEP !== '1') {
+      await compose('down', '-v', '--remove-orphans', '-t', '5');
+      if (secretsDir) fs.rmSync(secretsDir, { recursive: true, force: true });
+    }
   }, 180_000);
 
   it('runs every service from the image; every one serves /readyz on PORT and turns healthy', async () => {
@@ -130,8 +150,18 @@ describeCompose('docker-compose.yml (built image, published gateway, journey, sc
     process.stdout.write(`\n[compose] ${audit.trim().split('\n').join('\n[compose] ')}\n`);
   }, 180_000);
 
+  it('the bus refuses a connection without credentials; the ledger\'s database role cannot read escrow\'s tables', async () => {
+    const anonymous =
+      "require('nats').connect({servers:'nats://nats:4222',reconnect:false}).then(()=>{console.log('CONNECTED');process.exit(1)},e=>{console.log(String(e.code||e.message));process.exit(0)})";
+    expect(await compose('exec', '-T', 'gateway', 'node', '-e', anonymous)).toMatch(/AUTHORIZATION_VIOLATION/i);
+    const ledgerReadsEscrow =
+      "const {Client}=require('pg');const c=new Client({connectionString:process.env.LEDGER_DATABASE_URL});c.connect().then(()=>c.query('SELECT count(*) FROM escrow.purchases')).then(()=>{console.log('READ');process.exit(1)},e=>{console.log(e.message);process.exit(0)})";
+    expect(await compose('exec', '-T', 'ledger', 'node', '-e', ledgerReadsEscrow)).toMatch(/permission denied/);
+  }, 60_000);
+
   it('scales the gateway to two replicas behind the same published port', async () => {
-    await compose('up', '-d', '--no-build', '--no-recreate', '--scale', 'gateway=2');
+    // Only the gateway: --no-deps leaves the rest (and the one-shot db-roles) as they are.
+    await compose('up', '-d', '--no-build', '--no-recreate', '--no-deps', '--scale', 'gateway=2', 'gateway');
     await eventually(async () => {
       const h = await health('gateway');
       return h.length === 2 && h.every((s) => s === 'healthy');
