@@ -1,14 +1,14 @@
 /**
  * escrow: the purchase lifecycle of DESIGN §4. The states and transitions are data
- * (purchase-machine.ts); this file holds the buyer's and seller's lifecycle tools and the one
- * engine that alone changes a purchase's state (purchase-engine.ts: `this.engine.fire(id, trigger, actor, input)`).
- * The other * concerns are mixins beside it:
+ * (purchase-machine.ts), applied by the one writer of purchase state (purchase-engine.ts:
+ * `this.engine.fire(id, trigger, actor, input)`). This file holds the buyer's and seller's lifecycle
+ * tools; the other concerns are mixins beside it:
  *
  *   funding.ts    keyed ledger.hold with the quoted split, unknown outcomes, referral checks
  *   messages.ts   send_message / list_messages
  *   ratings.ts    rate_purchase
  *   disputes.ts   dispute_purchase, operator resolution, dispute history
- *   sweepers.ts   pending holds, auto-release, auto-refund, approval expiry, referrals
+ *   sweepers.ts   pending holds, the table's timed transitions (auto-release, auto-refund, approval expiry), referrals
  *   limits.ts     the human's spending limits (checked in the purchase's transaction), owner links, approvals
  *   reports.ts    audit cross-check with the ledger, liquidity
  *   contracts.ts  action names, event topics and payloads for callers and consumers

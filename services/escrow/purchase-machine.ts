@@ -1,9 +1,11 @@
 /**
  * The purchase lifecycle (DESIGN §4) as data: states with their flags, transitions with who may
- * fire them, from where, to where, what they set and which money event they emit. Everything else
- * is derived from these two tables: the guards in escrow's actions, the sweepers' queries, the SQL
- * CHECK on status, the catalogue's status enum, the invalid_state hints and the knowledge/llms
- * state table. Adding a state = one entry in STATES (+ its transitions) and the handler that fires them.
+ * fire them, from where, to where, the columns they write (`sets`), their effects (money event,
+ * notices) and their timers (`after`). purchase-engine.ts applies them — the only writer of a
+ * purchase's status. Everything else is derived from these two tables: the guards, the sweepers'
+ * queries, the SQL CHECK on status, the catalogue's status enum, the invalid_state hints, the views'
+ * timers and the knowledge/llms state table. Adding a state = one entry in STATES (+ its transitions)
+ * and the handler that fires them (docs/architecture.md, "Adding a state").
  *
  * Pure data and small functions only: the tool catalogue and the knowledge base import it.
  */
