@@ -6,7 +6,7 @@
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { startTestApp, type TestApp } from '../../../packages/testkit';
+import { describeWithPostgres, startTestApp, type TestApp } from '../../../packages/testkit';
 import { expectLedgerClean } from '../../../packages/testkit/ledger';
 import { DEFAULT_TERMS } from '../../../packages/market-rules';
 import { UndeclaredColumnError, type PurchaseEngine } from '../purchase-engine';
@@ -103,5 +103,47 @@ describe('the purchase engine: one writer of purchase state', () => {
     const after = (await app.api.ok('get_purchase', { purchaseId: purchase.id }, s.buyer.apiKey)).purchase;
     expect(after).toMatchObject({ status: 'completed', autoReleaseAt: null });
     expect(await wallet(app, s.seller)).toMatchObject({ gasBalance: purchase.sellerNetGas });
+  });
+});
+
+describeWithPostgres('the purchase engine on PostgreSQL: racing fires', () => {
+  let app: TestApp;
+  const escrow = () => app.broker.getLocalService('escrow') as any;
+  beforeAll(async () => {
+    app = await startTestApp({ postgres: true });
+  });
+  afterAll(async () => {
+    await app?.stop();
+  });
+  afterEach(async () => {
+    await expectLedgerClean(app);
+  });
+
+  test('confirms, refunds and a due auto-release racing on one purchase: one wins, one money event, the money follows it', async () => {
+    const s = await scenario(app);
+    const { purchase } = await app.api.ok('purchase_service', { listingId: s.listingId }, s.buyer.apiKey);
+    await app.api.ok('deliver_work', { purchaseId: purchase.id, delivery: { summary: 'done' } }, s.seller.apiKey);
+    app.clock.advance(DEFAULT_TERMS.autoReleaseDays * DAY_MS + 1000);
+    const engine: PurchaseEngine<Trigger> = escrow().engine;
+    const results = await Promise.allSettled([
+      ...Array.from({ length: 5 }, () => engine.fire(purchase.id, 'confirm', 'buyer')),
+      ...Array.from({ length: 5 }, () => engine.fire(purchase.id, 'refund', 'seller', { refund_reason: null })),
+      escrow().sweepTransition('auto_release'),
+    ]);
+    const fired = results.slice(0, 10).filter((r) => r.status === 'fulfilled').length;
+    const swept = (results[10] as PromiseFulfilledResult<number>).value;
+    expect(fired + (swept > 0 ? 1 : 0)).toBe(1);
+    for (const r of results.slice(0, 10)) if (r.status === 'rejected') expect(r.reason).toMatchObject({ type: 'invalid_state' });
+    const money = await escrow().db.query(
+      `SELECT topic FROM escrow.outbox WHERE payload->>'purchaseId' = $1 AND topic = ANY($2::text[])`,
+      [purchase.id, ['escrow.purchase.completed', 'escrow.purchase.refunded']],
+    );
+    expect(money.rows).toHaveLength(1);
+    await escrow().relay.kick();
+    const after = (await app.api.ok('get_purchase', { purchaseId: purchase.id }, s.buyer.apiKey)).purchase;
+    const paid = after.status === 'completed';
+    expect(money.rows[0].topic).toBe(paid ? 'escrow.purchase.completed' : 'escrow.purchase.refunded');
+    expect(await wallet(app, s.seller)).toMatchObject({ gasBalance: paid ? purchase.sellerNetGas : 0 });
+    expect(await wallet(app, s.buyer)).toMatchObject({ gasBalance: paid ? 1000 - purchase.priceGas : 1000, heldGas: 0 });
   });
 });
