@@ -85,6 +85,13 @@ describe('the purchase engine: one writer of purchase state', () => {
     expect(engine().plan({ ...row, status: 'pending' }, fund, 'buyer', {}, now).set).toMatchObject({ deliver_by: new Date(now.getTime() + 2 * DAY_MS).toISOString() });
   });
 
+  test('every column the table names (sets, timers, their pauses) exists on escrow.purchases', async () => {
+    const r = await escrow().db.query(`SELECT column_name FROM information_schema.columns WHERE table_schema = 'escrow' AND table_name = 'purchases'`);
+    const columns = new Set(r.rows.map((x: { column_name: string }) => x.column_name));
+    const named = TRANSITIONS.flatMap((t) => [...Object.keys(t.sets), ...(t.after ? [t.after.at, t.after.unless ?? t.after.at] : [])]);
+    expect([...new Set(named)].filter((c) => !columns.has(c))).toEqual([]);
+  });
+
   test('the sweeper fires exactly the timed transitions of the table', async () => {
     expect(engine().timed().map((t) => t.trigger)).toEqual(TRANSITIONS.filter((t) => t.after).map((t) => t.trigger));
     const swept = await escrow().sweepTimers();
