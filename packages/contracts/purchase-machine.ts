@@ -1,9 +1,11 @@
 /**
  * The purchase lifecycle (DESIGN §4) as data: states with their flags, transitions with who may
- * fire them, from where, to where, what they set and which money event they emit. Everything else
- * is derived from these two tables: the guards in escrow's actions, the sweepers' queries, the SQL
- * CHECK on status, the catalogue's status enum, the invalid_state hints and the knowledge/llms
- * state table. Adding a state = one entry in STATES (+ its transitions) and the handler that fires them.
+ * fire them, from where, to where, the columns they write (`sets`), their effects (money event,
+ * notices) and their timers (`after`). purchase-engine.ts applies them — the only writer of a
+ * purchase's status. Everything else is derived from these two tables: the guards, the sweepers'
+ * queries, the SQL CHECK on status, the catalogue's status enum, the invalid_state hints, the views'
+ * timers and the knowledge/llms state table. Adding a state = one entry in STATES (+ its transitions)
+ * and the handler that fires them (docs/architecture.md, "Adding a state").
  *
  * Pure data and small functions only: the tool catalogue and the knowledge base import it.
  */
@@ -96,14 +98,82 @@ export const PURCHASE_STATUSES = Object.keys(STATES) as PurchaseStatus[];
 
 /** owner: the human behind the buyer, on the approval page. */
 export type Actor = 'buyer' | 'seller' | 'sweeper' | 'operator' | 'ledger' | 'owner';
-/** Which ledger step a transition causes: a keyed call (hold) or a durable event (settle, void). */
+/**
+ * Which ledger step a transition causes. `hold` is a keyed call made BEFORE the transition fires
+ * (funding.ts: the hold must exist for the purchase to be funded); `settle` and `void` are outbox
+ * events the engine writes in the statement that changes the status.
+ */
 export type MoneyEvent = 'hold' | 'settle' | 'void' | null;
+
+/** A purchase fact the transition publishes through the outbox with its state change (payloads: events.ts). */
+export type Notice = 'created' | 'approval_required' | 'approved' | 'delivered' | 'disputed' | 'rated';
+
+/** What a declared column is written with when the transition fires (`sets`). */
+export const NOW = '@now';
+/** The party that fired it ('buyer', 'seller', 'operator', …). */
+export const ACTOR = '@actor';
+/** A value the handler passes in `input` (a column it may leave out). */
+export const INPUT = '@input';
+/** NOW, ACTOR, INPUT or a constant (written as is). */
+export type ColumnValue = typeof NOW | typeof ACTOR | typeof INPUT | string | boolean | null;
+
+/** How long after a purchase enters a state its timer fires. */
+export type Period = { hours: number } | { days: number } | { daysOfColumn: string } | { daysOfTerm: 'autoReleaseDays' };
+
+/**
+ * A timed transition (Sharetribe's `:at first-entered-state + period`, TigerBeetle's pending timeout):
+ * the transition that ENTERS `from` writes `at` = entered + period; the sweeper fires this transition
+ * for purchases whose `at` has passed (and whose `unless` column is still empty).
+ */
+export interface Timer {
+  at: string;
+  period: Period;
+  /** While this column is set the timer does not fire (a refund request pauses auto-release). */
+  unless?: string;
+}
+
+/** A transition of any machine (the escrow table below, or a test's fixture table). */
+export interface MachineTransition {
+  trigger: string;
+  /** The tool (or process) that fires it, as agents and docs name it. */
+  tool: string;
+  who: readonly Actor[];
+  /** Empty: the transition creates the purchase. */
+  from: readonly string[];
+  /** null: the status stays (only `sets` change). */
+  to: string | null;
+  /**
+   * The columns the transition writes besides status, updated_at and the timer columns of the state it
+   * enters — the engine refuses to write any other — and with what (NOW, ACTOR, INPUT or a constant).
+   */
+  sets: Readonly<Record<string, ColumnValue>>;
+  moneyEvent: MoneyEvent;
+  /** The notices written to the outbox with the change. */
+  notices?: readonly Notice[];
+  /** A timed transition: fired by the sweeper when due. */
+  after?: Timer;
+}
+
+export interface Transition extends MachineTransition {
+  trigger: Trigger;
+  from: readonly PurchaseStatus[];
+  to: PurchaseStatus | null;
+  /** The knowledge/llms state table; false = an internal step not listed there. */
+  doc: false | { from?: string; to: string };
+}
+
+/** A purchase machine: its states and its transitions. Everything else is derived (see below). */
+export interface Machine {
+  states: Readonly<Record<string, StateFlags>>;
+  transitions: readonly MachineTransition[];
+}
 
 export type Trigger =
   | 'purchase'
   | 'fund'
   | 'fund_refused'
   | 'fund_for_approval'
+  | 'late_hold'
   | 'approve'
   | 'decline'
   | 'approval_expired'
@@ -119,46 +189,38 @@ export type Trigger =
   | 'resolve_release'
   | 'rate';
 
-export interface Transition {
-  trigger: Trigger;
-  /** The tool (or process) that fires it, as agents and docs name it. */
-  tool: string;
-  who: readonly Actor[];
-  /** Empty: the transition creates the purchase. */
-  from: readonly PurchaseStatus[];
-  /** null: the status stays (only `sets` change). */
-  to: PurchaseStatus | null;
-  /** Columns the transition writes besides status. */
-  sets: readonly string[];
-  moneyEvent: MoneyEvent;
-  /** The knowledge/llms state table; false = an internal step not listed there. */
-  doc: false | { from?: string; to: string };
-}
-
 /** Filled in by documentedTransitions with the operator's terms (the fee and auto-release are configurable). */
 const feeText = '{sellerPercent}% sale_earn to the seller, {feePercent}% platform fee';
 
+const refundedBy = { refunded_at: NOW, refunded_by: ACTOR } as const;
+const completedBy = { completed_at: NOW, completed_by: ACTOR } as const;
+
 export const TRANSITIONS: readonly Transition[] = [
-  { trigger: 'purchase', tool: 'purchase_service', who: ['buyer'], from: [], to: 'pending', sets: ['price_gas', 'platform_fee_gas', 'seller_net_gas', 'idempotency_key'], moneyEvent: null, doc: false },
-  { trigger: 'fund', tool: 'purchase_service', who: ['buyer', 'sweeper'], from: ['pending'], to: 'awaiting_delivery', sets: ['deliver_by'], moneyEvent: 'hold', doc: { from: '—', to: 'awaiting_delivery (gas held in escrow) or error insufficient_gas' } },
-  { trigger: 'fund_refused', tool: 'purchase_service', who: ['buyer', 'sweeper'], from: ['pending'], to: 'failed', sets: ['failure_reason'], moneyEvent: null, doc: false },
-  { trigger: 'fund_for_approval', tool: 'purchase_service', who: ['buyer', 'sweeper'], from: ['pending'], to: 'awaiting_approval', sets: ['approval_expires_at'], moneyEvent: 'hold', doc: { from: '— (price above the human\'s "ask me above N" limit)', to: `awaiting_approval (gas held, seller not shown, approvalUrl for the human), then awaiting_delivery on approval, failed on decline or after ${APPROVAL_WINDOW_HOURS} h (hold voided)` } },
-  { trigger: 'approve', tool: 'approval page', who: ['owner'], from: ['awaiting_approval'], to: 'awaiting_delivery', sets: ['approval_decided_at', 'approval_decision', 'deliver_by'], moneyEvent: null, doc: false },
-  { trigger: 'decline', tool: 'approval page', who: ['owner'], from: ['awaiting_approval'], to: 'failed', sets: ['approval_decided_at', 'approval_decision', 'failure_reason'], moneyEvent: 'void', doc: false },
-  { trigger: 'approval_expired', tool: 'approval expiry', who: ['sweeper'], from: ['awaiting_approval'], to: 'failed', sets: ['approval_decided_at', 'approval_decision', 'failure_reason'], moneyEvent: 'void', doc: false },
-  { trigger: 'ack', tool: 'ack_purchase', who: ['seller'], from: ['awaiting_delivery'], to: null, sets: ['acknowledged_at'], moneyEvent: null, doc: { to: 'same state, acknowledgedAt set' } },
-  { trigger: 'deliver', tool: 'deliver_work', who: ['seller'], from: ['awaiting_delivery'], to: 'delivered', sets: ['delivered_at', 'delivery_json', 'delivery_sha256', 'auto_release_at'], moneyEvent: null, doc: { to: 'delivered (deliveredAt, sha256 of the delivery)' } },
-  { trigger: 'confirm', tool: 'confirm_delivery', who: ['buyer'], from: ['delivered'], to: 'completed', sets: ['completed_at', 'completed_by'], moneyEvent: 'settle', doc: { to: `completed (${feeText})` } },
-  { trigger: 'auto_release', tool: 'auto-release', who: ['sweeper'], from: ['delivered'], to: 'completed', sets: ['completed_at', 'completed_by'], moneyEvent: 'settle', doc: { from: 'delivered, {autoReleaseDays} days after deliveredAt, no refund request or dispute', to: 'completed' } },
-  { trigger: 'auto_refund', tool: 'auto-refund', who: ['sweeper'], from: ['awaiting_delivery'], to: 'refunded', sets: ['refunded_at', 'refunded_by'], moneyEvent: 'void', doc: { from: `awaiting_delivery, the listing's deliveryDays (default ${DEFAULT_DELIVERY_DAYS}) passed`, to: 'refunded' } },
-  { trigger: 'refund', tool: 'request_refund', who: ['buyer'], from: ['awaiting_delivery'], to: 'refunded', sets: ['refunded_at', 'refunded_by', 'refund_reason'], moneyEvent: 'void', doc: { to: 'refunded at once' } },
-  { trigger: 'request_refund', tool: 'request_refund', who: ['buyer'], from: ['delivered'], to: null, sets: ['refund_requested_at', 'refund_reason'], moneyEvent: null, doc: { to: 'stays delivered, refundRequestedAt set, auto-release paused' } },
-  { trigger: 'refund', tool: 'request_refund', who: ['seller'], from: ['awaiting_delivery', 'delivered'], to: 'refunded', sets: ['refunded_at', 'refunded_by', 'refund_reason'], moneyEvent: 'void', doc: { to: 'refunded (the seller gives the money back)' } },
-  { trigger: 'dispute', tool: 'dispute_purchase', who: ['buyer', 'seller'], from: ['awaiting_delivery', 'delivered'], to: 'disputed', sets: ['disputed_at', 'disputed_by', 'dispute_reason'], moneyEvent: null, doc: { to: 'disputed, escrow frozen' } },
-  { trigger: 'resolve_refund', tool: 'admin resolve', who: ['operator'], from: ['disputed'], to: 'refunded', sets: ['refunded_at', 'refunded_by', 'dispute_resolved_at', 'dispute_outcome'], moneyEvent: 'void', doc: { to: 'refunded or completed' } },
-  { trigger: 'resolve_release', tool: 'admin resolve', who: ['operator'], from: ['disputed'], to: 'completed', sets: ['completed_at', 'completed_by', 'dispute_resolved_at', 'dispute_outcome'], moneyEvent: 'settle', doc: false },
-  { trigger: 'rate', tool: 'rate_purchase', who: ['buyer'], from: ['completed'], to: null, sets: ['rating', 'rating_comment', 'rated_at'], moneyEvent: null, doc: { to: `rating 1–5 (once; may be changed within ${RATING_CHANGE_WINDOW_DAYS} days)` } },
+  { trigger: 'purchase', tool: 'purchase_service', who: ['buyer'], from: [], to: 'pending', sets: { price_gas: INPUT, platform_fee_gas: INPUT, seller_net_gas: INPUT, idempotency_key: INPUT }, moneyEvent: null, doc: false },
+  { trigger: 'fund', tool: 'purchase_service', who: ['buyer', 'sweeper'], from: ['pending'], to: 'awaiting_delivery', sets: { referral_checked: INPUT }, moneyEvent: 'hold', notices: ['created'], doc: { from: '—', to: 'awaiting_delivery (gas held in escrow) or error insufficient_gas' } },
+  { trigger: 'fund_refused', tool: 'purchase_service', who: ['buyer', 'sweeper'], from: ['pending'], to: 'failed', sets: { failure_reason: INPUT, idempotency_key: null }, moneyEvent: null, doc: false },
+  { trigger: 'fund_for_approval', tool: 'purchase_service', who: ['buyer', 'sweeper'], from: ['pending'], to: 'awaiting_approval', sets: { referral_checked: INPUT }, moneyEvent: 'hold', notices: ['approval_required'], doc: { from: '— (price above the human\'s "ask me above N" limit)', to: `awaiting_approval (gas held, seller not shown, approvalUrl for the human), then awaiting_delivery on approval, failed on decline or after ${APPROVAL_WINDOW_HOURS} h (hold voided)` } },
+  // The ledger answered a hold after the purchase was marked failed (an old call outlived the sweeper's retry): give the gas back.
+  { trigger: 'late_hold', tool: 'funding', who: ['ledger'], from: ['failed'], to: null, sets: {}, moneyEvent: 'void', doc: false },
+  { trigger: 'approve', tool: 'approval page', who: ['owner'], from: ['awaiting_approval'], to: 'awaiting_delivery', sets: { approval_decided_at: NOW, approval_decision: 'approved' }, moneyEvent: null, notices: ['approved'], doc: false },
+  { trigger: 'decline', tool: 'approval page', who: ['owner'], from: ['awaiting_approval'], to: 'failed', sets: { approval_decided_at: NOW, approval_decision: 'declined', failure_reason: 'declined' }, moneyEvent: 'void', doc: false },
+  { trigger: 'approval_expired', tool: 'approval expiry', who: ['sweeper'], from: ['awaiting_approval'], to: 'failed', sets: { approval_decided_at: NOW, approval_decision: 'expired', failure_reason: 'approval_expired' }, moneyEvent: 'void', after: { at: 'approval_expires_at', period: { hours: APPROVAL_WINDOW_HOURS } }, doc: false },
+  { trigger: 'ack', tool: 'ack_purchase', who: ['seller'], from: ['awaiting_delivery'], to: null, sets: { acknowledged_at: NOW }, moneyEvent: null, doc: { to: 'same state, acknowledgedAt set' } },
+  { trigger: 'deliver', tool: 'deliver_work', who: ['seller'], from: ['awaiting_delivery'], to: 'delivered', sets: { delivered_at: NOW, delivery_json: INPUT, delivery_sha256: INPUT }, moneyEvent: null, notices: ['delivered'], doc: { to: 'delivered (deliveredAt, sha256 of the delivery)' } },
+  { trigger: 'confirm', tool: 'confirm_delivery', who: ['buyer'], from: ['delivered'], to: 'completed', sets: completedBy, moneyEvent: 'settle', doc: { to: `completed (${feeText})` } },
+  { trigger: 'auto_release', tool: 'auto-release', who: ['sweeper'], from: ['delivered'], to: 'completed', sets: { completed_at: NOW, completed_by: 'auto_release' }, moneyEvent: 'settle', after: { at: 'auto_release_at', period: { daysOfTerm: 'autoReleaseDays' }, unless: 'refund_requested_at' }, doc: { from: 'delivered, {autoReleaseDays} days after deliveredAt, no refund request or dispute', to: 'completed' } },
+  { trigger: 'auto_refund', tool: 'auto-refund', who: ['sweeper'], from: ['awaiting_delivery'], to: 'refunded', sets: { refunded_at: NOW, refunded_by: 'auto_refund' }, moneyEvent: 'void', after: { at: 'deliver_by', period: { daysOfColumn: 'delivery_days' } }, doc: { from: `awaiting_delivery, the listing's deliveryDays (default ${DEFAULT_DELIVERY_DAYS}) passed`, to: 'refunded' } },
+  { trigger: 'refund', tool: 'request_refund', who: ['buyer'], from: ['awaiting_delivery'], to: 'refunded', sets: { ...refundedBy, refund_reason: INPUT }, moneyEvent: 'void', doc: { to: 'refunded at once' } },
+  { trigger: 'request_refund', tool: 'request_refund', who: ['buyer'], from: ['delivered'], to: null, sets: { refund_requested_at: NOW, refund_reason: INPUT }, moneyEvent: null, doc: { to: 'stays delivered, refundRequestedAt set, auto-release paused' } },
+  { trigger: 'refund', tool: 'request_refund', who: ['seller'], from: ['awaiting_delivery', 'delivered'], to: 'refunded', sets: { ...refundedBy, refund_reason: INPUT }, moneyEvent: 'void', doc: { to: 'refunded (the seller gives the money back)' } },
+  { trigger: 'dispute', tool: 'dispute_purchase', who: ['buyer', 'seller'], from: ['awaiting_delivery', 'delivered'], to: 'disputed', sets: { disputed_at: NOW, disputed_by: ACTOR, dispute_reason: INPUT }, moneyEvent: null, notices: ['disputed'], doc: { to: 'disputed, escrow frozen' } },
+  { trigger: 'resolve_refund', tool: 'admin resolve', who: ['operator'], from: ['disputed'], to: 'refunded', sets: { ...refundedBy, dispute_resolved_at: NOW, dispute_outcome: 'refund', dispute_note: INPUT, dispute_resolved_by: INPUT }, moneyEvent: 'void', doc: { to: 'refunded or completed' } },
+  { trigger: 'resolve_release', tool: 'admin resolve', who: ['operator'], from: ['disputed'], to: 'completed', sets: { ...completedBy, dispute_resolved_at: NOW, dispute_outcome: 'release', dispute_note: INPUT, dispute_resolved_by: INPUT }, moneyEvent: 'settle', doc: false },
+  { trigger: 'rate', tool: 'rate_purchase', who: ['buyer'], from: ['completed'], to: null, sets: { rating: INPUT, rating_comment: INPUT, first_rated_at: INPUT, rated_at: NOW }, moneyEvent: null, notices: ['rated'], doc: { to: `rating 1–5 (once; may be changed within ${RATING_CHANGE_WINDOW_DAYS} days)` } },
 ];
+
+/** The escrow service's machine. */
+export const MACHINE: Machine = { states: STATES, transitions: TRANSITIONS };
 
 // ─────────────────────────────── derived ───────────────────────────────
 
@@ -182,16 +244,43 @@ export function transitionsFor(trigger: Trigger): Transition[] {
   return TRANSITIONS.filter((t) => t.trigger === trigger);
 }
 
+// Machine-level (any machine: escrow's, or a test's fixture). The escrow-typed versions follow them.
+
+/** The transition `trigger` fires for `who` from `status` in machine `m`, or undefined when it may not. */
+export function transitionIn(m: Machine, trigger: string, who: Actor, status: string): MachineTransition | undefined {
+  return m.transitions.find((t) => t.trigger === trigger && t.who.includes(who) && t.from.includes(status));
+}
+
+/** The states of `m` from which a set of triggers is accepted for `who` (the "needs …" of an invalid_state message). */
+export function statesAcceptingIn(m: Machine, triggers: readonly string[], who: Actor): string[] {
+  const from = new Set<string>();
+  for (const t of m.transitions) if (triggers.includes(t.trigger) && t.who.includes(who)) for (const s of t.from) from.add(s);
+  return Object.keys(m.states).filter((s) => from.has(s));
+}
+
+/** The timed transitions of `m` (what the sweeper fires when due). */
+export function timedTransitions(m: Machine): (MachineTransition & { after: Timer })[] {
+  return m.transitions.filter((t): t is MachineTransition & { after: Timer } => !!t.after);
+}
+
+/** The timers that start when a purchase enters `status` (their `at` columns are written on entry). */
+export function timersOf(m: Machine, status: string): Timer[] {
+  return timedTransitions(m).filter((t) => t.from.includes(status)).map((t) => t.after);
+}
+
+/** The CHECK constraint on escrow.purchases.status for machine `m`. */
+export function statusCheckSqlOf(m: Machine, column = 'status'): string {
+  return `${column} IN (${Object.keys(m.states).map((s) => `'${s}'`).join(', ')})`;
+}
+
 /** The transition `trigger` fires for `who` from `status`, or undefined when it may not. */
 export function transitionFrom(trigger: Trigger, who: Actor, status: PurchaseStatus): Transition | undefined {
-  return TRANSITIONS.find((t) => t.trigger === trigger && t.who.includes(who) && t.from.includes(status));
+  return transitionIn(MACHINE, trigger, who, status) as Transition | undefined;
 }
 
 /** The states a set of triggers accepts for `who` (the "needs …" of an invalid_state message). */
 export function statesAccepting(triggers: readonly Trigger[], who: Actor): PurchaseStatus[] {
-  const from = new Set<PurchaseStatus>();
-  for (const t of TRANSITIONS) if (triggers.includes(t.trigger) && t.who.includes(who)) for (const s of t.from) from.add(s);
-  return PURCHASE_STATUSES.filter((s) => from.has(s));
+  return statesAcceptingIn(MACHINE, triggers, who) as PurchaseStatus[];
 }
 
 /** The states a sweeper moves with `trigger` (its query's WHERE status = ANY(...)). */
@@ -207,7 +296,20 @@ export function targetOf(trigger: Trigger, who: Actor, status: PurchaseStatus): 
 
 /** The CHECK constraint on escrow.purchases.status. */
 export function statusCheckSql(column = 'status'): string {
-  return `${column} IN (${PURCHASE_STATUSES.map((s) => `'${s}'`).join(', ')})`;
+  return statusCheckSqlOf(MACHINE, column);
+}
+
+/**
+ * Whether a purchase in `status` shows the due time held in `column` (a timer leaving its state,
+ * not paused by its `unless` column): views derive autoReleaseAt / approvalExpiresAt from this.
+ */
+export function timerRunning(status: PurchaseStatus, column: string, row: Readonly<Record<string, unknown>>): boolean {
+  return timersOf(MACHINE, status).some((t) => t.at === column && (!t.unless || row[t.unless] === null || row[t.unless] === undefined));
+}
+
+/** Whether a purchase in `status` waits for `who` (e.g. the owner's approval: the approval link is shown). */
+export function awaits(status: PurchaseStatus, who: Actor): boolean {
+  return TRANSITIONS.some((t) => t.from.includes(status) && t.who.includes(who));
 }
 
 export function nextStepHint(status: PurchaseStatus): string {

@@ -4,9 +4,7 @@ import { DISPUTE_LOOKBACK_DAYS } from '../../packages/market-rules';
 import { toolParams } from '../../packages/tool-catalogue';
 import { requireAgent, type CallMeta } from '../../packages/tool-catalogue/meta';
 import type { DisputeHistory } from '../../packages/contracts/escrow';
-import { moneyEvents, noticeEvent } from './events';
-import { ESCROW_TOPICS } from '../../packages/contracts/escrow';
-import { guard, iso, roleOf, toView, type PurchaseRow } from './purchases';
+import { iso, roleOf, toView, type PurchaseRow } from './purchases';
 import type { EscrowThis } from './types';
 
 const DAY_MS = 86_400_000;
@@ -18,15 +16,7 @@ export const disputesMixin: Partial<ServiceSchema> = {
       async handler(this: EscrowThis, ctx: Context<{ purchaseId: string; reason: string }, CallMeta>) {
         const agent = requireAgent(ctx);
         const { purchaseId } = ctx.params;
-        const now = this.now().toISOString();
-        const row = await this.change(purchaseId, (p) => {
-          const role = roleOf(p, agent.id, purchaseId);
-          const t = guard(p, 'dispute', role, 'dispute_purchase');
-          return {
-            set: { status: t.to, disputed_at: now, disputed_by: role, dispute_reason: ctx.params.reason.trim() },
-            events: [noticeEvent(ESCROW_TOPICS.disputed, { ...p, status: t.to! }, now)],
-          };
-        });
+        const row = await this.engine.fire(purchaseId, 'dispute', (p) => roleOf(p, agent.id, purchaseId), { dispute_reason: ctx.params.reason.trim() }, 'dispute_purchase');
         return { purchase: toView(row, agent.id) };
       },
     },
@@ -91,16 +81,11 @@ export const disputesMixin: Partial<ServiceSchema> = {
       },
       async handler(this: EscrowThis, ctx: Context<{ purchaseId: string; outcome: 'refund' | 'release'; note?: string }, CallMeta>) {
         const { purchaseId, outcome } = ctx.params;
-        const now = this.now().toISOString();
         const operator = ctx.meta.operator ?? 'operator';
-        const row = await this.change(purchaseId, (p) => {
-          const t = guard(p, outcome === 'refund' ? 'resolve_refund' : 'resolve_release', 'operator', 'resolveDispute');
-          const base = { dispute_resolved_at: now, dispute_outcome: outcome, dispute_note: ctx.params.note ?? null, dispute_resolved_by: operator };
-          if (outcome === 'refund') {
-            return { set: { ...base, status: t.to, refunded_at: now, refunded_by: 'operator' }, events: moneyEvents(t.moneyEvent, p, now) };
-          }
-          return { set: { ...base, status: t.to, completed_at: now, completed_by: 'operator' }, events: moneyEvents(t.moneyEvent, p, now) };
-        });
+        const row = await this.engine.fire(purchaseId, outcome === 'refund' ? 'resolve_refund' : 'resolve_release', 'operator', {
+          dispute_note: ctx.params.note ?? null,
+          dispute_resolved_by: operator,
+        }, 'resolveDispute');
         return { purchase: toView(row) };
       },
     },

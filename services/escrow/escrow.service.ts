@@ -1,14 +1,14 @@
 /**
  * escrow: the purchase lifecycle of DESIGN §4. The states and transitions are data
- * (purchase-machine.ts); this file holds the buyer's and seller's lifecycle tools and the one
- * place a purchase changes (`change`: read, guard, write if unchanged + outbox — one statement). The other
- * concerns are mixins beside it:
+ * (purchase-machine.ts), applied by the one writer of purchase state (purchase-engine.ts:
+ * `this.engine.fire(id, trigger, actor, input)`). This file holds the buyer's and seller's lifecycle
+ * tools; the other concerns are mixins beside it:
  *
  *   funding.ts    keyed ledger.hold with the quoted split, unknown outcomes, referral checks
  *   messages.ts   send_message / list_messages
  *   ratings.ts    rate_purchase
  *   disputes.ts   dispute_purchase, operator resolution, dispute history
- *   sweepers.ts   pending holds, auto-release, auto-refund, approval expiry, referrals
+ *   sweepers.ts   pending holds, the table's timed transitions (auto-release, auto-refund, approval expiry), referrals
  *   limits.ts     the human's spending limits (checked in the purchase's transaction), owner links, approvals
  *   reports.ts    audit cross-check with the ledger, liquidity
  *   contracts.ts  action names, event topics and payloads for callers and consumers
@@ -24,14 +24,12 @@ import { toolParams } from '../../packages/tool-catalogue';
 import { requireAgent, type CallMeta } from '../../packages/tool-catalogue/meta';
 import { ForbiddenError, InvalidArgumentsError, InvalidStateError } from '../../packages/errors';
 import { newId } from '../../packages/ids';
-import { OutboxRelay, updateWithEvents } from '../../packages/outbox';
+import { OutboxRelay } from '../../packages/outbox';
 import { runtimeOf } from '../../packages/runtime';
 import { DEFAULT_DELIVERY_DAYS, saleSplit } from '../../packages/market-rules';
 import { LISTINGS, type ListingForPurchase } from '../../packages/contracts/listings';
 import { migrations } from './migrations';
 import { prepareDelivery } from './delivery';
-import { moneyEvents, noticeEvent } from './events';
-import { ESCROW_TOPICS } from '../../packages/contracts/escrow';
 import { disputesMixin } from './disputes';
 import { fundingMixin } from './funding';
 import { messagesMixin } from './messages';
@@ -39,19 +37,19 @@ import { ratingsMixin } from './ratings';
 import { reportsMixin } from './reports';
 import { sweepersMixin } from './sweepers';
 import { checkLimits, limitsMixin, lockLimits, newApprovalToken, spentSince } from './limits';
-import { HIDDEN_FROM_SELLER, statusCheckSql, transitionsFor } from '../../packages/contracts/purchase-machine';
-import { guard, invalidState, iso, notFound, OPEN_STATUSES, requireRole, roleOf, toView, type PurchaseRow, type PurchaseView, type Role } from './purchases';
-import type { Change, EscrowMethods, EscrowThis } from './types';
+import { HIDDEN_FROM_SELLER, MACHINE, transitionsFor } from '../../packages/contracts/purchase-machine';
+import { PurchaseEngine, syncStatusCheck } from './purchase-engine';
+import { asRole, invalidState, iso, notFound, OPEN_STATUSES, roleOf, toView, type PurchaseRow, type PurchaseView } from './purchases';
+import type { EscrowMethods, EscrowThis } from './types';
 import { escrowMetricsMixin } from './metrics';
 
-const DAY_MS = 86_400_000;
 const MAX_REQUIREMENTS_BYTES = 16 * 1024;
 const CREATED_STATUS = transitionsFor('purchase')[0].to!;
 
 const LIST_ORDERS_CURSOR_HINT =
   'Pass nextCursor from the previous list_orders answer unchanged, or leave cursor out for the first page.';
 
-const methods: Pick<EscrowMethods, 'now' | 'load' | 'change'> & ThisType<EscrowThis> = {
+const methods: Pick<EscrowMethods, 'now' | 'load'> & ThisType<EscrowThis> = {
   now(): Date {
     return runtimeOf(this.broker).clock.now();
   },
@@ -61,39 +59,6 @@ const methods: Pick<EscrowMethods, 'now' | 'load' | 'change'> & ThisType<EscrowT
     return r.rows[0];
   },
 
-  /**
-   * One purchase, one statement: read the row, let `decide` check party and state and say what
-   * changes, then write it — only if the row is still the version `decide` saw (its xmin) — together
-   * with its outbox events, in one statement (its own transaction). A row changed meanwhile is read
-   * again and decided again. After commit, the events are published.
-   */
-  async change(purchaseId: string, decide: (row: PurchaseRow) => Change | null): Promise<PurchaseRow> {
-    for (let attempt = 0; ; attempt++) {
-      const r = await this.db.query<PurchaseRow & { row_version: string }>('SELECT *, xmin::text AS row_version FROM escrow.purchases WHERE id = $1', [purchaseId]);
-      const current = r.rows[0];
-      if (!current) throw notFound(purchaseId);
-      const { row_version: version, ...row } = current;
-      const change = decide(row);
-      if (!change) return row;
-      const set = { ...change.set, updated_at: this.now().toISOString() };
-      const cols = Object.keys(set);
-      const params = [purchaseId, version, ...cols.map((c) => (set as Record<string, unknown>)[c])];
-      // Only the written columns come back (a purchase row has ~50): the rest is the row as read.
-      const changed = await updateWithEvents<Partial<PurchaseRow>>(
-        this.db,
-        this.relay,
-        `UPDATE escrow.purchases SET ${cols.map((c, i) => `${c} = $${i + 3}`).join(', ')}
-          WHERE id = $1 AND xmin = $2::text::xid RETURNING ${cols.join(', ')}`,
-        params,
-        change.events ?? [],
-      );
-      if (!changed) {
-        if (attempt < 4) continue;
-        throw invalidState(row, 'this call', 'an unchanged purchase (it changed meanwhile; read it again)');
-      }
-      return { ...row, ...changed } as PurchaseRow;
-    }
-  },
 };
 
 const EscrowService: ServiceSchema = {
@@ -244,13 +209,8 @@ const EscrowService: ServiceSchema = {
       async handler(this: EscrowThis, ctx: Context<{ purchaseId: string }, CallMeta>) {
         const agent = requireAgent(ctx);
         const { purchaseId } = ctx.params;
-        const now = this.now().toISOString();
-        const row = await this.change(purchaseId, (p) => {
-          requireRole(p, agent.id, purchaseId, 'seller', 'ack_purchase');
-          guard(p, 'ack', 'seller', 'ack_purchase');
-          if (p.acknowledged_at) return null; // acknowledging twice changes nothing
-          return { set: { acknowledged_at: now } };
-        });
+        // Acknowledging twice changes nothing.
+        const row = await this.engine.fire(purchaseId, 'ack', (p) => asRole(p, agent.id, purchaseId, 'seller', 'ack_purchase'), (p) => (p.acknowledged_at ? null : {}), 'ack_purchase');
         return { purchase: toView(row, agent.id) };
       },
     },
@@ -260,23 +220,10 @@ const EscrowService: ServiceSchema = {
       async handler(this: EscrowThis, ctx: Context<{ purchaseId: string; delivery: Record<string, unknown> }, CallMeta>) {
         const agent = requireAgent(ctx);
         const { purchaseId, delivery } = ctx.params;
-        const now = this.now();
-        const { autoReleaseDays } = runtimeOf(this.broker).config;
-        const row = await this.change(purchaseId, (p) => {
-          requireRole(p, agent.id, purchaseId, 'seller', 'deliver_work');
-          const t = guard(p, 'deliver', 'seller', 'deliver_work');
+        const row = await this.engine.fire(purchaseId, 'deliver', (p) => asRole(p, agent.id, purchaseId, 'seller', 'deliver_work'), (p) => {
           const { canonical, sha256 } = prepareDelivery(delivery, p.deliverable_schema);
-          return {
-            set: {
-              delivered_at: now.toISOString(),
-              delivery_json: canonical,
-              delivery_sha256: sha256,
-              auto_release_at: new Date(now.getTime() + autoReleaseDays * DAY_MS).toISOString(),
-              status: t.to,
-            },
-            events: [noticeEvent(ESCROW_TOPICS.delivered, { ...p, status: t.to! }, now.toISOString())],
-          };
-        });
+          return { delivery_json: canonical, delivery_sha256: sha256 };
+        }, 'deliver_work');
         return { purchase: toView(row, agent.id) };
       },
     },
@@ -306,12 +253,7 @@ const EscrowService: ServiceSchema = {
       async handler(this: EscrowThis, ctx: Context<{ purchaseId: string }, CallMeta>) {
         const agent = requireAgent(ctx);
         const { purchaseId } = ctx.params;
-        const now = this.now().toISOString();
-        const row = await this.change(purchaseId, (p) => {
-          requireRole(p, agent.id, purchaseId, 'buyer', 'confirm_delivery');
-          const t = guard(p, 'confirm', 'buyer', 'confirm_delivery');
-          return { set: { status: t.to, completed_at: now, completed_by: 'buyer' }, events: moneyEvents(t.moneyEvent, p, now) };
-        });
+        const row = await this.engine.fire(purchaseId, 'confirm', (p) => asRole(p, agent.id, purchaseId, 'buyer', 'confirm_delivery'), {}, 'confirm_delivery');
         return { purchase: toView(row, agent.id) };
       },
     },
@@ -323,25 +265,16 @@ const EscrowService: ServiceSchema = {
         const agent = requireAgent(ctx);
         const { purchaseId } = ctx.params;
         const reason = ctx.params.reason?.trim() || null;
-        const now = this.now().toISOString();
-        const row = await this.change(purchaseId, (p) => {
-          const role: Role = roleOf(p, agent.id, purchaseId);
-          const t = guard(p, ['refund', 'request_refund'], role, 'request_refund');
-          if (t.trigger === 'refund') {
-            const change: Change = {
-              set: { status: t.to, refunded_at: now, refunded_by: role, refund_reason: reason ?? p.refund_reason },
-              events: moneyEvents(t.moneyEvent, p, now),
-            };
-            return change;
-          }
+        const row = await this.engine.fire(purchaseId, ['refund', 'request_refund'], (p) => roleOf(p, agent.id, purchaseId), (p, t) => {
+          if (t.trigger === 'refund') return { refund_reason: reason ?? p.refund_reason };
           if (p.refund_requested_at) {
             throw new InvalidStateError(`A refund of purchase ${purchaseId} was already requested; auto-release is paused.`, {
               hint: 'Wait for the seller to refund (request_refund by the seller), talk it through with send_message, confirm_delivery if you accept the work, or dispute_purchase.',
               details: { purchaseId, status: p.status, refundRequestedAt: iso(p.refund_requested_at) },
             });
           }
-          return { set: { refund_requested_at: now, refund_reason: reason } };
-        });
+          return { refund_reason: reason };
+        }, 'request_refund');
         return { purchase: toView(row, agent.id) };
       },
     },
@@ -353,13 +286,14 @@ const EscrowService: ServiceSchema = {
   async started(this: Service) {
     const self = this as unknown as EscrowThis;
     const { config } = runtimeOf(self.broker);
-    await syncStatusCheck(self);
+    await syncStatusCheck(self.db, MACHINE);
     // A short lease: after a crash mid-publish the row is retried within seconds (consumers are idempotent).
     self.relay = new OutboxRelay(self.broker, self.db, {
       intervalMs: Math.min(config.sweepIntervalMs || 1000, 1000),
       leaseSeconds: 10,
     });
     self.relay.start();
+    self.engine = new PurchaseEngine(MACHINE, { db: self.db, relay: self.relay, now: () => self.now(), terms: () => runtimeOf(self.broker).config });
     self.sweeping = false;
     if (config.sweepIntervalMs > 0) {
       self.sweepTimer = setInterval(() => {
@@ -379,25 +313,6 @@ const EscrowService: ServiceSchema = {
     await self.relay?.stop();
   },
 };
-
-/**
- * The status CHECK follows the machine: when STATES gains a state, the constraint is replaced at
- * start (once; a no-op when it already names exactly these states).
- */
-async function syncStatusCheck(self: EscrowThis): Promise<void> {
-  const wanted = statusCheckSql();
-  const r = await self.db.query<{ def: string }>(
-    `SELECT pg_get_constraintdef(c.oid) AS def FROM pg_constraint c
-      WHERE c.conrelid = 'escrow.purchases'::regclass AND c.conname = 'purchases_status_check'`,
-  );
-  const current = r.rows[0]?.def ?? '';
-  const states = [...current.matchAll(/'([a-z_]+)'/g)].map((m) => m[1]).sort().join(',');
-  if (states === [...wanted.matchAll(/'([a-z_]+)'/g)].map((m) => m[1]).sort().join(',')) return;
-  await self.db.query(
-    `ALTER TABLE escrow.purchases DROP CONSTRAINT IF EXISTS purchases_status_check,
-       ADD CONSTRAINT purchases_status_check CHECK (${wanted})`,
-  );
-}
 
 export type { PurchaseView };
 export { OPEN_STATUSES };

@@ -1,6 +1,6 @@
 /** The outbox events a purchase's money transitions write (payloads typed in contracts.ts). */
 import { ESCROW_TOPICS } from '../../packages/contracts/escrow';
-import { STATES, type MoneyEvent } from '../../packages/contracts/purchase-machine';
+import { STATES, type MoneyEvent, type Notice } from '../../packages/contracts/purchase-machine';
 import type { PurchaseRow } from './purchases';
 import type { EscrowEvent } from './types';
 
@@ -54,3 +54,34 @@ export function moneyEvents(moneyEvent: MoneyEvent, row: PurchaseRow, at: string
   if (moneyEvent === 'void') return [refundedEvent(row, at)];
   return [];
 }
+
+/**
+ * The notices a transition declares (`notices` in purchase-machine.ts), built from the row before and
+ * after the change; null: nothing to say (a rating whose value did not change).
+ */
+export const NOTICES: Record<Notice, (before: PurchaseRow, after: PurchaseRow, at: string) => EscrowEvent | null> = {
+  created: (_before, after, at) => noticeEvent(ESCROW_TOPICS.created, after, at),
+  delivered: (_before, after, at) => noticeEvent(ESCROW_TOPICS.delivered, after, at),
+  disputed: (_before, after, at) => noticeEvent(ESCROW_TOPICS.disputed, after, at),
+  approval_required: (_before, after) => [
+    ESCROW_TOPICS.approvalRequired,
+    {
+      purchaseId: after.id,
+      buyerId: after.buyer_id,
+      listingId: after.listing_id,
+      listingTitle: after.listing_title,
+      priceGas: Number(after.price_gas),
+      approvalUrl: after.approval_url ?? '',
+      approvalExpiresAt: new Date(after.approval_expires_at!).toISOString(),
+    },
+  ],
+  approved: (_before, after, at) => [
+    ESCROW_TOPICS.approved,
+    { purchaseId: after.id, buyerId: after.buyer_id, sellerId: after.seller_id, listingId: after.listing_id, priceGas: Number(after.price_gas), approvedAt: at },
+  ],
+  rated: (before, after) => {
+    const previousRating = before.rating === null ? null : Number(before.rating);
+    if (previousRating === Number(after.rating)) return null;
+    return [ESCROW_TOPICS.rated, { purchaseId: after.id, sellerId: after.seller_id, listingId: after.listing_id, rating: Number(after.rating), previousRating }];
+  },
+};

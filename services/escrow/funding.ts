@@ -7,15 +7,14 @@
 import type { ServiceSchema } from 'moleculer';
 import { InsufficientGasError, InvalidArgumentsError, MarketError, STATUS_BY_CODE } from '../../packages/errors';
 import { smallestPackCovering } from '../../packages/market-rules';
-import { enqueueEvent, updateWithEvents } from '../../packages/outbox';
+import { enqueueEvent } from '../../packages/outbox';
 import { LEDGER, type HoldParams, type HoldResult, type HoldView } from '../../packages/contracts/ledger';
 import { AGENTS } from '../../packages/contracts/agents';
 import { ESCROW_TOPICS } from '../../packages/contracts/escrow';
-import { noticeEvent, refundedEvent } from './events';
-import { STATES, targetOf, transitionsFor } from '../../packages/contracts/purchase-machine';
+import { STATES, transitionFrom, transitionsFor } from '../../packages/contracts/purchase-machine';
+import { SqlExpr } from './purchase-engine';
 import type { PurchaseRow } from './purchases';
-import type { EscrowEvent, EscrowMethods, EscrowThis } from './types';
-import { APPROVAL_WINDOW_MS } from './limits';
+import type { EscrowMethods, EscrowThis } from './types';
 
 const DAY_MS = 86_400_000;
 const IDEMPOTENCY_WINDOW_MS = DAY_MS;
@@ -92,12 +91,8 @@ const methods: FundingMethods & ThisType<EscrowThis> = {
           // The ledger already holds this purchase's gas (a conflicting replay): it is funded, not failed.
           return this.markFunded(row);
         }
-        const failed = await this.db.query<PurchaseRow>(
-          `UPDATE escrow.purchases SET status = $4, failure_reason = $2, idempotency_key = NULL, updated_at = $3
-            WHERE id = $1 AND status = $5 RETURNING *`,
-          [row.id, errType(err) || 'refused', now(), targetOf('fund_refused', 'buyer', FUNDING_FROM), FUNDING_FROM],
-        );
-        if (!failed.rows[0]) {
+        const failed = await this.engine.fireFrom(row, 'fund_refused', 'buyer', { failure_reason: errType(err) || 'refused' });
+        if (!failed) {
           // Someone else (a retry, the sweeper) settled its funding first: report that outcome.
           const current = await this.load(row.id);
           if (current && STATES[current.status].funded) return current;
@@ -120,40 +115,19 @@ const methods: FundingMethods & ThisType<EscrowThis> = {
      * to approve purchases of this size (with its approval_required event); then the referral check.
      */
     async markFunded(row: PurchaseRow): Promise<PurchaseRow> {
-      const fundedAt = this.now();
-      const forApproval = row.needs_approval === true;
-      const target = targetOf(forApproval ? 'fund_for_approval' : 'fund', 'buyer', FUNDING_FROM);
-      const dueAt = new Date(fundedAt.getTime() + (forApproval ? APPROVAL_WINDOW_MS : Number(row.delivery_days) * DAY_MS)).toISOString();
       // One statement (its own transaction): the purchase moves, and the buyer's human is asked
-      // (approval_required) or the seller learns of it (webhook purchase.created) through the outbox.
-      // A buyer whose referral was already checked is marked so here (no second round trip later).
-      const after = { ...row, status: target };
-      const events: EscrowEvent[] = [];
-      if (forApproval) {
-        events.push([ESCROW_TOPICS.approvalRequired, {
-          purchaseId: row.id, buyerId: row.buyer_id, listingId: row.listing_id, listingTitle: row.listing_title,
-          priceGas: Number(row.price_gas), approvalUrl: row.approval_url ?? '', approvalExpiresAt: dueAt,
-        }]);
-      }
-      if (STATES[target].sellerSees) events.push(noticeEvent(ESCROW_TOPICS.created, after, fundedAt.toISOString()));
-      const written = await updateWithEvents<PurchaseRow>(
-        this.db,
-        this.relay,
-        `UPDATE escrow.purchases SET status = $4, ${forApproval ? 'approval_expires_at' : 'deliver_by'} = $2, updated_at = $3,
-                referral_checked = referral_checked OR EXISTS (SELECT 1 FROM escrow.referral_checks c WHERE c.buyer_id = escrow.purchases.buyer_id)
-          WHERE id = $1 AND status = $5 RETURNING *`,
-        [row.id, dueAt, fundedAt.toISOString(), target, FUNDING_FROM],
-        events,
-      );
+      // (approval_required) or the seller learns of it (purchase.created) through the outbox — the
+      // transition's notices; its timer (deliver_by, or approval_expires_at) starts. A buyer whose
+      // referral was already checked is marked so here (no second round trip later).
+      const written = await this.engine.fireFrom(row, row.needs_approval === true ? 'fund_for_approval' : 'fund', 'buyer', {
+        referral_checked: new SqlExpr('referral_checked OR EXISTS (SELECT 1 FROM escrow.referral_checks c WHERE c.buyer_id = escrow.purchases.buyer_id)'),
+      });
       const funded = written ?? (await this.load(row.id))!;
-      if (funded.status === targetOf('fund_refused', 'buyer', FUNDING_FROM)) {
+      if (transitionFrom('late_hold', 'ledger', funded.status)) {
         // A late hold for a purchase already marked failed (an old call outlived the sweeper's retry):
         // give the gas back through the outbox; the ledger's void key makes a repeat a no-op.
         this.logger.error(`purchase ${row.id} is failed but the ledger holds its gas: voiding the hold`);
-        const [topic, data] = refundedEvent(funded, fundedAt.toISOString());
-        await this.db.transaction((tx) => enqueueEvent(tx, 'escrow', topic, data));
-        await this.relay.kick().catch(() => undefined);
-        return funded;
+        return this.engine.fire(row.id, 'late_hold', 'ledger');
       }
       await this.checkReferral(funded).catch((err: Error) => this.logger.warn(`referral check of ${row.id} deferred to the sweeper`, err.message));
       return funded;

@@ -11,10 +11,9 @@ import type { Context, ServiceSchema } from 'moleculer';
 import type { Queryable } from '../../packages/db';
 import { ForbiddenError, InvalidArgumentsError, NotFoundError } from '../../packages/errors';
 import { APPROVAL_WINDOW_HOURS, type SpendingLimitRule } from '../../packages/market-rules';
-import { ESCROW_TOPICS, type SpendingLimitsInput, type SpendingLimitsView } from '../../packages/contracts/escrow';
-import { moneyEvents } from './events';
+import { type SpendingLimitsInput, type SpendingLimitsView } from '../../packages/contracts/escrow';
 import { BUDGET_STATUSES } from '../../packages/contracts/purchase-machine';
-import { guard, toView, type PurchaseRow, type PurchaseView } from './purchases';
+import { toView, type PurchaseRow, type PurchaseView } from './purchases';
 import type { EscrowThis } from './types';
 
 const DAY_MS = 86_400_000;
@@ -249,18 +248,7 @@ export const limitsMixin: Partial<ServiceSchema> = {
       params: { token: 'string', decision: { type: 'enum', values: ['approve', 'decline'] } },
       async handler(this: EscrowThis, ctx: Context<{ token: string; decision: 'approve' | 'decline' }>): Promise<{ purchase: PurchaseView }> {
         const found = await loadByApprovalToken(this, ctx.params.token);
-        const now = this.now();
-        const at = now.toISOString();
-        const row = await this.change(found.id, (p) => {
-          const t = guard(p, ctx.params.decision, 'owner', 'this approval');
-          if (t.trigger === 'approve') {
-            return {
-              set: { status: t.to, approval_decided_at: at, approval_decision: 'approved', deliver_by: new Date(now.getTime() + Number(p.delivery_days) * DAY_MS).toISOString() },
-              events: [[ESCROW_TOPICS.approved, { purchaseId: p.id, buyerId: p.buyer_id, sellerId: p.seller_id, listingId: p.listing_id, priceGas: Number(p.price_gas), approvedAt: at }]],
-            };
-          }
-          return { set: { status: t.to, approval_decided_at: at, approval_decision: 'declined', failure_reason: 'declined' }, events: moneyEvents(t.moneyEvent, p, at) };
-        });
+        const row = await this.engine.fire(found.id, ctx.params.decision, 'owner', {}, 'this approval');
         return { purchase: toView(row) };
       },
     },

@@ -1,6 +1,6 @@
-/** Purchase rows, their public view, and the guards and hints derived from the purchase machine. */
+/** Purchase rows, their public view, the callers' roles, and the hints derived from the purchase machine (the engine guards). */
 import { InvalidStateError, NotFoundError, ForbiddenError } from '../../packages/errors';
-import { nextStepHint, statesAccepting, STATES, transitionFrom, type Actor, type PurchaseStatus, type Transition, type Trigger } from '../../packages/contracts/purchase-machine';
+import { awaits, nextStepHint, STATES, timerRunning, type PurchaseStatus } from '../../packages/contracts/purchase-machine';
 import type { PurchaseView, Role } from '../../packages/contracts/escrow';
 export type { PurchaseView, Role };
 
@@ -62,6 +62,7 @@ export function iso(d: Date | string | null | undefined): string | null {
   return new Date(d).toISOString();
 }
 
+/** The public view; what it shows of a timer or an approval follows the machine (the state's timers, who it awaits). */
 export function toView(row: PurchaseRow, viewerId?: string): PurchaseView {
   const view: PurchaseView = {
     id: row.id,
@@ -81,7 +82,7 @@ export function toView(row: PurchaseRow, viewerId?: string): PurchaseView {
     refundedAt: iso(row.refunded_at),
     refundRequestedAt: iso(row.refund_requested_at),
     disputedAt: iso(row.disputed_at),
-    autoReleaseAt: row.status === 'delivered' && !row.refund_requested_at ? iso(row.auto_release_at) : null,
+    autoReleaseAt: timerRunning(row.status, 'auto_release_at', row as unknown as Record<string, unknown>) ? iso(row.auto_release_at) : null,
     deliverBy: iso(row.deliver_by),
     rating: row.rating === null ? null : Number(row.rating),
     createdAt: iso(row.created_at)!,
@@ -93,8 +94,8 @@ export function toView(row: PurchaseRow, viewerId?: string): PurchaseView {
     disputeReason: row.dispute_reason,
     disputeOutcome: row.dispute_outcome,
     failureReason: row.failure_reason,
-    approvalUrl: row.status === 'awaiting_approval' && viewerId !== row.seller_id ? row.approval_url : null,
-    approvalExpiresAt: row.status === 'awaiting_approval' ? iso(row.approval_expires_at) : null,
+    approvalUrl: awaits(row.status, 'owner') && viewerId !== row.seller_id ? row.approval_url : null,
+    approvalExpiresAt: timerRunning(row.status, 'approval_expires_at', row as unknown as Record<string, unknown>) ? iso(row.approval_expires_at) : null,
   };
   if (viewerId === row.buyer_id) view.role = 'buyer';
   else if (viewerId === row.seller_id) view.role = 'seller';
@@ -135,15 +136,8 @@ export function requireRole(row: PurchaseRow | undefined, agentId: string, purch
   }
 }
 
-/**
- * The machine's guard: the transition `who` may fire with one of `triggers` from the purchase's
- * state, or invalid_state naming the states the machine accepts (and the hint of the current one).
- */
-export function guard(row: PurchaseRow, triggers: Trigger | readonly Trigger[], who: Actor, tool: string): Transition {
-  const list = typeof triggers === 'string' ? [triggers] : triggers;
-  for (const trigger of list) {
-    const t = transitionFrom(trigger, who, row.status);
-    if (t) return t;
-  }
-  throw invalidState(row, tool, statesAccepting(list, who).join(' or '));
+/** requireRole for the engine's `actor`: the caller's role when it is `role`, else not_found / forbidden. */
+export function asRole(row: PurchaseRow, agentId: string, purchaseId: string, role: Role, tool: string): Role {
+  requireRole(row, agentId, purchaseId, role, tool);
+  return role;
 }

@@ -4,9 +4,8 @@ import { InvalidStateError } from '../../packages/errors';
 import { RATING_CHANGE_WINDOW_DAYS } from '../../packages/market-rules';
 import { toolParams } from '../../packages/tool-catalogue';
 import { requireAgent, type CallMeta } from '../../packages/tool-catalogue/meta';
-import { ESCROW_TOPICS } from '../../packages/contracts/escrow';
-import { guard, requireRole, toView } from './purchases';
-import type { EscrowEvent, EscrowThis } from './types';
+import { asRole, toView } from './purchases';
+import type { EscrowThis } from './types';
 
 const DAY_MS = 86_400_000;
 
@@ -19,16 +18,9 @@ export const ratingsMixin: Partial<ServiceSchema> = {
         const { purchaseId, rating } = ctx.params;
         const comment = ctx.params.comment?.trim() || null;
         const now = this.now();
-        const row = await this.change(purchaseId, (p) => {
-          requireRole(p, agent.id, purchaseId, 'buyer', 'rate_purchase');
-          guard(p, 'rate', 'buyer', 'rate_purchase');
-          const event = (previousRating: number | null): EscrowEvent => [
-            ESCROW_TOPICS.rated,
-            { purchaseId: p.id, sellerId: p.seller_id, listingId: p.listing_id, rating, previousRating },
-          ];
-          if (p.rating === null) {
-            return { set: { rating, rating_comment: comment, first_rated_at: now.toISOString(), rated_at: now.toISOString() }, events: [event(null)] };
-          }
+        // The rated notice (listings recomputes the seller's score) is written only when the value changes.
+        const row = await this.engine.fire(purchaseId, 'rate', (p) => asRole(p, agent.id, purchaseId, 'buyer', 'rate_purchase'), (p) => {
+          if (p.rating === null) return { rating, rating_comment: comment, first_rated_at: now.toISOString() };
           const windowEnd = new Date(p.first_rated_at!).getTime() + RATING_CHANGE_WINDOW_DAYS * DAY_MS;
           if (now.getTime() > windowEnd) {
             throw new InvalidStateError(`Purchase ${purchaseId} was rated ${p.rating}; a rating can be changed only within ${RATING_CHANGE_WINDOW_DAYS} days of first rating it.`, {
@@ -37,11 +29,8 @@ export const ratingsMixin: Partial<ServiceSchema> = {
             });
           }
           if (Number(p.rating) === rating && p.rating_comment === comment) return null;
-          return {
-            set: { rating, rating_comment: comment, rated_at: now.toISOString() },
-            events: Number(p.rating) === rating ? [] : [event(Number(p.rating))],
-          };
-        });
+          return { rating, rating_comment: comment };
+        }, 'rate_purchase');
         return { purchase: toView(row, agent.id) };
       },
     },

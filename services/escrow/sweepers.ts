@@ -4,51 +4,38 @@
  * Safe with several replicas: rows are claimed with FOR UPDATE SKIP LOCKED.
  */
 import type { ServiceSchema } from 'moleculer';
-import type { Queryable } from '../../packages/db';
-import { enqueueEvent } from '../../packages/outbox';
 import { runtimeOf } from '../../packages/runtime';
-import { moneyEvents } from './events';
-import { FUNDED_STATUSES, STATES, sweeperFrom, targetOf, transitionsFor, type PurchaseStatus } from '../../packages/contracts/purchase-machine';
+import { FUNDED_STATUSES, STATES, sweeperFrom, type PurchaseStatus } from '../../packages/contracts/purchase-machine';
 import type { PurchaseRow } from './purchases';
 import { errType } from './funding';
 import type { EscrowMethods, EscrowThis } from './types';
 
 const SWEEP_BATCH = 100;
 
-/** The due-date column and the "done by" columns of each sweeper transition. */
-const SWEEPS = {
-  auto_release: { dueColumn: 'auto_release_at', extra: 'AND refund_requested_at IS NULL', at: 'completed_at', by: 'completed_by', byValue: 'auto_release' },
-  auto_refund: { dueColumn: 'deliver_by', extra: '', at: 'refunded_at', by: 'refunded_by', byValue: 'auto_refund' },
-  approval_expired: { dueColumn: 'approval_expires_at', extra: '', at: 'approval_decided_at', by: 'approval_decision', byValue: 'expired', also: ", failure_reason = 'approval_expired'" },
-} as const satisfies Record<string, { dueColumn: string; extra: string; at: string; by: string; byValue: string; also?: string }>;
-
-type SweeperMethods = Pick<EscrowMethods, 'sweepTransition' | 'sweepPending' | 'sweepReferrals' | 'sweepOnce'>;
+type SweeperMethods = Pick<EscrowMethods, 'sweepTransition' | 'sweepTimers' | 'sweepPending' | 'sweepReferrals' | 'sweepOnce'>;
 
 const methods: SweeperMethods & ThisType<EscrowThis> = {
-  /** Moves due purchases in one transaction per batch; each moved row writes its money event. */
+  /**
+   * One timed transition (`after` in purchase-machine.ts): due purchases move in batches through the
+   * engine (claimed FOR UPDATE SKIP LOCKED, their money events in the same transaction).
+   */
   async sweepTransition(trigger) {
-    const sweep: (typeof SWEEPS)[keyof typeof SWEEPS] & { also?: string } = SWEEPS[trigger];
-    const from = sweeperFrom(trigger);
-    const to = targetOf(trigger, 'sweeper', from[0]);
-    const moneyEvent = transitionsFor(trigger)[0].moneyEvent;
     let total = 0;
-    for (;;) {
-      const now = this.now().toISOString();
-      const n = await this.db.transaction(async (tx: Queryable) => {
-        const r = await tx.query<PurchaseRow>(
-          `UPDATE escrow.purchases SET status = $3, ${sweep.at} = $1, ${sweep.by} = $4, updated_at = $1${sweep.also ?? ''}
-            WHERE id IN (SELECT id FROM escrow.purchases
-                          WHERE status = ANY($5::text[]) AND ${sweep.dueColumn} <= $1 ${sweep.extra}
-                          ORDER BY ${sweep.dueColumn} LIMIT $2 FOR UPDATE SKIP LOCKED)
-              AND status = ANY($5::text[]) RETURNING *`,
-          [now, SWEEP_BATCH, to, sweep.byValue, from],
-        );
-        for (const row of r.rows) for (const [topic, data] of moneyEvents(moneyEvent, row, now)) await enqueueEvent(tx, 'escrow', topic, data);
-        return r.rows.length;
-      });
-      total += n;
-      if (n < SWEEP_BATCH) return total;
+    for (const t of this.engine.timed().filter((x) => x.trigger === trigger)) {
+      for (;;) {
+        const n = await this.engine.fireDue(t, SWEEP_BATCH);
+        total += n;
+        if (n < SWEEP_BATCH) break;
+      }
     }
+    return total;
+  },
+
+  /** Every timed transition of the machine, in table order: a new timer in the table is swept with no edit here. */
+  async sweepTimers() {
+    const moved: Record<string, number> = {};
+    for (const trigger of new Set(this.engine.timed().map((t) => t.trigger))) moved[trigger] = await this.sweepTransition(trigger);
+    return moved;
   },
 
   /** Pending purchases whose hold outcome is unknown (crash, timeout): ask the ledger again with the same key. */
@@ -97,12 +84,11 @@ const methods: SweeperMethods & ThisType<EscrowThis> = {
 
   async sweepOnce() {
     const pending = await this.sweepPending();
-    const released = await this.sweepTransition('auto_release');
-    const refunded = await this.sweepTransition('auto_refund');
-    const approvalsExpired = await this.sweepTransition('approval_expired');
+    // Today's timers keep their names in the answer; a timer added to the table shows under its trigger.
+    const { auto_release: released = 0, auto_refund: refunded = 0, approval_expired: approvalsExpired = 0, ...otherTimers } = await this.sweepTimers();
     const referralsChecked = await this.sweepReferrals();
     const relayed = await this.relay.kick().catch(() => 0);
-    return { pendingFunded: pending.funded, pendingFailed: pending.failed, released, refunded, approvalsExpired, referralsChecked, relayed };
+    return { pendingFunded: pending.funded, pendingFailed: pending.failed, released, refunded, approvalsExpired, ...otherTimers, referralsChecked, relayed };
   },
 };
 

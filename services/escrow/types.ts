@@ -10,14 +10,9 @@ import type { EscrowEvents, SpendingLimitsView } from '../../packages/contracts/
 import type { SingleWriterCache } from '../../packages/db/single-writer-cache';
 import type { PurchaseRow, Role } from './purchases';
 import type { Trigger } from '../../packages/contracts/purchase-machine';
+import type { PurchaseEngine } from './purchase-engine';
 
 export type EscrowEvent = { [K in keyof EscrowEvents]: [K, EscrowEvents[K]] }[keyof EscrowEvents];
-
-/** What one state change writes: columns (status among them) and the outbox events of the same transaction. */
-export interface Change {
-  set: Record<string, unknown>;
-  events?: EscrowEvent[];
-}
 
 export interface MessageView {
   id: string;
@@ -32,7 +27,6 @@ export interface EscrowMethods {
   // lifecycle (escrow.service.ts)
   now(): Date;
   load(purchaseId: string): Promise<PurchaseRow | undefined>;
-  change(purchaseId: string, decide: (row: PurchaseRow) => Change | null): Promise<PurchaseRow>;
   // funding.ts
   findByIdempotencyKey(buyerId: string, key: string, now: Date): Promise<PurchaseRow | undefined>;
   replayPurchase(existing: PurchaseRow, listingId: string): Promise<PurchaseRow>;
@@ -44,7 +38,10 @@ export interface EscrowMethods {
   // messages.ts
   messagesOf(purchaseId: string, afterSeq: number): Promise<MessageView[]>;
   // sweepers.ts
-  sweepTransition(trigger: Extract<Trigger, 'auto_release' | 'auto_refund' | 'approval_expired'>): Promise<number>;
+  /** Fires one timed transition for every due purchase; how many moved. */
+  sweepTransition(trigger: Trigger): Promise<number>;
+  /** Fires every due timed transition of the machine; the count moved per trigger. */
+  sweepTimers(): Promise<Record<string, number>>;
   sweepPending(): Promise<{ funded: number; failed: number }>;
   sweepReferrals(): Promise<number>;
   sweepOnce(): Promise<Record<string, number>>;
@@ -55,6 +52,8 @@ export interface EscrowState {
   /** Embedded PGlite: spending-limits answers kept until escrow's next write (null over PostgreSQL). */
   singleWriter: SingleWriterCache<SpendingLimitsView> | null;
   relay: OutboxRelay;
+  /** The one writer of purchase state (purchase-engine.ts). */
+  engine: PurchaseEngine<Trigger>;
   sweepTimer?: NodeJS.Timeout;
   sweeping: boolean;
 }

@@ -43,8 +43,8 @@ const MOVES: Move[] = [
   { name: 'decline on the approval page', triggers: ['decline'] },
   { name: 'auto-expire approval', triggers: ['approval_expired'] },
 ];
-/** Triggers that create or fund a purchase: covered by the purchase_service suites. */
-const FUNDING: Trigger[] = ['purchase', 'fund', 'fund_refused', 'fund_for_approval'];
+/** Triggers that create or fund a purchase (and void a hold that came too late): covered by the purchase_service suites. */
+const FUNDING: Trigger[] = ['purchase', 'fund', 'fund_refused', 'fund_for_approval', 'late_hold'];
 
 function actorsOf(move: Move): Actor[] {
   const who = new Set<Actor>();

@@ -1,0 +1,276 @@
+/**
+ * The purchase engine: the ONE writer of a purchase's status. It applies the machine's table
+ * (purchase-machine.ts) and nothing else: a transition writes its status, the columns it declares in
+ * `sets` (an undeclared column is refused), the timer columns of the state it enters (`after` of the
+ * timed transitions leaving it: entered + period), and its effects — the settle/void money event and
+ * its notices — as outbox rows in the same statement. Handlers, funding and the sweepers only say
+ * which trigger fires, for whom, with which input.
+ *
+ * Three ways to fire, each keeping the concurrency guarantee of the path it serves:
+ *   fire      read the row, guard, then write only if the row is still the version read (xmin), with
+ *             its outbox rows, in one statement; a row changed meanwhile is read and decided again —
+ *             of racing changes exactly one wins, the others see its result.
+ *   fireFrom  funding: write only if the status is still one the transition leaves (no read first;
+ *             what funding writes depends only on columns fixed at purchase). undefined: it moved.
+ *   fireDue   the sweepers: claim due rows with FOR UPDATE SKIP LOCKED and move them in one statement,
+ *             with their outbox rows in the same transaction (queries derived from the timers).
+ *
+ * Each change is first a Plan (pure: the columns and events one transition writes for one row), so
+ * several plans could later be applied in one statement; today each is applied alone.
+ */
+import type { Db, Queryable } from '../../packages/db';
+import { InvalidStateError } from '../../packages/errors';
+import { enqueueEvent, updateWithEvents, type OutboxRelay } from '../../packages/outbox';
+import { moneyEvents, NOTICES } from './events';
+import {
+  ACTOR,
+  INPUT,
+  NOW,
+  statesAcceptingIn,
+  statusCheckSqlOf,
+  timedTransitions,
+  timersOf,
+  transitionIn,
+  type Actor,
+  type Machine,
+  type MachineTransition,
+  type Period,
+  type Timer,
+} from '../../packages/contracts/purchase-machine';
+import { notFound, type PurchaseRow } from './purchases';
+import type { EscrowEvent } from './types';
+
+const DAY_MS = 86_400_000;
+const HOUR_MS = 3_600_000;
+const TABLE = 'escrow.purchases';
+
+/** An input value written as SQL (evaluated in the UPDATE itself), e.g. a flag read from another table. */
+export class SqlExpr {
+  constructor(readonly sql: string) {}
+}
+
+/** The handler's values for the transition's INPUT columns. */
+export type Input = Readonly<Record<string, unknown>>;
+/** The input, or a function deciding it from the row as read (null: nothing changes — e.g. a repeated ack). */
+export type InputOf<T extends string> = Input | ((row: PurchaseRow, t: MachineTransition & { trigger: T }) => Input | null);
+
+export interface EngineDeps {
+  db: Db;
+  relay: OutboxRelay;
+  now(): Date;
+  /** The terms a timer period may name (`daysOfTerm`). */
+  terms(): { autoReleaseDays: number };
+}
+
+/** A transition tried to write a column it does not declare: a programming error, refused before any write. */
+export class UndeclaredColumnError extends Error {
+  constructor(readonly trigger: string, readonly column: string) {
+    super(`transition ${trigger} does not declare column ${column} as an input (purchase-machine.ts, its sets)`);
+  }
+}
+
+/** What one transition writes for one purchase. */
+export interface Plan {
+  purchaseId: string;
+  transition: MachineTransition;
+  /** Column → value (or SqlExpr): status when it moves, declared columns, timer columns, updated_at. */
+  set: Record<string, unknown>;
+  events: EscrowEvent[];
+  /** The row as it reads after the change (SqlExpr columns keep their value as read). */
+  after: PurchaseRow;
+}
+
+/** A SET list: SqlExpr values inlined, the others as parameters numbered from `firstParam`. */
+function assignments(set: Record<string, unknown>, firstParam: number): { sql: string; params: unknown[] } {
+  const params: unknown[] = [];
+  const parts = Object.entries(set).map(([col, value]) => {
+    if (value instanceof SqlExpr) return `${col} = ${value.sql}`;
+    params.push(value);
+    return `${col} = $${firstParam + params.length - 1}`;
+  });
+  return { sql: parts.join(', '), params };
+}
+
+export class PurchaseEngine<T extends string = string> {
+  constructor(
+    readonly machine: Machine,
+    private readonly deps: EngineDeps,
+  ) {}
+
+  /** invalid_state for `row`, naming what `tool` needs and the current state's next-step hint. */
+  invalidState(row: PurchaseRow, tool: string, needs: string): InvalidStateError {
+    return new InvalidStateError(`Purchase ${row.id} is ${row.status}; ${tool} needs ${needs}.`, {
+      hint: this.machine.states[row.status]?.next ?? 'Read the purchase again with get_purchase.',
+      details: { purchaseId: row.id, status: row.status },
+    });
+  }
+
+  /** The transition `who` may fire with one of `triggers` from the row's state, or invalid_state. */
+  guard(row: PurchaseRow, triggers: readonly T[], who: Actor, tool: string): MachineTransition & { trigger: T } {
+    for (const trigger of triggers) {
+      const t = transitionIn(this.machine, trigger, who, row.status);
+      if (t) return t as MachineTransition & { trigger: T };
+    }
+    throw this.invalidState(row, tool, statesAcceptingIn(this.machine, triggers, who).join(' or '));
+  }
+
+  dueAt(period: Period, row: PurchaseRow, now: Date): Date {
+    const ms =
+      'hours' in period ? period.hours * HOUR_MS
+      : 'days' in period ? period.days * DAY_MS
+      : 'daysOfColumn' in period ? Number((row as unknown as Record<string, unknown>)[period.daysOfColumn]) * DAY_MS
+      : this.deps.terms()[period.daysOfTerm] * DAY_MS;
+    return new Date(now.getTime() + ms);
+  }
+
+  /** Pure: what firing `t` for `actor` on `row` with `input` writes. Throws UndeclaredColumnError. */
+  plan(row: PurchaseRow, t: MachineTransition, actor: Actor, input: Input, now: Date): Plan {
+    const at = now.toISOString();
+    const set: Record<string, unknown> = {};
+    for (const [col, value] of Object.entries(t.sets)) {
+      if (value === INPUT) continue;
+      set[col] = value === NOW ? at : value === ACTOR ? actor : value;
+    }
+    for (const [col, value] of Object.entries(input)) {
+      if (t.sets[col] !== INPUT) throw new UndeclaredColumnError(t.trigger, col);
+      set[col] = value;
+    }
+    if (t.to !== null) {
+      set.status = t.to;
+      // first-entered-state + period: the timers leaving the state it enters start now.
+      if (t.to !== row.status) for (const timer of timersOf(this.machine, t.to)) set[timer.at] = this.dueAt(timer.period, row, now).toISOString();
+    }
+    set.updated_at = at;
+    const plain = Object.fromEntries(Object.entries(set).filter(([, v]) => !(v instanceof SqlExpr)));
+    const after = { ...row, ...plain } as PurchaseRow;
+    return { purchaseId: row.id, transition: t, set, events: this.effects(t, row, after, at), after };
+  }
+
+  /** The outbox rows a transition writes: its money event (settle/void; a hold is a keyed call made before) and its notices. */
+  effects(t: MachineTransition, before: PurchaseRow, after: PurchaseRow, at: string): EscrowEvent[] {
+    const events = moneyEvents(t.moneyEvent, before, at);
+    for (const notice of t.notices ?? []) {
+      const event = NOTICES[notice](before, after, at);
+      if (event) events.push(event);
+    }
+    return events;
+  }
+
+  /**
+   * Fires one of `triggers` on a purchase: read it, find who fires (a function may refuse the caller:
+   * not_found / forbidden), guard, decide the input, and write it only if the row is still the version
+   * read (xmin), with its outbox rows, in one statement; a row changed meanwhile is decided again.
+   */
+  async fire(purchaseId: string, triggers: T | readonly T[], actor: Actor | ((row: PurchaseRow) => Actor), input: InputOf<T> = {}, tool?: string): Promise<PurchaseRow> {
+    const list: readonly T[] = typeof triggers === 'string' ? [triggers as T] : (triggers as readonly T[]);
+    for (let attempt = 0; ; attempt++) {
+      const r = await this.deps.db.query<PurchaseRow & { row_version: string }>(`SELECT *, xmin::text AS row_version FROM ${TABLE} WHERE id = $1`, [purchaseId]);
+      const current = r.rows[0];
+      if (!current) throw notFound(purchaseId);
+      const { row_version: version, ...row } = current;
+      const who = typeof actor === 'function' ? actor(row) : actor;
+      const t = this.guard(row, list, who, tool ?? list[0]);
+      const given = typeof input === 'function' ? input(row, t) : input;
+      if (given === null) return row;
+      const plan = this.plan(row, t, who, given, this.deps.now());
+      const cols = Object.keys(plan.set);
+      const { sql, params } = assignments(plan.set, 3);
+      // Only the written columns come back (a purchase row has ~50): the rest is the row as read.
+      const changed = await updateWithEvents<Partial<PurchaseRow>>(
+        this.deps.db,
+        this.deps.relay,
+        `UPDATE ${TABLE} SET ${sql} WHERE id = $1 AND xmin = $2::text::xid RETURNING ${cols.join(', ')}`,
+        [purchaseId, version, ...params],
+        plan.events,
+      );
+      if (!changed) {
+        if (attempt < 4) continue;
+        throw this.invalidState(row, 'this call', 'an unchanged purchase (it changed meanwhile; read it again)');
+      }
+      return { ...row, ...changed } as PurchaseRow;
+    }
+  }
+
+  /**
+   * Fires `trigger` on `row` if its status is still one the transition leaves — one statement, no read
+   * first (for writes that depend only on columns fixed at purchase, like funding). Returns the row as
+   * written, or undefined when the purchase had moved already.
+   */
+  async fireFrom(row: PurchaseRow, trigger: T, actor: Actor, input: Input = {}): Promise<PurchaseRow | undefined> {
+    const t = transitionIn(this.machine, trigger, actor, row.status);
+    if (!t) throw new Error(`no ${trigger} transition for ${actor} from ${row.status}`);
+    const plan = this.plan(row, t, actor, input, this.deps.now());
+    const { sql, params } = assignments(plan.set, 3);
+    return updateWithEvents<PurchaseRow>(
+      this.deps.db,
+      this.deps.relay,
+      `UPDATE ${TABLE} SET ${sql} WHERE id = $1 AND status = ANY($2::text[]) RETURNING *`,
+      [row.id, t.from, ...params],
+      plan.events,
+    );
+  }
+
+  /** The timed transitions the sweeper fires (derived from the table's `after`). */
+  timed(): (MachineTransition & { after: Timer; trigger: T })[] {
+    return timedTransitions(this.machine) as (MachineTransition & { after: Timer; trigger: T })[];
+  }
+
+  /**
+   * The sweeper for one timed transition: claims up to `batch` due purchases (FOR UPDATE SKIP LOCKED,
+   * so replicas never take the same row), moves them in one statement and writes each one's outbox rows
+   * in the same transaction. Returns how many moved.
+   */
+  async fireDue(t: MachineTransition & { after: Timer }, batch: number): Promise<number> {
+    const { at: dueColumn, unless } = t.after;
+    const now = this.deps.now();
+    const at = now.toISOString();
+    const actor: Actor = 'sweeper';
+    // What every moved row gets: the transition's constants and stamps, its target, the timers of the target.
+    const set: Record<string, unknown> = {};
+    for (const [col, value] of Object.entries(t.sets)) {
+      if (value === INPUT) continue;
+      set[col] = value === NOW ? at : value === ACTOR ? actor : value;
+    }
+    if (t.to !== null) {
+      set.status = t.to;
+      for (const timer of timersOf(this.machine, t.to)) {
+        set[timer.at] = 'daysOfColumn' in timer.period
+          ? new SqlExpr(`($1::timestamptz + ${timer.period.daysOfColumn} * interval '1 day')`)
+          : this.dueAt(timer.period, {} as PurchaseRow, now).toISOString();
+      }
+    }
+    set.updated_at = at;
+    const { sql, params } = assignments(set, 4);
+    return this.deps.db.transaction(async (tx: Queryable) => {
+      const r = await tx.query<PurchaseRow & { from_status: string }>(
+        `WITH due AS (SELECT id, status FROM ${TABLE}
+                       WHERE status = ANY($3::text[]) AND ${dueColumn} <= $1 ${unless ? `AND ${unless} IS NULL` : ''}
+                       ORDER BY ${dueColumn} LIMIT $2 FOR UPDATE SKIP LOCKED)
+         UPDATE ${TABLE} AS p SET ${sql}
+           FROM due WHERE p.id = due.id AND p.status = ANY($3::text[])
+         RETURNING p.*, due.status AS from_status`,
+        [at, batch, t.from, ...params],
+      );
+      for (const { from_status: fromStatus, ...after } of r.rows) {
+        const before = { ...after, status: fromStatus } as PurchaseRow;
+        for (const [topic, data] of this.effects(t, before, after as PurchaseRow, at)) await enqueueEvent(tx, this.deps.relay.schema, topic, data);
+      }
+      return r.rows.length;
+    });
+  }
+}
+
+/**
+ * The status CHECK follows the machine: when its states change, the constraint is replaced (once; a
+ * no-op when it already names exactly these states).
+ */
+export async function syncStatusCheck(db: Queryable, machine: Machine): Promise<void> {
+  const wanted = statusCheckSqlOf(machine);
+  const r = await db.query<{ def: string }>(
+    `SELECT pg_get_constraintdef(c.oid) AS def FROM pg_constraint c
+      WHERE c.conrelid = '${TABLE}'::regclass AND c.conname = 'purchases_status_check'`,
+  );
+  const states = (sql: string) => [...sql.matchAll(/'([a-z_]+)'/g)].map((m) => m[1]).sort().join(',');
+  if (states(r.rows[0]?.def ?? '') === states(wanted)) return;
+  await db.query(`ALTER TABLE ${TABLE} DROP CONSTRAINT IF EXISTS purchases_status_check, ADD CONSTRAINT purchases_status_check CHECK (${wanted})`);
+}

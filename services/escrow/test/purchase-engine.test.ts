@@ -1,0 +1,156 @@
+/**
+ * The purchase engine is the one writer of a purchase's state: no other escrow source writes `status`;
+ * a transition writes only the columns it declares (an undeclared one is refused before anything is
+ * written); the timers of the state entered start from the table; the sweeper's work comes from the
+ * timed transitions. Against the running service (embedded PGlite), ending with the ledger audit.
+ */
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describeWithPostgres, startTestApp, type TestApp } from '../../../packages/testkit';
+import { expectLedgerClean } from '../../../packages/testkit/ledger';
+import { DEFAULT_TERMS } from '../../../packages/market-rules';
+import { UndeclaredColumnError, type PurchaseEngine } from '../purchase-engine';
+import { MACHINE, TRANSITIONS, timedTransitions, type Trigger } from '../../../packages/contracts/purchase-machine';
+import { scenario, wallet } from './helpers';
+
+const DAY_MS = 86_400_000;
+const ESCROW_DIR = join(__dirname, '..');
+
+describe('the purchase engine: one writer of purchase state', () => {
+  let app: TestApp;
+  const escrow = () => app.broker.getLocalService('escrow') as any;
+  const engine = (): PurchaseEngine<Trigger> => escrow().engine;
+
+  beforeAll(async () => {
+    app = await startTestApp();
+  });
+  afterAll(async () => {
+    await app?.stop();
+  });
+  afterEach(async () => {
+    await expectLedgerClean(app);
+  });
+
+  test('no escrow source but the engine writes status (the purchase INSERT creates it pending)', () => {
+    const writers: string[] = [];
+    for (const file of readdirSync(ESCROW_DIR).filter((f) => f.endsWith('.ts'))) {
+      const src = readFileSync(join(ESCROW_DIR, file), 'utf8');
+      // The SET list of every UPDATE of escrow.purchases (up to its WHERE).
+      for (const m of src.matchAll(/UPDATE\s+escrow\.purchases\s+SET\s+([\s\S]*?)\bWHERE\b/gi)) {
+        if (/(^|[\s,])status\s*=/i.test(m[1])) writers.push(`${file}: UPDATE … SET status =`);
+      }
+      if (/\bstatus\s*:\s*t\.to\b/.test(src)) writers.push(`${file}: status: t.to`);
+      if (file !== 'purchase-engine.ts' && /\bset\.status\b/.test(src)) writers.push(`${file}: set.status`);
+    }
+    expect(writers).toEqual([]);
+    expect(readFileSync(join(ESCROW_DIR, 'purchase-engine.ts'), 'utf8')).toMatch(/set\.status = t\.to/);
+  });
+
+  test('a transition may write only the columns it declares: anything else is refused and nothing changes', async () => {
+    const s = await scenario(app);
+    const { purchase } = await app.api.ok('purchase_service', { listingId: s.listingId }, s.buyer.apiKey);
+    // ack declares acknowledged_at (a stamp) only: a delivery column is not its to write.
+    await expect(engine().fire(purchase.id, 'ack', 'seller', { delivery_json: '{}' })).rejects.toBeInstanceOf(UndeclaredColumnError);
+    // A stamp (written by the machine) is not an input either.
+    await expect(engine().fire(purchase.id, 'ack', 'seller', { acknowledged_at: new Date(0).toISOString() })).rejects.toThrow(/does not declare column acknowledged_at/);
+    // Nor is a timer column: the state entered sets it (entered + period).
+    await expect(
+      engine().fire(purchase.id, 'deliver', 'seller', { delivery_json: '{}', delivery_sha256: 'x', auto_release_at: new Date(0).toISOString() }),
+    ).rejects.toThrow(/does not declare column auto_release_at/);
+    // Nor status itself.
+    await expect(engine().fire(purchase.id, 'ack', 'seller', { status: 'completed' })).rejects.toThrow(/does not declare column status/);
+    const after = (await app.api.ok('get_purchase', { purchaseId: purchase.id }, s.buyer.apiKey)).purchase;
+    expect(after).toMatchObject({ status: 'awaiting_delivery', acknowledgedAt: null, deliveredAt: null });
+    await app.api.ok('request_refund', { purchaseId: purchase.id }, s.buyer.apiKey);
+    expect(await wallet(app, s.buyer)).toMatchObject({ gasBalance: 1000, heldGas: 0 });
+  });
+
+  test('every transition declares its columns; plans write only those, status, updated_at and the timers of the state entered', () => {
+    const now = new Date('2026-01-01T00:00:00Z');
+    const row = { id: 'pur_x', status: 'delivered', delivery_days: 2, rating: null, price_gas: 250, approval_expires_at: null } as any;
+    for (const t of TRANSITIONS.filter((x) => x.from.length > 0)) {
+      const input = Object.fromEntries(Object.entries(t.sets).filter(([, v]) => v === '@input').map(([c]) => [c, c === 'rating' ? 5 : null]));
+      const plan = engine().plan({ ...row, status: t.from[0] }, t, t.who[0], input, now);
+      const timers = t.to && t.to !== t.from[0] ? timedTransitions(MACHINE).filter((x) => x.from.includes(t.to!)).map((x) => x.after.at) : [];
+      const allowed = new Set([...Object.keys(t.sets), 'updated_at', ...(t.to ? ['status'] : []), ...timers]);
+      expect(Object.keys(plan.set).filter((c) => !allowed.has(c))).toEqual([]);
+    }
+    // Entering delivered starts auto-release: entered + the operator's autoReleaseDays.
+    const deliver = TRANSITIONS.find((t) => t.trigger === 'deliver')!;
+    const plan = engine().plan({ ...row, status: 'awaiting_delivery' }, deliver, 'seller', { delivery_json: '{}', delivery_sha256: 'x' }, now);
+    expect(plan.set).toMatchObject({ status: 'delivered', delivered_at: now.toISOString(), auto_release_at: new Date(now.getTime() + DEFAULT_TERMS.autoReleaseDays * DAY_MS).toISOString() });
+    expect(plan.events.map(([topic]) => topic)).toEqual(['escrow.purchase.delivered']);
+    // Entering awaiting_delivery starts the listing's delivery window.
+    const fund = TRANSITIONS.find((t) => t.trigger === 'fund')!;
+    expect(engine().plan({ ...row, status: 'pending' }, fund, 'buyer', {}, now).set).toMatchObject({ deliver_by: new Date(now.getTime() + 2 * DAY_MS).toISOString() });
+  });
+
+  test('every column the table names (sets, timers, their pauses) exists on escrow.purchases', async () => {
+    const r = await escrow().db.query(`SELECT column_name FROM information_schema.columns WHERE table_schema = 'escrow' AND table_name = 'purchases'`);
+    const columns = new Set(r.rows.map((x: { column_name: string }) => x.column_name));
+    const named = TRANSITIONS.flatMap((t) => [...Object.keys(t.sets), ...(t.after ? [t.after.at, t.after.unless ?? t.after.at] : [])]);
+    expect([...new Set(named)].filter((c) => !columns.has(c))).toEqual([]);
+  });
+
+  test('the sweeper fires exactly the timed transitions of the table', async () => {
+    expect(engine().timed().map((t) => t.trigger)).toEqual(TRANSITIONS.filter((t) => t.after).map((t) => t.trigger));
+    const swept = await escrow().sweepTimers();
+    expect(Object.keys(swept).sort()).toEqual(TRANSITIONS.filter((t) => t.after).map((t) => t.trigger).sort());
+  });
+
+  test('a timed transition fires once when due: auto-release settles to the seller', async () => {
+    const s = await scenario(app);
+    const { purchase } = await app.api.ok('purchase_service', { listingId: s.listingId }, s.buyer.apiKey);
+    const delivered = (await app.api.ok('deliver_work', { purchaseId: purchase.id, delivery: { summary: 'done' } }, s.seller.apiKey)).purchase;
+    expect(delivered.autoReleaseAt).not.toBeNull();
+    app.clock.advance(DEFAULT_TERMS.autoReleaseDays * DAY_MS + 1000);
+    expect(await escrow().sweepTransition('auto_release')).toBeGreaterThanOrEqual(1);
+    expect(await escrow().sweepTransition('auto_release')).toBe(0);
+    await escrow().relay.kick(); // the settle event was written with the change; the relay publishes it
+    const after = (await app.api.ok('get_purchase', { purchaseId: purchase.id }, s.buyer.apiKey)).purchase;
+    expect(after).toMatchObject({ status: 'completed', autoReleaseAt: null });
+    expect(await wallet(app, s.seller)).toMatchObject({ gasBalance: purchase.sellerNetGas });
+  });
+});
+
+describeWithPostgres('the purchase engine on PostgreSQL: racing fires', () => {
+  let app: TestApp;
+  const escrow = () => app.broker.getLocalService('escrow') as any;
+  beforeAll(async () => {
+    app = await startTestApp({ postgres: true });
+  });
+  afterAll(async () => {
+    await app?.stop();
+  });
+  afterEach(async () => {
+    await expectLedgerClean(app);
+  });
+
+  test('confirms, refunds and a due auto-release racing on one purchase: one wins, one money event, the money follows it', async () => {
+    const s = await scenario(app);
+    const { purchase } = await app.api.ok('purchase_service', { listingId: s.listingId }, s.buyer.apiKey);
+    await app.api.ok('deliver_work', { purchaseId: purchase.id, delivery: { summary: 'done' } }, s.seller.apiKey);
+    app.clock.advance(DEFAULT_TERMS.autoReleaseDays * DAY_MS + 1000);
+    const engine: PurchaseEngine<Trigger> = escrow().engine;
+    const results = await Promise.allSettled([
+      ...Array.from({ length: 5 }, () => engine.fire(purchase.id, 'confirm', 'buyer')),
+      ...Array.from({ length: 5 }, () => engine.fire(purchase.id, 'refund', 'seller', { refund_reason: null })),
+      escrow().sweepTransition('auto_release'),
+    ]);
+    const fired = results.slice(0, 10).filter((r) => r.status === 'fulfilled').length;
+    const swept = (results[10] as PromiseFulfilledResult<number>).value;
+    expect(fired + (swept > 0 ? 1 : 0)).toBe(1);
+    for (const r of results.slice(0, 10)) if (r.status === 'rejected') expect(r.reason).toMatchObject({ type: 'invalid_state' });
+    const money = await escrow().db.query(
+      `SELECT topic FROM escrow.outbox WHERE payload->>'purchaseId' = $1 AND topic = ANY($2::text[])`,
+      [purchase.id, ['escrow.purchase.completed', 'escrow.purchase.refunded']],
+    );
+    expect(money.rows).toHaveLength(1);
+    await escrow().relay.kick();
+    const after = (await app.api.ok('get_purchase', { purchaseId: purchase.id }, s.buyer.apiKey)).purchase;
+    const paid = after.status === 'completed';
+    expect(money.rows[0].topic).toBe(paid ? 'escrow.purchase.completed' : 'escrow.purchase.refunded');
+    expect(await wallet(app, s.seller)).toMatchObject({ gasBalance: paid ? purchase.sellerNetGas : 0 });
+    expect(await wallet(app, s.buyer)).toMatchObject({ gasBalance: paid ? 1000 - purchase.priceGas : 1000, heldGas: 0 });
+  });
+});
