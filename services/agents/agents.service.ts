@@ -2,9 +2,8 @@
  * agents: registration, API keys (stored only as sha256), authentication, whoami, referrals.
  * Emits agents.registered and agents.seed_changed through its outbox (listings' reputation model, escrow's referrals).
  */
-import type { Context, ServiceSchema } from 'moleculer';
-import { dbMixin } from '../../packages/db/mixin';
-import type { Db } from '../../packages/db';
+import type { Context, Service, ServiceSchema } from 'moleculer';
+import { dbMixin, type DbService } from '../../packages/db/mixin';
 import { toolParams } from '../../packages/tool-catalogue';
 import { InvalidArgumentsError, NotFoundError, UnauthorizedError } from '../../packages/errors';
 import { base62, newId } from '../../packages/ids';
@@ -161,22 +160,20 @@ const AgentsService: ServiceSchema = {
     },
   },
 
-  async started(this: any) {
-    const { config } = runtimeOf(this.broker);
-    this.relay = new OutboxRelay(this.broker, this.db, { intervalMs: Math.min(config.sweepIntervalMs || 1000, 1000) });
-    this.relay.start();
+  async started(this: Service) {
+    const self = this as unknown as AgentsThis;
+    const { config } = runtimeOf(self.broker);
+    self.relay = new OutboxRelay(self.broker, self.db, { intervalMs: Math.min(config.sweepIntervalMs || 1000, 1000) });
+    self.relay.start();
   },
 
-  async stopped(this: any) {
-    await this.relay?.stop();
+  async stopped(this: Service) {
+    await (this as unknown as AgentsThis).relay?.stop();
   },
 };
 
-type AgentsThis = ThisType<any> & {
-  db: Db;
+type AgentsThis = Service & DbService & {
   relay: OutboxRelay;
-  broker: any;
-  logger: any;
   loadAgent(id: string): Promise<AgentRow>;
 };
 

@@ -3,10 +3,10 @@
  * report_bug (folded when repeated, with the caller's own failed request attached) and
  * report_experience; operator listings and the counts shown on /api/public/info.
  */
-import type { Context, ServiceSchema } from 'moleculer';
+import type { Context, Service, ServiceSchema } from 'moleculer';
 import { decodeTimeCursor, timePage } from '../../packages/pagination';
-import { dbMixin } from '../../packages/db/mixin';
-import type { Db, Queryable } from '../../packages/db';
+import { dbMixin, type DbService } from '../../packages/db/mixin';
+import type { Queryable } from '../../packages/db';
 import { toolParams, SEVERITIES, JOURNEY_STEPS } from '../../packages/tool-catalogue';
 import { requireAgent, type CallMeta } from '../../packages/tool-catalogue/meta';
 import { ForbiddenError, InvalidArgumentsError, NotFoundError } from '../../packages/errors';
@@ -34,8 +34,9 @@ interface BugRow {
   reproduction: string | null;
   expected: string | null;
   actual: string | null;
-  context: any;
-  request: any;
+  /** jsonb (a string from some drivers). */
+  context: unknown;
+  request: unknown;
   count: number;
   report_request_id: string | null;
   created_at: Date | string;
@@ -53,7 +54,7 @@ interface ExperienceRow {
 }
 
 const iso = (d: Date | string) => new Date(d).toISOString();
-const parseJson = (v: any) => (typeof v === 'string' ? JSON.parse(v) : v);
+const parseJson = (v: unknown): unknown => (typeof v === 'string' ? JSON.parse(v) : v);
 
 function bugView(row: BugRow) {
   return {
@@ -100,8 +101,8 @@ function parseSince(since: string | undefined): string | null {
   return new Date(t).toISOString();
 }
 
-function requireOperator(ctx: Context<any, any>): void {
-  const meta = ctx.meta as CallMeta;
+function requireOperator(ctx: Context<unknown, CallMeta>): void {
+  const meta = ctx.meta;
   if (meta.internal !== true && !meta.operator) throw new ForbiddenError('Only the operator can list reports.', { hint: 'Use GET /api/admin/reports/… with the admin token.' });
 }
 
@@ -112,17 +113,27 @@ const listCommon = {
   cursor: { type: 'string', optional: true, max: 500 },
 };
 
-type SupportThis = {
-  db: Db;
+type SupportThis = Service & DbService & {
   clock: Clock;
   config: Config;
   help: HelpIndex;
-  logger: any;
-  broker: any;
 };
 
+/** report_bug's arguments (the catalogue's params). */
+interface ReportBugParams {
+  title: string;
+  description: string;
+  severity?: string;
+  steps?: string;
+  provider?: string;
+  reproduction?: string;
+  expected?: string;
+  actual?: string;
+  context?: HelpContext;
+}
+
 /** The caller's own request-log entry, handed over by the gateway (support never calls the gateway). */
-function ownRequestOf(ctx: Context<any, any>, agentId: string): RequestLogEntry | null {
+function ownRequestOf(ctx: Context<unknown, object>, agentId: string): RequestLogEntry | null {
   const entry = (ctx.meta as SupportCallMeta).requestLogEntry ?? null;
   return entry && entry.agentId === agentId ? entry : null;
 }
@@ -181,7 +192,7 @@ const SupportService: ServiceSchema = {
 
     reportBug: {
       params: toolParams('report_bug'),
-      async handler(this: SupportThis, ctx: Context<Record<string, any>, CallMeta>) {
+      async handler(this: SupportThis, ctx: Context<ReportBugParams, CallMeta>) {
         const agent = requireAgent(ctx);
         const p = ctx.params;
         const title = String(p.title).trim();
@@ -352,11 +363,12 @@ const SupportService: ServiceSchema = {
     },
   },
 
-  async started(this: any) {
-    const { config, clock } = runtimeOf(this.broker);
-    this.config = config;
-    this.clock = clock;
-    this.help = new HelpIndex(config.publicBaseUrl, config);
+  async started(this: Service) {
+    const self = this as unknown as SupportThis;
+    const { config, clock } = runtimeOf(self.broker);
+    self.config = config;
+    self.clock = clock;
+    self.help = new HelpIndex(config.publicBaseUrl, config);
   },
 };
 
