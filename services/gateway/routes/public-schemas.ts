@@ -6,6 +6,15 @@
  */
 import { CATEGORIES, getTool, toolInputSchema, type JsonSchema } from '../../../packages/tool-catalogue';
 
+/** An OpenAPI parameter (a query parameter here). */
+export interface OpenApiParameter {
+  name: string;
+  in: string;
+  required: boolean;
+  description: string;
+  schema: JsonSchema;
+}
+
 /** The public body: fields at the top level, plus the deprecated "result" copy. */
 export function publicBody<T extends object>(fields: T): { ok: true; result: T } & T {
   return { ok: true, ...fields, result: fields };
@@ -168,9 +177,9 @@ export function publicSchemas(): Record<string, JsonSchema> {
 }
 
 /** /api/listings' query parameters: search_services' arguments, described once in the catalogue. */
-export function listingsQueryParameters(): Array<Record<string, unknown>> {
+export function listingsQueryParameters(): OpenApiParameter[] {
   const schema = toolInputSchema(getTool('search_services')!);
-  return Object.entries<Record<string, any>>(schema.properties ?? {}).map(([name, s]) => {
+  return Object.entries(schema.properties).map(([name, s]) => {
     const { description, ...rest } = s;
     return { name, in: 'query', required: false, description: description ?? name, schema: rest };
   });
