@@ -27,7 +27,7 @@ export function operatorTarget(env: NodeJS.ProcessEnv = process.env): OperatorTa
 
 export class OperatorError extends Error {}
 
-/** Calls /api/admin/<path>; throws OperatorError with a readable message on any failure. */
+/** Calls /api/admin/<path>; throws OperatorError with a readable message on every failure. */
 export async function adminRequest<T>(
   target: OperatorTarget,
   method: 'GET' | 'POST',

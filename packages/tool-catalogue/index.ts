@@ -64,7 +64,7 @@ export interface ToolDefinition {
   auth: boolean;
   /** Moleculer action that serves it; undefined → 501 not_implemented. */
   action?: string;
-  /** fastest-validator schema of the arguments; any other argument name is refused (strict). */
+  /** fastest-validator schema of the arguments; another argument name is refused (strict). */
   params: ParamSchema;
   description: string;
   /** Changes state: accepts an Idempotency-Key (header, or `idempotencyKey` argument over MCP). */
@@ -108,7 +108,7 @@ export const JOURNEY_STEPS = [
   'other',
 ] as const;
 
-/** Upper bound of any gas amount an agent sends (10 million USD): far above any real price, far below 2^53. */
+/** Upper bound of a gas amount an agent sends (10 million USD): far above any real price, far below 2^53. */
 export const MAX_GAS_ARGUMENT = 1_000_000_000;
 
 const id = (what: string) => ({ type: 'string', min: 3, max: 64, trim: true, description: `The ${what} id.` });

@@ -32,7 +32,7 @@ export interface JsonSchema {
 /** An object schema: what toJsonSchema and the result builders make. */
 export type ObjectJsonSchema = JsonSchema & { type: 'object'; properties: Record<string, JsonSchema> };
 
-/** One fastest-validator rule as the catalogue writes it: the keywords read here, and any others it passes on to the validator. */
+/** One fastest-validator rule as the catalogue writes it: the keywords read here, and the others it passes on to the validator. */
 export interface ParamRule {
   type: string;
   optional?: boolean;

@@ -297,7 +297,7 @@ const ListingsService: ServiceSchema = {
       },
     },
 
-    /** Internal: one listing's full view (any status), for operators and other services. */
+    /** Internal: one listing's full view (whatever its status), for operators and other services. */
     get: {
       params: { listingId: 'string' },
       async handler(this: ListingsThis, ctx: Context<{ listingId: string }>) {
@@ -507,7 +507,7 @@ const ListingsService: ServiceSchema = {
 
     /**
      * Makes sure the read model knows a seller (its agents.registered event may still be on its way):
-     * asks agents.get — outside any transaction — and upserts what it learns.
+     * asks agents.get — outside a transaction — and upserts what it learns.
      */
     async ensureSeller(this: ListingsThis, sellerId: string, agent: AuthenticatedAgent | null) {
       const existing = await this.loadSeller(sellerId);
