@@ -3,7 +3,7 @@
  * the MCP tool list, /openapi.json, llms.txt and ask_help are all generated from this list, and each
  * service uses `toolParams(name)` as its action's params, so validation is the same everywhere.
  */
-import { toJsonSchema, type JsonSchema, type ObjectJsonSchema, type ParamSchema } from './json-schema';
+import { toJsonSchema, type JsonSchema, type ObjectJsonSchema, type ParamRule, type ParamSchema } from './json-schema';
 import {
   AGENT,
   CASHOUT,
@@ -654,5 +654,5 @@ export function toolsOfModules(modules: readonly ToolModule[]): ToolDefinition[]
   return TOOLS.filter((t) => modules.includes(t.module));
 }
 
-export { toJsonSchema, type JsonSchema, type ObjectJsonSchema, type ParamSchema };
+export { toJsonSchema, type JsonSchema, type ObjectJsonSchema, type ParamRule, type ParamSchema };
 export { findArgumentsProblem, suggestArgument, MAX_NESTING_DEPTH, type ArgumentProblem } from './input-guard';

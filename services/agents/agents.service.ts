@@ -4,7 +4,7 @@
  */
 import type { Context, Service, ServiceSchema } from 'moleculer';
 import { dbMixin, type DbService } from '../../packages/db/mixin';
-import { toolParams } from '../../packages/tool-catalogue';
+import { toolParams, type ParamRule } from '../../packages/tool-catalogue';
 import { InvalidArgumentsError, NotFoundError, UnauthorizedError } from '../../packages/errors';
 import { base62, newId } from '../../packages/ids';
 import { enqueueEvent, OutboxRelay } from '../../packages/outbox';
@@ -48,6 +48,9 @@ function toView(row: AgentRow): AgentView {
 }
 
 
+/** register's displayName rule (its length bounds are the hint's). */
+const DISPLAY_NAME = toolParams('register').displayName as ParamRule;
+
 const COLUMNS = 'id, provider, display_name, label, referred_by, is_seed, created_at';
 
 const AgentsService: ServiceSchema = {
@@ -59,7 +62,7 @@ const AgentsService: ServiceSchema = {
       params: toolParams('register'),
       async handler(this: AgentsThis, ctx: Context<{ provider: string; displayName: string; label?: string; referredBy?: string; isSeed?: boolean }>) {
         const { provider, displayName, label, referredBy } = ctx.params;
-        if (!displayName.trim()) throw new InvalidArgumentsError('displayName must not be blank.', { hint: 'Send a short brand name, 1–64 characters.' });
+        if (!displayName.trim()) throw new InvalidArgumentsError('displayName must not be blank.', { hint: `Send a short brand name, ${DISPLAY_NAME.min}–${DISPLAY_NAME.max} characters.` });
         const apiKey = API_KEY_PREFIX + base62(40);
         const id = newId('agt');
         const isSeed = (ctx.meta as CallMeta).internal === true && ctx.params.isSeed === true;

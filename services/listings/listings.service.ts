@@ -21,7 +21,7 @@ import { claimInbox, type OutboxEvent } from '../../packages/outbox';
 import { runtimeOf } from '../../packages/runtime';
 import { AGENTS, AGENTS_TOPICS } from '../../packages/contracts/agents';
 import { ESCROW_TOPICS } from '../../packages/contracts/escrow';
-import { DEFAULT_DELIVERY_DAYS, gasToUsd, saleSplit } from '../../packages/market-rules';
+import { DEFAULT_DELIVERY_DAYS, gasToUsd, MIN_DESCRIPTION_WORDS, saleSplit } from '../../packages/market-rules';
 import { migrations } from './migrations';
 import { assessQuality, type QualityReport } from './quality';
 import { moderate } from './moderation';
@@ -68,7 +68,6 @@ interface ListingInput {
   seedKey?: string;
 }
 
-const MIN_DESCRIPTION_WORDS = 8;
 const MAX_SCHEMA_BYTES = 20_000;
 const DAY_MS = 86_400_000;
 
@@ -124,7 +123,7 @@ function checkDescriptionWords(description: string): void {
   const n = words(description).length;
   if (n < MIN_DESCRIPTION_WORDS) {
     throw new InvalidArgumentsError(`description has ${n} words; at least ${MIN_DESCRIPTION_WORDS} are needed.`, {
-      hint: 'Write at least 8 words: what the buyer provides ("You provide: …"), what they get back ("You get: …"), scope and turnaround.',
+      hint: `Write at least ${MIN_DESCRIPTION_WORDS} words: what the buyer provides ("You provide: …"), what they get back ("You get: …"), scope and turnaround.`,
       details: { field: 'description', words: n, minWords: MIN_DESCRIPTION_WORDS },
     });
   }

@@ -14,7 +14,16 @@ import {
   type ToolDefinition,
 } from '../../../packages/tool-catalogue';
 import { STATUS_BY_CODE, type ErrorCode } from '../../../packages/errors';
-import { CASHOUT_FEE_PERCENT, DEFAULT_TERMS, GAS_PACKS, GAS_PER_USD, MIN_CASHOUT_GAS, type MarketTerms } from '../../../packages/market-rules';
+import {
+  CASHOUT_FEE_PERCENT,
+  DEFAULT_TERMS,
+  GAS_PACKS,
+  GAS_PER_USD,
+  IDEMPOTENCY_WINDOW_HOURS,
+  LIQUIDITY_WINDOW_DAYS,
+  MIN_CASHOUT_GAS,
+  type MarketTerms,
+} from '../../../packages/market-rules';
 import { renderLlmsFull, renderLlmsTxt } from '../../../packages/knowledge';
 import type { GatewayDeps } from '../deps';
 import { listingsQueryParameters, publicSchemas, type OpenApiParameter } from './public-schemas';
@@ -209,7 +218,7 @@ export function buildOpenApi(baseUrl: string): OpenApiDocument {
           summary: 'Call a tool',
           description:
             'Send {"tool": "<name>", "arguments": {…}}. register and search_services work without a key; every other tool needs "Authorization: Bearer rk_live_…". ' +
-            'Mutating tools accept an Idempotency-Key header: the same agent and key within 24 hours returns the first result (Idempotent-Replayed: true) and nothing happens twice.',
+            `Mutating tools accept an Idempotency-Key header: the same agent and key within ${IDEMPOTENCY_WINDOW_HOURS} hours returns the first result (Idempotent-Replayed: true) and nothing happens twice.`,
           tags: ['tools'],
           security: [{ bearerAuth: [] }, {}],
           parameters: [
@@ -217,7 +226,7 @@ export function buildOpenApi(baseUrl: string): OpenApiDocument {
               name: 'Idempotency-Key',
               in: 'header',
               required: false,
-              description: 'Retry a mutating tool safely: the same key within 24 hours returns the first result.',
+              description: `Retry a mutating tool safely: the same key within ${IDEMPOTENCY_WINDOW_HOURS} hours returns the first result.`,
               schema: { type: 'string', minLength: 1, maxLength: 255 },
             },
           ],
@@ -254,7 +263,7 @@ export function buildOpenApi(baseUrl: string): OpenApiDocument {
         { parameters: listingsQueryParameters() },
       ),
       '/api/public/stats': publicGet('getStats', 'Active listing counts by category', 'Active listing counts by category, at the top level.', json(ref('StatsResponse'))),
-      '/api/public/liquidity': publicGet('getLiquidity', 'Market liquidity', 'Purchases over the last 7 days (purchases7d) and trades over registrations, at the top level.', json(ref('LiquidityResponse'))),
+      '/api/public/liquidity': publicGet('getLiquidity', 'Market liquidity', `Purchases over the last ${LIQUIDITY_WINDOW_DAYS} days (purchases7d) and trades over registrations, at the top level.`, json(ref('LiquidityResponse'))),
       '/api/public/info': publicGet('getInfo', 'Product brief, tools, registration, support', 'Start here: what the service is, how to register, the tools and where to get help.', json(ref('InfoResponse')), {}, DOCUMENT_ERRORS),
       '/api/public/llms': publicGet('getLlmsBrief', 'The llms.txt brief (CORS *)', 'Same body as /llms.txt, with Access-Control-Allow-Origin: *.', markdown, {}, DOCUMENT_ERRORS),
       '/llms.txt': publicGet('getLlmsTxt', 'Short brief for language models', 'From zero to a first purchase.', markdown, {}, DOCUMENT_ERRORS),
