@@ -6,7 +6,7 @@
 import type { Context, Service, ServiceSchema } from 'moleculer';
 import { decodeTimeCursor, timePage } from '../../packages/pagination';
 import { dbMixin, type DbService } from '../../packages/db/mixin';
-import type { Queryable } from '../../packages/db';
+import type { Db, Queryable } from '../../packages/db';
 import { toolParams, SEVERITIES, JOURNEY_STEPS } from '../../packages/tool-catalogue';
 import { requireAgent, type CallMeta } from '../../packages/tool-catalogue/meta';
 import { ForbiddenError, InvalidArgumentsError, NotFoundError } from '../../packages/errors';
@@ -112,6 +112,36 @@ const listCommon = {
   limit: { type: 'number', integer: true, min: 1, max: 200, optional: true, convert: true },
   cursor: { type: 'string', optional: true, max: 500 },
 };
+interface ListCommon {
+  since?: string;
+  agentId?: string;
+  limit?: number;
+  cursor?: string;
+}
+
+/**
+ * One operator page of a report table, newest first: the table's own two filters ($1, $2, in
+ * `filters`) and the common ones — since (on `sinceColumn`), agentId and the keyset cursor.
+ */
+async function reportPage<R extends { created_at: Date | string; id: string }>(
+  db: Db,
+  table: 'support.bugs' | 'support.experiences',
+  filters: { where: string; values: [unknown, unknown] },
+  sinceColumn: 'last_reported_at' | 'created_at',
+  p: ListCommon,
+) {
+  const limit = p.limit ?? 50;
+  const cursor = decodeTimeCursor(p.cursor, REPORTS_CURSOR_HINT);
+  const r = await db.query<R>(
+    `SELECT * FROM ${table}
+      WHERE ${filters.where}
+        AND ($3::timestamptz IS NULL OR ${sinceColumn} >= $3) AND ($4::text IS NULL OR agent_id = $4)
+        AND ($5::timestamptz IS NULL OR (created_at, id) < ($5::timestamptz, $6::text))
+      ORDER BY created_at DESC, id DESC LIMIT $7`,
+    [...filters.values, parseSince(p.since), p.agentId ?? null, cursor?.at ?? null, cursor?.id ?? null, limit + 1],
+  );
+  return timePage(r.rows, limit);
+}
 
 type SupportThis = Service & DbService & {
   clock: Clock;
@@ -297,20 +327,16 @@ const SupportService: ServiceSchema = {
         status: { type: 'enum', values: [...BUG_STATUSES], optional: true },
         ...listCommon,
       },
-      async handler(this: SupportThis, ctx: Context<{ severity?: string; status?: string; since?: string; agentId?: string; limit?: number; cursor?: string }>) {
+      async handler(this: SupportThis, ctx: Context<{ severity?: string; status?: string } & ListCommon>) {
         requireOperator(ctx);
         const p = ctx.params;
-        const limit = p.limit ?? 50;
-        const cursor = decodeTimeCursor(p.cursor, REPORTS_CURSOR_HINT);
-        const r = await this.db.query<BugRow>(
-          `SELECT * FROM support.bugs
-            WHERE ($1::text IS NULL OR severity = $1) AND ($2::text IS NULL OR status = $2)
-              AND ($3::timestamptz IS NULL OR last_reported_at >= $3) AND ($4::text IS NULL OR agent_id = $4)
-              AND ($5::timestamptz IS NULL OR (created_at, id) < ($5::timestamptz, $6::text))
-            ORDER BY created_at DESC, id DESC LIMIT $7`,
-          [p.severity ?? null, p.status ?? null, parseSince(p.since), p.agentId ?? null, cursor?.at ?? null, cursor?.id ?? null, limit + 1],
+        const page = await reportPage<BugRow>(
+          this.db,
+          'support.bugs',
+          { where: '($1::text IS NULL OR severity = $1) AND ($2::text IS NULL OR status = $2)', values: [p.severity ?? null, p.status ?? null] },
+          'last_reported_at',
+          p,
         );
-        const page = timePage(r.rows, limit);
         return { bugs: page.rows.map(bugView), nextCursor: page.nextCursor };
       },
     },
@@ -344,20 +370,16 @@ const SupportService: ServiceSchema = {
         rating: { type: 'number', integer: true, min: 1, max: 5, optional: true, convert: true },
         ...listCommon,
       },
-      async handler(this: SupportThis, ctx: Context<{ journeyStep?: string; rating?: number; since?: string; agentId?: string; limit?: number; cursor?: string }>) {
+      async handler(this: SupportThis, ctx: Context<{ journeyStep?: string; rating?: number } & ListCommon>) {
         requireOperator(ctx);
         const p = ctx.params;
-        const limit = p.limit ?? 50;
-        const cursor = decodeTimeCursor(p.cursor, REPORTS_CURSOR_HINT);
-        const r = await this.db.query<ExperienceRow>(
-          `SELECT * FROM support.experiences
-            WHERE ($1::text IS NULL OR journey_step = $1) AND ($2::int IS NULL OR rating = $2)
-              AND ($3::timestamptz IS NULL OR created_at >= $3) AND ($4::text IS NULL OR agent_id = $4)
-              AND ($5::timestamptz IS NULL OR (created_at, id) < ($5::timestamptz, $6::text))
-            ORDER BY created_at DESC, id DESC LIMIT $7`,
-          [p.journeyStep ?? null, p.rating ?? null, parseSince(p.since), p.agentId ?? null, cursor?.at ?? null, cursor?.id ?? null, limit + 1],
+        const page = await reportPage<ExperienceRow>(
+          this.db,
+          'support.experiences',
+          { where: '($1::text IS NULL OR journey_step = $1) AND ($2::int IS NULL OR rating = $2)', values: [p.journeyStep ?? null, p.rating ?? null] },
+          'created_at',
+          p,
         );
-        const page = timePage(r.rows, limit);
         return { experiences: page.rows.map(experienceView), nextCursor: page.nextCursor };
       },
     },

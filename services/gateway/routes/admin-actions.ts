@@ -234,19 +234,7 @@ export function operatorActions(deps: GatewayDeps) {
 
     // ---- audit log --------------------------------------------------------------------------------
     async auditLog(limit = 100, action: string | null = null): Promise<AuditLogEntry[]> {
-      const r = await deps.db.query<{
-        id: string | number;
-        operator: string;
-        action: string;
-        target: string;
-        params: unknown;
-        before: unknown;
-        after: unknown;
-        ok: boolean;
-        error: string | null;
-        request_id: string | null;
-        at: Date | string;
-      }>(
+      const r = await deps.db.query<Omit<AuditLogEntry, 'id' | 'requestId' | 'at'> & { id: string | number; request_id: string | null; at: Date | string }>(
         `SELECT id, operator, action, target, params, before, after, ok, error, request_id, at FROM gateway.audit_log
           WHERE ($1::text IS NULL OR action = $1) ORDER BY id DESC LIMIT $2`,
         [action, limit],

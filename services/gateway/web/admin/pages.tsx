@@ -59,6 +59,19 @@ export function ActionForm(props: { action: string; csrf: string; class?: string
   );
 }
 
+/** A status picker: one option per status, `selected` chosen. */
+function StatusSelect({ statuses, selected }: { statuses: readonly string[]; selected: string }): VNode {
+  return (
+    <select name="status">
+      {statuses.map((s) => (
+        <option value={s} selected={s === selected}>
+          {s}
+        </option>
+      ))}
+    </select>
+  );
+}
+
 // ---- sign-in --------------------------------------------------------------------------------------
 
 export function SignInPage(props: { csrf: string; error: string | null; localTokenFile: string | null; enabled: boolean }): VNode {
@@ -166,13 +179,7 @@ export function PayoutsPage(p: Omit<ConsoleProps, 'title' | 'children'> & { stat
       <form method="get" action="/admin/payouts" class="inline">
         <label>
           Status{' '}
-          <select name="status">
-            {p.statuses.map((s) => (
-              <option value={s} selected={s === p.status}>
-                {s}
-              </option>
-            ))}
-          </select>
+          <StatusSelect statuses={p.statuses} selected={p.status} />
         </label>
         <button type="submit">Show</button>
       </form>
@@ -432,13 +439,7 @@ export function ReportsPage(p: Omit<ConsoleProps, 'title' | 'children'> & { bugs
           <ActionForm action={`/admin/reports/bugs/${encodeURIComponent(b.id)}/status`} csrf={p.csrf}>
             <label>
               Status{' '}
-              <select name="status">
-                {p.bugStatuses.map((s) => (
-                  <option value={s} selected={s === b.status}>
-                    {s}
-                  </option>
-                ))}
-              </select>
+              <StatusSelect statuses={p.bugStatuses} selected={b.status} />
             </label>
             <button type="submit">Set status</button>
           </ActionForm>
