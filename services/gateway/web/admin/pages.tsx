@@ -2,8 +2,9 @@
 import type { ComponentChildren, VNode } from 'preact';
 import { Layout, type NavLink } from '../render';
 import { DataTable, LocalTime } from '../components';
-import { gasAndUsd, usd } from '../format';
+import { gasAndUsd, plural, usd } from '../format';
 import { CSRF_FIELD } from '../csrf';
+import { SESSION_TTL_MS } from './session';
 import type { AuditLogEntry, BugReport, ExperienceReport, OperatorDispute, OperatorListing, OperatorPayout } from '../../routes/admin-actions';
 
 export const CONSOLE_NAV: NavLink[] = [
@@ -112,7 +113,7 @@ export function SignInPage(props: { csrf: string; error: string | null; localTok
                   Use the <code>ADMIN_TOKEN</code> the server was started with.
                 </>
               )}{' '}
-              The session lasts two hours; repeated wrong tokens are refused for a while.
+              The session lasts {plural(SESSION_TTL_MS / 3_600_000, 'hour')}; repeated wrong tokens are refused for a while.
             </p>
           </>
         )}
