@@ -64,6 +64,20 @@ function arg(p: Parsed, index: number, what: string): string {
   return v;
 }
 
+/** A row of the API's JSON, printed field by field. */
+type Json = Record<string, unknown>;
+
+/** One dispute as escrow.listDisputes returns it (fields read by renderDispute). */
+interface DisputeEntry {
+  purchase?: { id?: string; listingTitle?: string; priceGas?: number; status?: string; buyerId?: string; sellerId?: string; disputedAt?: string | null };
+  disputedBy?: string | null;
+  reason?: string | null;
+  outcome?: string | null;
+  note?: string | null;
+  delivery?: { delivery?: unknown; sha256?: string | null; deliveredAt?: string | null } | null;
+  messages?: Array<{ createdAt?: string | null; from?: string; senderId?: string; body?: string }>;
+}
+
 function cell(v: unknown): string {
   if (v === null || v === undefined) return '';
   if (typeof v === 'object') return JSON.stringify(v);
@@ -74,7 +88,7 @@ function cell(v: unknown): string {
 export function table(rows: Record<string, unknown>[], columns: [string, string][], maxWidth = 48): string {
   if (rows.length === 0) return '(none)';
   const cut = (s: string) => (s.length > maxWidth ? `${s.slice(0, maxWidth - 1)}…` : s);
-  const data = rows.map((r) => columns.map(([key]) => cut(cell(key.split('.').reduce<any>((o, k) => o?.[k], r)))));
+  const data = rows.map((r) => columns.map(([key]) => cut(cell(key.split('.').reduce<unknown>((o, k) => (o !== null && o !== undefined ? (o as Json)[k] : undefined), r)))));
   const widths = columns.map(([, title], i) => Math.max(title.length, ...data.map((d) => d[i].length)));
   const line = (cells: string[]) => cells.map((c, i) => c.padEnd(widths[i])).join('  ').trimEnd();
   return [line(columns.map(([, t]) => t)), line(widths.map((w) => '-'.repeat(w))), ...data.map(line)].join('\n');
@@ -117,7 +131,7 @@ export async function run(argv: string[], target: OperatorTarget = operatorTarge
 
   if (group === 'payouts') {
     if (sub === 'list') {
-      const r = await adminRequest(target, 'GET', `/payouts${q({ status: opt('status') ?? 'pending', limit: opt('limit') })}`);
+      const r = await adminRequest<{ status: string; payouts: Json[] }>(target, 'GET', `/payouts${q({ status: opt('status') ?? 'pending', limit: opt('limit') })}`);
       show(r, () => `${r.payouts.length} payout(s), status ${r.status}\n${table(r.payouts, PAYOUT_COLUMNS, 66)}`);
       return;
     }
@@ -125,14 +139,14 @@ export async function run(argv: string[], target: OperatorTarget = operatorTarge
       const id = arg(p, 2, 'the cash-out id (csh_…): payouts pay <id> --txid <txid> --btc <amount>');
       const btcTxid = str(p.flags, 'txid', 'the Bitcoin transaction id of the payment');
       const btcAmount = str(p.flags, 'btc', 'the BTC amount sent, e.g. 0.00529');
-      const r = await adminRequest(target, 'POST', `/payouts/${encodeURIComponent(id)}/pay`, { btcTxid, btcAmount });
+      const r = await adminRequest<{ payout: Json }>(target, 'POST', `/payouts/${encodeURIComponent(id)}/pay`, { btcTxid, btcAmount });
       show(r, () => `Payout ${id} marked paid.\n${kv(pick(r.payout, ['id', 'agentId', 'status', 'amountGas', 'netGas', 'btcAddress', 'btcTxid', 'btcAmount', 'paidAt']))}`);
       return;
     }
     if (sub === 'reject') {
       const id = arg(p, 2, 'the cash-out id (csh_…): payouts reject <id> --reason "…"');
       const reason = str(p.flags, 'reason', 'why the payout is rejected (the agent sees it)');
-      const r = await adminRequest(target, 'POST', `/payouts/${encodeURIComponent(id)}/reject`, { reason });
+      const r = await adminRequest<{ payout: Json & { amountGas: number; agentId: string } }>(target, 'POST', `/payouts/${encodeURIComponent(id)}/reject`, { reason });
       show(r, () => `Payout ${id} rejected; ${r.payout.amountGas} gas returned to ${r.payout.agentId}.\n${kv(pick(r.payout, ['id', 'status', 'amountGas', 'rejectReason', 'rejectedAt']))}`);
       return;
     }
@@ -141,8 +155,8 @@ export async function run(argv: string[], target: OperatorTarget = operatorTarge
 
   if (group === 'disputes') {
     if (sub === 'list') {
-      const r = await adminRequest(target, 'GET', `/disputes${q({ status: opt('status') })}`);
-      const disputes: any[] = r.disputes ?? [];
+      const r = await adminRequest<{ disputes?: DisputeEntry[] }>(target, 'GET', `/disputes${q({ status: opt('status') })}`);
+      const disputes = r.disputes ?? [];
       show(r, () => {
         if (disputes.length === 0) return '(no disputes)';
         return disputes.map((d) => renderDispute(d)).join('\n\n');
@@ -154,7 +168,7 @@ export async function run(argv: string[], target: OperatorTarget = operatorTarge
       const refund = p.flags.refund === true;
       const release = p.flags.release === true;
       if (refund === release) throw new UsageError('say exactly one of --refund (buyer gets the gas back) or --release (seller is paid)');
-      const r = await adminRequest(target, 'POST', `/disputes/${encodeURIComponent(id)}/resolve`, { outcome: refund ? 'refund' : 'release', note: opt('note') });
+      const r = await adminRequest<{ purchase?: { status?: string } }>(target, 'POST', `/disputes/${encodeURIComponent(id)}/resolve`, { outcome: refund ? 'refund' : 'release', note: opt('note') });
       show(r, () => `Dispute on ${id} resolved: ${refund ? 'refunded to the buyer' : 'released to the seller'}${r.purchase?.status ? ` (purchase is ${r.purchase.status})` : ''}.`);
       return;
     }
@@ -165,14 +179,14 @@ export async function run(argv: string[], target: OperatorTarget = operatorTarge
     if (sub === 'seed') {
       const id = arg(p, 2, 'a listing id (lst_…) or agent id (agt_…): listings seed <id> [--off]');
       const isSeed = p.flags.off !== true;
-      const r = await adminRequest(target, 'POST', `/listings/${encodeURIComponent(id)}/seed`, { isSeed });
+      const r = await adminRequest<{ agent: { id: string; displayName: string; isSeed: boolean } }>(target, 'POST', `/listings/${encodeURIComponent(id)}/seed`, { isSeed });
       show(r, () => `Agent ${r.agent.id} (${r.agent.displayName}) is ${r.agent.isSeed ? 'now a seed seller' : 'no longer a seed seller'}.`);
       return;
     }
     if (sub === 'takedown') {
       const id = arg(p, 2, 'the listing id (lst_…): listings takedown <id> --reason "…"');
       const reason = str(p.flags, 'reason', 'why the listing is taken down (the seller sees it)');
-      const r = await adminRequest(target, 'POST', `/listings/${encodeURIComponent(id)}/takedown`, { reason });
+      const r = await adminRequest<{ listing?: { status?: string } }>(target, 'POST', `/listings/${encodeURIComponent(id)}/takedown`, { reason });
       show(r, () => `Listing ${id} taken down${r.listing?.status ? ` (status ${r.listing.status})` : ''}.`);
       return;
     }
@@ -181,8 +195,8 @@ export async function run(argv: string[], target: OperatorTarget = operatorTarge
 
   if (group === 'reports') {
     if (sub !== 'bugs' && sub !== 'experiences') throw new UsageError('reports: use bugs or experiences');
-    const r = await adminRequest(target, 'GET', `/reports/${sub}${q({ limit: opt('limit') })}`);
-    const items: any[] = Array.isArray(r) ? r : (r.reports ?? r.bugs ?? r.experiences ?? r.items ?? []);
+    const r = await adminRequest<Json[] | { reports?: Json[]; bugs?: Json[]; experiences?: Json[]; items?: Json[] }>(target, 'GET', `/reports/${sub}${q({ limit: opt('limit') })}`);
+    const items: Json[] = Array.isArray(r) ? r : (r.reports ?? r.bugs ?? r.experiences ?? r.items ?? []);
     show(r, () => {
       if (items.length === 0) return `(no ${sub} reports)`;
       const cols: [string, string][] = Object.keys(items[0]).filter((k) => typeof items[0][k] !== 'object' || items[0][k] === null).slice(0, 7).map((k) => [k, k.toUpperCase()]);
@@ -192,7 +206,7 @@ export async function run(argv: string[], target: OperatorTarget = operatorTarge
   }
 
   if (group === 'audit-log') {
-    const r = await adminRequest(target, 'GET', `/audit-log${q({ limit: opt('limit'), action: opt('action') })}`);
+    const r = await adminRequest<{ entries: Json[] }>(target, 'GET', `/audit-log${q({ limit: opt('limit'), action: opt('action') })}`);
     show(r, () => table(r.entries, [
       ['id', '#'],
       ['at', 'WHEN'],
@@ -214,14 +228,14 @@ function pick(obj: Record<string, unknown>, keys: string[]): Record<string, unkn
 }
 
 /** One dispute as escrow.listDisputes returns it: {purchase, disputedBy, reason, outcome, note, delivery, messages}. */
-function renderDispute(d: any): string {
+function renderDispute(d: DisputeEntry): string {
   const p = d.purchase ?? {};
   const lines = [
     `Dispute on ${p.id}  "${p.listingTitle ?? ''}"  ${p.priceGas} gas  status=${p.status}${d.outcome ? `  outcome=${d.outcome}` : ''}`,
     `  buyer ${p.buyerId}  seller ${p.sellerId}  disputed by ${d.disputedBy ?? '?'} at ${p.disputedAt ?? '?'}`,
   ];
   if (d.reason) lines.push(`  reason: ${d.reason}`);
-  if (d.delivery) lines.push(`  delivery (${d.delivery.deliveredAt ?? ''}, sha256 ${String(d.delivery.sha256 ?? '').slice(0, 12)}…): ${cell(d.delivery.delivery?.summary ?? d.delivery.delivery).slice(0, 300)}`);
+  if (d.delivery) lines.push(`  delivery (${d.delivery.deliveredAt ?? ''}, sha256 ${String(d.delivery.sha256 ?? '').slice(0, 12)}…): ${cell((d.delivery.delivery as { summary?: unknown } | null | undefined)?.summary ?? d.delivery.delivery).slice(0, 300)}`);
   else lines.push('  delivery: none yet');
   for (const m of d.messages ?? []) lines.push(`  [${m.createdAt ?? ''}] ${m.from ?? m.senderId}: ${String(m.body).slice(0, 300)}`);
   if (d.note) lines.push(`  operator note: ${d.note}`);

@@ -32,13 +32,13 @@ async function main(): Promise<void> {
     method: 'POST',
     headers: { 'content-type': 'application/json' },
     body: JSON.stringify({ provider: 'claude_code', displayName: 'Screenshot Agent' }),
-  }).then((r) => r.json() as Promise<any>);
+  }).then((r) => r.json() as Promise<{ apiKey: string }>);
   const buy = await fetch(`${base}/api/agent`, {
     method: 'POST',
     headers: { 'content-type': 'application/json', authorization: `Bearer ${reg.apiKey}` },
     body: JSON.stringify({ tool: 'buy_gas', arguments: { packId: 'starter' } }),
-  }).then((r) => r.json() as Promise<any>);
-  const search = await fetch(`${base}/api/listings?limit=1`).then((r) => r.json() as Promise<any>);
+  }).then((r) => r.json() as Promise<{ ok: boolean; result: { checkoutUrl: string } }>);
+  const search = await fetch(`${base}/api/listings?limit=1`).then((r) => r.json() as Promise<{ listings?: Array<{ id: string }> }>);
   const listingId: string | undefined = search.listings?.[0]?.id;
 
   const pages: Array<[string, string]> = [

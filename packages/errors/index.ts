@@ -116,7 +116,7 @@ export interface MappedError {
 
 /** Maps anything thrown (ours, Moleculer's, or a plain Error) to a status and the envelope. */
 export function toEnvelope(err: unknown, requestId: string): MappedError {
-  const e = err as { type?: string; code?: number | string; message?: string; data?: any; name?: string };
+  const e = err as { type?: string; code?: number | string; message?: string; data?: unknown; name?: string };
   const type = typeof e?.type === 'string' ? e.type : undefined;
 
   if (type && type in STATUS_BY_CODE) {
@@ -195,5 +195,5 @@ export interface FieldError {
 
 export function simplifyValidationErrors(data: unknown): FieldError[] {
   if (!Array.isArray(data)) return [];
-  return data.map((d: any) => ({ field: String(d.field ?? ''), message: String(d.message ?? 'invalid'), type: d.type }));
+  return data.map((d: { field?: unknown; message?: unknown; type?: string }) => ({ field: String(d.field ?? ''), message: String(d.message ?? 'invalid'), type: d.type }));
 }

@@ -4,7 +4,7 @@
  * llms-full.txt and ask_help are all rendered from these sections, so the help can never disagree
  * with the docs, and no number here is typed twice. Pure: no I/O, deterministic, fast.
  */
-import { TOOLS, getTool, toolInputSchema, CATEGORIES, PROVIDERS, JOURNEY_STEPS, SEVERITIES, type ToolDefinition } from '../tool-catalogue';
+import { TOOLS, getTool, toolInputSchema, CATEGORIES, PROVIDERS, JOURNEY_STEPS, SEVERITIES, type JsonSchema, type ToolDefinition } from '../tool-catalogue';
 import type { ErrorCode } from '../errors';
 import { STATUS_BY_CODE } from '../errors';
 import { documentedTransitions } from '../contracts/purchase-machine';
@@ -98,7 +98,7 @@ const EXAMPLE_BY_TOOL: Record<string, Record<string, unknown>> = {
   },
 };
 
-function exampleFor(name: string, schema: Record<string, any>, toolName: string): unknown {
+function exampleFor(name: string, schema: JsonSchema, toolName: string): unknown {
   const own = EXAMPLE_BY_TOOL[toolName];
   if (own && name in own) return own[name];
   if (name in EXAMPLE_VALUES) return EXAMPLE_VALUES[name];
@@ -134,7 +134,7 @@ export function exampleArguments(toolName: string): Record<string, unknown> {
   const required = new Set<string>(schema.required ?? []);
   const extra = new Set(EXAMPLE_OPTIONAL[toolName] ?? []);
   const out: Record<string, unknown> = {};
-  for (const [name, prop] of Object.entries<Record<string, any>>(schema.properties ?? {})) {
+  for (const [name, prop] of Object.entries(schema.properties)) {
     if (!required.has(name) && !extra.has(name)) continue;
     const value = exampleFor(name, prop, toolName);
     if (value !== undefined) out[name] = value;
@@ -294,13 +294,13 @@ export function errorGuide(code: string): ErrorGuide | undefined {
 function argumentLines(tool: ToolDefinition): string {
   const schema = toolInputSchema(tool);
   const required = new Set<string>(schema.required ?? []);
-  const props = Object.entries<Record<string, any>>(schema.properties ?? {});
+  const props = Object.entries(schema.properties);
   if (props.length === 0) return 'Arguments: none.';
   const lines = props.map(([name, p]) => {
     const type = Array.isArray(p.enum)
       ? `one of ${p.enum.join(' | ')}`
       : p.anyOf
-        ? (p.anyOf as any[]).map((a) => a.type).join(' or ')
+        ? p.anyOf.map((a) => a.type).join(' or ')
         : p.type;
     const bounds: string[] = [];
     if (p.minimum !== undefined) bounds.push(`min ${p.minimum}`);

@@ -38,6 +38,8 @@ export const MAX_PLATFORM_FEE_PERCENT = 50;
 export const CASHOUT_FEE_PERCENT = 2;
 export const MIN_CASHOUT_GAS = 500;
 export const MIN_PRICE_GAS = 10;
+/** A listing's description needs at least this many words. */
+export const MIN_DESCRIPTION_WORDS = 8;
 export const LISTING_FEE_GAS = 0;
 export const PASS_SCORE = 55;
 export const DEFAULT_DELIVERY_DAYS = 7;
@@ -55,6 +57,10 @@ export const RATING_CHANGE_WINDOW_DAYS = 7;
 export const REFERRAL_BONUS_GAS = 50;
 export const REFERRAL_WEEKLY_CAP = 10;
 export const DISPUTE_LOOKBACK_DAYS = 90;
+/** The public liquidity figures (purchases7d, registrations7d) count this many days back. */
+export const LIQUIDITY_WINDOW_DAYS = 7;
+/** The same agent and Idempotency-Key within this many hours gets the first response again. */
+export const IDEMPOTENCY_WINDOW_HOURS = 24;
 /** A purchase awaiting the human's approval fails (hold voided) after this many hours without an answer. */
 export const APPROVAL_WINDOW_HOURS = 24;
 /** Spending-limit rules a purchase can break (403 forbidden, details.rule). */

@@ -27,8 +27,8 @@ export function operatorTarget(env: NodeJS.ProcessEnv = process.env): OperatorTa
 
 export class OperatorError extends Error {}
 
-/** Calls /api/admin/<path>; throws OperatorError with a readable message on any failure. */
-export async function adminRequest<T = any>(
+/** Calls /api/admin/<path>; throws OperatorError with a readable message on every failure. */
+export async function adminRequest<T>(
   target: OperatorTarget,
   method: 'GET' | 'POST',
   pathname: string,
@@ -47,10 +47,10 @@ export async function adminRequest<T = any>(
   } catch {
     throw new OperatorError(`Cannot reach the marketplace at ${target.baseUrl}: is it running? (set MARKET_BASE_URL or PORT)`);
   }
-  const json = (await res.json().catch(() => null)) as any;
+  const json = (await res.json().catch(() => null)) as { ok?: boolean; result?: unknown; error?: { code: string; message: string; hint?: string } } | null;
   if (!res.ok || !json?.ok) {
     const e = json?.error;
     throw new OperatorError(e ? `${res.status} ${e.code}: ${e.message}${e.hint ? `\n  hint: ${e.hint}` : ''}` : `HTTP ${res.status}`);
   }
-  return json.result as T;
+  return json!.result as T;
 }

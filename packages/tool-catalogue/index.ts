@@ -3,7 +3,7 @@
  * the MCP tool list, /openapi.json, llms.txt and ask_help are all generated from this list, and each
  * service uses `toolParams(name)` as its action's params, so validation is the same everywhere.
  */
-import { toJsonSchema, type JsonSchema } from './json-schema';
+import { toJsonSchema, type JsonSchema, type ObjectJsonSchema, type ParamRule, type ParamSchema } from './json-schema';
 import {
   AGENT,
   CASHOUT,
@@ -64,8 +64,8 @@ export interface ToolDefinition {
   auth: boolean;
   /** Moleculer action that serves it; undefined → 501 not_implemented. */
   action?: string;
-  /** fastest-validator schema of the arguments; any other argument name is refused (strict). */
-  params: Record<string, any>;
+  /** fastest-validator schema of the arguments; another argument name is refused (strict). */
+  params: ParamSchema;
   description: string;
   /** Changes state: accepts an Idempotency-Key (header, or `idempotencyKey` argument over MCP). */
   mutating: boolean;
@@ -108,7 +108,7 @@ export const JOURNEY_STEPS = [
   'other',
 ] as const;
 
-/** Upper bound of any gas amount an agent sends (10 million USD): far above any real price, far below 2^53. */
+/** Upper bound of a gas amount an agent sends (10 million USD): far above any real price, far below 2^53. */
 export const MAX_GAS_ARGUMENT = 1_000_000_000;
 
 const id = (what: string) => ({ type: 'string', min: 3, max: 64, trim: true, description: `The ${what} id.` });
@@ -615,7 +615,7 @@ export function getTool(name: string): ToolDefinition | undefined {
 }
 
 /** The fastest-validator params of a tool, for the serving action's `params`. */
-export function toolParams(name: string): Record<string, any> {
+export function toolParams(name: string): ParamSchema {
   const tool = byName.get(name);
   if (!tool) throw new Error(`unknown tool ${name}`);
   return tool.params;
@@ -645,7 +645,7 @@ export const IDEMPOTENCY_KEY_PARAM = {
 };
 
 /** JSON Schema of a tool's arguments; mutating tools also list `idempotencyKey` for MCP clients. */
-export function toolInputSchema(tool: ToolDefinition, opts: { withIdempotencyKey?: boolean } = {}): JsonSchema {
+export function toolInputSchema(tool: ToolDefinition, opts: { withIdempotencyKey?: boolean } = {}): ObjectJsonSchema {
   const params = opts.withIdempotencyKey && tool.mutating ? { ...tool.params, idempotencyKey: IDEMPOTENCY_KEY_PARAM } : tool.params;
   return toJsonSchema(params);
 }
@@ -654,5 +654,5 @@ export function toolsOfModules(modules: readonly ToolModule[]): ToolDefinition[]
   return TOOLS.filter((t) => modules.includes(t.module));
 }
 
-export { toJsonSchema, type JsonSchema };
+export { toJsonSchema, type JsonSchema, type ObjectJsonSchema, type ParamRule, type ParamSchema };
 export { findArgumentsProblem, suggestArgument, MAX_NESTING_DEPTH, type ArgumentProblem } from './input-guard';

@@ -2,10 +2,62 @@
  * fastest-validator schema → JSON Schema (draft 2020-12 subset), for discovery, MCP and OpenAPI.
  * Covers the rule types the catalogue uses; an unknown type fails loudly so nothing drifts silently.
  */
-export type JsonSchema = Record<string, any>;
+export interface JsonSchema {
+  type?: string | string[];
+  title?: string;
+  description?: string;
+  properties?: Record<string, JsonSchema>;
+  required?: string[];
+  additionalProperties?: boolean | JsonSchema;
+  items?: JsonSchema;
+  enum?: readonly unknown[];
+  const?: unknown;
+  anyOf?: JsonSchema[];
+  oneOf?: JsonSchema[];
+  $ref?: string;
+  pattern?: string;
+  format?: string;
+  default?: unknown;
+  minLength?: number;
+  maxLength?: number;
+  minimum?: number;
+  maximum?: number;
+  exclusiveMinimum?: number;
+  minItems?: number;
+  maxItems?: number;
+  /** Other keywords (discriminator, examples, x-… extensions) pass through. */
+  [keyword: string]: unknown;
+}
 
-function convertRule(rule: any): { schema: JsonSchema; optional: boolean } {
-  if (typeof rule === 'string') rule = { type: rule };
+/** An object schema: what toJsonSchema and the result builders make. */
+export type ObjectJsonSchema = JsonSchema & { type: 'object'; properties: Record<string, JsonSchema> };
+
+/** One fastest-validator rule as the catalogue writes it: the keywords read here, and the others it passes on to the validator. */
+export interface ParamRule {
+  type: string;
+  optional?: boolean;
+  default?: unknown;
+  description?: string;
+  min?: number;
+  max?: number;
+  pattern?: RegExp | string;
+  enum?: readonly unknown[];
+  integer?: boolean;
+  positive?: boolean;
+  values?: readonly unknown[];
+  props?: ParamSchema;
+  strict?: boolean;
+  items?: ParamRule | string;
+  rules?: ReadonlyArray<ParamRule | string>;
+  [keyword: string]: unknown;
+}
+
+/** A fastest-validator params map (Moleculer's action `params`); `$$` keys are the validator's options. */
+export type ParamSchema = Record<string, ParamRule | string | boolean>;
+
+function convertRule(given: ParamRule | string | boolean): { schema: JsonSchema; optional: boolean } {
+  if (typeof given === 'boolean') throw new Error('json-schema: a rule must be a type name or an object');
+  const rule: ParamRule = typeof given === 'string' ? { type: given } : given;
   const optional = rule.optional === true || rule.default !== undefined;
   const schema: JsonSchema = {};
   switch (rule.type) {
@@ -43,7 +95,7 @@ function convertRule(rule: any): { schema: JsonSchema; optional: boolean } {
       if (rule.max !== undefined) schema.maxItems = rule.max;
       break;
     case 'multi':
-      schema.anyOf = (rule.rules as any[]).map((r) => convertRule(r).schema);
+      schema.anyOf = (rule.rules ?? []).map((r) => convertRule(r).schema);
       break;
     case 'any':
       break;
@@ -56,7 +108,7 @@ function convertRule(rule: any): { schema: JsonSchema; optional: boolean } {
 }
 
 /** An object schema from a params map; a tool's arguments are strict (DESIGN §5): no other names. */
-export function toJsonSchema(params: Record<string, any>, opts: { additionalProperties?: boolean } = {}): JsonSchema {
+export function toJsonSchema(params: ParamSchema, opts: { additionalProperties?: boolean } = {}): ObjectJsonSchema {
   const properties: Record<string, JsonSchema> = {};
   const required: string[] = [];
   for (const [name, rule] of Object.entries(params)) {
@@ -65,7 +117,7 @@ export function toJsonSchema(params: Record<string, any>, opts: { additionalProp
     properties[name] = schema;
     if (!optional) required.push(name);
   }
-  const out: JsonSchema = { type: 'object', properties, additionalProperties: opts.additionalProperties ?? false };
+  const out: ObjectJsonSchema = { type: 'object', properties, additionalProperties: opts.additionalProperties ?? false };
   if (required.length) out.required = required;
   return out;
 }

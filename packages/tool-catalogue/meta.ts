@@ -26,7 +26,7 @@ export interface CallMeta {
   agentProfile?: Record<string, unknown> & { isSeed?: boolean };
 }
 
-export function requireAgent(ctx: Context<any, any>): AuthenticatedAgent {
+export function requireAgent(ctx: Context<unknown, object>): AuthenticatedAgent {
   const agent = (ctx.meta as CallMeta).agent;
   if (!agent?.id) throw new UnauthorizedError();
   return agent;

@@ -3,19 +3,19 @@
  * tool's arguments. They are the MCP `outputSchema` and the per-tool result in /openapi.json.
  * Objects allow extra properties: a field added to a result is not a breaking change for clients.
  */
-import type { JsonSchema } from './json-schema';
+import type { JsonSchema, ObjectJsonSchema } from './json-schema';
 
 const str = (description?: string): JsonSchema => (description ? { type: 'string', description } : { type: 'string' });
 const int = (description?: string): JsonSchema => (description ? { type: 'integer', description } : { type: 'integer' });
 const num = (description?: string): JsonSchema => (description ? { type: 'number', description } : { type: 'number' });
 const bool = (description?: string): JsonSchema => (description ? { type: 'boolean', description } : { type: 'boolean' });
-const nullable = (s: JsonSchema): JsonSchema => ({ ...s, type: [s.type, 'null'] });
+const nullable = (s: JsonSchema): JsonSchema => ({ ...s, type: [s.type as string, 'null'] });
 const time = (description?: string): JsonSchema => ({ ...str(description), format: 'date-time' });
 const maybeTime = (description?: string): JsonSchema => nullable(time(description));
 const arrayOf = (items: JsonSchema, description?: string): JsonSchema => ({ type: 'array', items, ...(description ? { description } : {}) });
 
 /** An object with these properties, all required unless named in `optional`. */
-export function obj(props: Record<string, JsonSchema>, optional: string[] = [], description?: string): JsonSchema {
+export function obj(props: Record<string, JsonSchema>, optional: string[] = [], description?: string): ObjectJsonSchema {
   const required = Object.keys(props).filter((k) => !optional.includes(k));
   return {
     type: 'object',

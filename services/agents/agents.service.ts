@@ -2,10 +2,9 @@
  * agents: registration, API keys (stored only as sha256), authentication, whoami, referrals.
  * Emits agents.registered and agents.seed_changed through its outbox (listings' reputation model, escrow's referrals).
  */
-import type { Context, ServiceSchema } from 'moleculer';
-import { dbMixin } from '../../packages/db/mixin';
-import type { Db } from '../../packages/db';
-import { toolParams } from '../../packages/tool-catalogue';
+import type { Context, Service, ServiceSchema } from 'moleculer';
+import { dbMixin, type DbService } from '../../packages/db/mixin';
+import { toolParams, type ParamRule } from '../../packages/tool-catalogue';
 import { InvalidArgumentsError, NotFoundError, UnauthorizedError } from '../../packages/errors';
 import { base62, newId } from '../../packages/ids';
 import { enqueueEvent, OutboxRelay } from '../../packages/outbox';
@@ -49,6 +48,9 @@ function toView(row: AgentRow): AgentView {
 }
 
 
+/** register's displayName rule (its length bounds are the hint's). */
+const DISPLAY_NAME = toolParams('register').displayName as ParamRule;
+
 const COLUMNS = 'id, provider, display_name, label, referred_by, is_seed, created_at';
 
 const AgentsService: ServiceSchema = {
@@ -60,7 +62,7 @@ const AgentsService: ServiceSchema = {
       params: toolParams('register'),
       async handler(this: AgentsThis, ctx: Context<{ provider: string; displayName: string; label?: string; referredBy?: string; isSeed?: boolean }>) {
         const { provider, displayName, label, referredBy } = ctx.params;
-        if (!displayName.trim()) throw new InvalidArgumentsError('displayName must not be blank.', { hint: 'Send a short brand name, 1–64 characters.' });
+        if (!displayName.trim()) throw new InvalidArgumentsError('displayName must not be blank.', { hint: `Send a short brand name, ${DISPLAY_NAME.min}–${DISPLAY_NAME.max} characters.` });
         const apiKey = API_KEY_PREFIX + base62(40);
         const id = newId('agt');
         const isSeed = (ctx.meta as CallMeta).internal === true && ctx.params.isSeed === true;
@@ -161,22 +163,20 @@ const AgentsService: ServiceSchema = {
     },
   },
 
-  async started(this: any) {
-    const { config } = runtimeOf(this.broker);
-    this.relay = new OutboxRelay(this.broker, this.db, { intervalMs: Math.min(config.sweepIntervalMs || 1000, 1000) });
-    this.relay.start();
+  async started(this: Service) {
+    const self = this as unknown as AgentsThis;
+    const { config } = runtimeOf(self.broker);
+    self.relay = new OutboxRelay(self.broker, self.db, { intervalMs: Math.min(config.sweepIntervalMs || 1000, 1000) });
+    self.relay.start();
   },
 
-  async stopped(this: any) {
-    await this.relay?.stop();
+  async stopped(this: Service) {
+    await (this as unknown as AgentsThis).relay?.stop();
   },
 };
 
-type AgentsThis = ThisType<any> & {
-  db: Db;
+type AgentsThis = Service & DbService & {
   relay: OutboxRelay;
-  broker: any;
-  logger: any;
   loadAgent(id: string): Promise<AgentRow>;
 };
 

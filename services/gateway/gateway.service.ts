@@ -5,8 +5,8 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import type { Server } from 'node:http';
-import type { Context, ServiceSchema } from 'moleculer';
-import { dbMixin } from '../../packages/db/mixin';
+import type { Context, Service, ServiceSchema } from 'moleculer';
+import { dbMixin, type DbService } from '../../packages/db/mixin';
 import { base62 } from '../../packages/ids';
 import { runtimeOf } from '../../packages/runtime';
 import { buildApp } from './app';
@@ -19,6 +19,17 @@ import { migrations } from './migrations';
 
 export const OPERATOR_TOKEN_FILE = 'operator-token';
 
+type GatewayThis = Service & DbService & {
+  isStopping: boolean;
+  requestLog: RequestLog;
+  pruneTimer: NodeJS.Timeout;
+  metricsTimer?: NodeJS.Timeout;
+  dispatcher: ToolDispatcher;
+  operatorToken: string | null;
+  server?: Server;
+  port(): number;
+};
+
 const GatewayService: ServiceSchema = {
   name: 'gateway',
   mixins: [dbMixin('gateway', migrations), composedToolsMixin],
@@ -27,41 +38,42 @@ const GatewayService: ServiceSchema = {
     /** Internal, for operators and tests: one entry of the request log. */
     requestLog: {
       params: { requestId: 'string' },
-      async handler(this: any, ctx: Context<{ requestId: string }>) {
+      async handler(this: GatewayThis, ctx: Context<{ requestId: string }>) {
         return this.requestLog.find(ctx.params.requestId);
       },
     },
   },
 
   methods: {
-    port(this: any): number {
-      const addr = (this.server as Server | undefined)?.address();
+    port(this: GatewayThis): number {
+      const addr = this.server?.address();
       return addr && typeof addr === 'object' ? addr.port : 0;
     },
   },
 
-  async started(this: any) {
-    const { config } = runtimeOf(this.broker);
-    this.isStopping = false;
-    this.requestLog = new RequestLog(this.db);
-    this.requestLog.start();
-    this.pruneTimer = setInterval(() => void this.requestLog.prune(), 3_600_000);
-    this.pruneTimer.unref();
-    const authThrottle = new AuthFailureThrottle(config.authFailuresPerMinute, this.logger);
-    const metrics = new GatewayMetrics(this.broker);
+  async started(this: Service) {
+    const self = this as unknown as GatewayThis;
+    const { config } = runtimeOf(self.broker);
+    self.isStopping = false;
+    self.requestLog = new RequestLog(self.db);
+    self.requestLog.start();
+    self.pruneTimer = setInterval(() => void self.requestLog.prune(), 3_600_000);
+    self.pruneTimer.unref();
+    const authThrottle = new AuthFailureThrottle(config.authFailuresPerMinute, self.logger);
+    const metrics = new GatewayMetrics(self.broker);
     if (metrics.isEnabled && config.metricsPort) {
       // The METRICS_PORT listener cannot ask for a refresh at scrape time: keep the business figures fresh.
-      this.metricsTimer = setInterval(() => void metrics.refreshBusiness(), 15_000);
-      this.metricsTimer.unref();
+      self.metricsTimer = setInterval(() => void metrics.refreshBusiness(), 15_000);
+      self.metricsTimer.unref();
     }
-    const dispatcher = new ToolDispatcher(this.broker, {
+    const dispatcher = new ToolDispatcher(self.broker, {
       authCacheTtlMs: config.authCacheTtlMs,
       rateLimitPerMinute: config.rateLimitPerMinute,
-      db: this.db,
-      requestLog: this.requestLog,
+      db: self.db,
+      requestLog: self.requestLog,
       authThrottle,
     });
-    this.dispatcher = dispatcher;
+    self.dispatcher = dispatcher;
 
     let operatorToken: string | null = null;
     if (!config.adminToken && config.nodeEnv !== 'production' && config.dataDir !== 'memory://') {
@@ -69,31 +81,32 @@ const GatewayService: ServiceSchema = {
       fs.mkdirSync(config.dataDir, { recursive: true });
       fs.writeFileSync(path.join(config.dataDir, OPERATOR_TOKEN_FILE), operatorToken, { mode: 0o600 });
     }
-    this.operatorToken = operatorToken;
+    self.operatorToken = operatorToken;
 
     const app = buildApp({
-      broker: this.broker,
+      broker: self.broker,
       config,
-      db: this.db,
+      db: self.db,
       dispatcher,
-      requestLog: this.requestLog,
+      requestLog: self.requestLog,
       operatorToken,
       metrics,
       authThrottle,
-      stopping: () => this.isStopping,
+      stopping: () => self.isStopping,
     });
     await new Promise<void>((resolve, reject) => {
-      this.server = app.listen(config.port, config.host, (err?: Error) => (err ? reject(err) : resolve()));
+      self.server = app.listen(config.port, config.host, (err?: Error) => (err ? reject(err) : resolve()));
     });
-    this.server.keepAliveTimeout = 5_000;
-    this.logger.info(`gateway listening on port ${this.port()}`);
+    self.server!.keepAliveTimeout = 5_000;
+    self.logger.info(`gateway listening on port ${self.port()}`);
   },
 
-  async stopped(this: any) {
-    this.isStopping = true;
-    clearInterval(this.pruneTimer);
-    if (this.metricsTimer) clearInterval(this.metricsTimer);
-    const server: Server | undefined = this.server;
+  async stopped(this: Service) {
+    const self = this as unknown as GatewayThis;
+    self.isStopping = true;
+    clearInterval(self.pruneTimer);
+    if (self.metricsTimer) clearInterval(self.metricsTimer);
+    const server = self.server;
     if (server) {
       // Stop accepting, let in-flight requests finish, then drop idle keep-alive sockets.
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));
@@ -102,7 +115,7 @@ const GatewayService: ServiceSchema = {
       await closed;
       clearTimeout(force);
     }
-    await this.requestLog?.stop();
+    await self.requestLog?.stop();
   },
 };
 

@@ -50,7 +50,7 @@ export class GatewayMetrics {
     if (!this.enabled) return;
     const reg = broker.metrics;
     reg.register({ type: 'counter', name: M.requests, labelNames: ['tool', 'status'], description: 'HTTP requests by tool (or route) and status' });
-    reg.register({ type: 'histogram', name: M.duration, labelNames: ['tool'], buckets: LATENCY_BUCKETS, description: 'HTTP request duration by tool (or route), seconds' } as any);
+    reg.register({ type: 'histogram', name: M.duration, labelNames: ['tool'], buckets: LATENCY_BUCKETS, description: 'HTTP request duration by tool (or route), seconds' });
     reg.register({ type: 'gauge', name: M.purchases, labelNames: ['state'], description: 'Purchases by state' });
     reg.register({ type: 'gauge', name: M.gasCredited, description: 'Gas credited to agents by gas-pack purchases, all time' });
     reg.register({ type: 'gauge', name: M.saleEarned, description: 'Gas released to sellers (sale_earn), all time' });
@@ -103,9 +103,12 @@ export class GatewayMetrics {
 
   /** The Prometheus text exposition of the broker's registry. */
   render(): string {
-    const reporter = new MetricReporters.Prometheus({ port: 0, defaultLabels: {} }) as any;
+    // generatePrometheusResponse is the reporter's own (not in Moleculer's typings).
+    const reporter = new MetricReporters.Prometheus({ port: 0, defaultLabels: {} }) as InstanceType<typeof MetricReporters.Prometheus> & {
+      generatePrometheusResponse(): string;
+    };
     // Only the formatting half of the reporter: no listener of its own.
-    (MetricReporters.Base.prototype as any).init.call(reporter, this.broker.metrics);
+    MetricReporters.Base.prototype.init.call(reporter, this.broker.metrics);
     return reporter.generatePrometheusResponse();
   }
 }

@@ -3,9 +3,9 @@
  * public stats, and the seller reputation read model fed by agents.* and escrow.* events.
  * Never reads another service's tables: it calls agents.get or consumes events.
  */
-import type { Context, ServiceSchema } from 'moleculer';
+import type { Context, Service, ServiceSchema } from 'moleculer';
 import { createSchemaAjv } from '../../packages/safe-schema';
-import { dbMixin } from '../../packages/db/mixin';
+import { dbMixin, type DbService } from '../../packages/db/mixin';
 import type { Db } from '../../packages/db';
 import { toolParams, CATEGORIES } from '../../packages/tool-catalogue';
 import { requireAgent, type AuthenticatedAgent, type CallMeta } from '../../packages/tool-catalogue/meta';
@@ -21,7 +21,7 @@ import { claimInbox, type OutboxEvent } from '../../packages/outbox';
 import { runtimeOf } from '../../packages/runtime';
 import { AGENTS, AGENTS_TOPICS } from '../../packages/contracts/agents';
 import { ESCROW_TOPICS } from '../../packages/contracts/escrow';
-import { DEFAULT_DELIVERY_DAYS, gasToUsd, saleSplit } from '../../packages/market-rules';
+import { DEFAULT_DELIVERY_DAYS, gasToUsd, MIN_DESCRIPTION_WORDS, saleSplit } from '../../packages/market-rules';
 import { migrations } from './migrations';
 import { assessQuality, type QualityReport } from './quality';
 import { moderate } from './moderation';
@@ -42,9 +42,10 @@ interface ListingRow {
   category: string;
   status: 'active' | 'paused' | 'removed';
   delivery_days: number;
-  deliverable_schema: any;
+  /** jsonb: parsed by pg, a string from some drivers (json() below reads both). */
+  deliverable_schema: Record<string, unknown> | string | null;
   quality_score: number;
-  quality_signals: any;
+  quality_signals: Record<string, unknown> | string;
   removed_reason: string | null;
   created_at: Date;
   updated_at: Date;
@@ -67,14 +68,13 @@ interface ListingInput {
   seedKey?: string;
 }
 
-const MIN_DESCRIPTION_WORDS = 8;
 const MAX_SCHEMA_BYTES = 20_000;
 const DAY_MS = 86_400_000;
 
 // Seller regexes are compiled by RE2 here too: a pattern it cannot run in linear time is refused at listing time.
 const ajv = createSchemaAjv();
 
-function json(v: unknown): any {
+function json(v: unknown): unknown {
   return typeof v === 'string' ? JSON.parse(v) : v;
 }
 
@@ -123,7 +123,7 @@ function checkDescriptionWords(description: string): void {
   const n = words(description).length;
   if (n < MIN_DESCRIPTION_WORDS) {
     throw new InvalidArgumentsError(`description has ${n} words; at least ${MIN_DESCRIPTION_WORDS} are needed.`, {
-      hint: 'Write at least 8 words: what the buyer provides ("You provide: …"), what they get back ("You get: …"), scope and turnaround.',
+      hint: `Write at least ${MIN_DESCRIPTION_WORDS} words: what the buyer provides ("You provide: …"), what they get back ("You get: …"), scope and turnaround.`,
       details: { field: 'description', words: n, minWords: MIN_DESCRIPTION_WORDS },
     });
   }
@@ -167,8 +167,8 @@ function rejectByQuality(report: QualityReport): void {
   }
 }
 
-function isInternal(ctx: Context<any, any>): boolean {
-  return (ctx.meta as CallMeta).internal === true;
+function isInternal(ctx: Context<unknown, CallMeta>): boolean {
+  return ctx.meta.internal === true;
 }
 
 const ListingsService: ServiceSchema = {
@@ -296,7 +296,7 @@ const ListingsService: ServiceSchema = {
       },
     },
 
-    /** Internal: one listing's full view (any status), for operators and other services. */
+    /** Internal: one listing's full view (whatever its status), for operators and other services. */
     get: {
       params: { listingId: 'string' },
       async handler(this: ListingsThis, ctx: Context<{ listingId: string }>) {
@@ -497,7 +497,7 @@ const ListingsService: ServiceSchema = {
     },
 
     async loadSeller(this: ListingsThis, id: string) {
-      const r = await this.db.query<{ id: string; display_name: string | null; is_seed: boolean; registered_at: Date | null; sales_count: number; rating_sum: number; rating_count: number }>(
+      const r = await this.db.query<SellerRow>(
         `SELECT id, display_name, is_seed, registered_at, sales_count, rating_sum, rating_count FROM listings.sellers WHERE id = $1`,
         [id],
       );
@@ -506,7 +506,7 @@ const ListingsService: ServiceSchema = {
 
     /**
      * Makes sure the read model knows a seller (its agents.registered event may still be on its way):
-     * asks agents.get — outside any transaction — and upserts what it learns.
+     * asks agents.get — outside a transaction — and upserts what it learns.
      */
     async ensureSeller(this: ListingsThis, sellerId: string, agent: AuthenticatedAgent | null) {
       const existing = await this.loadSeller(sellerId);
@@ -614,35 +614,44 @@ const ListingsService: ServiceSchema = {
     },
   },
 
-  async started(this: any) {
-    const { config } = runtimeOf(this.broker);
+  async started(this: Service) {
+    const self = this as unknown as ListingsThis;
+    const { config } = runtimeOf(self.broker);
     if (!config.seedOnEmpty || config.databaseUrl) return;
-    const r = await (this.db as Db).query<{ n: string }>(
+    const r = await self.db.query<{ n: string }>(
       `SELECT (SELECT count(*) FROM listings.listings) + (SELECT count(*) FROM listings.seed_sellers) AS n`,
     );
     if (Number(r.rows[0].n) > 0) return;
     try {
-      const done = await this.seedMarketplace();
-      this.logger.info(`seeded an empty marketplace: ${done.sellersCreated} seed sellers, ${done.listingsCreated} listings`);
+      const done = await self.seedMarketplace();
+      self.logger.info(`seeded an empty marketplace: ${done.sellersCreated} seed sellers, ${done.listingsCreated} listings`);
     } catch (err) {
-      this.logger.error('seeding the empty marketplace failed; run `npm run seed` to retry', err);
+      self.logger.error('seeding the empty marketplace failed; run `npm run seed` to retry', err);
     } finally {
-      (this as unknown as ListingsThis).searchCache().invalidate();
+      self.searchCache().invalidate();
     }
   },
 };
 
-type ListingsThis = ThisType<any> & {
-  db: Db;
-  broker: any;
-  logger: any;
+/** A row of the sellers read model. */
+interface SellerRow {
+  id: string;
+  display_name: string | null;
+  is_seed: boolean;
+  registered_at: Date | null;
+  sales_count: number;
+  rating_sum: number;
+  rating_count: number;
+}
+
+type ListingsThis = Service & DbService & {
   now(): Date;
   searchCache(): SearchCache<ListingRow & { sort_key: string }>;
   feePercent(): number;
   readyDb(): Db;
   loadListing(id: string): Promise<ListingRow | null>;
-  loadSeller(id: string): Promise<any>;
-  ensureSeller(sellerId: string, agent: AuthenticatedAgent | null): Promise<any>;
+  loadSeller(id: string): Promise<SellerRow | null>;
+  ensureSeller(sellerId: string, agent: AuthenticatedAgent | null): Promise<SellerRow | null>;
   otherListingsOf(sellerId: string, exceptId: string | null): Promise<Array<{ title: string; description: string }>>;
   createListing(agent: AuthenticatedAgent, input: ListingInput, seedKey?: string): Promise<Record<string, unknown>>;
   seedMarketplace(): Promise<{ sellersCreated: number; listingsCreated: number }>;
@@ -652,20 +661,22 @@ type ListingsThis = ThisType<any> & {
  * Every action and channel that writes listings or sellers empties the search cache when it ends
  * (success or failure), so this process never serves rows from before its own write.
  */
-function invalidatingSearch<F extends (...args: any[]) => Promise<unknown>>(handler: F): F {
-  return async function (this: ListingsThis, ...args: unknown[]) {
+/** An action's or a channel's handler: one argument (the context, or the event). */
+type WriteHandler = (this: ListingsThis, ctxOrEvent: never) => Promise<unknown>;
+function invalidatingSearch(handler: WriteHandler): WriteHandler {
+  return async function (this: ListingsThis, ctxOrEvent: never) {
     try {
-      return await handler.apply(this, args);
+      return await handler.call(this, ctxOrEvent);
     } finally {
       this.searchCache().invalidate();
     }
-  } as F;
+  };
 }
 for (const name of ['create', 'update', 'takeDown', 'restore', 'seed']) {
-  const action = (ListingsService.actions as Record<string, { handler: (...args: any[]) => Promise<unknown> }>)[name];
+  const action = (ListingsService.actions as Record<string, { handler: WriteHandler }>)[name];
   action.handler = invalidatingSearch(action.handler);
 }
-for (const channel of Object.values(ListingsService.channels as Record<string, { handler: (...args: any[]) => Promise<unknown> }>)) {
+for (const channel of Object.values(ListingsService.channels as Record<string, { handler: WriteHandler }>)) {
   channel.handler = invalidatingSearch(channel.handler);
 }
 

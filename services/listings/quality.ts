@@ -111,6 +111,11 @@ const QUANTITY_PATTERN = /\b\d[\d,.]*\s*(k\b|lines?|loc|files?|pages?|words?|sou
 const SCOPE_PATTERN = /\b(up to|at most|maximum|max\.?|no more than|limit|limited to|excludes?|excluding|not included|out of scope|in scope|scope|only covers?|covers|does not include|doesn't include|one round|revisions?|includes?|including)\b/i;
 const TURNAROUND_PATTERN = /\b(within \d+|in \d+ (hours?|days?)|turnaround|same day|next day|\d+\s*(h|hours?|days?) (turnaround|delivery)|delivered in|ready in)\b/i;
 
+const BANDS_FLOOR_GAS = PRICE_BANDS[0].minGas;
+const BANDS_CEILING_GAS = PRICE_BANDS[PRICE_BANDS.length - 1].maxGas;
+/** "micro 50–150, standard 150–400 (preferred for first listings), …" from the bands themselves. */
+const BANDS_TEXT = PRICE_BANDS.map((b) => `${b.id} ${b.minGas}–${b.maxGas}${'note' in b ? ` (${b.note})` : ''}`).join(', ');
+
 export function priceBandOf(priceGas: number): string | null {
   for (const band of PRICE_BANDS) if (priceGas >= band.minGas && priceGas <= band.maxGas) return band.id;
   return null;
@@ -197,7 +202,7 @@ export function assessQuality(draft: ListingDraft, otherListings: Array<{ title:
     issues.push({
       code: 'price_out_of_band',
       message: `A price of ${draft.priceGas} gas is outside the usual range for ${draft.category} (anchor ${price.anchor} gas).`,
-      hint: `Price between ${Math.max(50, Math.ceil(price.anchor / 5))} and ${Math.min(5000, price.anchor * 10)} gas; bands: micro 50–150, standard 150–400 (preferred for first listings), premium 400–1000, project 1000–5000. The ${draft.category} anchor is ${price.anchor} gas.`,
+      hint: `Price between ${Math.max(BANDS_FLOOR_GAS, Math.ceil(price.anchor / 5))} and ${Math.min(BANDS_CEILING_GAS, price.anchor * 10)} gas; bands: ${BANDS_TEXT}. The ${draft.category} anchor is ${price.anchor} gas.`,
     });
   }
 

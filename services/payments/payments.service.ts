@@ -5,10 +5,8 @@
  * open → paid → completed and the ledger credit is keyed checkout:<sessionId>, so gas is credited once.
  * Payouts (cash-out) come from payouts.ts.
  */
-import type { Context, ServiceSchema } from 'moleculer';
-import { dbMixin } from '../../packages/db/mixin';
-import type { ServiceBroker } from 'moleculer';
-import type { Db } from '../../packages/db';
+import type { Context, Service, ServiceSchema } from 'moleculer';
+import { dbMixin, type DbService } from '../../packages/db/mixin';
 import { toolParams } from '../../packages/tool-catalogue';
 import { requireAgent, type CallMeta } from '../../packages/tool-catalogue/meta';
 import { InvalidArgumentsError, MarketError, NotFoundError } from '../../packages/errors';
@@ -17,7 +15,7 @@ import { runtimeOf } from '../../packages/runtime';
 import { DEFAULT_PACK_ID, GAS_PACKS, GAS_PER_USD, packById } from '../../packages/market-rules';
 import { payoutsMixin } from './payouts';
 import { migrations } from './migrations';
-import { createStripeClient, verifyStripeEvent, type StripeClient } from './stripe';
+import { createStripeClient, verifyStripeEvent, type StripeCheckoutSession, type StripeClient, type StripeEvent } from './stripe';
 import { LEDGER } from '../../packages/contracts/ledger';
 import { enqueueEvent, OutboxRelay } from '../../packages/outbox';
 import { PAYMENTS_TOPICS, type CheckoutStatus, type CheckoutView, type FulfilResult, type GasCredited } from '../../packages/contracts/payments';
@@ -226,7 +224,7 @@ const PaymentsService: ServiceSchema = {
             hint: 'Set STRIPE_SECRET_KEY and STRIPE_WEBHOOK_SECRET on the server, and point the Stripe endpoint at /api/payments/stripe/webhook.',
           });
         }
-        let event: any;
+        let event: StripeEvent;
         try {
           if (!ctx.params.signature) throw new Error('missing Stripe-Signature header');
           event = verifyStripeEvent(ctx.params.payload, ctx.params.signature, config.stripeWebhookSecret);
@@ -359,9 +357,9 @@ const PaymentsService: ServiceSchema = {
     },
 
     /** A Stripe session is paid when Stripe says so and it is the session we created (amount, currency, agent). */
-    stripeSessionPaid(this: PaymentsThis, row: CheckoutRow, session: any): boolean {
+    stripeSessionPaid(this: PaymentsThis, row: CheckoutRow, session: StripeCheckoutSession | null | undefined): boolean {
       const paid = session?.payment_status === 'paid' || session?.payment_status === 'no_payment_required';
-      if (!paid || session.status !== 'complete') return false;
+      if (!session || !paid || session.status !== 'complete') return false;
       const matches =
         session.amount_total === row.usd_cents &&
         String(session.currency).toLowerCase() === 'usd' &&
@@ -377,10 +375,10 @@ const PaymentsService: ServiceSchema = {
       return true;
     },
 
-    async handleStripeEvent(this: PaymentsThis, event: any): Promise<{ outcome: string; sessionId?: string; credited?: boolean }> {
+    async handleStripeEvent(this: PaymentsThis, event: StripeEvent): Promise<{ outcome: string; sessionId?: string; credited?: boolean }> {
       const type: string = event.type;
       if (!type.startsWith('checkout.session.')) return { outcome: 'ignored' };
-      const session = event.data.object;
+      const session = event.data.object as StripeCheckoutSession | null;
       const sessionId = typeof session?.id === 'string' ? session.id : undefined;
       const row = sessionId ? await this.loadSession(sessionId) : null;
       if (!row || row.provider !== 'stripe') return { outcome: 'unknown_session', sessionId };
@@ -447,45 +445,46 @@ const PaymentsService: ServiceSchema = {
     },
   },
 
-  async started(this: any) {
-    const { config } = runtimeOf(this.broker);
-    this.stripe = createStripeClient(config);
-    this.relay = new OutboxRelay(this.broker, this.db, { intervalMs: Math.min(config.sweepIntervalMs || 1000, 1000) });
-    this.relay.start();
-    if (!this.stripe && config.nodeEnv === 'production') {
+  async started(this: Service) {
+    const self = this as unknown as PaymentsThis;
+    const { config } = runtimeOf(self.broker);
+    self.stripe = createStripeClient(config);
+    self.relay = new OutboxRelay(self.broker, self.db, { intervalMs: Math.min(config.sweepIntervalMs || 1000, 1000) });
+    self.relay.start();
+    if (!self.stripe && config.nodeEnv === 'production') {
       throw new Error('payments: NODE_ENV=production needs STRIPE_SECRET_KEY and STRIPE_WEBHOOK_SECRET (the sandbox checkout is for development only)');
     }
     if (config.sweepIntervalMs > 0) {
-      this.sweepTimer = setInterval(() => {
-        if (this.sweeping) return;
-        this.sweeping = this.sweepCheckouts()
-          .catch((err: Error) => this.logger.warn(`checkout sweep failed: ${err.message}`))
-          .finally(() => (this.sweeping = null));
+      self.sweepTimer = setInterval(() => {
+        if (self.sweeping) return;
+        self.sweeping = self.sweepCheckouts()
+          .catch((err: Error) => self.logger.warn(`checkout sweep failed: ${err.message}`))
+          .finally(() => (self.sweeping = null));
       }, config.sweepIntervalMs);
-      this.sweepTimer.unref();
+      self.sweepTimer.unref();
     }
   },
 
-  async stopped(this: any) {
-    clearInterval(this.sweepTimer);
-    await this.sweeping;
-    await this.relay?.stop();
+  async stopped(this: Service) {
+    const self = this as unknown as PaymentsThis;
+    clearInterval(self.sweepTimer ?? undefined);
+    await self.sweeping;
+    await self.relay?.stop();
   },
 };
 
-type PaymentsThis = ThisType<any> & {
-  db: Db;
-  broker: ServiceBroker;
-  logger: any;
+type PaymentsThis = Service & DbService & {
   stripe: StripeClient | null;
   relay: OutboxRelay;
+  sweepTimer: NodeJS.Timeout | null;
+  sweeping: Promise<unknown> | null;
   refuseSandboxInProduction(): void;
   loadSession(id: string): Promise<CheckoutRow | null>;
   sandboxSession(id: string): Promise<CheckoutRow>;
   expireIfDue(row: CheckoutRow): Promise<CheckoutRow>;
   fulfil(sessionId: string, from: CheckoutRow['status'][]): Promise<FulfilResult>;
-  stripeSessionPaid(row: CheckoutRow, session: any): boolean;
-  handleStripeEvent(event: any): Promise<{ outcome: string; sessionId?: string; credited?: boolean }>;
+  stripeSessionPaid(row: CheckoutRow, session: StripeCheckoutSession | null | undefined): boolean;
+  handleStripeEvent(event: StripeEvent): Promise<{ outcome: string; sessionId?: string; credited?: boolean }>;
   reconcileRow(row: CheckoutRow): Promise<{ credited: boolean; status: CheckoutRow['status'] }>;
   sweepCheckouts(): Promise<{ checked: number; credited: number }>;
 };

@@ -3,9 +3,9 @@
  * report_bug (folded when repeated, with the caller's own failed request attached) and
  * report_experience; operator listings and the counts shown on /api/public/info.
  */
-import type { Context, ServiceSchema } from 'moleculer';
+import type { Context, Service, ServiceSchema } from 'moleculer';
 import { decodeTimeCursor, timePage } from '../../packages/pagination';
-import { dbMixin } from '../../packages/db/mixin';
+import { dbMixin, type DbService } from '../../packages/db/mixin';
 import type { Db, Queryable } from '../../packages/db';
 import { toolParams, SEVERITIES, JOURNEY_STEPS } from '../../packages/tool-catalogue';
 import { requireAgent, type CallMeta } from '../../packages/tool-catalogue/meta';
@@ -34,8 +34,9 @@ interface BugRow {
   reproduction: string | null;
   expected: string | null;
   actual: string | null;
-  context: any;
-  request: any;
+  /** jsonb (a string from some drivers). */
+  context: unknown;
+  request: unknown;
   count: number;
   report_request_id: string | null;
   created_at: Date | string;
@@ -53,7 +54,7 @@ interface ExperienceRow {
 }
 
 const iso = (d: Date | string) => new Date(d).toISOString();
-const parseJson = (v: any) => (typeof v === 'string' ? JSON.parse(v) : v);
+const parseJson = (v: unknown): unknown => (typeof v === 'string' ? JSON.parse(v) : v);
 
 function bugView(row: BugRow) {
   return {
@@ -100,8 +101,8 @@ function parseSince(since: string | undefined): string | null {
   return new Date(t).toISOString();
 }
 
-function requireOperator(ctx: Context<any, any>): void {
-  const meta = ctx.meta as CallMeta;
+function requireOperator(ctx: Context<unknown, CallMeta>): void {
+  const meta = ctx.meta;
   if (meta.internal !== true && !meta.operator) throw new ForbiddenError('Only the operator can list reports.', { hint: 'Use GET /api/admin/reports/… with the admin token.' });
 }
 
@@ -111,18 +112,58 @@ const listCommon = {
   limit: { type: 'number', integer: true, min: 1, max: 200, optional: true, convert: true },
   cursor: { type: 'string', optional: true, max: 500 },
 };
+interface ListCommon {
+  since?: string;
+  agentId?: string;
+  limit?: number;
+  cursor?: string;
+}
 
-type SupportThis = {
-  db: Db;
+/**
+ * One operator page of a report table, newest first: the table's own two filters ($1, $2, in
+ * `filters`) and the common ones — since (on `sinceColumn`), agentId and the keyset cursor.
+ */
+async function reportPage<R extends { created_at: Date | string; id: string }>(
+  db: Db,
+  table: 'support.bugs' | 'support.experiences',
+  filters: { where: string; values: [unknown, unknown] },
+  sinceColumn: 'last_reported_at' | 'created_at',
+  p: ListCommon,
+) {
+  const limit = p.limit ?? 50;
+  const cursor = decodeTimeCursor(p.cursor, REPORTS_CURSOR_HINT);
+  const r = await db.query<R>(
+    `SELECT * FROM ${table}
+      WHERE ${filters.where}
+        AND ($3::timestamptz IS NULL OR ${sinceColumn} >= $3) AND ($4::text IS NULL OR agent_id = $4)
+        AND ($5::timestamptz IS NULL OR (created_at, id) < ($5::timestamptz, $6::text))
+      ORDER BY created_at DESC, id DESC LIMIT $7`,
+    [...filters.values, parseSince(p.since), p.agentId ?? null, cursor?.at ?? null, cursor?.id ?? null, limit + 1],
+  );
+  return timePage(r.rows, limit);
+}
+
+type SupportThis = Service & DbService & {
   clock: Clock;
   config: Config;
   help: HelpIndex;
-  logger: any;
-  broker: any;
 };
 
+/** report_bug's arguments (the catalogue's params). */
+interface ReportBugParams {
+  title: string;
+  description: string;
+  severity?: string;
+  steps?: string;
+  provider?: string;
+  reproduction?: string;
+  expected?: string;
+  actual?: string;
+  context?: HelpContext;
+}
+
 /** The caller's own request-log entry, handed over by the gateway (support never calls the gateway). */
-function ownRequestOf(ctx: Context<any, any>, agentId: string): RequestLogEntry | null {
+function ownRequestOf(ctx: Context<unknown, object>, agentId: string): RequestLogEntry | null {
   const entry = (ctx.meta as SupportCallMeta).requestLogEntry ?? null;
   return entry && entry.agentId === agentId ? entry : null;
 }
@@ -181,7 +222,7 @@ const SupportService: ServiceSchema = {
 
     reportBug: {
       params: toolParams('report_bug'),
-      async handler(this: SupportThis, ctx: Context<Record<string, any>, CallMeta>) {
+      async handler(this: SupportThis, ctx: Context<ReportBugParams, CallMeta>) {
         const agent = requireAgent(ctx);
         const p = ctx.params;
         const title = String(p.title).trim();
@@ -286,20 +327,16 @@ const SupportService: ServiceSchema = {
         status: { type: 'enum', values: [...BUG_STATUSES], optional: true },
         ...listCommon,
       },
-      async handler(this: SupportThis, ctx: Context<{ severity?: string; status?: string; since?: string; agentId?: string; limit?: number; cursor?: string }>) {
+      async handler(this: SupportThis, ctx: Context<{ severity?: string; status?: string } & ListCommon>) {
         requireOperator(ctx);
         const p = ctx.params;
-        const limit = p.limit ?? 50;
-        const cursor = decodeTimeCursor(p.cursor, REPORTS_CURSOR_HINT);
-        const r = await this.db.query<BugRow>(
-          `SELECT * FROM support.bugs
-            WHERE ($1::text IS NULL OR severity = $1) AND ($2::text IS NULL OR status = $2)
-              AND ($3::timestamptz IS NULL OR last_reported_at >= $3) AND ($4::text IS NULL OR agent_id = $4)
-              AND ($5::timestamptz IS NULL OR (created_at, id) < ($5::timestamptz, $6::text))
-            ORDER BY created_at DESC, id DESC LIMIT $7`,
-          [p.severity ?? null, p.status ?? null, parseSince(p.since), p.agentId ?? null, cursor?.at ?? null, cursor?.id ?? null, limit + 1],
+        const page = await reportPage<BugRow>(
+          this.db,
+          'support.bugs',
+          { where: '($1::text IS NULL OR severity = $1) AND ($2::text IS NULL OR status = $2)', values: [p.severity ?? null, p.status ?? null] },
+          'last_reported_at',
+          p,
         );
-        const page = timePage(r.rows, limit);
         return { bugs: page.rows.map(bugView), nextCursor: page.nextCursor };
       },
     },
@@ -333,30 +370,27 @@ const SupportService: ServiceSchema = {
         rating: { type: 'number', integer: true, min: 1, max: 5, optional: true, convert: true },
         ...listCommon,
       },
-      async handler(this: SupportThis, ctx: Context<{ journeyStep?: string; rating?: number; since?: string; agentId?: string; limit?: number; cursor?: string }>) {
+      async handler(this: SupportThis, ctx: Context<{ journeyStep?: string; rating?: number } & ListCommon>) {
         requireOperator(ctx);
         const p = ctx.params;
-        const limit = p.limit ?? 50;
-        const cursor = decodeTimeCursor(p.cursor, REPORTS_CURSOR_HINT);
-        const r = await this.db.query<ExperienceRow>(
-          `SELECT * FROM support.experiences
-            WHERE ($1::text IS NULL OR journey_step = $1) AND ($2::int IS NULL OR rating = $2)
-              AND ($3::timestamptz IS NULL OR created_at >= $3) AND ($4::text IS NULL OR agent_id = $4)
-              AND ($5::timestamptz IS NULL OR (created_at, id) < ($5::timestamptz, $6::text))
-            ORDER BY created_at DESC, id DESC LIMIT $7`,
-          [p.journeyStep ?? null, p.rating ?? null, parseSince(p.since), p.agentId ?? null, cursor?.at ?? null, cursor?.id ?? null, limit + 1],
+        const page = await reportPage<ExperienceRow>(
+          this.db,
+          'support.experiences',
+          { where: '($1::text IS NULL OR journey_step = $1) AND ($2::int IS NULL OR rating = $2)', values: [p.journeyStep ?? null, p.rating ?? null] },
+          'created_at',
+          p,
         );
-        const page = timePage(r.rows, limit);
         return { experiences: page.rows.map(experienceView), nextCursor: page.nextCursor };
       },
     },
   },
 
-  async started(this: any) {
-    const { config, clock } = runtimeOf(this.broker);
-    this.config = config;
-    this.clock = clock;
-    this.help = new HelpIndex(config.publicBaseUrl, config);
+  async started(this: Service) {
+    const self = this as unknown as SupportThis;
+    const { config, clock } = runtimeOf(self.broker);
+    self.config = config;
+    self.clock = clock;
+    self.help = new HelpIndex(config.publicBaseUrl, config);
   },
 };
 

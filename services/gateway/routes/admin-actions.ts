@@ -7,8 +7,8 @@ import type { Request } from 'express';
 import { InvalidArgumentsError } from '../../../packages/errors';
 import type { GatewayDeps } from '../deps';
 import { adminKit } from './admin-kit';
-import { LISTINGS } from '../../../packages/contracts/listings';
-import { ESCROW } from '../../../packages/contracts/escrow';
+import { LISTINGS, type SellerReputation } from '../../../packages/contracts/listings';
+import { ESCROW, type PurchaseView } from '../../../packages/contracts/escrow';
 import { SUPPORT } from '../../../packages/contracts/support';
 import { PAYMENTS } from '../../../packages/contracts/payments';
 import { AGENTS } from '../../../packages/contracts/agents';
@@ -23,8 +23,75 @@ function requiredText(value: unknown, field: string, hint: string, min = 3): str
 }
 
 /** The owning service answers either {<name>: …} or the bare object; the API always answers {<name>: …}. */
-function asObject(name: string, value: any): Record<string, unknown> {
-  return value && typeof value === 'object' && name in value ? value : { [name]: value };
+function asObject(name: string, value: unknown): Record<string, unknown> {
+  return value && typeof value === 'object' && name in value ? (value as Record<string, unknown>) : { [name]: value };
+}
+
+/** An operator's form or JSON body: fields are checked one by one before use. */
+export type OperatorInput = Record<string, unknown>;
+
+// What the operator's pages read of the owning services' answers (payments.listPayouts,
+// escrow.listDisputes, listings.search/get, support.listBugs/listExperiences/summary).
+
+export interface OperatorPayout {
+  id: string;
+  agentId: string;
+  status: string;
+  amountGas: number;
+  feeGas: number;
+  netGas: number;
+  btcAddress: string;
+  btcNetwork: string;
+  createdAt: string;
+  btcTxid: string | null;
+  btcAmount: string | null;
+  rejectReason: string | null;
+}
+
+export interface OperatorDispute {
+  purchase: PurchaseView;
+  disputedBy: string | null;
+  reason: string | null;
+  outcome: string | null;
+  note: string | null;
+  resolvedAt: string | null;
+  resolvedBy: string | null;
+  delivery: { delivery: unknown; sha256: string | null; deliveredAt: string | null } | null;
+  messages: Array<{ from: string; body: string; createdAt: string | null }>;
+}
+
+export interface OperatorListing {
+  id: string;
+  title: string;
+  status: string;
+  priceGas: number;
+  seller: { id: string; displayName: string; reputation: SellerReputation };
+}
+
+export interface BugReport {
+  id: string;
+  agentId: string;
+  title: string;
+  description: string;
+  severity: string;
+  status: string;
+  count: number;
+  lastReportedAt: string;
+}
+
+export interface ExperienceReport {
+  id: string;
+  rating: number;
+  journeyStep: string;
+  whatWorked: string | null;
+  whatFailed: string | null;
+  createdAt: string;
+}
+
+export interface ReportsSummary {
+  bugs: { total: number; open: number; reports: number };
+  experiences: { total: number; averageRating: number | null };
+  helpQuestions: { total: number; unanswered: number };
 }
 
 export interface AuditLogEntry {
@@ -44,8 +111,8 @@ export interface AuditLogEntry {
 export function operatorActions(deps: GatewayDeps) {
   const { call, runAudited } = adminKit(deps);
 
-  const listDisputes = async (req: Request, status?: string): Promise<any[]> => {
-    const r = await call<any>(req, ESCROW.listDisputes, status ? { status } : {});
+  const listDisputes = async (req: Request, status?: string): Promise<OperatorDispute[]> => {
+    const r = await call<OperatorDispute[] | { disputes?: OperatorDispute[] } | null>(req, ESCROW.listDisputes, status ? { status } : {});
     return Array.isArray(r) ? r : (r?.disputes ?? []);
   };
 
@@ -53,16 +120,16 @@ export function operatorActions(deps: GatewayDeps) {
     call,
 
     // ---- payouts ----------------------------------------------------------------------------------
-    async listPayouts(req: Request, status = 'pending', limit?: number): Promise<any[]> {
+    async listPayouts(req: Request, status = 'pending', limit?: number): Promise<OperatorPayout[]> {
       if (!PAYOUT_STATUSES.includes(status)) {
         throw new InvalidArgumentsError(`Unknown payout status "${status}".`, { hint: `Use one of: ${PAYOUT_STATUSES.join(', ')}.`, details: { field: 'status' } });
       }
-      return call(req, PAYMENTS.listPayouts, { status, limit });
+      return call<OperatorPayout[]>(req, PAYMENTS.listPayouts, { status, limit });
     },
 
     getPayout: (req: Request, cashoutId: string) => call(req, PAYMENTS.getPayout, { cashoutId }),
 
-    payPayout(req: Request, cashoutId: string, input: Record<string, any>) {
+    payPayout(req: Request, cashoutId: string, input: OperatorInput) {
       const btcTxid = requiredText(input.btcTxid ?? input.txid, 'btcTxid', 'Send {"btcTxid": "<64 hex>", "btcAmount": "0.00529"}.', 1);
       const btcAmount = input.btcAmount ?? input.btc;
       if (btcAmount === undefined || btcAmount === null || btcAmount === '') {
@@ -77,7 +144,7 @@ export function operatorActions(deps: GatewayDeps) {
       });
     },
 
-    rejectPayout(req: Request, cashoutId: string, input: Record<string, any>) {
+    rejectPayout(req: Request, cashoutId: string, input: OperatorInput) {
       const reason = requiredText(input.reason, 'reason', 'Say why, e.g. {"reason": "address belongs to a sanctioned service"}; the agent sees it.');
       return runAudited(req, {
         action: 'payouts.reject',
@@ -91,7 +158,7 @@ export function operatorActions(deps: GatewayDeps) {
     // ---- disputes ---------------------------------------------------------------------------------
     listDisputes,
 
-    resolveDispute(req: Request, purchaseId: string, input: Record<string, any>) {
+    resolveDispute(req: Request, purchaseId: string, input: OperatorInput) {
       const outcome = input.outcome;
       if (outcome !== 'refund' && outcome !== 'release') {
         throw new InvalidArgumentsError('outcome must be "refund" (the buyer gets the gas back) or "release" (the seller is paid).', {
@@ -104,14 +171,14 @@ export function operatorActions(deps: GatewayDeps) {
         action: 'disputes.resolve',
         target: purchaseId,
         params: { outcome, note },
-        before: async () => (await listDisputes(req)).find((d) => d?.purchase?.id === purchaseId || d?.purchaseId === purchaseId) ?? null,
+        before: async () => (await listDisputes(req)).find((d) => d?.purchase?.id === purchaseId) ?? null,
         run: async () => asObject('purchase', await call(req, ESCROW.resolveDispute, { purchaseId, outcome, ...(note ? { note } : {}) })),
       });
     },
 
     // ---- listings ---------------------------------------------------------------------------------
     /** Seed flag of an agent, addressed by the agent id or by one of its listings. */
-    async setSeed(req: Request, id: string, input: Record<string, any>) {
+    async setSeed(req: Request, id: string, input: OperatorInput) {
       if (input.isSeed !== undefined && typeof input.isSeed !== 'boolean') {
         throw new InvalidArgumentsError('isSeed must be true or false.', { hint: 'Send {"isSeed": true} to mark, {"isSeed": false} to clear.', details: { field: 'isSeed' } });
       }
@@ -132,7 +199,7 @@ export function operatorActions(deps: GatewayDeps) {
       });
     },
 
-    takeDown(req: Request, listingId: string, input: Record<string, any>) {
+    takeDown(req: Request, listingId: string, input: OperatorInput) {
       const reason = requiredText(input.reason, 'reason', 'Say why, e.g. {"reason": "offers stolen API keys"}; the seller sees it.');
       return runAudited(req, {
         action: 'listings.takedown',
@@ -143,7 +210,7 @@ export function operatorActions(deps: GatewayDeps) {
       });
     },
 
-    restore(req: Request, listingId: string, input: Record<string, any>) {
+    restore(req: Request, listingId: string, input: OperatorInput) {
       const note = typeof input.note === 'string' && input.note.trim() ? input.note.trim() : undefined;
       return runAudited(req, {
         action: LISTINGS.restore,
@@ -155,7 +222,7 @@ export function operatorActions(deps: GatewayDeps) {
     },
 
     // ---- support ----------------------------------------------------------------------------------
-    setBugStatus(req: Request, bugId: string, input: Record<string, any>) {
+    setBugStatus(req: Request, bugId: string, input: OperatorInput) {
       const status = input.status;
       return runAudited(req, {
         action: 'support.bug_status',
@@ -167,7 +234,7 @@ export function operatorActions(deps: GatewayDeps) {
 
     // ---- audit log --------------------------------------------------------------------------------
     async auditLog(limit = 100, action: string | null = null): Promise<AuditLogEntry[]> {
-      const r = await deps.db.query<any>(
+      const r = await deps.db.query<Omit<AuditLogEntry, 'id' | 'requestId' | 'at'> & { id: string | number; request_id: string | null; at: Date | string }>(
         `SELECT id, operator, action, target, params, before, after, ok, error, request_id, at FROM gateway.audit_log
           WHERE ($1::text IS NULL OR action = $1) ORDER BY id DESC LIMIT $2`,
         [action, limit],

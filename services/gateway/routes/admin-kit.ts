@@ -7,8 +7,15 @@ import type { Request, Response } from 'express';
 import type { GatewayDeps } from '../deps';
 import { sendError } from '../http';
 
+declare module 'express-serve-static-core' {
+  interface Request {
+    /** Who is acting: set by adminAuth (/api/admin) and the console's session check. */
+    operator?: string;
+  }
+}
+
 export function operatorOf(req: Request): string {
-  return (req as any).operator ?? 'unknown';
+  return req.operator ?? 'unknown';
 }
 
 export interface AuditedAction {
@@ -20,7 +27,7 @@ export interface AuditedAction {
 }
 
 export function adminKit(deps: GatewayDeps) {
-  const call = <T = any>(req: Request, action: string, params: Record<string, unknown> = {}) =>
+  const call = <T = unknown>(req: Request, action: string, params: Record<string, unknown> = {}) =>
     deps.broker.call(action, params, { meta: { internal: true, operator: operatorOf(req), requestId: req.requestId } }) as Promise<T>;
 
   /**

@@ -8,10 +8,10 @@ import type { Express, Request } from 'express';
 import { InvalidArgumentsError } from '../../../packages/errors';
 import type { GatewayDeps } from '../deps';
 import { adminKit } from './admin-kit';
-import { operatorActions } from './admin-actions';
+import { operatorActions, type OperatorInput } from './admin-actions';
 import { SUPPORT } from '../../../packages/contracts/support';
 
-function body(req: Request): Record<string, any> {
+function body(req: Request): OperatorInput {
   return req.body && typeof req.body === 'object' && !Array.isArray(req.body) ? req.body : {};
 }
 

@@ -7,7 +7,7 @@
 import type { Express } from 'express';
 import type { GatewayDeps } from '../deps';
 import { adminKit } from './admin-kit';
-import { operatorActions } from './admin-actions';
+import { operatorActions, type OperatorInput } from './admin-actions';
 import { SUPPORT } from '../../../packages/contracts/support';
 
 export function registerAdminSupportRoutes(app: Express, deps: GatewayDeps): void {
@@ -23,7 +23,7 @@ export function registerAdminSupportRoutes(app: Express, deps: GatewayDeps): voi
   }));
 
   app.post('/api/admin/reports/bugs/:bugId/status', wrap(async (req, res) => {
-    const input = req.body && typeof req.body === 'object' ? (req.body as Record<string, any>) : {};
+    const input = req.body && typeof req.body === 'object' ? (req.body as OperatorInput) : {};
     res.json({ ok: true, result: await ops.setBugStatus(req, String(req.params.bugId), input) });
   }));
 }

@@ -54,7 +54,7 @@ export function adminAuth(deps: GatewayDeps) {
       sendError(res, req, new MarketError('unauthorized', 'Wrong admin token.', { hint: 'Send the ADMIN_TOKEN the server was started with.' }));
       return;
     }
-    (req as any).operator = operatorOk ? 'local-operator' : 'admin-token';
+    req.operator = operatorOk ? 'local-operator' : 'admin-token';
     next();
   };
 }
@@ -63,7 +63,7 @@ export function registerAdminRoutes(app: Express, deps: GatewayDeps): void {
   app.use('/api/admin', adminAuth(deps), jsonBody);
 
   app.get('/api/admin/ping', (req, res) => {
-    res.json({ ok: true, result: { operator: (req as any).operator } });
+    res.json({ ok: true, result: { operator: req.operator } });
   });
   registerAdminLedgerRoutes(app, deps);
   registerAdminOpsRoutes(app, deps);

@@ -14,10 +14,19 @@ import {
   type ToolDefinition,
 } from '../../../packages/tool-catalogue';
 import { STATUS_BY_CODE, type ErrorCode } from '../../../packages/errors';
-import { CASHOUT_FEE_PERCENT, DEFAULT_TERMS, GAS_PACKS, GAS_PER_USD, MIN_CASHOUT_GAS, type MarketTerms } from '../../../packages/market-rules';
+import {
+  CASHOUT_FEE_PERCENT,
+  DEFAULT_TERMS,
+  GAS_PACKS,
+  GAS_PER_USD,
+  IDEMPOTENCY_WINDOW_HOURS,
+  LIQUIDITY_WINDOW_DAYS,
+  MIN_CASHOUT_GAS,
+  type MarketTerms,
+} from '../../../packages/market-rules';
 import { renderLlmsFull, renderLlmsTxt } from '../../../packages/knowledge';
 import type { GatewayDeps } from '../deps';
-import { listingsQueryParameters, publicSchemas } from './public-schemas';
+import { listingsQueryParameters, publicSchemas, type OpenApiParameter } from './public-schemas';
 import { SUPPORT } from '../../../packages/contracts/support';
 
 export const API_VERSION = '0.1.0';
@@ -30,16 +39,46 @@ const BRIEF =
 // ---------------------------------------------------------------------------------------------
 // OpenAPI 3.1, generated from the catalogue.
 
+type Content = Record<string, { schema: JsonSchema }>;
+interface OpenApiResponse {
+  description: string;
+  headers?: Record<string, { description: string; schema: JsonSchema }>;
+  content?: Content;
+}
+interface OpenApiOperation {
+  operationId: string;
+  summary: string;
+  description: string;
+  tags: string[];
+  /** [] → no key; a {} entry → the key is optional. */
+  security?: Array<Record<string, string[]>>;
+  parameters?: OpenApiParameter[];
+  requestBody?: { required: boolean; content: Content };
+  responses: Record<string, OpenApiResponse>;
+}
+export interface OpenApiDocument {
+  openapi: string;
+  info: { title: string; version: string; summary: string; description: string; license: { name: string; identifier: string }; contact: { name: string; url: string } };
+  servers: Array<{ url: string; description: string }>;
+  tags: Array<{ name: string; description: string }>;
+  security: Array<Record<string, string[]>>;
+  paths: Record<string, Record<string, OpenApiOperation>>;
+  components: {
+    securitySchemes: { bearerAuth: { type: string; scheme: string; bearerFormat: string; description: string } };
+    schemas: Record<string, JsonSchema>;
+  };
+}
+
 const pascal = (name: string) => name.split('_').map((p) => p[0].toUpperCase() + p.slice(1)).join('');
 const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
-const json = (schema: JsonSchema) => ({ 'application/json': { schema } });
-const markdown = { 'text/markdown': { schema: { type: 'string' } } };
+const json = (schema: JsonSchema): Content => ({ 'application/json': { schema } });
+const markdown: Content = { 'text/markdown': { schema: { type: 'string' } } };
 
 /** The error statuses a tool call can answer with, from the error-code table. */
 function errorResponses(codes: ErrorCode[]) {
   const byStatus = new Map<number, ErrorCode[]>();
   for (const c of codes) byStatus.set(STATUS_BY_CODE[c], [...(byStatus.get(STATUS_BY_CODE[c]) ?? []), c]);
-  const out: Record<string, any> = {};
+  const out: Record<string, OpenApiResponse> = {};
   for (const [status, cs] of [...byStatus.entries()].sort((a, b) => a[0] - b[0])) {
     out[String(status)] = {
       description: `Error envelope with code ${cs.join(' or ')}.`,
@@ -75,7 +114,7 @@ function toolCallSchema(tool: ToolDefinition): JsonSchema {
   };
 }
 
-export function buildOpenApi(baseUrl: string): Record<string, any> {
+export function buildOpenApi(baseUrl: string): OpenApiDocument {
   const schemas: Record<string, JsonSchema> = {};
   for (const t of TOOLS) {
     schemas[`${pascal(t.name)}Arguments`] = { ...toolInputSchema(t), description: `Arguments of ${t.name}.` };
@@ -135,7 +174,7 @@ export function buildOpenApi(baseUrl: string): Record<string, any> {
   Object.assign(schemas, publicSchemas());
 
   const requestIdHeader = { 'x-request-id': { description: 'Correlation id of this request.', schema: { type: 'string' } } };
-  const publicGet = (operationId: string, summary: string, description: string, content: Record<string, any>, extra: Record<string, any> = {}, errors = PUBLIC_ERRORS) => ({
+  const publicGet = (operationId: string, summary: string, description: string, content: Content, extra: Partial<OpenApiOperation> = {}, errors = PUBLIC_ERRORS): Record<string, OpenApiOperation> => ({
     get: {
       operationId,
       summary,
@@ -179,7 +218,7 @@ export function buildOpenApi(baseUrl: string): Record<string, any> {
           summary: 'Call a tool',
           description:
             'Send {"tool": "<name>", "arguments": {…}}. register and search_services work without a key; every other tool needs "Authorization: Bearer rk_live_…". ' +
-            'Mutating tools accept an Idempotency-Key header: the same agent and key within 24 hours returns the first result (Idempotent-Replayed: true) and nothing happens twice.',
+            `Mutating tools accept an Idempotency-Key header: the same agent and key within ${IDEMPOTENCY_WINDOW_HOURS} hours returns the first result (Idempotent-Replayed: true) and nothing happens twice.`,
           tags: ['tools'],
           security: [{ bearerAuth: [] }, {}],
           parameters: [
@@ -187,7 +226,7 @@ export function buildOpenApi(baseUrl: string): Record<string, any> {
               name: 'Idempotency-Key',
               in: 'header',
               required: false,
-              description: 'Retry a mutating tool safely: the same key within 24 hours returns the first result.',
+              description: `Retry a mutating tool safely: the same key within ${IDEMPOTENCY_WINDOW_HOURS} hours returns the first result.`,
               schema: { type: 'string', minLength: 1, maxLength: 255 },
             },
           ],
@@ -224,7 +263,7 @@ export function buildOpenApi(baseUrl: string): Record<string, any> {
         { parameters: listingsQueryParameters() },
       ),
       '/api/public/stats': publicGet('getStats', 'Active listing counts by category', 'Active listing counts by category, at the top level.', json(ref('StatsResponse'))),
-      '/api/public/liquidity': publicGet('getLiquidity', 'Market liquidity', 'Purchases over the last 7 days (purchases7d) and trades over registrations, at the top level.', json(ref('LiquidityResponse'))),
+      '/api/public/liquidity': publicGet('getLiquidity', 'Market liquidity', `Purchases over the last ${LIQUIDITY_WINDOW_DAYS} days (purchases7d) and trades over registrations, at the top level.`, json(ref('LiquidityResponse'))),
       '/api/public/info': publicGet('getInfo', 'Product brief, tools, registration, support', 'Start here: what the service is, how to register, the tools and where to get help.', json(ref('InfoResponse')), {}, DOCUMENT_ERRORS),
       '/api/public/llms': publicGet('getLlmsBrief', 'The llms.txt brief (CORS *)', 'Same body as /llms.txt, with Access-Control-Allow-Origin: *.', markdown, {}, DOCUMENT_ERRORS),
       '/llms.txt': publicGet('getLlmsTxt', 'Short brief for language models', 'From zero to a first purchase.', markdown, {}, DOCUMENT_ERRORS),
@@ -246,20 +285,24 @@ export function buildOpenApi(baseUrl: string): Record<string, any> {
 const esc = (s: unknown) =>
   String(s ?? '').replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!);
 
-function resolve(doc: any, schema: any): any {
-  if (schema?.$ref) return resolve(doc, schema.$ref.replace('#/components/schemas/', '').split('/').reduce((o: any, k: string) => o?.[k], doc.components.schemas));
+function resolve(doc: OpenApiDocument, schema: JsonSchema | undefined): JsonSchema {
+  if (schema?.$ref) {
+    const path = schema.$ref.replace('#/components/schemas/', '').split('/');
+    const found = path.reduce<unknown>((o, k) => (o && typeof o === 'object' ? (o as Record<string, unknown>)[k] : undefined), doc.components.schemas);
+    return resolve(doc, found as JsonSchema | undefined);
+  }
   return schema ?? {};
 }
 
-function typeText(doc: any, s: any): string {
-  s = resolve(doc, s);
+function typeText(doc: OpenApiDocument, given: JsonSchema): string {
+  const s = resolve(doc, given);
   if (s.const !== undefined) return JSON.stringify(s.const);
-  if (s.enum) return s.enum.map((v: unknown) => JSON.stringify(v)).join(' | ');
-  if (s.anyOf) return s.anyOf.map((x: any) => typeText(doc, x)).join(' or ');
+  if (s.enum) return s.enum.map((v) => JSON.stringify(v)).join(' | ');
+  if (s.anyOf) return s.anyOf.map((x) => typeText(doc, x)).join(' or ');
   return String(s.type ?? 'any');
 }
 
-function limitsText(s: any): string {
+function limitsText(s: JsonSchema): string {
   const out: string[] = [];
   if (s.minLength !== undefined) out.push(`min length ${s.minLength}`);
   if (s.maxLength !== undefined) out.push(`max length ${s.maxLength}`);
@@ -270,9 +313,9 @@ function limitsText(s: any): string {
   return out.join('; ');
 }
 
-function propertiesTable(doc: any, schema: any): string {
+function propertiesTable(doc: OpenApiDocument, schema: JsonSchema | undefined): string {
   const s = resolve(doc, schema);
-  const props = Object.entries<any>(s.properties ?? {});
+  const props = Object.entries(s.properties ?? {});
   if (!props.length) return '<p class="muted">No fields.</p>';
   const required = new Set<string>(s.required ?? []);
   const rows = props
@@ -286,19 +329,19 @@ function propertiesTable(doc: any, schema: any): string {
 
 const anchor = (s: string) => s.replace(/[^A-Za-z0-9]+/g, '-').replace(/^-|-$/g, '').toLowerCase();
 
-export function renderApiReference(doc: any): string {
+export function renderApiReference(doc: OpenApiDocument): string {
   const ops: string[] = [];
   const toc: string[] = [];
-  for (const [path, item] of Object.entries<any>(doc.paths)) {
-    for (const [method, op] of Object.entries<any>(item)) {
+  for (const [path, item] of Object.entries(doc.paths)) {
+    for (const [method, op] of Object.entries(item)) {
       const id = anchor(`${method}-${path}`);
       toc.push(`<li><a href="#${id}"><code>${method.toUpperCase()} ${esc(path)}</code></a> — ${esc(op.summary)}</li>`);
       const parts = [`<section id="${id}"><h2><code>${method.toUpperCase()} ${esc(path)}</code></h2><p><strong>${esc(op.summary)}</strong></p><p>${esc(op.description)}</p>`];
-      parts.push(`<p>Authentication: ${op.security && op.security.length === 0 ? 'none' : op.security?.some((s: any) => Object.keys(s).length === 0) ? 'optional bearer key (required by most tools)' : 'bearer key'}.</p>`);
+      parts.push(`<p>Authentication: ${op.security && op.security.length === 0 ? 'none' : op.security?.some((s) => Object.keys(s).length === 0) ? 'optional bearer key (required by most tools)' : 'bearer key'}.</p>`);
       if (op.parameters?.length) {
         parts.push(
           '<h3>Parameters</h3><table><thead><tr><th>name</th><th>in</th><th>type</th><th>required</th><th>notes</th></tr></thead><tbody>' +
-            op.parameters.map((p: any) => `<tr><td><code>${esc(p.name)}</code></td><td>${esc(p.in)}</td><td>${esc(typeText(doc, p.schema))}</td><td>${p.required ? 'yes' : 'no'}</td><td>${esc(p.description)}</td></tr>`).join('') +
+            op.parameters.map((p) => `<tr><td><code>${esc(p.name)}</code></td><td>${esc(p.in)}</td><td>${esc(typeText(doc, p.schema))}</td><td>${p.required ? 'yes' : 'no'}</td><td>${esc(p.description)}</td></tr>`).join('') +
             '</tbody></table>',
         );
       }
@@ -309,9 +352,9 @@ export function renderApiReference(doc: any): string {
           parts.push(`<h3>Tools</h3><p>${esc(resolved.description)}</p>`);
           for (const variant of resolved.oneOf) {
             const call = resolve(doc, variant);
-            const name = call.properties.tool.const;
+            const name = call.properties?.tool.const;
             parts.push(
-              `<article id="tool-${esc(name)}"><h4><code>${esc(name)}</code> — ${esc(call.title)}</h4><p>${esc(call.description).replace(/\n\n/g, '<br>')}</p>${propertiesTable(doc, call.properties.arguments)}` +
+              `<article id="tool-${esc(name)}"><h4><code>${esc(name)}</code> — ${esc(call.title)}</h4><p>${esc(call.description).replace(/\n\n/g, '<br>')}</p>${propertiesTable(doc, call.properties?.arguments)}` +
                 `<pre>{"tool": "${esc(name)}", "arguments": {…}}</pre></article>`,
             );
           }
@@ -321,7 +364,7 @@ export function renderApiReference(doc: any): string {
       }
       parts.push(
         '<h3>Responses</h3><table><thead><tr><th>status</th><th>meaning</th></tr></thead><tbody>' +
-          Object.entries<any>(op.responses).map(([status, r]) => `<tr><td>${esc(status)}</td><td>${esc(r.description)}</td></tr>`).join('') +
+          Object.entries(op.responses).map(([status, r]) => `<tr><td>${esc(status)}</td><td>${esc(r.description)}</td></tr>`).join('') +
           '</tbody></table></section>',
       );
       ops.push(parts.join('\n'));
@@ -343,7 +386,7 @@ th{background:#f4f5f7}section{border-top:2px solid #d8dce1;margin-top:2rem}artic
 <p>Server: <code>${esc(doc.servers[0].url)}</code> · Machine-readable: <a href="/openapi.json">/openapi.json</a> · Brief: <a href="/llms.txt">/llms.txt</a> · MCP: <code>${esc(doc.servers[0].url)}/mcp</code></p>
 <p>Authentication: ${esc(doc.components.securitySchemes.bearerAuth.description)} Header: <code>Authorization: Bearer rk_live_…</code></p>
 <h2>Contents</h2><ul>${toc.join('')}</ul>
-<h2>Errors</h2><p>${esc(env.description)}</p>${propertiesTable(doc, env)}${propertiesTable(doc, env.properties.error)}
+<h2>Errors</h2><p>${esc(env.description)}</p>${propertiesTable(doc, env)}${propertiesTable(doc, env.properties?.error)}
 <p>Codes: ${(doc.components.schemas.ErrorCode.enum as string[]).map((c) => `<code>${esc(c)}</code> (${STATUS_BY_CODE[c as ErrorCode]})`).join(', ')}.</p>
 ${ops.join('\n')}
 </body></html>`;

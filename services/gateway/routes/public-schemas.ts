@@ -5,6 +5,16 @@
  * for clients written before the fields moved up; new clients read the top level.
  */
 import { CATEGORIES, getTool, toolInputSchema, type JsonSchema } from '../../../packages/tool-catalogue';
+import { GAS_PER_USD, LIQUIDITY_WINDOW_DAYS } from '../../../packages/market-rules';
+
+/** An OpenAPI parameter (a query parameter here). */
+export interface OpenApiParameter {
+  name: string;
+  in: string;
+  required: boolean;
+  description: string;
+  schema: JsonSchema;
+}
 
 /** The public body: fields at the top level, plus the deprecated "result" copy. */
 export function publicBody<T extends object>(fields: T): { ok: true; result: T } & T {
@@ -45,11 +55,11 @@ export function publicSchemas(): Record<string, JsonSchema> {
     byCategory: countsByCategory('Active listings per category.'),
   };
   const liquidityFields = {
-    purchases7d: int('Funded purchases created in the last 7 days (any later state).', { minimum: 0 }),
+    purchases7d: int(`Funded purchases created in the last ${LIQUIDITY_WINDOW_DAYS} days (whatever their later state).`, { minimum: 0 }),
     completed7d: int('Of those, completed ones.', { minimum: 0 }),
     gasVolume7d: int('Gas of those purchases.', { minimum: 0 }),
     registrations: int('Registered agents.', { minimum: 0 }),
-    registrations7d: int('Agents registered in the last 7 days.', { minimum: 0 }),
+    registrations7d: int(`Agents registered in the last ${LIQUIDITY_WINDOW_DAYS} days.`, { minimum: 0 }),
     density: { type: 'number', minimum: 0, description: 'purchases7d / registrations, 4 decimals; 0 without registrations.' },
     densityDefinition: { type: 'string' },
     byCategory7d: countsByCategory('purchases7d per listing category.'),
@@ -66,7 +76,7 @@ export function publicSchemas(): Record<string, JsonSchema> {
         id: { type: 'string', description: 'lst_…' },
         title: { type: 'string' },
         description: { type: 'string' },
-        priceGas: int('Price in gas (100 gas = 1 USD).', { minimum: 0 }),
+        priceGas: int(`Price in gas (${GAS_PER_USD} gas = 1 USD).`, { minimum: 0 }),
         category: { type: 'string', enum: [...CATEGORIES] },
         status: { type: 'string', enum: ['active', 'paused', 'removed'] },
         deliveryDays: int('Days the seller has to deliver.', { minimum: 1 }),
@@ -109,7 +119,7 @@ export function publicSchemas(): Record<string, JsonSchema> {
     Liquidity: { type: 'object', required: ['purchases7d', 'registrations', 'density'], properties: liquidityFields },
     LiquidityResponse: {
       type: 'object',
-      description: 'GET /api/public/liquidity: trade over the last 7 days.',
+      description: `GET /api/public/liquidity: trade over the last ${LIQUIDITY_WINDOW_DAYS} days.`,
       required: ['ok', 'purchases7d', 'completed7d', 'gasVolume7d', 'registrations', 'registrations7d', 'density', 'byCategory7d'],
       properties: { ok, ...liquidityFields, result: deprecatedResult('Liquidity') },
     },
@@ -168,9 +178,9 @@ export function publicSchemas(): Record<string, JsonSchema> {
 }
 
 /** /api/listings' query parameters: search_services' arguments, described once in the catalogue. */
-export function listingsQueryParameters(): Array<Record<string, unknown>> {
+export function listingsQueryParameters(): OpenApiParameter[] {
   const schema = toolInputSchema(getTool('search_services')!);
-  return Object.entries<Record<string, any>>(schema.properties ?? {}).map(([name, s]) => {
+  return Object.entries(schema.properties).map(([name, s]) => {
     const { description, ...rest } = s;
     return { name, in: 'query', required: false, description: description ?? name, schema: rest };
   });

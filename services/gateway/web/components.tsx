@@ -1,5 +1,5 @@
-/** Pieces several pages share: a local time, a snippet, a seller's reputation. */
-import type { VNode } from 'preact';
+/** Pieces several pages share: a local time, a snippet, a table, a seller's reputation. */
+import type { ComponentChildren, VNode } from 'preact';
 import { utcText } from './format';
 import type { SellerReputation } from '../../../packages/contracts/listings';
 
@@ -17,6 +17,39 @@ export function Snippet({ label, code }: { label: string; code: string }): VNode
       <pre tabIndex={0} role="region" aria-label={label}>
         <code>{code}</code>
       </pre>
+    </div>
+  );
+}
+
+/**
+ * A table of column headings and one list of cells per row. With `label`, it scrolls sideways in a
+ * focusable region of that name (wide tables on a phone).
+ */
+export function DataTable({ label, columns, rows }: { label?: string; columns: string[]; rows: ComponentChildren[][] }): VNode {
+  const table = (
+    <table>
+      <thead>
+        <tr>
+          {columns.map((c) => (
+            <th scope="col">{c}</th>
+          ))}
+        </tr>
+      </thead>
+      <tbody>
+        {rows.map((cells) => (
+          <tr>
+            {cells.map((c) => (
+              <td>{c}</td>
+            ))}
+          </tr>
+        ))}
+      </tbody>
+    </table>
+  );
+  if (!label) return table;
+  return (
+    <div class="table-scroll" tabIndex={0} role="region" aria-label={label}>
+      {table}
     </div>
   );
 }

@@ -6,6 +6,7 @@ import {
   DEFAULT_DELIVERY_DAYS,
   GAS_PACKS,
   GAS_PER_USD,
+  LIQUIDITY_WINDOW_DAYS,
   MIN_CASHOUT_GAS,
 } from '../../../packages/market-rules';
 import { Layout } from './render';
@@ -67,7 +68,7 @@ export function HomePage({ baseUrl, figures }: { baseUrl: string; figures: HomeF
           <span class="n">{figure(figures.totalListings)}</span> active listings
         </li>
         <li>
-          <span class="n">{figure(figures.purchases7d)}</span> purchases in the last 7 days
+          <span class="n">{figure(figures.purchases7d)}</span> purchases in the last {LIQUIDITY_WINDOW_DAYS} days
         </li>
         <li>
           <span class="n">{figure(figures.registrations)}</span> registered agents

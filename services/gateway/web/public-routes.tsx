@@ -30,8 +30,8 @@ export function registerPublicPages(app: Express, deps: GatewayDeps): void {
   app.get('/', async (req, res) => {
     // A service that is down costs its figure, not the page.
     const [stats, liquidity] = await Promise.all([
-      broker.call<{ total: number; byCategory: Record<string, number> }, any>(LISTINGS.stats, {}, meta(req)).catch(() => null),
-      broker.call<{ purchases7d: number; registrations: number }, any>(ESCROW.liquidity, {}, meta(req)).catch(() => null),
+      broker.call<{ total: number; byCategory: Record<string, number> }, Record<string, never>>(LISTINGS.stats, {}, meta(req)).catch(() => null),
+      broker.call<{ purchases7d: number; registrations: number }, Record<string, never>>(ESCROW.liquidity, {}, meta(req)).catch(() => null),
     ]);
     const figures: HomeFigures = {
       byCategory: stats?.byCategory ?? null,
@@ -69,8 +69,8 @@ export function registerPublicPages(app: Express, deps: GatewayDeps): void {
     const listingId = String(req.params.id).slice(0, 100);
     // Not even shaped like an id (NUL, spaces, …): no such listing, without asking the database.
     const [listing, terms] = !/^[A-Za-z0-9_-]+$/.test(listingId) ? [null, null] : await Promise.all([
-      broker.call<ListingView, any>(LISTINGS.get, { listingId }, meta(req)).catch((err) => (err?.code === 404 || err?.type === 'not_found' ? null : Promise.reject(err))),
-      broker.call<{ deliverableSchema: unknown }, any>(LISTINGS.getForPurchase, { listingId }, meta(req)).catch(() => null),
+      broker.call<ListingView, { listingId: string }>(LISTINGS.get, { listingId }, meta(req)).catch((err) => (err?.code === 404 || err?.type === 'not_found' ? null : Promise.reject(err))),
+      broker.call<{ deliverableSchema: unknown }, { listingId: string }>(LISTINGS.getForPurchase, { listingId }, meta(req)).catch(() => null),
     ]).catch(() => [undefined, null] as const);
     if (listing === undefined) {
       sendPage(res, 503, <MessagePage title="Listings are unavailable" message="The listings service did not answer. Try again in a minute." />);

@@ -8,7 +8,8 @@ import express, { type Express, type NextFunction, type Request, type Response }
 import { toEnvelope } from '../../../../packages/errors';
 import { auditMoney } from '../../../../packages/ledger-audit';
 import type { GatewayDeps } from '../../deps';
-import { operatorActions, PAYOUT_STATUSES } from '../../routes/admin-actions';
+import { operatorOf } from '../../routes/admin-kit';
+import { operatorActions, PAYOUT_STATUSES, type BugReport, type ExperienceReport, type OperatorInput, type OperatorListing, type ReportsSummary } from '../../routes/admin-actions';
 import { OPERATOR_TOKEN_FILE } from '../../gateway.service';
 import { csrfToken, csrfValid, isHttps, readCookie } from '../csrf';
 import { sendPage, MessagePage } from '../render';
@@ -90,7 +91,7 @@ export function registerAdminConsole(app: Express, deps: GatewayDeps): void {
       else signInPage(req, res, 401, 'Your session has ended. Please sign in again.');
       return;
     }
-    (req as any).operator = operator;
+    req.operator = operator;
     next();
   };
   app.use('/admin', requireSession);
@@ -100,7 +101,7 @@ export function registerAdminConsole(app: Express, deps: GatewayDeps): void {
     res.redirect(303, '/admin/login');
   });
 
-  const common = (req: Request, res: Response) => ({ csrf: csrfToken(req, res, CSRF_PURPOSE), operator: (req as any).operator as string, flash: takeFlash(req, res) });
+  const common = (req: Request, res: Response) => ({ csrf: csrfToken(req, res, CSRF_PURPOSE), operator: operatorOf(req), flash: takeFlash(req, res) });
   const page = (fn: (req: Request, res: Response) => Promise<void>) => async (req: Request, res: Response) => {
     try {
       await fn(req, res);
@@ -128,7 +129,7 @@ export function registerAdminConsole(app: Express, deps: GatewayDeps): void {
     },
   ];
   const id = (req: Request) => String(req.params.id);
-  const input = (req: Request): Record<string, any> => (req.body && typeof req.body === 'object' ? { ...req.body } : {});
+  const input = (req: Request): OperatorInput => (req.body && typeof req.body === 'object' ? { ...req.body } : {});
 
   // ---- overview -----------------------------------------------------------------------------------
   app.get('/admin', page(async (req, res) => {
@@ -136,7 +137,7 @@ export function registerAdminConsole(app: Express, deps: GatewayDeps): void {
       (auditMoney((action) => deps.broker.call(action, {}, { timeout: 120_000 })) as Promise<OverviewData['audit']>).catch(() => null),
       ops.listDisputes(req, 'open').catch(() => null),
       ops.listPayouts(req, 'pending').catch(() => null),
-      ops.call<any>(req, SUPPORT.summary).catch(() => null),
+      ops.call<ReportsSummary>(req, SUPPORT.summary).catch(() => null),
     ]);
     const data: OverviewData = {
       audit,
@@ -173,8 +174,8 @@ export function registerAdminConsole(app: Express, deps: GatewayDeps): void {
     const q = typeof req.query.q === 'string' ? req.query.q.slice(0, 200) : '';
     const lookupId = typeof req.query.id === 'string' ? req.query.id.trim().slice(0, 100) : '';
     const [search, found] = await Promise.all([
-      ops.call<{ listings: any[] }>(req, LISTINGS.search, { ...(q ? { q } : {}), sort: 'newest', limit: 50 }),
-      lookupId ? ops.call<any>(req, LISTINGS.get, { listingId: lookupId }).catch(() => null) : Promise.resolve(null),
+      ops.call<{ listings: OperatorListing[] }>(req, LISTINGS.search, { ...(q ? { q } : {}), sort: 'newest', limit: 50 }),
+      lookupId ? ops.call<OperatorListing>(req, LISTINGS.get, { listingId: lookupId }).catch(() => null) : Promise.resolve(null),
     ]);
     sendPage(res, 200, <ListingsAdminPage {...common(req, res)} q={q} lookupId={lookupId} found={found} listings={search.listings} />);
   }));
@@ -190,8 +191,8 @@ export function registerAdminConsole(app: Express, deps: GatewayDeps): void {
   // ---- reports ------------------------------------------------------------------------------------
   app.get('/admin/reports', page(async (req, res) => {
     const [bugs, experiences] = await Promise.all([
-      ops.call<{ bugs: any[] }>(req, SUPPORT.listBugs, { limit: 100 }),
-      ops.call<{ experiences: any[] }>(req, SUPPORT.listExperiences, { limit: 100 }),
+      ops.call<{ bugs: BugReport[] }>(req, SUPPORT.listBugs, { limit: 100 }),
+      ops.call<{ experiences: ExperienceReport[] }>(req, SUPPORT.listExperiences, { limit: 100 }),
     ]);
     sendPage(res, 200, <ReportsPage {...common(req, res)} bugs={bugs.bugs} experiences={experiences.experiences} bugStatuses={BUG_STATUSES} />);
   }));

@@ -1,10 +1,11 @@
 /** The operator console's pages. Every form posts with the console's CSRF token. */
 import type { ComponentChildren, VNode } from 'preact';
 import { Layout, type NavLink } from '../render';
-import { LocalTime } from '../components';
-import { gasAndUsd, usd } from '../format';
+import { DataTable, LocalTime } from '../components';
+import { gasAndUsd, plural, usd } from '../format';
 import { CSRF_FIELD } from '../csrf';
-import type { AuditLogEntry } from '../../routes/admin-actions';
+import { SESSION_TTL_MS } from './session';
+import type { AuditLogEntry, BugReport, ExperienceReport, OperatorDispute, OperatorListing, OperatorPayout } from '../../routes/admin-actions';
 
 export const CONSOLE_NAV: NavLink[] = [
   { href: '/admin', label: 'Overview' },
@@ -59,6 +60,19 @@ export function ActionForm(props: { action: string; csrf: string; class?: string
   );
 }
 
+/** A status picker: one option per status, `selected` chosen. */
+function StatusSelect({ statuses, selected }: { statuses: readonly string[]; selected: string }): VNode {
+  return (
+    <select name="status">
+      {statuses.map((s) => (
+        <option value={s} selected={s === selected}>
+          {s}
+        </option>
+      ))}
+    </select>
+  );
+}
+
 // ---- sign-in --------------------------------------------------------------------------------------
 
 export function SignInPage(props: { csrf: string; error: string | null; localTokenFile: string | null; enabled: boolean }): VNode {
@@ -99,7 +113,7 @@ export function SignInPage(props: { csrf: string; error: string | null; localTok
                   Use the <code>ADMIN_TOKEN</code> the server was started with.
                 </>
               )}{' '}
-              The session lasts two hours; repeated wrong tokens are refused for a while.
+              The session lasts {plural(SESSION_TTL_MS / 3_600_000, 'hour')}; repeated wrong tokens are refused for a while.
             </p>
           </>
         )}
@@ -143,26 +157,11 @@ export function OverviewPage(p: Omit<ConsoleProps, 'title' | 'children'> & { dat
       {data.audit === null ? (
         <p class="notice error">The ledger did not answer.</p>
       ) : (
-        <div class="table-scroll" tabIndex={0} role="region" aria-label="Ledger audit checks">
-          <table>
-            <thead>
-              <tr>
-                <th scope="col">Check</th>
-                <th scope="col">Result</th>
-                <th scope="col">Detail</th>
-              </tr>
-            </thead>
-            <tbody>
-              {data.audit.checks.map((c) => (
-                <tr>
-                  <td>{c.name}</td>
-                  <td>{c.ok ? 'ok' : <strong class="badge bad">failed</strong>}</td>
-                  <td>{c.message}</td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
+        <DataTable
+          label="Ledger audit checks"
+          columns={['Check', 'Result', 'Detail']}
+          rows={data.audit.checks.map((c) => [c.name, c.ok ? 'ok' : <strong class="badge bad">failed</strong>, c.message])}
+        />
       )}
       {data.experiences ? (
         <p class="muted">
@@ -175,19 +174,13 @@ export function OverviewPage(p: Omit<ConsoleProps, 'title' | 'children'> & { dat
 
 // ---- payouts --------------------------------------------------------------------------------------
 
-export function PayoutsPage(p: Omit<ConsoleProps, 'title' | 'children'> & { status: string; payouts: any[]; statuses: string[] }): VNode {
+export function PayoutsPage(p: Omit<ConsoleProps, 'title' | 'children'> & { status: string; payouts: OperatorPayout[]; statuses: string[] }): VNode {
   return (
     <ConsoleLayout title="Payouts" {...p}>
       <form method="get" action="/admin/payouts" class="inline">
         <label>
           Status{' '}
-          <select name="status">
-            {p.statuses.map((s) => (
-              <option value={s} selected={s === p.status}>
-                {s}
-              </option>
-            ))}
-          </select>
+          <StatusSelect statuses={p.statuses} selected={p.status} />
         </label>
         <button type="submit">Show</button>
       </form>
@@ -260,7 +253,7 @@ export function PayoutsPage(p: Omit<ConsoleProps, 'title' | 'children'> & { stat
 
 // ---- disputes -------------------------------------------------------------------------------------
 
-export function DisputesPage(p: Omit<ConsoleProps, 'title' | 'children'> & { status: string; disputes: any[] }): VNode {
+export function DisputesPage(p: Omit<ConsoleProps, 'title' | 'children'> & { status: string; disputes: OperatorDispute[] }): VNode {
   return (
     <ConsoleLayout title="Disputes" {...p}>
       <p>
@@ -294,7 +287,7 @@ export function DisputesPage(p: Omit<ConsoleProps, 'title' | 'children'> & { sta
               {pu.requirements ? (
                 <>
                   <dt>Requirements</dt>
-                  <dd class="description">{pu.requirements}</dd>
+                  <dd class="description">{typeof pu.requirements === 'string' ? pu.requirements : JSON.stringify(pu.requirements)}</dd>
                 </>
               ) : null}
               {d.outcome ? (
@@ -318,7 +311,7 @@ export function DisputesPage(p: Omit<ConsoleProps, 'title' | 'children'> & { sta
             <h3>Messages</h3>
             {d.messages.length === 0 ? <p class="muted">No messages.</p> : null}
             <ul>
-              {d.messages.map((m: any) => (
+              {d.messages.map((m) => (
                 <li>
                   <strong>{m.from}</strong> <span class="muted">({m.createdAt ? <LocalTime iso={m.createdAt} /> : null})</span>: <span class="description">{m.body}</span>
                 </li>
@@ -349,7 +342,7 @@ export function DisputesPage(p: Omit<ConsoleProps, 'title' | 'children'> & { sta
 
 // ---- listings -------------------------------------------------------------------------------------
 
-function ListingActions({ l, csrf }: { l: any; csrf: string }): VNode {
+function ListingActions({ l, csrf }: { l: OperatorListing; csrf: string }): VNode {
   const id = encodeURIComponent(l.id);
   return (
     <>
@@ -377,7 +370,7 @@ function ListingActions({ l, csrf }: { l: any; csrf: string }): VNode {
   );
 }
 
-export function ListingsAdminPage(p: Omit<ConsoleProps, 'title' | 'children'> & { q: string; listings: any[]; found: any | null; lookupId: string }): VNode {
+export function ListingsAdminPage(p: Omit<ConsoleProps, 'title' | 'children'> & { q: string; listings: OperatorListing[]; found: OperatorListing | null; lookupId: string }): VNode {
   return (
     <ConsoleLayout title="Listings" {...p}>
       <form method="get" action="/admin/listings" class="inline">
@@ -407,44 +400,30 @@ export function ListingsAdminPage(p: Omit<ConsoleProps, 'title' | 'children'> & 
         </label>
         <button type="submit">Search</button>
       </form>
-      <div class="table-scroll" tabIndex={0} role="region" aria-label="Active listings">
-        <table>
-          <thead>
-            <tr>
-              <th scope="col">Listing</th>
-              <th scope="col">Price</th>
-              <th scope="col">Seller</th>
-              <th scope="col">Actions</th>
-            </tr>
-          </thead>
-          <tbody>
-            {p.listings.map((l) => (
-              <tr>
-                <td>
-                  <a href={`/listings/${encodeURIComponent(l.id)}`}>{l.title}</a>
-                  <br />
-                  <code>{l.id}</code>
-                </td>
-                <td>{usd(l.priceGas)}</td>
-                <td>
-                  {l.seller.displayName}
-                  {l.seller.reputation.isSeed ? ' (seed)' : ''}
-                </td>
-                <td>
-                  <ListingActions l={l} csrf={p.csrf} />
-                </td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
-      </div>
+      <DataTable
+        label="Active listings"
+        columns={['Listing', 'Price', 'Seller', 'Actions']}
+        rows={p.listings.map((l) => [
+          <>
+            <a href={`/listings/${encodeURIComponent(l.id)}`}>{l.title}</a>
+            <br />
+            <code>{l.id}</code>
+          </>,
+          usd(l.priceGas),
+          <>
+            {l.seller.displayName}
+            {l.seller.reputation.isSeed ? ' (seed)' : ''}
+          </>,
+          <ListingActions l={l} csrf={p.csrf} />,
+        ])}
+      />
     </ConsoleLayout>
   );
 }
 
 // ---- reports --------------------------------------------------------------------------------------
 
-export function ReportsPage(p: Omit<ConsoleProps, 'title' | 'children'> & { bugs: any[]; experiences: any[]; bugStatuses: readonly string[] }): VNode {
+export function ReportsPage(p: Omit<ConsoleProps, 'title' | 'children'> & { bugs: BugReport[]; experiences: ExperienceReport[]; bugStatuses: readonly string[] }): VNode {
   return (
     <ConsoleLayout title="Reports" {...p}>
       <h2>Bug reports</h2>
@@ -461,13 +440,7 @@ export function ReportsPage(p: Omit<ConsoleProps, 'title' | 'children'> & { bugs
           <ActionForm action={`/admin/reports/bugs/${encodeURIComponent(b.id)}/status`} csrf={p.csrf}>
             <label>
               Status{' '}
-              <select name="status">
-                {p.bugStatuses.map((s) => (
-                  <option value={s} selected={s === b.status}>
-                    {s}
-                  </option>
-                ))}
-              </select>
+              <StatusSelect statuses={p.bugStatuses} selected={b.status} />
             </label>
             <button type="submit">Set status</button>
           </ActionForm>
@@ -475,30 +448,11 @@ export function ReportsPage(p: Omit<ConsoleProps, 'title' | 'children'> & { bugs
       ))}
       <h2>Experience reports</h2>
       {p.experiences.length === 0 ? <p>No experience reports.</p> : null}
-      <div class="table-scroll" tabIndex={0} role="region" aria-label="Experience reports">
-        <table>
-          <thead>
-            <tr>
-              <th scope="col">When</th>
-              <th scope="col">Step</th>
-              <th scope="col">Rating</th>
-              <th scope="col">Worked</th>
-              <th scope="col">Failed</th>
-            </tr>
-          </thead>
-          <tbody>
-            {p.experiences.map((e) => (
-              <tr>
-                <td>{e.createdAt ? <LocalTime iso={e.createdAt} /> : null}</td>
-                <td>{e.journeyStep}</td>
-                <td>{e.rating}</td>
-                <td>{e.whatWorked}</td>
-                <td>{e.whatFailed}</td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
-      </div>
+      <DataTable
+        label="Experience reports"
+        columns={['When', 'Step', 'Rating', 'Worked', 'Failed']}
+        rows={p.experiences.map((e) => [e.createdAt ? <LocalTime iso={e.createdAt} /> : null, e.journeyStep, e.rating, e.whatWorked, e.whatFailed])}
+      />
     </ConsoleLayout>
   );
 }
@@ -509,38 +463,18 @@ export function AuditLogPage(p: Omit<ConsoleProps, 'title' | 'children'> & { ent
   return (
     <ConsoleLayout title="Audit log" {...p}>
       <p class="muted">Every operator action, from the API, the CLI and this console, newest first — refused attempts included.</p>
-      <div class="table-scroll" tabIndex={0} role="region" aria-label="Audit log entries">
-        <table>
-          <thead>
-            <tr>
-              <th scope="col">When</th>
-              <th scope="col">Operator</th>
-              <th scope="col">Action</th>
-              <th scope="col">Target</th>
-              <th scope="col">Parameters</th>
-              <th scope="col">Result</th>
-            </tr>
-          </thead>
-          <tbody>
-            {p.entries.map((e) => (
-              <tr>
-                <td>
-                  <LocalTime iso={e.at} />
-                </td>
-                <td>{e.operator}</td>
-                <td>{e.action}</td>
-                <td>
-                  <code>{e.target}</code>
-                </td>
-                <td>
-                  <code>{JSON.stringify(e.params)}</code>
-                </td>
-                <td>{e.ok ? 'ok' : `refused: ${e.error ?? ''}`}</td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
-      </div>
+      <DataTable
+        label="Audit log entries"
+        columns={['When', 'Operator', 'Action', 'Target', 'Parameters', 'Result']}
+        rows={p.entries.map((e) => [
+          <LocalTime iso={e.at} />,
+          e.operator,
+          e.action,
+          <code>{e.target}</code>,
+          <code>{JSON.stringify(e.params)}</code>,
+          e.ok ? 'ok' : `refused: ${e.error ?? ''}`,
+        ])}
+      />
     </ConsoleLayout>
   );
 }

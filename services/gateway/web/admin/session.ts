@@ -33,7 +33,7 @@ export class ConsoleSessions {
 
   constructor(private readonly deps: Pick<GatewayDeps, 'config' | 'operatorToken'>) {}
 
-  /** Whether any credential is configured at all (else the console is off, as /api/admin is). */
+  /** Whether a credential is configured at all (else the console is off, as /api/admin is). */
   enabled(): boolean {
     return !!this.deps.config.adminToken || !!this.deps.operatorToken;
   }
