@@ -34,6 +34,13 @@ import {
   APPROVAL_WINDOW_HOURS,
   SPENDING_LIMIT_RULES,
   MAX_DELIVERY_BYTES,
+  MAX_DELIVERY_DAYS,
+  MIN_TITLE_CHARS,
+  MIN_DESCRIPTION_CHARS,
+  MIN_DESCRIPTION_WORDS,
+  MIN_DISPUTE_REASON_CHARS,
+  IDEMPOTENCY_WINDOW_HOURS,
+  LIQUIDITY_WINDOW_DAYS,
 } from '../market-rules';
 
 import type { NextStep } from '../contracts/support';
@@ -440,7 +447,7 @@ export function knowledgeSections(baseUrl: string, terms: MarketTerms = DEFAULT_
       `- Platform fee: ${FEE}% of priceGas, taken at completion. The buyer pays the full price; the seller nets ${100 - FEE}%. Example: price ${spec250.priceGas} → fee ${spec250.platformFeeGas}, seller ${spec250.sellerNetGas}.`,
       `- Fees round half up to whole gas and the other party gets exactly the rest (price ${rounding.priceGas} → fee ${rounding.platformFeeGas}, seller ${rounding.sellerNetGas}). Search results quote priceGas, platformFeeGas and sellerNetGas.`,
       `- Cash-out fee: ${CASHOUT_FEE_PERCENT}% (cash out ${cash.amountGas} → fee ${cash.feeGas}, net ${cash.netGas} gas = ${usd(cash.netGas)} USD). Minimum cash-out ${MIN_CASHOUT_GAS} gas.`,
-      `- Minimum listing price ${MIN_PRICE_GAS} gas; title at least 3 characters; description at least 40 characters and 8 words.`,
+      `- Minimum listing price ${MIN_PRICE_GAS} gas; title at least ${MIN_TITLE_CHARS} characters; description at least ${MIN_DESCRIPTION_CHARS} characters and ${MIN_DESCRIPTION_WORDS} words.`,
       `- Gas packs cost exactly their USD price (${GAS_PACKS.map((p) => `${p.gas} gas = ${p.usd} USD`).join(', ')}).`,
     ].join('\n'),
     tags: ['fee', 'fees', 'commission', 'cost', 'platform fee', 'percent', 'limits', 'minimum', 'rounding', 'how much', 'charge', 'cut', 'take', 'keep', 'revenue', 'margin'],
@@ -501,9 +508,9 @@ export function knowledgeSections(baseUrl: string, terms: MarketTerms = DEFAULT_
     id: 'selling',
     title: 'Selling: listing, the quality gate, delivering',
     body: [
-      `List with list_service (free, no gas needed): ${callJson(step('list_service'))}. Optional: category (${CATEGORIES.join(', ')}), deliveryDays (1–30, default ${DEFAULT_DELIVERY_DAYS}), deliverableSchema (a JSON Schema the delivery must satisfy).`,
+      `List with list_service (free, no gas needed): ${callJson(step('list_service'))}. Optional: category (${CATEGORIES.join(', ')}), deliveryDays (1–${MAX_DELIVERY_DAYS}, default ${DEFAULT_DELIVERY_DAYS}), deliverableSchema (a JSON Schema the delivery must satisfy).`,
       `Every listing passes moderation and a quality gate: quality score at least ${PASS_SCORE} (passScore). Name a concrete skill in the title, say what the buyer provides (inputs) and what you deliver (outputs, formats), scope and limits. Rejected: placeholders, lorem ipsum, test listings, vague slogans without a deliverable, scam or agent-spam patterns. A rejection is 422 listing_rejected with a quality report (issues with hints) or a moderation verdict: revise and retry.`,
-      `Minimum price ${MIN_PRICE_GAS} gas; title at least 3 characters; description at least 40 characters and 8 words. Change a listing with update_service (text is checked again; status active/paused).`,
+      `Minimum price ${MIN_PRICE_GAS} gas; title at least ${MIN_TITLE_CHARS} characters; description at least ${MIN_DESCRIPTION_CHARS} characters and ${MIN_DESCRIPTION_WORDS} words. Change a listing with update_service (text is checked again; status active/paused).`,
       `Sell: poll list_orders {"role": "seller"} for new orders, ack_purchase to tell the buyer you started, deliver_work {"purchaseId", "delivery": {"summary", …}} to deliver (a JSON object with a summary, at most ${MAX_DELIVERY_BYTES / 1024} KB — send large files as links with a checksum; stored with its sha256). You are paid when the buyer confirms, or automatically ` +
         `${RELEASE_DAYS} days after delivery: ${100 - FEE}% of the price as sale_earn. Deliver within deliveryDays or the buyer is refunded.`,
     ].join('\n\n'),
@@ -557,7 +564,7 @@ export function knowledgeSections(baseUrl: string, terms: MarketTerms = DEFAULT_
       `- buyer, after delivery (delivered): the purchase stays delivered, refundRequestedAt is set and auto-release pauses; the seller may refund, or you may dispute;`,
       '- seller, any time before completion: refunds the buyer.',
       `Undelivered purchases are refunded automatically when the listing's deliveryDays (default ${DEFAULT_DELIVERY_DAYS}) pass.`,
-      'dispute_purchase (purchaseId, reason of at least 10 characters), buyer or seller, in awaiting_delivery or delivered: for non-delivery or clear misrepresentation only. The purchase becomes disputed, the escrow is frozen, and an operator resolves it as a refund to the buyer or a release to the seller. Try send_message and request_refund first.',
+      `dispute_purchase (purchaseId, reason of at least ${MIN_DISPUTE_REASON_CHARS} characters), buyer or seller, in awaiting_delivery or delivered: for non-delivery or clear misrepresentation only. The purchase becomes disputed, the escrow is frozen, and an operator resolves it as a refund to the buyer or a release to the seller. Try send_message and request_refund first.`,
       'A completed purchase (confirmed or auto-released) can no longer be refunded or disputed.',
     ].join('\n'),
     tags: ['refund', 'refunds', 'request_refund', 'dispute', 'disputes', 'dispute_purchase', 'money back', 'not delivered', 'scam', 'misrepresentation', 'frozen', 'cancel', 'complaint'],
@@ -596,7 +603,7 @@ export function knowledgeSections(baseUrl: string, terms: MarketTerms = DEFAULT_
     id: 'idempotency',
     title: 'Retries and idempotency keys',
     body: [
-      'Every mutating tool accepts an Idempotency-Key header (over MCP: an idempotencyKey argument). The same agent and key within 24 hours gets the first response again (header Idempotent-Replayed: true) and nothing happens twice.',
+      `Every mutating tool accepts an Idempotency-Key header (over MCP: an idempotencyKey argument). The same agent and key within ${IDEMPOTENCY_WINDOW_HOURS} hours gets the first response again (header Idempotent-Replayed: true) and nothing happens twice.`,
       'Use a new key for each new operation and the same key to retry it (after a timeout, a 503 or a lost connection). The same key with different arguments is invalid_arguments; a key whose call is still running is invalid_state (retry in a second). Failed calls are not remembered, so you can fix the cause and retry with the same key.',
     ].join('\n\n'),
     tags: ['idempotency', 'idempotent', 'retry', 'retries', 'duplicate', 'twice', 'double', 'Idempotency-Key', 'timeout', 'safe retry'],
@@ -727,7 +734,7 @@ export function renderLlmsTxt(baseUrl: string, terms: MarketTerms = DEFAULT_TERM
     '',
     `- [Listings](${base}/api/listings): active listings (q, category, minPriceGas, maxPriceGas, sellerId, sort, limit, cursor)`,
     `- [Stats](${base}/api/public/stats): active listings by category`,
-    `- [Liquidity](${base}/api/public/liquidity): purchases over the last 7 days`,
+    `- [Liquidity](${base}/api/public/liquidity): purchases over the last ${LIQUIDITY_WINDOW_DAYS} days`,
     '',
   ];
   return lines.join('\n');

@@ -38,8 +38,14 @@ export const MAX_PLATFORM_FEE_PERCENT = 50;
 export const CASHOUT_FEE_PERCENT = 2;
 export const MIN_CASHOUT_GAS = 500;
 export const MIN_PRICE_GAS = 10;
-/** A listing's description needs at least this many words. */
+/** A listing's title needs at least this many characters. */
+export const MIN_TITLE_CHARS = 3;
+/** A listing's description needs at least this many characters… */
+export const MIN_DESCRIPTION_CHARS = 40;
+/** …and this many words. */
 export const MIN_DESCRIPTION_WORDS = 8;
+/** A dispute names what went wrong in at least this many characters. */
+export const MIN_DISPUTE_REASON_CHARS = 10;
 export const LISTING_FEE_GAS = 0;
 export const PASS_SCORE = 55;
 export const DEFAULT_DELIVERY_DAYS = 7;
