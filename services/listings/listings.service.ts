@@ -19,6 +19,7 @@ import {
 import { newId } from '../../packages/ids';
 import { claimInbox, type OutboxEvent } from '../../packages/outbox';
 import { runtimeOf } from '../../packages/runtime';
+import { databaseUrlFor } from '../../packages/config';
 import { AGENTS, AGENTS_TOPICS } from '../agents/contracts';
 import { ESCROW_TOPICS } from '../escrow/contracts';
 import { DEFAULT_DELIVERY_DAYS, gasToUsd, saleSplit } from '../../packages/market-rules';
@@ -616,7 +617,7 @@ const ListingsService: ServiceSchema = {
 
   async started(this: any) {
     const { config } = runtimeOf(this.broker);
-    if (!config.seedOnEmpty || config.databaseUrl) return;
+    if (!config.seedOnEmpty || databaseUrlFor(config, 'listings')) return;
     const r = await (this.db as Db).query<{ n: string }>(
       `SELECT (SELECT count(*) FROM listings.listings) + (SELECT count(*) FROM listings.seed_sellers) AS n`,
     );
