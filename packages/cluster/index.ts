@@ -121,6 +121,8 @@ export async function spawnServices(
 export interface ClusterOptions {
   /** Processes per service (default 1). */
   replicas?: number;
+  /** Per-service exceptions to `replicas` (e.g. { gateway: 2 }). */
+  replicasOf?: Partial<Record<ServiceName, number>>;
   /** Services to start (default: all eight), each in its own processes. */
   services?: readonly ServiceName[];
   /** Passed to every process on top of the parent's environment (LOG_LEVEL, SWEEP_INTERVAL_MS, …). */
@@ -290,10 +292,11 @@ export async function startCluster(opts: ClusterOptions = {}): Promise<Cluster> 
     }
   };
   const gatewayPorts: number[] = [];
-  for (let i = 0; i < replicas; i++) gatewayPorts.push(firstPort === 0 ? await uniquePort() : firstPort + i);
+  const count = (s: ServiceName) => Math.max(1, opts.replicasOf?.[s] ?? replicas);
+  for (let i = 0; i < count('gateway'); i++) gatewayPorts.push(firstPort === 0 ? await uniquePort() : firstPort + i);
   gatewayPorts.forEach((p) => taken.add(p));
   const workerPorts = new Map<string, number>();
-  for (const s of services) for (let i = 0; i < replicas; i++) if (s !== 'gateway') workerPorts.set(`${s}/${i}`, await uniquePort());
+  for (const s of services) for (let i = 0; i < count(s); i++) if (s !== 'gateway') workerPorts.set(`${s}/${i}`, await uniquePort());
   const gateways = gatewayPorts.map((p) => `http://127.0.0.1:${p}`);
   const passThrough = Object.fromEntries(Object.entries(baseEnv).filter(([k, v]) => v !== undefined && !SCRUBBED.test(k))) as Record<string, string>;
 
@@ -324,7 +327,7 @@ export async function startCluster(opts: ClusterOptions = {}): Promise<Cluster> 
     // Every replica of every service at the same instant (they race on migrations and consumers).
     const results = await Promise.allSettled(
       services.flatMap((s) =>
-        Array.from({ length: replicas }, async (_, i) => {
+        Array.from({ length: count(s) }, async (_, i) => {
           processes[s][i] = await spawnOne(s, i);
         }),
       ),

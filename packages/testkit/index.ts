@@ -11,6 +11,7 @@ import { ManualClock, type Clock } from '../runtime';
 import { createMarketplace, gatewayPort } from '../../src/app';
 
 import { createTestDatabase, TEST_DATABASE_URL, type TestDatabase } from './database';
+import { natsServerAvailable } from './nats-server';
 
 export { createTestDatabase, TEST_DATABASE_URL, type TestDatabase };
 export { dockerEngine, startNatsContainer, startPostgresContainer, type NatsContainer, type PostgresContainer } from './containers';
@@ -35,6 +36,10 @@ function describeSkipping(missing: string, why = process.env.TEST_SKIP_REASON): 
 export const describeWithPostgres: jest.Describe = TEST_DATABASE_URL ? describe : describeSkipping('TEST_DATABASE_URL');
 /** describe() that runs only when a Docker engine answers (for suites that start containers of their own). */
 export const describeWithDocker: jest.Describe = process.env.TEST_DOCKER === '1' ? describe : describeSkipping('a Docker engine', process.env.TEST_DOCKER_SKIP_REASON);
+/** describe() for suites that start a cluster (packages/cluster): real PostgreSQL and a nats-server binary of their own. */
+export const describeCluster: jest.Describe = !natsServerAvailable()
+  ? describeSkipping('a nats-server binary (NATS_SERVER_BIN)', 'no nats-server binary (NATS_SERVER_BIN)')
+  : describeWithPostgres;
 /** describe() that runs only with real PostgreSQL and NATS (URLs, or containers as above). */
 export const describeDistributed: jest.Describe =
   TEST_DATABASE_URL && TEST_NATS_URL ? describe : describeSkipping([!TEST_DATABASE_URL && 'TEST_DATABASE_URL', !TEST_NATS_URL && 'TEST_NATS_URL'].filter(Boolean).join(' and '));

@@ -12,13 +12,10 @@ import { Client } from 'pg';
 import { createBroker } from '../../packages/broker';
 import { AuthNatsTransporter } from '../../packages/broker/nats-transporter';
 import { loadConfig, type ServiceName } from '../../packages/config';
-import { ApiClient, describeWithPostgres, eventually, startCluster, TEST_DATABASE_URL, type Cluster } from '../../packages/testkit';
+import { ApiClient, describeCluster, eventually, startCluster, TEST_DATABASE_URL, type Cluster } from '../../packages/testkit';
 import { openSandboxCheckout, submitSandboxForm } from '../../packages/testkit/checkout';
 import { expectLedgerClean } from '../../packages/testkit/ledger';
-import { natsServerAvailable } from '../../packages/testkit/nats-server';
 import { newAgent, newListing } from '../../services/escrow/test/helpers';
-
-const describeCluster = natsServerAvailable() ? describeWithPostgres : describe.skip;
 
 describeCluster('bus and database least privilege (cluster with auth, real NATS and PostgreSQL)', () => {
   let cluster: Cluster;
