@@ -33,7 +33,7 @@ async function main(): Promise<void> {
   cluster = await startCluster({ replicas, dataDir, log: (l) => console.log(`  ${l}`) });
   if (stopping) return;
   for (const [service, procs] of Object.entries(cluster.processes)) {
-    console.log(`  ${service.padEnd(13)} ${procs.map((p) => `pid ${p.child.pid} (health :${p.port})`).join(', ')}`);
+    console.log(`  ${service.padEnd(13)} ${procs.map((p) => `pid ${p.child.pid} (${service === 'gateway' ? 'http' : 'health'} :${p.port})`).join(', ')}`);
     for (const p of procs) {
       p.child.on('exit', (code, sig) => {
         if (!stopping) console.error(`${service} (pid ${p.child.pid}) exited (${sig ?? code}):\n${p.output().slice(-2000)}`);

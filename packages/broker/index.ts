@@ -10,7 +10,8 @@ import type { Config } from '../config';
 import { setRuntime, systemClock, type Clock } from '../runtime';
 import { DurableEventsMiddleware, JetStreamDurableTransport, LocalDurableTransport, type DurableTransport } from './durable';
 import { FailoverMiddleware } from './failover';
-import { AuthNatsTransporter } from './nats-transporter';
+import { LAYERS, mayCall, serviceOfAction, type ServiceName as CallTableService } from '../call-table';
+import { AuthNatsTransporter, BusPermissionError } from './nats-transporter';
 import { inProcessPrometheusReporter } from './metrics';
 
 export { durableEventsOf, type DurableTransport } from './durable';
@@ -69,13 +70,23 @@ function transporterFor(config: Config): BrokerOptions['transporter'] {
 /**
  * With the balancer disabled Moleculer sends every call to the bus, even one this process serves itself
  * (the gateway's composed tools calling gateway actions). Such calls stay in the process, as before.
+ * A call the call table does not allow this process's bus user is refused here at once (the bus would
+ * refuse it too; this spares the failover retries of a call that can never be allowed).
  */
-function preferLocalCalls(broker: ServiceBroker): void {
+function preferLocalCalls(broker: ServiceBroker, config: Config): void {
   const viaBus = broker.call.bind(broker);
   const balanced = ServiceBroker.prototype.call;
+  const user = config.natsUser && (LAYERS as readonly string[]).includes(config.natsUser) ? (config.natsUser as CallTableService) : null;
   broker.call = function (this: ServiceBroker, action: any, params?: any, opts?: any) {
     if (typeof action === 'string' && !opts?.nodeID && (broker.registry as any).getActionEndpoints(action)?.hasLocal()) {
       return balanced.call(broker, action, params, opts);
+    }
+    const precheck = (broker.transit?.tx as { precheck?: boolean } | undefined)?.precheck !== false;
+    if (user && precheck && typeof action === 'string' && serviceOfAction(action) && !mayCall(user, action)) {
+      const subject = `MOL-${config.namespace}.REQB.${action}`;
+      const err = new BusPermissionError(user, subject, action, 'call-table');
+      broker.logger.error(err.message);
+      return Promise.reject(err) as any;
     }
     return viaBus(action, params, opts);
   } as ServiceBroker['call'];
@@ -135,7 +146,7 @@ export function createBroker(opts: CreateBrokerOptions): ServiceBroker {
     validator: true,
     ...brokerOptions,
   });
-  if (config.transporter) preferLocalCalls(broker);
+  if (config.transporter) preferLocalCalls(broker, config);
   setRuntime(broker, { config, clock: opts.clock ?? systemClock });
   for (const schema of opts.services) broker.createService(schema);
   return broker;

@@ -53,7 +53,7 @@ const NatsTransporter = Transporters.NATS as unknown as new (opts: Record<string
 export class AuthNatsTransporter extends NatsTransporter {
   private readonly user: string;
   private readonly allow: { publish: string[]; subscribe: string[] } | null;
-  private readonly precheck: boolean;
+  readonly precheck: boolean;
 
   constructor(opts: AuthNatsOptions) {
     const servers = opts.url.split(',').map((u) => u.trim()).filter(Boolean);
