@@ -23,6 +23,7 @@ export default tseslint.config(
       'packages/broker/failover.ts',
       'packages/broker/index.ts',
       'packages/broker/metrics.ts',
+      'packages/broker/nats-transporter.ts',
       'packages/db/index.ts',
       'packages/db/mixin.ts',
       'packages/outbox/index.ts',

@@ -2,7 +2,7 @@
  * Entry point for `npm start` and for every per-service process.
  * Defaults: all services in one process, PGlite under ./data, sandbox checkout.
  */
-import { loadConfigOrExit } from '../packages/config';
+import { databaseUrlFor, loadConfigOrExit } from '../packages/config';
 import { createMarketplace, gatewayPort } from './app';
 import { startHealthServer } from './health-server';
 
@@ -31,7 +31,7 @@ async function main(): Promise<void> {
   const port = gatewayPort(broker);
   // A process without the gateway still answers probes on PORT: /healthz, /readyz, /metrics.
   if (port === null) health = await startHealthServer(broker, config, { stopping: () => stopping });
-  const store = config.databaseUrl ? 'PostgreSQL (DATABASE_URL)' : `PGlite in ${config.dataDir}`;
+  const store = config.services.some((s) => databaseUrlFor(config, s)) ? 'PostgreSQL (DATABASE_URL)' : `PGlite in ${config.dataDir}`;
   const bus = config.transporter ? `NATS (${config.transporter})` : 'in-process bus';
   const services = config.services.join(', ');
   if (port !== null) {

@@ -2,8 +2,9 @@
  * Fault scenario, shared by the fault suite (test/distributed/faults.test.ts: asserts correctness)
  * and `npm run bench:faults` (prints the seconds of failed calls and the settlement drain per fault).
  *
- * Two replicas of every service, each its own OS process, over a private nats-server (so NATS can
- * be stopped) and PostgreSQL; listings, payments and support share a process per replica. A steady
+ * Two replicas of every service, each its own OS process with its own bus user and database role,
+ * started by packages/cluster (a private nats-server with the generated auth, so NATS can be stopped,
+ * and PostgreSQL). A steady
  * load of purchase lifecycles runs through both gateways (a client that moves to the other gateway
  * when one refuses connections, as a load balancer would). Faults in turn: kill -9 a ledger, an
  * escrow, an agents and a gateway replica; SIGSTOP a ledger replica for 20 s; stop NATS for 30 s.
@@ -12,30 +13,20 @@
  * A killed replica is then replaced by a fresh process (what Kubernetes does), so the next fault
  * again hits one of two.
  */
-import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
 import type { ServiceBroker } from 'moleculer';
 import { createBroker } from '../../packages/broker';
+import { startCluster, type Cluster as LibCluster, type ServiceProcess } from '../../packages/cluster';
 import { loadConfig, type ServiceName } from '../../packages/config';
 import { base62 } from '../../packages/ids';
-import { createTestDatabase, type TestDatabase } from '../../packages/testkit/database';
-import { freePort, spawnServices, type ServiceProcess } from '../../packages/testkit';
-import { startPrivateNats, type PrivateNats } from '../../packages/testkit/nats-server';
 import { LEDGER } from '../../packages/contracts/ledger';
 
 const PRICE = 100; // fee 10, seller 90
 const SELLER_NET = 90;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-export type Role = 'gateway' | 'agents' | 'ledger' | 'escrow' | 'rest';
-const ROLE_SERVICES: Record<Role, ServiceName[]> = {
-  gateway: ['gateway'],
-  agents: ['agents'],
-  ledger: ['ledger'],
-  escrow: ['escrow'],
-  rest: ['listings', 'payments', 'support'],
-};
+/** Every service but notifications (no consumer of the load's facts matters here), two processes each. */
+export type Role = Exclude<ServiceName, 'notifications'>;
+const ROLES: Role[] = ['gateway', 'agents', 'ledger', 'escrow', 'listings', 'payments', 'support'];
 
 export interface FaultRow {
   fault: string;
@@ -71,54 +62,53 @@ export interface FaultOptions {
   natsOutageS?: number;
 }
 
+/** The cluster (packages/cluster: bus auth, a role per service, a process per replica) plus a client broker and readiness probes. */
 class Cluster {
-  nats!: PrivateNats;
-  db!: TestDatabase;
-  env!: Record<string, string>;
-  gatewayPorts: number[] = [];
-  replicas = new Map<Role, ServiceProcess[]>();
+  inner!: LibCluster;
   client!: ServiceBroker;
-  private generation = 0;
+
+  get nats() {
+    return this.inner.nats;
+  }
+
+  get gatewayPorts(): number[] {
+    return this.inner.gatewayPorts;
+  }
+
+  replicas(role: Role): ServiceProcess[] {
+    return this.inner.processes[role];
+  }
 
   async start(pgUrl: string): Promise<void> {
-    this.nats = await startPrivateNats();
-    this.db = await createTestDatabase(pgUrl);
-    this.env = {
-      TRANSPORTER: this.nats.url,
-      DATABASE_URL: this.db.url,
-      NAMESPACE: `f${base62(8)}`,
-      DATA_DIR: fs.mkdtempSync(path.join(os.tmpdir(), 'market-faults-')),
-      NODE_ENV: 'test',
-      HOST: '127.0.0.1',
-      SWEEP_INTERVAL_MS: '500',
-      REQUEST_TIMEOUT_MS: '5000',
-      DATABASE_POOL_MAX: '5',
-      LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'error',
-    };
-    this.gatewayPorts = [await freePort(), await freePort()];
     // Both replicas of every service at the same instant (they race on migrations and consumers).
-    const roles = Object.keys(ROLE_SERVICES) as Role[];
-    const started = await Promise.all(roles.flatMap((role) => [0, 1].map(async (i) => ({ role, i, proc: await this.spawn(role, i) }))));
-    for (const role of roles) this.replicas.set(role, [0, 1].map((i) => started.find((s) => s.role === role && s.i === i)!.proc));
-    const config = loadConfig({ ...this.env, SERVICES: 'support', NODE_ID: `faults-client-${process.pid}` });
-    this.client = createBroker({ config, services: [] });
+    this.inner = await startCluster({
+      fresh: true,
+      replicas: 2,
+      services: ROLES,
+      port: 0,
+      postgresUrl: pgUrl,
+      startTimeoutMs: 180_000,
+      env: {
+        NODE_ENV: 'test',
+        HOST: '127.0.0.1',
+        SWEEP_INTERVAL_MS: '500',
+        REQUEST_TIMEOUT_MS: '5000',
+        DATABASE_POOL_MAX: '5',
+        LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'error',
+        SEED_ON_EMPTY: 'false',
+        RATE_LIMIT_PER_MINUTE: '0',
+      },
+    });
+    // The test's own broker uses the gateway's credentials (the gateway may call every service).
+    const config = loadConfig({ ...this.inner.clientEnv('gateway'), DATA_DIR: 'memory://', LOG_LEVEL: 'error', NODE_ENV: 'test' });
+    this.client = createBroker({ config, services: [], brokerOptions: { nodeID: `faults-client-${process.pid}` } });
     await this.client.start();
     await this.client.waitForServices(['ledger', 'escrow', 'listings', 'agents', 'payments', 'gateway'], 60_000);
     for (const port of this.gatewayPorts) await this.waitReady(port, 60_000, (b) => ['agents', 'ledger', 'escrow', 'listings'].every((s) => b?.services?.[s]));
   }
 
-  spawn(role: Role, i: number): Promise<ServiceProcess> {
-    const extra: Record<string, string> = { NODE_ID: `${role}-${i}-g${this.generation++}` };
-    if (role === 'gateway') {
-      extra.PORT = String(this.gatewayPorts[i]);
-      extra.PUBLIC_BASE_URL = `http://127.0.0.1:${this.gatewayPorts[i]}`;
-    }
-    return spawnServices(ROLE_SERVICES[role], { ...this.env, ...extra }, { startTimeoutMs: 180_000 });
-  }
-
   async replace(role: Role, i: number): Promise<void> {
-    const fresh = await this.spawn(role, i);
-    this.replicas.get(role)![i] = fresh;
+    const fresh = await this.inner.restart(role, i);
     if (role === 'gateway') await this.waitReady(this.gatewayPorts[i], 60_000, (b) => b?.ok);
     else await this.waitReady(fresh.port, 60_000, (b) => b?.ok);
   }
@@ -140,19 +130,7 @@ class Cluster {
 
   async stop(): Promise<void> {
     await this.client?.stop().catch(() => undefined);
-    for (const procs of this.replicas.values()) {
-      for (const p of procs) {
-        try {
-          p.child.kill('SIGCONT');
-        } catch {
-          // already gone
-        }
-      }
-      await Promise.all(procs.map((p) => p.kill().catch(() => undefined)));
-    }
-    await this.nats?.dispose().catch(() => undefined);
-    await this.db?.drop().catch(() => undefined);
-    if (this.env?.DATA_DIR) fs.rmSync(this.env.DATA_DIR, { recursive: true, force: true });
+    await this.inner?.stop();
   }
 }
 
@@ -293,7 +271,7 @@ export async function runFaultScenario(opts: FaultOptions): Promise<FaultRun> {
     const t0 = Date.now();
     await cluster.start(opts.pgUrl);
     observations.startAllAtOnceS = Math.round((Date.now() - t0) / 100) / 10;
-    log(`cluster up (10 processes started at once) in ${observations.startAllAtOnceS} s`);
+    log(`cluster up (14 processes started at once) in ${observations.startAllAtOnceS} s`);
 
     // Agents and money.
     const gw = `http://127.0.0.1:${cluster.gatewayPorts[0]}`;
@@ -403,7 +381,7 @@ export async function runFaultScenario(opts: FaultOptions): Promise<FaultRun> {
     const afterKill = (opts.afterKillS ?? 8) * 1000;
     for (const role of ['ledger', 'escrow', 'agents', 'gateway'] as Role[]) {
       await phase(`kill -9 one ${role} replica`, async () => {
-        await cluster.replicas.get(role)![0].kill();
+        await cluster.replicas(role)[0].kill();
         await sleep(afterKill);
       });
       await cluster.replace(role, 0);
@@ -411,7 +389,7 @@ export async function runFaultScenario(opts: FaultOptions): Promise<FaultRun> {
 
     const stopS = opts.stopLedgerS ?? 20;
     await phase(`SIGSTOP one ledger replica ${stopS} s`, async () => {
-      const hung = cluster.replicas.get('ledger')![0];
+      const hung = cluster.replicas('ledger')[0];
       const stoppedAt = Date.now();
       hung.child.kill('SIGSTOP');
       try {
@@ -435,7 +413,7 @@ export async function runFaultScenario(opts: FaultOptions): Promise<FaultRun> {
 
     const outageS = opts.natsOutageS ?? 30;
     await phase(`NATS stopped ${outageS} s`, async () => {
-      const worker = cluster.replicas.get('ledger')![1];
+      const worker = cluster.replicas('ledger')[1];
       await cluster.nats.stop();
       const down = Date.now();
       let notReady: { status: number; body: any } | null = null;
@@ -448,8 +426,8 @@ export async function runFaultScenario(opts: FaultOptions): Promise<FaultRun> {
       observations.workerReadyzDuringOutage = notReady ? { status: notReady.status, failing: notReady.body?.failing } : 'never 503';
       // Everything comes back by itself: the workers report ready again.
       const back = Date.now();
-      for (const role of ['ledger', 'escrow', 'agents', 'rest'] as Role[]) {
-        for (const p of cluster.replicas.get(role)!) {
+      for (const role of ROLES.filter((r) => r !== 'gateway')) {
+        for (const p of cluster.replicas(role)) {
           await cluster.waitReady(p.port, 120_000, (b) => b?.ok).catch((err) => {
             throw new Error(`${role} (exit ${p.child.exitCode}) did not come back: ${(err as Error).message}\n${p.output().slice(-3000)}`, { cause: err });
           });

@@ -33,6 +33,7 @@ import {
   type NatsConnection,
 } from 'nats';
 import type { LoggerInstance, ServiceBroker } from 'moleculer';
+import { inboxPrefixFor } from '../call-table/nats-auth';
 
 export type ChannelHandler = (payload: any, raw?: unknown) => unknown;
 
@@ -123,6 +124,9 @@ export class LocalDurableTransport implements DurableTransport {
 export interface JetStreamOptions {
   url: string;
   namespace: string;
+  /** The service's bus credentials (NATS_USER / NATS_PASSWORD); replies then come to _INBOX_<user>. */
+  user?: string | null;
+  pass?: string | null;
   /** Messages one replica handles at once per channel (its own budget, not the group's). */
   maxInFlight?: number;
   /** Unacknowledged messages of a dead or hung replica go back to the group after this long. */
@@ -156,7 +160,7 @@ export class JetStreamDurableTransport implements DurableTransport {
   readonly streamName: string;
   readonly deadLetterStream: string;
   private readonly subjectPrefix: string;
-  private readonly opts: Required<JetStreamOptions>;
+  private readonly opts: Required<Omit<JetStreamOptions, 'user' | 'pass'>> & Pick<JetStreamOptions, 'user' | 'pass'>;
   private nc: NatsConnection | null = null;
   private js: JetStreamClient | null = null;
   private jsm: JetStreamManager | null = null;
@@ -208,8 +212,10 @@ export class JetStreamDurableTransport implements DurableTransport {
     this.stopping = false;
     this.stopped = this.resetStop();
     this.nc = await connect({
-      servers: this.opts.url,
+      servers: this.opts.url.split(',').map((u) => u.trim()),
       name: `durable-events ${hostname()} ${process.pid}`,
+      // Per service: a user, and an inbox prefix its permissions allow (packages/call-table/nats-auth.ts).
+      ...(this.opts.user && this.opts.pass ? { user: this.opts.user, pass: this.opts.pass, inboxPrefix: inboxPrefixFor(this.opts.user) } : {}),
       // Never give up: when NATS comes back, whatever is queued drains without restarting anything.
       maxReconnectAttempts: -1,
       reconnectTimeWait: 500,

@@ -10,9 +10,12 @@ import type { Config } from '../config';
 import { setRuntime, systemClock, type Clock } from '../runtime';
 import { DurableEventsMiddleware, JetStreamDurableTransport, LocalDurableTransport, type DurableTransport } from './durable';
 import { FailoverMiddleware } from './failover';
+import { LAYERS, mayCall, serviceOfAction, type ServiceName as CallTableService } from '../call-table';
+import { AuthNatsTransporter, BusPermissionError } from './nats-transporter';
 import { inProcessPrometheusReporter } from './metrics';
 
 export { durableEventsOf, type DurableTransport } from './durable';
+export { BusPermissionError } from './nats-transporter';
 
 export interface CreateBrokerOptions {
   config: Config;
@@ -28,6 +31,8 @@ export function durableTransport(config: Config): DurableTransport {
   return new JetStreamDurableTransport({
     url: config.transporter,
     namespace: config.namespace,
+    user: config.natsUser,
+    pass: config.natsPassword,
     // Per replica and channel: a hung replica holds at most this many messages of its group.
     maxInFlight: 10,
     // What a dead or hung replica held goes back to its group after this long.
@@ -37,23 +42,67 @@ export function durableTransport(config: Config): DurableTransport {
   });
 }
 
+/** The first subject token of this process's node ID: its bus user (a service name), else its services. */
+function nodeIdOwner(config: Config): string {
+  return config.natsUser ?? (config.services.join('+').slice(0, 40) || 'client');
+}
+
 /**
+ * "<service>.<host>-<pid>-<rand>": the service is its own subject token, so bus permissions can say
+ * RES.<service>.> (responses only to that service's nodes); the rest has no dots.
  * Unique per process start: a container restarted inside its pod keeps hostname and pid 1, and
  * reusing the old id would make the others treat the new process as the old one.
  */
-export function nodeIdFor(config: Config): string {
-  const base = config.nodeId ?? `${os.hostname()}-${config.services.join('+').slice(0, 40)}`;
-  return `${base}-${process.pid}-${randomBytes(3).toString('hex')}`;
+export function nodeIdFor(config: Config, base?: string): string {
+  const owner = nodeIdOwner(config);
+  if (base) return base.startsWith(`${owner}.`) ? base : `${owner}.${base.replace(/\./g, '_')}`;
+  const host = (config.nodeId ?? os.hostname()).replace(/\./g, '_');
+  return `${owner}.${host}-${process.pid}-${randomBytes(3).toString('hex')}`;
+}
+
+/** TRANSPORTER as Moleculer takes it: with NATS_USER, the transporter that logs in and keeps to the call table. */
+function transporterFor(config: Config): BrokerOptions['transporter'] {
+  if (!config.transporter) return undefined;
+  if (!config.natsUser || !config.natsPassword) return config.transporter;
+  return new AuthNatsTransporter({ url: config.transporter, user: config.natsUser, pass: config.natsPassword, namespace: config.namespace }) as any;
+}
+
+/**
+ * With the balancer disabled Moleculer sends every call to the bus, even one this process serves itself
+ * (the gateway's composed tools calling gateway actions). Such calls stay in the process, as before.
+ * A call the call table does not allow this process's bus user is refused here at once (the bus would
+ * refuse it too; this spares the failover retries of a call that can never be allowed).
+ */
+function preferLocalCalls(broker: ServiceBroker, config: Config): void {
+  const viaBus = broker.call.bind(broker);
+  const balanced = ServiceBroker.prototype.call;
+  const user = config.natsUser && (LAYERS as readonly string[]).includes(config.natsUser) ? (config.natsUser as CallTableService) : null;
+  broker.call = function (this: ServiceBroker, action: any, params?: any, opts?: any) {
+    if (typeof action === 'string' && !opts?.nodeID && (broker.registry as any).getActionEndpoints(action)?.hasLocal()) {
+      return balanced.call(broker, action, params, opts);
+    }
+    const precheck = (broker.transit?.tx as { precheck?: boolean } | undefined)?.precheck !== false;
+    if (user && precheck && typeof action === 'string' && serviceOfAction(action) && !mayCall(user, action)) {
+      const subject = `MOL-${config.namespace}.REQB.${action}`;
+      const err = new BusPermissionError(user, subject, action, 'call-table');
+      broker.logger.error(err.message);
+      return Promise.reject(err) as any;
+    }
+    return viaBus(action, params, opts);
+  } as ServiceBroker['call'];
 }
 
 export function createBroker(opts: CreateBrokerOptions): ServiceBroker {
   const { config } = opts;
   // Extra middlewares (e.g. the call-graph recorder of the architecture test) run after the channels one.
-  const { middlewares: extraMiddlewares = [], ...brokerOptions } = opts.brokerOptions ?? {};
+  const { middlewares: extraMiddlewares = [], nodeID, ...brokerOptions } = opts.brokerOptions ?? {};
   const broker = new ServiceBroker({
     namespace: config.namespace,
-    nodeID: nodeIdFor(config),
-    transporter: config.transporter ?? undefined,
+    nodeID: nodeIdFor(config, nodeID ?? undefined),
+    transporter: transporterFor(config),
+    // Requests go to REQB.<service>.<action> (NATS queue groups balance the replicas), so the bus's
+    // permissions can say which service may call which (packages/call-table/nats-auth.ts).
+    disableBalancer: !!config.transporter,
     serializer: 'JSON',
     // A call that takes longer is failing; mutating actions take idempotency keys so a retry is safe.
     requestTimeout: config.requestTimeoutMs,
@@ -97,6 +146,7 @@ export function createBroker(opts: CreateBrokerOptions): ServiceBroker {
     validator: true,
     ...brokerOptions,
   });
+  if (config.transporter) preferLocalCalls(broker, config);
   setRuntime(broker, { config, clock: opts.clock ?? systemClock });
   for (const schema of opts.services) broker.createService(schema);
   return broker;

@@ -2,6 +2,7 @@
  * All configuration comes from the environment, read and validated here once.
  * Defaults make `npm start` work on a bare machine (PGlite, in-process bus, sandbox checkout).
  */
+import fs from 'node:fs';
 import path from 'node:path';
 import { DEFAULT_AUTO_RELEASE_DAYS, DEFAULT_PLATFORM_FEE_PERCENT, MAX_PLATFORM_FEE_PERCENT } from '../market-rules';
 
@@ -19,6 +20,14 @@ export interface Config {
   namespace: string;
   /** Unset: PGlite persisted in dataDir ("memory://" keeps it in memory, for tests). */
   databaseUrl: string | null;
+  /**
+   * <SERVICE>_DATABASE_URL (GATEWAY_DATABASE_URL, LEDGER_DATABASE_URL, …): a service's own URL (its own
+   * role, or its own PostgreSQL cluster); a service without one uses databaseUrl. See databaseUrlFor().
+   */
+  serviceDatabaseUrls: Partial<Record<ServiceName, string>>;
+  /** NATS_USER / NATS_PASSWORD (or NATS_PASSWORD_FILE): this process's bus credentials (one user per service). */
+  natsUser: string | null;
+  natsPassword: string | null;
   dataDir: string;
   /** Connections per process in the PostgreSQL pool (DATABASE_POOL_MAX); size it as replicas × this ≤ max_connections. */
   databasePoolMax: number;
@@ -156,6 +165,25 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     );
   }
   const metricsPortRaw = str(env, 'METRICS_PORT');
+  const serviceDatabaseUrls: Partial<Record<ServiceName, string>> = {};
+  for (const s of ALL_SERVICES) {
+    const url = str(env, `${s.toUpperCase()}_DATABASE_URL`);
+    if (url) serviceDatabaseUrls[s] = url;
+  }
+  const natsUser = str(env, 'NATS_USER');
+  let natsPassword = str(env, 'NATS_PASSWORD');
+  const natsPasswordFile = str(env, 'NATS_PASSWORD_FILE');
+  if (!natsPassword && natsPasswordFile) {
+    try {
+      natsPassword = fs.readFileSync(natsPasswordFile, 'utf8').trim() || null;
+    } catch (err) {
+      throw new ConfigError(`NATS_PASSWORD_FILE ${natsPasswordFile} cannot be read: ${(err as Error).message}`);
+    }
+  }
+  if (natsUser && !/^[a-z][a-z0-9_-]*$/.test(natsUser)) throw new ConfigError(`NATS_USER must be a service name such as "ledger", got "${natsUser}"`);
+  if ((natsUser === null) !== (natsPassword === null)) {
+    throw new ConfigError('NATS_USER and NATS_PASSWORD (or NATS_PASSWORD_FILE) go together: set both, or neither for a NATS without authentication');
+  }
 
   return {
     nodeEnv,
@@ -165,6 +193,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     transporter,
     namespace: str(env, 'NAMESPACE') ?? 'agent-market',
     databaseUrl: str(env, 'DATABASE_URL'),
+    serviceDatabaseUrls,
+    natsUser,
+    natsPassword,
     dataDir: str(env, 'DATA_DIR') ?? path.resolve(process.cwd(), 'data'),
     databasePoolMax,
     services: services as ServiceName[],
@@ -205,12 +236,17 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
  * PGlite per process would silently split the data.
  */
 export function assertRunnable(config: Config): void {
-  if (config.transporter && !config.databaseUrl && config.services.length > 0) {
+  if (config.transporter && config.services.some((s) => !databaseUrlFor(config, s))) {
     throw new ConfigError(
       'TRANSPORTER is set but DATABASE_URL is not: distributed processes must share one PostgreSQL (set DATABASE_URL=postgres://…), ' +
         'or unset TRANSPORTER to run everything in one process on embedded PGlite',
     );
   }
+}
+
+/** The PostgreSQL URL a service uses: its own <SERVICE>_DATABASE_URL, else DATABASE_URL (null: PGlite). */
+export function databaseUrlFor(config: Pick<Config, 'databaseUrl' | 'serviceDatabaseUrls'>, service: string): string | null {
+  return config.serviceDatabaseUrls?.[service as ServiceName] ?? config.databaseUrl;
 }
 
 /** For entry points: the config, or a one-line message and exit code 2 when the environment is wrong. */

@@ -233,7 +233,9 @@ export async function migrate(db: Db, migrations: Migration[]): Promise<number[]
   await db.transaction(async (tx) => {
     // Transaction-scoped lock: released on commit, held across the whole run.
     await tx.query('SELECT pg_advisory_xact_lock(hashtext($1))', [lockKey]);
-    await tx.query(`CREATE SCHEMA IF NOT EXISTS ${schema}`);
+    // A service's role (npm run db:roles) owns its schema but may not create schemas: create only when missing.
+    const exists = await tx.query('SELECT 1 FROM pg_namespace WHERE nspname = $1', [schema]);
+    if (exists.rowCount === 0) await tx.query(`CREATE SCHEMA IF NOT EXISTS ${schema}`);
     await tx.query(
       `CREATE TABLE IF NOT EXISTS ${schema}.schema_migrations (
          version integer PRIMARY KEY,

@@ -4,14 +4,14 @@
  * and, for distributed suites, services as separate OS processes over real NATS.
  * Nothing here mocks the database or the bus.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
 import type { Middleware, ServiceBroker } from 'moleculer';
-import { loadConfig, type Config, type ServiceName } from '../config';
+import { loadConfig, type Config } from '../config';
 import { ManualClock, type Clock } from '../runtime';
 import { createMarketplace, gatewayPort } from '../../src/app';
 
 import { createTestDatabase, TEST_DATABASE_URL, type TestDatabase } from './database';
+import { natsServerAvailable } from './nats-server';
 
 export { createTestDatabase, TEST_DATABASE_URL, type TestDatabase };
 export { dockerEngine, startNatsContainer, startPostgresContainer, type NatsContainer, type PostgresContainer } from './containers';
@@ -36,6 +36,10 @@ function describeSkipping(missing: string, why = process.env.TEST_SKIP_REASON): 
 export const describeWithPostgres: jest.Describe = TEST_DATABASE_URL ? describe : describeSkipping('TEST_DATABASE_URL');
 /** describe() that runs only when a Docker engine answers (for suites that start containers of their own). */
 export const describeWithDocker: jest.Describe = process.env.TEST_DOCKER === '1' ? describe : describeSkipping('a Docker engine', process.env.TEST_DOCKER_SKIP_REASON);
+/** describe() for suites that start a cluster (packages/cluster): real PostgreSQL and a nats-server binary of their own. */
+export const describeCluster: jest.Describe = !natsServerAvailable()
+  ? describeSkipping('a nats-server binary (NATS_SERVER_BIN)', 'no nats-server binary (NATS_SERVER_BIN)')
+  : describeWithPostgres;
 /** describe() that runs only with real PostgreSQL and NATS (URLs, or containers as above). */
 export const describeDistributed: jest.Describe =
   TEST_DATABASE_URL && TEST_NATS_URL ? describe : describeSkipping([!TEST_DATABASE_URL && 'TEST_DATABASE_URL', !TEST_NATS_URL && 'TEST_NATS_URL'].filter(Boolean).join(' and '));
@@ -149,84 +153,7 @@ export async function startTestApp(opts: StartOptions = {}): Promise<TestApp> {
   };
 }
 
-export interface ServiceProcess {
-  child: ChildProcess;
-  services: ServiceName[];
-  /** The process's PORT: the gateway, or /healthz, /readyz and /metrics for a worker. */
-  port: number;
-  output(): string;
-  /** SIGTERM and wait for a clean exit. */
-  stop(): Promise<number | null>;
-  /** SIGKILL: a crash, nothing cleaned up. */
-  kill(): Promise<void>;
-}
-
-/**
- * How long a spawned process may take to print that its services started. tsx compiles the sources
- * on every cold start; with CI's two cores shared by Docker builds and other suites that was seen to
- * take over 30 s (output still empty), so the bound is generous. Not a timing assertion.
- */
-const SPAWN_START_MS = 60_000;
-
-/**
- * Starts `src/main.ts` as its own OS process running the given services over NATS.
- * Resolves when the process printed that its services started.
- */
-export async function spawnServices(services: ServiceName[], env: Record<string, string>, opts: { startTimeoutMs?: number } = {}): Promise<ServiceProcess> {
-  let out = '';
-  // Every process listens on PORT (workers serve /healthz, /readyz, /metrics there): one port each.
-  // A shared env's PORT is the gateway's; a process without the gateway gets a free one.
-  const port = services.includes('gateway') && env.PORT ? env.PORT : String(await freePort());
-  const child = spawn(process.execPath, ['--import', 'tsx', path.join(REPO_ROOT, 'src/main.ts')], {
-    cwd: REPO_ROOT,
-    env: {
-      ...process.env,
-      LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'warn',
-      SERVICES: services.join(','),
-      SEED_ON_EMPTY: 'false',
-      RATE_LIMIT_PER_MINUTE: '0',
-      ...env,
-      PORT: port,
-    },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  child.stdout!.on('data', (d) => (out += d.toString()));
-  child.stderr!.on('data', (d) => (out += d.toString()));
-  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
-  await new Promise<void>((resolve, reject) => {
-    const timer = setTimeout(() => {
-      child.kill('SIGKILL'); // never leave a half-started process behind
-      reject(new Error(`${services.join(',')} did not start in ${(opts.startTimeoutMs ?? SPAWN_START_MS) / 1000} s:\n${out}`));
-    }, opts.startTimeoutMs ?? SPAWN_START_MS);
-    const check = () => {
-      if (out.includes('  services: ')) {
-        clearTimeout(timer);
-        resolve();
-      }
-    };
-    child.stdout!.on('data', check);
-    void exited.then((code) => {
-      clearTimeout(timer);
-      reject(new Error(`${services.join(',')} exited with ${code} before starting:\n${out}`));
-    });
-  });
-  return {
-    child,
-    services,
-    port: Number(port),
-    output: () => out,
-    async stop() {
-      if (child.exitCode !== null) return child.exitCode;
-      child.kill('SIGTERM');
-      return exited;
-    },
-    async kill() {
-      if (child.exitCode !== null) return;
-      child.kill('SIGKILL');
-      await exited;
-    },
-  };
-}
+export { spawnServices, startCluster, type Cluster, type ClusterOptions, type ServiceProcess } from '../cluster';
 
 /** Polls until fn returns a truthy value (or throws after timeoutMs). For eventually-consistent reads. */
 export async function eventually<T>(fn: () => Promise<T | null | undefined | false>, timeoutMs = 10_000, intervalMs = 50): Promise<T> {
@@ -252,14 +179,4 @@ export async function waitForGateway(api: ApiClient, services: string[], timeout
   }, timeoutMs, 100);
 }
 
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    // eslint-disable-next-line @typescript-eslint/no-require-imports
-    const srv = require('node:net').createServer();
-    srv.listen(0, '127.0.0.1', () => {
-      const { port } = srv.address();
-      srv.close(() => resolve(port));
-    });
-    srv.on('error', reject);
-  });
-}
+export { freePort } from '../cluster';

@@ -53,9 +53,26 @@ async function waitForPort(port: number, timeoutMs: number): Promise<void> {
   }
 }
 
-export async function startPrivateNats(): Promise<PrivateNats> {
+export interface PrivateNatsOptions {
+  /** An authorization block (packages/call-table/nats-auth.ts) the server includes: bus auth on. */
+  authConf?: string;
+  /** nats-server's environment (the $NATS_PASSWORD_<SERVICE> the auth block refers to). */
+  env?: Record<string, string>;
+  /** Where config and JetStream store live (default: a fresh temp dir, removed by dispose()). */
+  dir?: string;
+}
+
+export async function startPrivateNats(opts: PrivateNatsOptions = {}): Promise<PrivateNats> {
   const port = await freePort();
-  const storeDir = fs.mkdtempSync(path.join(os.tmpdir(), 'nats-js-'));
+  const storeDir = opts.dir ?? fs.mkdtempSync(path.join(os.tmpdir(), 'nats-js-'));
+  fs.mkdirSync(storeDir, { recursive: true });
+  const args = ['-js', '-a', '127.0.0.1', '-p', String(port), '-sd', path.join(storeDir, 'jetstream')];
+  if (opts.authConf) {
+    fs.writeFileSync(path.join(storeDir, 'auth.conf'), opts.authConf, { mode: 0o600 });
+    // A frozen client (SIGSTOP) is dropped after ~6 s, so its queue subscriptions stop taking requests.
+    fs.writeFileSync(path.join(storeDir, 'nats-server.conf'), 'ping_interval: "2s"\nping_max: 2\ninclude ./auth.conf\n', { mode: 0o600 });
+    args.unshift('-c', path.join(storeDir, 'nats-server.conf'));
+  }
   let child: ChildProcess | null = null;
   let log = '';
   const nats: PrivateNats = {
@@ -65,7 +82,7 @@ export async function startPrivateNats(): Promise<PrivateNats> {
     async start() {
       if (child) return;
       log = '';
-      child = spawn(NATS_SERVER_BIN, ['-js', '-a', '127.0.0.1', '-p', String(port), '-sd', storeDir], { stdio: ['ignore', 'pipe', 'pipe'] });
+      child = spawn(NATS_SERVER_BIN, args, { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...opts.env } });
       child.stdout!.on('data', (d) => (log += d));
       child.stderr!.on('data', (d) => (log += d));
       const c = child;
@@ -73,7 +90,10 @@ export async function startPrivateNats(): Promise<PrivateNats> {
         if (child === c) child = null;
       });
       try {
-        await waitForPort(port, 15_000);
+        await Promise.race([
+          waitForPort(port, 15_000),
+          new Promise((_, reject) => c.once('exit', (code) => reject(new Error(`nats-server exited (${code})`)))),
+        ]);
       } catch (err) {
         throw new Error(`${(err as Error).message}\n${log}`, { cause: err });
       }

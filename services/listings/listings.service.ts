@@ -19,6 +19,7 @@ import {
 import { newId } from '../../packages/ids';
 import { claimInbox, type OutboxEvent } from '../../packages/outbox';
 import { runtimeOf } from '../../packages/runtime';
+import { databaseUrlFor } from '../../packages/config';
 import { AGENTS, AGENTS_TOPICS } from '../../packages/contracts/agents';
 import { ESCROW_TOPICS } from '../../packages/contracts/escrow';
 import { DEFAULT_DELIVERY_DAYS, gasToUsd, MIN_DESCRIPTION_WORDS, saleSplit } from '../../packages/market-rules';
@@ -617,7 +618,7 @@ const ListingsService: ServiceSchema = {
   async started(this: Service) {
     const self = this as unknown as ListingsThis;
     const { config } = runtimeOf(self.broker);
-    if (!config.seedOnEmpty || config.databaseUrl) return;
+    if (!config.seedOnEmpty || databaseUrlFor(config, 'listings')) return;
     const r = await self.db.query<{ n: string }>(
       `SELECT (SELECT count(*) FROM listings.listings) + (SELECT count(*) FROM listings.seed_sellers) AS n`,
     );

@@ -2,16 +2,16 @@
  * Fault suite (issue #11): two replicas of every service under a steady lifecycle load survive,
  * in turn, kill -9 of a ledger, an escrow, an agents and a gateway replica, a ledger replica
  * SIGSTOPped for 20 s, and NATS stopped for 30 s — every purchase ends completed, balances exact,
- * audit clean, no survivor restarted. Uses its own nats-server (CI's shared NATS keeps running).
+ * audit clean, no survivor restarted. Starts its own cluster (packages/cluster: a nats-server with bus auth, a
+ * database role per service), so CI's shared NATS keeps running.
  * Timing is reported (see `npm run bench:faults`), not asserted.
  */
-import { describeDistributed, natsServerAvailable, TEST_DATABASE_URL } from '../../packages/testkit';
+import { describeCluster, natsServerAvailable, TEST_DATABASE_URL } from '../../packages/testkit';
 import { printFaultTable, runFaultScenario } from '../../bench/scenarios/faults';
 
-const describeFaults = natsServerAvailable() ? describeDistributed : describe.skip;
 if (!natsServerAvailable()) console.log('faults.test: no nats-server binary (NATS_SERVER_BIN), fault suite skipped');
 
-describeFaults('fault suite: replicas survive killed, hung and cut-off processes', () => {
+describeCluster('fault suite: replicas survive killed, hung and cut-off processes', () => {
   it('keeps every purchase and every balance exact through each fault, without restarting survivors', async () => {
     const run = await runFaultScenario({ pgUrl: TEST_DATABASE_URL!, log: (l) => process.stdout.write(`[faults] ${l}\n`) });
     printFaultTable(run.rows);

@@ -2,35 +2,25 @@
  * A process without the gateway answers probes on its PORT: /healthz, /readyz (database, bus and
  * durable events) and /metrics — and nothing else.
  */
-import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
-import { createTestDatabase, describeDistributed, spawnServices, TEST_NATS_URL, type ServiceProcess, type TestDatabase } from '../../packages/testkit';
-import { base62 } from '../../packages/ids';
+import { describeCluster, startCluster, TEST_DATABASE_URL, type Cluster } from '../../packages/testkit';
 
-describeDistributed('worker health server', () => {
-  let tdb: TestDatabase;
-  let proc: ServiceProcess;
+describeCluster('worker health server', () => {
+  let cluster: Cluster;
   let base: string;
 
   beforeAll(async () => {
-    tdb = await createTestDatabase();
-    const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'market-health-'));
-    proc = await spawnServices(['ledger'], {
-      TRANSPORTER: TEST_NATS_URL!,
-      DATABASE_URL: tdb.url,
-      NAMESPACE: `t${base62(8)}`,
-      DATA_DIR: dataDir,
-      NODE_ENV: 'test',
-      HOST: '127.0.0.1',
-      METRICS_TOKEN: 'metrics-secret',
+    cluster = await startCluster({
+      fresh: true,
+      port: 0,
+      postgresUrl: TEST_DATABASE_URL!,
+      services: ['ledger'],
+      env: { NODE_ENV: 'test', HOST: '127.0.0.1', METRICS_TOKEN: 'metrics-secret' },
     });
-    base = `http://127.0.0.1:${proc.port}`;
-  }, 60_000);
+    base = `http://127.0.0.1:${cluster.processes.ledger[0].port}`;
+  }, 120_000);
 
   afterAll(async () => {
-    await proc?.stop();
-    await tdb?.drop();
+    await cluster?.stop();
   }, 30_000);
 
   it('is alive and ready, naming each part it checked', async () => {

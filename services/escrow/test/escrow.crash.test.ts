@@ -5,22 +5,8 @@
  * is in a final state that matches its ledger hold, the audit passes, and every balance is exact.
  */
 import { auditMoney } from '../../../packages/ledger-audit';
-import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
 import type { ServiceBroker } from 'moleculer';
-import {
-  ApiClient,
-  createTestDatabase,
-  describeDistributed,
-  eventually,
-  freePort,
-  spawnServices,
-  TEST_NATS_URL,
-  type ServiceProcess,
-  type TestDatabase,
-} from '../../../packages/testkit';
-import { base62 } from '../../../packages/ids';
+import { ApiClient, describeCluster, eventually, startCluster, TEST_DATABASE_URL, type Cluster } from '../../../packages/testkit';
 import { createBroker } from '../../../packages/broker';
 import { loadConfig, type ServiceName } from '../../../packages/config';
 import { LISTING_DESCRIPTION } from './helpers';
@@ -36,12 +22,10 @@ interface Agent {
   apiKey: string;
 }
 
-describeDistributed('escrow crash test (separate processes, NATS JetStream, PostgreSQL)', () => {
-  let tdb: TestDatabase;
-  let env: Record<string, string>;
+describeCluster('escrow crash test (separate processes, NATS JetStream with bus auth, PostgreSQL roles)', () => {
+  let cluster: Cluster;
   let api: ApiClient;
   let client: ServiceBroker;
-  const procs = new Map<ServiceName, ServiceProcess>();
   const buyers: Agent[] = [];
   const sellers: Array<Agent & { listingId: string }> = [];
   const fundedGas = new Map<string, number>();
@@ -51,37 +35,18 @@ describeDistributed('escrow crash test (separate processes, NATS JetStream, Post
 
   const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-  async function start(name: ServiceName, n: number): Promise<void> {
-    const extra: Record<string, string> = { NODE_ID: `${name}-${n}` };
-    if (name === 'gateway') extra.PORT = env.PORT;
-    try {
-      procs.set(name, await spawnServices([name], { ...env, ...extra }));
-    } catch {
-      // A loaded machine can be slow to start a process once; the second try gets a warm cache.
-      procs.set(name, await spawnServices([name], { ...env, ...extra, NODE_ID: `${name}-${n}b` }));
-    }
-  }
-
   beforeAll(async () => {
-    tdb = await createTestDatabase();
-    const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'escrow-crash-'));
-    const port = await freePort();
-    env = {
-      TRANSPORTER: TEST_NATS_URL!,
-      DATABASE_URL: tdb.url,
-      NAMESPACE: `t${Date.now().toString(36)}${base62(6)}`,
-      DATA_DIR: dataDir,
-      NODE_ENV: 'test',
-      PORT: String(port),
+    cluster = await startCluster({
+      fresh: true,
+      port: 0,
+      postgresUrl: TEST_DATABASE_URL!,
+      services: ['ledger', 'escrow', 'agents', 'listings', 'payments', 'gateway'],
       // Short timeouts so a dead node is noticed quickly; sweepers and relays poll often.
-      REQUEST_TIMEOUT_MS: '2500',
-      SWEEP_INTERVAL_MS: '500',
-    };
-    // Two at a time: six TypeScript processes compiling at once on a small machine start slowly.
-    const names: ServiceName[] = ['ledger', 'escrow', 'agents', 'listings', 'payments', 'gateway'];
-    for (let i = 0; i < names.length; i += 2) await Promise.all(names.slice(i, i + 2).map((s) => start(s, 1)));
-    api = new ApiClient(`http://127.0.0.1:${port}`);
-    const config = loadConfig({ ...env, SERVICES: 'support', NODE_ID: `crash-test-client-${process.pid}`, LOG_LEVEL: 'error' });
+      env: { NODE_ENV: 'test', HOST: '127.0.0.1', REQUEST_TIMEOUT_MS: '2500', SWEEP_INTERVAL_MS: '500' },
+    });
+    api = new ApiClient(cluster.gateways[0]);
+    // The test's broker uses the gateway's credentials (it funds buyers and audits).
+    const config = loadConfig({ ...cluster.clientEnv('gateway'), NODE_ID: `crash-test-client-${process.pid}`, DATA_DIR: 'memory://', LOG_LEVEL: 'error', NODE_ENV: 'test' });
     client = createBroker({ config, services: [] });
     await client.start();
     await eventually(async () => {
@@ -104,12 +69,11 @@ describeDistributed('escrow crash test (separate processes, NATS JetStream, Post
       buyers.push({ id: agent.id, apiKey });
       fundedGas.set(agent.id, 0);
     }
-  }, 180_000);
+  }, 300_000);
 
   afterAll(async () => {
     await client?.stop().catch(() => undefined);
-    await Promise.all([...procs.values()].map((p) => p.stop().catch(() => undefined)));
-    await tdb?.drop().catch(() => undefined);
+    await cluster?.stop();
   }, 60_000);
 
   async function fund(run: string): Promise<void> {
@@ -184,9 +148,9 @@ describeDistributed('escrow crash test (separate processes, NATS JetStream, Post
     };
     const crash = (async () => {
       await eventually(async () => finished >= LIFECYCLES / 4, 90_000, 20);
-      await procs.get(victim)!.kill(); // SIGKILL: no cleanup, in-flight work lost mid-way
+      await cluster.kill(victim, 0); // SIGKILL: no cleanup, in-flight work lost mid-way
       await sleep(1000);
-      await start(victim, run === 'ledger' ? 2 : 3);
+      await cluster.restart(victim, 0);
     })();
     await Promise.all([...Array.from({ length: CONCURRENCY }, worker), crash]);
     expect(finished).toBe(LIFECYCLES);

@@ -3,50 +3,28 @@
  * MCP client whose every HTTP request goes to the other replica (a load balancer without stickiness).
  */
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import {
-  ApiClient,
-  waitForGateway,
-  createTestDatabase,
-  describeDistributed,
-  freePort,
-  spawnServices,
-  TEST_NATS_URL,
-  type ServiceProcess,
-  type TestDatabase,
-} from '../../../packages/testkit';
-import { base62 } from '../../../packages/ids';
+import { describeCluster, startCluster, TEST_DATABASE_URL, type Cluster } from '../../../packages/testkit';
 import { callErr, callOk, connect } from './mcp-helpers';
 
-describeDistributed('/mcp across two gateway replicas (separate processes)', () => {
-  let db: TestDatabase;
-  const procs: ServiceProcess[] = [];
+describeCluster('/mcp across two gateway replicas (separate processes)', () => {
+  let cluster: Cluster;
   const ports: number[] = [];
 
   beforeAll(async () => {
-    db = await createTestDatabase();
-    ports.push(await freePort(), await freePort());
-    const env = (port: number) => ({
-      TRANSPORTER: TEST_NATS_URL!,
-      NAMESPACE: `t${Date.now()}${base62(6).toLowerCase()}`,
-      DATABASE_URL: db.url,
-      NODE_ENV: 'test',
-      PORT: String(port),
-      HOST: '127.0.0.1',
-      PUBLIC_BASE_URL: `http://127.0.0.1:${port}`,
-      SWEEP_INTERVAL_MS: '0',
-      DATA_DIR: `/tmp/mcp-replicas-${base62(8)}`,
+    cluster = await startCluster({
+      fresh: true,
+      port: 0,
+      postgresUrl: TEST_DATABASE_URL!,
+      services: ['gateway', 'agents', 'ledger', 'listings'],
+      replicasOf: { gateway: 2 },
+      env: { NODE_ENV: 'test', HOST: '127.0.0.1', SWEEP_INTERVAL_MS: '0' },
     });
-    const shared = env(ports[0]);
-    // Started one after the other so the two gateways never race on the same migrations.
-    procs.push(await spawnServices(['gateway', 'agents', 'ledger', 'listings'], shared));
-    procs.push(await spawnServices(['gateway'], { ...shared, PORT: String(ports[1]) }));
-    for (const port of ports) await waitForGateway(new ApiClient(`http://127.0.0.1:${port}`), ['agents', 'ledger', 'listings']);
-  }, 120_000);
+    ports.push(...cluster.gatewayPorts);
+  }, 240_000);
 
   afterAll(async () => {
-    await Promise.all(procs.map((p) => p.stop()));
-    await db?.drop();
-  });
+    await cluster?.stop();
+  }, 60_000);
 
   test('one client session alternating between replicas: initialize, list, register, whoami, search', async () => {
     let n = 0;

@@ -4,69 +4,43 @@
  * another node, settle through a durable JetStream event, and audit.
  */
 import type { ServiceBroker } from 'moleculer';
-import {
-  createTestDatabase,
-  describeDistributed,
-  eventually,
-  freePort,
-  spawnServices,
-  ApiClient,
-  TEST_NATS_URL,
-  waitForGateway,
-  type ServiceProcess,
-  type TestDatabase,
-} from '../../../packages/testkit';
+import { ApiClient, describeCluster, eventually, startCluster, TEST_DATABASE_URL, type Cluster } from '../../../packages/testkit';
 import { createBroker } from '../../../packages/broker';
 import { loadConfig } from '../../../packages/config';
 import { openSandboxCheckout, submitSandboxForm } from '../../../packages/testkit/checkout';
-import { base62 } from '../../../packages/ids';
 import { settled, uid } from './helpers';
 
-describeDistributed('ledger and payments over NATS (separate processes)', () => {
-  let db: TestDatabase;
-  let procs: ServiceProcess[] = [];
+describeCluster('ledger and payments over NATS (separate processes, bus auth, a role per service)', () => {
+  let cluster: Cluster;
   let client: ServiceBroker;
   let api: ApiClient;
   let baseUrl: string;
-  const adminToken = `adm_${base62(24)}`;
+  let adminToken: string;
 
   beforeAll(async () => {
-    db = await createTestDatabase();
-    const port = await freePort();
-    baseUrl = `http://127.0.0.1:${port}`;
-    const env = {
-      TRANSPORTER: TEST_NATS_URL!,
-      NAMESPACE: `t${Date.now()}${base62(6).toLowerCase()}`,
-      DATABASE_URL: db.url,
-      NODE_ENV: 'test',
-      PORT: String(port),
-      HOST: '127.0.0.1',
-      PUBLIC_BASE_URL: baseUrl,
-      ADMIN_TOKEN: adminToken,
-      SWEEP_INTERVAL_MS: '0',
-      DATA_DIR: `/tmp/ledger-dist-${base62(8)}`,
-    };
-    procs = await Promise.all([
-      spawnServices(['gateway', 'agents'], env),
-      spawnServices(['ledger'], env),
-      spawnServices(['payments'], env),
-    ]);
+    cluster = await startCluster({
+      fresh: true,
+      port: 0,
+      postgresUrl: TEST_DATABASE_URL!,
+      services: ['gateway', 'agents', 'ledger', 'payments'],
+      env: { NODE_ENV: 'test', HOST: '127.0.0.1', SWEEP_INTERVAL_MS: '0' },
+    });
+    baseUrl = cluster.gateways[0];
+    adminToken = cluster.adminToken;
+    // The test plays escrow: it holds and voids on the ledger and publishes escrow's durable events (its credentials allow both).
     client = createBroker({
-      config: loadConfig({ TRANSPORTER: env.TRANSPORTER, NAMESPACE: env.NAMESPACE, DATA_DIR: 'memory://', LOG_LEVEL: 'error', NODE_ENV: 'test' }),
+      config: loadConfig({ ...cluster.clientEnv('escrow'), DATA_DIR: 'memory://', LOG_LEVEL: 'error', NODE_ENV: 'test' }),
       services: [],
-      brokerOptions: { nodeID: `ledger-dist-client-${base62(6)}` },
     });
     await client.start();
-    await client.waitForServices(['ledger', 'payments', 'agents', 'gateway'], 30_000);
+    await client.waitForServices(['ledger', 'agents'], 30_000);
     api = new ApiClient(baseUrl);
-    await waitForGateway(api, ['agents', 'ledger', 'payments']);
-  }, 90_000);
+  }, 240_000);
 
   afterAll(async () => {
     await client?.stop();
-    await Promise.all(procs.map((p) => p.stop()));
-    await db?.drop();
-  });
+    await cluster?.stop();
+  }, 60_000);
 
   it('buys gas in the sandbox, holds concurrently without overdrawing, settles from a JetStream event, audits clean', async () => {
     const { apiKey, agent } = await api.register('Distributed Buyer');

@@ -6,69 +6,40 @@
 import type { ServiceBroker } from 'moleculer';
 import { createBroker } from '../../../packages/broker';
 import { loadConfig } from '../../../packages/config';
-import { base62 } from '../../../packages/ids';
-import {
-  ApiClient,
-  createTestDatabase,
-  describeDistributed,
-  eventually,
-  freePort,
-  spawnServices,
-  TEST_NATS_URL,
-  waitForGateway,
-  type ServiceProcess,
-  type TestDatabase,
-} from '../../../packages/testkit';
+import { ApiClient, describeCluster, eventually, startCluster, TEST_DATABASE_URL, type Cluster } from '../../../packages/testkit';
 import { creditGas, expectLedgerClean } from '../../../packages/testkit/ledger';
 import { LISTING_DESCRIPTION } from '../../escrow/test/helpers';
 import { readmeVerify, startReceiver, type Receiver } from './receiver';
 
-describeDistributed('webhooks across a restart of the notifications process', () => {
-  let db: TestDatabase;
-  let rest: ServiceProcess;
-  let notifications: ServiceProcess | null = null;
+describeCluster('webhooks across a restart of the notifications process', () => {
+  let cluster: Cluster;
   let client: ServiceBroker;
   let api: ApiClient;
   let receiver: Receiver;
-  let env: Record<string, string>;
 
   beforeAll(async () => {
-    db = await createTestDatabase();
     receiver = await startReceiver();
-    const port = await freePort();
-    const baseUrl = `http://127.0.0.1:${port}`;
-    env = {
-      TRANSPORTER: TEST_NATS_URL!,
-      NAMESPACE: `t${Date.now()}${base62(6).toLowerCase()}`,
-      DATABASE_URL: db.url,
-      NODE_ENV: 'test',
-      PORT: String(port),
-      HOST: '127.0.0.1',
-      PUBLIC_BASE_URL: baseUrl,
-      SWEEP_INTERVAL_MS: '500',
-      WEBHOOK_ALLOW_PRIVATE: 'true',
-      DATA_DIR: `/tmp/webhooks-dist-${base62(8)}`,
-    };
-    // One after the other, so a failed start never leaves the other process running.
-    rest = await spawnServices(['gateway', 'agents', 'listings', 'escrow', 'ledger', 'payments', 'support'], { ...env, NODE_ID: 'rest-1' });
-    notifications = await spawnServices(['notifications'], { ...env, PORT: '0', NODE_ID: 'notifications-1' });
+    cluster = await startCluster({
+      fresh: true,
+      port: 0,
+      postgresUrl: TEST_DATABASE_URL!,
+      env: { NODE_ENV: 'test', HOST: '127.0.0.1', SWEEP_INTERVAL_MS: '500', WEBHOOK_ALLOW_PRIVATE: 'true' },
+    });
+    // The test's broker uses the gateway's credentials (it credits gas and audits).
     client = createBroker({
-      config: loadConfig({ TRANSPORTER: env.TRANSPORTER, NAMESPACE: env.NAMESPACE, DATA_DIR: 'memory://', LOG_LEVEL: 'error', NODE_ENV: 'test' }),
+      config: loadConfig({ ...cluster.clientEnv('gateway'), DATA_DIR: 'memory://', LOG_LEVEL: 'error', NODE_ENV: 'test' }),
       services: [],
-      brokerOptions: { nodeID: `webhooks-dist-client-${base62(6)}` },
     });
     await client.start();
-    api = new ApiClient(baseUrl);
-    await waitForGateway(api, ['agents', 'listings', 'escrow', 'ledger', 'payments', 'notifications'], 60_000);
-  }, 120_000);
+    await client.waitForServices(['ledger', 'escrow'], 30_000);
+    api = new ApiClient(cluster.gateways[0]);
+  }, 240_000);
 
   afterAll(async () => {
     await client?.stop();
-    await notifications?.stop();
-    await rest?.stop();
+    await cluster?.stop();
     await receiver?.close();
-    await db?.drop();
-  });
+  }, 60_000);
 
   it('gets every signed event although the notifications process was killed mid-way', async () => {
     const seller = await api.register('Webhook Seller');
@@ -97,8 +68,7 @@ describeDistributed('webhooks across a restart of the notifications process', ()
     const p2 = await buyAndConfirm();
     const posts = receiver.posts();
     await eventually(async () => receiver.posts() >= posts + 1, 30_000, 100);
-    await notifications!.kill();
-    notifications = null;
+    await cluster.kill('notifications', 0);
 
     // 3. Events while notifications is down stay in JetStream.
     const p3 = await buyAndConfirm();
@@ -106,7 +76,7 @@ describeDistributed('webhooks across a restart of the notifications process', ()
     receiver.failNext(0);
 
     // 4. Restarted: the durable consumer resumes and the sweeper finds p2's pending rows.
-    notifications = await spawnServices(['notifications'], { ...env, PORT: '0', NODE_ID: 'notifications-2' });
+    await cluster.restart('notifications', 0);
     for (const p of [p1, p2, p3, p4]) {
       for (const type of ['purchase.created', 'purchase.completed']) {
         const events = await eventually(async () => {

@@ -1,0 +1,161 @@
+/**
+ * Moleculer's NATS transporter with per-service credentials and the call table's permissions
+ * (packages/call-table/nats-auth.ts generates the server's side of them):
+ * - connects as NATS_USER with NATS_PASSWORD and a per-user inbox prefix;
+ * - subscribes only to the subjects its user may (a service that calls nobody does not listen to
+ *   other nodes' INFO, so it never discovers their actions); a subscription the server refuses
+ *   anyway is logged, never passed to Moleculer as a message;
+ * - refuses, before it reaches the bus, a request the caller's row of the call table does not allow;
+ * - and when the server refuses a publish (its permissions say no), rejects the pending request(s)
+ *   for that subject at once with BusPermissionError and logs it at error level, instead of letting
+ *   the caller wait for its request timeout.
+ */
+import { Errors, Transporters, type ServiceBroker } from 'moleculer';
+import { inboxPrefixFor, permissionsFor } from '../call-table/nats-auth';
+import { LAYERS, type ServiceName } from '../call-table';
+
+/** A call the bus (or the call table it is generated from) does not allow this service to make. Not retryable. */
+export class BusPermissionError extends Errors.MoleculerError {
+  constructor(user: string, subject: string, action: string | null, source: 'server' | 'call-table') {
+    const what = action ? `call ${action}` : `publish to ${subject}`;
+    const why =
+      source === 'server'
+        ? `the NATS server refused "${user}" to publish to ${subject} (permissions generated from the call table)`
+        : `the call table does not let "${user}" publish to ${subject}`;
+    super(`Bus permission denied: ${user} may not ${what}: ${why}`, 403, 'BUS_PERMISSION_DENIED', { user, subject, action, source });
+  }
+}
+
+/** NATS subject matching with * (one token) and > (one or more trailing tokens). */
+export function subjectMatches(pattern: string, subject: string): boolean {
+  const p = pattern.split('.');
+  const s = subject.split('.');
+  for (let i = 0; i < p.length; i++) {
+    if (p[i] === '>') return s.length > i;
+    if (i >= s.length) return false;
+    if (p[i] !== '*' && p[i] !== s[i]) return false;
+  }
+  return p.length === s.length;
+}
+
+export interface AuthNatsOptions {
+  /** TRANSPORTER: nats://host:port[,nats://…]. */
+  url: string;
+  user: string;
+  pass: string;
+  namespace: string;
+  /** Refuse a call the call table does not allow before it reaches the bus (default true). */
+  precheck?: boolean;
+}
+
+const NatsTransporter = Transporters.NATS as unknown as new (opts: Record<string, unknown>) => any;
+
+export class AuthNatsTransporter extends NatsTransporter {
+  private readonly user: string;
+  private readonly allow: { publish: string[]; subscribe: string[] } | null;
+  readonly precheck: boolean;
+
+  constructor(opts: AuthNatsOptions) {
+    const servers = opts.url.split(',').map((u) => u.trim()).filter(Boolean);
+    // Not `url`: Moleculer's transporter would overwrite user/pass with the URL's (empty) ones.
+    super({ servers, user: opts.user, pass: opts.pass, inboxPrefix: inboxPrefixFor(opts.user), maxReconnectAttempts: -1 });
+    this.user = opts.user;
+    this.allow = (LAYERS as readonly string[]).includes(opts.user) ? permissionsFor(opts.user as ServiceName, opts.namespace) : null;
+    this.precheck = opts.precheck !== false;
+  }
+
+  private mayPublish(subject: string): boolean {
+    return !this.allow || this.allow.publish.some((p) => subjectMatches(p, subject));
+  }
+
+  private maySubscribe(subject: string): boolean {
+    return !this.allow || this.allow.subscribe.some((p) => subjectMatches(p, subject));
+  }
+
+  /** Wraps Moleculer's handler: a subscription the server closes with an error is not a message. */
+  private handler(cmd: string, subject: string) {
+    return (err: Error | null, msg: { data?: Uint8Array }) => {
+      if (err || !msg?.data) {
+        this.logger.error(`bus: the NATS server refused ${this.user}'s subscription to ${subject}: ${err?.message ?? 'closed'}`);
+        return;
+      }
+      this.receive(cmd, Buffer.from(msg.data));
+    };
+  }
+
+  async connect(): Promise<void> {
+    await super.connect();
+    void this.watchPermissions();
+  }
+
+  subscribe(cmd: string, nodeID?: string): Promise<void> {
+    const t = this.getTopicName(cmd, nodeID);
+    if (!this.maySubscribe(t)) {
+      this.logger.debug(`bus: ${this.user} does not listen to ${t} (not in its permissions)`);
+      return Promise.resolve();
+    }
+    this.client.subscribe(t, { callback: this.handler(cmd, t) });
+    return Promise.resolve();
+  }
+
+  subscribeBalancedRequest(action: string): void {
+    const topic = `${this.prefix}.REQB.${action}`;
+    if (!this.maySubscribe(topic)) return;
+    this.subscriptions.push(this.client.subscribe(topic, { queue: action, callback: this.handler('REQ', topic) }));
+  }
+
+  subscribeBalancedEvent(event: string, group: string): void {
+    const topic = `${this.prefix}.EVENTB.${group}.${event}`.replace(/\*\*.*$/g, '>');
+    if (!this.maySubscribe(topic)) return;
+    this.subscriptions.push(this.client.subscribe(topic, { queue: group, callback: this.handler('EVENT', topic) }));
+  }
+
+  send(topic: string, data: Buffer, meta: { packet?: { type?: string; payload?: { id?: string; action?: string } } }): Promise<void> {
+    if (this.precheck && !this.mayPublish(topic)) {
+      const packet = meta?.packet;
+      if (packet?.type === 'REQ' && packet.payload?.id) {
+        this.rejectPending(topic, new BusPermissionError(this.user, topic, packet.payload.action ?? null, 'call-table'), packet.payload.id);
+      } else {
+        this.logger.debug(`bus: ${this.user} does not publish ${packet?.type ?? ''} to ${topic} (not in its permissions)`);
+      }
+      return Promise.resolve();
+    }
+    return super.send(topic, data, meta);
+  }
+
+  /** Rejects the pending request(s) the refused subject carried (by id, or every one for that action/node). */
+  private rejectPending(subject: string, error: BusPermissionError, id?: string): void {
+    const transit = (this.broker as ServiceBroker).transit as any;
+    const pending: Map<string, any> = transit?.pendingRequests ?? new Map();
+    const reqb = `${this.prefix}.REQB.`;
+    const req = `${this.prefix}.REQ.`;
+    let rejected = 0;
+    for (const [reqId, r] of [...pending.entries()]) {
+      const match =
+        id !== undefined
+          ? reqId === id
+          : (subject.startsWith(reqb) && r.action?.name === subject.slice(reqb.length)) || (subject.startsWith(req) && r.nodeID === subject.slice(req.length));
+      if (!match) continue;
+      transit.removePendingRequest(reqId);
+      r.reject(error);
+      rejected++;
+    }
+    this.logger.error(`${error.message}${rejected ? ` (${rejected} pending call(s) rejected)` : ''}`);
+  }
+
+  private async watchPermissions(): Promise<void> {
+    const client = this.client;
+    if (!client?.status) return;
+    for await (const s of client.status() as AsyncIterable<{ type: string; data: unknown; permissionContext?: { operation: string; subject: string } }>) {
+      const ctx = s.permissionContext;
+      if (s.type !== 'error' || s.data !== 'PERMISSIONS_VIOLATION' || !ctx) continue;
+      if (ctx.operation === 'publish') {
+        const reqb = `${this.prefix}.REQB.`;
+        const action = ctx.subject.startsWith(reqb) ? ctx.subject.slice(reqb.length) : null;
+        this.rejectPending(ctx.subject, new BusPermissionError(this.user, ctx.subject, action, 'server'));
+      } else {
+        this.logger.error(`bus: the NATS server refused ${this.user}'s subscription to ${ctx.subject}`);
+      }
+    }
+  }
+}

@@ -1,0 +1,52 @@
+/**
+ * `npm run cluster [-- --replicas N] [--data-dir DIR]`: the whole marketplace distributed on this machine,
+ * without Docker (packages/cluster): a private nats-server with bus auth generated from the call table,
+ * one PostgreSQL role per service on DATABASE_URL's server (database agent_market_cluster), every service
+ * as its own process (N of each), gateways on consecutive ports from PORT (default 3000).
+ * Prints each gateway URL, the data dir, then "cluster ready"; Ctrl-C / SIGTERM stops everything.
+ */
+import path from 'node:path';
+import { startCluster, type Cluster } from '../packages/cluster';
+
+function arg(name: string): string | undefined {
+  const i = process.argv.indexOf(`--${name}`);
+  return i >= 0 ? process.argv[i + 1] : undefined;
+}
+
+async function main(): Promise<void> {
+  const replicas = Number(arg('replicas') ?? 1);
+  if (!Number.isInteger(replicas) || replicas < 1) throw new Error(`--replicas must be a whole number >= 1, got ${arg('replicas')}`);
+  const dataDir = arg('data-dir') ?? (process.env.DATA_DIR ? path.join(process.env.DATA_DIR, 'cluster') : undefined);
+  let cluster: Cluster | null = null;
+  let stopping = false;
+  const stop = async (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    console.log(`\n${signal}: stopping the cluster…`);
+    await cluster?.stop();
+    console.log('cluster stopped');
+    process.exit(0);
+  };
+  process.on('SIGINT', () => void stop('SIGINT'));
+  process.on('SIGTERM', () => void stop('SIGTERM'));
+  console.log(`starting the cluster: ${replicas} process(es) per service…`);
+  cluster = await startCluster({ replicas, dataDir, log: (l) => console.log(`  ${l}`) });
+  if (stopping) return;
+  for (const [service, procs] of Object.entries(cluster.processes)) {
+    console.log(`  ${service.padEnd(13)} ${procs.map((p) => `pid ${p.child.pid} (${service === 'gateway' ? 'http' : 'health'} :${p.port})`).join(', ')}`);
+    for (const p of procs) {
+      p.child.on('exit', (code, sig) => {
+        if (!stopping) console.error(`${service} (pid ${p.child.pid}) exited (${sig ?? code}):\n${p.output().slice(-2000)}`);
+      });
+    }
+  }
+  for (const g of cluster.gateways) console.log(`gateway ${g}`);
+  console.log(`data dir ${cluster.dataDir}  (credentials/<service>.env; audit: DATA_DIR=${cluster.dataDir} MARKET_BASE_URL=${cluster.gateways[0]} npm run audit:ledger)`);
+  console.log(`nats ${cluster.nats.url}  database ${cluster.adminDatabaseUrl.replace(/\/\/[^@]*@/, '//…@')}`);
+  console.log('cluster ready');
+}
+
+main().catch((err) => {
+  console.error(`cluster failed to start: ${(err as Error).message}`);
+  process.exit(1);
+});
