@@ -193,15 +193,20 @@ export const limitsMixin: Partial<ServiceSchema> = {
       },
     },
 
-    /** Limits submitted on the page before a Stripe payment, bound to that browser; a resubmission replaces them. */
+    /**
+     * Limits submitted on the page before a Stripe payment, bound to the FIRST browser that submits it:
+     * that browser may resubmit (its limits are replaced), any other browser is refused (staged: false)
+     * and changes nothing. Last-writer-wins here let the agent, which has the checkout URL too, replace
+     * its human's limits and take the owner link (issue #23).
+     */
     stageCheckoutLimits: {
       params: { sessionId: 'string', agentId: 'string', limits: { type: 'object', nullable: true, optional: true }, browser: 'string' },
       async handler(this: EscrowThis, ctx: Context<{ sessionId: string; agentId: string; limits?: SpendingLimitsInput | null; browser: string }>): Promise<{ staged: boolean }> {
         const limits = ctx.params.limits ? cleanLimits(ctx.params.limits) : null;
         const r = await this.db.query(
           `INSERT INTO escrow.checkout_limits (session_id, agent_id, limits, browser_sha256, created_at) VALUES ($1, $2, $3, $4, $5)
-           ON CONFLICT (session_id) DO UPDATE SET limits = $3, browser_sha256 = $4 WHERE escrow.checkout_limits.claimed_at IS NULL
-             AND escrow.checkout_limits.agent_id = $2`,
+           ON CONFLICT (session_id) DO UPDATE SET limits = $3 WHERE escrow.checkout_limits.claimed_at IS NULL
+             AND escrow.checkout_limits.agent_id = $2 AND escrow.checkout_limits.browser_sha256 = $4`,
           [ctx.params.sessionId, ctx.params.agentId, limits ? JSON.stringify(limits) : null, sha256(ctx.params.browser), this.now().toISOString()],
         );
         return { staged: r.rowCount === 1 };
