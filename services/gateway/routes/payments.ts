@@ -181,7 +181,7 @@ export function registerPaymentsRoutes(app: Express, deps: GatewayDeps): void {
       }
       const limits = parseLimitsForm(req.body ?? {});
       // The first browser to submit this page owns it: only it goes on to pay, sets the limits and gets the owner link.
-      const staged = await broker.call<{ staged: boolean }>(ESCROW.stageCheckoutLimits, { sessionId: id, agentId: s.agentId, limits, browser: checkoutBrowserKey(req, res, id) });
+      const staged = await broker.call<{ staged: boolean }, Record<string, unknown>>(ESCROW.stageCheckoutLimits, { sessionId: id, agentId: s.agentId, limits, browser: checkoutBrowserKey(req, res, id) });
       if (!staged.staged) {
         result(res, 409, 'Another browser is paying this checkout',
           'Another browser already filled in this checkout page and went on to payment. Only that browser sets the spending limits and gets the private owner link. Nothing was changed. If that was not you, do not pay this checkout: ask your agent to call buy_gas again and open the new link yourself before anyone else.');
