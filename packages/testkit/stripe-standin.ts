@@ -97,7 +97,6 @@ export async function startStripeStandIn(opts: StandInOptions = {}): Promise<Str
   const sessions = new Map<string, StandInSession>();
   const idempotent = new Map<string, string>();
   const requests: Array<{ method: string; path: string }> = [];
-  let baseUrl = '';
   let pageBase = '';
   let webhookUrl = opts.webhookUrl ?? null;
 
@@ -209,7 +208,7 @@ export async function startStripeStandIn(opts: StandInOptions = {}): Promise<Str
     });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
-  baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  const baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   pageBase = `http://${opts.pageHost ?? '127.0.0.1'}:${(server.address() as AddressInfo).port}`;
 
   const get = (id: string) => {
