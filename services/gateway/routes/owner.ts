@@ -7,6 +7,8 @@
 import express, { type Express, type Request, type Response } from 'express';
 import type { GatewayDeps } from '../app';
 import { toEnvelope } from '../../../packages/errors';
+import { logMappedError } from '../http';
+import { redactPath } from '../redact';
 import { AGENTS } from '../../agents/contracts';
 import { ESCROW, type SpendingLimitsView } from '../../escrow/contracts';
 import type { PurchaseView } from '../../escrow/purchases';
@@ -23,7 +25,10 @@ export function registerOwnerRoutes(app: Express, deps: GatewayDeps): void {
   const { broker } = deps;
   const message = (res: Response, status: number, title: string, text: string) => sendPage(res, status, MessagePage({ title, message: text }));
   const htmlError = (res: Response, req: Request, err: unknown, title: string) => {
-    const { status, body } = toEnvelope(err, req.requestId);
+    const mapped = toEnvelope(err, req.requestId);
+    const { status, body } = mapped;
+    // A 5xx is logged like the API's (sendError), with the token in the path redacted.
+    logMappedError(deps.broker.logger, mapped, err, { requestId: req.requestId, method: req.method, path: redactPath(req.path) });
     message(res, status, title, body.error.hint ? `${body.error.message} ${body.error.hint}` : body.error.message);
   };
   const forged = (req: Request, res: Response, purpose: string): boolean => {

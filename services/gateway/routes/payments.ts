@@ -6,7 +6,8 @@
  */
 import express, { type Express, type Request, type Response } from 'express';
 import type { GatewayDeps } from '../app';
-import { sendError } from '../http';
+import { logMappedError, sendError } from '../http';
+import { redactPath } from '../redact';
 import { toEnvelope } from '../../../packages/errors';
 import type { CheckoutView, FulfilResult } from '../../payments/payments.service';
 import { CheckoutResultPage, PayCheckoutPage, SandboxCheckoutPage, statusSentence, type CheckoutContext } from '../web/checkout';
@@ -27,7 +28,9 @@ export function registerPaymentsRoutes(app: Express, deps: GatewayDeps): void {
   const result = (res: Response, status: number, title: string, message: string, sessionId?: string) =>
     sendPage(res, status, CheckoutResultPage({ title, message, sessionId, ctx }));
   const htmlError = (res: Response, req: Request, err: unknown) => {
-    const { status, body } = toEnvelope(err, req.requestId);
+    const mapped = toEnvelope(err, req.requestId);
+    const { status, body } = mapped;
+    logMappedError(deps.broker.logger, mapped, err, { requestId: req.requestId, method: req.method, path: redactPath(req.path) });
     const msg = body.error.hint ? `${body.error.message} ${body.error.hint}` : body.error.message;
     result(res, status, status === 404 ? 'Checkout not found' : 'Checkout unavailable', msg);
   };
@@ -88,7 +91,7 @@ export function registerPaymentsRoutes(app: Express, deps: GatewayDeps): void {
           setOwnerCookie(req, res, agentId, token);
           if (limits) saved = ' Your spending limits are saved.';
         } catch (err) {
-          deps.broker.logger.warn(`checkout ${id}: limits/owner link not saved (${(err as Error).message})`);
+          deps.broker.logger.warn(`checkout ${redactPath(`/checkout/${id}`)}: limits/owner link not saved (${(err as Error).message})`);
           saved = limits ? ' Your spending limits could NOT be saved right now; set them when you approve the next checkout.' : '';
         }
         sendPage(res, 200, CheckoutResultPage({ title: 'Payment approved', message: `${r.gas} gas were added to the agent's balance.${saved}`, sessionId: id, ownerUrl, ctx }));
