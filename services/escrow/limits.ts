@@ -9,7 +9,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import type { Context, ServiceSchema } from 'moleculer';
 import type { Queryable } from '../../packages/db';
-import { ForbiddenError, InvalidArgumentsError, NotFoundError } from '../../packages/errors';
+import { ForbiddenError, InvalidArgumentsError, InvalidStateError, NotFoundError } from '../../packages/errors';
 import { APPROVAL_WINDOW_HOURS, type SpendingLimitRule } from '../../packages/market-rules';
 import { ESCROW_TOPICS, type SpendingLimitsInput, type SpendingLimitsView } from './contracts';
 import { moneyEvents } from './events';
@@ -256,7 +256,15 @@ export const limitsMixin: Partial<ServiceSchema> = {
         const found = await loadByApprovalToken(this, ctx.params.token);
         const now = this.now();
         const at = now.toISOString();
+        let expired = false;
         const row = await this.change(found.id, (p) => {
+          // Past its expiry the approval is over whatever the sweeper has done yet: it expires now, as the
+          // sweeper would (failed, hold voided), and the human's answer is refused (issue #23).
+          expired = p.status === 'awaiting_approval' && !!p.approval_expires_at && new Date(p.approval_expires_at).getTime() <= now.getTime();
+          if (expired) {
+            const e = guard(p, 'approval_expired', 'sweeper', 'this approval');
+            return { set: { status: e.to, approval_decided_at: at, approval_decision: 'expired', failure_reason: 'approval_expired' }, events: moneyEvents(e.moneyEvent, p, at) };
+          }
           const t = guard(p, ctx.params.decision, 'owner', 'this approval');
           if (t.trigger === 'approve') {
             return {
@@ -266,6 +274,12 @@ export const limitsMixin: Partial<ServiceSchema> = {
           }
           return { set: { status: t.to, approval_decided_at: at, approval_decision: 'declined', failure_reason: 'declined' }, events: moneyEvents(t.moneyEvent, p, at) };
         });
+        if (expired) {
+          throw new InvalidStateError(`This approval expired at ${new Date(found.approval_expires_at!).toISOString()}: nothing was approved, and the held ${Number(found.price_gas)} gas went back to the agent's balance.`, {
+            hint: 'Ask your agent to buy again if you still want it; the new purchase gets a new approval link.',
+            details: { purchaseId: row.id, status: row.status, approvalExpiresAt: new Date(found.approval_expires_at!).toISOString() },
+          });
+        }
         return { purchase: toView(row) };
       },
     },

@@ -124,6 +124,25 @@ describe('spending limits set by a human, enforced on purchase_service', () => {
     await app.api.ok('request_refund', { purchaseId: purchase.id }, buyer.apiKey);
   });
 
+  test('issue #23: an approval past its expiry is refused as expired at decision time, before any sweeper runs', async () => {
+    const seller = await newAgent(app, 'Seller');
+    const listingId = (await newListing(app, seller, { priceGas: 220 })).id;
+    const owner = await openPage(ownerUrl, human);
+    await postPageForm(`${ownerUrl}/limits`, owner, { limitsForm: '1', approvalAboveGas: '200' });
+    const before = await wallet(app, buyer);
+    const { purchase } = await app.api.ok('purchase_service', { listingId }, buyer.apiKey);
+    expect(purchase.status).toBe('awaiting_approval');
+    const page = await openPage(local(purchase.approvalUrl), human);
+    app.clock.advance(Date.parse(purchase.approvalExpiresAt) - app.clock.now().getTime() + 1000); // no sweeper in tests
+    const late = await postPageForm(`${local(purchase.approvalUrl)}/approve`, page);
+    expect(late.status).toBe(409);
+    expect(late.html).toMatch(/expired/);
+    const after = (await app.api.ok('get_purchase', { purchaseId: purchase.id }, buyer.apiKey)).purchase;
+    expect(after.status).toBe('failed');
+    expect(await wallet(app, buyer)).toMatchObject({ gasBalance: before.gasBalance, heldGas: before.heldGas });
+    expect((await app.api.call('get_purchase', { purchaseId: purchase.id }, seller.apiKey)).status).toBe(404);
+  });
+
   test('the owner page shows balance, spending and purchases, and its form sets every rule', async () => {
     const owner = await openPage(ownerUrl, human);
     expect(owner.status).toBe(200);
