@@ -239,7 +239,8 @@ export class ToolDispatcher {
     const known = Object.keys(tool.params).filter((k) => !k.startsWith('$$'));
     const unknown = Object.keys(args).filter((k) => !known.includes(k));
     if (unknown.length > 0) {
-      const suggestions: Record<string, string> = {};
+      // No prototype: an argument named __proto__, constructor or toString must not find Object's members (issue #23).
+      const suggestions: Record<string, string> = Object.create(null);
       for (const u of unknown) {
         const s = suggestArgument(u, known);
         if (s) suggestions[u] = s;
@@ -250,7 +251,7 @@ export class ToolDispatcher {
         hint: `${Object.keys(suggestions).length ? `Rename ${Object.entries(suggestions).map(([u, s]) => `${u.slice(0, 64)} → ${s}`).join(', ')}. ` : ''}${accepted}`,
         details: {
           unknown: unknown.map((u) => u.slice(0, 64)),
-          didYouMean: suggestions,
+          didYouMean: { ...suggestions },
           errors: unknown.map((u) => ({ field: u.slice(0, 64), message: `unknown argument${suggestions[u] ? `; did you mean ${suggestions[u]}?` : ''}`, type: 'unknownArgument' })),
         },
       });
