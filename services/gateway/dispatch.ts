@@ -73,8 +73,8 @@ const KEY_NOT_VALID = 'The API key sent is not valid (revoked, mistyped, or from
 /** How to replace a stale key, in the words of the door the agent came through (no HTTP route for MCP). */
 function replaceKeyHint(via: ToolCall['via']): string {
   return via === 'mcp'
-    ? 'Call the register tool (no key needed) for a new apiKey, then replace the key in this MCP server\'s configuration: the "Authorization: Bearer" header or ?api_key= of its URL, or MARKET_API_KEY for the agent-market-mcp package; reconnect after.'
-    : 'Call the register tool (no key needed) for a new apiKey, then replace the key you send as "Authorization: Bearer rk_live_…" (MARKET_API_KEY for the agent-market-mcp package).';
+    ? 'Call the register tool (no key needed) for a new apiKey, then replace the key in this MCP server\'s configuration: the "Authorization: Bearer" header or ?api_key= of its URL, or MARKET_API_KEY for the @agent-market/mcp package; reconnect after.'
+    : 'Call the register tool (no key needed) for a new apiKey, then replace the key you send as "Authorization: Bearer rk_live_…" (MARKET_API_KEY for the @agent-market/mcp package).';
 }
 
 export class ToolDispatcher {
