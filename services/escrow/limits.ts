@@ -194,6 +194,37 @@ export const limitsMixin: Partial<ServiceSchema> = {
     },
 
     /**
+     * The live owner links of this link's agent (when each was made; which one is this), so the human
+     * always sees whether another browser holds one too (issue #23).
+     */
+    ownerLinks: {
+      params: { token: 'string' },
+      async handler(this: EscrowThis, ctx: Context<{ token: string }>): Promise<{ links: { createdAt: string; current: boolean }[] }> {
+        const r = await this.db.query<{ created_at: Date; current: boolean }>(
+          `SELECT l.created_at, l.token_sha256 = $1 AS current FROM escrow.owner_links l
+            WHERE l.revoked_at IS NULL AND l.agent_id = (SELECT agent_id FROM escrow.owner_links WHERE token_sha256 = $1 AND revoked_at IS NULL)
+            ORDER BY l.created_at`,
+          [sha256(ctx.params.token)],
+        );
+        return { links: r.rows.map((x) => ({ createdAt: new Date(x.created_at).toISOString(), current: x.current })) };
+      },
+    },
+
+    /** Revokes every live owner link of this link's agent except this one. */
+    revokeOtherOwnerLinks: {
+      params: { token: 'string' },
+      async handler(this: EscrowThis, ctx: Context<{ token: string }>): Promise<{ revoked: number }> {
+        const r = await this.db.query(
+          `UPDATE escrow.owner_links SET revoked_at = $2
+            WHERE revoked_at IS NULL AND token_sha256 <> $1
+              AND agent_id = (SELECT agent_id FROM escrow.owner_links WHERE token_sha256 = $1 AND revoked_at IS NULL)`,
+          [sha256(ctx.params.token), this.now().toISOString()],
+        );
+        return { revoked: r.rowCount };
+      },
+    },
+
+    /**
      * Limits submitted on the page before a Stripe payment, bound to the FIRST browser that submits it:
      * that browser may resubmit (its limits are replaced), any other browser is refused (staged: false)
      * and changes nothing. Last-writer-wins here let the agent, which has the checkout URL too, replace

@@ -219,6 +219,25 @@ describe('spending limits set by a human, enforced on purchase_service', () => {
     await app.api.ok('request_refund', { purchaseId: purchase.id }, buyer.apiKey);
   });
 
+  test('issue #23: the owner page shows every live owner link of the agent, and the human can revoke the others', async () => {
+    // The agent pays a checkout itself (its own browser): it gets an owner link of its own.
+    const checkout = await app.api.ok('buy_gas', { packId: 'starter' }, buyer.apiKey);
+    const agentForm = await openSandboxCheckout(local(checkout.checkoutUrl));
+    const agentPaid = await submitSandboxForm(agentForm, 'approve');
+    const agentToken = /\/owner\/([A-Za-z0-9_-]+)/.exec(agentPaid.html)![1];
+    expect((await openPage(`${app.baseUrl}/owner/${agentToken}`)).status).toBe(200);
+
+    const owner = await openPage(ownerUrl, human);
+    expect(owner.html).toMatch(/<strong>2 owner links<\/strong>/);
+    const revoked = await postPageForm(`${ownerUrl}/revoke-others`, owner);
+    expect(revoked.status).toBe(303);
+    expect(revoked.location).toMatch(/\?revoked=1$/);
+    expect((await openPage(`${app.baseUrl}/owner/${agentToken}`)).status).toBe(404);
+    const after = await openPage(ownerUrl, human);
+    expect(after.status).toBe(200);
+    expect(after.html).toMatch(/Only this link opens the owner page/);
+  });
+
   test('a revoked owner link opens nothing, and its cookie no longer approves', async () => {
     const owner = await openPage(ownerUrl, human);
     const revoked = await postPageForm(`${ownerUrl}/revoke`, owner);
