@@ -22,6 +22,8 @@ export const ESCROW = {
   createOwnerLink: 'escrow.createOwnerLink',
   ownerLink: 'escrow.ownerLink',
   revokeOwnerLink: 'escrow.revokeOwnerLink',
+  ownerLinks: 'escrow.ownerLinks',
+  revokeOtherOwnerLinks: 'escrow.revokeOtherOwnerLinks',
   recentPurchases: 'escrow.recentPurchases',
   stageCheckoutLimits: 'escrow.stageCheckoutLimits',
   claimCheckoutLimits: 'escrow.claimCheckoutLimits',

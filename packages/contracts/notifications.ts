@@ -42,6 +42,8 @@ export const WEBHOOK_EVENT_RECIPIENTS: Record<WebhookEventType, string> = {
 
 /** Retries with exponential backoff stop this long after the event. */
 export const WEBHOOK_RETRY_HOURS = 24;
+/** An endpoint failing every attempt for this long is paused (its deliveries are kept, pending). */
+export const WEBHOOK_PAUSE_AFTER_HOURS = 6;
 /** Webhooks one agent may register. */
 export const MAX_WEBHOOKS_PER_AGENT = 5;
 
@@ -59,6 +61,10 @@ export interface WebhookView {
   url: string;
   events: WebhookEventType[];
   createdAt: string;
+  /** Since when every attempt failed (null: the last one succeeded, or none failed). */
+  failingSince: string | null;
+  /** Paused after failing for hours: nothing is sent until set_webhook is called with this url again. */
+  pausedAt: string | null;
 }
 
 export interface DeliveryView {

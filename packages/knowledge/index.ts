@@ -61,8 +61,8 @@ export interface KnowledgeSection {
 
 const FIRST_PACK = GAS_PACKS[0];
 const EXAMPLE_PRICE = CATEGORY_ANCHOR_GAS.codegen;
-/** BIP-173's own example address: checksummed mainnet bech32, safe to show in docs. */
-const EXAMPLE_BTC_ADDRESS = 'bc1qw508d6qejxtdg4y5r3zarvary0c5xw7kv8f3t4';
+/** A placeholder, deliberately not a valid address: an agent must put its own wallet's address there. */
+const EXAMPLE_BTC_ADDRESS = 'bc1q-your-own-wallet-receive-address';
 
 const EXAMPLE_VALUES: Record<string, unknown> = {
   provider: PROVIDERS[0],

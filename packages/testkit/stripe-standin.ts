@@ -83,6 +83,12 @@ export interface StandInOptions {
   webhookSecret?: string;
   /** When set, paying on the hosted page (POST /pay/:id) also delivers a signed checkout.session.completed here. */
   webhookUrl?: string;
+  /**
+   * The host name in the hosted page's URL (default 127.0.0.1). A browser test passes 'localhost' so
+   * that Stripe's page and the marketplace are different sites, as in production: cookies then
+   * behave as they do after a real cross-site return from Stripe.
+   */
+  pageHost?: string;
 }
 
 export async function startStripeStandIn(opts: StandInOptions = {}): Promise<StripeStandIn> {
@@ -91,7 +97,7 @@ export async function startStripeStandIn(opts: StandInOptions = {}): Promise<Str
   const sessions = new Map<string, StandInSession>();
   const idempotent = new Map<string, string>();
   const requests: Array<{ method: string; path: string }> = [];
-  let baseUrl = '';
+  let pageBase = '';
   let webhookUrl = opts.webhookUrl ?? null;
 
   const server = http.createServer((req, res) => {
@@ -117,11 +123,17 @@ export async function startStripeStandIn(opts: StandInOptions = {}): Promise<Str
             const e = api.signedEvent('checkout.session.completed', s.id);
             void fetch(webhookUrl, { method: 'POST', headers: { 'content-type': 'application/json', 'stripe-signature': e.signature }, body: e.payload }).catch(() => undefined);
           }
+          // The browser's form (return=1) is sent back to success_url, as Stripe's page does after paying.
+          if (new URLSearchParams(body).get('return') === '1' && s.success_url) {
+            res.writeHead(303, { location: s.success_url.replace('{CHECKOUT_SESSION_ID}', s.id) });
+            res.end();
+            return;
+          }
         }
         res.writeHead(200);
         res.end(
           s.status === 'open'
-            ? `<!doctype html><h1>Pay ${(s.amount_total / 100).toFixed(2)} ${s.currency.toUpperCase()}</h1><form method="post"><button type="submit">Pay</button></form>`
+            ? `<!doctype html><h1>Pay ${(s.amount_total / 100).toFixed(2)} ${s.currency.toUpperCase()}</h1><form method="post"><input type="hidden" name="return" value="1"><button type="submit">Pay</button></form>`
             : `<!doctype html><p>Session ${s.status}, payment ${s.payment_status}.</p>`,
         );
         return;
@@ -167,7 +179,7 @@ export async function startStripeStandIn(opts: StandInOptions = {}): Promise<Str
           currency,
           client_reference_id: p.client_reference_id ?? null,
           metadata: p.metadata ?? {},
-          url: `${baseUrl}/pay/${id}`,
+          url: `${pageBase}/pay/${id}`,
           success_url: p.success_url ?? null,
           cancel_url: p.cancel_url ?? null,
           expires_at: p.expires_at ? Number(p.expires_at) : now + 86_400,
@@ -196,7 +208,8 @@ export async function startStripeStandIn(opts: StandInOptions = {}): Promise<Str
     });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
-  baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  const baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  pageBase = `http://${opts.pageHost ?? '127.0.0.1'}:${(server.address() as AddressInfo).port}`;
 
   const get = (id: string) => {
     const s = sessions.get(id);

@@ -221,8 +221,10 @@ export const WEBHOOK = obj(
     events: arrayOf(str(), 'Event types sent to this url.'),
     secret: str('Shown only by set_webhook: verify Market-Signature with it.'),
     createdAt: time(),
+    failingSince: maybeTime(),
+    pausedAt: maybeTime(),
   },
-  ['secret', 'createdAt'],
+  ['secret', 'createdAt', 'failingSince', 'pausedAt'],
 );
 
 export const WEBHOOK_DELIVERY = obj(

@@ -9,7 +9,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import type { Context, ServiceSchema } from 'moleculer';
 import type { Queryable } from '../../packages/db';
-import { ForbiddenError, InvalidArgumentsError, NotFoundError } from '../../packages/errors';
+import { ForbiddenError, InvalidArgumentsError, InvalidStateError, NotFoundError } from '../../packages/errors';
 import { APPROVAL_WINDOW_HOURS, type SpendingLimitRule } from '../../packages/market-rules';
 import { type SpendingLimitsInput, type SpendingLimitsView } from '../../packages/contracts/escrow';
 import { BUDGET_STATUSES } from '../../packages/contracts/purchase-machine';
@@ -192,15 +192,51 @@ export const limitsMixin: Partial<ServiceSchema> = {
       },
     },
 
-    /** Limits submitted on the page before a Stripe payment, bound to that browser; a resubmission replaces them. */
+    /**
+     * The live owner links of this link's agent (when each was made; which one is this), so the human
+     * always sees whether another browser holds one too (issue #23).
+     */
+    ownerLinks: {
+      params: { token: 'string' },
+      async handler(this: EscrowThis, ctx: Context<{ token: string }>): Promise<{ links: { createdAt: string; current: boolean }[] }> {
+        const r = await this.db.query<{ created_at: Date; current: boolean }>(
+          `SELECT l.created_at, l.token_sha256 = $1 AS current FROM escrow.owner_links l
+            WHERE l.revoked_at IS NULL AND l.agent_id = (SELECT agent_id FROM escrow.owner_links WHERE token_sha256 = $1 AND revoked_at IS NULL)
+            ORDER BY l.created_at`,
+          [sha256(ctx.params.token)],
+        );
+        return { links: r.rows.map((x) => ({ createdAt: new Date(x.created_at).toISOString(), current: x.current })) };
+      },
+    },
+
+    /** Revokes every live owner link of this link's agent except this one. */
+    revokeOtherOwnerLinks: {
+      params: { token: 'string' },
+      async handler(this: EscrowThis, ctx: Context<{ token: string }>): Promise<{ revoked: number }> {
+        const r = await this.db.query(
+          `UPDATE escrow.owner_links SET revoked_at = $2
+            WHERE revoked_at IS NULL AND token_sha256 <> $1
+              AND agent_id = (SELECT agent_id FROM escrow.owner_links WHERE token_sha256 = $1 AND revoked_at IS NULL)`,
+          [sha256(ctx.params.token), this.now().toISOString()],
+        );
+        return { revoked: r.rowCount };
+      },
+    },
+
+    /**
+     * Limits submitted on the page before a Stripe payment, bound to the FIRST browser that submits it:
+     * that browser may resubmit (its limits are replaced), any other browser is refused (staged: false)
+     * and changes nothing. Last-writer-wins here let the agent, which has the checkout URL too, replace
+     * its human's limits and take the owner link (issue #23).
+     */
     stageCheckoutLimits: {
       params: { sessionId: 'string', agentId: 'string', limits: { type: 'object', nullable: true, optional: true }, browser: 'string' },
       async handler(this: EscrowThis, ctx: Context<{ sessionId: string; agentId: string; limits?: SpendingLimitsInput | null; browser: string }>): Promise<{ staged: boolean }> {
         const limits = ctx.params.limits ? cleanLimits(ctx.params.limits) : null;
         const r = await this.db.query(
           `INSERT INTO escrow.checkout_limits (session_id, agent_id, limits, browser_sha256, created_at) VALUES ($1, $2, $3, $4, $5)
-           ON CONFLICT (session_id) DO UPDATE SET limits = $3, browser_sha256 = $4 WHERE escrow.checkout_limits.claimed_at IS NULL
-             AND escrow.checkout_limits.agent_id = $2`,
+           ON CONFLICT (session_id) DO UPDATE SET limits = $3 WHERE escrow.checkout_limits.claimed_at IS NULL
+             AND escrow.checkout_limits.agent_id = $2 AND escrow.checkout_limits.browser_sha256 = $4`,
           [ctx.params.sessionId, ctx.params.agentId, limits ? JSON.stringify(limits) : null, sha256(ctx.params.browser), this.now().toISOString()],
         );
         return { staged: r.rowCount === 1 };
@@ -248,7 +284,26 @@ export const limitsMixin: Partial<ServiceSchema> = {
       params: { token: 'string', decision: { type: 'enum', values: ['approve', 'decline'] } },
       async handler(this: EscrowThis, ctx: Context<{ token: string; decision: 'approve' | 'decline' }>): Promise<{ purchase: PurchaseView }> {
         const found = await loadByApprovalToken(this, ctx.params.token);
-        const row = await this.engine.fire(found.id, ctx.params.decision, 'owner', {}, 'this approval');
+        // Past its expiry the approval is over whatever the sweeper has done yet: it expires now, as the
+        // sweeper would (failed, hold voided), and the human's answer is refused (issue #23).
+        const now = this.now();
+        let expired = false;
+        const row = await this.engine.fire(
+          found.id,
+          [ctx.params.decision, 'approval_expired'],
+          (p) => {
+            expired = p.status === 'awaiting_approval' && !!p.approval_expires_at && new Date(p.approval_expires_at).getTime() <= now.getTime();
+            return expired ? 'sweeper' : 'owner';
+          },
+          {},
+          'this approval',
+        );
+        if (expired) {
+          throw new InvalidStateError(`This approval expired at ${new Date(found.approval_expires_at!).toISOString()}: nothing was approved, and the held ${Number(found.price_gas)} gas went back to the agent's balance.`, {
+            hint: 'Ask your agent to buy again if you still want it; the new purchase gets a new approval link.',
+            details: { purchaseId: row.id, status: row.status, approvalExpiresAt: new Date(found.approval_expires_at!).toISOString() },
+          });
+        }
         return { purchase: toView(row) };
       },
     },

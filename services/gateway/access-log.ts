@@ -1,12 +1,14 @@
 /**
  * One structured access-log line per HTTP request, written when the response is finished:
- * request id, method, path (never the query string: /mcp accepts ?api_key=), tool, agent id, status
+ * request id, method, path (never the query string: /mcp accepts ?api_key=; a secret in the path is
+ * redacted), tool, agent id, status
  * and duration. Never a key, a header or a body. Routes that dispatch a tool put its name and the
  * caller's agent id in res.locals; /mcp is labelled from its JSON-RPC method.
  */
 import type { NextFunction, Request, Response } from 'express';
 import type { LoggerInstance } from 'moleculer';
 import { toolLabel } from './metrics';
+import { redactPath } from './redact';
 
 export interface AccessObserver {
   (entry: { tool: string; status: number; durationMs: number }): void;
@@ -35,8 +37,8 @@ export function accessLog(logger: LoggerInstance, observe?: AccessObserver) {
         (typeof res.locals.agentId === 'string' ? res.locals.agentId : null) ??
         ((req as Request & { auth?: { clientId?: string } }).auth?.clientId !== 'anonymous' ? (req as any).auth?.clientId ?? null : null);
       logger.info(
-        { access: true, requestId: req.requestId, method: req.method, path: req.path, tool, agentId, status: res.statusCode, durationMs },
-        `${req.method} ${req.path} ${res.statusCode} ${durationMs}ms`,
+        { access: true, requestId: req.requestId, method: req.method, path: redactPath(req.path), tool, agentId, status: res.statusCode, durationMs },
+        `${req.method} ${redactPath(req.path)} ${res.statusCode} ${durationMs}ms`,
       );
       const route = typeof req.route?.path === 'string' ? req.route.path : null;
       observe?.({ tool: toolLabel(tool, route, req.method), status: res.statusCode, durationMs });

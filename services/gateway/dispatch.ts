@@ -20,7 +20,7 @@ import type { Db } from '../../packages/db';
 import type { RequestLog } from './request-log';
 import { logMappedError } from './http';
 import type { AuthFailureThrottle } from './auth-throttle';
-import { canonicalJson, sha256Hex } from '../../packages/ids';
+import { base62, canonicalJson, sha256Hex } from '../../packages/ids';
 import { runtimeOf } from '../../packages/runtime';
 
 export interface ToolCall {
@@ -59,6 +59,9 @@ export interface DispatcherOptions {
 }
 
 const IDEMPOTENCY_TTL_HOURS = 24;
+/** An Idempotency-Key claim lapses this long after its gateway stopped renewing it (it died). */
+export const IDEMPOTENCY_LEASE_MS = 5_000;
+const IDEMPOTENCY_RENEW_MS = 1_500;
 
 /**
  * Tools that need a key but have a public part an agent with a stale key still gets: whoami says
@@ -70,8 +73,8 @@ const KEY_NOT_VALID = 'The API key sent is not valid (revoked, mistyped, or from
 /** How to replace a stale key, in the words of the door the agent came through (no HTTP route for MCP). */
 function replaceKeyHint(via: ToolCall['via']): string {
   return via === 'mcp'
-    ? 'Call the register tool (no key needed) for a new apiKey, then replace the key in this MCP server\'s configuration: the "Authorization: Bearer" header or ?api_key= of its URL, or MARKET_API_KEY for the agent-market-mcp package; reconnect after.'
-    : 'Call the register tool (no key needed) for a new apiKey, then replace the key you send as "Authorization: Bearer rk_live_…" (MARKET_API_KEY for the agent-market-mcp package).';
+    ? 'Call the register tool (no key needed) for a new apiKey, then replace the key in this MCP server\'s configuration: the "Authorization: Bearer" header or ?api_key= of its URL, or MARKET_API_KEY for the @agent-market/mcp package; reconnect after.'
+    : 'Call the register tool (no key needed) for a new apiKey, then replace the key you send as "Authorization: Bearer rk_live_…" (MARKET_API_KEY for the @agent-market/mcp package).';
 }
 
 export class ToolDispatcher {
@@ -236,7 +239,8 @@ export class ToolDispatcher {
     const known = Object.keys(tool.params).filter((k) => !k.startsWith('$$'));
     const unknown = Object.keys(args).filter((k) => !known.includes(k));
     if (unknown.length > 0) {
-      const suggestions: Record<string, string> = {};
+      // No prototype: an argument named __proto__, constructor or toString must not find Object's members (issue #23).
+      const suggestions: Record<string, string> = Object.create(null);
       for (const u of unknown) {
         const s = suggestArgument(u, known);
         if (s) suggestions[u] = s;
@@ -247,7 +251,7 @@ export class ToolDispatcher {
         hint: `${Object.keys(suggestions).length ? `Rename ${Object.entries(suggestions).map(([u, s]) => `${u.slice(0, 64)} → ${s}`).join(', ')}. ` : ''}${accepted}`,
         details: {
           unknown: unknown.map((u) => u.slice(0, 64)),
-          didYouMean: suggestions,
+          didYouMean: { ...suggestions },
           errors: unknown.map((u) => ({ field: u.slice(0, 64), message: `unknown argument${suggestions[u] ? `; did you mean ${suggestions[u]}?` : ''}`, type: 'unknownArgument' })),
         },
       });
@@ -300,22 +304,13 @@ export class ToolDispatcher {
   /**
    * Same agent + key within 24 h → the first response again, and the call runs once.
    * A key still in flight answers invalid_state; a key reused for other arguments answers invalid_arguments.
+   *
+   * The claim is a lease (issue #23): the gateway running the call renews it every
+   * IDEMPOTENCY_RENEW_MS while the call runs, so a claim whose gateway died (kill -9 of a replica)
+   * lapses within IDEMPOTENCY_LEASE_MS and the next retry takes it over and runs the call again; the
+   * services key their own effects (escrow dedupes purchases by this key), so nothing doubles. The
+   * "still running" answer says how long to wait (hint and Retry-After).
    */
-  /**
-   * A claim whose gateway died mid-call (kill -9 of a replica) would otherwise answer "still running"
-   * for 24 hours. Once it is older than any call can run, this replica takes it over and runs the call
-   * again; the services key their own effects (escrow dedupes purchases by this key), so nothing doubles.
-   */
-  private async takeOverAbandoned(agentId: string, key: string): Promise<boolean> {
-    const leaseMs = 2 * runtimeOf(this.broker).config.requestTimeoutMs + 5_000;
-    const r = await this.opts.db.query(
-      `UPDATE gateway.idempotency SET created_at = now()
-        WHERE agent_id = $1 AND key = $2 AND completed_at IS NULL AND created_at < now() - make_interval(secs => $3)`,
-      [agentId, key, leaseMs / 1000],
-    );
-    return r.rowCount === 1;
-  }
-
   private async withIdempotency(
     agentId: string,
     key: string,
@@ -326,17 +321,21 @@ export class ToolDispatcher {
     const db = this.opts.db;
     // Canonical JSON: the same arguments with keys in another order are the same call.
     const fingerprint = sha256Hex(canonicalJson([tool.aliasOf ?? tool.name, args]));
+    const holder = base62(16);
+    const leaseSecs = IDEMPOTENCY_LEASE_MS / 1000;
     await db.query(
       `DELETE FROM gateway.idempotency WHERE agent_id = $1 AND key = $2 AND created_at < now() - make_interval(hours => $3)`,
       [agentId, key, IDEMPOTENCY_TTL_HOURS],
     );
     const claimed = await db.query(
-      `INSERT INTO gateway.idempotency (agent_id, key, fingerprint) VALUES ($1, $2, $3) ON CONFLICT (agent_id, key) DO NOTHING`,
-      [agentId, key, fingerprint],
+      `INSERT INTO gateway.idempotency (agent_id, key, fingerprint, holder, lease_until) VALUES ($1, $2, $3, $4, now() + make_interval(secs => $5))
+       ON CONFLICT (agent_id, key) DO NOTHING`,
+      [agentId, key, fingerprint, holder, leaseSecs],
     );
     if (claimed.rowCount === 0) {
-      const r = await db.query<{ fingerprint: string; result: any; completed_at: Date | null }>(
-        'SELECT fingerprint, result, completed_at FROM gateway.idempotency WHERE agent_id = $1 AND key = $2',
+      const r = await db.query<{ fingerprint: string; result: any; completed_at: Date | null; wait_ms: number | null }>(
+        `SELECT fingerprint, result, completed_at, GREATEST(0, EXTRACT(EPOCH FROM (lease_until - now())) * 1000)::float8 AS wait_ms
+           FROM gateway.idempotency WHERE agent_id = $1 AND key = $2`,
         [agentId, key],
       );
       const row = r.rows[0];
@@ -346,25 +345,48 @@ export class ToolDispatcher {
           hint: 'Use a new key for a new operation; reuse a key only to retry the very same call.',
         });
       }
-      if (!row.completed_at && !(await this.takeOverAbandoned(agentId, key))) {
+      if (row.completed_at) return { result: typeof row.result === 'string' ? JSON.parse(row.result) : row.result, replayed: true };
+      // A lapsed lease (its gateway died, or a claim from before leases: created_at + the old bound) is taken over.
+      const took = await db.query(
+        `UPDATE gateway.idempotency SET holder = $3, lease_until = now() + make_interval(secs => $4)
+          WHERE agent_id = $1 AND key = $2 AND completed_at IS NULL
+            AND COALESCE(lease_until, created_at + make_interval(secs => $5)) < now()`,
+        [agentId, key, holder, leaseSecs, (2 * runtimeOf(this.broker).config.requestTimeoutMs + 5_000) / 1000],
+      );
+      if (took.rowCount !== 1) {
+        const waitSeconds = Math.max(1, Math.ceil((row.wait_ms ?? IDEMPOTENCY_LEASE_MS) / 1000));
         throw new MarketError('invalid_state', 'A call with this Idempotency-Key is still running.', {
-          hint: 'Retry in a second with the same key to get its result.',
+          hint: `Retry in ${waitSeconds} s with the same key: you get its result, or, if the server running it stopped, the call runs again (once).`,
+          retryAfterSeconds: waitSeconds,
+          details: { retryAfterSeconds: waitSeconds },
         });
       }
-      if (row.completed_at) return { result: typeof row.result === 'string' ? JSON.parse(row.result) : row.result, replayed: true };
     }
+    const renew = setInterval(() => {
+      void db
+        .query(`UPDATE gateway.idempotency SET lease_until = now() + make_interval(secs => $4) WHERE agent_id = $1 AND key = $2 AND holder = $3 AND completed_at IS NULL`, [
+          agentId,
+          key,
+          holder,
+          leaseSecs,
+        ])
+        .catch(() => undefined);
+    }, IDEMPOTENCY_RENEW_MS);
+    renew.unref();
     try {
       const result = await run();
-      await db.query('UPDATE gateway.idempotency SET result = $3, completed_at = now() WHERE agent_id = $1 AND key = $2', [
+      clearInterval(renew);
+      await db.query('UPDATE gateway.idempotency SET result = $3, completed_at = now(), lease_until = NULL WHERE agent_id = $1 AND key = $2', [
         agentId,
         key,
         JSON.stringify(result ?? null),
       ]);
       return { result, replayed: false };
     } catch (err) {
+      clearInterval(renew);
       // Failed calls are not remembered: the agent may fix the cause and retry with the same key.
       // Services key their own money moves, so a timed-out call that did run is not repeated by the retry.
-      await db.query('DELETE FROM gateway.idempotency WHERE agent_id = $1 AND key = $2', [agentId, key]).catch(() => undefined);
+      await db.query('DELETE FROM gateway.idempotency WHERE agent_id = $1 AND key = $2 AND holder = $3', [agentId, key, holder]).catch(() => undefined);
       throw err;
     }
   }

@@ -3,6 +3,7 @@ import express, { type NextFunction, type Request, type Response } from 'express
 import type { LoggerInstance } from 'moleculer';
 import { MarketError, toEnvelope, type MappedError } from '../../packages/errors';
 import { base62 } from '../../packages/ids';
+import { redactPath } from './redact';
 
 declare module 'express-serve-static-core' {
   interface Request {
@@ -52,7 +53,7 @@ export const jsonBody = express.json({ limit: JSON_BODY_LIMIT, type: ['applicati
 
 export function sendError(res: Response, req: Request, err: unknown): void {
   const mapped = toEnvelope(err, req.requestId);
-  logMappedError(loggerOf(req), mapped, err, { requestId: req.requestId, method: req.method, path: req.path });
+  logMappedError(loggerOf(req), mapped, err, { requestId: req.requestId, method: req.method, path: redactPath(req.path) });
   const { status, body, retryAfterSeconds } = mapped;
   if (retryAfterSeconds) res.setHeader('retry-after', String(retryAfterSeconds));
   res.status(status).json(body);
@@ -116,7 +117,7 @@ export function errorHandler(err: any, req: Request, res: Response, _next: NextF
 }
 
 export function notFound(req: Request, res: Response): void {
-  sendError(res, req, new MarketError('not_found', `No route ${req.method} ${req.path}.`, {
+  sendError(res, req, new MarketError('not_found', `No route ${req.method} ${redactPath(req.path)}.`, {
     hint: 'Tools are called with POST /api/agent; GET /api/agent lists them; GET /api/public/info describes the service.',
   }));
 }

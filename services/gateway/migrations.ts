@@ -47,4 +47,21 @@ export const migrations: Migration[] = [
       CREATE INDEX audit_log_at ON gateway.audit_log (at DESC);
     `,
   },
+  {
+    // Issue #23: an Idempotency-Key claim is a lease the running call renews (a dead gateway's claim
+    // is taken over within seconds), and console sessions can be ended server-side (logout).
+    version: 3,
+    name: 'idempotency leases, console sessions',
+    sql: `
+      ALTER TABLE gateway.idempotency ADD COLUMN lease_until timestamptz, ADD COLUMN holder text;
+      CREATE TABLE gateway.console_sessions (
+        id text PRIMARY KEY,
+        operator text NOT NULL,
+        expires_at timestamptz NOT NULL,
+        created_at timestamptz NOT NULL DEFAULT now(),
+        ended_at timestamptz
+      );
+      CREATE INDEX console_sessions_expires ON gateway.console_sessions (expires_at);
+    `,
+  },
 ];

@@ -41,4 +41,15 @@ export const migrations: Migration[] = [
       ${outboxTablesSql('notifications')}
     `,
   },
+  {
+    version: 2,
+    name: 'webhooks failing for hours are paused (issue #23)',
+    sql: `
+      -- failing_since: the first failed attempt since the last 2xx (NULL while healthy). An endpoint that
+      -- has failed for WEBHOOK_PAUSE_AFTER_HOURS is paused: its deliveries stay pending (kept, listed)
+      -- and are not attempted until the agent calls set_webhook with the same url again.
+      ALTER TABLE notifications.webhooks ADD COLUMN failing_since timestamptz, ADD COLUMN paused_at timestamptz;
+      CREATE INDEX deliveries_webhook_claimed ON notifications.deliveries (webhook_id, claimed_until) WHERE status = 'pending';
+    `,
+  },
 ];

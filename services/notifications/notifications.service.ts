@@ -9,8 +9,13 @@
  *   signing.ts   Market-Signature
  *
  * At least once and never lost: the inbox row and the delivery rows are written in one
- * transaction before the durable message is acknowledged; a sweeper claims due rows with
- * FOR UPDATE SKIP LOCKED and a lease, so a process killed mid-POST is retried after the lease.
+ * transaction before the durable message is acknowledged; a sweeper claims due rows with a lease,
+ * so a process killed mid-POST is retried after the lease.
+ *
+ * Endpoints are isolated (issue #23): at most one attempt in flight per webhook, each with a total
+ * deadline; claiming never waits for an attempt (each runs on its own and, when it ends, asks for
+ * the next), so a hung or trickling receiver delays only its own deliveries. An endpoint failing
+ * for WEBHOOK_PAUSE_AFTER_HOURS is paused with its deliveries kept (pending, listed).
  */
 import type { Context, Service, ServiceSchema } from 'moleculer';
 import { dbMixin } from '../../packages/db/mixin';
@@ -25,6 +30,7 @@ import { requireAgent, type CallMeta } from '../../packages/tool-catalogue/meta'
 import {
   MAX_WEBHOOKS_PER_AGENT,
   WEBHOOK_EVENTS,
+  WEBHOOK_PAUSE_AFTER_HOURS,
   WEBHOOK_RETRY_HOURS,
   type DeliveryView,
   type WebhookBody,
@@ -39,6 +45,8 @@ import { resolveWebhookTarget, WebhookTargetError } from './ssrf';
 
 const HOUR_MS = 3_600_000;
 const BATCH = 20;
+/** Attempts in flight in one process, all endpoints together (one per endpoint at most). */
+const MAX_IN_FLIGHT = 200;
 const LEASE_SECONDS = 60;
 const FIRST_RETRY_SECONDS = 10;
 const MAX_RETRY_SECONDS = 3600;
@@ -57,6 +65,8 @@ interface WebhookRow {
   events: string[];
   secret: string;
   created_at: Date;
+  failing_since: Date | null;
+  paused_at: Date | null;
 }
 
 interface DeliveryRow {
@@ -75,6 +85,7 @@ interface DeliveryRow {
 
 interface ClaimedDelivery {
   id: string;
+  webhook_id: string;
   body: string;
   event_id: string;
   attempts: number;
@@ -87,16 +98,22 @@ interface ClaimedDelivery {
 interface NotificationsState {
   db: Db;
   timer: NodeJS.Timeout | null;
-  sending: Promise<number> | null;
-  sendAgain: boolean;
+  /** The claim loop running now (claims are one at a time; attempts are not). */
+  claiming: Promise<Promise<boolean>[]> | null;
+  claimAgain: boolean;
+  /** Attempts in flight, by webhook id: one per endpoint. */
+  inFlight: Map<string, Promise<boolean>>;
+  stopping: boolean;
 }
 
 interface NotificationsMethods {
   now(): Date;
   allowPrivate(): boolean;
   record(event: OutboxEvent): Promise<number>;
+  pump(): Promise<Promise<boolean>[]>;
   kickSender(): Promise<number>;
-  sendDue(): Promise<number>;
+  claimDue(limit: number): Promise<ClaimedDelivery[]>;
+  launch(d: ClaimedDelivery): Promise<boolean>;
   attempt(d: ClaimedDelivery): Promise<boolean>;
 }
 
@@ -105,7 +122,7 @@ type NotificationsThis = Service & NotificationsState & NotificationsMethods;
 const iso = (d: Date | string | null): string | null => (d ? new Date(d).toISOString() : null);
 
 function webhookView(w: WebhookRow): WebhookView {
-  return { id: w.id, url: w.url, events: w.events as WebhookEventType[], createdAt: iso(w.created_at)! };
+  return { id: w.id, url: w.url, events: w.events as WebhookEventType[], createdAt: iso(w.created_at)!, failingSince: iso(w.failing_since), pausedAt: iso(w.paused_at) };
 }
 
 function deliveryView(d: DeliveryRow): DeliveryView {
@@ -165,12 +182,25 @@ const NotificationsService: ServiceSchema = {
         const url = new URL(ctx.params.url).toString();
         const secret = `whsec_${base62(32)}`;
         const webhook = await this.db.transaction(async (tx) => {
-          // Setting the same url again replaces its events and rotates its secret.
+          // Setting the same url again replaces its events and rotates its secret; a paused webhook is
+          // resumed: its kept deliveries are due now, with a fresh retry window.
           const same = await tx.query<WebhookRow>(
-            `UPDATE notifications.webhooks SET events = $3, secret = $4 WHERE agent_id = $1 AND url = $2 AND deleted_at IS NULL RETURNING *`,
+            `UPDATE notifications.webhooks w SET events = $3, secret = $4, paused_at = NULL, failing_since = NULL
+               FROM (SELECT id, paused_at FROM notifications.webhooks WHERE agent_id = $1 AND url = $2 AND deleted_at IS NULL FOR UPDATE) old
+              WHERE w.id = old.id RETURNING w.*, old.paused_at AS was_paused`,
             [agent.id, url, events, secret],
           );
-          if (same.rows[0]) return same.rows[0];
+          if (same.rows[0]) {
+            if ((same.rows[0] as WebhookRow & { was_paused: Date | null }).was_paused) {
+              const now = this.now();
+              await tx.query(
+                `UPDATE notifications.deliveries SET next_attempt_at = $2, give_up_at = GREATEST(give_up_at, $3::timestamptz)
+                  WHERE webhook_id = $1 AND status = 'pending'`,
+                [same.rows[0].id, now.toISOString(), new Date(now.getTime() + WEBHOOK_RETRY_HOURS * HOUR_MS).toISOString()],
+              );
+            }
+            return same.rows[0];
+          }
           const count = await tx.query<{ n: number }>(
             `SELECT count(*)::int AS n FROM notifications.webhooks WHERE agent_id = $1 AND deleted_at IS NULL`,
             [agent.id],
@@ -187,6 +217,7 @@ const NotificationsService: ServiceSchema = {
           );
           return ins.rows[0];
         });
+        void this.kickSender().catch(() => undefined);
         return {
           webhook: { ...webhookView(webhook), secret },
           notice: 'The secret is shown only now: store it to verify Market-Signature. Calling set_webhook with the same url rotates it.',
@@ -300,48 +331,89 @@ const NotificationsService: ServiceSchema = {
       });
     },
 
-    /** Sends everything due; concurrent kicks share one pass (and ask for another). */
-    kickSender(this: NotificationsThis): Promise<number> {
-      if (this.sending) {
-        this.sendAgain = true;
-        return this.sending;
+    /**
+     * Claims what is due and starts each attempt on its own; returns the attempts it started without
+     * waiting for them. Claims are one loop at a time (a kick during it asks for another round);
+     * an attempt that ends pumps again, so its endpoint's next delivery goes at once.
+     */
+    pump(this: NotificationsThis): Promise<Promise<boolean>[]> {
+      if (this.claiming) {
+        this.claimAgain = true;
+        return this.claiming;
       }
-      this.sending = (async () => {
-        let total = 0;
+      const launched: Promise<boolean>[] = [];
+      this.claiming = (async () => {
         try {
           do {
-            this.sendAgain = false;
-            total += await this.sendDue();
-          } while (this.sendAgain);
+            this.claimAgain = false;
+            for (;;) {
+              const room = Math.min(BATCH, MAX_IN_FLIGHT - this.inFlight.size);
+              if (room <= 0 || this.stopping) break;
+              const claimed = await this.claimDue(room);
+              for (const d of claimed) launched.push(this.launch(d));
+              if (claimed.length < room) break;
+            }
+          } while (this.claimAgain && !this.stopping);
         } finally {
-          this.sending = null;
+          this.claiming = null;
         }
-        return total;
+        return launched;
       })();
-      return this.sending;
+      return this.claiming;
     },
 
-    async sendDue(this: NotificationsThis): Promise<number> {
-      let delivered = 0;
-      for (;;) {
-        const now = this.now();
-        // A lease, not a held transaction: a process killed mid-POST leaves the row to be retried after it.
-        const claimed = await this.db.query<ClaimedDelivery>(
-          `UPDATE notifications.deliveries d
-              SET claimed_until = $1::timestamptz + make_interval(secs => $3), attempts = d.attempts + 1
-             FROM notifications.webhooks w
-            WHERE w.id = d.webhook_id AND d.id IN (
-              SELECT id FROM notifications.deliveries
-               WHERE status = 'pending' AND next_attempt_at <= $1 AND (claimed_until IS NULL OR claimed_until < $1)
-               ORDER BY next_attempt_at LIMIT $2 FOR UPDATE SKIP LOCKED)
-            RETURNING d.id, d.body, d.event_id, d.attempts, d.give_up_at, w.url, w.secret, w.deleted_at`,
-          [now.toISOString(), BATCH, LEASE_SECONDS],
-        );
-        if (!claimed.rows.length) return delivered;
-        const results = await Promise.all(claimed.rows.map((d) => this.attempt(d)));
-        delivered += results.filter(Boolean).length;
-        if (claimed.rows.length < BATCH) return delivered;
-      }
+    /**
+     * Sends what is due and waits for those attempts and any already in flight (the sweep action and
+     * shutdown wait; the event handler and the timer do not). Returns how many were delivered.
+     */
+    async kickSender(this: NotificationsThis): Promise<number> {
+      const launched = await this.pump();
+      const all = [...new Set([...launched, ...this.inFlight.values()])];
+      const results = await Promise.allSettled(all);
+      return results.filter((r) => r.status === 'fulfilled' && r.value).length;
+    },
+
+    /**
+     * Due deliveries, at most one per webhook, of webhooks with no attempt in flight (here or, by its
+     * lease, in another process) and not paused. The UPDATE re-checks each row, so two processes
+     * never both claim one.
+     */
+    async claimDue(this: NotificationsThis, limit: number): Promise<ClaimedDelivery[]> {
+      const now = this.now().toISOString();
+      const r = await this.db.query<ClaimedDelivery>(
+        `WITH candidates AS (
+           SELECT DISTINCT ON (d.webhook_id) d.id, d.next_attempt_at
+             FROM notifications.deliveries d JOIN notifications.webhooks w ON w.id = d.webhook_id
+            WHERE d.status = 'pending' AND d.next_attempt_at <= $1 AND (d.claimed_until IS NULL OR d.claimed_until < $1)
+              AND w.paused_at IS NULL AND NOT (d.webhook_id = ANY($4::text[]))
+              AND NOT EXISTS (SELECT 1 FROM notifications.deliveries x
+                               WHERE x.webhook_id = d.webhook_id AND x.status = 'pending' AND x.claimed_until >= $1)
+            ORDER BY d.webhook_id, d.next_attempt_at),
+         picked AS (SELECT id FROM candidates ORDER BY next_attempt_at LIMIT $2)
+         UPDATE notifications.deliveries d
+            SET claimed_until = $1::timestamptz + make_interval(secs => $3), attempts = d.attempts + 1
+           FROM notifications.webhooks w
+          WHERE w.id = d.webhook_id AND d.id IN (SELECT id FROM picked)
+            AND d.status = 'pending' AND (d.claimed_until IS NULL OR d.claimed_until < $1)
+          RETURNING d.id, d.webhook_id, d.body, d.event_id, d.attempts, d.give_up_at, w.url, w.secret, w.deleted_at`,
+        [now, limit, LEASE_SECONDS, [...this.inFlight.keys()]],
+      );
+      return r.rows;
+    },
+
+    /** Starts one attempt; its endpoint is busy until it ends, then the sender looks for more. */
+    launch(this: NotificationsThis, d: ClaimedDelivery): Promise<boolean> {
+      const p = this.attempt(d)
+        .catch((err: Error) => {
+          this.logger.warn(`webhook delivery ${d.id} not recorded; retried after its lease`, err?.message);
+          return false;
+        })
+        .finally(() => {
+          this.inFlight.delete(d.webhook_id);
+          if (!this.stopping) void this.pump().catch((err: Error) => this.logger.warn('webhook send failed; the sweeper retries', err.message));
+        });
+      this.inFlight.set(d.webhook_id, p);
+      return p;
     },
 
     /** One POST and its outcome written back: delivered, retried later, or failed after 24 h. */
@@ -371,14 +443,24 @@ const NotificationsService: ServiceSchema = {
                   next_attempt_at = NULL, claimed_until = NULL WHERE id = $1`,
           [d.id, now.toISOString(), statusCode],
         );
+        await this.db.query('UPDATE notifications.webhooks SET failing_since = NULL WHERE id = $1 AND failing_since IS NOT NULL', [d.webhook_id]);
         return true;
       }
+      // The endpoint's failing streak; failing for hours pauses it (its deliveries are kept, pending).
+      const w = await this.db.query<{ paused_at: Date | null }>(
+        `UPDATE notifications.webhooks SET failing_since = COALESCE(failing_since, $2::timestamptz),
+                paused_at = CASE WHEN paused_at IS NULL AND COALESCE(failing_since, $2::timestamptz) <= $2::timestamptz - make_interval(hours => $3)
+                                 THEN $2::timestamptz ELSE paused_at END
+          WHERE id = $1 RETURNING paused_at`,
+        [d.webhook_id, now.toISOString(), WEBHOOK_PAUSE_AFTER_HOURS],
+      );
+      const paused = !!w.rows[0]?.paused_at && d.deleted_at === null;
       const next = new Date(now.getTime() + retryDelaySeconds(d.attempts) * 1000);
-      const giveUp = d.deleted_at !== null || next > new Date(d.give_up_at);
+      const giveUp = d.deleted_at !== null || (!paused && next > new Date(d.give_up_at));
       await this.db.query(
         `UPDATE notifications.deliveries SET status = $2, last_status_code = $3, last_error = $4, next_attempt_at = $5, claimed_until = NULL
           WHERE id = $1`,
-        [d.id, giveUp ? 'failed' : 'pending', statusCode, error.slice(0, 500), giveUp ? null : next.toISOString()],
+        [d.id, giveUp ? 'failed' : 'pending', statusCode, (paused ? `${error} (webhook paused: call set_webhook with this url again to resume)` : error).slice(0, 500), giveUp ? null : next.toISOString()],
       );
       return false;
     },
@@ -387,8 +469,10 @@ const NotificationsService: ServiceSchema = {
   async started(this: Service) {
     const self = this as unknown as NotificationsThis;
     const { config } = runtimeOf(self.broker);
-    self.sending = null;
-    self.sendAgain = false;
+    self.claiming = null;
+    self.claimAgain = false;
+    self.inFlight = new Map();
+    self.stopping = false;
     self.timer = null;
     if (config.sweepIntervalMs > 0) {
       self.timer = setInterval(() => {
@@ -403,7 +487,9 @@ const NotificationsService: ServiceSchema = {
   async stopped(this: Service) {
     const self = this as unknown as NotificationsThis;
     if (self.timer) clearInterval(self.timer);
-    await self.sending?.catch(() => undefined);
+    self.stopping = true;
+    await self.claiming?.catch(() => undefined);
+    await Promise.allSettled([...self.inFlight.values()]);
   },
 };
 

@@ -2,6 +2,11 @@
  * One POST of a webhook delivery, to the address checked in ssrf.ts (the socket is pinned to it,
  * while Host and TLS SNI/certificate checks still use the URL's host name). No redirects are
  * followed; any 2xx is delivered.
+ *
+ * One total deadline covers the whole attempt — connect, TLS, sending, and the answer's status line
+ * and headers — not an idle timeout: a receiver that trickles a byte every few seconds is cut off at
+ * the deadline like a silent one (issue #23). Only the status is read: the answer's body is not
+ * waited for, and the socket is closed once the headers are in.
  */
 import http from 'node:http';
 import https from 'node:https';
@@ -13,9 +18,10 @@ export interface PostResult {
   error: string | null;
 }
 
-const TIMEOUT_MS = 10_000;
+/** The whole attempt's deadline (connect + headers), in ms. */
+export const ATTEMPT_DEADLINE_MS = 10_000;
 
-export function postWebhook(target: ResolvedTarget, body: string, headers: Record<string, string>): Promise<PostResult> {
+export function postWebhook(target: ResolvedTarget, body: string, headers: Record<string, string>, deadlineMs = ATTEMPT_DEADLINE_MS): Promise<PostResult> {
   const { url, address, family } = target;
   const pinned: LookupFunction = (_hostname, options, callback) => {
     if ((options as { all?: boolean }).all) (callback as any)(null, [{ address, family }]);
@@ -23,27 +29,37 @@ export function postWebhook(target: ResolvedTarget, body: string, headers: Recor
   };
   const client = url.protocol === 'https:' ? https : http;
   return new Promise((resolve) => {
+    let settled = false;
+    const finish = (r: PostResult) => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      resolve(r);
+    };
     const req = client.request(
       url,
       {
         method: 'POST',
         lookup: pinned,
-        timeout: TIMEOUT_MS,
+        agent: false, // a socket of its own, closed after the answer: nothing shared between endpoints
         headers: {
           'content-type': 'application/json',
           'content-length': String(Buffer.byteLength(body, 'utf8')),
           'user-agent': 'agent-market-webhooks/1',
+          connection: 'close',
           ...headers,
         },
       },
       (res) => {
-        res.resume(); // the receiver's answer is not read beyond its status
-        res.on('end', () => resolve({ statusCode: res.statusCode ?? null, error: null }));
-        res.on('error', () => resolve({ statusCode: res.statusCode ?? null, error: null }));
+        finish({ statusCode: res.statusCode ?? null, error: null });
+        res.destroy(); // the receiver's body is not read
       },
     );
-    req.on('timeout', () => req.destroy(new Error(`no answer in ${TIMEOUT_MS / 1000} s`)));
-    req.on('error', (err) => resolve({ statusCode: null, error: err.message.slice(0, 300) }));
+    const timer = setTimeout(() => {
+      finish({ statusCode: null, error: `no answer within ${deadlineMs / 1000} s (connect + headers)` });
+      req.destroy();
+    }, deadlineMs);
+    req.on('error', (err) => finish({ statusCode: null, error: err.message.slice(0, 300) }));
     req.end(body);
   });
 }

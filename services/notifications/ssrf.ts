@@ -7,6 +7,7 @@
  */
 import dns from 'node:dns/promises';
 import net from 'node:net';
+import ipaddr from 'ipaddr.js';
 
 export class WebhookTargetError extends Error {
   constructor(
@@ -17,66 +18,28 @@ export class WebhookTargetError extends Error {
   }
 }
 
-const blocked = new net.BlockList();
-for (const [prefix, bits] of [
-  ['0.0.0.0', 8], // "this network", unspecified
-  ['10.0.0.0', 8],
-  ['100.64.0.0', 10], // CGNAT
-  ['127.0.0.0', 8],
-  ['169.254.0.0', 16], // link-local (cloud metadata)
-  ['172.16.0.0', 12],
-  ['192.0.0.0', 24],
-  ['192.0.2.0', 24],
-  ['192.88.99.0', 24],
-  ['192.168.0.0', 16],
-  ['198.18.0.0', 15],
-  ['198.51.100.0', 24],
-  ['203.0.113.0', 24],
-  ['224.0.0.0', 4], // multicast
-  ['240.0.0.0', 4], // reserved, broadcast
-] as const) {
-  blocked.addSubnet(prefix, bits, 'ipv4');
-}
-for (const [prefix, bits] of [
-  ['::', 128], // unspecified
-  ['::1', 128], // loopback
-  ['64:ff9b:1::', 48],
-  ['100::', 64], // discard
-  ['2001::', 23], // IETF protocol assignments (Teredo, ORCHID…)
-  ['2001:db8::', 32], // documentation
-  ['2002::', 16], // 6to4 can embed any IPv4
-  ['fc00::', 7], // unique local
-  ['fe80::', 10], // link-local
-  ['fec0::', 10], // site-local (deprecated)
-  ['ff00::', 8], // multicast
-] as const) {
-  blocked.addSubnet(prefix, bits, 'ipv6');
-}
-
-/** The IPv4 address an IPv6 one embeds (mapped ::ffff:a.b.c.d, compatible ::a.b.c.d, NAT64 64:ff9b::/96), if any. */
-function embeddedIpv4(ip: string): string | null {
-  const lower = ip.toLowerCase();
-  const dotted = lower.match(/^(?:::ffff:|::|64:ff9b::)(\d+\.\d+\.\d+\.\d+)$/);
-  if (dotted) return dotted[1];
-  const hex = lower.match(/^(?:::ffff:|64:ff9b::)([0-9a-f]{1,4}):([0-9a-f]{1,4})$/);
-  if (hex) {
-    const hi = parseInt(hex[1], 16);
-    const lo = parseInt(hex[2], 16);
-    return `${hi >> 8}.${hi & 255}.${lo >> 8}.${lo & 255}`;
-  }
-  return null;
+/**
+ * Address classification is ipaddr.js's (its special-purpose ranges: private, loopback, link-local,
+ * CGNAT, multicast, reserved, documentation, benchmarking, 6to4, Teredo, NAT64, IPv4-mapped and
+ * -translated…): only plain `unicast` is public. ipaddr.js files the deprecated IPv4-compatible block
+ * ::/96 (`[::127.0.0.1]`, which the URL parser rewrites to `[::7f00:1]`) under unicast, so it is
+ * refused here too (issue #23); every address form that embeds an IPv4 one is refused whole.
+ */
+function isIpv4Compatible(v6: ipaddr.IPv6): boolean {
+  return v6.parts.slice(0, 6).every((p) => p === 0);
 }
 
 /** True for an address a webhook must never reach (anything not plainly public unicast). */
 export function isPrivateAddress(ip: string): boolean {
-  const family = net.isIP(ip);
-  if (family === 4) return blocked.check(ip, 'ipv4');
-  if (family === 6) {
-    const v4 = embeddedIpv4(ip);
-    if (v4) return blocked.check(v4, 'ipv4');
-    return blocked.check(ip, 'ipv6');
+  if (!net.isIP(ip)) return true; // not an address at all (nor a shorthand like 127.1): refuse
+  let addr: ipaddr.IPv4 | ipaddr.IPv6;
+  try {
+    addr = ipaddr.parse(ip);
+  } catch {
+    return true;
   }
-  return true; // not an address at all: refuse
+  if (addr.kind() === 'ipv6' && isIpv4Compatible(addr as ipaddr.IPv6)) return true;
+  return addr.range() !== 'unicast';
 }
 
 export interface ResolvedTarget {
@@ -124,7 +87,11 @@ export async function resolveWebhookTarget(raw: string, allowPrivate: boolean, r
   if (!addresses.length) throw new WebhookTargetError(`the host ${host} does not resolve.`, 'dns');
   if (!allowPrivate) {
     const bad = addresses.find((a) => isPrivateAddress(a.address));
-    if (bad) throw new WebhookTargetError(`the host ${host} resolves to ${bad.address}, a private, loopback, link-local or reserved address.`, 'private_address');
+    // Which address is not said: set_webhook must not become a way to resolve names from inside (issue #23).
+    if (bad) {
+      const what = net.isIP(host) ? `${host} is` : `the host ${host} resolves to`;
+      throw new WebhookTargetError(`${what} a private, loopback, link-local or reserved address.`, 'private_address');
+    }
   }
   const first = addresses[0];
   return { url, address: first.address, family: first.family === 6 ? 6 : 4 };

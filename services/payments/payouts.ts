@@ -158,7 +158,35 @@ function requireOperator(ctx: Context<any, any>): string {
 const ACCEPTED_TYPES = new Set<string>([AddressType.p2pkh, AddressType.p2sh, AddressType.p2wpkh, AddressType.p2wsh, AddressType.p2tr]);
 
 /** Checks the checksum (base58check or bech32/bech32m), the network and the script type. */
+/**
+ * Addresses published as examples and test vectors, whose private keys are public (BIP-173 and
+ * BIP-350 examples; the key 1's P2PKH/P2WPKH forms): anyone can spend what is paid to them, so
+ * connect_payouts refuses them (issue #23). Compared case-insensitively for bech32.
+ */
+export const TEST_VECTOR_ADDRESSES: ReadonlySet<string> = new Set([
+  'bc1qw508d6qejxtdg4y5r3zarvary0c5xw7kv8f3t4',
+  'tb1qw508d6qejxtdg4y5r3zarvary0c5xw7kxpjzsx',
+  'bc1qrp33g0q5c5txsp9arysrx4k6zdkfs4nce4xj0gdcccefvpysxf3qccfmv3',
+  'tb1qrp33g0q5c5txsp9arysrx4k6zdkfs4nce4xj0gdcccefvpysxf3q0sl5k7',
+  'bc1pw508d6qejxtdg4y5r3zarvary0c5xw7kw508d6qejxtdg4y5r3zarvary0c5xw7kt5nd6y',
+  'bc1p0xlxvlhemja6c4dqv22uapctqupfhlxm9h8z3k2e72q4k9hcz7vqzk5jj0',
+  'tb1pqqqqp399et2xygdj5xreqhjjvcmzhxw4aywxecjdzew6hylgvsesf3hn0c',
+  '1BgGZ9tcN4rm9KBzDn7KprQz87SZ26SAMH',
+  '1EHNa6Q4Jz2uvNExL497mE43ikXhwF6kZm',
+  'mrCDrCybB6J1vRfbwM5hemdJz73FwDBC8r',
+]);
+
+function isTestVector(address: string): boolean {
+  return TEST_VECTOR_ADDRESSES.has(address) || (/^(bc|tb)1/i.test(address) && TEST_VECTOR_ADDRESSES.has(address.toLowerCase()));
+}
+
 export function validateBtcAddress(address: string, network: 'mainnet' | 'testnet'): { type: string } {
+  if (isTestVector(address)) {
+    throw new InvalidArgumentsError(`"${address}" is a published example address (a test vector): its private key is public, so anyone could take what is paid to it.`, {
+      hint: 'Copy a receive address from your own wallet; never use an address from documentation or examples.',
+      details: { field: 'btcAddress', rule: 'test_vector' },
+    });
+  }
   let info;
   try {
     info = getAddressInfo(address);

@@ -111,7 +111,7 @@ describe('service call graph', () => {
     const failed = await api.call('get_purchase', { purchaseId: 'pur_doesNotExist1' }, buyer.apiKey);
     await api.ok('ask_help', { question: 'Why did my call fail?', context: { requestId: failed.body.requestId } }, buyer.apiKey);
     await api.ok('report_bug', { title: 'A purchase I cannot find', description: 'get_purchase said not_found for it.', context: { requestId: failed.body.requestId } }, buyer.apiKey);
-    await api.ok('connect_payouts', { btcAddress: 'bc1qw508d6qejxtdg4y5r3zarvary0c5xw7kv8f3t4' }, seller.apiKey);
+    await api.ok('connect_payouts', { btcAddress: 'bc1qar0srrr7xfkvy5l643lydnw9re59gtzzwf5mdq' }, seller.apiKey);
     await api.call('request_cashout', {}, seller.apiKey);
     expect((await admin('GET', '/ledger/audit')).status).toBe(200);
     await expectLedgerClean(app);

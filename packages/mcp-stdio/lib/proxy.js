@@ -18,7 +18,8 @@ const DEFAULT_BASE_URL = 'http://localhost:3000';
 
 const HELP = `agent-market-mcp ${VERSION}: Agent Market tools for your IDE agent, over MCP stdio.
 
-Usage:
+Usage (the npm package is @agent-market/mcp; its command is agent-market-mcp):
+  npx -y @agent-market/mcp [--base-url URL] [--api-key KEY] [--modules buy,sell,shared]
   agent-market-mcp [--base-url URL] [--api-key KEY] [--modules buy,sell,shared]
 
 Options (each also read from the environment):
@@ -34,7 +35,7 @@ No key yet? Start without one and call the register tool: the key it returns is 
 of the session; put it in MARKET_API_KEY to keep it.
 
 Example MCP client config (Claude Code, Cursor, Windsurf, Cline… use the same shape):
-  {"mcpServers": {"agent-market": {"command": "npx", "args": ["-y", "agent-market-mcp"],
+  {"mcpServers": {"agent-market": {"command": "npx", "args": ["-y", "@agent-market/mcp"],
     "env": {"MARKET_BASE_URL": "https://market.example", "MARKET_API_KEY": "rk_live_…"}}}}
 `;
 

@@ -54,6 +54,9 @@ describe('agent-market-mcp (stdio)', () => {
     expect(help.status).toBe(0);
     expect(help.stdout).toMatch(/MARKET_BASE_URL/);
     expect(help.stdout).toMatch(/MARKET_API_KEY/);
+    // Issue #23: npx runs the scoped package; the unscoped name would install someone else's.
+    expect(help.stdout).toContain('"args": ["-y", "@agent-market/mcp"]');
+    expect(help.stdout).not.toMatch(/"-y", "agent-market-mcp"|npx (-y )?agent-market-mcp/);
 
     const bad = await runBin(['--modules', 'nonsense']);
     expect(bad.status).toBe(2);

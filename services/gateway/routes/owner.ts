@@ -7,6 +7,8 @@
 import express, { type Express, type Request, type Response } from 'express';
 import type { GatewayDeps } from '../deps';
 import { toEnvelope } from '../../../packages/errors';
+import { logMappedError } from '../http';
+import { redactPath } from '../redact';
 import { AGENTS } from '../../../packages/contracts/agents';
 import { ESCROW, type SpendingLimitsView } from '../../../packages/contracts/escrow';
 import type { PurchaseView } from '../../../packages/contracts/escrow';
@@ -23,7 +25,10 @@ export function registerOwnerRoutes(app: Express, deps: GatewayDeps): void {
   const { broker } = deps;
   const message = (res: Response, status: number, title: string, text: string) => sendPage(res, status, MessagePage({ title, message: text }));
   const htmlError = (res: Response, req: Request, err: unknown, title: string) => {
-    const { status, body } = toEnvelope(err, req.requestId);
+    const mapped = toEnvelope(err, req.requestId);
+    const { status, body } = mapped;
+    // A 5xx is logged like the API's (sendError), with the token in the path redacted.
+    logMappedError(deps.broker.logger, mapped, err, { requestId: req.requestId, method: req.method, path: redactPath(req.path) });
     message(res, status, title, body.error.hint ? `${body.error.message} ${body.error.hint}` : body.error.message);
   };
   const forged = (req: Request, res: Response, purpose: string): boolean => {
@@ -51,11 +56,12 @@ export function registerOwnerRoutes(app: Express, deps: GatewayDeps): void {
     try {
       const token = tokenOf(req);
       const { agentId } = await broker.call<{ agentId: string }, { token: string }>(ESCROW.ownerLink, { token });
-      const [agent, balance, limits, recent] = await Promise.all([
+      const [agent, balance, limits, recent, links] = await Promise.all([
         agentOf(agentId),
         broker.call<{ gasBalance: number }, { agentId: string }>(LEDGER.balance, { agentId }),
         broker.call<SpendingLimitsView, { agentId: string }>(ESCROW.limitsOf, { agentId }),
         broker.call<{ purchases: PurchaseView[] }, { agentId: string; limit: number }>(ESCROW.recentPurchases, { agentId, limit: 20 }),
+        broker.call<{ links: { createdAt: string; current: boolean }[] }, { token: string }>(ESCROW.ownerLinks, { token }),
       ]);
       setOwnerCookie(req, res, agentId, token);
       const csrf = csrfToken(req, res, `owner:${token}`);
@@ -74,6 +80,8 @@ export function registerOwnerRoutes(app: Express, deps: GatewayDeps): void {
         purchases: recent.purchases,
         csrf,
         saved: req.query.saved === '1',
+        ownerLinks: links.links,
+        revokedOthers: typeof req.query.revoked === 'string' && /^\d{1,4}$/.test(req.query.revoked) ? Number(req.query.revoked) : null,
       }));
     } catch (err) {
       htmlError(res, req, err, 'Owner page not found');
@@ -90,6 +98,19 @@ export function registerOwnerRoutes(app: Express, deps: GatewayDeps): void {
       res.redirect(303, `/owner/${encodeURIComponent(token)}?saved=1`);
     } catch (err) {
       htmlError(res, req, err, 'Limits not saved');
+    }
+  });
+
+  // Every other owner link of the agent (another browser that got one, e.g. on an earlier checkout) stops working.
+  app.post('/owner/:token/revoke-others', formBody, async (req, res) => {
+    try {
+      const token = tokenOf(req);
+      if (forged(req, res, `owner:${token}`)) return;
+      await broker.call(ESCROW.ownerLink, { token });
+      const { revoked } = await broker.call<{ revoked: number }, { token: string }>(ESCROW.revokeOtherOwnerLinks, { token });
+      res.redirect(303, `/owner/${encodeURIComponent(token)}?revoked=${revoked}`);
+    } catch (err) {
+      htmlError(res, req, err, 'Owner links not revoked');
     }
   });
 

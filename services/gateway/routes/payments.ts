@@ -6,12 +6,13 @@
  */
 import express, { type Express, type Request, type Response } from 'express';
 import type { GatewayDeps } from '../deps';
-import { sendError } from '../http';
+import { logMappedError, sendError } from '../http';
+import { redactPath } from '../redact';
 import { toEnvelope } from '../../../packages/errors';
 import { PAYMENTS, type CheckoutView, type FulfilResult } from '../../../packages/contracts/payments';
 import { CheckoutResultPage, PayCheckoutPage, SandboxCheckoutPage, statusSentence, type CheckoutContext } from '../web/checkout';
 import { csrfToken, csrfValid } from '../web/csrf';
-import { setOwnerCookie } from '../web/owner-cookie';
+import { checkoutBrowserKey, readCheckoutBrowserKey, setOwnerCookie } from '../web/owner-cookie';
 import { sendPage } from '../web/render';
 import { parseLimitsForm } from '../web/limits';
 import { ESCROW, type SpendingLimitsView } from '../../../packages/contracts/escrow';
@@ -21,8 +22,6 @@ export const STRIPE_WEBHOOK_PATH = '/api/payments/stripe/webhook';
 
 const formBody = express.urlencoded({ extended: false, limit: '8kb' });
 const csrfPurpose = (sessionId: string) => `checkout:${sessionId}`;
-/** Binds the owner link to the browser that submitted the page before Stripe. */
-const ownerPurpose = (sessionId: string) => `owner-link:${sessionId}`;
 
 export function registerPaymentsRoutes(app: Express, deps: GatewayDeps): void {
   const { broker } = deps;
@@ -30,7 +29,9 @@ export function registerPaymentsRoutes(app: Express, deps: GatewayDeps): void {
   const result = (res: Response, status: number, title: string, message: string, sessionId?: string) =>
     sendPage(res, status, CheckoutResultPage({ title, message, sessionId, ctx }));
   const htmlError = (res: Response, req: Request, err: unknown) => {
-    const { status, body } = toEnvelope(err, req.requestId);
+    const mapped = toEnvelope(err, req.requestId);
+    const { status, body } = mapped;
+    logMappedError(deps.broker.logger, mapped, err, { requestId: req.requestId, method: req.method, path: redactPath(req.path) });
     const msg = body.error.hint ? `${body.error.message} ${body.error.hint}` : body.error.message;
     result(res, status, status === 404 ? 'Checkout not found' : 'Checkout unavailable', msg);
   };
@@ -91,7 +92,7 @@ export function registerPaymentsRoutes(app: Express, deps: GatewayDeps): void {
           setOwnerCookie(req, res, agentId, token);
           if (limits) saved = ' Your spending limits are saved.';
         } catch (err) {
-          deps.broker.logger.warn(`checkout ${id}: limits/owner link not saved (${(err as Error).message})`);
+          deps.broker.logger.warn(`checkout ${redactPath(`/checkout/${id}`)}: limits/owner link not saved (${(err as Error).message})`);
           saved = limits ? ' Your spending limits could NOT be saved right now; set them when you approve the next checkout.' : '';
         }
         sendPage(res, 200, CheckoutResultPage({ title: 'Payment approved', message: `${r.gas} gas were added to the agent's balance.${saved}`, sessionId: id, ownerUrl, ctx }));
@@ -121,20 +122,25 @@ export function registerPaymentsRoutes(app: Express, deps: GatewayDeps): void {
   app.get('/checkout/done', async (req, res) => {
     const id = typeof req.query.session_id === 'string' ? req.query.session_id.slice(0, 255) : '';
     let ownerUrl: string | undefined;
+    let notHere = false;
     if (id) {
       await broker.call(PAYMENTS.reconcileSession, { sessionId: id }).catch(() => undefined);
       const s = await broker.call<CheckoutView, { sessionId: string }>(PAYMENTS.getCheckout, { sessionId: id }).catch(() => null);
       if (s && (s.status === 'paid' || s.status === 'completed')) {
-        const claim = await broker
-          .call<{ ownerToken: string | null }, Record<string, string>>(ESCROW.claimCheckoutLimits, { sessionId: id, agentId: s.agentId, browser: csrfToken(req, res, ownerPurpose(id)) })
-          .catch(() => ({ ownerToken: null }));
+        const browser = readCheckoutBrowserKey(req, id);
+        const claim = browser
+          ? await broker.call<{ ownerToken: string | null }, Record<string, string>>(ESCROW.claimCheckoutLimits, { sessionId: id, agentId: s.agentId, browser }).catch(() => ({ ownerToken: null }))
+          : { ownerToken: null };
         if (claim.ownerToken) {
           ownerUrl = `${ctx.baseUrl}/owner/${claim.ownerToken}`;
           setOwnerCookie(req, res, s.agentId, claim.ownerToken);
-        }
+        } else notHere = true;
       }
     }
-    sendPage(res, 200, CheckoutResultPage({ title: 'Thank you', message: 'Your payment is being confirmed; the gas appears on the agent\'s balance within seconds. Your spending limits apply from then.', ownerUrl, ctx }));
+    const message = notHere
+      ? 'The payment is confirmed; the gas is on the agent\'s balance. The owner link and the spending limits of this checkout belong only to the browser that filled in the checkout page before paying, and only on its first visit here: this visit gets no owner link and changes nothing.'
+      : 'Your payment is being confirmed; the gas appears on the agent\'s balance within seconds. Your spending limits apply from then.';
+    sendPage(res, 200, CheckoutResultPage({ title: 'Thank you', message, ownerUrl, ctx }));
   });
 
   app.get('/checkout/cancelled', (_req, res) => {
@@ -154,7 +160,15 @@ export function registerPaymentsRoutes(app: Express, deps: GatewayDeps): void {
         broker.call<SpendingLimitsView, { agentId: string }>(ESCROW.limitsOf, { agentId: s.agentId }).catch(() => null),
       ]);
       const csrf = csrfToken(req, res, csrfPurpose(s.id));
-      sendPage(res, 200, PayCheckoutPage({ session: s, agent: { id: s.agentId, displayName: agent.displayName }, limits, csrf, ctx }));
+      // "Continue to payment" is answered with a redirect to Stripe's hosted page: CSP form-action must allow its origin.
+      const stripeOrigin = (() => {
+        try {
+          return s.status === 'open' ? [new URL(s.checkoutUrl).origin] : [];
+        } catch {
+          return [];
+        }
+      })();
+      sendPage(res, 200, PayCheckoutPage({ session: s, agent: { id: s.agentId, displayName: agent.displayName }, limits, csrf, ctx }), { formTargets: stripeOrigin });
     } catch (err) {
       htmlError(res, req, err);
     }
@@ -170,7 +184,13 @@ export function registerPaymentsRoutes(app: Express, deps: GatewayDeps): void {
         return;
       }
       const limits = parseLimitsForm(req.body ?? {});
-      await broker.call(ESCROW.stageCheckoutLimits, { sessionId: id, agentId: s.agentId, limits, browser: csrfToken(req, res, ownerPurpose(id)) });
+      // The first browser to submit this page owns it: only it goes on to pay, sets the limits and gets the owner link.
+      const staged = await broker.call<{ staged: boolean }, Record<string, unknown>>(ESCROW.stageCheckoutLimits, { sessionId: id, agentId: s.agentId, limits, browser: checkoutBrowserKey(req, res, id) });
+      if (!staged.staged) {
+        result(res, 409, 'Another browser is paying this checkout',
+          'Another browser already filled in this checkout page and went on to payment. Only that browser sets the spending limits and gets the private owner link. Nothing was changed. If that was not you, do not pay this checkout: ask your agent to call buy_gas again and open the new link yourself before anyone else.');
+        return;
+      }
       res.redirect(303, s.checkoutUrl);
     } catch (err) {
       htmlError(res, req, err);

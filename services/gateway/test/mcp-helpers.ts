@@ -140,7 +140,7 @@ export async function runJourneys(app: JourneyApp, seller: Client, buyer: Client
     return w.lifetimeEarnedGas === 225 && w;
   }, 'seller paid');
   expect(earned.gasBalance).toBe(225);
-  await callOk(seller, 'connect_payouts', { btcAddress: 'bc1qw508d6qejxtdg4y5r3zarvary0c5xw7kv8f3t4' });
+  await callOk(seller, 'connect_payouts', { btcAddress: 'bc1qar0srrr7xfkvy5l643lydnw9re59gtzzwf5mdq' });
   const tooSmall = await callErr(seller, 'request_cashout', {});
   expect(tooSmall.error.hint).toBeTruthy();
   expect((await callOk(seller, 'wallet')).gasBalance).toBe(225);

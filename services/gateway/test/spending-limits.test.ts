@@ -124,6 +124,25 @@ describe('spending limits set by a human, enforced on purchase_service', () => {
     await app.api.ok('request_refund', { purchaseId: purchase.id }, buyer.apiKey);
   });
 
+  test('issue #23: an approval past its expiry is refused as expired at decision time, before any sweeper runs', async () => {
+    const seller = await newAgent(app, 'Seller');
+    const listingId = (await newListing(app, seller, { priceGas: 220 })).id;
+    const owner = await openPage(ownerUrl, human);
+    await postPageForm(`${ownerUrl}/limits`, owner, { limitsForm: '1', approvalAboveGas: '200' });
+    const before = await wallet(app, buyer);
+    const { purchase } = await app.api.ok('purchase_service', { listingId }, buyer.apiKey);
+    expect(purchase.status).toBe('awaiting_approval');
+    const page = await openPage(local(purchase.approvalUrl), human);
+    app.clock.advance(Date.parse(purchase.approvalExpiresAt) - app.clock.now().getTime() + 1000); // no sweeper in tests
+    const late = await postPageForm(`${local(purchase.approvalUrl)}/approve`, page);
+    expect(late.status).toBe(409);
+    expect(late.html).toMatch(/expired/);
+    const after = (await app.api.ok('get_purchase', { purchaseId: purchase.id }, buyer.apiKey)).purchase;
+    expect(after.status).toBe('failed');
+    expect(await wallet(app, buyer)).toMatchObject({ gasBalance: before.gasBalance, heldGas: before.heldGas });
+    expect((await app.api.call('get_purchase', { purchaseId: purchase.id }, seller.apiKey)).status).toBe(404);
+  });
+
   test('the owner page shows balance, spending and purchases, and its form sets every rule', async () => {
     const owner = await openPage(ownerUrl, human);
     expect(owner.status).toBe(200);
@@ -198,6 +217,25 @@ describe('spending limits set by a human, enforced on purchase_service', () => {
     expect(yes.html).toContain('Purchase approved');
     expect((await app.api.ok('get_purchase', { purchaseId: purchase.id }, buyer.apiKey)).purchase.status).toBe('awaiting_delivery');
     await app.api.ok('request_refund', { purchaseId: purchase.id }, buyer.apiKey);
+  });
+
+  test('issue #23: the owner page shows every live owner link of the agent, and the human can revoke the others', async () => {
+    // The agent pays a checkout itself (its own browser): it gets an owner link of its own.
+    const checkout = await app.api.ok('buy_gas', { packId: 'starter' }, buyer.apiKey);
+    const agentForm = await openSandboxCheckout(local(checkout.checkoutUrl));
+    const agentPaid = await submitSandboxForm(agentForm, 'approve');
+    const agentToken = /\/owner\/([A-Za-z0-9_-]+)/.exec(agentPaid.html)![1];
+    expect((await openPage(`${app.baseUrl}/owner/${agentToken}`)).status).toBe(200);
+
+    const owner = await openPage(ownerUrl, human);
+    expect(owner.html).toMatch(/<strong>2 owner links<\/strong>/);
+    const revoked = await postPageForm(`${ownerUrl}/revoke-others`, owner);
+    expect(revoked.status).toBe(303);
+    expect(revoked.location).toMatch(/\?revoked=1$/);
+    expect((await openPage(`${app.baseUrl}/owner/${agentToken}`)).status).toBe(404);
+    const after = await openPage(ownerUrl, human);
+    expect(after.status).toBe(200);
+    expect(after.html).toMatch(/Only this link opens the owner page/);
   });
 
   test('a revoked owner link opens nothing, and its cookie no longer approves', async () => {

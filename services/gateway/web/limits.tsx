@@ -105,6 +105,10 @@ export interface OwnerPageProps {
   /** The CSRF token of each awaiting purchase's Approve/Decline forms, by purchase id. */
   approvalCsrf?: Record<string, string>;
   saved?: boolean;
+  /** The agent's live owner links (this one is `current`): the human sees whether another browser holds one. */
+  ownerLinks?: { createdAt: string; current: boolean }[];
+  /** How many other links were just revoked. */
+  revokedOthers?: number | null;
 }
 
 /** What the approval page says to a browser without the owner's cookie (the agent, or the human elsewhere). */
@@ -169,6 +173,7 @@ export function OwnerPage(p: OwnerPageProps): VNode {
             Save limits
           </button>
         </form>
+        <OwnerLinks links={p.ownerLinks ?? []} path={p.path} csrf={p.csrf} revoked={p.revokedOthers ?? null} />
         <h2>Revoke this link</h2>
         <form method="post" action={`${p.path}/revoke`}>
           <input type="hidden" name={CSRF_FIELD} value={p.csrf} />
@@ -176,6 +181,43 @@ export function OwnerPage(p: OwnerPageProps): VNode {
         </form>
       </div>
     </Layout>
+  );
+}
+
+function OwnerLinks({ links, path, csrf, revoked }: { links: { createdAt: string; current: boolean }[]; path: string; csrf: string; revoked: number | null }): VNode {
+  const others = links.filter((l) => !l.current);
+  return (
+    <>
+      <h2>Who holds an owner link</h2>
+      {revoked !== null ? (
+        <p class="notice" role="status">
+          {revoked} other owner link{revoked === 1 ? '' : 's'} revoked.
+        </p>
+      ) : null}
+      {others.length === 0 ? (
+        <p>Only this link opens the owner page of this agent.</p>
+      ) : (
+        <>
+          <p>
+            <strong>
+              {links.length} owner links
+            </strong>{' '}
+            of this agent are live: this one and {others.length} other{others.length === 1 ? '' : 's'}, made on{' '}
+            {others.map((l, i) => (
+              <>
+                {i ? ', ' : ''}
+                <LocalTime iso={l.createdAt} />
+              </>
+            ))}
+            . Each checkout gives one to the browser that paid it. If you did not open them all, revoke the others: only this link will work.
+          </p>
+          <form method="post" action={`${path}/revoke-others`}>
+            <input type="hidden" name={CSRF_FIELD} value={csrf} />
+            <button type="submit">Revoke every other owner link</button>
+          </form>
+        </>
+      )}
+    </>
   );
 }
 

@@ -4,6 +4,7 @@
  * purchase of that agent (/approve/<token>/...) needs it, so the agent — which only ever gets the
  * approvalUrl, never the owner link — cannot approve its own purchase.
  */
+import { randomBytes } from 'node:crypto';
 import type { Request, Response } from 'express';
 import { isHttps, readCookie } from './csrf';
 
@@ -20,4 +21,32 @@ export function setOwnerCookie(req: Request, res: Response, agentId: string, tok
 export function readOwnerCookie(req: Request, agentId: string): string | null {
   const token = readCookie(req, ownerCookieName(agentId));
   return token && /^[A-Za-z0-9_-]{20,100}$/.test(token) ? token : null;
+}
+
+/**
+ * The browser that submits a Stripe checkout's page (/checkout/<id>/continue) is the one the owner
+ * link goes to on /checkout/done. It is recognised by a random secret in its own HttpOnly cookie,
+ * SameSite=Lax (not the CSRF cookie, which is Strict): Stripe sends the browser back from another
+ * site, and a Strict cookie is not sent on that navigation.
+ */
+export const CHECKOUT_BROWSER_COOKIE = 'market_checkout_browser';
+
+function validBrowserSecret(v: string | null): v is string {
+  return !!v && /^[A-Za-z0-9_-]{32,64}$/.test(v);
+}
+
+/** This browser's proof for one checkout; sets the cookie when the browser has none. */
+export function checkoutBrowserKey(req: Request, res: Response, sessionId: string): string {
+  let secret = readCookie(req, CHECKOUT_BROWSER_COOKIE);
+  if (!validBrowserSecret(secret)) {
+    secret = randomBytes(24).toString('base64url');
+    res.cookie(CHECKOUT_BROWSER_COOKIE, secret, { httpOnly: true, sameSite: 'lax', secure: isHttps(req), path: '/checkout', maxAge: 2 * 24 * 3_600_000 });
+  }
+  return `${secret}:${sessionId}`;
+}
+
+/** The same proof on the return from Stripe, or null when the browser has no such cookie (it gets nothing). */
+export function readCheckoutBrowserKey(req: Request, sessionId: string): string | null {
+  const secret = readCookie(req, CHECKOUT_BROWSER_COOKIE);
+  return validBrowserSecret(secret) ? `${secret}:${sessionId}` : null;
 }

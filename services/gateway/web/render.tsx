@@ -73,8 +73,17 @@ export function Layout({ title, nav = PUBLIC_NAV, noindex, children }: LayoutPro
   );
 }
 
-export function sendPage(res: Response, status: number, page: VNode): void {
-  res.status(status).set(PAGE_HEADERS).send(`<!doctype html>\n${render(page)}`);
+/**
+ * `formTargets`: other origins this page's forms may end up on. CSP form-action also covers the
+ * redirects after a form POST, so the Stripe checkout page (whose "Continue to payment" is answered
+ * with a 303 to Stripe's hosted page) names Stripe's origin, or the browser stops on the redirect.
+ */
+export function sendPage(res: Response, status: number, page: VNode, opts: { formTargets?: string[] } = {}): void {
+  const targets = (opts.formTargets ?? []).filter((o) => /^https?:\/\/[A-Za-z0-9.:[\]-]+$/.test(o));
+  const headers = targets.length
+    ? { ...PAGE_HEADERS, 'content-security-policy': PAGE_HEADERS['content-security-policy'].replace("form-action 'self'", `form-action 'self' ${targets.join(' ')}`) }
+    : PAGE_HEADERS;
+  res.status(status).set(headers).send(`<!doctype html>\n${render(page)}`);
 }
 
 /** A page that only says what happened (not found, refused, done). */

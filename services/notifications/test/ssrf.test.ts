@@ -16,7 +16,14 @@ describe('webhook targets', () => {
     expect(isPrivateAddress(ip)).toBe(true);
   });
 
-  it.each(['93.184.216.34', '1.1.1.1', '8.8.8.8', '172.32.0.1', '2606:4700:4700::1111', '::ffff:8.8.8.8'])('%s is public', (ip) => {
+  // Issue #23: IPv4-compatible (::/96), IPv4-translated (::ffff:0:0:0/96), NAT64 (64:ff9b::/96, 64:ff9b:1::/48),
+  // 6to4 and Teredo forms, and IPv4-mapped forms even of a public IPv4 (refused whole).
+  it.each(['::7f00:1', '::127.0.0.1', '::a9fe:a9fe', '::ffff:0:7f00:1', '::ffff:0:808:808', '::808:808', '64:ff9b::808:808', '64:ff9b:1::1',
+    '2002:7f00:1::1', '2001:0:4136:e378::1', '::ffff:8.8.8.8', '2001:db8::1', '100::1', '127.1'])('%s is refused (issue #23)', (ip) => {
+    expect(isPrivateAddress(ip)).toBe(true);
+  });
+
+  it.each(['93.184.216.34', '1.1.1.1', '8.8.8.8', '172.32.0.1', '2606:4700:4700::1111', '2a00:1450:4001:80b::200e'])('%s is public', (ip) => {
     expect(isPrivateAddress(ip)).toBe(false);
   });
 
@@ -66,6 +73,10 @@ describe('set_webhook without WEBHOOK_ALLOW_PRIVATE', () => {
     ['https://10.1.2.3/hook', 'private_address'],
     ['https://[::ffff:192.168.0.1]/hook', 'private_address'],
     ['https://0.0.0.0/hook', 'private_address'],
+    ['https://[::127.0.0.1]/hook', 'private_address'],
+    ['https://[::7f00:1]/hook', 'private_address'],
+    ['https://[::a9fe:a9fe]/hook', 'private_address'],
+    ['https://[::ffff:0:7f00:1]/hook', 'private_address'],
   ])('refuses %s (%s)', async (url, reason) => {
     const agent = await newAgent(app, 'Agent');
     const r = await app.api.call('set_webhook', { url }, agent.apiKey);
@@ -74,5 +85,13 @@ describe('set_webhook without WEBHOOK_ALLOW_PRIVATE', () => {
     expect(r.body.error!.hint).toMatch(/public https/);
     const list = await app.api.ok('list_webhook_deliveries', {}, agent.apiKey);
     expect(list.webhooks).toEqual([]);
+  });
+
+  it('does not say what a name resolves to (issue #23)', async () => {
+    const agent = await newAgent(app, 'Agent');
+    const r = await app.api.call('set_webhook', { url: 'https://localhost/hook' }, agent.apiKey);
+    expect(r.status).toBe(400);
+    expect(r.body.error!.message).toMatch(/resolves to a private, loopback, link-local or reserved address/);
+    expect(JSON.stringify(r.body)).not.toMatch(/127\.0\.0\.1|::1/);
   });
 });

@@ -37,6 +37,24 @@ describe('connect_payouts', () => {
     expect(await app.call('payments.payoutAddress', { agentId: a.agent.id })).toBeNull();
   });
 
+  it('issue #23: refuses the well-known test-vector addresses (their keys are public), in any case, with a clear 400', async () => {
+    const a = await app.api.register('Vectors');
+    for (const btcAddress of [
+      'bc1qw508d6qejxtdg4y5r3zarvary0c5xw7kv8f3t4', // BIP-173, P2WPKH of the private key 1
+      'BC1QW508D6QEJXTDG4Y5R3ZARVARY0C5XW7KV8F3T4',
+      'bc1qrp33g0q5c5txsp9arysrx4k6zdkfs4nce4xj0gdcccefvpysxf3qccfmv3', // BIP-173, P2WSH
+      'bc1p0xlxvlhemja6c4dqv22uapctqupfhlxm9h8z3k2e72q4k9hcz7vqzk5jj0', // BIP-350, P2TR
+      '1BgGZ9tcN4rm9KBzDn7KprQz87SZ26SAMH', // P2PKH of the private key 1 (compressed)
+      '1EHNa6Q4Jz2uvNExL497mE43ikXhwF6kZm', // … uncompressed
+    ]) {
+      const r = await app.api.call('connect_payouts', { btcAddress }, a.apiKey);
+      expect([btcAddress, r.status, r.body.error?.code, r.body.error?.details?.rule]).toEqual([btcAddress, 400, 'invalid_arguments', 'test_vector']);
+      expect(r.body.error?.message).toMatch(/published example|test vector/);
+      expect(r.body.error?.hint).toMatch(/your own wallet/);
+    }
+    expect(await app.call('payments.payoutAddress', { agentId: a.agent.id })).toBeNull();
+  });
+
   it('connects, replaces, and keeps the history', async () => {
     const a = await app.api.register('Addr2');
     const first = await app.api.ok('connect_payouts', { btcAddress: MAINNET_ADDRESS }, a.apiKey);

@@ -94,14 +94,44 @@ describe('Stripe checkout (real SDK, local stand-in)', () => {
       // Another browser (the agent) returning to the receipt gets no owner link and applies nothing.
       const stranger = await fetch(`${app.baseUrl}/checkout/done?session_id=${buy.sessionId}`);
       expect(await stranger.text()).not.toMatch(/\/owner\//);
-      const done = await fetch(`${app.baseUrl}/checkout/done?session_id=${buy.sessionId}`, { headers: { cookie: ours.cookie } });
+      const done = await fetch(`${app.baseUrl}/checkout/done?session_id=${buy.sessionId}`, { headers: { cookie: next.cookie } });
       expect(await done.text()).toMatch(/\/owner\/[A-Za-z0-9_-]{20,}/);
       expect((await app.api.ok('whoami', {}, apiKey)).agent.spendingLimits).toMatchObject({ dailyBudgetGas: 300, approvalAboveGas: 100 });
-      const again = await fetch(`${app.baseUrl}/checkout/done?session_id=${buy.sessionId}`, { headers: { cookie: ours.cookie } });
+      const again = await fetch(`${app.baseUrl}/checkout/done?session_id=${buy.sessionId}`, { headers: { cookie: next.cookie } });
       expect(await again.text()).not.toMatch(/\/owner\//);
     } finally {
       stripe.setWebhookUrl(null);
     }
+  });
+
+  it('issue #23: the agent submitting the page after its human (no limits) is refused; after payment only the human gets the owner link', async () => {
+    const { apiKey, agentId, buy } = await buyer('Owner Link Target');
+    const pageUrl = `${app.baseUrl}${new URL(buy.checkoutUrl).pathname}`;
+    const human = await openPage(pageUrl);
+    const agent = await openPage(pageUrl);
+    const humanNext = await postPageForm(`${app.baseUrl}/checkout/${buy.sessionId}/continue`, human, { limitsForm: '1', dailyBudgetGas: '300', approvalAboveGas: '100' });
+    expect(humanNext.status).toBe(303);
+    const agentNext = await postPageForm(`${app.baseUrl}/checkout/${buy.sessionId}/continue`, agent, { limitsForm: '1' });
+    expect(agentNext.status).toBe(409);
+    expect(agentNext.html).toMatch(/Another browser is paying this checkout/);
+    expect(agentNext.location).toBeNull();
+    // The human resubmits (same browser): allowed, the limits are replaced.
+    const again = await postPageForm(`${app.baseUrl}/checkout/${buy.sessionId}/continue`, { cookie: humanNext.cookie, csrf: human.csrf }, { limitsForm: '1', dailyBudgetGas: '300', approvalAboveGas: '100' });
+    expect(again.status).toBe(303);
+    stripe.markPaid(buy.sessionId);
+    const agentDone = await fetch(`${app.baseUrl}/checkout/done?session_id=${buy.sessionId}`, { headers: { cookie: agentNext.cookie } });
+    const agentHtml = await agentDone.text();
+    expect(agentHtml).not.toMatch(/\/owner\//);
+    expect(agentHtml).toMatch(/this visit gets no owner link and changes nothing/);
+    expect((await app.api.ok('whoami', {}, apiKey)).agent.spendingLimits.dailyBudgetGas).toBeNull();
+    const humanDone = await fetch(`${app.baseUrl}/checkout/done?session_id=${buy.sessionId}`, { headers: { cookie: again.cookie } });
+    expect(await humanDone.text()).toMatch(/\/owner\/[A-Za-z0-9_-]{20,}/);
+    expect((await app.api.ok('whoami', {}, apiKey)).agent.spendingLimits).toMatchObject({ dailyBudgetGas: 300, approvalAboveGas: 100 });
+    // After the payment the agent's page has nothing to submit.
+    const late = await postPageForm(`${app.baseUrl}/checkout/${buy.sessionId}/continue`, agent, { limitsForm: '1' });
+    expect(late.status).toBe(409);
+    expect((await app.api.ok('whoami', {}, apiKey)).agent.spendingLimits).toMatchObject({ dailyBudgetGas: 300, approvalAboveGas: 100 });
+    expect(await balance(agentId)).toBe(500);
   });
 
   it('bad signature, forged, tampered, stale and malformed webhooks are 400 and credit nothing', async () => {

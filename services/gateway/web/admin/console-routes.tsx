@@ -51,8 +51,16 @@ export function registerAdminConsole(app: Express, deps: GatewayDeps): void {
   const signInPage = (req: Request, res: Response, status: number, error: string | null) =>
     sendPage(res, status, <SignInPage csrf={csrfToken(req, res, CSRF_PURPOSE)} error={error} enabled={sessions.enabled()} localTokenFile={sessions.localOnly() ? localTokenFile : null} />);
 
-  app.get('/admin/login', (req, res) => {
-    if (sessions.operatorOf(req)) {
+  /** The cookie's operator when its session is valid and was not signed out (on any replica). */
+  const liveOperator = async (req: Request): Promise<string | null> => {
+    const s = sessions.sessionOf(req);
+    if (!s) return null;
+    const ended = await deps.db.query('SELECT 1 FROM gateway.console_sessions WHERE id = $1 AND ended_at IS NOT NULL', [s.sid]);
+    return ended.rowCount ? null : s.operator;
+  };
+
+  app.get('/admin/login', async (req, res) => {
+    if (await liveOperator(req).catch(() => null)) {
       res.redirect(303, '/admin');
       return;
     }
@@ -84,8 +92,8 @@ export function registerAdminConsole(app: Express, deps: GatewayDeps): void {
   });
 
   // Everything else under /admin needs a session.
-  const requireSession = (req: Request, res: Response, next: NextFunction) => {
-    const operator = sessions.operatorOf(req);
+  const requireSession = async (req: Request, res: Response, next: NextFunction) => {
+    const operator = await liveOperator(req).catch(() => null);
     if (!operator) {
       if (req.method === 'GET') res.redirect(303, '/admin/login');
       else signInPage(req, res, 401, 'Your session has ended. Please sign in again.');
@@ -96,8 +104,22 @@ export function registerAdminConsole(app: Express, deps: GatewayDeps): void {
   };
   app.use('/admin', requireSession);
 
-  app.post('/admin/logout', formBody, (req, res) => {
-    if (csrfValid(req, CSRF_PURPOSE)) sessions.signOut(req, res);
+  app.post('/admin/logout', formBody, async (req, res) => {
+    if (csrfValid(req, CSRF_PURPOSE)) {
+      // Ended server-side: the same cookie, copied elsewhere, no longer opens the console.
+      const s = sessions.sessionOf(req);
+      if (s) {
+        await deps.db
+          .query(
+            `INSERT INTO gateway.console_sessions (id, operator, expires_at, ended_at) VALUES ($1, $2, $3, now())
+             ON CONFLICT (id) DO UPDATE SET ended_at = COALESCE(gateway.console_sessions.ended_at, now())`,
+            [s.sid, s.operator, new Date(s.expiresAt).toISOString()],
+          )
+          .catch((err: Error) => deps.broker.logger.warn(`console logout not recorded (${err.message})`));
+        await deps.db.query('DELETE FROM gateway.console_sessions WHERE expires_at < now()').catch(() => undefined);
+      }
+      sessions.signOut(req, res);
+    }
     res.redirect(303, '/admin/login');
   });
 

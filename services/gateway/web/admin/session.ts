@@ -4,8 +4,11 @@
  * cookie: HttpOnly, SameSite=Strict, Path=/admin, expiring after SESSION_TTL_MS. The cookie is
  * signed with a key derived from that credential, so it works on every gateway replica and
  * changing ADMIN_TOKEN ends every session. Failed sign-ins are throttled per client address.
+ * Each session has a random id in its cookie; signing out records the id as ended in the gateway's
+ * schema (gateway.console_sessions), so a copied cookie dies with the session on every replica
+ * (issue #23). console-routes checks that list on every request.
  */
-import { createHmac, timingSafeEqual } from 'node:crypto';
+import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { Request, Response } from 'express';
 import type { GatewayDeps } from '../../deps';
 import { isHttps, readCookie } from '../csrf';
@@ -47,11 +50,11 @@ export class ConsoleSessions {
     return credential === 'admin-token' ? this.deps.config.adminToken : this.deps.operatorToken;
   }
 
-  private signature(credential: Credential, expiresAt: number): string | null {
+  private signature(credential: Credential, expiresAt: number, sid: string): string | null {
     const secret = this.secretOf(credential);
     if (!secret) return null;
     const key = createHmac('sha256', secret).update('admin-console-session').digest();
-    return createHmac('sha256', key).update(`${credential}.${expiresAt}`).digest('base64url');
+    return createHmac('sha256', key).update(`${credential}.${expiresAt}.${sid}`).digest('base64url');
   }
 
   /** Seconds until this address may try again, or 0. */
@@ -82,7 +85,8 @@ export class ConsoleSessions {
     }
     this.failures.delete(req.ip ?? req.socket.remoteAddress ?? 'unknown');
     const expiresAt = now + SESSION_TTL_MS;
-    const value = `v1.${credential}.${expiresAt}.${this.signature(credential, expiresAt)}`;
+    const sid = randomBytes(16).toString('base64url');
+    const value = `v2.${credential}.${expiresAt}.${sid}.${this.signature(credential, expiresAt, sid)}`;
     res.cookie(SESSION_COOKIE, value, { httpOnly: true, sameSite: 'strict', secure: isHttps(req), path: '/admin', maxAge: SESSION_TTL_MS });
     return credential;
   }
@@ -93,15 +97,24 @@ export class ConsoleSessions {
 
   /** The operator name for the audit log when the cookie is a valid, unexpired session; else null. */
   operatorOf(req: Request, now = Date.now()): string | null {
+    return this.sessionOf(req, now)?.operator ?? null;
+  }
+
+  /**
+   * The cookie's session when it is validly signed and unexpired (whether it was ended by a sign-out
+   * is for the caller to check: console-routes looks the id up in gateway.console_sessions).
+   */
+  sessionOf(req: Request, now = Date.now()): { operator: string; sid: string; expiresAt: number } | null {
     const value = readCookie(req, SESSION_COOKIE);
-    const m = value ? /^v1\.(admin-token|local-operator)\.(\d{10,16})\.([A-Za-z0-9_-]{20,})$/.exec(value) : null;
+    const m = value ? /^v2\.(admin-token|local-operator)\.(\d{10,16})\.([A-Za-z0-9_-]{16,32})\.([A-Za-z0-9_-]{20,})$/.exec(value) : null;
     if (!m) return null;
     const credential = m[1] as Credential;
     const expiresAt = Number(m[2]);
+    const sid = m[3];
     if (!(expiresAt > now) || expiresAt > now + SESSION_TTL_MS) return null;
     if (credential === 'local-operator' && !isLoopback(req)) return null;
-    const want = this.signature(credential, expiresAt);
-    if (!want || !safeEqual(want, m[3])) return null;
-    return `console:${credential}`;
+    const want = this.signature(credential, expiresAt, sid);
+    if (!want || !safeEqual(want, m[4])) return null;
+    return { operator: `console:${credential}`, sid, expiresAt };
   }
 }
