@@ -14,10 +14,13 @@ import { composedToolsMixin } from './composed';
 import { ToolDispatcher } from './dispatch';
 import { RequestLog } from './request-log';
 import { AuthFailureThrottle } from './auth-throttle';
+import { SharedLimits } from './limits';
 import { GatewayMetrics } from './metrics';
 import { migrations } from './migrations';
 
 export const OPERATOR_TOKEN_FILE = 'operator-token';
+/** Above the 60 s idle timeout of common load balancers (AWS ALB, GCP, nginx upstream keepalive_timeout). */
+export const KEEP_ALIVE_TIMEOUT_MS = 65_000;
 
 const GatewayService: ServiceSchema = {
   name: 'gateway',
@@ -47,7 +50,9 @@ const GatewayService: ServiceSchema = {
     this.requestLog.start();
     this.pruneTimer = setInterval(() => void this.requestLog.prune(), 3_600_000);
     this.pruneTimer.unref();
-    const authThrottle = new AuthFailureThrottle(config.authFailuresPerMinute, this.logger);
+    // Counted in the gateway's database, so every replica enforces the same limits (limits.ts).
+    const limits = new SharedLimits({ db: this.db, logger: this.logger });
+    const authThrottle = new AuthFailureThrottle(config.authFailuresPerMinute, this.logger, limits);
     const metrics = new GatewayMetrics(this.broker);
     if (metrics.isEnabled && config.metricsPort) {
       // The METRICS_PORT listener cannot ask for a refresh at scrape time: keep the business figures fresh.
@@ -60,6 +65,7 @@ const GatewayService: ServiceSchema = {
       db: this.db,
       requestLog: this.requestLog,
       authThrottle,
+      limits,
     });
     this.dispatcher = dispatcher;
 
@@ -85,7 +91,11 @@ const GatewayService: ServiceSchema = {
     await new Promise<void>((resolve, reject) => {
       this.server = app.listen(config.port, config.host, (err?: Error) => (err ? reject(err) : resolve()));
     });
-    this.server.keepAliveTimeout = 5_000;
+    // Idle keep-alive connections outlive the load balancer's (60 s on the common ones): the balancer,
+    // not this server, closes them, so it never sends a request onto a socket being closed (sporadic 502s).
+    // headersTimeout must exceed keepAliveTimeout, or a slow first header on a reused socket is cut.
+    this.server.keepAliveTimeout = KEEP_ALIVE_TIMEOUT_MS;
+    this.server.headersTimeout = KEEP_ALIVE_TIMEOUT_MS + 1_000;
     this.logger.info(`gateway listening on port ${this.port()}`);
   },
 

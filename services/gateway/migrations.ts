@@ -47,4 +47,17 @@ export const migrations: Migration[] = [
       CREATE INDEX audit_log_at ON gateway.audit_log (at DESC);
     `,
   },
+  {
+    // Counters shared by every gateway replica (limits.ts): rate-limiter-flexible's table layout
+    // (key, points, expire in epoch ms). Rows expire by themselves; the library deletes old ones.
+    version: 3,
+    name: 'shared rate limits',
+    sql: `
+      CREATE TABLE gateway.rate_limits (
+        key varchar(255) PRIMARY KEY,
+        points integer NOT NULL DEFAULT 0,
+        expire bigint
+      );
+    `,
+  },
 ];

@@ -1,7 +1,7 @@
 /**
  * GET /metrics on the gateway port: Prometheus text, only with "Authorization: Bearer $METRICS_TOKEN".
  * Without METRICS_TOKEN it is off here (404); METRICS_PORT serves the same registry on loopback.
- * Wrong tokens are throttled like admin tokens (10 per client and minute, then 429).
+ * Wrong tokens are throttled like admin tokens (10 per client and minute, then 429; a right token always passes).
  */
 import { timingSafeEqual } from 'node:crypto';
 import type { Express } from 'express';
@@ -26,10 +26,9 @@ export function registerMetricsRoute(app: Express, deps: GatewayDeps): void {
     }
     const client = clientIp(req);
     try {
-      deps.authThrottle?.check('metrics', client);
       const token = bearerToken(req);
       if (!token || !sameSecret(token, metricsToken)) {
-        deps.authThrottle?.fail('metrics', client, req.requestId);
+        await deps.authThrottle?.fail('metrics', client, req.requestId);
         throw new MarketError('unauthorized', 'GET /metrics needs the metrics token.', { hint: 'Send "Authorization: Bearer $METRICS_TOKEN".' });
       }
       await deps.metrics.refreshBusiness();
