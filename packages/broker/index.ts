@@ -11,6 +11,8 @@ import { setRuntime, systemClock, type Clock } from '../runtime';
 import { DurableEventsMiddleware, JetStreamDurableTransport, LocalDurableTransport, type DurableTransport } from './durable';
 import { FailoverMiddleware } from './failover';
 import { inProcessPrometheusReporter } from './metrics';
+import { logMixin } from '../telemetry/context';
+import { TelemetryMiddleware } from '../telemetry/moleculer';
 
 export { durableEventsOf, type DurableTransport } from './durable';
 
@@ -67,7 +69,16 @@ export function createBroker(opts: CreateBrokerOptions): ServiceBroker {
     heartbeatTimeout: config.heartbeatTimeoutS,
     logger: {
       type: 'Pino',
-      options: { level: config.logLevel, pino: { options: { redact: ['apiKey', '*.apiKey', 'authorization', '*.authorization'] } } },
+      options: {
+        level: config.logLevel,
+        pino: {
+          options: {
+            redact: ['apiKey', '*.apiKey', 'authorization', '*.authorization'],
+            // Every line written inside a request or event carries its requestId (and traceId when tracing is on).
+            mixin: logMixin,
+          },
+        },
+      },
     },
     logLevel: config.logLevel as any,
     // Metrics when asked for (METRICS_TOKEN: the gateway's /metrics; METRICS_PORT: a listener bound to
@@ -93,6 +104,8 @@ export function createBroker(opts: CreateBrokerOptions): ServiceBroker {
       DurableEventsMiddleware(durableTransport(config)) as any,
       FailoverMiddleware({ retries: 4, delayMs: 100, maxDelayMs: 1_000 }) as any,
       ...extraMiddlewares,
+      // Last = outermost (Moleculer wraps in order): the others run inside the request's context and span.
+      TelemetryMiddleware() as any,
     ],
     validator: true,
     ...brokerOptions,

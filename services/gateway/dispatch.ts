@@ -23,6 +23,8 @@ import type { AuthFailureThrottle } from './auth-throttle';
 import { SharedLimits, type SharedCounter } from './limits';
 import { canonicalJson, sha256Hex } from '../../packages/ids';
 import { runtimeOf } from '../../packages/runtime';
+import { withRequestContext } from '../../packages/telemetry/context';
+import { tracingEnabled, withSpan } from '../../packages/telemetry/tracing';
 
 export interface ToolCall {
   tool: unknown;
@@ -135,7 +137,22 @@ export class ToolDispatcher {
     }
   }
 
-  async dispatch(call: ToolCall): Promise<ToolOutcome> {
+  /** One tool call, in its request's context, as a span named after the tool when tracing is on. */
+  dispatch(call: ToolCall): Promise<ToolOutcome> {
+    const name = typeof call.tool === 'string' && getTool(call.tool) ? call.tool : 'unknown';
+    return withRequestContext({ requestId: call.requestId }, () =>
+      tracingEnabled()
+        ? withSpan(`tool ${name}`, { attributes: { 'market.tool': name, 'market.via': call.via, 'request.id': call.requestId } }, async (span) => {
+            const outcome = await this.dispatchCall(call);
+            span?.setAttribute('http.response.status_code', outcome.status);
+            if (outcome.agentId) span?.setAttribute('market.agent_id', outcome.agentId);
+            return outcome;
+          })
+        : this.dispatchCall(call),
+    );
+  }
+
+  private async dispatchCall(call: ToolCall): Promise<ToolOutcome> {
     const headers: Record<string, string> = {};
     let agentId: string | null = null;
     let toolName: string | null = typeof call.tool === 'string' ? call.tool.slice(0, 64) : null;

@@ -35,6 +35,7 @@ import { NOTICES } from './events';
 import { migrations } from './migrations';
 import { postWebhook } from './sender';
 import { signatureHeader } from './signing';
+import { SpanKind, tracingEnabled, withSpan } from '../../packages/telemetry/tracing';
 import { resolveWebhookTarget, WebhookTargetError } from './ssrf';
 
 const HOUR_MS = 3_600_000;
@@ -71,6 +72,19 @@ interface DeliveryRow {
   last_error: string | null;
   delivered_at: Date | null;
   created_at: Date;
+}
+
+/** Each webhook attempt is a span (tracing on): its delivery, event, attempt number and outcome; the POST is its child. */
+function tracedAttempt(d: ClaimedDelivery, attempt: () => Promise<boolean>): Promise<boolean> {
+  if (!tracingEnabled()) return attempt();
+  return withSpan('webhook attempt', {
+    kind: SpanKind.CLIENT,
+    attributes: { 'webhook.delivery_id': String(d.id), 'webhook.event_id': String(d.event_id), 'webhook.attempt': Number(d.attempts) },
+  }, async (span) => {
+    const delivered = await attempt();
+    span?.setAttribute('webhook.delivered', delivered);
+    return delivered;
+  });
 }
 
 interface ClaimedDelivery {
@@ -338,7 +352,7 @@ const NotificationsService: ServiceSchema = {
           [now.toISOString(), BATCH, LEASE_SECONDS],
         );
         if (!claimed.rows.length) return delivered;
-        const results = await Promise.all(claimed.rows.map((d) => this.attempt(d)));
+        const results = await Promise.all(claimed.rows.map((d) => tracedAttempt(d, () => this.attempt(d))));
         delivered += results.filter(Boolean).length;
         if (claimed.rows.length < BATCH) return delivered;
       }
