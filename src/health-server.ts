@@ -11,6 +11,7 @@ import type { ServiceBroker } from 'moleculer';
 import type { Config } from '../packages/config';
 import { durableEventsOf } from '../packages/broker';
 import { prometheusText } from '../packages/broker/metrics';
+import { refreshRuntimeMetrics } from '../packages/broker/runtime-metrics';
 import { busConnected, withTimeout } from '../packages/broker/readiness';
 
 export interface Check {
@@ -69,8 +70,10 @@ export function startHealthServer(broker: ServiceBroker, config: Config, opts: {
       if (config.metricsToken && req.headers.authorization !== `Bearer ${config.metricsToken}`) {
         return json(401, { ok: false, error: 'metrics need Authorization: Bearer <METRICS_TOKEN>' });
       }
-      res.writeHead(200, { 'content-type': 'text/plain; version=0.0.4; charset=utf-8' });
-      res.end(prometheusText(broker));
+      void refreshRuntimeMetrics(broker).finally(() => {
+        res.writeHead(200, { 'content-type': 'text/plain; version=0.0.4; charset=utf-8' });
+        res.end(prometheusText(broker));
+      });
       return;
     }
     json(404, { ok: false, error: 'not found: this process serves only /healthz, /readyz and /metrics' });

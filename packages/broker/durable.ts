@@ -77,6 +77,17 @@ export interface DurableTransport {
   stopConsuming(): Promise<void>;
   close(): Promise<void>;
   status(): DurableStatus;
+  /** Messages waiting per consumer group and topic (metrics); empty when not connected or embedded. */
+  backlog?(): Promise<ConsumerBacklog[]>;
+}
+
+export interface ConsumerBacklog {
+  group: string;
+  topic: string;
+  /** Not yet delivered to any replica of the group. */
+  pending: number;
+  /** Delivered and not yet acknowledged (in progress, or held by a hung replica). */
+  ackPending: number;
 }
 
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
@@ -374,6 +385,20 @@ export class JetStreamDurableTransport implements DurableTransport {
       ...(typeof eventId === 'string' ? { msgID: eventId } : {}),
       timeout: 5_000,
     });
+  }
+
+  async backlog(): Promise<ConsumerBacklog[]> {
+    if (!this.jsm || !this.connected) return [];
+    const out: ConsumerBacklog[] = [];
+    for (const sub of this.subs) {
+      try {
+        const info = await this.jsm.consumers.info(this.streamName, sub.durable);
+        out.push({ group: sub.group, topic: sub.topic, pending: info.num_pending, ackPending: info.num_ack_pending });
+      } catch {
+        // not created yet, or NATS went away meanwhile: no figure rather than a wrong one
+      }
+    }
+    return out;
   }
 
   private async consumeLoop(sub: RunningSub): Promise<void> {

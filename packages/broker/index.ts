@@ -11,6 +11,7 @@ import { setRuntime, systemClock, type Clock } from '../runtime';
 import { DurableEventsMiddleware, JetStreamDurableTransport, LocalDurableTransport, type DurableTransport } from './durable';
 import { FailoverMiddleware } from './failover';
 import { inProcessPrometheusReporter } from './metrics';
+import { RuntimeMetricsMiddleware } from './runtime-metrics';
 import { logMixin } from '../telemetry/context';
 import { TelemetryMiddleware } from '../telemetry/moleculer';
 
@@ -103,6 +104,8 @@ export function createBroker(opts: CreateBrokerOptions): ServiceBroker {
     middlewares: [
       DurableEventsMiddleware(durableTransport(config)) as any,
       FailoverMiddleware({ retries: 4, delayMs: 100, maxDelayMs: 1_000 }) as any,
+      // Event-loop lag, heap, GC, handles, DB pools, JetStream backlog (when metrics are on).
+      RuntimeMetricsMiddleware() as any,
       ...extraMiddlewares,
       // Last = outermost (Moleculer wraps in order): the others run inside the request's context and span.
       TelemetryMiddleware() as any,

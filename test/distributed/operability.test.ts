@@ -11,6 +11,7 @@ import {
   ApiClient,
   createTestDatabase,
   describeDistributed,
+  eventually,
   freePort,
   spawnServices,
   TEST_NATS_URL,
@@ -20,10 +21,13 @@ import {
 } from '../../packages/testkit';
 import { base62 } from '../../packages/ids';
 
+const METRICS_TOKEN = 'metrics-token-for-operability-0123456789';
+
 describeDistributed('operability across two gateway replicas (separate processes, NATS, PostgreSQL)', () => {
   let tdb: TestDatabase;
   const procs: ServiceProcess[] = [];
   let gateways: ApiClient[];
+  let workers: ServiceProcess;
 
   beforeAll(async () => {
     tdb = await createTestDatabase();
@@ -35,11 +39,13 @@ describeDistributed('operability across two gateway replicas (separate processes
       DATA_DIR: dataDir,
       NODE_ENV: 'test',
       RATE_LIMIT_PER_MINUTE: '30',
+      METRICS_TOKEN,
       SWEEP_INTERVAL_MS: '0',
     };
     const [port1, port2] = [await freePort(), await freePort()];
     // The workers first (they migrate their schemas), then the two gateways one after the other.
-    procs.push(await spawnServices(['agents', 'ledger', 'listings'], { ...env, NODE_ID: 'workers-1' }));
+    workers = await spawnServices(['agents', 'ledger', 'listings'], { ...env, NODE_ID: 'workers-1' });
+    procs.push(workers);
     procs.push(await spawnServices(['gateway'], { ...env, PORT: String(port1), NODE_ID: 'gw-1' }));
     procs.push(await spawnServices(['gateway'], { ...env, PORT: String(port2), NODE_ID: 'gw-2' }));
     gateways = [new ApiClient(`http://127.0.0.1:${port1}`), new ApiClient(`http://127.0.0.1:${port2}`)];
@@ -89,4 +95,38 @@ describeDistributed('operability across two gateway replicas (separate processes
     res.resume();
     expect(res.headers['keep-alive']).toBe('timeout=65');
   });
+
+  it('every /metrics (a gateway, a worker) shows event-loop lag, heap, GC, handles, DB pool and JetStream backlog', async () => {
+    const scrape = async (url: string) => {
+      const r = await fetch(url, { headers: { authorization: `Bearer ${METRICS_TOKEN}` } });
+      expect(r.status).toBe(200);
+      return r.text();
+    };
+    // A sample line of `name`, whose labels include `label` (other labels — namespace, nodeID — may come with it).
+    const sample = (name: string, label = '') => new RegExp(`^${name}(\\{[^}\\n]*${label}[^}\\n]*\\})? [0-9.e+-]+$`, 'm');
+    const common = [
+      sample('market_runtime_event_loop_lag_seconds', 'stat="p99"'),
+      sample('market_runtime_heap_used_bytes'),
+      sample('market_runtime_rss_bytes'),
+      sample('market_runtime_gc_runs_total', 'kind="\\w+"'),
+      sample('market_runtime_gc_seconds_total', 'kind="\\w+"'),
+      sample('market_runtime_active_handles', 'type="\\w+"'),
+      sample('market_db_pool_in_use', 'database="t_\\w+"'),
+      sample('market_db_pool_waiting', 'database="t_\\w+"'),
+    ];
+    // GC counters appear after the first collection: allow the process a moment.
+    const gw = await eventually(async () => {
+      const text = await scrape(`${gateways[0].baseUrl}/metrics`);
+      return common.every((re) => re.test(text)) ? text : null;
+    }, 30_000, 500);
+    expect(gw).toMatch(/market_http_requests_total/); // the same registry as the call metrics
+    const worker = await eventually(async () => {
+      const text = await scrape(`http://127.0.0.1:${workers.port}/metrics`);
+      return common.every((re) => re.test(text)) ? text : null;
+    }, 30_000, 500);
+    // The ledger consumes escrow's durable events: its groups' backlog is there.
+    expect(worker).toMatch(sample('market_durable_consumer_pending', 'group="ledger",topic="escrow\\.purchase\\.completed"'));
+    expect(worker).toMatch(sample('market_durable_consumer_ack_pending', 'group="ledger",topic="escrow\\.purchase\\.completed"'));
+    expect(worker).not.toMatch(/hostname|os_/);
+  }, 90_000);
 });
