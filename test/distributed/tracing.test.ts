@@ -25,6 +25,7 @@ import {
 import { creditGas, expectLedgerClean } from '../../packages/testkit/ledger';
 import { base62 } from '../../packages/ids';
 import { LISTING_DESCRIPTION } from '../../services/escrow/test/helpers';
+import { startReceiver as startWebhookReceiver, type Receiver as WebhookReceiver } from '../../services/notifications/test/receiver';
 
 interface ReceivedSpan {
   service: string;
@@ -112,9 +113,11 @@ describeDistributed('one purchase lifecycle is one trace across processes (OTLP 
   const procs: Record<string, ServiceProcess> = {};
   let api: ApiClient;
   let client: ServiceBroker;
+  let hooks: WebhookReceiver;
 
   beforeAll(async () => {
     receiver = await startReceiver();
+    hooks = await startWebhookReceiver();
     tdb = await createTestDatabase();
     const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'market-trace-'));
     const env = {
@@ -128,17 +131,18 @@ describeDistributed('one purchase lifecycle is one trace across processes (OTLP 
       OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url,
       OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json',
       OTEL_BSP_SCHEDULE_DELAY: '200',
+      WEBHOOK_ALLOW_PRIVATE: 'true',
     };
     const port = await freePort();
     // Two at a time: TypeScript processes compiling at once start slowly on a small machine.
     const [ledger, escrow] = await Promise.all([spawnServices(['ledger'], env), spawnServices(['escrow'], env)]);
     const [rest, gateway] = await Promise.all([
-      spawnServices(['agents', 'listings'], env),
+      spawnServices(['agents', 'listings', 'notifications'], env),
       spawnServices(['gateway'], { ...env, PORT: String(port) }),
     ]);
     Object.assign(procs, { ledger, escrow, rest, gateway });
     api = new ApiClient(`http://127.0.0.1:${port}`);
-    await waitForGateway(api, ['agents', 'ledger', 'listings', 'escrow']);
+    await waitForGateway(api, ['agents', 'ledger', 'listings', 'escrow', 'notifications']);
     const config = loadConfig({ ...env, SERVICES: 'support', LOG_LEVEL: 'error', OTEL_EXPORTER_OTLP_ENDPOINT: '' });
     client = createBroker({ config, services: [] });
     await client.start();
@@ -149,6 +153,7 @@ describeDistributed('one purchase lifecycle is one trace across processes (OTLP 
     await client?.stop();
     await Promise.all(Object.values(procs).map((p) => p.stop()));
     receiver?.close();
+    await hooks?.close();
     await tdb?.drop();
   }, 60_000);
 
@@ -156,6 +161,7 @@ describeDistributed('one purchase lifecycle is one trace across processes (OTLP 
     const seller = await api.register('Trace Seller');
     const buyer = await api.register('Trace Buyer');
     await creditGas({ call: (a, p) => client.call(a, p) }, buyer.agent.id, 1_000);
+    await api.ok('set_webhook', { url: hooks.url, events: ['purchase.completed'] }, seller.apiKey);
     const listing = (await api.ok('list_service', { title: 'Write Jest unit tests for a TypeScript module', description: LISTING_DESCRIPTION, priceGas: 250, category: 'codegen' }, seller.apiKey)).listing;
 
     const purchaseRequest = `req_trace_purchase_${base62(8)}`;
@@ -199,7 +205,7 @@ describeDistributed('one purchase lifecycle is one trace across processes (OTLP 
     expect(root.parentSpanId).toBeNull();
     // SQL statements of the hold are spans under it (instrumentation-pg).
     expect(purchaseTrace.some((s) => s.service === 'market-ledger' && s.name.startsWith('pg.query') && chain(s).includes(hold))).toBe(true);
-    expect(new Set(purchaseTrace.map((s) => s.service))).toEqual(new Set(['market-gateway', 'market-escrow', 'market-ledger', 'market-agents+listings']));
+    expect(new Set(purchaseTrace.map((s) => s.service))).toEqual(new Set(['market-gateway', 'market-escrow', 'market-ledger', 'market-agents+listings+notifications']));
 
     // 2. confirm_delivery: gateway → escrow.confirm → publish → (JetStream) → consume in the ledger → settle SQL.
     const confirmTrace = await traceOf(confirmRequest, (s) => s.name === 'consume escrow.purchase.completed' && s.service === 'market-ledger');
@@ -227,6 +233,13 @@ describeDistributed('one purchase lifecycle is one trace across processes (OTLP 
     expect(escrowLine).toMatchObject({ traceId: hold.traceId });
     const ledgerHoldLine = jsonLines(procs.ledger.output()).find((l) => l.action === 'ledger.hold' && l.requestId === purchaseRequest);
     expect(ledgerHoldLine).toMatchObject({ traceId: hold.traceId });
+
+    // 4. The webhook attempt that told the seller: a span, with its POST (instrumentation-http) under it.
+    await eventually(async () => hooks.received.length > 0, 30_000, 200);
+    const attempt = await eventually(async () => receiver.spans.find((s) => s.name === 'webhook attempt' && s.attributes['webhook.delivered'] === true), 30_000, 200);
+    expect(attempt.service).toBe('market-agents+listings+notifications');
+    expect(attempt.attributes['webhook.event_id']).toBe(hooks.received[0].eventId);
+    await eventually(async () => receiver.spans.some((s) => s.parentSpanId === attempt.spanId && s.kind === 3 && /^POST/.test(s.name)), 30_000, 200);
 
     expect(receiver.requests.every((r) => r.contentType.startsWith('application/json'))).toBe(true);
     await expectLedgerClean({ call: (a, p) => client.call(a, p) });
