@@ -531,11 +531,6 @@ export class JetStreamDurableTransport implements DurableTransport {
   }
 }
 
-/**
- * The Moleculer middleware: reads each service's `channels`, adds `broker.sendToChannel`, and
- * ties the transport to the broker's lifecycle (connect before services start so their outbox
- * relays can publish; subscribe once all are started; stop consuming before services stop).
- */
 /** A message's headers as a plain object: JetStream's MsgHdrs, or the embedded transport's object. */
 function headersOf(raw: unknown): Record<string, string> {
   const h = (raw as { headers?: unknown } | undefined)?.headers;
@@ -593,6 +588,11 @@ function consumeInContext(topic: string, group: string, handler: ChannelHandler,
   };
 }
 
+/**
+ * The Moleculer middleware: reads each service's `channels`, adds `broker.sendToChannel`, and
+ * ties the transport to the broker's lifecycle (connect before services start so their outbox
+ * relays can publish; subscribe once all are started; stop consuming before services stop).
+ */
 export function DurableEventsMiddleware(transport: DurableTransport) {
   const subs: ChannelSubscription[] = [];
   let started = false;
