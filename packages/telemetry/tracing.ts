@@ -50,11 +50,13 @@ export function startTracing(env: NodeJS.ProcessEnv = process.env): boolean {
   const { ExpressInstrumentation, ExpressLayerType } = require('@opentelemetry/instrumentation-express') as typeof import('@opentelemetry/instrumentation-express');
   const { PgInstrumentation } = require('@opentelemetry/instrumentation-pg') as typeof import('@opentelemetry/instrumentation-pg');
   const protocol = env.OTEL_EXPORTER_OTLP_TRACES_PROTOCOL ?? env.OTEL_EXPORTER_OTLP_PROTOCOL ?? 'http/protobuf';
-  // Both exporters read the endpoint (…/v1/traces appended to OTEL_EXPORTER_OTLP_ENDPOINT), headers and timeout from the environment.
+  // The traces URL as the specification builds it (the exporters would read process.env themselves; this
+  // honours the env passed in). Headers and timeout still come from the standard variables.
+  const url = env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT || `${env.OTEL_EXPORTER_OTLP_ENDPOINT!.replace(/\/+$/, '')}/v1/traces`;
   const exporter =
     protocol === 'http/json'
-      ? new (require('@opentelemetry/exporter-trace-otlp-http') as typeof import('@opentelemetry/exporter-trace-otlp-http')).OTLPTraceExporter()
-      : new (require('@opentelemetry/exporter-trace-otlp-proto') as typeof import('@opentelemetry/exporter-trace-otlp-proto')).OTLPTraceExporter();
+      ? new (require('@opentelemetry/exporter-trace-otlp-http') as typeof import('@opentelemetry/exporter-trace-otlp-http')).OTLPTraceExporter({ url })
+      : new (require('@opentelemetry/exporter-trace-otlp-proto') as typeof import('@opentelemetry/exporter-trace-otlp-proto')).OTLPTraceExporter({ url });
   /* eslint-enable @typescript-eslint/no-require-imports */
   const p = new NodeTracerProvider({
     resource: resourceFromAttributes({ 'service.name': traceServiceName(env), 'service.namespace': env.NAMESPACE ?? 'agent-market' }),
