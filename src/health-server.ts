@@ -11,6 +11,8 @@ import type { ServiceBroker } from 'moleculer';
 import type { Config } from '../packages/config';
 import { durableEventsOf } from '../packages/broker';
 import { prometheusText } from '../packages/broker/metrics';
+import { refreshRuntimeMetrics } from '../packages/broker/runtime-metrics';
+import { busConnected, withTimeout } from '../packages/broker/readiness';
 
 export interface Check {
   ok: boolean;
@@ -25,22 +27,6 @@ export interface Readiness {
   checks: Record<string, Check>;
 }
 
-function withTimeout<T>(p: Promise<T>, ms: number, what: string): Promise<T> {
-  return new Promise<T>((resolve, reject) => {
-    const t = setTimeout(() => reject(new Error(`${what} did not answer in ${ms} ms`)), ms);
-    p.then(
-      (v) => {
-        clearTimeout(t);
-        resolve(v);
-      },
-      (err) => {
-        clearTimeout(t);
-        reject(err);
-      },
-    );
-  });
-}
-
 async function databaseCheck(broker: ServiceBroker): Promise<Check> {
   const dbs = (broker.services as any[]).map((s) => s.db).filter((db) => db && typeof db.query === 'function');
   if (dbs.length === 0) return { ok: true, detail: 'no database in this process' };
@@ -51,18 +37,6 @@ async function databaseCheck(broker: ServiceBroker): Promise<Check> {
   } catch (err) {
     return { ok: false, detail: (err as Error)?.message ?? String(err) };
   }
-}
-
-/**
- * Moleculer's NATS transporter (nats.js 2.x) keeps `connected` true while the client reconnects,
- * so ask the NATS client itself.
- */
-function busConnected(broker: ServiceBroker): boolean {
-  const transit = (broker as any).transit;
-  if (!transit?.connected || transit.disconnecting) return false;
-  const client = transit.tx?.client;
-  if (client && typeof client.isClosed === 'function') return !client.isClosed() && client.protocol?.connected !== false;
-  return true;
 }
 
 export async function readiness(broker: ServiceBroker, config: Config, stopping: boolean): Promise<Readiness> {
@@ -96,8 +70,10 @@ export function startHealthServer(broker: ServiceBroker, config: Config, opts: {
       if (config.metricsToken && req.headers.authorization !== `Bearer ${config.metricsToken}`) {
         return json(401, { ok: false, error: 'metrics need Authorization: Bearer <METRICS_TOKEN>' });
       }
-      res.writeHead(200, { 'content-type': 'text/plain; version=0.0.4; charset=utf-8' });
-      res.end(prometheusText(broker));
+      void refreshRuntimeMetrics(broker).finally(() => {
+        res.writeHead(200, { 'content-type': 'text/plain; version=0.0.4; charset=utf-8' });
+        res.end(prometheusText(broker));
+      });
       return;
     }
     json(404, { ok: false, error: 'not found: this process serves only /healthz, /readyz and /metrics' });

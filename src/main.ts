@@ -2,7 +2,10 @@
  * Entry point for `npm start` and for every per-service process.
  * Defaults: all services in one process, PGlite under ./data, sandbox checkout.
  */
+// First: tracing patches http, express and pg as they are required (no-op unless OTEL_EXPORTER_OTLP_ENDPOINT).
+import './tracing';
 import { databaseUrlFor, loadConfigOrExit } from '../packages/config';
+import { shutdownTracing, tracingEnabled } from '../packages/telemetry/tracing';
 import { createMarketplace, gatewayPort } from './app';
 import { startHealthServer } from './health-server';
 
@@ -18,6 +21,7 @@ async function main(): Promise<void> {
     try {
       await broker.stop();
       health?.close();
+      await shutdownTracing();
       process.exit(0);
     } catch (err) {
       console.error(err);
@@ -34,19 +38,40 @@ async function main(): Promise<void> {
   const store = config.services.some((s) => databaseUrlFor(config, s)) ? 'PostgreSQL (DATABASE_URL)' : `PGlite in ${config.dataDir}`;
   const bus = config.transporter ? `NATS (${config.transporter})` : 'in-process bus';
   const services = config.services.join(', ');
-  if (port !== null) {
-    const local = `http://localhost:${port}`;
-    console.log(`\nagent-market is listening on ${local}  (public URL ${config.publicBaseUrl})`);
-    console.log(`  tool router   POST ${local}/api/agent     discovery GET ${local}/api/agent`);
-    console.log(`  register      POST ${local}/api/agent/register`);
-    console.log(`  MCP           ${local}/mcp                llms.txt ${local}/llms.txt`);
+  const ready = port !== null ? `agent-market is listening on http://localhost:${port}` : 'agent-market services started without the gateway';
+  if (process.stdout.isTTY) {
+    // A person at a terminal gets a banner; anything else (containers, tests, log shippers) gets JSON.
+    if (port !== null) {
+      const local = `http://localhost:${port}`;
+      console.log(`\n${ready}  (public URL ${config.publicBaseUrl})`);
+      console.log(`  tool router   POST ${local}/api/agent     discovery GET ${local}/api/agent`);
+      console.log(`  register      POST ${local}/api/agent/register`);
+      console.log(`  MCP           ${local}/mcp                llms.txt ${local}/llms.txt`);
+    } else {
+      console.log(`\n${ready}; health on http://localhost:${config.port}/readyz`);
+    }
+    console.log(`  services: ${services}\n  store: ${store}\n  bus: ${bus}\n`);
   } else {
-    console.log(`\nagent-market services started without the gateway; health on http://localhost:${config.port}/readyz`);
+    // Written whatever LOG_LEVEL says, like the banner it replaces: it is how a supervisor knows the process is up.
+    const line = {
+      level: 30,
+      time: Date.now(),
+      nodeID: broker.nodeID,
+      startup: true,
+      port: port ?? config.port,
+      publicBaseUrl: config.publicBaseUrl,
+      services: config.services,
+      store,
+      bus,
+      tracing: tracingEnabled(),
+      msg: `${ready}.  services: ${services}  store: ${store}  bus: ${bus}`,
+    };
+    process.stdout.write(`${JSON.stringify(line)}\n`);
   }
-  console.log(`  services: ${services}\n  store: ${store}\n  bus: ${bus}\n`);
 }
 
 main().catch((err) => {
-  console.error('Failed to start:', err?.message ?? err);
+  if (process.stdout.isTTY) console.error('Failed to start:', err?.message ?? err);
+  else console.error(JSON.stringify({ level: 60, time: Date.now(), msg: `Failed to start: ${err?.message ?? err}`, err: { message: err?.message, stack: err?.stack } }));
   process.exit(1);
 });

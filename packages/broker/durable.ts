@@ -34,6 +34,12 @@ import {
 } from 'nats';
 import type { LoggerInstance, ServiceBroker } from 'moleculer';
 import { inboxPrefixFor } from '../call-table/nats-auth';
+import { currentRequestId, withRequestContext } from '../telemetry/context';
+import type { EventContext } from '../outbox';
+import { extractTraceContext, injectTraceContext, SpanKind, tracingEnabled, withSpan } from '../telemetry/tracing';
+
+/** The header carrying the gateway's request id with a durable event. */
+export const REQUEST_ID_HEADER = 'x-request-id';
 
 export type ChannelHandler = (payload: any, raw?: unknown) => unknown;
 
@@ -64,13 +70,25 @@ export interface DurableTransport {
   setLogger(logger: LoggerInstance): void;
   connect(): Promise<void>;
   subscribe(sub: ChannelSubscription): Promise<void>;
-  publish(topic: string, payload: unknown): Promise<void>;
+  /** `headers`: the event's context (traceparent, x-request-id), beside the payload, not in it. */
+  publish(topic: string, payload: unknown, headers?: Record<string, string>): Promise<void>;
   /** Called once every service's channels are subscribed. */
   startConsuming(): void;
   /** Stops taking new messages and waits for the ones in progress. */
   stopConsuming(): Promise<void>;
   close(): Promise<void>;
   status(): DurableStatus;
+  /** Messages waiting per consumer group and topic (metrics); empty when not connected or embedded. */
+  backlog?(): Promise<ConsumerBacklog[]>;
+}
+
+export interface ConsumerBacklog {
+  group: string;
+  topic: string;
+  /** Not yet delivered to any replica of the group. */
+  pending: number;
+  /** Delivered and not yet acknowledged (in progress, or held by a hung replica). */
+  ackPending: number;
 }
 
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
@@ -92,7 +110,7 @@ export class LocalDurableTransport implements DurableTransport {
     this.consuming = true;
   }
 
-  async publish(topic: string, payload: unknown): Promise<void> {
+  async publish(topic: string, payload: unknown, headers: Record<string, string> = {}): Promise<void> {
     // Before every consumer is subscribed a message would reach nobody: the outbox keeps it and retries.
     if (!this.consuming) throw new Error('durable events: consumers are not subscribed yet');
     // One handler per group, like a queue group: replicas of one service share the work.
@@ -101,7 +119,7 @@ export class LocalDurableTransport implements DurableTransport {
     const failures: unknown[] = [];
     for (const sub of byGroup.values()) {
       try {
-        await sub.handler(payload, { headers: {} });
+        await sub.handler(payload, { headers });
       } catch (err) {
         failures.push(err);
       }
@@ -360,18 +378,33 @@ export class JetStreamDurableTransport implements DurableTransport {
 
   startConsuming(): void {}
 
-  async publish(topic: string, payload: unknown): Promise<void> {
+  async publish(topic: string, payload: unknown, headers: Record<string, string> = {}): Promise<void> {
     if (!this.js || !this.connected) throw new Error(`durable events: ${this.status().detail ?? 'not connected'}`);
     await this.ensureStreams();
     const eventId = (payload as { eventId?: unknown })?.eventId;
     const h = natsHeaders();
     h.set('content-type', 'application/json');
+    for (const [name, value] of Object.entries(headers)) h.set(name, value);
     await this.js.publish(`${this.subjectPrefix}.${topic}`, new TextEncoder().encode(JSON.stringify(payload)), {
       headers: h,
       // The outbox may publish a row twice (crash between publish and mark): JetStream drops the copy.
       ...(typeof eventId === 'string' ? { msgID: eventId } : {}),
       timeout: 5_000,
     });
+  }
+
+  async backlog(): Promise<ConsumerBacklog[]> {
+    if (!this.jsm || !this.connected) return [];
+    const out: ConsumerBacklog[] = [];
+    for (const sub of this.subs) {
+      try {
+        const info = await this.jsm.consumers.info(this.streamName, sub.durable);
+        out.push({ group: sub.group, topic: sub.topic, pending: info.num_pending, ackPending: info.num_ack_pending });
+      } catch {
+        // not created yet, or NATS went away meanwhile: no figure rather than a wrong one
+      }
+    }
+    return out;
   }
 
   private async consumeLoop(sub: RunningSub): Promise<void> {
@@ -504,6 +537,63 @@ export class JetStreamDurableTransport implements DurableTransport {
   }
 }
 
+/** A message's headers as a plain object: JetStream's MsgHdrs, or the embedded transport's object. */
+function headersOf(raw: unknown): Record<string, string> {
+  const h = (raw as { headers?: unknown } | undefined)?.headers;
+  if (!h) return {};
+  if (typeof (h as { get?: unknown }).get === 'function') {
+    const out: Record<string, string> = {};
+    for (const name of [REQUEST_ID_HEADER, 'traceparent', 'tracestate']) {
+      const v = (h as { get(k: string): string }).get(name);
+      if (v) out[name] = v;
+    }
+    return out;
+  }
+  return h as Record<string, string>;
+}
+
+/**
+ * Publishes with the current request's context in the headers — its request id, and the traceparent
+ * of a PRODUCER span — so the consumer's log lines and spans join the same request and trace.
+ */
+function publishInContext(transport: DurableTransport, topic: string, payload: unknown, context?: EventContext): Promise<void> {
+  // The outbox passes the context the event was written in; a direct publish uses the current one.
+  const requestId = context ? context.requestId : currentRequestId();
+  const run = () => {
+    const headers: Record<string, string> = {};
+    if (requestId) headers[REQUEST_ID_HEADER] = requestId;
+    injectTraceContext(headers);
+    return transport.publish(topic, payload, headers);
+  };
+  if (!tracingEnabled()) return run();
+  return withSpan(`publish ${topic}`, {
+    kind: SpanKind.PRODUCER,
+    parent: context ? extractTraceContext(context as Record<string, unknown>) : undefined,
+    attributes: { 'messaging.system': 'nats', 'messaging.destination.name': topic },
+  }, run);
+}
+
+/** The handler runs in the publisher's request, under a CONSUMER span that continues the publisher's trace. */
+function consumeInContext(topic: string, group: string, handler: ChannelHandler, logger: () => LoggerInstance | null): ChannelHandler {
+  return (payload, raw) => {
+    const headers = headersOf(raw);
+    const run = () =>
+      withRequestContext({ requestId: headers[REQUEST_ID_HEADER] }, async () => {
+        const started = Date.now();
+        const result = await handler(payload, raw);
+        // Inside the request's context: the line carries the publisher's requestId (and traceId).
+        logger()?.debug({ topic, group, eventId: (payload as { eventId?: unknown })?.eventId, ms: Date.now() - started }, `durable event ${topic} handled by ${group}`);
+        return result;
+      });
+    if (!tracingEnabled()) return run();
+    return withSpan(`consume ${topic}`, {
+      kind: SpanKind.CONSUMER,
+      parent: extractTraceContext(headers),
+      attributes: { 'messaging.system': 'nats', 'messaging.destination.name': topic, 'messaging.consumer.group.name': group },
+    }, run);
+  };
+}
+
 /**
  * The Moleculer middleware: reads each service's `channels`, adds `broker.sendToChannel`, and
  * ties the transport to the broker's lifecycle (connect before services start so their outbox
@@ -512,12 +602,14 @@ export class JetStreamDurableTransport implements DurableTransport {
 export function DurableEventsMiddleware(transport: DurableTransport) {
   const subs: ChannelSubscription[] = [];
   let started = false;
+  let logger: LoggerInstance | null = null;
   return {
     name: 'DurableEvents',
     created(broker: ServiceBroker) {
-      transport.setLogger(broker.getLogger('durable-events'));
+      logger = broker.getLogger('durable-events');
+      transport.setLogger(logger);
       Object.assign(broker, {
-        sendToChannel: (topic: string, payload: unknown) => transport.publish(topic, payload),
+        sendToChannel: (topic: string, payload: unknown, context?: EventContext) => publishInContext(transport, topic, payload, context),
         durableEvents: transport,
       });
     },
@@ -527,7 +619,7 @@ export function DurableEventsMiddleware(transport: DurableTransport) {
         const sub: ChannelSubscription = {
           topic,
           group: def.group ?? svc.fullName,
-          handler: def.handler.bind(svc),
+          handler: consumeInContext(topic, def.group ?? svc.fullName, def.handler.bind(svc), () => logger),
           maxInFlight: def.maxInFlight,
         };
         subs.push(sub);

@@ -13,6 +13,9 @@ import { FailoverMiddleware } from './failover';
 import { LAYERS, mayCall, serviceOfAction, type ServiceName as CallTableService } from '../call-table';
 import { AuthNatsTransporter, BusPermissionError } from './nats-transporter';
 import { inProcessPrometheusReporter } from './metrics';
+import { RuntimeMetricsMiddleware } from './runtime-metrics';
+import { logMixin } from '../telemetry/context';
+import { TelemetryMiddleware } from '../telemetry/moleculer';
 
 export { durableEventsOf, type DurableTransport } from './durable';
 export { BusPermissionError } from './nats-transporter';
@@ -116,7 +119,16 @@ export function createBroker(opts: CreateBrokerOptions): ServiceBroker {
     heartbeatTimeout: config.heartbeatTimeoutS,
     logger: {
       type: 'Pino',
-      options: { level: config.logLevel, pino: { options: { redact: ['apiKey', '*.apiKey', 'authorization', '*.authorization'] } } },
+      options: {
+        level: config.logLevel,
+        pino: {
+          options: {
+            redact: ['apiKey', '*.apiKey', 'authorization', '*.authorization'],
+            // Every line written inside a request or event carries its requestId (and traceId when tracing is on).
+            mixin: logMixin,
+          },
+        },
+      },
     },
     logLevel: config.logLevel as any,
     // Metrics when asked for (METRICS_TOKEN: the gateway's /metrics; METRICS_PORT: a listener bound to
@@ -141,7 +153,11 @@ export function createBroker(opts: CreateBrokerOptions): ServiceBroker {
     middlewares: [
       DurableEventsMiddleware(durableTransport(config)) as any,
       FailoverMiddleware({ retries: 4, delayMs: 100, maxDelayMs: 1_000 }) as any,
+      // Event-loop lag, heap, GC, handles, DB pools, JetStream backlog (when metrics are on).
+      RuntimeMetricsMiddleware() as any,
       ...extraMiddlewares,
+      // Last = outermost (Moleculer wraps in order): the others run inside the request's context and span.
+      TelemetryMiddleware() as any,
     ],
     validator: true,
     ...brokerOptions,

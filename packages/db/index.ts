@@ -212,6 +212,29 @@ function pgliteDb(dataDir: string, schema: string): Db {
   };
 }
 
+export interface PoolStats {
+  /** The database name (never the URL: it may hold a password). */
+  database: string;
+  inUse: number;
+  idle: number;
+  /** Queries waiting for a free connection. */
+  waiting: number;
+  max: number;
+}
+
+/** The PostgreSQL pools of this process, for metrics. */
+export function poolStats(): PoolStats[] {
+  return [...pools.entries()].map(([url, { pool }]) => {
+    let database = 'unknown';
+    try {
+      database = decodeURIComponent(new URL(url).pathname.replace(/^\//, '')) || 'postgres';
+    } catch {
+      // a connection string that is not a URL: keep 'unknown'
+    }
+    return { database, inUse: pool.totalCount - pool.idleCount, idle: pool.idleCount, waiting: pool.waitingCount, max: pool.options.max ?? 10 };
+  });
+}
+
 export function openDb(opts: DbOptions, schema: string): Db {
   if (!/^[a-z_][a-z0-9_]*$/.test(schema)) throw new Error(`bad schema name ${schema}`);
   if (opts.distributed && !opts.databaseUrl) {

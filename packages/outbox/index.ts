@@ -9,6 +9,28 @@
  */
 import type { ServiceBroker } from 'moleculer';
 import type { Db, Queryable } from '../db';
+import { currentRequestId } from '../telemetry/context';
+import { injectTraceContext } from '../telemetry/tracing';
+
+/**
+ * The request an event was written in (its request id and traceparent), stored with the row under this
+ * key and published as the event's headers, not in its data: an event the relay publishes later (its
+ * writer died, or the bus was down) still joins the request and the trace that caused it.
+ */
+const CONTEXT_KEY = '$context';
+
+export interface EventContext {
+  requestId?: string;
+  traceparent?: string;
+}
+
+function stored(data: Record<string, unknown>): Record<string, unknown> {
+  const context: Record<string, string> = {};
+  const requestId = currentRequestId();
+  if (requestId) context.requestId = requestId;
+  injectTraceContext(context);
+  return Object.keys(context).length ? { ...data, [CONTEXT_KEY]: context } : data;
+}
 
 /** SQL for a service's migration: its outbox and inbox tables. */
 export function outboxTablesSql(schema: string): string {
@@ -41,7 +63,7 @@ export interface OutboxEvent<T = Record<string, unknown>> {
 
 /** Call inside the business transaction. */
 export async function enqueueEvent(tx: Queryable, schema: string, topic: string, data: Record<string, unknown>): Promise<void> {
-  await tx.query(`INSERT INTO ${schema}.outbox (topic, payload) VALUES ($1, $2)`, [topic, JSON.stringify(data)]);
+  await tx.query(`INSERT INTO ${schema}.outbox (topic, payload) VALUES ($1, $2)`, [topic, JSON.stringify(stored(data))]);
 }
 
 /**
@@ -91,7 +113,7 @@ function leasedOutboxInsertSql(schema: string, eventsParam: string, fromCte: str
 
 /** The jsonb parameter leasedOutboxInsertSql reads. */
 function outboxEventsParam(events: ReadonlyArray<readonly [string, Record<string, unknown>]>): string {
-  return JSON.stringify(events.map(([topic, data]) => ({ topic, data })));
+  return JSON.stringify(events.map(([topic, data]) => ({ topic, data: stored(data) })));
 }
 
 /**
@@ -174,7 +196,7 @@ export class OutboxRelay {
     const schema = this.db.schema;
     for (const row of [...rows].sort((a, b) => Number(a.id) - Number(b.id))) {
       try {
-        await (this.broker as any).sendToChannel(row.topic, eventOf(schema, row));
+        await (this.broker as any).sendToChannel(row.topic, ...eventOf(schema, row));
       } catch (err) {
         await this.release(row.id, err);
         return;
@@ -251,7 +273,7 @@ export class OutboxRelay {
       let failed = false;
       for (const row of rows) {
         try {
-          await (this.broker as any).sendToChannel(row.topic, eventOf(schema, row));
+          await (this.broker as any).sendToChannel(row.topic, ...eventOf(schema, row));
           sent.push(String(row.id));
         } catch (err) {
           await this.release(row.id, err);
@@ -269,11 +291,13 @@ export class OutboxRelay {
   }
 }
 
-function eventOf(schema: string, row: OutboxRow): OutboxEvent {
-  return {
+function eventOf(schema: string, row: OutboxRow): [OutboxEvent, EventContext] {
+  const { [CONTEXT_KEY]: context, ...data } = (typeof row.payload === 'string' ? JSON.parse(row.payload) : row.payload) as Record<string, unknown>;
+  const event = {
     eventId: `${schema}:${row.id}`,
     topic: row.topic,
     occurredAt: new Date(row.created_at).toISOString(),
-    data: (typeof row.payload === 'string' ? JSON.parse(row.payload) : row.payload) as Record<string, unknown>,
+    data,
   };
+  return [event, (context ?? {}) as EventContext];
 }

@@ -1,58 +1,64 @@
 /**
- * Failed authentications per client and minute (wrong admin token, unknown API key). Past the limit
- * the client gets 429 rate_limited with Retry-After until the window ends, before its token is even
- * compared, so guessing costs a minute per handful of tries. Every failure is logged at warn (the
- * client address and request id, never the token). In-process: each gateway replica counts its own.
+ * Failed authentications per client and minute (wrong admin token, unknown API key, wrong metrics
+ * token), counted in the store every gateway replica shares (limits.ts). Only failures are slowed:
+ * a credential is always checked first and a valid one always passes, whatever others sent from the
+ * same address (behind a proxy without TRUST_PROXY, every client shares one). Past the limit a failed
+ * attempt answers 429 rate_limited with Retry-After instead of 401, until the window ends.
+ *
+ * What this does not do is stop guessing by itself: API keys carry 119+ random bits and ADMIN_TOKEN
+ * must be long (see config), so guessing is hopeless anyway; the throttle keeps the noise bounded and
+ * tells a misconfigured client to stop. Every failure is logged at warn (client address and request
+ * id, never the credential).
  */
 import type { LoggerInstance } from 'moleculer';
 import { MarketError } from '../../packages/errors';
+import { SharedLimits, type SharedCounter } from './limits';
 
 export type AuthKind = 'admin' | 'apiKey' | 'metrics';
 
-const WINDOW_MS = 60_000;
+const WINDOW_SECONDS = 60;
+const WHAT: Record<AuthKind, string> = { admin: 'admin token', apiKey: 'API key', metrics: 'metrics token' };
 
 export class AuthFailureThrottle {
-  private readonly windows = new Map<string, { windowStart: number; failures: number; seen?: Set<string> }>();
+  private readonly failures: Record<AuthKind, SharedCounter>;
+  /** One point per (client, credential digest) and window: the same stale key counts once. */
+  private readonly distinctKeys: SharedCounter;
 
   constructor(
     private readonly limitPerMinute: number,
     private readonly logger?: LoggerInstance,
-    private readonly now: () => number = Date.now,
-  ) {}
-
-  /** Throws rate_limited when this client already failed `limit` times in the current minute. */
-  check(kind: AuthKind, client: string): void {
-    const w = this.windows.get(`${kind}:${client}`);
-    const now = this.now();
-    if (!w || now - w.windowStart >= WINDOW_MS || w.failures < this.limitPerMinute) return;
-    const retryAfter = Math.max(1, Math.ceil((w.windowStart + WINDOW_MS - now) / 1000));
-    const what = { admin: 'admin token', apiKey: 'API key', metrics: 'metrics token' }[kind];
-    throw new MarketError('rate_limited', `Too many failed ${what} attempts from this client: at most ${this.limitPerMinute} per minute.`, {
-      hint: `Wait ${retryAfter} s (Retry-After) and check the ${what} you send.`,
-      retryAfterSeconds: retryAfter,
-    });
+    limits: SharedLimits = new SharedLimits({ db: null, logger }),
+  ) {
+    this.failures = {
+      admin: limits.counter('authfail:admin', limitPerMinute, WINDOW_SECONDS),
+      apiKey: limits.counter('authfail:apikey', limitPerMinute, WINDOW_SECONDS),
+      metrics: limits.counter('authfail:metrics', limitPerMinute, WINDOW_SECONDS),
+    };
+    this.distinctKeys = limits.counter('authfail:seen', 1, WINDOW_SECONDS);
   }
 
   /**
-   * Records one failure (and logs it). With `distinct` (a digest of the credential), the same wrong
-   * credential counts once per window: a stale key an agent keeps sending to the key-less tools is not
-   * an attack, while guessing needs a new credential per try.
+   * Records one failed attempt (and logs it); throws rate_limited when this client is past the limit
+   * in the current window, so the caller answers 429 instead of 401. With `distinct` (a digest of the
+   * credential), the same wrong credential counts once per window and is never refused here: a stale
+   * key an agent keeps sending to the key-less tools is not an attack, while guessing needs a new
+   * credential per try.
    */
-  fail(kind: AuthKind, client: string, requestId: string, distinct?: string): void {
-    const key = `${kind}:${client}`;
-    const now = this.now();
-    let w = this.windows.get(key);
-    if (!w || now - w.windowStart >= WINDOW_MS) {
-      if (this.windows.size > 50_000) this.windows.clear();
-      w = { windowStart: now, failures: 0 };
-      this.windows.set(key, w);
-    }
+  async fail(kind: AuthKind, client: string, requestId: string, distinct?: string): Promise<void> {
     if (distinct !== undefined) {
-      w.seen ??= new Set();
-      if (w.seen.has(distinct)) return;
-      if (w.seen.size < 1000) w.seen.add(distinct);
+      const first = await this.distinctKeys.consume(`${kind}:${client}:${distinct}`);
+      if (!first.allowed) return;
     }
-    w.failures++;
-    this.logger?.warn({ authFailure: kind, client, requestId, failuresThisMinute: w.failures }, `failed ${{ admin: 'admin', apiKey: 'API key', metrics: 'metrics' }[kind]} authentication from ${client}`);
+    const v = await this.failures[kind].consume(client);
+    this.logger?.warn(
+      { authFailure: kind, client, requestId, failuresThisMinute: v.consumed },
+      `failed ${kind === 'apiKey' ? 'API key' : kind} authentication from ${client}`,
+    );
+    if (v.allowed) return;
+    const what = WHAT[kind];
+    throw new MarketError('rate_limited', `Too many failed ${what} attempts from this client: at most ${this.limitPerMinute} per minute.`, {
+      hint: `Wait ${v.retryAfterSeconds} s (Retry-After) and check the ${what} you send. A valid ${what} is not affected.`,
+      retryAfterSeconds: v.retryAfterSeconds,
+    });
   }
 }

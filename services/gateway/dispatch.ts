@@ -20,8 +20,11 @@ import type { Db } from '../../packages/db';
 import type { RequestLog } from './request-log';
 import { logMappedError } from './http';
 import type { AuthFailureThrottle } from './auth-throttle';
+import { SharedLimits, type SharedCounter } from './limits';
 import { base62, canonicalJson, sha256Hex } from '../../packages/ids';
 import { runtimeOf } from '../../packages/runtime';
+import { withRequestContext } from '../../packages/telemetry/context';
+import { tracingEnabled, withSpan } from '../../packages/telemetry/tracing';
 
 export interface ToolCall {
   tool: unknown;
@@ -56,6 +59,8 @@ export interface DispatcherOptions {
   requestLog: RequestLog;
   /** Failed API-key authentications per client; absent = not throttled. */
   authThrottle?: AuthFailureThrottle;
+  /** Where the call limit is counted (shared by replicas over PostgreSQL); absent = this process. */
+  limits?: SharedLimits;
 }
 
 const IDEMPOTENCY_TTL_HOURS = 24;
@@ -77,16 +82,26 @@ function replaceKeyHint(via: ToolCall['via']): string {
     : 'Call the register tool (no key needed) for a new apiKey, then replace the key you send as "Authorization: Bearer rk_live_…" (MARKET_API_KEY for the @agent-market/mcp package).';
 }
 
+/** Moleculer's answers for "no node serves this action right now" (not an error of the action itself). */
+function isUnreachable(err: unknown): boolean {
+  const type = (err as { type?: string })?.type;
+  return type === 'SERVICE_NOT_FOUND' || type === 'SERVICE_NOT_AVAILABLE' || type === 'REQUEST_TIMEOUT' || type === 'REQUEST_REJECTED';
+}
+
 export class ToolDispatcher {
   private readonly validator = new Validator({ haltOnFirstError: false });
   private readonly checks = new Map<string, (v: unknown) => true | any[] | Promise<true | any[]>>();
   private readonly authCache = new Map<string, CachedAuth>();
-  private readonly windows = new Map<string, { windowStart: number; count: number }>();
+  /** Calls per agent (or per address without a key) and minute, shared by every replica. */
+  private readonly calls: SharedCounter | null;
 
   constructor(
     private readonly broker: ServiceBroker,
     private readonly opts: DispatcherOptions,
-  ) {}
+  ) {
+    const limits = opts.limits ?? new SharedLimits({ db: null, logger: broker.logger });
+    this.calls = opts.rateLimitPerMinute > 0 ? limits.counter('calls', opts.rateLimitPerMinute, 60) : null;
+  }
 
   /** Resolves a bearer key to an agent; cached a few seconds so a revoked key is refused within that time. */
   async authenticate(apiKey: string | null): Promise<AuthenticatedAgent | null> {
@@ -107,7 +122,40 @@ export class ToolDispatcher {
     return entry;
   }
 
-  async dispatch(call: ToolCall): Promise<ToolOutcome> {
+  /**
+   * Keys are resolved by the agents service. Without it, a tool that needs no key still answers
+   * (as a key-less call), and one that needs a key answers 503 service_unavailable saying why —
+   * never 401, which would tell the agent its key is wrong.
+   */
+  private async authenticatedOrDegraded(tool: ToolDefinition, apiKey: string | null): Promise<CachedAuth | null> {
+    try {
+      return await this.authenticated(apiKey);
+    } catch (err) {
+      if (!isUnreachable(err)) throw err;
+      if (!tool.auth) return null;
+      throw new MarketError('service_unavailable', 'API keys cannot be checked right now: the agents service is not reachable.', {
+        hint: 'Retry in a few seconds with the same Idempotency-Key; nothing is charged twice. search_services needs no key and still answers.',
+        retryAfterSeconds: 5,
+      });
+    }
+  }
+
+  /** One tool call, in its request's context, as a span named after the tool when tracing is on. */
+  dispatch(call: ToolCall): Promise<ToolOutcome> {
+    const name = typeof call.tool === 'string' && getTool(call.tool) ? call.tool : 'unknown';
+    return withRequestContext({ requestId: call.requestId }, () =>
+      tracingEnabled()
+        ? withSpan(`tool ${name}`, { attributes: { 'market.tool': name, 'market.via': call.via, 'request.id': call.requestId } }, async (span) => {
+            const outcome = await this.dispatchCall(call);
+            span?.setAttribute('http.response.status_code', outcome.status);
+            if (outcome.agentId) span?.setAttribute('market.agent_id', outcome.agentId);
+            return outcome;
+          })
+        : this.dispatchCall(call),
+    );
+  }
+
+  private async dispatchCall(call: ToolCall): Promise<ToolOutcome> {
     const headers: Record<string, string> = {};
     let agentId: string | null = null;
     let toolName: string | null = typeof call.tool === 'string' ? call.tool.slice(0, 64) : null;
@@ -117,15 +165,15 @@ export class ToolDispatcher {
       const args = this.argumentsOf(call.args);
       const idempotencyKey = this.idempotencyKeyOf(tool, call.idempotencyKey, args);
 
-      if (call.apiKey) this.opts.authThrottle?.check('apiKey', call.clientIp);
-      const auth = await this.authenticated(call.apiKey);
+      // The key is always checked: a valid key passes whatever others sent from this address.
+      const auth = await this.authenticatedOrDegraded(tool, call.apiKey);
       const agent = auth?.agent ?? null;
       // A stale or mistyped key must not lock an agent out of the tools that get it a new one.
       const keyIgnored = !!call.apiKey && !agent;
       if (keyIgnored) {
         // Key-less tools still answer a stale key, so only new wrong keys count towards the throttle there.
         const distinct = !tool.auth || PUBLIC_PART.has(tool.name) ? hashApiKey(call.apiKey!) : undefined;
-        this.opts.authThrottle?.fail('apiKey', call.clientIp, call.requestId, distinct);
+        await this.opts.authThrottle?.fail('apiKey', call.clientIp, call.requestId, distinct);
       }
       if (keyIgnored && tool.auth && !PUBLIC_PART.has(tool.name)) {
         throw new MarketError('unauthorized', 'This API key is not valid.', { hint: `${KEY_NOT_VALID} ${replaceKeyHint(call.via)}` });
@@ -140,7 +188,7 @@ export class ToolDispatcher {
       }
       agentId = agent?.id ?? null;
       const warning = keyIgnored ? { code: 'api_key_ignored', message: `${KEY_NOT_VALID} It was ignored for this call.`, hint: replaceKeyHint(call.via) } : null;
-      this.rateLimit(agent ? `agent:${agent.id}` : `ip:${call.clientIp}`, headers);
+      await this.rateLimit(agent ? `agent:${agent.id}` : `ip:${call.clientIp}`, headers);
       this.validate(tool, args);
       if (keyIgnored && tool.name === 'whoami') {
         // whoami's public part: who you are not.
@@ -278,25 +326,16 @@ export class ToolDispatcher {
     }
   }
 
-  private rateLimit(key: string, headers: Record<string, string>): void {
+  private async rateLimit(key: string, headers: Record<string, string>): Promise<void> {
     const limit = this.opts.rateLimitPerMinute;
-    if (limit <= 0) return;
-    const now = Date.now();
-    const windowStart = now - (now % 60_000);
-    let w = this.windows.get(key);
-    if (!w || w.windowStart !== windowStart) {
-      if (this.windows.size > 50_000) this.windows.clear();
-      w = { windowStart, count: 0 };
-      this.windows.set(key, w);
-    }
-    w.count++;
+    if (limit <= 0 || !this.calls) return;
+    const v = await this.calls.consume(key);
     headers['x-ratelimit-limit'] = String(limit);
-    headers['x-ratelimit-remaining'] = String(Math.max(0, limit - w.count));
-    if (w.count > limit) {
-      const retryAfter = Math.max(1, Math.ceil((windowStart + 60_000 - now) / 1000));
+    headers['x-ratelimit-remaining'] = String(v.remaining);
+    if (!v.allowed) {
       throw new MarketError('rate_limited', `Too many calls: at most ${limit} per minute.`, {
-        hint: `Wait ${retryAfter} s and retry (Retry-After header).`,
-        retryAfterSeconds: retryAfter,
+        hint: `Wait ${v.retryAfterSeconds} s and retry (Retry-After header).`,
+        retryAfterSeconds: v.retryAfterSeconds,
       });
     }
   }

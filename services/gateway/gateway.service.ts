@@ -14,10 +14,13 @@ import { composedToolsMixin } from './composed';
 import { ToolDispatcher } from './dispatch';
 import { RequestLog } from './request-log';
 import { AuthFailureThrottle } from './auth-throttle';
+import { SharedLimits } from './limits';
 import { GatewayMetrics } from './metrics';
 import { migrations } from './migrations';
 
 export const OPERATOR_TOKEN_FILE = 'operator-token';
+/** Above the 60 s idle timeout of common load balancers (AWS ALB, GCP, nginx upstream keepalive_timeout). */
+export const KEEP_ALIVE_TIMEOUT_MS = 65_000;
 
 type GatewayThis = Service & DbService & {
   isStopping: boolean;
@@ -59,7 +62,9 @@ const GatewayService: ServiceSchema = {
     self.requestLog.start();
     self.pruneTimer = setInterval(() => void self.requestLog.prune(), 3_600_000);
     self.pruneTimer.unref();
-    const authThrottle = new AuthFailureThrottle(config.authFailuresPerMinute, self.logger);
+    // Counted in the gateway's database, so every replica enforces the same limits (limits.ts).
+    const limits = new SharedLimits({ db: self.db, logger: self.logger });
+    const authThrottle = new AuthFailureThrottle(config.authFailuresPerMinute, self.logger, limits);
     const metrics = new GatewayMetrics(self.broker);
     if (metrics.isEnabled && config.metricsPort) {
       // The METRICS_PORT listener cannot ask for a refresh at scrape time: keep the business figures fresh.
@@ -72,6 +77,7 @@ const GatewayService: ServiceSchema = {
       db: self.db,
       requestLog: self.requestLog,
       authThrottle,
+      limits,
     });
     self.dispatcher = dispatcher;
 
@@ -97,7 +103,11 @@ const GatewayService: ServiceSchema = {
     await new Promise<void>((resolve, reject) => {
       self.server = app.listen(config.port, config.host, (err?: Error) => (err ? reject(err) : resolve()));
     });
-    self.server!.keepAliveTimeout = 5_000;
+    // Idle keep-alive connections outlive the load balancer's (60 s on the common ones): the balancer,
+    // not this server, closes them, so it never sends a request onto a socket being closed (sporadic 502s).
+    // headersTimeout must exceed keepAliveTimeout, or a slow first header on a reused socket is cut.
+    self.server!.keepAliveTimeout = KEEP_ALIVE_TIMEOUT_MS;
+    self.server!.headersTimeout = KEEP_ALIVE_TIMEOUT_MS + 1_000;
     self.logger.info(`gateway listening on port ${self.port()}`);
   },
 

@@ -4,6 +4,7 @@ import type { LoggerInstance } from 'moleculer';
 import { MarketError, toEnvelope, type MappedError } from '../../packages/errors';
 import { base62 } from '../../packages/ids';
 import { redactPath } from './redact';
+import { bindEmitter, withRequestContext } from '../../packages/telemetry/context';
 
 declare module 'express-serve-static-core' {
   interface Request {
@@ -14,13 +15,22 @@ declare module 'express-serve-static-core' {
 const SANE_REQUEST_ID = /^[A-Za-z0-9._:-]{8,128}$/;
 export const JSON_BODY_LIMIT = '256kb';
 
-/** Keeps a sane incoming x-request-id, otherwise mints one; echoes it on every response, with nosniff. */
+/**
+ * Keeps a sane incoming x-request-id, otherwise mints one; echoes it on every response, with nosniff.
+ * The rest of the request runs in its context: every log line carries the id, and every Moleculer call
+ * passes it on as ctx.requestID (packages/telemetry).
+ */
 export function requestId(req: Request, res: Response, next: NextFunction): void {
   const incoming = req.get('x-request-id');
   req.requestId = incoming && SANE_REQUEST_ID.test(incoming) ? incoming : `req_${base62(20)}`;
   res.setHeader('x-request-id', req.requestId);
   res.setHeader('x-content-type-options', 'nosniff');
-  next();
+  withRequestContext({ requestId: req.requestId }, () => {
+    // The body arrives in the socket's events: bind them, or handlers after a body parser lose the request.
+    bindEmitter(req);
+    bindEmitter(res);
+    next();
+  });
 }
 
 /** The broker's logger, set on app.locals by buildApp (tests build several apps in one process). */

@@ -64,4 +64,17 @@ export const migrations: Migration[] = [
       CREATE INDEX console_sessions_expires ON gateway.console_sessions (expires_at);
     `,
   },
+  {
+    // Counters shared by every gateway replica (limits.ts): rate-limiter-flexible's table layout
+    // (key, points, expire in epoch ms). Rows expire by themselves; the library deletes old ones.
+    version: 4,
+    name: 'shared rate limits',
+    sql: `
+      CREATE TABLE gateway.rate_limits (
+        key varchar(255) PRIMARY KEY,
+        points integer NOT NULL DEFAULT 0,
+        expire bigint
+      );
+    `,
+  },
 ];

@@ -41,6 +41,7 @@ import { NOTICES } from './events';
 import { migrations } from './migrations';
 import { postWebhook } from './sender';
 import { signatureHeader } from './signing';
+import { SpanKind, tracingEnabled, withSpan } from '../../packages/telemetry/tracing';
 import { resolveWebhookTarget, WebhookTargetError } from './ssrf';
 
 const HOUR_MS = 3_600_000;
@@ -81,6 +82,19 @@ interface DeliveryRow {
   last_error: string | null;
   delivered_at: Date | null;
   created_at: Date;
+}
+
+/** Each webhook attempt is a span (tracing on): its delivery, event, attempt number and outcome; the POST is its child. */
+function tracedAttempt(d: ClaimedDelivery, attempt: () => Promise<boolean>): Promise<boolean> {
+  if (!tracingEnabled()) return attempt();
+  return withSpan('webhook attempt', {
+    kind: SpanKind.CLIENT,
+    attributes: { 'webhook.delivery_id': String(d.id), 'webhook.event_id': String(d.event_id), 'webhook.attempt': Number(d.attempts) },
+  }, async (span) => {
+    const delivered = await attempt();
+    span?.setAttribute('webhook.delivered', delivered);
+    return delivered;
+  });
 }
 
 interface ClaimedDelivery {
@@ -403,7 +417,7 @@ const NotificationsService: ServiceSchema = {
 
     /** Starts one attempt; its endpoint is busy until it ends, then the sender looks for more. */
     launch(this: NotificationsThis, d: ClaimedDelivery): Promise<boolean> {
-      const p = this.attempt(d)
+      const p = tracedAttempt(d, () => this.attempt(d))
         .catch((err: Error) => {
           this.logger.warn(`webhook delivery ${d.id} not recorded; retried after its lease`, err?.message);
           return false;

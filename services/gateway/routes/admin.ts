@@ -37,21 +37,18 @@ export function adminAuth(deps: GatewayDeps) {
       sendError(res, req, new MarketError('not_found', 'The admin API is off.', { hint: 'Set ADMIN_TOKEN on the server to turn it on.' }));
       return;
     }
-    const client = clientIp(req);
-    try {
-      deps.authThrottle?.check('admin', client);
-    } catch (err) {
-      sendError(res, req, err);
-      return;
-    }
+    // The token is always compared: a right token passes whatever others sent from this address;
+    // only wrong ones count, and past the limit they answer 429 instead of 401.
+    const refuse = (err: MarketError) => {
+      const failed = deps.authThrottle?.fail('admin', clientIp(req), req.requestId) ?? Promise.resolve();
+      failed.then(() => sendError(res, req, err), (throttled) => sendError(res, req, throttled));
+    };
     if (!token) {
-      deps.authThrottle?.fail('admin', client, req.requestId);
-      sendError(res, req, new MarketError('unauthorized', 'The admin API needs the operator token.', { hint: 'Send "Authorization: Bearer $ADMIN_TOKEN".' }));
+      refuse(new MarketError('unauthorized', 'The admin API needs the operator token.', { hint: 'Send "Authorization: Bearer $ADMIN_TOKEN".' }));
       return;
     }
     if (!operatorOk && !(adminToken && safeEqual(token, adminToken))) {
-      deps.authThrottle?.fail('admin', client, req.requestId);
-      sendError(res, req, new MarketError('unauthorized', 'Wrong admin token.', { hint: 'Send the ADMIN_TOKEN the server was started with.' }));
+      refuse(new MarketError('unauthorized', 'Wrong admin token.', { hint: 'Send the ADMIN_TOKEN the server was started with.' }));
       return;
     }
     req.operator = operatorOk ? 'local-operator' : 'admin-token';

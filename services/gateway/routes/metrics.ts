@@ -1,13 +1,14 @@
 /**
  * GET /metrics on the gateway port: Prometheus text, only with "Authorization: Bearer $METRICS_TOKEN".
  * Without METRICS_TOKEN it is off here (404); METRICS_PORT serves the same registry on loopback.
- * Wrong tokens are throttled like admin tokens (10 per client and minute, then 429).
+ * Wrong tokens are throttled like admin tokens (10 per client and minute, then 429; a right token always passes).
  */
 import { timingSafeEqual } from 'node:crypto';
 import type { Express } from 'express';
 import { MarketError } from '../../../packages/errors';
 import { bearerToken, clientIp, sendError } from '../http';
 import type { GatewayDeps } from '../deps';
+import { refreshRuntimeMetrics } from '../../../packages/broker/runtime-metrics';
 
 function sameSecret(a: string, b: string): boolean {
   const ab = Buffer.from(a);
@@ -26,13 +27,12 @@ export function registerMetricsRoute(app: Express, deps: GatewayDeps): void {
     }
     const client = clientIp(req);
     try {
-      deps.authThrottle?.check('metrics', client);
       const token = bearerToken(req);
       if (!token || !sameSecret(token, metricsToken)) {
-        deps.authThrottle?.fail('metrics', client, req.requestId);
+        await deps.authThrottle?.fail('metrics', client, req.requestId);
         throw new MarketError('unauthorized', 'GET /metrics needs the metrics token.', { hint: 'Send "Authorization: Bearer $METRICS_TOKEN".' });
       }
-      await deps.metrics.refreshBusiness();
+      await Promise.all([deps.metrics.refreshBusiness(), refreshRuntimeMetrics(deps.broker)]);
       res.set('content-type', 'text/plain; version=0.0.4; charset=utf-8').set('cache-control', 'no-store').send(deps.metrics.render());
     } catch (err) {
       sendError(res, req, err);

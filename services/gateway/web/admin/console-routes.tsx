@@ -72,19 +72,21 @@ export function registerAdminConsole(app: Express, deps: GatewayDeps): void {
       signInPage(req, res, 404, null);
       return;
     }
-    const ip = req.ip ?? req.socket.remoteAddress ?? 'unknown';
-    const wait = sessions.throttled(ip);
-    if (wait > 0) {
-      res.set('retry-after', String(wait));
-      signInPage(req, res, 429, `Too many wrong tokens. Try again in ${Math.ceil(wait / 60)} minutes.`);
-      return;
-    }
     if (!csrfValid(req, CSRF_PURPOSE)) {
       signInPage(req, res, 403, 'The sign-in form expired. Please try again.');
       return;
     }
+    // The token is always checked: the right one signs in whatever others typed from this address;
+    // only wrong ones are slowed (429 once this address is past the limit).
+    const ip = req.ip ?? req.socket.remoteAddress ?? 'unknown';
+    const wait = sessions.throttled(ip);
     const token = typeof req.body?.token === 'string' ? req.body.token.trim() : '';
     if (!token || !sessions.signIn(req, res, token)) {
+      if (wait > 0) {
+        res.set('retry-after', String(wait));
+        signInPage(req, res, 429, `Too many wrong tokens. Try again in ${Math.ceil(wait / 60)} minutes.`);
+        return;
+      }
       signInPage(req, res, 401, 'Wrong admin token.');
       return;
     }
