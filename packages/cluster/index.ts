@@ -16,7 +16,7 @@ import { natsAuthConfig, natsPassword, passwordEnvVar } from '../call-table/nats
 import { ALL_SERVICES, type ServiceName } from '../config';
 import { base62 } from '../ids';
 import { createServiceRoles, dropServiceRoles, type ServiceRole } from '../db/roles';
-import { startPrivateNats, type PrivateNats } from '../testkit/nats-server';
+import { startPrivateNats, type PrivateNats } from './nats-server';
 
 export const REPO_ROOT = path.resolve(__dirname, '../..');
 export const DEFAULT_POSTGRES_URL = 'postgres://postgres@127.0.0.1:5432/postgres';
