@@ -13,7 +13,7 @@ export default tseslint.config(
   },
   {
     // Tests and test kits may use any: fixtures and assertions poke at untyped JSON.
-    files: ['packages/testkit/**', '**/test/**', '**/*.test.ts', '**/*.test.tsx', 'bench/**'],
+    files: ['**/test/**', '**/*.test.ts', '**/*.test.tsx', 'bench/**'],
     rules: { '@typescript-eslint/no-explicit-any': 'off' },
   },
   {

@@ -13,6 +13,6 @@ module.exports = {
   testPathIgnorePatterns: ['/node_modules/', '/dist/', '/data/'],
   maxWorkers: 2,
   testTimeout: 60000,
-  globalSetup: '<rootDir>/packages/testkit/jest-global-setup.ts',
-  globalTeardown: '<rootDir>/packages/testkit/jest-global-teardown.ts',
+  globalSetup: '<rootDir>/test/kit/jest-global-setup.ts',
+  globalTeardown: '<rootDir>/test/kit/jest-global-teardown.ts',
 };

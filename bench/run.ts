@@ -352,7 +352,7 @@ function auditLedger(env: Record<string, string>): Promise<string> {
 }
 
 async function freshDatabase(baseUrl: string): Promise<string> {
-  const { createTestDatabase } = await import('../packages/testkit/database');
+  const { createTestDatabase } = await import('../test/kit/database');
   // Bench databases are left for inspection; they are small and named t_<random>.
   return (await createTestDatabase(baseUrl)).url;
 }

@@ -8,7 +8,7 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import { DESKTOP, PHONE, chromiumMissing, launchChromium } from '../packages/testkit/chromium';
+import { DESKTOP, PHONE, chromiumMissing, launchChromium } from '../test/kit/chromium';
 
 async function main(): Promise<void> {
   if (chromiumMissing) {

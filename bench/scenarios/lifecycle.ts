@@ -6,7 +6,7 @@
  * and each tool's latency.
  */
 import http from 'node:http';
-import { decideSandboxCheckout } from '../../packages/testkit/checkout';
+import { decideSandboxCheckout } from '../../test/kit/checkout';
 
 export interface LifecycleBenchRow {
   name: string;

@@ -8,7 +8,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { Client } from 'pg';
@@ -16,23 +15,14 @@ import { natsAuthConfig, natsPassword, passwordEnvVar } from '../call-table/nats
 import { ALL_SERVICES, type ServiceName } from '../config';
 import { base62 } from '../ids';
 import { createServiceRoles, dropServiceRoles, type ServiceRole } from '../db/roles';
-import { startPrivateNats, type PrivateNats } from '../testkit/nats-server';
+import { freePort, startPrivateNats, type PrivateNats } from './nats-server';
+
+export { freePort };
 
 export const REPO_ROOT = path.resolve(__dirname, '../..');
 export const DEFAULT_POSTGRES_URL = 'postgres://postgres@127.0.0.1:5432/postgres';
 export const CLUSTER_DATABASE = 'agent_market_cluster';
 export const CLUSTER_ROLE_PREFIX = 'market_cluster_';
-
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = net.createServer();
-    srv.listen(0, '127.0.0.1', () => {
-      const { port } = srv.address() as net.AddressInfo;
-      srv.close(() => resolve(port));
-    });
-    srv.on('error', reject);
-  });
-}
 
 export interface ServiceProcess {
   child: ChildProcess;

@@ -6,3 +6,14 @@ export const GATEWAY = {
   reportBug: 'gateway.reportBug',
   requestLog: 'gateway.requestLog',
 } as const;
+
+/** One entry of the gateway's short request log (the `gateway.requestLog` action's answer). */
+export interface RequestLogEntry {
+  requestId: string;
+  agentId: string | null;
+  tool: string | null;
+  status: number;
+  errorCode: string | null;
+  errorMessage?: string | null;
+  at?: string;
+}

@@ -1,5 +1,5 @@
 /** Support's internal contract. The gateway hands support the caller's own request-log entry in meta; support calls nobody. */
-import type { RequestLogEntry } from '../tool-catalogue/meta';
+import type { RequestLogEntry } from './gateway';
 
 /** A concrete tool call ask_help suggests. */
 export interface NextStep {

@@ -32,13 +32,4 @@ export function requireAgent(ctx: Context<unknown, object>): AuthenticatedAgent 
   return agent;
 }
 
-/** One entry of the gateway's short request log (the `gateway.requestLog` action's answer). */
-export interface RequestLogEntry {
-  requestId: string;
-  agentId: string | null;
-  tool: string | null;
-  status: number;
-  errorCode: string | null;
-  errorMessage?: string | null;
-  at?: string;
-}
+export type { RequestLogEntry } from '../contracts/gateway';

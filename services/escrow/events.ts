@@ -1,8 +1,10 @@
 /** The outbox events a purchase's money transitions write (payloads typed in contracts.ts). */
-import { ESCROW_TOPICS } from '../../packages/contracts/escrow';
+import { ESCROW_TOPICS, type EscrowEvents } from '../../packages/contracts/escrow';
 import { STATES, type MoneyEvent, type Notice } from '../../packages/contracts/purchase-machine';
 import type { PurchaseRow } from './purchases';
-import type { EscrowEvent } from './types';
+
+/** One outbox event of escrow's: its topic and the payload that topic carries. */
+export type EscrowEvent = { [K in keyof EscrowEvents]: [K, EscrowEvents[K]] }[keyof EscrowEvents];
 
 export function completedEvent(row: PurchaseRow, completedAt: string): EscrowEvent {
   return [

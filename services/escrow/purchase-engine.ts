@@ -21,7 +21,7 @@
 import type { Db, Queryable } from '../../packages/db';
 import { InvalidStateError } from '../../packages/errors';
 import { enqueueEvent, updateWithEvents, type OutboxRelay } from '../../packages/outbox';
-import { moneyEvents, NOTICES } from './events';
+import { moneyEvents, NOTICES, type EscrowEvent } from './events';
 import {
   ACTOR,
   INPUT,
@@ -38,7 +38,6 @@ import {
   type Timer,
 } from '../../packages/contracts/purchase-machine';
 import { notFound, type PurchaseRow } from './purchases';
-import type { EscrowEvent } from './types';
 
 const DAY_MS = 86_400_000;
 const HOUR_MS = 3_600_000;

@@ -6,13 +6,13 @@ import type { Service } from 'moleculer';
 import type { Db } from '../../packages/db';
 import type { InsufficientGasError } from '../../packages/errors';
 import type { OutboxRelay } from '../../packages/outbox';
-import type { EscrowEvents, SpendingLimitsView } from '../../packages/contracts/escrow';
+import type { SpendingLimitsView } from '../../packages/contracts/escrow';
 import type { SingleWriterCache } from '../../packages/db/single-writer-cache';
 import type { PurchaseRow, Role } from './purchases';
 import type { Trigger } from '../../packages/contracts/purchase-machine';
 import type { PurchaseEngine } from './purchase-engine';
 
-export type EscrowEvent = { [K in keyof EscrowEvents]: [K, EscrowEvents[K]] }[keyof EscrowEvents];
+export type { EscrowEvent } from './events';
 
 export interface MessageView {
   id: string;

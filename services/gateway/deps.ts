@@ -7,6 +7,9 @@ import type { AuthFailureThrottle } from './auth-throttle';
 import type { ToolDispatcher } from './dispatch';
 import type { RequestLog } from './request-log';
 
+/** The operator token's file in the data dir (written at start when no ADMIN_TOKEN is set; the console reads it). */
+export const OPERATOR_TOKEN_FILE = 'operator-token';
+
 export interface GatewayDeps {
   broker: ServiceBroker;
   config: Config;

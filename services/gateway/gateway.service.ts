@@ -17,8 +17,8 @@ import { AuthFailureThrottle } from './auth-throttle';
 import { SharedLimits } from './limits';
 import { GatewayMetrics } from './metrics';
 import { migrations } from './migrations';
+import { OPERATOR_TOKEN_FILE } from './deps';
 
-export const OPERATOR_TOKEN_FILE = 'operator-token';
 /** Above the 60 s idle timeout of common load balancers (AWS ALB, GCP, nginx upstream keepalive_timeout). */
 export const KEEP_ALIVE_TIMEOUT_MS = 65_000;
 

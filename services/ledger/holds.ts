@@ -118,6 +118,21 @@ export async function settleHold(db: Db, at: Date, key: string, purchaseId: stri
 }
 
 /**
+ * The first two steps of resolving a purchase's pending hold in one statement: `h` marks it resolved
+ * (only if still pending) and returns `returning`; `claim` records the transaction under its key.
+ * Parameters: $1 transaction id, $2 key, $3 purchase id, $4 time, $5 fingerprint.
+ */
+function resolveHoldSql(status: 'posted' | 'voided', type: 'escrow_settle' | 'escrow_void', returning: string): string {
+  return `h AS (
+       UPDATE ledger.holds SET status = '${status}', final_transaction_id = $1, resolved_at = $4
+        WHERE purchase_id = $3 AND status = 'pending'
+        RETURNING ${returning}),
+     claim AS (
+       INSERT INTO ledger.transactions (id, key, type, fingerprint, purchase_id, created_at)
+       SELECT $1, $2, '${type}', $5, $3, $4 FROM h RETURNING id)`;
+}
+
+/**
  * The common case in one statement, in its own transaction: the pending hold turns posted, the key is
  * claimed, the seller is credited the held net (their account is created on a first sale) and the
  * release and fee are posted. It changes nothing (and answers null) when the hold is not pending, and
@@ -126,13 +141,7 @@ export async function settleHold(db: Db, at: Date, key: string, purchaseId: stri
 async function settlePendingHold(db: Db, at: Date, key: string, purchaseId: string): Promise<SettleResult | null> {
   const id = newId('txn');
   const r = await db.query<{ claimed: string | null; seller_id: string | null; amount_gas: string; seller_net_gas: string; platform_fee_gas: string }>(
-    `WITH h AS (
-       UPDATE ledger.holds SET status = 'posted', final_transaction_id = $1, resolved_at = $4
-        WHERE purchase_id = $3 AND status = 'pending'
-        RETURNING seller_id, amount_gas, seller_net_gas, platform_fee_gas),
-     claim AS (
-       INSERT INTO ledger.transactions (id, key, type, fingerprint, purchase_id, created_at)
-       SELECT $1, $2, 'escrow_settle', $5, $3, $4 FROM h RETURNING id),
+    `WITH ${resolveHoldSql('posted', 'escrow_settle', 'seller_id, amount_gas, seller_net_gas, platform_fee_gas')},
      moved AS (${creditAgentSql('h.seller_id', 'h.seller_net_gas', 'h, claim WHERE h.seller_net_gas > 0')}),
      posted AS (
        INSERT INTO ledger.postings (${POSTING_COLUMNS})
@@ -207,13 +216,7 @@ export async function voidHold(db: Db, at: Date, key: string, purchaseId: string
   const id = newId('txn');
   const fast = await db
     .query<{ claimed: string | null; buyer_id: string | null; amount_gas: string; balance: string | null }>(
-      `WITH h AS (
-         UPDATE ledger.holds SET status = 'voided', final_transaction_id = $1, resolved_at = $4
-          WHERE purchase_id = $3 AND status = 'pending'
-          RETURNING buyer_id, amount_gas),
-       claim AS (
-         INSERT INTO ledger.transactions (id, key, type, fingerprint, purchase_id, created_at)
-         SELECT $1, $2, 'escrow_void', $5, $3, $4 FROM h RETURNING id),
+      `WITH ${resolveHoldSql('voided', 'escrow_void', 'buyer_id, amount_gas')},
        moved AS (${creditAgentSql('h.buyer_id', 'h.amount_gas', 'h, claim')}),
        posted AS (
          INSERT INTO ledger.postings (${POSTING_COLUMNS})

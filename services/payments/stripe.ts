@@ -1,5 +1,5 @@
 /**
- * The Stripe client. STRIPE_API_BASE (tests: the local stand-in of packages/testkit) points the real
+ * The Stripe client. STRIPE_API_BASE (tests: the local stand-in of test/kit) points the real
  * SDK at another host through its host/port/protocol options; unset, it talks to api.stripe.com.
  */
 import Stripe from 'stripe';

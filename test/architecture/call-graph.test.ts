@@ -5,8 +5,8 @@
  */
 import { AsyncLocalStorage } from 'node:async_hooks';
 import type { Middleware } from 'moleculer';
-import { startTestApp, type TestApp } from '../../packages/testkit';
-import { creditGas, expectLedgerClean } from '../../packages/testkit/ledger';
+import { startTestApp, type TestApp } from '../kit';
+import { creditGas, expectLedgerClean } from '../kit/ledger';
 import { newAgent, newListing } from '../../services/escrow/test/helpers';
 import { ALLOWED_CALLS, forbiddenCalls, LAYERS } from './layers';
 

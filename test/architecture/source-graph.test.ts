@@ -3,6 +3,7 @@
  * which only sees the calls its journey makes. Every non-test source file is parsed with the TypeScript
  * compiler and checked against the one table (layers.ts) and the contracts:
  * - imports: packages/ import no service (nor src/, scripts/, bench/); no service imports another's files;
+ *   nothing under packages/, services/ or src/ imports a test folder or the test kit (test/kit);
  * - calls: a reference to another service's action constant (`LEDGER.hold`) is an edge caller → owner,
  *   and must be in ALLOWED_CALLS; the tool catalogue and the ledger audit are the gateway's;
  * - durable topics: a reference to another service's topic (`ESCROW_TOPICS.completed`) is a consumer edge,
@@ -49,7 +50,7 @@ function sourceFiles(dir: string): string[] {
   for (const entry of fs.readdirSync(path.join(ROOT, dir), { withFileTypes: true })) {
     const rel = path.join(dir, entry.name);
     if (entry.isDirectory()) {
-      if (entry.name === 'node_modules' || entry.name === 'test' || entry.name === 'testkit') continue;
+      if (entry.name === 'node_modules' || entry.name === 'test') continue;
       out.push(...sourceFiles(rel));
     } else if (/\.(ts|tsx)$/.test(entry.name) && !/\.(test|d)\.tsx?$/.test(entry.name)) {
       out.push(rel);
@@ -87,6 +88,8 @@ function scan(files: string[]): Finding {
           const target = path.relative(ROOT, path.resolve(path.dirname(path.join(ROOT, file)), spec));
           const targetService = /^services\/([^/]+)/.exec(target)?.[1];
           if (file.startsWith('packages/') && /^(services|src|scripts|bench)\//.test(target)) found.imports.push(`${file} imports ${target}`);
+          // Nothing that runs in production leans on the test kit or a test folder (the kit sits above src/).
+          if (/^(packages|services|src)\//.test(file) && /(^|\/)test\//.test(target)) found.imports.push(`${file} imports ${target}`);
           if (file.startsWith('services/') && targetService && targetService !== file.split('/')[1]) found.imports.push(`${file} imports ${target}`);
         }
       } else if (ts.isStringLiteralLike(node) && ACTION_NAMES.has(node.text) && !file.startsWith('packages/contracts/')) {
@@ -115,7 +118,7 @@ describe('the call graph read from the source', () => {
     expect(files.length).toBeGreaterThan(100);
   });
 
-  test('packages import no service, and no service imports another service’s files', () => {
+  test('packages import no service, no service imports another service’s files, production code imports no test code', () => {
     expect(found.imports).toEqual([]);
   });
 

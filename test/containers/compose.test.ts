@@ -14,9 +14,9 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { ApiClient, eventually, freePort, REPO_ROOT, waitForGateway } from '../../packages/testkit';
+import { ApiClient, eventually, freePort, REPO_ROOT, waitForGateway } from '../kit';
 import { base62 } from '../../packages/ids';
-import { decideSandboxCheckout } from '../../packages/testkit/checkout';
+import { decideSandboxCheckout } from '../kit/checkout';
 
 const run = promisify(execFile);
 const MARKET_IMAGE = process.env.MARKET_IMAGE || 'agent-market:local';

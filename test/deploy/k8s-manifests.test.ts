@@ -1,6 +1,6 @@
 /**
  * deploy/k8s as a platform team would check it before applying, without a cluster:
- *   - each overlay (dev, prod) rendered by the test kit's kustomize subset (packages/testkit/kustomize.ts),
+ *   - each overlay (dev, prod) rendered by the test kit's kustomize subset (test/kit/kustomize.ts),
  *     which must agree object for object with `kubectl kustomize` where kubectl is installed;
  *   - every object, and the one-shot Jobs in deploy/k8s/jobs, valid against the Kubernetes schema with
  *     unknown fields rejected (a `readinesProbe` typo fails);
@@ -14,9 +14,9 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { isDeepStrictEqual } from 'node:util';
 import { parseAllDocuments } from 'yaml';
-import { REPO_ROOT } from '../../packages/testkit';
-import { kustomizeBuild, type KObject } from '../../packages/testkit/kustomize';
-import { strictSchemaErrors } from '../../packages/testkit/k8s-schema';
+import { REPO_ROOT } from '../kit';
+import { kustomizeBuild, type KObject } from '../kit/kustomize';
+import { strictSchemaErrors } from '../kit/k8s-schema';
 
 const K8S = path.join(REPO_ROOT, 'deploy/k8s');
 const OVERLAYS = ['dev', 'prod'] as const;

@@ -11,8 +11,8 @@ import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { connect, type NatsConnection } from 'nats';
-import { eventually, freePort, REPO_ROOT } from '../../packages/testkit';
-import { NATS_SERVER_BIN, natsServerAvailable } from '../../packages/testkit/nats-server';
+import { eventually, freePort, REPO_ROOT } from '../kit';
+import { NATS_SERVER_BIN, natsServerAvailable } from '../../packages/cluster/nats-server';
 
 const SERVICES = ['gateway', 'agents', 'listings', 'escrow', 'ledger', 'payments', 'support', 'notifications'];
 const describeNats = natsServerAvailable() ? describe : describe.skip;

@@ -9,7 +9,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { parse } from 'yaml';
-import { REPO_ROOT } from '../../packages/testkit';
+import { REPO_ROOT } from '../kit';
 
 const SERVICES = ['gateway', 'agents', 'listings', 'escrow', 'ledger', 'payments', 'support', 'notifications'];
 const SCRIPT = path.join(REPO_ROOT, 'scripts/market-secrets.sh');

@@ -12,9 +12,9 @@ import { Client } from 'pg';
 import { createBroker } from '../../packages/broker';
 import { AuthNatsTransporter } from '../../packages/broker/nats-transporter';
 import { loadConfig, type ServiceName } from '../../packages/config';
-import { ApiClient, describeCluster, eventually, startCluster, TEST_DATABASE_URL, type Cluster } from '../../packages/testkit';
-import { openSandboxCheckout, submitSandboxForm } from '../../packages/testkit/checkout';
-import { expectLedgerClean } from '../../packages/testkit/ledger';
+import { ApiClient, describeCluster, eventually, startCluster, TEST_DATABASE_URL, type Cluster } from '../kit';
+import { openSandboxCheckout, submitSandboxForm } from '../kit/checkout';
+import { expectLedgerClean } from '../kit/ledger';
 import { newAgent, newListing } from '../../services/escrow/test/helpers';
 
 describeCluster('bus and database least privilege (cluster with auth, real NATS and PostgreSQL)', () => {

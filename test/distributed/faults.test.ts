@@ -6,7 +6,7 @@
  * database role per service), so CI's shared NATS keeps running.
  * Timing is reported (see `npm run bench:faults`), not asserted.
  */
-import { describeCluster, natsServerAvailable, TEST_DATABASE_URL } from '../../packages/testkit';
+import { describeCluster, natsServerAvailable, TEST_DATABASE_URL } from '../kit';
 import { printFaultTable, runFaultScenario } from '../../bench/scenarios/faults';
 
 if (!natsServerAvailable()) console.log('faults.test: no nats-server binary (NATS_SERVER_BIN), fault suite skipped');

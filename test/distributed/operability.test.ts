@@ -18,7 +18,7 @@ import {
   type ServiceProcess,
   type TestDatabase,
   waitForGateway,
-} from '../../packages/testkit';
+} from '../kit';
 import { base62 } from '../../packages/ids';
 
 const METRICS_TOKEN = 'metrics-token-for-operability-0123456789';

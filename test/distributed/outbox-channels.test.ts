@@ -8,7 +8,7 @@ import { loadConfig } from '../../packages/config';
 import { dbMixin } from '../../packages/db/mixin';
 import { claimInbox, enqueueEvent, outboxTablesSql, OutboxRelay, type OutboxEvent } from '../../packages/outbox';
 import { base62 } from '../../packages/ids';
-import { createTestDatabase, describeDistributed, eventually, TEST_NATS_URL, type TestDatabase } from '../../packages/testkit';
+import { createTestDatabase, describeDistributed, eventually, TEST_NATS_URL, type TestDatabase } from '../kit';
 
 function producer(): ServiceSchema {
   return {

@@ -2,7 +2,7 @@
  * The skeleton journey with every service in its own OS process (packages/cluster: bus auth, a database
  * role per service) over real NATS and real PostgreSQL: a second gateway replica, and an agents restart.
  */
-import { ApiClient, describeCluster, eventually, startCluster, TEST_DATABASE_URL, type Cluster } from '../../packages/testkit';
+import { ApiClient, describeCluster, eventually, startCluster, TEST_DATABASE_URL, type Cluster } from '../kit';
 import { TOOLS } from '../../packages/tool-catalogue';
 
 describeCluster('distributed skeleton (separate processes, NATS with bus auth, PostgreSQL roles)', () => {

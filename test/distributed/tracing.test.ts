@@ -21,8 +21,8 @@ import {
   type ServiceProcess,
   type TestDatabase,
   waitForGateway,
-} from '../../packages/testkit';
-import { creditGas, expectLedgerClean } from '../../packages/testkit/ledger';
+} from '../kit';
+import { creditGas, expectLedgerClean } from '../kit/ledger';
 import { base62 } from '../../packages/ids';
 import { LISTING_DESCRIPTION } from '../../services/escrow/test/helpers';
 import { startReceiver as startWebhookReceiver, type Receiver as WebhookReceiver } from '../../services/notifications/test/receiver';

@@ -2,7 +2,7 @@
  * A process without the gateway answers probes on its PORT: /healthz, /readyz (database, bus and
  * durable events) and /metrics — and nothing else.
  */
-import { describeCluster, startCluster, TEST_DATABASE_URL, type Cluster } from '../../packages/testkit';
+import { describeCluster, startCluster, TEST_DATABASE_URL, type Cluster } from '../kit';
 
 describeCluster('worker health server', () => {
   let cluster: Cluster;

@@ -6,7 +6,7 @@
 import { connect, StringCodec } from 'nats';
 import { JetStreamDurableTransport, type ChannelSubscription } from '../durable';
 import { base62 } from '../../ids';
-import { eventually, natsServerAvailable, startPrivateNats, TEST_NATS_URL, type PrivateNats } from '../../testkit';
+import { eventually, natsServerAvailable, startPrivateNats, TEST_NATS_URL, type PrivateNats } from '../../../test/kit';
 
 const quiet = { info() {}, warn() {}, error() {}, debug() {}, trace() {}, fatal() {} } as any;
 const describeNats = TEST_NATS_URL ? describe : describe.skip;

@@ -1,6 +1,6 @@
 /** The storage layer on both engines: same SQL, same row counts, migrations safe when replicas start together. */
 import { migrate, openDb, type Db, type Migration } from '..';
-import { createTestDatabase, describeWithPostgres, type TestDatabase } from '../../testkit';
+import { createTestDatabase, describeWithPostgres, type TestDatabase } from '../../../test/kit';
 
 const migrations: Migration[] = [
   { version: 1, name: 'accounts', sql: `CREATE TABLE demo.accounts (id text PRIMARY KEY, balance integer NOT NULL CHECK (balance >= 0)); INSERT INTO demo.accounts VALUES ('a', 10);` },

@@ -4,7 +4,7 @@
  * process does not crash on the connection's error event.
  */
 import { openDb } from '..';
-import { createTestDatabase, describeWithPostgres, type TestDatabase } from '../../testkit';
+import { createTestDatabase, describeWithPostgres, type TestDatabase } from '../../../test/kit';
 
 describeWithPostgres('a transaction whose session PostgreSQL ends', () => {
   let tdb: TestDatabase;

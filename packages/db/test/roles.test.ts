@@ -4,7 +4,7 @@
  */
 import { Client } from 'pg';
 import { base62 } from '../../ids';
-import { createTestDatabase, describeWithPostgres, type TestDatabase } from '../../testkit';
+import { createTestDatabase, describeWithPostgres, type TestDatabase } from '../../../test/kit';
 import { migrate, openDb } from '..';
 import { createServiceRoles, dropServiceRoles, type ServiceRole } from '../roles';
 import { migrations as ledgerMigrations } from '../../../services/ledger/migrations';

@@ -11,7 +11,7 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { startTestApp, type TestApp } from '../../testkit';
+import { startTestApp, type TestApp } from '../../../test/kit';
 import { connect, runJourneys } from '../../../services/gateway/test/mcp-helpers';
 
 const run = promisify(execFile);

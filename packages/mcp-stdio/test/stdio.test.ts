@@ -5,7 +5,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { ElicitRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { startTestApp, type TestApp } from '../../testkit';
+import { startTestApp, type TestApp } from '../../../test/kit';
 import { TOOLS, toolsOfModules } from '../../tool-catalogue';
 import { callErr, callOk, connect, runJourneys } from '../../../services/gateway/test/mcp-helpers';
 

@@ -12,8 +12,8 @@
  * sweeper (whose query is derived from the timer). It runs the real engine and sweeper code over the
  * running service's database and outbox; the money ends in the ledger, audited after the test.
  */
-import { startTestApp, type TestApp } from '../../../packages/testkit';
-import { expectLedgerClean } from '../../../packages/testkit/ledger';
+import { startTestApp, type TestApp } from '../../../test/kit';
+import { expectLedgerClean } from '../../../test/kit/ledger';
 import { DEFAULT_TERMS } from '../../../packages/market-rules';
 import { prepareDelivery } from '../delivery';
 import { PurchaseEngine, syncStatusCheck, UndeclaredColumnError } from '../purchase-engine';

@@ -2,8 +2,8 @@
  * Escrow's half of the money audit (escrow.auditHolds): its open purchases against the ledger's
  * pending holds. Escrow asks the ledger (one layer down); the ledger never asks escrow.
  */
-import { startTestApp, type TestApp } from '../../../packages/testkit';
-import { expectLedgerClean } from '../../../packages/testkit/ledger';
+import { startTestApp, type TestApp } from '../../../test/kit';
+import { expectLedgerClean } from '../../../test/kit/ledger';
 import { scenario } from './helpers';
 
 describe('escrow.auditHolds', () => {

@@ -6,7 +6,7 @@
  */
 import { auditMoney } from '../../../packages/ledger-audit';
 import type { ServiceBroker } from 'moleculer';
-import { ApiClient, describeCluster, eventually, startCluster, TEST_DATABASE_URL, type Cluster } from '../../../packages/testkit';
+import { ApiClient, describeCluster, eventually, startCluster, TEST_DATABASE_URL, type Cluster } from '../../../test/kit';
 import { createBroker } from '../../../packages/broker';
 import { loadConfig, type ServiceName } from '../../../packages/config';
 import { LISTING_DESCRIPTION } from './helpers';

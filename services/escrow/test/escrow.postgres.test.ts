@@ -3,9 +3,9 @@
  * 50 purchases at once against a balance for 3, racing confirmations, concurrent same-key purchases,
  * two sweepers at once.
  */
-import { describeWithPostgres, startTestApp, type TestApp } from '../../../packages/testkit';
+import { describeWithPostgres, startTestApp, type TestApp } from '../../../test/kit';
 import { gasAddsUp, scenario, wallet } from './helpers';
-import { expectLedgerClean } from '../../../packages/testkit/ledger';
+import { expectLedgerClean } from '../../../test/kit/ledger';
 
 describeWithPostgres('escrow races on PostgreSQL', () => {
   let app: TestApp;

@@ -4,10 +4,10 @@
  * and the buyer's + seller's + platform's gas add up.
  */
 import { createHash } from 'node:crypto';
-import { startTestApp, type TestApp, type ToolResponse } from '../../../packages/testkit';
+import { startTestApp, type TestApp, type ToolResponse } from '../../../test/kit';
 import { canonicalJson } from '../delivery';
 import { gasAddsUp, newAgent, newListing, scenario, wallet, type Scenario, type TestAgent } from './helpers';
-import { creditGas, expectLedgerClean } from '../../../packages/testkit/ledger';
+import { creditGas, expectLedgerClean } from '../../../test/kit/ledger';
 
 let app: TestApp;
 beforeAll(async () => {

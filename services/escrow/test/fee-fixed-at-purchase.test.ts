@@ -7,8 +7,8 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { ConfigError, loadConfig } from '../../../packages/config';
-import { startTestApp, type TestApp } from '../../../packages/testkit';
-import { creditGas, expectLedgerClean } from '../../../packages/testkit/ledger';
+import { startTestApp, type TestApp } from '../../../test/kit';
+import { creditGas, expectLedgerClean } from '../../../test/kit/ledger';
 import { newAgent, newListing, wallet, type TestAgent } from './helpers';
 
 describe('the platform fee is fixed when a purchase is quoted', () => {

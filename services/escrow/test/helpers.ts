@@ -1,7 +1,7 @@
 /** Shared set-up for the escrow suites: agents with gas, a listing that passes the quality gate, audit checks. */
 import { base62 } from '../../../packages/ids';
-import type { ApiClient, TestApp } from '../../../packages/testkit';
-import { creditGas } from '../../../packages/testkit/ledger';
+import type { ApiClient, TestApp } from '../../../test/kit';
+import { creditGas } from '../../../test/kit/ledger';
 
 export interface TestAgent {
   id: string;

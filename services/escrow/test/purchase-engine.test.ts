@@ -6,8 +6,8 @@
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { describeWithPostgres, startTestApp, type TestApp } from '../../../packages/testkit';
-import { expectLedgerClean } from '../../../packages/testkit/ledger';
+import { describeWithPostgres, startTestApp, type TestApp } from '../../../test/kit';
+import { expectLedgerClean } from '../../../test/kit/ledger';
 import { DEFAULT_TERMS } from '../../../packages/market-rules';
 import { UndeclaredColumnError, type PurchaseEngine } from '../purchase-engine';
 import { MACHINE, TRANSITIONS, timedTransitions, type Trigger } from '../../../packages/contracts/purchase-machine';

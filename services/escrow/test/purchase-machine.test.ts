@@ -7,8 +7,8 @@
  * States are reached by walking the table itself from the states a purchase is bought into, so a new
  * state reachable through the table is covered without touching this file.
  */
-import { startTestApp, type TestApp } from '../../../packages/testkit';
-import { creditGas, expectLedgerClean } from '../../../packages/testkit/ledger';
+import { startTestApp, type TestApp } from '../../../test/kit';
+import { creditGas, expectLedgerClean } from '../../../test/kit/ledger';
 import {
   PURCHASE_STATUSES,
   STATES,

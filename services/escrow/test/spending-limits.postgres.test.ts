@@ -3,8 +3,8 @@
  * proves nothing): the limits row is locked in the purchase's transaction, so purchases fired at
  * once can never together pass the human's budget.
  */
-import { describeWithPostgres, startTestApp, type TestApp } from '../../../packages/testkit';
-import { expectLedgerClean } from '../../../packages/testkit/ledger';
+import { describeWithPostgres, startTestApp, type TestApp } from '../../../test/kit';
+import { expectLedgerClean } from '../../../test/kit/ledger';
 import { ESCROW } from '../../../packages/contracts/escrow';
 import { scenario, wallet } from './helpers';
 

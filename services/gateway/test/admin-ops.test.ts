@@ -1,9 +1,9 @@
 /** /api/admin operator routes (payouts, disputes, listings, reports, audit log) and the admin CLI, over HTTP. */
-import { startTestApp, type TestApp } from '../../../packages/testkit';
+import { startTestApp, type TestApp } from '../../../test/kit';
 import { OperatorError } from '../../../packages/operator-client';
 import { run } from '../../../scripts/admin';
 import { MAINNET_ADDRESS, TXID, balanceOf, buyListing, sellerWithEarnings } from '../../payments/test/payouts-helpers';
-import { expectLedgerClean } from '../../../packages/testkit/ledger';
+import { expectLedgerClean } from '../../../test/kit/ledger';
 
 const TOKEN = 'test-admin-token-0123456789';
 

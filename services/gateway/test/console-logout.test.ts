@@ -3,8 +3,8 @@
  * working once its session signed out (POST /admin/logout), on this replica and any other (the end
  * is stored in the gateway's schema), while a session signed in separately keeps working.
  */
-import { startTestApp, type TestApp } from '../../../packages/testkit';
-import { mergeCookies, openPage } from '../../../packages/testkit/checkout';
+import { startTestApp, type TestApp } from '../../../test/kit';
+import { mergeCookies, openPage } from '../../../test/kit/checkout';
 
 const TOKEN = `adm_${'k'.repeat(40)}`;
 

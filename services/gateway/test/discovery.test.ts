@@ -4,7 +4,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import Ajv from 'ajv';
-import { REPO_ROOT, startTestApp, type TestApp } from '../../../packages/testkit';
+import { REPO_ROOT, startTestApp, type TestApp } from '../../../test/kit';
 import { TOOLS, toolInputSchema } from '../../../packages/tool-catalogue';
 import { renderLlmsFull, renderLlmsTxt } from '../../../packages/knowledge';
 

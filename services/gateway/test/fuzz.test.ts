@@ -9,8 +9,8 @@
 import fc from 'fast-check';
 import { STATUS_BY_CODE } from '../../../packages/errors';
 import { TOOLS, type ToolDefinition } from '../../../packages/tool-catalogue';
-import { startTestApp, TEST_DATABASE_URL, type TestApp } from '../../../packages/testkit';
-import { creditGas, expectLedgerClean } from '../../../packages/testkit/ledger';
+import { startTestApp, TEST_DATABASE_URL, type TestApp } from '../../../test/kit';
+import { creditGas, expectLedgerClean } from '../../../test/kit/ledger';
 import { newAgent, newListing, type TestAgent } from '../../escrow/test/helpers';
 
 // Starting the embedded app and running hundreds of HTTP cases can take minutes on a shared 2-core machine.

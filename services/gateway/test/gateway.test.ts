@@ -4,7 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { loadConfig } from '../../../packages/config';
 import { createMarketplace, gatewayPort } from '../../../src/app';
-import { ApiClient, startTestApp, type TestApp } from '../../../packages/testkit';
+import { ApiClient, startTestApp, type TestApp } from '../../../test/kit';
 import { TOOLS } from '../../../packages/tool-catalogue';
 
 describe('gateway and agents (embedded)', () => {

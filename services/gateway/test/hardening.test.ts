@@ -6,8 +6,8 @@
 import http from 'node:http';
 import zlib from 'node:zlib';
 import { ConfigError, loadConfig } from '../../../packages/config';
-import { startTestApp, freePort, type TestApp } from '../../../packages/testkit';
-import { creditGas, expectLedgerClean } from '../../../packages/testkit/ledger';
+import { startTestApp, freePort, type TestApp } from '../../../test/kit';
+import { creditGas, expectLedgerClean } from '../../../test/kit/ledger';
 import { prepareDelivery } from '../../escrow/delivery';
 import { newAgent, newListing as listingOf, wallet, type TestAgent } from '../../escrow/test/helpers';
 

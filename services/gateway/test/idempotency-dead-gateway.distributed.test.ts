@@ -17,9 +17,9 @@ import {
   TEST_NATS_URL,
   type ServiceProcess,
   type TestDatabase,
-} from '../../../packages/testkit';
+} from '../../../test/kit';
 import { base62 } from '../../../packages/ids';
-import { decideSandboxCheckout } from '../../../packages/testkit/checkout';
+import { decideSandboxCheckout } from '../../../test/kit/checkout';
 import { newListing, type TestAgent } from '../../escrow/test/helpers';
 
 describeDistributed('Idempotency-Key of a gateway killed mid-call (two gateway processes)', () => {

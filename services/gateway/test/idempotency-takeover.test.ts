@@ -2,8 +2,8 @@
  * An Idempotency-Key claimed by a gateway replica that died mid-call (kill -9) is taken over once it
  * is older than any call can run: the retry buys once, not never and not twice.
  */
-import { startTestApp, type TestApp } from '../../../packages/testkit';
-import { expectLedgerClean } from '../../../packages/testkit/ledger';
+import { startTestApp, type TestApp } from '../../../test/kit';
+import { expectLedgerClean } from '../../../test/kit/ledger';
 import { scenario } from '../../escrow/test/helpers';
 
 describe('Idempotency-Key abandoned by a dead gateway', () => {

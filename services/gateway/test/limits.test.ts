@@ -6,7 +6,7 @@
  */
 import net from 'node:net';
 import { migrate, openDb, type Db } from '../../../packages/db';
-import { createTestDatabase, describeWithPostgres, type TestDatabase } from '../../../packages/testkit';
+import { createTestDatabase, describeWithPostgres, type TestDatabase } from '../../../test/kit';
 import { SharedLimits, STORE_TIMEOUT_MS } from '../limits';
 import { AuthFailureThrottle } from '../auth-throttle';
 import { migrations } from '../migrations';

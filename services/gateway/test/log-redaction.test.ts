@@ -6,9 +6,9 @@
  * public (ids) or covered by the redaction.
  */
 import type { Server } from 'node:http';
-import { startTestApp, type TestApp } from '../../../packages/testkit';
-import { openSandboxCheckout, submitSandboxForm } from '../../../packages/testkit/checkout';
-import { creditGas } from '../../../packages/testkit/ledger';
+import { startTestApp, type TestApp } from '../../../test/kit';
+import { openSandboxCheckout, submitSandboxForm } from '../../../test/kit/checkout';
+import { creditGas } from '../../../test/kit/ledger';
 import { newAgent, newListing } from '../../escrow/test/helpers';
 import { SECRET_ROUTE_PREFIXES, redactPath } from '../redact';
 

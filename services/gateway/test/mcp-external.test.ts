@@ -6,7 +6,7 @@ import { execFile } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { REPO_ROOT, startTestApp, type TestApp } from '../../../packages/testkit';
+import { REPO_ROOT, startTestApp, type TestApp } from '../../../test/kit';
 
 const BIN = path.join(REPO_ROOT, 'node_modules/.bin');
 const CONFORMANCE = path.join(BIN, 'conformance');

@@ -1,9 +1,9 @@
 /** MCP client helpers shared by the /mcp and stdio suites: a real SDK client, and the two journeys. */
-import { expectLedgerClean } from '../../../packages/testkit/ledger';
+import { expectLedgerClean } from '../../../test/kit/ledger';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
-import { openSandboxCheckout, submitSandboxForm } from '../../../packages/testkit/checkout';
+import { openSandboxCheckout, submitSandboxForm } from '../../../test/kit/checkout';
 
 export async function connect(transport: Transport): Promise<Client> {
   const client = new Client({ name: 'agent-market-test', version: '0.0.1' });

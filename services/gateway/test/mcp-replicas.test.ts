@@ -3,7 +3,7 @@
  * MCP client whose every HTTP request goes to the other replica (a load balancer without stickiness).
  */
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { describeCluster, startCluster, TEST_DATABASE_URL, type Cluster } from '../../../packages/testkit';
+import { describeCluster, startCluster, TEST_DATABASE_URL, type Cluster } from '../../../test/kit';
 import { callErr, callOk, connect } from './mcp-helpers';
 
 describeCluster('/mcp across two gateway replicas (separate processes)', () => {

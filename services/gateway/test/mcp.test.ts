@@ -1,5 +1,5 @@
 /** Remote MCP at /mcp: a real SDK client over Streamable HTTP against the real app (PGlite in memory). */
-import { startTestApp, type TestApp } from '../../../packages/testkit';
+import { startTestApp, type TestApp } from '../../../test/kit';
 import { TOOLS, toolsOfModules } from '../../../packages/tool-catalogue';
 import { callErr, callOk, connect, httpTransport, runJourneys } from './mcp-helpers';
 

@@ -5,9 +5,9 @@
  */
 import Ajv from 'ajv';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { startTestApp, type TestApp } from '../../../packages/testkit';
+import { startTestApp, type TestApp } from '../../../test/kit';
 import { TOOLS } from '../../../packages/tool-catalogue';
-import { expectLedgerClean } from '../../../packages/testkit/ledger';
+import { expectLedgerClean } from '../../../test/kit/ledger';
 import { callOk, connect, httpTransport, runJourneys, buyGasAndApprove } from './mcp-helpers';
 
 describe('every tool result matches its outputSchema', () => {

@@ -9,10 +9,10 @@
  */
 import net from 'node:net';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
-import { eventually, startTestApp, type TestApp } from '../../../packages/testkit';
-import { expectLedgerClean } from '../../../packages/testkit/ledger';
-import { describeWithChromium, launchChromium, DESKTOP } from '../../../packages/testkit/browser';
-import { startStripeStandIn, type StripeStandIn } from '../../../packages/testkit/stripe-standin';
+import { eventually, startTestApp, type TestApp } from '../../../test/kit';
+import { expectLedgerClean } from '../../../test/kit/ledger';
+import { describeWithChromium, launchChromium, DESKTOP } from '../../../test/kit/browser';
+import { startStripeStandIn, type StripeStandIn } from '../../../test/kit/stripe-standin';
 import { newAgent, newListing } from '../../escrow/test/helpers';
 
 const path = (url: string) => new URL(url).pathname;

@@ -3,7 +3,7 @@
  * toString…) is a plain unknown argument, never "did you mean [object Object]", over /api/agent and /mcp's
  * shared dispatcher.
  */
-import { startTestApp, type TestApp } from '../../../packages/testkit';
+import { startTestApp, type TestApp } from '../../../test/kit';
 
 describe('prototype-named arguments (issue #23)', () => {
   let app: TestApp;

@@ -7,9 +7,9 @@
  */
 import AxeBuilder from '@axe-core/playwright';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
-import { startTestApp, type TestApp } from '../../../packages/testkit';
-import { expectLedgerClean } from '../../../packages/testkit/ledger';
-import { describeWithChromium, launchChromium, DESKTOP } from '../../../packages/testkit/browser';
+import { startTestApp, type TestApp } from '../../../test/kit';
+import { expectLedgerClean } from '../../../test/kit/ledger';
+import { describeWithChromium, launchChromium, DESKTOP } from '../../../test/kit/browser';
 import { newAgent, newListing, wallet } from '../../escrow/test/helpers';
 
 async function expectAccessible(page: Page, what: string): Promise<void> {

@@ -5,9 +5,9 @@
  * daily_budget, nothing held). Then the owner page, the other rules, decline and expiry.
  */
 import { createHmac } from 'node:crypto';
-import { startTestApp, type TestApp } from '../../../packages/testkit';
-import { openPage, openSandboxCheckout, postPageForm, submitSandboxForm } from '../../../packages/testkit/checkout';
-import { expectLedgerClean } from '../../../packages/testkit/ledger';
+import { startTestApp, type TestApp } from '../../../test/kit';
+import { openPage, openSandboxCheckout, postPageForm, submitSandboxForm } from '../../../test/kit/checkout';
+import { expectLedgerClean } from '../../../test/kit/ledger';
 import { newAgent, newListing, wallet, type TestAgent } from '../../escrow/test/helpers';
 
 describe('spending limits set by a human, enforced on purchase_service', () => {

@@ -3,7 +3,7 @@
  * need no key still work over the tool router and /mcp, with a warning that the key was ignored and
  * how to replace it; the MCP hint names no HTTP route. Tools that need a key still answer 401.
  */
-import { startTestApp, type TestApp } from '../../../packages/testkit';
+import { startTestApp, type TestApp } from '../../../test/kit';
 import { connect, httpTransport, callOk, callErr } from './mcp-helpers';
 
 const STALE = `rk_live_${'S'.repeat(40)}`;

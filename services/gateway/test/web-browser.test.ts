@@ -5,9 +5,9 @@
  */
 import AxeBuilder from '@axe-core/playwright';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
-import { startTestApp, type TestApp } from '../../../packages/testkit';
-import { expectLedgerClean } from '../../../packages/testkit/ledger';
-import { describeWithChromium, launchChromium, DESKTOP, PHONE } from '../../../packages/testkit/browser';
+import { startTestApp, type TestApp } from '../../../test/kit';
+import { expectLedgerClean } from '../../../test/kit/ledger';
+import { describeWithChromium, launchChromium, DESKTOP, PHONE } from '../../../test/kit/browser';
 import { MAINNET_ADDRESS, TXID, balanceOf, buyListing, sellerWithEarnings } from '../../payments/test/payouts-helpers';
 
 const ADMIN_TOKEN = 'browser-admin-token-0123456789';

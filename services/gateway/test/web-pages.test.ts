@@ -1,6 +1,6 @@
 /** The pages over plain HTTP (no browser needed): headers, escaping, 404s, the console's door, listing restore. */
-import { startTestApp, type TestApp } from '../../../packages/testkit';
-import { expectLedgerClean } from '../../../packages/testkit/ledger';
+import { startTestApp, type TestApp } from '../../../test/kit';
+import { expectLedgerClean } from '../../../test/kit/ledger';
 import { listService } from '../../payments/test/payouts-helpers';
 
 const TOKEN = 'pages-admin-token-0123456789';

@@ -40,6 +40,49 @@ function OperatorLine({ ctx }: { ctx: CheckoutContext }): VNode {
   );
 }
 
+/** The checkout's heading, who is paid, and the facts of the pack (both checkout pages). */
+function CheckoutFacts(props: { session: CheckoutView; name: string; agentId: string; ctx: CheckoutContext; note?: string; showPackAndReference?: boolean }): VNode {
+  const { session: s, name, ctx } = props;
+  return (
+    <>
+      <h1>
+        Buy {s.gas.toLocaleString('en-US')} gas for {name}
+      </h1>
+      <p>
+        You are paying <strong>{PRODUCT_NAME}</strong> ({ctx.baseUrl}) for gas, the unit agents spend on this marketplace.{props.note ?? ''}
+      </p>
+      <dl class="facts">
+        <dt>Agent</dt>
+        <dd>
+          {name} <code>{props.agentId}</code>
+        </dd>
+        {props.showPackAndReference ? (
+          <>
+            <dt>Pack</dt>
+            <dd>{s.packId}</dd>
+          </>
+        ) : null}
+        <dt>Gas</dt>
+        <dd>{s.gas.toLocaleString('en-US')} gas</dd>
+        <dt>Price</dt>
+        <dd>{usd(s.gas)} USD</dd>
+        <dt>Expires</dt>
+        <dd>
+          <LocalTime iso={s.expiresAt} /> — {s.status === 'open' ? `expires ${timeLeft(s.expiresAt)}` : s.status}
+        </dd>
+        {props.showPackAndReference ? (
+          <>
+            <dt>Reference</dt>
+            <dd>
+              <code>{s.id}</code>
+            </dd>
+          </>
+        ) : null}
+      </dl>
+    </>
+  );
+}
+
 export function SandboxCheckoutPage(props: { session: CheckoutView; agent: { id: string; displayName: string | null }; limits: SpendingLimitsView | null; csrf: string; ctx: CheckoutContext }): VNode {
   const { session: s, agent, csrf, ctx } = props;
   const base = `/checkout/sandbox/${encodeURIComponent(s.id)}`;
@@ -49,32 +92,7 @@ export function SandboxCheckoutPage(props: { session: CheckoutView; agent: { id:
     <Layout title={`Approve ${s.gas} gas for ${name}`} noindex>
       <div class="narrow">
         <p class="notice sandbox">Sandbox checkout (development): no card is charged and no real money moves.</p>
-        <h1>
-          Buy {s.gas.toLocaleString('en-US')} gas for {name}
-        </h1>
-        <p>
-          You are paying <strong>{PRODUCT_NAME}</strong> ({ctx.baseUrl}) for gas, the unit agents spend on this marketplace.
-        </p>
-        <dl class="facts">
-          <dt>Agent</dt>
-          <dd>
-            {name} <code>{agent.id}</code>
-          </dd>
-          <dt>Pack</dt>
-          <dd>{s.packId}</dd>
-          <dt>Gas</dt>
-          <dd>{s.gas.toLocaleString('en-US')} gas</dd>
-          <dt>Price</dt>
-          <dd>{usd(s.gas)} USD</dd>
-          <dt>Expires</dt>
-          <dd>
-            <LocalTime iso={s.expiresAt} /> — {open ? `expires ${timeLeft(s.expiresAt)}` : s.status}
-          </dd>
-          <dt>Reference</dt>
-          <dd>
-            <code>{s.id}</code>
-          </dd>
-        </dl>
+        <CheckoutFacts session={s} name={name} agentId={agent.id} ctx={ctx} showPackAndReference />
         {open ? (
           <>
             <h2>What approving does</h2>
@@ -125,26 +143,7 @@ export function PayCheckoutPage(props: { session: CheckoutView; agent: { id: str
   return (
     <Layout title={`Buy ${s.gas} gas for ${name}`} noindex>
       <div class="narrow">
-        <h1>
-          Buy {s.gas.toLocaleString('en-US')} gas for {name}
-        </h1>
-        <p>
-          You are paying <strong>{PRODUCT_NAME}</strong> ({ctx.baseUrl}) for gas, the unit agents spend on this marketplace. The card payment itself happens on Stripe's page.
-        </p>
-        <dl class="facts">
-          <dt>Agent</dt>
-          <dd>
-            {name} <code>{agent.id}</code>
-          </dd>
-          <dt>Gas</dt>
-          <dd>{s.gas.toLocaleString('en-US')} gas</dd>
-          <dt>Price</dt>
-          <dd>{usd(s.gas)} USD</dd>
-          <dt>Expires</dt>
-          <dd>
-            <LocalTime iso={s.expiresAt} /> — {s.status === 'open' ? `expires ${timeLeft(s.expiresAt)}` : s.status}
-          </dd>
-        </dl>
+        <CheckoutFacts session={s} name={name} agentId={agent.id} ctx={ctx} note=" The card payment itself happens on Stripe's page." />
         {s.status === 'open' ? (
           <form method="post" action={`/checkout/${encodeURIComponent(s.id)}/continue`} class="stack">
             <input type="hidden" name={CSRF_FIELD} value={csrf} />

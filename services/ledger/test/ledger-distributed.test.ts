@@ -4,10 +4,10 @@
  * another node, settle through a durable JetStream event, and audit.
  */
 import type { ServiceBroker } from 'moleculer';
-import { ApiClient, describeCluster, eventually, startCluster, TEST_DATABASE_URL, type Cluster } from '../../../packages/testkit';
+import { ApiClient, describeCluster, eventually, startCluster, TEST_DATABASE_URL, type Cluster } from '../../../test/kit';
 import { createBroker } from '../../../packages/broker';
 import { loadConfig } from '../../../packages/config';
-import { openSandboxCheckout, submitSandboxForm } from '../../../packages/testkit/checkout';
+import { openSandboxCheckout, submitSandboxForm } from '../../../test/kit/checkout';
 import { settled, uid } from './helpers';
 
 describeCluster('ledger and payments over NATS (separate processes, bus auth, a role per service)', () => {

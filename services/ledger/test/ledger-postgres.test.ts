@@ -3,10 +3,10 @@
  * concurrent holds never overdraw, replayed idempotent calls move money once, settle and void
  * race for one hold and exactly one wins, caps hold under concurrency, and the audit passes.
  */
-import { createTestDatabase, describeWithPostgres, startTestApp, type TestDatabase } from '../../../packages/testkit';
+import { createTestDatabase, describeWithPostgres, startTestApp, type TestDatabase } from '../../../test/kit';
 import { settled, startLedger, uid, type LedgerHarness } from './helpers';
-import { creditGas, expectLedgerClean } from '../../../packages/testkit/ledger';
-import { openSandboxCheckout, submitSandboxForm } from '../../../packages/testkit/checkout';
+import { creditGas, expectLedgerClean } from '../../../test/kit/ledger';
+import { openSandboxCheckout, submitSandboxForm } from '../../../test/kit/checkout';
 
 describeWithPostgres('ledger on PostgreSQL under concurrency', () => {
   let testDb: TestDatabase;

@@ -1,6 +1,6 @@
 /** The ledger through broker.call on PGlite: double entry, holds, fees, idempotency, consumers, cash-out, audit. */
 import { startLedger, uid, type LedgerHarness } from './helpers';
-import { creditGas, expectLedgerClean } from '../../../packages/testkit/ledger';
+import { creditGas, expectLedgerClean } from '../../../test/kit/ledger';
 
 const event = (topic: string, data: Record<string, unknown>) => ({ eventId: uid('evt'), topic, occurredAt: new Date().toISOString(), data });
 

@@ -1,5 +1,5 @@
 /** Seeding on the first start of an empty embedded database. */
-import { startTestApp } from '../../../packages/testkit';
+import { startTestApp } from '../../../test/kit';
 
 describe('seed on empty', () => {
   it('a fresh embedded database starts with seed sellers and their listings, once', async () => {

@@ -2,7 +2,7 @@
  * The listings suite, run on PGlite (listings.test.ts) and on real PostgreSQL (postgres.test.ts):
  * everything through HTTP (the tool router and the public GETs) or broker.call, never a mock.
  */
-import { startTestApp, type TestApp } from '../../../packages/testkit';
+import { startTestApp, type TestApp } from '../../../test/kit';
 
 const JEST_LISTING = {
   title: 'Write Vitest unit tests for a React component',
@@ -413,7 +413,7 @@ export function listingsSuite(opts: { postgres?: boolean }) {
     it('follows agents.seed_changed and agents.registered', async () => {
       const seller = await app.api.register('Becomes Seed');
       await app.call('agents.setSeed', { agentId: seller.agent.id, isSeed: true });
-      const { eventually } = await import('../../../packages/testkit');
+      const { eventually } = await import('../../../test/kit');
       await eventually(async () => (await app.call('listings.reputation', { sellerId: seller.agent.id })).isSeed === true);
       const rep = await app.call('listings.reputation', { sellerId: seller.agent.id });
       expect(rep).toMatchObject({ isSeed: true, unknown: false });

@@ -3,7 +3,7 @@
  * target, checked on the resolved addresses (so a public-looking name that resolves inside is
  * refused too). No request is ever sent to these addresses: they are refused before connecting.
  */
-import { startTestApp, type TestApp } from '../../../packages/testkit';
+import { startTestApp, type TestApp } from '../../../test/kit';
 import { checkWebhookUrl, isPrivateAddress, resolveWebhookTarget, WebhookTargetError } from '../ssrf';
 import { newAgent } from '../../escrow/test/helpers';
 

@@ -8,8 +8,8 @@
 import http from 'node:http';
 import net from 'node:net';
 import type { AddressInfo } from 'node:net';
-import { describeWithPostgres, eventually, startTestApp, type TestApp } from '../../../packages/testkit';
-import { creditGas, expectLedgerClean } from '../../../packages/testkit/ledger';
+import { describeWithPostgres, eventually, startTestApp, type TestApp } from '../../../test/kit';
+import { creditGas, expectLedgerClean } from '../../../test/kit/ledger';
 import { newAgent, newListing } from '../../escrow/test/helpers';
 import { ATTEMPT_DEADLINE_MS } from '../sender';
 import { startReceiver, type Receiver } from './receiver';

@@ -6,8 +6,8 @@
 import type { ServiceBroker } from 'moleculer';
 import { createBroker } from '../../../packages/broker';
 import { loadConfig } from '../../../packages/config';
-import { ApiClient, describeCluster, eventually, startCluster, TEST_DATABASE_URL, type Cluster } from '../../../packages/testkit';
-import { creditGas, expectLedgerClean } from '../../../packages/testkit/ledger';
+import { ApiClient, describeCluster, eventually, startCluster, TEST_DATABASE_URL, type Cluster } from '../../../test/kit';
+import { creditGas, expectLedgerClean } from '../../../test/kit/ledger';
 import { LISTING_DESCRIPTION } from '../../escrow/test/helpers';
 import { readmeVerify, startReceiver, type Receiver } from './receiver';
 

@@ -1,8 +1,8 @@
 /** Shared by the payouts and admin tests: real agents, real ledger movements, real audit. */
 import { base62 } from '../../../packages/ids';
 import { saleSplit } from '../../../packages/market-rules';
-import { eventually, type TestApp } from '../../../packages/testkit';
-import { creditGas } from '../../../packages/testkit/ledger';
+import { eventually, type TestApp } from '../../../test/kit';
+import { creditGas } from '../../../test/kit/ledger';
 
 export const MAINNET_ADDRESS = 'bc1qar0srrr7xfkvy5l643lydnw9re59gtzzwf5mdq';
 export const MAINNET_ADDRESS_2 = '1BvBMSEYstWetqTFn5Au4m4GFg7xJaNVN2';

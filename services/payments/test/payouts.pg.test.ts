@@ -1,7 +1,7 @@
 /** Racing cash-out requests on real PostgreSQL (PGlite is one connection, so races there prove nothing). */
-import { describeWithPostgres, startTestApp, type TestApp } from '../../../packages/testkit';
+import { describeWithPostgres, startTestApp, type TestApp } from '../../../test/kit';
 import { balanceOf, sellerWithEarnings, withdrawableOf } from './payouts-helpers';
-import { expectLedgerClean } from '../../../packages/testkit/ledger';
+import { expectLedgerClean } from '../../../test/kit/ledger';
 
 describeWithPostgres('cash-out races (PostgreSQL)', () => {
   let app: TestApp;

@@ -1,8 +1,8 @@
 /** Cash-out: payout address, eligibility, fee arithmetic, pay / reject, recovery — over HTTP on in-memory PGlite. */
-import { startTestApp, type TestApp } from '../../../packages/testkit';
+import { startTestApp, type TestApp } from '../../../test/kit';
 import { cashoutSplit } from '../../../packages/market-rules';
 import { BAD_CHECKSUM_ADDRESS, MAINNET_ADDRESS, MAINNET_ADDRESS_2, TESTNET_ADDRESS, TXID, balanceOf, buyListing, completeSale, sellerWithEarnings, withdrawableOf } from './payouts-helpers';
-import { creditGas, expectLedgerClean } from '../../../packages/testkit/ledger';
+import { creditGas, expectLedgerClean } from '../../../test/kit/ledger';
 
 let app: TestApp;
 const operator = { internal: true, operator: 'test-operator' };

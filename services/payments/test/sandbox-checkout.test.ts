@@ -1,8 +1,8 @@
 /** Buying gas without Stripe keys: the sandbox checkout page, submitted as a browser would (form POST). */
-import { eventually, startTestApp, type TestApp } from '../../../packages/testkit';
+import { eventually, startTestApp, type TestApp } from '../../../test/kit';
 import { ConfigError, loadConfig } from '../../../packages/config';
-import { expectLedgerClean } from '../../../packages/testkit/ledger';
-import { openSandboxCheckout, submitSandboxForm, type SandboxForm } from '../../../packages/testkit/checkout';
+import { expectLedgerClean } from '../../../test/kit/ledger';
+import { openSandboxCheckout, submitSandboxForm, type SandboxForm } from '../../../test/kit/checkout';
 
 /** checkoutUrl names PUBLIC_BASE_URL; the test server listens on a random port. */
 const onApp = (app: TestApp, url: string) => `${app.baseUrl}${new URL(url).pathname}`;

@@ -3,10 +3,10 @@
  * webhooks signed with the SDK's test-header helper and posted to the gateway's raw-body route.
  */
 import Stripe from 'stripe';
-import { eventually, startTestApp, type TestApp } from '../../../packages/testkit';
-import { startStripeStandIn, type StripeStandIn } from '../../../packages/testkit/stripe-standin';
-import { expectLedgerClean } from '../../../packages/testkit/ledger';
-import { openPage, postPageForm } from '../../../packages/testkit/checkout';
+import { eventually, startTestApp, type TestApp } from '../../../test/kit';
+import { startStripeStandIn, type StripeStandIn } from '../../../test/kit/stripe-standin';
+import { expectLedgerClean } from '../../../test/kit/ledger';
+import { openPage, postPageForm } from '../../../test/kit/checkout';
 
 describe('Stripe checkout (real SDK, local stand-in)', () => {
   let stripe: StripeStandIn;

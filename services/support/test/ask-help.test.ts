@@ -3,10 +3,10 @@
  * must hold, the caller's context (error codes, own failed requests, stuck state), and the optional
  * LLM against a local stand-in of the chat-completions API.
  */
-import { expectLedgerClean } from '../../../packages/testkit/ledger';
+import { expectLedgerClean } from '../../../test/kit/ledger';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { startTestApp, type TestApp } from '../../../packages/testkit';
+import { startTestApp, type TestApp } from '../../../test/kit';
 import { knowledgeSections, renderLlmsFull, exampleArguments } from '../../../packages/knowledge';
 import { newAgent, LISTING, expectValidNextStep, numbersIn, type TestAgent } from './helpers';
 

@@ -2,7 +2,7 @@
 import Validator from 'fastest-validator';
 import { base62 } from '../../../packages/ids';
 import { getTool, TOOL_NAMES } from '../../../packages/tool-catalogue';
-import type { ApiClient } from '../../../packages/testkit';
+import type { ApiClient } from '../../../test/kit';
 
 export interface TestAgent {
   id: string;

@@ -1,5 +1,5 @@
 /** On real PostgreSQL, where identical reports really race: they still fold into one. */
-import { describeWithPostgres, startTestApp, type TestApp } from '../../../packages/testkit';
+import { describeWithPostgres, startTestApp, type TestApp } from '../../../test/kit';
 import { newAgent } from './helpers';
 
 describeWithPostgres('report_bug on PostgreSQL', () => {

@@ -1,5 +1,5 @@
 /** report_bug and report_experience through the tool router, and what the operator sees of them. */
-import { startTestApp, type TestApp } from '../../../packages/testkit';
+import { startTestApp, type TestApp } from '../../../test/kit';
 import { newAgent, type TestAgent } from './helpers';
 
 const ADMIN_TOKEN = 'adm_support_test_0123456789abcdef';

@@ -1,6 +1,6 @@
 /** Fresh, empty PostgreSQL databases for tests and benches (no jest needed, so the bench can use it too). */
 import { Client } from 'pg';
-import { base62 } from '../ids';
+import { base62 } from '../../packages/ids';
 
 export const TEST_DATABASE_URL = process.env.TEST_DATABASE_URL || null;
 

@@ -8,7 +8,7 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import Stripe from 'stripe';
-import { base62 } from '../ids';
+import { base62 } from '../../packages/ids';
 
 export interface StandInSession {
   id: string;
@@ -264,7 +264,7 @@ export async function startStripeStandIn(opts: StandInOptions = {}): Promise<Str
   return api;
 }
 
-// `npx tsx packages/testkit/stripe-standin.ts`: run it on its own (STANDIN_PORT, STANDIN_WEBHOOK_URL) for manual checks.
+// `npx tsx test/kit/stripe-standin.ts`: run it on its own (STANDIN_PORT, STANDIN_WEBHOOK_URL) for manual checks.
 if (require.main === module) {
   void startStripeStandIn({ webhookUrl: process.env.STANDIN_WEBHOOK_URL }).then((s) => {
     console.log(`STRIPE_API_BASE=${s.url}\nSTRIPE_SECRET_KEY=${s.secretKey}\nSTRIPE_WEBHOOK_SECRET=${s.webhookSecret}`);

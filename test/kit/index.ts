@@ -6,16 +6,16 @@
  */
 import path from 'node:path';
 import type { Middleware, ServiceBroker } from 'moleculer';
-import { loadConfig, type Config } from '../config';
-import { ManualClock, type Clock } from '../runtime';
+import { loadConfig, type Config } from '../../packages/config';
+import { ManualClock, type Clock } from '../../packages/runtime';
 import { createMarketplace, gatewayPort } from '../../src/app';
 
 import { createTestDatabase, TEST_DATABASE_URL, type TestDatabase } from './database';
-import { natsServerAvailable } from './nats-server';
+import { natsServerAvailable } from '../../packages/cluster/nats-server';
 
 export { createTestDatabase, TEST_DATABASE_URL, type TestDatabase };
 export { dockerEngine, startNatsContainer, startPostgresContainer, type NatsContainer, type PostgresContainer } from './containers';
-export { natsServerAvailable, startPrivateNats, type PrivateNats } from './nats-server';
+export { natsServerAvailable, startPrivateNats, type PrivateNats } from '../../packages/cluster/nats-server';
 export const TEST_NATS_URL = process.env.TEST_NATS_URL || null;
 export const REPO_ROOT = path.resolve(__dirname, '../..');
 
@@ -153,7 +153,7 @@ export async function startTestApp(opts: StartOptions = {}): Promise<TestApp> {
   };
 }
 
-export { spawnServices, startCluster, type Cluster, type ClusterOptions, type ServiceProcess } from '../cluster';
+export { spawnServices, startCluster, type Cluster, type ClusterOptions, type ServiceProcess } from '../../packages/cluster';
 
 /** Polls until fn returns a truthy value (or throws after timeoutMs). For eventually-consistent reads. */
 export async function eventually<T>(fn: () => Promise<T | null | undefined | false>, timeoutMs = 10_000, intervalMs = 50): Promise<T> {
@@ -179,4 +179,4 @@ export async function waitForGateway(api: ApiClient, services: string[], timeout
   }, timeoutMs, 100);
 }
 
-export { freePort } from '../cluster';
+export { freePort } from '../../packages/cluster';

@@ -1,6 +1,6 @@
 /**
- * A private nats-server (JetStream on, its own store dir, a free port) for tests that stop and
- * restart NATS: CI's shared NATS must keep running. Skips (returns null) when the binary is missing.
+ * A private nats-server (JetStream on, its own store dir, a free port): the bus of `npm run cluster`, and of
+ * tests that stop and restart NATS (CI's shared NATS must keep running). Skips (returns null) when the binary is missing.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
@@ -26,7 +26,8 @@ export function natsServerAvailable(): boolean {
   return fs.existsSync(NATS_SERVER_BIN);
 }
 
-function freePort(): Promise<number> {
+/** A TCP port on 127.0.0.1 that nothing listens on right now. */
+export function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const srv = net.createServer();
     srv.listen(0, '127.0.0.1', () => {

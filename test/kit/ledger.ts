@@ -1,6 +1,6 @@
 /** Money helpers for tests: gas credited through the real ledger, and the audit every money test ends with. */
-import { base62 } from '../ids';
-import { auditMoney } from '../ledger-audit';
+import { base62 } from '../../packages/ids';
+import { auditMoney } from '../../packages/ledger-audit';
 
 interface Caller {
   call<T = any>(action: string, params?: Record<string, unknown>): Promise<T>;
