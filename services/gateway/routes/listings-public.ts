@@ -6,7 +6,8 @@
  *   GET /api/public/stats → {ok: true, total, byCategory} (active listings; + "result")
  */
 import type { Express, Request } from 'express';
-import { clientIp, sendError } from '../http';
+import { sendError } from '../http';
+import { dispatchHttpCall } from './http-call';
 import type { GatewayDeps } from '../deps';
 import { publicBody } from './public-schemas';
 import { LISTINGS } from '../../../packages/contracts/listings';
@@ -28,17 +29,7 @@ function searchArgs(req: Request): Record<string, unknown> {
 
 export function registerListingsPublicRoutes(app: Express, deps: GatewayDeps): void {
   app.get('/api/listings', async (req, res) => {
-    const outcome = await deps.dispatcher.dispatch({
-      tool: 'search_services',
-      args: searchArgs(req),
-      apiKey: null,
-      idempotencyKey: null,
-      requestId: req.requestId,
-      clientIp: clientIp(req),
-      via: 'http',
-    });
-    res.locals.tool = outcome.tool;
-    res.locals.agentId = outcome.agentId;
+    const outcome = await dispatchHttpCall(deps.dispatcher, req, res, { tool: 'search_services', args: searchArgs(req) });
     const body = outcome.body.ok ? publicBody(outcome.body.result as object) : outcome.body;
     res.set(outcome.headers).status(outcome.status).json(body);
   });

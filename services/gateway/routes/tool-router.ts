@@ -1,7 +1,8 @@
 /** POST /api/agent (the tool router), GET /api/agent (discovery), POST /api/agent/register. */
 import type { Express } from 'express';
 import { TOOLS, toolInputSchema, toolAnnotations } from '../../../packages/tool-catalogue';
-import { bearerToken, clientIp, jsonBody, sendJson } from '../http';
+import { bearerToken, jsonBody, sendJson } from '../http';
+import { dispatchHttpCall } from './http-call';
 import type { GatewayDeps } from '../deps';
 
 export function discoveryDocument(baseUrl: string) {
@@ -49,33 +50,18 @@ export function registerToolRouter(app: Express, deps: GatewayDeps): void {
   app.post('/api/agent', jsonBody, async (req, res) => {
     const body = req.body;
     const isObject = body && typeof body === 'object' && !Array.isArray(body);
-    const outcome = await dispatcher.dispatch({
+    const outcome = await dispatchHttpCall(dispatcher, req, res, {
       tool: isObject ? body.tool : undefined,
       args: isObject ? body.arguments : undefined,
       apiKey: bearerToken(req),
       idempotencyKey: req.get('idempotency-key') ?? null,
-      requestId: req.requestId,
-      clientIp: clientIp(req),
-      via: 'http',
     });
-    res.locals.tool = outcome.tool;
-    res.locals.agentId = outcome.agentId;
     sendJson(res, outcome.status, outcome.body, outcome.headers);
   });
 
   // Spec §4.1: the response carries ok, apiKey and agent at the top level.
   app.post('/api/agent/register', jsonBody, async (req, res) => {
-    const outcome = await dispatcher.dispatch({
-      tool: 'register',
-      args: req.body ?? {},
-      apiKey: null,
-      idempotencyKey: null,
-      requestId: req.requestId,
-      clientIp: clientIp(req),
-      via: 'http',
-    });
-    res.locals.tool = outcome.tool;
-    res.locals.agentId = outcome.agentId;
+    const outcome = await dispatchHttpCall(dispatcher, req, res, { tool: 'register', args: req.body ?? {} });
     if (outcome.body.ok) {
       const result = outcome.body.result as { apiKey: string; agent: unknown };
       sendJson(res, 200, { ok: true, apiKey: result.apiKey, agent: result.agent }, outcome.headers);

@@ -5,7 +5,7 @@
  */
 import type { Express, NextFunction, Request, Response } from 'express';
 import type { GatewayDeps } from '../deps';
-import { clientIp } from '../http';
+import { dispatchHttpCall } from '../routes/http-call';
 import { SITE_CSS, SITE_JS } from './assets';
 import { ASSET_CSS, ASSET_JS } from './format';
 import { HomePage, ListingPage, ListingsPage, TermsPage, type HomeFigures, type ListingView, type ListingsQuery } from './public-pages';
@@ -46,15 +46,7 @@ export function registerPublicPages(app: Express, deps: GatewayDeps): void {
     const query: ListingsQuery = { q: one(req.query.q), category: one(req.query.category), sort: one(req.query.sort), cursor: one(req.query.cursor) };
     const args: Record<string, unknown> = { limit: 20 };
     for (const k of ['q', 'category', 'sort', 'cursor'] as const) if (query[k]) args[k] = query[k];
-    const outcome = await deps.dispatcher.dispatch({
-      tool: 'search_services',
-      args,
-      apiKey: null,
-      idempotencyKey: null,
-      requestId: req.requestId,
-      clientIp: clientIp(req),
-      via: 'http',
-    });
+    const outcome = await dispatchHttpCall(deps.dispatcher, req, res, { tool: 'search_services', args });
     if (outcome.body.ok) {
       const r = outcome.body.result as { listings: ListingView[]; nextCursor: string | null };
       sendPage(res, 200, <ListingsPage query={query} listings={r.listings} nextCursor={r.nextCursor} error={null} />);
