@@ -1,15 +1,18 @@
 /**
  * `npm run db:roles [-- --admin-url URL] [--prefix market_] [--services a,b] [--out FILE]`: creates one
- * PostgreSQL LOGIN role per service that can use only its own schema (see packages/db/roles.ts), and
- * prints each service's <SERVICE>_DATABASE_URL (or writes them, mode 0600, as an env file).
- * Run once by an operator; running again rotates every password (restart the services with the new URLs).
+ * PostgreSQL LOGIN role per service that can use only its own schema (see packages/db/roles.ts).
  * The admin URL: --admin-url, else DATABASE_ADMIN_URL, else DATABASE_URL.
+ *
+ * Passwords: when <SERVICE>_DATABASE_URL is set (compose's db-admin.env, the Kubernetes job's Secret, both
+ * from scripts/market-secrets.sh), its user is that service's role and its password is the one set —
+ * running again with the same URLs changes nothing. A service without one gets a generated password (a new
+ * one on every run), printed as its <SERVICE>_DATABASE_URL (or written, mode 0600, to --out).
  */
 import fs from 'node:fs';
 import { ALL_SERVICES, type ServiceName } from '../packages/config';
-import { createServiceRoles, DEFAULT_ROLE_PREFIX } from '../packages/db/roles';
+import { createServiceRoles, DEFAULT_ROLE_PREFIX, givenCredentialsFromEnv } from '../packages/db/roles';
 
-export { createServiceRoles, dropServiceRoles, roleName, type ServiceRole } from '../packages/db/roles';
+export { createServiceRoles, dropServiceRoles, givenCredentialsFromEnv, roleName, type ServiceRole } from '../packages/db/roles';
 
 function arg(name: string): string | undefined {
   const i = process.argv.indexOf(`--${name}`);
@@ -28,14 +31,23 @@ async function main(): Promise<number> {
     console.error(`unknown service(s): ${unknown.join(', ')}; known: ${ALL_SERVICES.join(', ')}`);
     return 2;
   }
-  const roles = await createServiceRoles({ adminUrl, services, prefix: arg('prefix') ?? DEFAULT_ROLE_PREFIX });
-  const lines = roles.map((r) => `${r.service.toUpperCase()}_DATABASE_URL=${r.url}`);
+  const given = givenCredentialsFromEnv(process.env, services);
+  const roles = await createServiceRoles({ adminUrl, services, prefix: arg('prefix') ?? DEFAULT_ROLE_PREFIX, given });
+  for (const r of roles) {
+    const how = r.passwordSource === 'given' ? `password of ${r.service.toUpperCase()}_DATABASE_URL ${r.passwordChanged ? 'set' : 'unchanged'}` : 'password generated';
+    console.log(`role ${r.role} (${r.service}): own schema only; ${how}`);
+  }
+  // Only generated passwords are news to the operator; given ones are not printed again.
+  const generated = roles.filter((r) => r.passwordSource === 'generated');
+  const lines = generated.map((r) => `${r.service.toUpperCase()}_DATABASE_URL=${r.url}`);
   const out = arg('out');
-  if (out) {
+  if (!generated.length) {
+    console.log(`${roles.length} roles ready; every password was given`);
+  } else if (out) {
     fs.writeFileSync(out, `${lines.join('\n')}\n`, { mode: 0o600 });
-    console.log(`${roles.length} roles (${roles.map((r) => r.role).join(', ')}); their URLs are in ${out}`);
+    console.log(`${roles.length} roles ready; the generated URLs are in ${out}`);
   } else {
-    console.log(`# ${roles.length} roles; give each service its own line (a Secret per service):`);
+    console.log(`# ${generated.length} generated password(s); give each service its own line (a Secret per service):`);
     for (const l of lines) console.log(l);
   }
   return 0;

@@ -5,7 +5,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import os from 'node:os';
-import { ServiceBroker, type BrokerOptions, type ServiceSchema } from 'moleculer';
+import { Errors, ServiceBroker, type BrokerOptions, type ServiceSchema } from 'moleculer';
 import type { Config } from '../config';
 import { setRuntime, systemClock, type Clock } from '../runtime';
 import { DurableEventsMiddleware, JetStreamDurableTransport, LocalDurableTransport, type DurableTransport } from './durable';
@@ -71,29 +71,48 @@ function transporterFor(config: Config): BrokerOptions['transporter'] {
 }
 
 /**
- * With the balancer disabled Moleculer sends every call to the bus, even one this process serves itself
- * (the gateway's composed tools calling gateway actions). Such calls stay in the process, as before.
  * A call the call table does not allow this process's bus user is refused here at once (the bus would
  * refuse it too; this spares the failover retries of a call that can never be allowed).
  */
-function preferLocalCalls(broker: ServiceBroker, config: Config): void {
-  const viaBus = broker.call.bind(broker);
-  const balanced = ServiceBroker.prototype.call;
+function checkCallTable(broker: ServiceBroker, config: Config): void {
   const user = config.natsUser && (LAYERS as readonly string[]).includes(config.natsUser) ? (config.natsUser as CallTableService) : null;
+  if (!user) return;
+  const call = broker.call.bind(broker);
   broker.call = function (this: ServiceBroker, action: any, params?: any, opts?: any) {
-    if (typeof action === 'string' && !opts?.nodeID && (broker.registry as any).getActionEndpoints(action)?.hasLocal()) {
-      return balanced.call(broker, action, params, opts);
-    }
     const precheck = (broker.transit?.tx as { precheck?: boolean } | undefined)?.precheck !== false;
-    if (user && precheck && typeof action === 'string' && serviceOfAction(action) && !mayCall(user, action)) {
-      const subject = `MOL-${config.namespace}.REQB.${action}`;
-      const err = new BusPermissionError(user, subject, action, 'call-table');
+    const callee = typeof action === 'string' ? serviceOfAction(action) : null;
+    if (precheck && callee && !mayCall(user, action) && !(broker.registry as any).getActionEndpoints(action)?.hasLocal()) {
+      const err = new BusPermissionError(user, `MOL-${config.namespace}.REQ.${callee}.*`, action, 'call-table');
       broker.logger.error(err.message);
       return Promise.reject(err) as any;
     }
-    return viaBus(action, params, opts);
+    return call(action, params, opts);
   } as ServiceBroker['call'];
 }
+
+/**
+ * Moleculer's internal actions ($node.list, $node.health, …) answer only calls from their own process:
+ * a caller may publish to REQ.<callee>.<node> (its row of the call table), and those subjects carry
+ * $node.* requests too, so the callee refuses them (they were never part of the table).
+ */
+const LocalInternalActionsMiddleware = {
+  name: 'LocalInternalActions',
+  localAction(handler: (ctx: any) => unknown, action: { name: string }) {
+    if (!action.name.startsWith('$node.')) return handler;
+    return function (this: unknown, ctx: any) {
+      const broker = ctx.broker as ServiceBroker;
+      if (ctx.nodeID && ctx.nodeID !== broker.nodeID) {
+        return Promise.reject(
+          new Errors.MoleculerError(`${action.name} answers only its own process (called from ${ctx.nodeID})`, 403, 'BUS_PERMISSION_DENIED', {
+            action: action.name,
+            source: 'callee',
+          }),
+        );
+      }
+      return handler(ctx);
+    };
+  },
+};
 
 export function createBroker(opts: CreateBrokerOptions): ServiceBroker {
   const { config } = opts;
@@ -103,9 +122,12 @@ export function createBroker(opts: CreateBrokerOptions): ServiceBroker {
     namespace: config.namespace,
     nodeID: nodeIdFor(config, nodeID ?? undefined),
     transporter: transporterFor(config),
-    // Requests go to REQB.<service>.<action> (NATS queue groups balance the replicas), so the bus's
-    // permissions can say which service may call which (packages/call-table/nats-auth.ts).
-    disableBalancer: !!config.transporter,
+    // Moleculer balances calls itself: a request goes to REQ.<nodeID> of the replica it picked, and node IDs
+    // start with their service ("<service>.…"), so the bus's permissions still say which service may call which
+    // (packages/call-table/nats-auth.ts). A replica whose heartbeats stop (killed, SIGSTOPped) is dropped after
+    // heartbeatTimeout: its pending calls are rejected (and retried on its twin when safe), new ones avoid it.
+    // (NATS queue groups, disableBalancer, kept handing requests to a frozen replica until NATS dropped it.)
+    disableBalancer: false,
     serializer: 'JSON',
     // A call that takes longer is failing; mutating actions take idempotency keys so a retry is safe.
     requestTimeout: config.requestTimeoutMs,
@@ -155,6 +177,7 @@ export function createBroker(opts: CreateBrokerOptions): ServiceBroker {
       FailoverMiddleware({ retries: 4, delayMs: 100, maxDelayMs: 1_000 }) as any,
       // Event-loop lag, heap, GC, handles, DB pools, JetStream backlog (when metrics are on).
       RuntimeMetricsMiddleware() as any,
+      ...(config.transporter ? [LocalInternalActionsMiddleware as any] : []),
       ...extraMiddlewares,
       // Last = outermost (Moleculer wraps in order): the others run inside the request's context and span.
       TelemetryMiddleware() as any,
@@ -162,7 +185,7 @@ export function createBroker(opts: CreateBrokerOptions): ServiceBroker {
     validator: true,
     ...brokerOptions,
   });
-  if (config.transporter) preferLocalCalls(broker, config);
+  if (config.transporter) checkCallTable(broker, config);
   setRuntime(broker, { config, clock: opts.clock ?? systemClock });
   for (const schema of opts.services) broker.createService(schema);
   return broker;

@@ -98,6 +98,8 @@ export class AuthNatsTransporter extends NatsTransporter {
     return Promise.resolve();
   }
 
+  // With disableBalancer (not how createBroker runs) Moleculer would subscribe REQB.<action> / EVENTB.<group>.<event>
+  // queue groups; the generated permissions allow neither, so these only keep such a broker from subscribing.
   subscribeBalancedRequest(action: string): void {
     const topic = `${this.prefix}.REQB.${action}`;
     if (!this.maySubscribe(topic)) return;
@@ -114,7 +116,7 @@ export class AuthNatsTransporter extends NatsTransporter {
     if (this.precheck && !this.mayPublish(topic)) {
       const packet = meta?.packet;
       if (packet?.type === 'REQ' && packet.payload?.id) {
-        this.rejectPending(topic, new BusPermissionError(this.user, topic, packet.payload.action ?? null, 'call-table'), packet.payload.id);
+        this.rejectPending(topic, 'call-table', packet.payload.id);
       } else {
         this.logger.debug(`bus: ${this.user} does not publish ${packet?.type ?? ''} to ${topic} (not in its permissions)`);
       }
@@ -123,24 +125,31 @@ export class AuthNatsTransporter extends NatsTransporter {
     return super.send(topic, data, meta);
   }
 
-  /** Rejects the pending request(s) the refused subject carried (by id, or every one for that action/node). */
-  private rejectPending(subject: string, error: BusPermissionError, id?: string): void {
+  /**
+   * Rejects the pending request(s) the refused subject carried: by id, or every one sent to that node
+   * (REQ.<nodeID>: the server refuses per callee service, so all of them were refused) or, for a
+   * REQB.<action> subject, to that action. Each error names its call's action.
+   */
+  private rejectPending(subject: string, source: 'server' | 'call-table', id?: string): void {
     const transit = (this.broker as ServiceBroker).transit as any;
     const pending: Map<string, any> = transit?.pendingRequests ?? new Map();
     const reqb = `${this.prefix}.REQB.`;
     const req = `${this.prefix}.REQ.`;
-    let rejected = 0;
+    const actions = new Set<string>();
     for (const [reqId, r] of [...pending.entries()]) {
       const match =
         id !== undefined
           ? reqId === id
           : (subject.startsWith(reqb) && r.action?.name === subject.slice(reqb.length)) || (subject.startsWith(req) && r.nodeID === subject.slice(req.length));
       if (!match) continue;
+      const action: string | null = r.action?.name ?? null;
+      if (action) actions.add(action);
       transit.removePendingRequest(reqId);
-      r.reject(error);
-      rejected++;
+      r.reject(new BusPermissionError(this.user, subject, action, source));
     }
-    this.logger.error(`${error.message}${rejected ? ` (${rejected} pending call(s) rejected)` : ''}`);
+    const what = actions.size ? [...actions].join(', ') : subject.startsWith(reqb) ? subject.slice(reqb.length) : null;
+    const error = new BusPermissionError(this.user, subject, what, source);
+    this.logger.error(`${error.message}${actions.size ? '' : ' (no pending call matched)'}`);
   }
 
   private async watchPermissions(): Promise<void> {
@@ -150,9 +159,7 @@ export class AuthNatsTransporter extends NatsTransporter {
       const ctx = s.permissionContext;
       if (s.type !== 'error' || s.data !== 'PERMISSIONS_VIOLATION' || !ctx) continue;
       if (ctx.operation === 'publish') {
-        const reqb = `${this.prefix}.REQB.`;
-        const action = ctx.subject.startsWith(reqb) ? ctx.subject.slice(reqb.length) : null;
-        this.rejectPending(ctx.subject, new BusPermissionError(this.user, ctx.subject, action, 'server'));
+        this.rejectPending(ctx.subject, 'server');
       } else {
         this.logger.error(`bus: the NATS server refused ${this.user}'s subscription to ${ctx.subject}`);
       }

@@ -4,13 +4,14 @@
  * for their namespace. One user per service; its password is an environment-variable reference
  * ($NATS_PASSWORD_<SERVICE>) that nats-server resolves from its own environment, so no secret is in the file.
  *
- * Moleculer subjects (prefix MOL-<namespace>, balancer disabled so requests go to REQB.<action> and
- * NATS queue groups balance replicas; node IDs are "<service>.<host>-<pid>-<rand>"):
+ * Moleculer subjects (prefix MOL-<namespace>; Moleculer's own balancer picks the replica and sends the request
+ * to REQ.<nodeID>; node IDs are "<service>.<host>-<pid>-<rand>", so REQ.<nodeID> is REQ.<service>.…):
  *   every node    publishes INFO, INFO.>, DISCOVER, DISCOVER.>, HEARTBEAT, DISCONNECT, PONG.>;
- *                 subscribes DISCOVER, DISCOVER.<self>.>, PING, PING.<self>.>, REQ.<self>.>, EVENT.<self>.>,
- *                 REQB.<self>.> (its own actions) and REQB.$node.> (Moleculer's internal actions; nobody may call them)
+ *                 subscribes DISCOVER, DISCOVER.<self>.>, PING, PING.<self>.>, REQ.<self>.>, EVENT.<self>.>
  *   a caller      also subscribes INFO, INFO.<self>.>, HEARTBEAT, DISCONNECT, RES.<self>.>, PONG.<self>.>
- *                 and publishes REQB.<callee>.> / REQ.<callee>.> for each callee of its row only.
+ *                 and publishes REQ.<callee>.> for each callee of its row only. (Moleculer's internal
+ *                 $node.* actions travel on the same subjects; a node answers them only from itself:
+ *                 LocalInternalActionsMiddleware in packages/broker.)
  *   a callee      publishes RES.<caller>.> for each service whose row names it.
  * A service that calls nobody never hears other nodes' INFO: a broker with its credentials cannot even
  * discover other services' actions.
@@ -76,7 +77,7 @@ export function permissionsFor(service: ServiceName, namespace = DEFAULT_NAMESPA
     `${p}.HEARTBEAT`,
     `${p}.DISCONNECT`,
     `${p}.PONG.>`,
-    ...callees.flatMap((c) => [`${p}.REQB.${c}.>`, `${p}.REQ.${c}.>`]),
+    ...callees.map((c) => `${p}.REQ.${c}.>`),
     ...callers.map((c) => `${p}.RES.${c}.>`),
     // JetStream: account info, the two streams (look up / create), own topics, own consumers.
     '$JS.API.INFO',
@@ -103,8 +104,6 @@ export function permissionsFor(service: ServiceName, namespace = DEFAULT_NAMESPA
     `${p}.PING.${service}.>`,
     `${p}.REQ.${service}.>`,
     `${p}.EVENT.${service}.>`,
-    `${p}.REQB.${service}.>`,
-    `${p}.REQB.$node.>`,
     ...(isCaller
       ? [`${p}.INFO`, `${p}.INFO.${service}.>`, `${p}.HEARTBEAT`, `${p}.DISCONNECT`, `${p}.RES.${service}.>`, `${p}.PONG.${service}.>`]
       : []),

@@ -3,12 +3,17 @@
  * owns its own schema and nothing else. Run once by an operator with an admin URL; each service then
  * connects (and runs its migrations) as its role through <SERVICE>_DATABASE_URL.
  *
- * Per service: the role (created, or its password rotated), CONNECT on the database, its schema created
+ * Per service: the role (created, or its password set), CONNECT on the database, its schema created
  * and owned by it (tables, sequences, views, types and functions of an existing installation handed
  * over), no access to any other service's schema, and no CREATE on public. Extensions the migrations
  * need are created here, as the admin (none today).
+ *
+ * Passwords: a service's password given to it (compose's db-admin.env and the Kubernetes job pass each
+ * <SERVICE>_DATABASE_URL, whose user and password the services will connect with) is the one set, and a
+ * re-run with the same one changes nothing; only a service given none gets a generated one (rotated on
+ * every run). The server is sent a SCRAM-SHA-256 verifier, not the password, so no statement log holds it.
  */
-import { randomBytes } from 'node:crypto';
+import { createHash, createHmac, pbkdf2Sync, randomBytes, timingSafeEqual } from 'node:crypto';
 import { Client } from 'pg';
 import { ALL_SERVICES, type ServiceName } from '../config';
 
@@ -20,8 +25,20 @@ export interface ServiceRole {
   service: ServiceName;
   role: string;
   password: string;
-  /** The admin URL with the role's name and password: the service's <SERVICE>_DATABASE_URL. */
+  /** The service's <SERVICE>_DATABASE_URL: the one given, else the admin URL with the role's name and password. */
   url: string;
+  /** Whether the password was given (kept) or generated here. */
+  passwordSource: 'given' | 'generated';
+  /** False when the role already had exactly this password (a re-run). */
+  passwordChanged: boolean;
+}
+
+/** What an operator gives for a service: its role's name (optional) and password. */
+export interface GivenCredentials {
+  role?: string;
+  password: string;
+  /** The URL they came from (returned as the service's URL). */
+  url?: string;
 }
 
 export interface CreateRolesOptions {
@@ -30,7 +47,57 @@ export interface CreateRolesOptions {
   /** Role name prefix (tests use a unique one: roles are cluster-wide). */
   prefix?: string;
   extensions?: readonly string[];
+  /** Per service, the credentials to set (see givenCredentialsFromEnv); a service without any gets a generated password. */
+  given?: Partial<Record<ServiceName, GivenCredentials>>;
 }
+
+/**
+ * <SERVICE>_DATABASE_URL of each service in env (compose's db-admin.env, the job's Secret): its user is the
+ * role to create and its password the one to set. A URL without a password is refused (it would be
+ * ambiguous whether to generate one the service then does not know).
+ */
+export function givenCredentialsFromEnv(env: NodeJS.ProcessEnv, services: readonly ServiceName[] = ALL_SERVICES): Partial<Record<ServiceName, GivenCredentials>> {
+  const out: Partial<Record<ServiceName, GivenCredentials>> = {};
+  for (const service of services) {
+    const key = `${service.toUpperCase()}_DATABASE_URL`;
+    const raw = env[key];
+    if (!raw) continue;
+    let url: URL;
+    try {
+      url = new URL(raw);
+    } catch {
+      throw new Error(`${key} is not a URL (postgres://market_${service}:<password>@host:5432/db)`);
+    }
+    const password = decodeURIComponent(url.password);
+    if (!password) throw new Error(`${key} has no password: give the one the ${service} service connects with, or unset ${key} to have one generated`);
+    out[service] = { role: url.username ? decodeURIComponent(url.username) : undefined, password, url: raw };
+  }
+  return out;
+}
+
+/** PostgreSQL's SCRAM-SHA-256 verifier of a password (what it stores in pg_authid.rolpassword). */
+export function scramVerifier(password: string, salt = randomBytes(16), iterations = 4096): string {
+  const salted = pbkdf2Sync(Buffer.from(password, 'utf8'), salt, iterations, 32, 'sha256');
+  const clientKey = createHmac('sha256', salted).update('Client Key').digest();
+  const storedKey = createHash('sha256').update(clientKey).digest();
+  const serverKey = createHmac('sha256', salted).update('Server Key').digest();
+  return `SCRAM-SHA-256$${iterations}:${salt.toString('base64')}$${storedKey.toString('base64')}:${serverKey.toString('base64')}`;
+}
+
+/** Whether a stored rolpassword (SCRAM-SHA-256 or md5) is this password's. */
+export function passwordMatches(stored: string | null, role: string, password: string): boolean {
+  if (!stored) return false;
+  const scram = /^SCRAM-SHA-256\$(\d+):([^$]+)\$([^:]+):(.+)$/.exec(stored);
+  if (scram) {
+    const again = scramVerifier(password, Buffer.from(scram[2], 'base64'), Number(scram[1]));
+    return again.length === stored.length && timingSafeEqual(Buffer.from(again), Buffer.from(stored));
+  }
+  if (stored.startsWith('md5')) return stored === `md5${createHash('md5').update(password + role).digest('hex')}`;
+  return false;
+}
+
+/** ASCII printable passwords only are hashed here (PostgreSQL SASLprep-normalises others before hashing). */
+const hashable = (password: string) => /^[\x20-\x7e]+$/.test(password);
 
 const ident = (s: string) => {
   if (!/^[a-z_][a-z0-9_]*$/.test(s)) throw new Error(`not a safe SQL identifier: ${s}`);
@@ -54,15 +121,26 @@ export async function createServiceRoles(opts: CreateRolesOptions): Promise<Serv
     // PostgreSQL 15 already refuses CREATE on public to ordinary roles; older servers did not.
     await admin.query('REVOKE CREATE ON SCHEMA public FROM PUBLIC');
     for (const service of services) {
-      const role = roleName(service, prefix);
       const schema = ident(service);
-      const password = randomBytes(24).toString('base64url');
+      const given = opts.given?.[service];
+      const role = given?.role ? ident(given.role) : roleName(service, prefix);
+      const password = given?.password ?? randomBytes(24).toString('base64url');
+      let passwordChanged = true;
       // Serialised: two runs at once (replicated clusters starting) must not race on CREATE ROLE.
       await admin.query('SELECT pg_advisory_lock(hashtext($1))', [`db-roles:${role}`]);
       try {
         const exists = (await admin.query('SELECT 1 FROM pg_roles WHERE rolname = $1', [role])).rowCount! > 0;
-        const pw = `'${password}'`; // base64url: no quote can appear
-        await admin.query(`${exists ? 'ALTER' : 'CREATE'} ROLE ${role} LOGIN NOSUPERUSER NOCREATEDB NOCREATEROLE NOINHERIT PASSWORD ${pw}`);
+        // pg_authid is readable by superusers only; an admin with CREATEROLE just sets the password again.
+        const stored = exists
+          ? await admin
+              .query<{ p: string | null }>('SELECT rolpassword AS p FROM pg_authid WHERE rolname = $1', [role])
+              .then((r) => r.rows[0]?.p ?? null)
+              .catch(() => null)
+          : null;
+        passwordChanged = !passwordMatches(stored, role, password);
+        const attrs = 'LOGIN NOSUPERUSER NOCREATEDB NOCREATEROLE NOINHERIT';
+        const secret = admin.escapeLiteral(hashable(password) ? scramVerifier(password) : password);
+        await admin.query(`${exists ? 'ALTER' : 'CREATE'} ROLE ${role} ${attrs}${passwordChanged ? ` PASSWORD ${secret}` : ''}`);
       } finally {
         await admin.query('SELECT pg_advisory_unlock(hashtext($1))', [`db-roles:${role}`]);
       }
@@ -82,7 +160,7 @@ export async function createServiceRoles(opts: CreateRolesOptions): Promise<Serv
       const url = new URL(opts.adminUrl);
       url.username = role;
       url.password = password;
-      out.push({ service, role, password, url: url.toString() });
+      out.push({ service, role, password, url: given?.url ?? url.toString(), passwordSource: given ? 'given' : 'generated', passwordChanged });
     }
   } finally {
     await admin.end();

@@ -90,8 +90,10 @@ describeCluster('bus and database least privilege (cluster with auth, real NATS 
     const refused = (async () => {
       for await (const s of nc.status()) if (s.type === 'error' && s.data === 'PERMISSIONS_VIOLATION') return (s as any).permissionContext;
     })();
-    nc.publish(`MOL-${cluster.namespace}.REQB.ledger.creditGasPurchase`, new TextEncoder().encode('{}'));
-    await expect(refused).resolves.toMatchObject({ operation: 'publish', subject: `MOL-${cluster.namespace}.REQB.ledger.creditGasPurchase` });
+    // Requests go to the ledger node Moleculer's balancer picks: REQ.<ledger node ID> = REQ.ledger.<host>-<pid>-<rand>.
+    const ledgerNode = `MOL-${cluster.namespace}.REQ.ledger.forged-1-abc`;
+    nc.publish(ledgerNode, new TextEncoder().encode('{}'));
+    await expect(refused).resolves.toMatchObject({ operation: 'publish', subject: ledgerNode });
     await nc.close();
     expect((await api.ok('wallet', {}, victim.apiKey)).gasBalance).toBe(0);
   });
@@ -113,6 +115,16 @@ describeCluster('bus and database least privilege (cluster with auth, real NATS 
     await checked.waitForServices(['ledger'], 30_000);
     await expect(checked.call('ledger.balance', { agentId: victim.id })).rejects.toMatchObject({ type: 'BUS_PERMISSION_DENIED', data: { source: 'call-table' } });
     expect((await api.ok('wallet', {}, victim.apiKey)).gasBalance).toBe(0);
+  });
+
+  it("a caller allowed to reach a service's nodes cannot call their internal $node actions", async () => {
+    const gateway = await brokerAs('gateway');
+    await gateway.waitForServices(['ledger'], 30_000);
+    const ledgerNode = gateway.registry.getNodeList({ onlyAvailable: true, withServices: false }).find((n: any) => n.id.startsWith('ledger.'))!;
+    expect(ledgerNode).toBeDefined();
+    await expect(gateway.call('$node.list', {}, { nodeID: ledgerNode.id })).rejects.toMatchObject({ type: 'BUS_PERMISSION_DENIED', code: 403 });
+    // Its own are fine.
+    await expect(gateway.call('$node.health')).resolves.toBeDefined();
   });
 
   it('(c) the ledger database credentials cannot read escrow.purchases; its own schema works', async () => {

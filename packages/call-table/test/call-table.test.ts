@@ -33,12 +33,18 @@ describe('bus permissions generated from the call table', () => {
     const agents = permissionsFor('agents');
     const gateway = permissionsFor('gateway');
     const escrow = permissionsFor('escrow');
-    expect(allows(gateway.publish, `${ns}.REQB.ledger.creditGasPurchase`)).toBe(true);
-    expect(allows(agents.publish, `${ns}.REQB.ledger.creditGasPurchase`)).toBe(false);
-    expect(allows(escrow.publish, `${ns}.REQB.ledger.hold`)).toBe(true);
-    expect(allows(escrow.publish, `${ns}.REQB.payments.buyGas`)).toBe(false);
-    expect(allows(escrow.subscribe, `${ns}.REQB.escrow.purchase`)).toBe(true);
-    expect(allows(escrow.subscribe, `${ns}.REQB.ledger.hold`)).toBe(false);
+    // Requests go to the node Moleculer's balancer picked: REQ.<service>.<host>-<pid>-<rand>.
+    expect(allows(gateway.publish, `${ns}.REQ.ledger.vm-1-abc`)).toBe(true);
+    expect(allows(agents.publish, `${ns}.REQ.ledger.vm-1-abc`)).toBe(false);
+    expect(allows(escrow.publish, `${ns}.REQ.ledger.vm-1-abc`)).toBe(true);
+    expect(allows(escrow.publish, `${ns}.REQ.payments.vm-1-abc`)).toBe(false);
+    expect(allows(escrow.subscribe, `${ns}.REQ.escrow.vm-1-abc`)).toBe(true);
+    expect(allows(escrow.subscribe, `${ns}.REQ.ledger.vm-1-abc`)).toBe(false);
+    // No NATS queue groups: nobody may publish or subscribe to REQB.
+    for (const s of LAYERS) {
+      expect(permissionsFor(s).publish.some((p) => p.includes('.REQB.'))).toBe(false);
+      expect(permissionsFor(s).subscribe.some((p) => p.includes('.REQB.'))).toBe(false);
+    }
     // Replies only to the callers' nodes, and only one's own.
     expect(allows(permissionsFor('ledger').publish, `${ns}.RES.escrow.vm-1-abc`)).toBe(true);
     expect(allows(permissionsFor('ledger').publish, `${ns}.RES.listings.vm-1-abc`)).toBe(false);
