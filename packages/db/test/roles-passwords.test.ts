@@ -10,7 +10,7 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { Client } from 'pg';
 import { base62 } from '../../ids';
-import { createTestDatabase, describeWithPostgres, REPO_ROOT, type TestDatabase } from '../../testkit';
+import { createTestDatabase, describeWithPostgres, REPO_ROOT, type TestDatabase } from '../../../test/kit';
 import { migrate, openDb } from '..';
 import { dropServiceRoles, givenCredentialsFromEnv, passwordMatches, scramVerifier } from '../roles';
 import { migrations as ledgerMigrations } from '../../../services/ledger/migrations';
