@@ -19,11 +19,18 @@ export interface Envelope {
 }
 
 export interface MarketServerBackend {
-  callTool(name: string, args: Record<string, unknown>, extra: { authInfo?: import('@modelcontextprotocol/sdk/server/auth/types.js').AuthInfo }, seq: number): Promise<Envelope>;
+  callTool(
+    name: string,
+    args: Record<string, unknown>,
+    extra: { authInfo?: import('@modelcontextprotocol/sdk/server/auth/types.js').AuthInfo; signal?: AbortSignal },
+    seq: number,
+  ): Promise<Envelope>;
   unknownToolMessage?(name: string): string | null;
   noteFor?(name: string, body: Envelope): string | null;
   readResource(uri: string): Promise<string | null>;
   getPrompt(name: string, args: Record<string, string>): Promise<string>;
+  /** How tasks/result waits for a purchase run as a task (lib/tasks.js): at most waitMs, re-reading every readIntervalMs. */
+  tasks?: { waitMs?: number; readIntervalMs?: number };
 }
 
 export function createMarketServer(defs: MarketServerDefinitions, backend: MarketServerBackend): Server;

@@ -11,15 +11,20 @@
 const { Server } = require('@modelcontextprotocol/sdk/server/index.js');
 const {
   CallToolRequestSchema,
+  CancelTaskRequestSchema,
   CompleteRequestSchema,
   ErrorCode,
   GetPromptRequestSchema,
+  GetTaskPayloadRequestSchema,
+  GetTaskRequestSchema,
   ListPromptsRequestSchema,
   ListResourcesRequestSchema,
   ListResourceTemplatesRequestSchema,
+  ListTasksRequestSchema,
   ListToolsRequestSchema,
   ReadResourceRequestSchema,
 } = require('@modelcontextprotocol/sdk/types.js');
+const { TASK_TOOLS, createPurchaseTasks } = require('./tasks.js');
 
 /**
  * A JSON-RPC error for the SDK to send. Not McpError: its message carries an "MCP error <code>:"
@@ -97,18 +102,26 @@ async function askHumanToApprove(server, name, body, extra) {
  * @param {(name: string, body: object) => string | null} [backend.noteFor]  extra text after a successful result
  * @param {(uri: string) => Promise<string | null>} backend.readResource   → markdown, or null when unknown
  * @param {(name: string, args: object) => Promise<string>} backend.getPrompt  → the prompt's text
+ * @param {{waitMs?: number, readIntervalMs?: number}} [backend.tasks]  how tasks/result waits (lib/tasks.js)
  */
 function createMarketServer(defs, backend) {
   const offered = new Set(defs.tools.map((t) => t.name));
+  // purchase_service may run as a task (lib/tasks.js) when this server offers it.
+  const taskTools = new Set(defs.tools.map((t) => t.name).filter((n) => TASK_TOOLS.has(n)));
+  const tools = defs.tools.map((t) => (taskTools.has(t.name) ? { ...t, execution: { ...(t.execution || {}), taskSupport: 'optional' } } : t));
+  const capabilities = { tools: {}, resources: {}, prompts: {}, logging: {}, completions: {} };
+  // tasks: task-augmented tools/call and tasks/list; no tasks.cancel (a purchase is not cancelled that way).
+  if (taskTools.size) capabilities.tasks = { list: {}, requests: { tools: { call: {} } } };
   const server = new Server(defs.info, {
     // logging: setLevel is accepted (the SDK keeps the level); the server logs nothing to clients today.
     // completions: argument values of prompts and resource templates.
-    capabilities: { tools: {}, resources: {}, prompts: {}, logging: {}, completions: {} },
+    capabilities,
     instructions: defs.instructions,
   });
   let callSeq = 0;
+  const tasks = createPurchaseTasks({ ...(backend.tasks || {}), callTool: (name, args, extra) => backend.callTool(name, args, extra, callSeq++) });
 
-  server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: defs.tools }));
+  server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools }));
 
   server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
     const name = String(request.params.name);
@@ -116,11 +129,23 @@ function createMarketServer(defs, backend) {
       const why = backend.unknownToolMessage ? backend.unknownToolMessage(name) : null;
       throw protocolError(ErrorCode.InvalidParams, why || `Unknown tool: ${name.slice(0, 64)}. tools/list shows the tools.`);
     }
+    if (request.params.task) {
+      // The spec's answer for a tool whose execution.taskSupport is absent ("forbidden").
+      if (!taskTools.has(name)) throw protocolError(ErrorCode.MethodNotFound, `Tool ${name.slice(0, 64)} does not run as a task (only ${[...taskTools].join(', ') || 'none'} here): call it without "task".`);
+      return tasks.create(name, { ...(request.params.arguments || {}) }, extra);
+    }
     // One HTTP request may carry a JSON-RPC batch: each call gets its own sequence number.
     const body = await backend.callTool(name, { ...(request.params.arguments || {}) }, extra, callSeq++);
     if (body.ok) await askHumanToApprove(server, name, body, extra);
     return toolResult(body, body.ok && backend.noteFor ? backend.noteFor(name, body) : null);
   });
+
+  if (taskTools.size) {
+    server.setRequestHandler(GetTaskRequestSchema, async (request, extra) => tasks.get(request.params.taskId, extra));
+    server.setRequestHandler(GetTaskPayloadRequestSchema, async (request, extra) => tasks.result(request.params.taskId, extra));
+    server.setRequestHandler(ListTasksRequestSchema, async (request, extra) => tasks.list(request.params && request.params.cursor, extra));
+    server.setRequestHandler(CancelTaskRequestSchema, async (request, extra) => tasks.cancel(request.params.taskId, extra));
+  }
 
   server.setRequestHandler(ListResourcesRequestSchema, async () => ({ resources: defs.resources }));
   server.setRequestHandler(ListResourceTemplatesRequestSchema, async () => ({ resourceTemplates: defs.resourceTemplates }));

@@ -2,12 +2,14 @@
 import { spawn } from 'node:child_process';
 import path from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { ElicitRequestSchema } from '@modelcontextprotocol/sdk/types.js';
+import { CallToolResultSchema, CreateTaskResultSchema, ElicitRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { startTestApp, type TestApp } from '../../../test/kit';
 import { TOOLS, toolsOfModules } from '../../tool-catalogue';
 import { callErr, callOk, connect, runJourneys } from '../../../services/gateway/test/mcp-helpers';
+import { creditGas, expectLedgerClean } from '../../testkit/ledger';
+import { newListing } from '../../../services/escrow/test/helpers';
 
 const BIN = path.resolve(__dirname, '../bin/agent-market-mcp.js');
 
@@ -145,6 +147,41 @@ describe('agent-market-mcp (stdio)', () => {
     await runJourneys(app, seller, buyer, 'stdio');
     await seller.close();
     await buyer.close();
+  });
+
+  test('purchase_service as an MCP task through the stdio server: another stdio process answers tasks/get and tasks/result', async () => {
+    const s = await app.api.register('Task seller over stdio');
+    const b = await app.api.register('Task buyer over stdio');
+    const other = await app.api.register('Someone else over stdio');
+    await creditGas(app, b.agent.id, 500);
+    const listing = await newListing(app, { id: s.agent.id, apiKey: s.apiKey });
+
+    const first = await connect(stdioTransport({ MARKET_BASE_URL: app.baseUrl, MARKET_API_KEY: b.apiKey }).transport);
+    expect(first.getServerCapabilities()?.tasks).toEqual({ list: {}, requests: { tools: { call: {} } } });
+    expect((await first.listTools()).tools.find((t) => t.name === 'purchase_service')!.execution).toEqual({ taskSupport: 'optional' });
+    const created = await first.request(
+      { method: 'tools/call', params: { name: 'purchase_service', arguments: { listingId: listing.id, idempotencyKey: 'stdio-task' }, task: { ttl: 60_000 } } },
+      CreateTaskResultSchema,
+    );
+    expect(created.task).toMatchObject({ taskId: expect.stringMatching(/^pur_/), status: 'working' });
+    const taskId = created.task.taskId;
+    await first.close();
+
+    // A new process (nothing in memory) with the same key: the task is the purchase.
+    const again = await connect(stdioTransport({ MARKET_BASE_URL: app.baseUrl, MARKET_API_KEY: b.apiKey }).transport);
+    expect((await again.experimental.tasks.getTask(taskId)).status).toBe('working');
+    const waiting = again.experimental.tasks.getTaskResult(taskId, CallToolResultSchema);
+    await app.api.ok('deliver_work', { purchaseId: taskId, delivery: { summary: 'Delivered to a stdio buyer' } }, s.apiKey);
+    const result: any = await waiting;
+    expect(result.structuredContent.delivery.delivery.summary).toBe('Delivered to a stdio buyer');
+    expect((await again.experimental.tasks.getTask(taskId)).status).toBe('completed');
+    await callOk(again, 'confirm_delivery', { purchaseId: taskId });
+    await again.close();
+
+    const stranger = await connect(stdioTransport({ MARKET_BASE_URL: app.baseUrl, MARKET_API_KEY: other.apiKey }).transport);
+    await expect(stranger.experimental.tasks.getTask(taskId)).rejects.toMatchObject({ code: -32602 });
+    await stranger.close();
+    await expectLedgerClean(app);
   });
 
   test('buy_gas: a client with URL-mode elicitation is asked to open the checkout; a client without gets the plain result', async () => {

@@ -1,0 +1,87 @@
+/**
+ * Purchases as MCP tasks over /mcp (issue #26), in one process (PGlite in memory): the shared
+ * scenario, plus what is quicker to show on a server built here — the bounded tasks/result wait.
+ */
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
+import { CallToolResultSchema } from '@modelcontextprotocol/sdk/types.js';
+import { startTestApp, type TestApp } from '../../../packages/testkit';
+import { creditGas, expectLedgerClean } from '../../../packages/testkit/ledger';
+import { PURCHASE_STATUSES } from '../../../packages/tool-catalogue';
+import { taskStatusOf } from '@agent-market/mcp/lib/tasks.js';
+import { newAgent, newListing } from '../../escrow/test/helpers';
+import { ALL_MODULES, createMcpServer } from '../mcp/server';
+import type { ToolDispatcher } from '../dispatch';
+import { runPurchaseTasks } from './mcp-tasks-scenario';
+
+describe('purchases as MCP tasks (/mcp, in process)', () => {
+  let app: TestApp;
+  beforeAll(async () => {
+    app = await startTestApp();
+  });
+  afterAll(async () => {
+    await app?.stop();
+  });
+
+  test('every purchase state maps to a task state; a delivery makes it completed for good', () => {
+    const mapped = Object.fromEntries(PURCHASE_STATUSES.map((s) => [s, taskStatusOf({ status: s, deliveredAt: null })]));
+    expect(mapped).toEqual({
+      pending: 'working',
+      awaiting_approval: 'working',
+      awaiting_delivery: 'working',
+      delivered: 'working', // never without deliveredAt in practice
+      completed: 'completed',
+      refunded: 'failed',
+      disputed: 'working',
+      failed: 'failed',
+    });
+    for (const s of PURCHASE_STATUSES) expect(taskStatusOf({ status: s, deliveredAt: '2026-01-01T00:00:00.000Z' })).toBe('completed');
+  });
+
+  test('buy as a task, read its state, await the delivery; a refund fails it; only the buyer sees it; audit clean', async () => {
+    await runPurchaseTasks(
+      {
+        api: app.api,
+        replicas: [app.baseUrl],
+        fund: (agent) => creditGas(app, agent.id, 1000),
+        audit: () => expectLedgerClean(app),
+      },
+      'local',
+    );
+  }, 60_000);
+
+  test('tasks/result waits a bounded time, then says the task is still working and how to keep waiting', async () => {
+    const seller = await newAgent(app, 'Bound Seller');
+    const buyer = await newAgent(app, 'Bound Buyer');
+    await creditGas(app, buyer.id, 500);
+    const listing = await newListing(app, seller);
+    const { purchase } = await app.api.ok('purchase_service', { listingId: listing.id }, buyer.apiKey);
+
+    // The gateway's own server (its dispatcher), with a short wait, on an in-memory transport carrying the caller.
+    const dispatcher = (app.broker.getLocalService('gateway') as unknown as { dispatcher: ToolDispatcher }).dispatcher;
+    const server = createMcpServer({ dispatcher, baseUrl: app.baseUrl, modules: ALL_MODULES, tasks: { waitMs: 1200, readIntervalMs: 200 } });
+    const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
+    const send = clientSide.send.bind(clientSide);
+    const authInfo = { token: buyer.apiKey, clientId: buyer.id, scopes: [], extra: { apiKey: buyer.apiKey, agentId: buyer.id, requestId: 'req_bound', clientIp: '127.0.0.1' } };
+    clientSide.send = (message, options) => send(message, { ...options, authInfo });
+    await server.connect(serverSide);
+    const client = new Client({ name: 'bound-test', version: '1' });
+    await client.connect(clientSide);
+
+    const t0 = Date.now();
+    const err = await client.experimental.tasks.getTaskResult(purchase.id, CallToolResultSchema).catch((e) => e);
+    const waited = Date.now() - t0;
+    expect(waited).toBeGreaterThanOrEqual(1100);
+    expect(waited).toBeLessThan(5000);
+    expect(err).toMatchObject({ code: -32001, data: { taskId: purchase.id, status: 'working', purchaseStatus: 'awaiting_delivery', pollInterval: 5000 } });
+    expect(err.message).toMatch(/still working after 1 s.*Call tasks\/result again/);
+    // A purchase not bought as a task is a task all the same (its buyer can await it).
+    expect((await client.experimental.tasks.getTask(purchase.id)).status).toBe('working');
+    await app.api.ok('request_refund', { purchaseId: purchase.id }, buyer.apiKey);
+    const refunded: any = await client.experimental.tasks.getTaskResult(purchase.id, CallToolResultSchema);
+    expect(refunded.isError).toBe(true);
+    await client.close();
+    await server.close();
+    await expectLedgerClean(app);
+  }, 30_000);
+});
