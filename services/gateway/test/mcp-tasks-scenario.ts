@@ -6,7 +6,7 @@
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { CallToolResultSchema, CreateTaskResultSchema, type CreateTaskResult } from '@modelcontextprotocol/sdk/types.js';
-import type { ApiClient } from '../../../packages/testkit';
+import type { ApiClient } from '../../../test/kit';
 import { newAgent, newListing, type TestAgent } from '../../escrow/test/helpers';
 import { callOk, connect } from './mcp-helpers';
 
