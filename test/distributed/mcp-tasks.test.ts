@@ -8,8 +8,8 @@ import type { ServiceBroker } from 'moleculer';
 import { createBroker } from '../../packages/broker';
 import { loadConfig } from '../../packages/config';
 import { ApiClient, describeCluster, eventually, startCluster, TEST_DATABASE_URL, type Cluster } from '../kit';
-import { openSandboxCheckout, submitSandboxForm } from '../../packages/testkit/checkout';
-import { expectLedgerClean } from '../../packages/testkit/ledger';
+import { openSandboxCheckout, submitSandboxForm } from '../kit/checkout';
+import { expectLedgerClean } from '../kit/ledger';
 import { runPurchaseTasks } from '../../services/gateway/test/mcp-tasks-scenario';
 
 describeCluster('purchases as MCP tasks across two gateway replicas (separate processes, NATS + PostgreSQL)', () => {

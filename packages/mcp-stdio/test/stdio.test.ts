@@ -8,7 +8,7 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import { startTestApp, type TestApp } from '../../../test/kit';
 import { TOOLS, toolsOfModules } from '../../tool-catalogue';
 import { callErr, callOk, connect, runJourneys } from '../../../services/gateway/test/mcp-helpers';
-import { creditGas, expectLedgerClean } from '../../testkit/ledger';
+import { creditGas, expectLedgerClean } from '../../../test/kit/ledger';
 import { newListing } from '../../../services/escrow/test/helpers';
 
 const BIN = path.resolve(__dirname, '../bin/agent-market-mcp.js');

@@ -6,7 +6,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
 import { CallToolResultSchema } from '@modelcontextprotocol/sdk/types.js';
 import { startTestApp, type TestApp } from '../../../test/kit';
-import { creditGas, expectLedgerClean } from '../../../packages/testkit/ledger';
+import { creditGas, expectLedgerClean } from '../../../test/kit/ledger';
 import { PURCHASE_STATUSES } from '../../../packages/tool-catalogue';
 import { taskStatusOf } from '@agent-market/mcp/lib/tasks.js';
 import { newAgent, newListing } from '../../escrow/test/helpers';
