@@ -7,7 +7,7 @@ import { randomBytes } from 'node:crypto';
 import os from 'node:os';
 import { ServiceBroker, type BrokerOptions, type ServiceSchema } from 'moleculer';
 import type { Config } from '../config';
-import { setRuntime, systemClock, type Clock } from '../runtime';
+import { systemClock, withRuntime, type Clock } from '../runtime';
 import { DurableEventsMiddleware, JetStreamDurableTransport, LocalDurableTransport, type DurableTransport } from './durable';
 import { FailoverMiddleware } from './failover';
 import { LAYERS, mayCall, serviceOfAction, type ServiceName as CallTableService } from '../call-table';
@@ -163,7 +163,8 @@ export function createBroker(opts: CreateBrokerOptions): ServiceBroker {
     ...brokerOptions,
   });
   if (config.transporter) preferLocalCalls(broker, config);
-  setRuntime(broker, { config, clock: opts.clock ?? systemClock });
-  for (const schema of opts.services) broker.createService(schema);
+  // Each service is handed its config and clock when it is created (this.config, this.clock).
+  const runtime = { config, clock: opts.clock ?? systemClock };
+  for (const schema of opts.services) broker.createService(withRuntime(schema, runtime));
   return broker;
 }
