@@ -5,7 +5,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import os from 'node:os';
-import { ServiceBroker, type BrokerOptions, type ServiceSchema } from 'moleculer';
+import { ServiceBroker, type BrokerOptions, type CallingOptions, type LogLevels, type Middleware, type ServiceSchema } from 'moleculer';
 import type { Config } from '../config';
 import { systemClock, withRuntime, type Clock } from '../runtime';
 import { DurableEventsMiddleware, JetStreamDurableTransport, LocalDurableTransport, type DurableTransport } from './durable';
@@ -13,6 +13,7 @@ import { FailoverMiddleware } from './failover';
 import { LAYERS, mayCall, serviceOfAction, type ServiceName as CallTableService } from '../call-table';
 import { AuthNatsTransporter, BusPermissionError } from './nats-transporter';
 import { inProcessPrometheusReporter } from './metrics';
+import { actionEndpoints } from './registry';
 import { RuntimeMetricsMiddleware } from './runtime-metrics';
 import { logMixin } from '../telemetry/context';
 import { TelemetryMiddleware } from '../telemetry/moleculer';
@@ -67,7 +68,7 @@ export function nodeIdFor(config: Config, base?: string): string {
 function transporterFor(config: Config): BrokerOptions['transporter'] {
   if (!config.transporter) return undefined;
   if (!config.natsUser || !config.natsPassword) return config.transporter;
-  return new AuthNatsTransporter({ url: config.transporter, user: config.natsUser, pass: config.natsPassword, namespace: config.namespace }) as any;
+  return new AuthNatsTransporter({ url: config.transporter, user: config.natsUser, pass: config.natsPassword, namespace: config.namespace });
 }
 
 /**
@@ -80,8 +81,8 @@ function preferLocalCalls(broker: ServiceBroker, config: Config): void {
   const viaBus = broker.call.bind(broker);
   const balanced = ServiceBroker.prototype.call;
   const user = config.natsUser && (LAYERS as readonly string[]).includes(config.natsUser) ? (config.natsUser as CallTableService) : null;
-  broker.call = function (this: ServiceBroker, action: any, params?: any, opts?: any) {
-    if (typeof action === 'string' && !opts?.nodeID && (broker.registry as any).getActionEndpoints(action)?.hasLocal()) {
+  broker.call = function (this: ServiceBroker, action: string, params?: unknown, opts?: CallingOptions) {
+    if (typeof action === 'string' && !opts?.nodeID && actionEndpoints(broker, action)?.hasLocal()) {
       return balanced.call(broker, action, params, opts);
     }
     const precheck = (broker.transit?.tx as { precheck?: boolean } | undefined)?.precheck !== false;
@@ -89,10 +90,15 @@ function preferLocalCalls(broker: ServiceBroker, config: Config): void {
       const subject = `MOL-${config.namespace}.REQB.${action}`;
       const err = new BusPermissionError(user, subject, action, 'call-table');
       broker.logger.error(err.message);
-      return Promise.reject(err) as any;
+      return Promise.reject(err);
     }
     return viaBus(action, params, opts);
   } as ServiceBroker['call'];
+}
+
+/** Moleculer's Middleware type has no room for the `name` Moleculer itself reads; ours are plain objects of hooks. */
+function asMiddleware(hooks: { name: string }): Middleware {
+  return hooks as unknown as Middleware;
 }
 
 export function createBroker(opts: CreateBrokerOptions): ServiceBroker {
@@ -130,7 +136,7 @@ export function createBroker(opts: CreateBrokerOptions): ServiceBroker {
         },
       },
     },
-    logLevel: config.logLevel as any,
+    logLevel: config.logLevel as LogLevels,
     // Metrics when asked for (METRICS_TOKEN: the gateway's /metrics; METRICS_PORT: a listener bound to
     // METRICS_HOST, loopback by default) and in every distributed process, whose /metrics is served on its
     // own PORT (src/health-server.ts). No process/OS metrics and no node-id label: nothing about the host.
@@ -146,18 +152,18 @@ export function createBroker(opts: CreateBrokerOptions): ServiceBroker {
               ...(config.metricsPort
                 ? [{ type: 'Prometheus', options: { port: config.metricsPort, host: config.metricsHost, defaultLabels: {} } }]
                 : []),
-              ...(config.transporter ? [inProcessPrometheusReporter() as any] : []),
+              ...(config.transporter ? [inProcessPrometheusReporter()] : []),
             ],
           }
         : { enabled: false },
     middlewares: [
-      DurableEventsMiddleware(durableTransport(config)) as any,
-      FailoverMiddleware({ retries: 4, delayMs: 100, maxDelayMs: 1_000 }) as any,
+      asMiddleware(DurableEventsMiddleware(durableTransport(config))),
+      asMiddleware(FailoverMiddleware({ retries: 4, delayMs: 100, maxDelayMs: 1_000 })),
       // Event-loop lag, heap, GC, handles, DB pools, JetStream backlog (when metrics are on).
-      RuntimeMetricsMiddleware() as any,
+      asMiddleware(RuntimeMetricsMiddleware()),
       ...extraMiddlewares,
       // Last = outermost (Moleculer wraps in order): the others run inside the request's context and span.
-      TelemetryMiddleware() as any,
+      asMiddleware(TelemetryMiddleware()),
     ],
     validator: true,
     ...brokerOptions,
