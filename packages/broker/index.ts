@@ -30,6 +30,11 @@ export interface CreateBrokerOptions {
   brokerOptions?: Partial<BrokerOptions>;
 }
 
+/** Moleculer's Middleware type has no room for the `name` Moleculer itself reads; ours are plain objects of hooks. */
+function asMiddleware(hooks: { name: string }): Middleware {
+  return hooks as unknown as Middleware;
+}
+
 export function durableTransport(config: Config): DurableTransport {
   if (!config.transporter) return new LocalDurableTransport();
   return new JetStreamDurableTransport({
@@ -94,11 +99,6 @@ function preferLocalCalls(broker: ServiceBroker, config: Config): void {
     }
     return viaBus(action, params, opts);
   } as ServiceBroker['call'];
-}
-
-/** Moleculer's Middleware type has no room for the `name` Moleculer itself reads; ours are plain objects of hooks. */
-function asMiddleware(hooks: { name: string }): Middleware {
-  return hooks as unknown as Middleware;
 }
 
 export function createBroker(opts: CreateBrokerOptions): ServiceBroker {
