@@ -11,6 +11,7 @@ export function createMarketplace(config: Config, opts: { clock?: Clock; brokerO
 
 /** The port the gateway listens on in this process, or null when it runs elsewhere. */
 export function gatewayPort(broker: ServiceBroker): number | null {
-  const gw = broker.getLocalService('gateway') as any;
+  // The gateway service's port() method (services/gateway/gateway.service.ts).
+  const gw = broker.getLocalService('gateway') as unknown as { port(): number } | undefined;
   return gw ? gw.port() : null;
 }

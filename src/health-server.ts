@@ -7,7 +7,9 @@
  * Nothing else is served.
  */
 import http from 'node:http';
-import type { ServiceBroker } from 'moleculer';
+import type { Service, ServiceBroker } from 'moleculer';
+import type { Db } from '../packages/db';
+import type { DbService } from '../packages/db/mixin';
 import type { Config } from '../packages/config';
 import { durableEventsOf } from '../packages/broker';
 import { prometheusText } from '../packages/broker/metrics';
@@ -28,7 +30,9 @@ export interface Readiness {
 }
 
 async function databaseCheck(broker: ServiceBroker): Promise<Check> {
-  const dbs = (broker.services as any[]).map((s) => s.db).filter((db) => db && typeof db.query === 'function');
+  const dbs = broker.services
+    .map((s) => (s as Service & Partial<DbService>).db)
+    .filter((db): db is Db => !!db && typeof db.query === 'function');
   if (dbs.length === 0) return { ok: true, detail: 'no database in this process' };
   try {
     // One query per service: they share a pool (or PGlite), so this is cheap.

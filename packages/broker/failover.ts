@@ -9,8 +9,9 @@
  *     steps), or an action that declares `retrySafe: true`.
  * Moleculer's own retryPolicy cannot tell these apart (its check sees only the error).
  */
-import type { ServiceBroker } from 'moleculer';
+import type { CallingOptions, ServiceBroker } from 'moleculer';
 import { TOOLS } from '../tool-catalogue';
+import { actionEndpoints } from './registry';
 
 /** Errors raised before any handler ran. */
 const NOT_DELIVERED = new Set(['SERVICE_NOT_AVAILABLE', 'SERVICE_NOT_FOUND']);
@@ -29,20 +30,21 @@ export interface FailoverOptions {
   maxDelayMs: number;
 }
 
-export function isSafeToRepeat(broker: ServiceBroker, actionName: string, params: any, opts: any): boolean {
+export function isSafeToRepeat(broker: ServiceBroker, actionName: string, params: unknown, opts: CallingOptions | undefined): boolean {
   if (READ_ACTIONS.has(actionName)) return true;
   const rawName = actionName.slice(actionName.indexOf('.') + 1);
   if (READ_NAME.test(rawName)) return true;
-  if (typeof params?.key === 'string' && params.key) return true;
-  const meta = opts?.meta ?? opts?.parentCtx?.meta;
+  const key = (params as { key?: unknown } | null | undefined)?.key;
+  if (typeof key === 'string' && key) return true;
+  const meta: { idempotencyKey?: unknown } | undefined = opts?.meta ?? opts?.parentCtx?.meta;
   if (typeof meta?.idempotencyKey === 'string' && meta.idempotencyKey) return true;
-  const endpoint = (broker.registry as any).getActionEndpoints?.(actionName)?.endpoints?.[0];
+  const endpoint = actionEndpoints(broker, actionName)?.endpoints?.[0];
   return endpoint?.action?.retrySafe === true;
 }
 
-export function shouldRetry(broker: ServiceBroker, err: any, actionName: string, params: unknown, opts: unknown): boolean {
-  const type = err?.type as string | undefined;
-  if (!type) return false;
+export function shouldRetry(broker: ServiceBroker, err: unknown, actionName: string, params: unknown, opts: CallingOptions | undefined): boolean {
+  const type = (err as { type?: unknown } | null | undefined)?.type;
+  if (typeof type !== 'string') return false;
   if (NOT_DELIVERED.has(type)) return true;
   if (MAYBE_RAN.has(type)) return isSafeToRepeat(broker, actionName, params, opts);
   return false;
@@ -55,8 +57,8 @@ export function FailoverMiddleware(options: FailoverOptions) {
     created(b: ServiceBroker) {
       broker = b;
     },
-    call(next: (actionName: string, params?: unknown, opts?: any) => Promise<unknown>) {
-      return async function failoverCall(actionName: string, params?: unknown, opts: any = {}) {
+    call(next: (actionName: string, params?: unknown, opts?: CallingOptions) => Promise<unknown>) {
+      return async function failoverCall(actionName: string, params?: unknown, opts: CallingOptions = {}) {
         if (opts?.retries === 0) return next(actionName, params, opts);
         const retries = typeof opts?.retries === 'number' ? opts.retries : options.retries;
         for (let attempt = 0; ; attempt++) {
@@ -65,7 +67,7 @@ export function FailoverMiddleware(options: FailoverOptions) {
           } catch (err) {
             if (attempt >= retries || !shouldRetry(broker, err, actionName, params, opts)) throw err;
             const delay = Math.min(options.delayMs * 2 ** attempt, options.maxDelayMs);
-            broker.logger.warn(`failover: ${actionName} ${(err as any).type} (attempt ${attempt + 1}), retrying in ${delay} ms`);
+            broker.logger.warn(`failover: ${actionName} ${(err as { type?: string }).type} (attempt ${attempt + 1}), retrying in ${delay} ms`);
             await new Promise((r) => setTimeout(r, delay));
           }
         }

@@ -5,14 +5,15 @@
  */
 import { randomBytes } from 'node:crypto';
 import os from 'node:os';
-import { Errors, ServiceBroker, type BrokerOptions, type ServiceSchema } from 'moleculer';
+import { Errors, ServiceBroker, type BrokerOptions, type CallingOptions, type Context, type LogLevels, type Middleware, type ServiceSchema } from 'moleculer';
 import type { Config } from '../config';
-import { setRuntime, systemClock, type Clock } from '../runtime';
+import { systemClock, withRuntime, type Clock } from '../runtime';
 import { DurableEventsMiddleware, JetStreamDurableTransport, LocalDurableTransport, type DurableTransport } from './durable';
 import { FailoverMiddleware } from './failover';
 import { LAYERS, mayCall, serviceOfAction, type ServiceName as CallTableService } from '../call-table';
 import { AuthNatsTransporter, BusPermissionError } from './nats-transporter';
 import { inProcessPrometheusReporter } from './metrics';
+import { actionEndpoints } from './registry';
 import { RuntimeMetricsMiddleware } from './runtime-metrics';
 import { logMixin } from '../telemetry/context';
 import { TelemetryMiddleware } from '../telemetry/moleculer';
@@ -27,6 +28,11 @@ export interface CreateBrokerOptions {
   services: ServiceSchema[];
   /** Overrides for tests (logger level etc.). */
   brokerOptions?: Partial<BrokerOptions>;
+}
+
+/** Moleculer's Middleware type has no room for the `name` Moleculer itself reads; ours are plain objects of hooks. */
+function asMiddleware(hooks: { name: string }): Middleware {
+  return hooks as unknown as Middleware;
 }
 
 export function durableTransport(config: Config): DurableTransport {
@@ -67,7 +73,7 @@ export function nodeIdFor(config: Config, base?: string): string {
 function transporterFor(config: Config): BrokerOptions['transporter'] {
   if (!config.transporter) return undefined;
   if (!config.natsUser || !config.natsPassword) return config.transporter;
-  return new AuthNatsTransporter({ url: config.transporter, user: config.natsUser, pass: config.natsPassword, namespace: config.namespace }) as any;
+  return new AuthNatsTransporter({ url: config.transporter, user: config.natsUser, pass: config.natsPassword, namespace: config.namespace });
 }
 
 /**
@@ -78,13 +84,13 @@ function checkCallTable(broker: ServiceBroker, config: Config): void {
   const user = config.natsUser && (LAYERS as readonly string[]).includes(config.natsUser) ? (config.natsUser as CallTableService) : null;
   if (!user) return;
   const call = broker.call.bind(broker);
-  broker.call = function (this: ServiceBroker, action: any, params?: any, opts?: any) {
+  broker.call = function (this: ServiceBroker, action: string, params?: unknown, opts?: CallingOptions) {
     const precheck = (broker.transit?.tx as { precheck?: boolean } | undefined)?.precheck !== false;
     const callee = typeof action === 'string' ? serviceOfAction(action) : null;
-    if (precheck && callee && !mayCall(user, action) && !(broker.registry as any).getActionEndpoints(action)?.hasLocal()) {
+    if (precheck && callee && !mayCall(user, action) && !actionEndpoints(broker, action)?.hasLocal()) {
       const err = new BusPermissionError(user, `MOL-${config.namespace}.REQ.${callee}.*`, action, 'call-table');
       broker.logger.error(err.message);
-      return Promise.reject(err) as any;
+      return Promise.reject(err);
     }
     return call(action, params, opts);
   } as ServiceBroker['call'];
@@ -97,9 +103,9 @@ function checkCallTable(broker: ServiceBroker, config: Config): void {
  */
 const LocalInternalActionsMiddleware = {
   name: 'LocalInternalActions',
-  localAction(handler: (ctx: any) => unknown, action: { name: string }) {
+  localAction(handler: (ctx: Context) => unknown, action: { name: string }) {
     if (!action.name.startsWith('$node.')) return handler;
-    return function (this: unknown, ctx: any) {
+    return function (this: unknown, ctx: Context) {
       const broker = ctx.broker as ServiceBroker;
       if (ctx.nodeID && ctx.nodeID !== broker.nodeID) {
         return Promise.reject(
@@ -152,7 +158,7 @@ export function createBroker(opts: CreateBrokerOptions): ServiceBroker {
         },
       },
     },
-    logLevel: config.logLevel as any,
+    logLevel: config.logLevel as LogLevels,
     // Metrics when asked for (METRICS_TOKEN: the gateway's /metrics; METRICS_PORT: a listener bound to
     // METRICS_HOST, loopback by default) and in every distributed process, whose /metrics is served on its
     // own PORT (src/health-server.ts). No process/OS metrics and no node-id label: nothing about the host.
@@ -168,25 +174,26 @@ export function createBroker(opts: CreateBrokerOptions): ServiceBroker {
               ...(config.metricsPort
                 ? [{ type: 'Prometheus', options: { port: config.metricsPort, host: config.metricsHost, defaultLabels: {} } }]
                 : []),
-              ...(config.transporter ? [inProcessPrometheusReporter() as any] : []),
+              ...(config.transporter ? [inProcessPrometheusReporter()] : []),
             ],
           }
         : { enabled: false },
     middlewares: [
-      DurableEventsMiddleware(durableTransport(config)) as any,
-      FailoverMiddleware({ retries: 4, delayMs: 100, maxDelayMs: 1_000 }) as any,
+      asMiddleware(DurableEventsMiddleware(durableTransport(config))),
+      asMiddleware(FailoverMiddleware({ retries: 4, delayMs: 100, maxDelayMs: 1_000 })),
       // Event-loop lag, heap, GC, handles, DB pools, JetStream backlog (when metrics are on).
-      RuntimeMetricsMiddleware() as any,
-      ...(config.transporter ? [LocalInternalActionsMiddleware as any] : []),
+      asMiddleware(RuntimeMetricsMiddleware()),
+      ...(config.transporter ? [asMiddleware(LocalInternalActionsMiddleware)] : []),
       ...extraMiddlewares,
       // Last = outermost (Moleculer wraps in order): the others run inside the request's context and span.
-      TelemetryMiddleware() as any,
+      asMiddleware(TelemetryMiddleware()),
     ],
     validator: true,
     ...brokerOptions,
   });
   if (config.transporter) checkCallTable(broker, config);
-  setRuntime(broker, { config, clock: opts.clock ?? systemClock });
-  for (const schema of opts.services) broker.createService(schema);
+  // Each service is handed its config and clock when it is created (this.config, this.clock).
+  const runtime = { config, clock: opts.clock ?? systemClock };
+  for (const schema of opts.services) broker.createService(withRuntime(schema, runtime));
   return broker;
 }

@@ -2,17 +2,21 @@
  * Prometheus metrics served on the process's own PORT (the worker health server, or any HTTP
  * server that wants them), instead of Moleculer's reporter opening a second port.
  */
-import { MetricReporters, type ServiceBroker } from 'moleculer';
+import { MetricReporters, type MetricRegistry, type MetricsReporterOptions, type ServiceBroker } from 'moleculer';
 
-const Prometheus = MetricReporters.Prometheus as any;
-const Base = MetricReporters.Base as any;
+/** What Moleculer's Prometheus reporter has at run time beyond its typings. */
+interface PrometheusReporterInternals {
+  defaultLabels: unknown;
+  generatePrometheusResponse(): string;
+}
 
 /** Moleculer's Prometheus reporter without its own HTTP server. */
-class InProcessPrometheusReporter extends Prometheus {
-  init(registry: any): void {
-    Base.prototype.init.call(this, registry);
-    const labels = (this as any).opts.defaultLabels;
-    (this as any).defaultLabels = typeof labels === 'function' ? labels.call(this, registry) : labels;
+class InProcessPrometheusReporter extends MetricReporters.Prometheus {
+  override init(registry: MetricRegistry): void {
+    // The base reporter's init only (Prometheus's own would open its server), then the labels as Prometheus sets them.
+    MetricReporters.Base.prototype.init.call(this, registry);
+    const labels: unknown = this.opts.defaultLabels;
+    (this as unknown as PrometheusReporterInternals).defaultLabels = typeof labels === 'function' ? labels.call(this, registry) : labels;
   }
 
   stop(): Promise<void> {
@@ -20,13 +24,18 @@ class InProcessPrometheusReporter extends Prometheus {
   }
 }
 
-export function inProcessPrometheusReporter(): unknown {
-  return new (InProcessPrometheusReporter as any)({ port: 0 });
+/** An entry of the broker's `metrics.reporter`: Moleculer takes a reporter instance there, though its typings list only options. */
+export function inProcessPrometheusReporter(): MetricsReporterOptions {
+  return new InProcessPrometheusReporter({ port: 0 }) as unknown as MetricsReporterOptions;
+}
+
+function isPrometheusReporter(x: unknown): x is PrometheusReporterInternals {
+  return typeof (x as Partial<PrometheusReporterInternals> | null)?.generatePrometheusResponse === 'function';
 }
 
 /** The broker's metrics in the Prometheus text format ('' when metrics are off). */
 export function prometheusText(broker: ServiceBroker): string {
-  const reporters: any[] = (broker.metrics as any)?.reporter ?? [];
-  const r = reporters.find((x) => typeof x?.generatePrometheusResponse === 'function');
+  const reporters = (broker.metrics as unknown as { reporter?: unknown[] } | undefined)?.reporter ?? [];
+  const r = reporters.find(isPrometheusReporter);
   return r ? r.generatePrometheusResponse() : '';
 }

@@ -22,10 +22,11 @@ export function withTimeout<T>(p: Promise<T>, ms: number, what: string): Promise
  * so ask the NATS client itself. No transporter (in-process bus): always connected.
  */
 export function busConnected(broker: ServiceBroker): boolean {
-  const transit = (broker as any).transit;
+  const transit = broker.transit;
   if (!transit) return true;
   if (!transit.connected || transit.disconnecting) return false;
-  const client = transit.tx?.client;
+  // The NATS transporter's client (nats.js), which Moleculer's typings do not show.
+  const client = (transit.tx as { client?: { isClosed?: () => boolean; protocol?: { connected?: boolean } } } | undefined)?.client;
   if (client && typeof client.isClosed === 'function') return !client.isClosed() && client.protocol?.connected !== false;
   return true;
 }

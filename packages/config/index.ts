@@ -59,7 +59,7 @@ export interface Config {
   sweepIntervalMs: number;
   /** /mcp DNS-rebinding guard: extra Host names accepted besides localhost and PUBLIC_BASE_URL's host (ALLOWED_HOSTS). */
   allowedHosts: string[];
-  /** /mcp: extra browser Origins accepted (ALLOWED_ORIGINS, full origins like https://app.example; "*" = any). */
+  /** /mcp: extra browser Origins accepted (ALLOWED_ORIGINS, full origins like https://app.example; "*" = every origin). */
   allowedOrigins: string[];
   /**
    * TRUST_PROXY: whether X-Forwarded-For names the client (express "trust proxy"). false (default): the

@@ -5,7 +5,7 @@
  */
 import { createHash } from 'node:crypto';
 import fs from 'node:fs';
-import { Pool, type PoolClient } from 'pg';
+import { Pool, type PoolClient, type QueryConfig } from 'pg';
 import type { PGlite as PGliteType } from '@electric-sql/pglite';
 
 export interface QueryResult<T> {
@@ -14,7 +14,7 @@ export interface QueryResult<T> {
 }
 
 export interface Queryable {
-  query<T = any>(text: string, params?: unknown[]): Promise<QueryResult<T>>;
+  query<T = Record<string, unknown>>(text: string, params?: unknown[]): Promise<QueryResult<T>>;
   /** Runs a script of several statements without parameters (migrations). */
   exec(text: string): Promise<void>;
 }
@@ -71,14 +71,14 @@ async function withRetries<T>(retries: number, fn: () => Promise<T>): Promise<T>
  * connection, then sends only Bind/Execute. Texts without parameters (scripts, migrations) are sent as is.
  */
 const statementNames = new Map<string, string>();
-function statement(text: string, params?: unknown[]): string | { name: string; text: string; values: any[] } {
+function statement(text: string, params?: unknown[]): string | QueryConfig<unknown[]> {
   if (!params || params.length === 0) return text;
   let name = statementNames.get(text);
   if (!name) {
     name = `s_${createHash('sha1').update(text).digest('hex').slice(0, 20)}`;
     if (statementNames.size < 5_000) statementNames.set(text, name);
   }
-  return { name, text, values: params as any[] };
+  return { name, text, values: params };
 }
 
 function pgDb(url: string, schema: string, poolMax: number): Db {
@@ -105,7 +105,7 @@ function pgDb(url: string, schema: string, poolMax: number): Db {
     kind: 'pg',
     schema,
     async query<T>(text: string, params?: unknown[]) {
-      const r = await pool.query(statement(text, params) as any);
+      const r = await pool.query(statement(text, params));
       return { rows: r.rows as T[], rowCount: r.rowCount ?? 0 };
     },
     async exec(text: string) {
@@ -126,7 +126,7 @@ function pgDb(url: string, schema: string, poolMax: number): Db {
           await client.query(`BEGIN ISOLATION LEVEL ${(opts.isolation ?? 'read committed').toUpperCase()}`);
           const tx: Queryable = {
             async query<R>(text: string, params?: unknown[]) {
-              const r = await client.query(statement(text, params) as any);
+              const r = await client.query(statement(text, params));
               return { rows: r.rows as R[], rowCount: r.rowCount ?? 0 };
             },
             async exec(text: string) {
@@ -179,7 +179,7 @@ function pgliteDb(dataDir: string, schema: string): Db {
     schema,
     async query<T>(text: string, params?: unknown[]) {
       const db = await dbPromise;
-      const r = await db.query<T>(text, params as any[]);
+      const r = await db.query<T>(text, params);
       return { rows: r.rows, rowCount: Math.max(r.rows.length, r.affectedRows ?? 0) };
     },
     async exec(text: string) {
@@ -191,7 +191,7 @@ function pgliteDb(dataDir: string, schema: string): Db {
       return db.transaction(async (t) =>
         fn({
           async query<R>(text: string, params?: unknown[]) {
-            const r = await t.query<R>(text, params as any[]);
+            const r = await t.query<R>(text, params);
             return { rows: r.rows, rowCount: Math.max(r.rows.length, r.affectedRows ?? 0) };
           },
           async exec(text: string) {

@@ -3,35 +3,41 @@
  * <SERVICE>_DATABASE_URL or DATABASE_URL is set, PGlite otherwise), applies the service's migrations at start, closes at stop.
  * On request, a SingleWriterCache for the service's hottest reads (embedded PGlite only).
  */
-import type { ServiceSchema } from 'moleculer';
+import type { Service, ServiceSchema } from 'moleculer';
 import { databaseUrlFor } from '../config';
-import { runtimeOf } from '../runtime';
+import type { RuntimeService } from '../runtime';
 import { migrate, openDb, type Db, type Migration } from './index';
 import { SingleWriterCache } from './single-writer-cache';
 
-export interface DbService {
+/** T: what the service keeps in its single-writer cache. */
+export interface DbService<T = unknown> {
   db: Db;
   /** With `{ singleWriterCache: true }`: answers kept exactly on embedded PGlite, null over PostgreSQL. */
-  singleWriter: SingleWriterCache<any> | null;
+  singleWriter: SingleWriterCache<T> | null;
 }
+
+/** `this` in the mixin's hooks: the config comes from the runtime createBroker handed the service. */
+type DbMixinThis = Service & RuntimeService & Partial<DbService>;
 
 export function dbMixin(schema: string, migrations: Migration[], opts: { singleWriterCache?: boolean } = {}): Partial<ServiceSchema> {
   return {
-    async started(this: any) {
-      const { config } = runtimeOf(this.broker);
+    async started(this: Service) {
+      const self = this as unknown as DbMixinThis;
+      const { config } = self;
       let db = openDb(
         // Its own URL (<SERVICE>_DATABASE_URL: its own role or cluster), else DATABASE_URL; one pool per URL.
         { databaseUrl: databaseUrlFor(config, schema), dataDir: config.dataDir, poolMax: config.databasePoolMax, distributed: !!config.transporter },
         schema,
       );
       // PGlite: this process is the only writer of the service's tables, so hot reads can be kept exactly.
-      this.singleWriter = opts.singleWriterCache && db.kind === 'pglite' ? new SingleWriterCache() : null;
-      if (this.singleWriter) db = this.singleWriter.watch(db);
-      this.db = db;
+      const singleWriter = opts.singleWriterCache && db.kind === 'pglite' ? new SingleWriterCache<unknown>() : null;
+      if (singleWriter) db = singleWriter.watch(db);
+      self.singleWriter = singleWriter;
+      self.db = db;
       await migrate(db, migrations);
     },
-    async stopped(this: any) {
-      await (this.db as Db | undefined)?.close();
+    async stopped(this: Service) {
+      await (this as unknown as DbMixinThis).db?.close();
     },
   };
 }

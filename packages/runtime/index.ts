@@ -1,8 +1,10 @@
 /**
  * What a service needs from its process besides its own code: the validated config and a clock.
- * Kept beside the broker (not in broker.metadata, which Moleculer broadcasts to every node).
+ * Handed to each service when it is created (createBroker puts runtimeMixin first in every schema),
+ * so a service reads `this.config` and `this.clock`, never a lookup keyed by its broker.
+ * Not in `settings` or broker.metadata: Moleculer broadcasts those to every node, and the config holds secrets.
  */
-import type { ServiceBroker } from 'moleculer';
+import type { Service, ServiceSchema } from 'moleculer';
 import type { Config } from '../config';
 
 export interface Clock {
@@ -30,14 +32,22 @@ export interface Runtime {
   clock: Clock;
 }
 
-const runtimes = new WeakMap<ServiceBroker, Runtime>();
+/** The part of every service's `this` that runtimeMixin sets: intersect it into the service's own `this` type. */
+export type RuntimeService = Runtime;
 
-export function setRuntime(broker: ServiceBroker, runtime: Runtime): void {
-  runtimes.set(broker, runtime);
+/** Sets `this.config` and `this.clock` in `created`, before any other hook of the service (`started` included) runs. */
+export function runtimeMixin(runtime: Runtime): Partial<ServiceSchema> {
+  return {
+    created(this: Service) {
+      Object.assign(this, { config: runtime.config, clock: runtime.clock } satisfies RuntimeService);
+    },
+  };
 }
 
-export function runtimeOf(broker: ServiceBroker): Runtime {
-  const rt = runtimes.get(broker);
-  if (!rt) throw new Error('broker was not created by createBroker(): no runtime attached');
-  return rt;
+/**
+ * The schema as createBroker loads it: a copy (the shared schema object is left as it is) with the runtime
+ * mixin last in `mixins`, because Moleculer runs the last mixin's `created` first.
+ */
+export function withRuntime(schema: ServiceSchema, runtime: Runtime): ServiceSchema {
+  return { ...schema, mixins: [...(schema.mixins ?? []), runtimeMixin(runtime)] };
 }

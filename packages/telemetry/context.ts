@@ -32,12 +32,17 @@ export function withoutRequestContext<T>(fn: () => T): T {
  * 'data' events emitted from the socket's own context; without this, everything after the body
  * parser would run outside the request.
  */
+type Listener = (...args: unknown[]) => void;
+type ListenerMethod = (this: EventEmitter, event: string | symbol, listener: Listener) => EventEmitter;
+
 export function bindEmitter(emitter: EventEmitter): void {
   // listener → its bound copy, so removeListener(listener) still finds what was added.
-  const bound = new Map<(...args: any[]) => void, (...args: any[]) => void>();
+  const bound = new Map<Listener, Listener>();
+  // The emitter's listener methods, replaced in place (their declared `this`-returning signatures cannot be assigned to).
+  const methods = emitter as unknown as Record<string, ListenerMethod>;
   for (const method of ['on', 'once', 'addListener', 'prependListener', 'prependOnceListener'] as const) {
-    const original = emitter[method];
-    (emitter as any)[method] = function add(this: EventEmitter, event: string | symbol, listener: (...args: any[]) => void) {
+    const original = methods[method];
+    methods[method] = function add(this: EventEmitter, event: string | symbol, listener: Listener) {
       let b = bound.get(listener);
       if (!b) {
         b = AsyncResource.bind(listener);
@@ -47,8 +52,8 @@ export function bindEmitter(emitter: EventEmitter): void {
     };
   }
   for (const method of ['off', 'removeListener'] as const) {
-    const original = emitter[method];
-    (emitter as any)[method] = function remove(this: EventEmitter, event: string | symbol, listener: (...args: any[]) => void) {
+    const original = methods[method];
+    methods[method] = function remove(this: EventEmitter, event: string | symbol, listener: Listener) {
       return original.call(this, event, bound.get(listener) ?? listener);
     };
   }

@@ -9,7 +9,7 @@
  * re-parents them; and its context does not follow async continuations, so SQL and durable-event spans
  * could not find their parent. A small middleware creating OTel spans keeps one tracer and one context.
  */
-import type { Context as MoleculerContext, LoggerInstance, ServiceBroker } from 'moleculer';
+import type { CallingOptions, Context as MoleculerContext, LoggerInstance, ServiceBroker } from 'moleculer';
 import { currentRequestId, withRequestContext } from './context';
 import { extractTraceContext, injectTraceContext, SpanKind, tracingEnabled, withSpan } from './tracing';
 
@@ -23,8 +23,8 @@ export function TelemetryMiddleware() {
     },
 
     /** Caller side (broker.call and ctx.call alike): the request id goes on, and a CLIENT span whose context travels in meta. */
-    call(next: (actionName: string, params: unknown, opts?: any) => Promise<unknown>) {
-      return (actionName: string, params: unknown, opts: any = {}) => {
+    call(next: (actionName: string, params: unknown, opts?: CallingOptions) => Promise<unknown>) {
+      return (actionName: string, params: unknown, opts: CallingOptions = {}) => {
         const requestId = currentRequestId();
         if (requestId && !opts.requestID && !opts.parentCtx) opts = { ...opts, requestID: requestId };
         if (!tracingEnabled()) return next(actionName, params, opts);

@@ -8,7 +8,7 @@ import { toolParams, type ParamRule } from '../../packages/tool-catalogue';
 import { InvalidArgumentsError, NotFoundError, UnauthorizedError } from '../../packages/errors';
 import { base62, newId } from '../../packages/ids';
 import { enqueueEvent, OutboxRelay } from '../../packages/outbox';
-import { runtimeOf } from '../../packages/runtime';
+import type { RuntimeService } from '../../packages/runtime';
 import { requireAgent, type CallMeta } from '../../packages/tool-catalogue/meta';
 import { AGENTS_TOPICS, hashApiKey } from '../../packages/contracts/agents';
 import { migrations } from './migrations';
@@ -165,7 +165,7 @@ const AgentsService: ServiceSchema = {
 
   async started(this: Service) {
     const self = this as unknown as AgentsThis;
-    const { config } = runtimeOf(self.broker);
+    const { config } = self;
     self.relay = new OutboxRelay(self.broker, self.db, { intervalMs: Math.min(config.sweepIntervalMs || 1000, 1000) });
     self.relay.start();
   },
@@ -175,7 +175,7 @@ const AgentsService: ServiceSchema = {
   },
 };
 
-type AgentsThis = Service & DbService & {
+type AgentsThis = Service & RuntimeService & DbService & {
   relay: OutboxRelay;
   loadAgent(id: string): Promise<AgentRow>;
 };

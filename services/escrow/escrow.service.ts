@@ -25,7 +25,6 @@ import { requireAgent, type CallMeta } from '../../packages/tool-catalogue/meta'
 import { ForbiddenError, InvalidArgumentsError, InvalidStateError } from '../../packages/errors';
 import { newId } from '../../packages/ids';
 import { OutboxRelay } from '../../packages/outbox';
-import { runtimeOf } from '../../packages/runtime';
 import { DEFAULT_DELIVERY_DAYS, saleSplit } from '../../packages/market-rules';
 import { LISTINGS, type ListingForPurchase } from '../../packages/contracts/listings';
 import { migrations } from './migrations';
@@ -51,7 +50,7 @@ const LIST_ORDERS_CURSOR_HINT =
 
 const methods: Pick<EscrowMethods, 'now' | 'load'> & ThisType<EscrowThis> = {
   now(): Date {
-    return runtimeOf(this.broker).clock.now();
+    return this.clock.now();
   },
 
   async load(purchaseId: string): Promise<PurchaseRow | undefined> {
@@ -110,10 +109,10 @@ const EscrowService: ServiceSchema = {
           });
         }
         // The split is fixed now, at the fee in force, and travels with the hold to settlement.
-        const split = saleSplit(price, runtimeOf(this.broker).config.platformFeePercent);
+        const split = saleSplit(price, this.config.platformFeePercent);
         const deliveryDays = Number(listing.deliveryDays) || DEFAULT_DELIVERY_DAYS;
         const id = newId('pur');
-        const { publicBaseUrl } = runtimeOf(this.broker).config;
+        const { publicBaseUrl } = this.config;
         const insertSql = (guardSql: string) => `INSERT INTO escrow.purchases
                (id, listing_id, listing_title, category, buyer_id, seller_id, price_gas, platform_fee_gas, seller_net_gas,
                 status, requirements, delivery_days, deliverable_schema, idempotency_key, created_at, updated_at,
@@ -285,7 +284,7 @@ const EscrowService: ServiceSchema = {
 
   async started(this: Service) {
     const self = this as unknown as EscrowThis;
-    const { config } = runtimeOf(self.broker);
+    const { config } = self;
     await syncStatusCheck(self.db, MACHINE);
     // A short lease: after a crash mid-publish the row is retried within seconds (consumers are idempotent).
     self.relay = new OutboxRelay(self.broker, self.db, {
@@ -293,7 +292,7 @@ const EscrowService: ServiceSchema = {
       leaseSeconds: 10,
     });
     self.relay.start();
-    self.engine = new PurchaseEngine(MACHINE, { db: self.db, relay: self.relay, now: () => self.now(), terms: () => runtimeOf(self.broker).config });
+    self.engine = new PurchaseEngine(MACHINE, { db: self.db, relay: self.relay, now: () => self.now(), terms: () => self.config });
     self.sweeping = false;
     if (config.sweepIntervalMs > 0) {
       self.sweepTimer = setInterval(() => {

@@ -4,7 +4,6 @@
  * Safe with several replicas: rows are claimed with FOR UPDATE SKIP LOCKED.
  */
 import type { ServiceSchema } from 'moleculer';
-import { runtimeOf } from '../../packages/runtime';
 import { FUNDED_STATUSES, STATES, sweeperFrom, type PurchaseStatus } from '../../packages/contracts/purchase-machine';
 import type { PurchaseRow } from './purchases';
 import { errType } from './funding';
@@ -40,7 +39,7 @@ const methods: SweeperMethods & ThisType<EscrowThis> = {
 
   /** Pending purchases whose hold outcome is unknown (crash, timeout): ask the ledger again with the same key. */
   async sweepPending() {
-    const { requestTimeoutMs } = runtimeOf(this.broker).config;
+    const { requestTimeoutMs } = this.config;
     const now = this.now();
     const staleBefore = new Date(now.getTime() - Math.max(2 * requestTimeoutMs, 2000)).toISOString();
     const claimed = await this.db.query<PurchaseRow>(

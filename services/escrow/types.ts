@@ -11,6 +11,7 @@ import type { SingleWriterCache } from '../../packages/db/single-writer-cache';
 import type { PurchaseRow, Role } from './purchases';
 import type { Trigger } from '../../packages/contracts/purchase-machine';
 import type { PurchaseEngine } from './purchase-engine';
+import type { RuntimeService } from '../../packages/runtime';
 
 export type { EscrowEvent } from './events';
 
@@ -58,4 +59,4 @@ export interface EscrowState {
   sweeping: boolean;
 }
 
-export type EscrowThis = Service & EscrowMethods & EscrowState;
+export type EscrowThis = Service & RuntimeService & EscrowMethods & EscrowState;

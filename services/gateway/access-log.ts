@@ -27,6 +27,11 @@ function toolOf(req: Request, res: Response): string | null {
   return null;
 }
 
+/** The OAuth client of an MCP request (set by the auth middleware), if any. */
+function clientIdOf(req: Request): string | undefined {
+  return (req as Request & { auth?: { clientId?: string } }).auth?.clientId;
+}
+
 export function accessLog(logger: LoggerInstance, observe?: AccessObserver) {
   return (req: Request, res: Response, next: NextFunction): void => {
     const started = process.hrtime.bigint();
@@ -35,7 +40,7 @@ export function accessLog(logger: LoggerInstance, observe?: AccessObserver) {
       const tool = toolOf(req, res);
       const agentId =
         (typeof res.locals.agentId === 'string' ? res.locals.agentId : null) ??
-        ((req as Request & { auth?: { clientId?: string } }).auth?.clientId !== 'anonymous' ? (req as any).auth?.clientId ?? null : null);
+        (clientIdOf(req) !== 'anonymous' ? clientIdOf(req) ?? null : null);
       logger.info(
         { access: true, requestId: req.requestId, method: req.method, path: redactPath(req.path), tool, agentId, status: res.statusCode, durationMs },
         `${req.method} ${redactPath(req.path)} ${res.statusCode} ${durationMs}ms`,

@@ -22,7 +22,6 @@ import { logMappedError } from './http';
 import type { AuthFailureThrottle } from './auth-throttle';
 import { SharedLimits, type SharedCounter } from './limits';
 import { base62, canonicalJson, sha256Hex } from '../../packages/ids';
-import { runtimeOf } from '../../packages/runtime';
 import { withRequestContext } from '../../packages/telemetry/context';
 import { tracingEnabled, withSpan } from '../../packages/telemetry/tracing';
 
@@ -390,7 +389,7 @@ export class ToolDispatcher {
         `UPDATE gateway.idempotency SET holder = $3, lease_until = now() + make_interval(secs => $4)
           WHERE agent_id = $1 AND key = $2 AND completed_at IS NULL
             AND COALESCE(lease_until, created_at + make_interval(secs => $5)) < now()`,
-        [agentId, key, holder, leaseSecs, (2 * runtimeOf(this.broker).config.requestTimeoutMs + 5_000) / 1000],
+        [agentId, key, holder, leaseSecs, (2 * (this.broker.options.requestTimeout ?? 0) + 5_000) / 1000],
       );
       if (took.rowCount !== 1) {
         const waitSeconds = Math.max(1, Math.ceil((row.wait_ms ?? IDEMPOTENCY_LEASE_MS) / 1000));

@@ -8,7 +8,7 @@ import type { Server } from 'node:http';
 import type { Context, Service, ServiceSchema } from 'moleculer';
 import { dbMixin, type DbService } from '../../packages/db/mixin';
 import { base62 } from '../../packages/ids';
-import { runtimeOf } from '../../packages/runtime';
+import type { RuntimeService } from '../../packages/runtime';
 import { buildApp } from './app';
 import { composedToolsMixin } from './composed';
 import { ToolDispatcher } from './dispatch';
@@ -22,7 +22,7 @@ import { OPERATOR_TOKEN_FILE } from './deps';
 /** Above the 60 s idle timeout of common load balancers (AWS ALB, GCP, nginx upstream keepalive_timeout). */
 export const KEEP_ALIVE_TIMEOUT_MS = 65_000;
 
-type GatewayThis = Service & DbService & {
+type GatewayThis = Service & RuntimeService & DbService & {
   isStopping: boolean;
   requestLog: RequestLog;
   pruneTimer: NodeJS.Timeout;
@@ -56,7 +56,7 @@ const GatewayService: ServiceSchema = {
 
   async started(this: Service) {
     const self = this as unknown as GatewayThis;
-    const { config } = runtimeOf(self.broker);
+    const { config } = self;
     self.isStopping = false;
     self.requestLog = new RequestLog(self.db);
     self.requestLog.start();

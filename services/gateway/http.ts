@@ -93,8 +93,17 @@ export function clientIp(req: Request): string {
   return req.ip ?? req.socket.remoteAddress ?? 'unknown';
 }
 
+/** What body-parser's errors carry (http-errors). */
+interface BodyParserError {
+  type?: string;
+  status?: number;
+  expose?: boolean;
+  code?: string;
+}
+
 /** Last handler: body-parser failures become invalid_arguments, anything else internal — never a stack trace. */
-export function errorHandler(err: any, req: Request, res: Response, _next: NextFunction): void {
+export function errorHandler(error: unknown, req: Request, res: Response, _next: NextFunction): void {
+  const err = error as BodyParserError | null | undefined;
   if (!req.requestId) requestId(req, res, () => undefined);
   if (err?.type === 'entity.parse.failed') {
     sendError(res, req, new MarketError('invalid_arguments', 'The request body is not valid JSON.', {
@@ -123,7 +132,7 @@ export function errorHandler(err: any, req: Request, res: Response, _next: NextF
     }));
     return;
   }
-  sendError(res, req, err);
+  sendError(res, req, error);
 }
 
 export function notFound(req: Request, res: Response): void {

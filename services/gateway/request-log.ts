@@ -76,7 +76,15 @@ export class RequestLog {
 
   async find(requestId: string): Promise<RequestLogEntry | null> {
     await this.flush();
-    const r = await this.db.query<any>(
+    const r = await this.db.query<{
+      request_id: string;
+      agent_id: string | null;
+      tool: string | null;
+      status: number;
+      error_code: string | null;
+      error_message: string | null;
+      at: Date | string;
+    }>(
       'SELECT request_id, agent_id, tool, status, error_code, error_message, at FROM gateway.request_log WHERE request_id = $1',
       [requestId],
     );

@@ -16,7 +16,7 @@ import { dbMixin } from '../../packages/db/mixin';
 import type { SingleWriterCache } from '../../packages/db/single-writer-cache';
 import type { Db } from '../../packages/db';
 import type { OutboxEvent } from '../../packages/outbox';
-import { runtimeOf } from '../../packages/runtime';
+import type { RuntimeService } from '../../packages/runtime';
 import { ESCROW_TOPICS, type PurchaseCompleted, type PurchaseRefunded, type ReferralQualified } from '../../packages/contracts/escrow';
 import { ledgerAudit } from './audit';
 import type { CashoutDebitParams, CreditGasPurchaseParams, HoldParams, HoldView } from '../../packages/contracts/ledger';
@@ -44,7 +44,7 @@ interface LedgerMethods {
   now(): Date;
   consume(event: OutboxEvent, run: () => Promise<unknown>): Promise<void>;
 }
-type LedgerThis = Service & LedgerMethods & { db: Db; singleWriter: SingleWriterCache<number> | null };
+type LedgerThis = Service & RuntimeService & LedgerMethods & { db: Db; singleWriter: SingleWriterCache<number> | null };
 
 function holdView(h: HoldRow): HoldView {
   return {
@@ -100,7 +100,7 @@ const LedgerService: ServiceSchema = {
     hold: {
       params: { key: KEY, purchaseId: ID, buyerId: ID, sellerId: ID, amountGas: GAS, platformFeeGas: FEE, sellerNetGas: FEE },
       async handler(this: LedgerThis, ctx: Context<HoldParams>) {
-        return holdGas(this.db, this.now(), ctx.params, runtimeOf(this.broker).config.platformFeePercent);
+        return holdGas(this.db, this.now(), ctx.params, this.config.platformFeePercent);
       },
     },
 
@@ -219,7 +219,7 @@ const LedgerService: ServiceSchema = {
 
   methods: {
     now(this: LedgerThis): Date {
-      return runtimeOf(this.broker).clock.now();
+      return this.clock.now();
     },
 
     /**

@@ -18,7 +18,7 @@ import {
 } from '../../packages/errors';
 import { newId } from '../../packages/ids';
 import { claimInbox, type OutboxEvent } from '../../packages/outbox';
-import { runtimeOf } from '../../packages/runtime';
+import type { RuntimeService } from '../../packages/runtime';
 import { databaseUrlFor } from '../../packages/config';
 import { AGENTS, AGENTS_TOPICS } from '../../packages/contracts/agents';
 import { ESCROW_TOPICS } from '../../packages/contracts/escrow';
@@ -475,12 +475,12 @@ const ListingsService: ServiceSchema = {
     },
 
     now(this: ListingsThis): Date {
-      return runtimeOf(this.broker).clock.now();
+      return this.clock.now();
     },
 
     /** The fee quoted to buyers now; each purchase fixes its own split when it is bought. */
     feePercent(this: ListingsThis): number {
-      return runtimeOf(this.broker).config.platformFeePercent;
+      return this.config.platformFeePercent;
     },
 
     /** Channel handlers may run before started() opened the database: fail so the message is redelivered. */
@@ -617,7 +617,7 @@ const ListingsService: ServiceSchema = {
 
   async started(this: Service) {
     const self = this as unknown as ListingsThis;
-    const { config } = runtimeOf(self.broker);
+    const { config } = self;
     if (!config.seedOnEmpty || databaseUrlFor(config, 'listings')) return;
     const r = await self.db.query<{ n: string }>(
       `SELECT (SELECT count(*) FROM listings.listings) + (SELECT count(*) FROM listings.seed_sellers) AS n`,
@@ -645,7 +645,7 @@ interface SellerRow {
   rating_count: number;
 }
 
-type ListingsThis = Service & DbService & {
+type ListingsThis = Service & RuntimeService & DbService & {
   now(): Date;
   searchCache(): SearchCache<ListingRow & { sort_key: string }>;
   feePercent(): number;

@@ -24,7 +24,7 @@ import { InvalidArgumentsError, InvalidStateError, NotFoundError } from '../../p
 import { base62, newId, sha256Hex } from '../../packages/ids';
 import { claimInbox, type OutboxEvent } from '../../packages/outbox';
 import { decodeTimeCursor, timePage } from '../../packages/pagination';
-import { runtimeOf } from '../../packages/runtime';
+import type { RuntimeService } from '../../packages/runtime';
 import { toolParams } from '../../packages/tool-catalogue';
 import { requireAgent, type CallMeta } from '../../packages/tool-catalogue/meta';
 import {
@@ -131,7 +131,7 @@ interface NotificationsMethods {
   attempt(d: ClaimedDelivery): Promise<boolean>;
 }
 
-type NotificationsThis = Service & NotificationsState & NotificationsMethods;
+type NotificationsThis = Service & RuntimeService & NotificationsState & NotificationsMethods;
 
 const iso = (d: Date | string | null): string | null => (d ? new Date(d).toISOString() : null);
 
@@ -301,11 +301,11 @@ const NotificationsService: ServiceSchema = {
 
   methods: {
     now(this: NotificationsThis): Date {
-      return runtimeOf(this.broker).clock.now();
+      return this.clock.now();
     },
 
     allowPrivate(this: NotificationsThis): boolean {
-      return runtimeOf(this.broker).config.webhookAllowPrivate;
+      return this.config.webhookAllowPrivate;
     },
 
     /**
@@ -482,7 +482,7 @@ const NotificationsService: ServiceSchema = {
 
   async started(this: Service) {
     const self = this as unknown as NotificationsThis;
-    const { config } = runtimeOf(self.broker);
+    const { config } = self;
     self.claiming = null;
     self.claimAgain = false;
     self.inFlight = new Map();

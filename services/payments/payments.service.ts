@@ -11,7 +11,7 @@ import { toolParams } from '../../packages/tool-catalogue';
 import { requireAgent, type CallMeta } from '../../packages/tool-catalogue/meta';
 import { InvalidArgumentsError, MarketError, NotFoundError } from '../../packages/errors';
 import { newId } from '../../packages/ids';
-import { runtimeOf } from '../../packages/runtime';
+import type { RuntimeService } from '../../packages/runtime';
 import { DEFAULT_PACK_ID, GAS_PACKS, GAS_PER_USD, packById } from '../../packages/market-rules';
 import { payoutsMixin } from './payouts';
 import { migrations } from './migrations';
@@ -101,7 +101,7 @@ const PaymentsService: ServiceSchema = {
             details: { field: 'packId', packs: GAS_PACKS.map((p) => ({ packId: p.id, gas: p.gas, usd: p.usd })) },
           });
         }
-        const { config, clock } = runtimeOf(this.broker);
+        const { config, clock } = this;
         const usdCents = pack.usd * 100;
         if (usdCents !== pack.gas * (100 / GAS_PER_USD)) throw new Error(`pack ${pack.id} breaks the gas peg`);
         const now = clock.now();
@@ -170,13 +170,13 @@ const PaymentsService: ServiceSchema = {
           if (!row || row.agent_id !== agent.id) {
             throw new NotFoundError('You have no checkout with this sessionId.', { hint: 'Call get_checkout without sessionId to list your open checkouts, or start one with buy_gas.' });
           }
-          return { checkouts: [checkoutOfBuyer(await this.expireIfDue(row), runtimeOf(this.broker).config.publicBaseUrl)] };
+          return { checkouts: [checkoutOfBuyer(await this.expireIfDue(row), this.config.publicBaseUrl)] };
         }
         const r = await this.db.query<CheckoutRow>(
           `SELECT * FROM payments.checkout_sessions WHERE agent_id = $1 AND status = 'open' AND expires_at > $2 ORDER BY created_at DESC LIMIT 20`,
-          [agent.id, runtimeOf(this.broker).clock.now()],
+          [agent.id, this.clock.now()],
         );
-        return { checkouts: r.rows.map((row) => checkoutOfBuyer(row, runtimeOf(this.broker).config.publicBaseUrl)) };
+        return { checkouts: r.rows.map((row) => checkoutOfBuyer(row, this.config.publicBaseUrl)) };
       },
     },
 
@@ -218,7 +218,7 @@ const PaymentsService: ServiceSchema = {
     stripeWebhook: {
       params: { payload: { type: 'string', max: 1_000_000 }, signature: { type: 'string', optional: true, max: 2000 } },
       async handler(this: PaymentsThis, ctx: Context<{ payload: string; signature?: string }>) {
-        const { config } = runtimeOf(this.broker);
+        const { config } = this;
         if (!config.stripeWebhookSecret) {
           throw new InvalidArgumentsError('Stripe webhooks are not configured on this server; nothing was credited.', {
             hint: 'Set STRIPE_SECRET_KEY and STRIPE_WEBHOOK_SECRET on the server, and point the Stripe endpoint at /api/payments/stripe/webhook.',
@@ -289,7 +289,7 @@ const PaymentsService: ServiceSchema = {
 
   methods: {
     refuseSandboxInProduction(this: PaymentsThis) {
-      if (runtimeOf(this.broker).config.nodeEnv === 'production') {
+      if (this.config.nodeEnv === 'production') {
         throw new MarketError('service_unavailable', 'The sandbox checkout is disabled in production.', {
           hint: 'The operator must set STRIPE_SECRET_KEY and STRIPE_WEBHOOK_SECRET.',
         });
@@ -311,7 +311,7 @@ const PaymentsService: ServiceSchema = {
     /** A sandbox session past its expiry ends as expired (Stripe sessions expire at Stripe). */
     async expireIfDue(this: PaymentsThis, row: CheckoutRow): Promise<CheckoutRow> {
       if (row.provider !== 'sandbox' || row.status !== 'open') return row;
-      if (new Date(row.expires_at).getTime() > runtimeOf(this.broker).clock.now().getTime()) return row;
+      if (new Date(row.expires_at).getTime() > this.clock.now().getTime()) return row;
       const r = await this.db.query<CheckoutRow>(
         `UPDATE payments.checkout_sessions SET status = 'expired' WHERE id = $1 AND status = 'open' RETURNING *`,
         [row.id],
@@ -325,7 +325,7 @@ const PaymentsService: ServiceSchema = {
      * leaves it paid, and the next reconciliation finishes the credit — once.
      */
     async fulfil(this: PaymentsThis, sessionId: string, from: CheckoutRow['status'][]): Promise<FulfilResult> {
-      const now = runtimeOf(this.broker).clock.now();
+      const now = this.clock.now();
       const claimed = await this.db.query<CheckoutRow>(
         `UPDATE payments.checkout_sessions SET status = 'paid', paid_at = $2 WHERE id = $1 AND status = ANY($3::text[]) RETURNING *`,
         [sessionId, now, from],
@@ -447,7 +447,7 @@ const PaymentsService: ServiceSchema = {
 
   async started(this: Service) {
     const self = this as unknown as PaymentsThis;
-    const { config } = runtimeOf(self.broker);
+    const { config } = self;
     self.stripe = createStripeClient(config);
     self.relay = new OutboxRelay(self.broker, self.db, { intervalMs: Math.min(config.sweepIntervalMs || 1000, 1000) });
     self.relay.start();
@@ -473,7 +473,7 @@ const PaymentsService: ServiceSchema = {
   },
 };
 
-type PaymentsThis = Service & DbService & {
+type PaymentsThis = Service & RuntimeService & DbService & {
   stripe: StripeClient | null;
   relay: OutboxRelay;
   sweepTimer: NodeJS.Timeout | null;

@@ -8,13 +8,13 @@
  * the row first ('paying' / 'rejecting'), call the ledger keyed, then finish it. A row left in an intermediate
  * state by a crash or a timeout is finished by the sweeper, which repeats the same keyed ledger call.
  */
-import type { Context, ServiceSchema } from 'moleculer';
+import type { Context, Service, ServiceSchema } from 'moleculer';
 import { getAddressInfo, AddressType, Network } from 'bitcoin-address-validation';
 import type { Db } from '../../packages/db';
 import { ForbiddenError, InvalidArgumentsError, InvalidStateError, MarketError, NotFoundError } from '../../packages/errors';
 import { newId } from '../../packages/ids';
 import { cashoutSplit, DISPUTE_LOOKBACK_DAYS, gasToUsd, MIN_CASHOUT_GAS } from '../../packages/market-rules';
-import { runtimeOf } from '../../packages/runtime';
+import type { RuntimeService } from '../../packages/runtime';
 import { toolParams } from '../../packages/tool-catalogue';
 import { LEDGER, type CashoutDebitParams } from '../../packages/contracts/ledger';
 import { ESCROW } from '../../packages/contracts/escrow';
@@ -149,7 +149,7 @@ function isDefinitiveRefusal(err: unknown): boolean {
 }
 
 /** Operator actions are reached only through /api/admin (which sets meta.operator) or trusted internal callers. */
-function requireOperator(ctx: Context<any, any>): string {
+function requireOperator(ctx: { meta: unknown }): string {
   const meta = ctx.meta as CallMeta;
   if (meta.internal !== true && !meta.operator) throw new ForbiddenError('Only operators can do this.', { hint: 'Use the admin API (/api/admin) or npm run admin.' });
   return meta.operator ?? 'operator';
@@ -214,10 +214,8 @@ export function validateBtcAddress(address: string, network: 'mainnet' | 'testne
   return { type: info.type };
 }
 
-type PayoutsThis = {
+type PayoutsThis = Service & RuntimeService & {
   db: Db;
-  broker: any;
-  logger: any;
   payoutsTimer: NodeJS.Timeout | null;
   loadCashout(id: string): Promise<CashoutRow>;
   finishRequested(row: CashoutRow, ctx?: Context): Promise<CashoutRow>;
@@ -226,7 +224,7 @@ type PayoutsThis = {
   runCashoutSweep(): Promise<{ finished: number }>;
   finishWithNotice(cashoutId: string, sql: string, topic: string): Promise<CashoutRow | undefined>;
   relay?: { kick(): Promise<number> };
-  callLedger<T = any>(ctx: Context | undefined, action: string, params: Record<string, unknown>): Promise<T>;
+  callLedger<T = unknown>(ctx: Context | undefined, action: string, params: Record<string, unknown>): Promise<T>;
 };
 
 export const payoutsMixin: Partial<ServiceSchema> = {
@@ -236,7 +234,7 @@ export const payoutsMixin: Partial<ServiceSchema> = {
       params: toolParams('connect_payouts'),
       async handler(this: PayoutsThis, ctx: Context<{ btcAddress: string }, CallMeta>) {
         const agent = requireAgent(ctx);
-        const { config } = runtimeOf(this.broker);
+        const { config } = this;
         const btcAddress = ctx.params.btcAddress.trim();
         const { type } = validateBtcAddress(btcAddress, config.btcNetwork);
         const result = await this.db.transaction(async (tx) => {
@@ -307,7 +305,7 @@ export const payoutsMixin: Partial<ServiceSchema> = {
             details: { rule: 'payout_address_required' },
           });
         }
-        const { config } = runtimeOf(this.broker);
+        const { config } = this;
         if (address.btc_network !== config.btcNetwork) {
           throw new InvalidStateError(`Your payout address is a ${address.btc_network} address; payouts are now made on ${config.btcNetwork}.`, {
             hint: `Call connect_payouts with a ${config.btcNetwork} address, then request_cashout again.`,
@@ -637,18 +635,21 @@ export const payoutsMixin: Partial<ServiceSchema> = {
     },
   },
 
-  started(this: any) {
-    const { config } = runtimeOf(this.broker);
-    this.payoutsTimer = null;
+  started(this: Service) {
+    const self = this as unknown as PayoutsThis;
+    const { config } = self;
+    self.payoutsTimer = null;
     if (config.sweepIntervalMs > 0) {
-      this.payoutsTimer = setInterval(() => {
-        this.runCashoutSweep().catch((err: Error) => this.logger.warn('cash-out sweep failed', (err as Error).message));
+      const timer = setInterval(() => {
+        self.runCashoutSweep().catch((err: Error) => self.logger.warn('cash-out sweep failed', err.message));
       }, Math.max(config.sweepIntervalMs, 5_000));
-      this.payoutsTimer.unref();
+      timer.unref();
+      self.payoutsTimer = timer;
     }
   },
 
-  stopped(this: any) {
-    if (this.payoutsTimer) clearInterval(this.payoutsTimer);
+  stopped(this: Service) {
+    const self = this as unknown as PayoutsThis;
+    if (self.payoutsTimer) clearInterval(self.payoutsTimer);
   },
 };

@@ -11,7 +11,7 @@ import { toolParams, SEVERITIES, JOURNEY_STEPS } from '../../packages/tool-catal
 import { requireAgent, type CallMeta } from '../../packages/tool-catalogue/meta';
 import { ForbiddenError, InvalidArgumentsError, NotFoundError } from '../../packages/errors';
 import { newId, sha256Hex } from '../../packages/ids';
-import { runtimeOf, type Clock } from '../../packages/runtime';
+import type { Clock } from '../../packages/runtime';
 import type { Config } from '../../packages/config';
 import { HelpIndex, composeWithLlm, type HelpContext, type HelpAnswer, type RequestLogEntry } from './help';
 import { migrations } from './migrations';
@@ -387,7 +387,7 @@ const SupportService: ServiceSchema = {
 
   async started(this: Service) {
     const self = this as unknown as SupportThis;
-    const { config, clock } = runtimeOf(self.broker);
+    const { config, clock } = self; // handed over at creation (packages/runtime runtimeMixin)
     self.config = config;
     self.clock = clock;
     self.help = new HelpIndex(config.publicBaseUrl, config);

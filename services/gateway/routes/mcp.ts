@@ -101,9 +101,9 @@ export function registerMcpRoutes(app: Express, deps: GatewayDeps): void {
     '/mcp',
     guard,
     (req, res, next) => {
-      parseJson(req, res, (err?: any) => {
+      parseJson(req, res, (err?: unknown) => {
         if (!err) return next();
-        if (err.type === 'entity.too.large') return rpcError(res, 413, -32600, `The request body is larger than ${JSON_BODY_LIMIT}.`);
+        if ((err as { type?: string }).type === 'entity.too.large') return rpcError(res, 413, -32600, `The request body is larger than ${JSON_BODY_LIMIT}.`);
         return rpcError(res, 400, -32700, 'Parse error: the body is not valid JSON.');
       });
     },

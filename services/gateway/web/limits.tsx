@@ -59,7 +59,7 @@ export function LimitFields({ limits }: { limits: SpendingLimitsView | null }): 
         </label>
       ))}
       <fieldset>
-        <legend>Allowed categories (none ticked = any)</legend>
+        <legend>Allowed categories (none ticked = all)</legend>
         {CATEGORIES.map((c) => (
           <label class="inline">
             <input type="checkbox" name="allowedCategories" value={c} checked={!!allowed?.includes(c)} /> {c}
