@@ -6,7 +6,7 @@
  * Prints each gateway URL, the data dir, then "cluster ready"; Ctrl-C / SIGTERM stops everything.
  */
 import path from 'node:path';
-import { startCluster, type Cluster } from '../packages/cluster';
+import { operatorSettings, startCluster, type Cluster } from '../packages/cluster';
 
 function arg(name: string): string | undefined {
   const i = process.argv.indexOf(`--${name}`);
@@ -30,7 +30,8 @@ async function main(): Promise<void> {
   process.on('SIGINT', () => void stop('SIGINT'));
   process.on('SIGTERM', () => void stop('SIGTERM'));
   console.log(`starting the cluster: ${replicas} process(es) per service…`);
-  cluster = await startCluster({ replicas, dataDir, log: (l) => console.log(`  ${l}`) });
+  // Your LOG_LEVEL, RATE_LIMIT_PER_MINUTE and SEED_ON_EMPTY reach every process (the spawn defaults are for tests).
+  cluster = await startCluster({ replicas, dataDir, env: operatorSettings(process.env), log: (l) => console.log(`  ${l}`) });
   if (stopping) return;
   for (const [service, procs] of Object.entries(cluster.processes)) {
     console.log(`  ${service.padEnd(13)} ${procs.map((p) => `pid ${p.child.pid} (${service === 'gateway' ? 'http' : 'health'} :${p.port})`).join(', ')}`);

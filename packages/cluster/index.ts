@@ -44,6 +44,25 @@ export interface ServiceProcess {
 const SPAWN_START_MS = 60_000;
 
 /**
+ * What a spawned process gets unless told otherwise: quiet logs, no per-agent rate limit, no seed
+ * listings (what tests and benches want). `npm run cluster` passes the operator's own values of these
+ * through `operatorSettings`, so `RATE_LIMIT_PER_MINUTE=30 npm run cluster` limits (issue #24 acceptance).
+ */
+export function spawnDefaults(env: NodeJS.ProcessEnv = process.env): Record<string, string> {
+  return { LOG_LEVEL: env.TEST_LOG_LEVEL ?? 'warn', SEED_ON_EMPTY: 'false', RATE_LIMIT_PER_MINUTE: '0' };
+}
+
+/** The operator's values of the settings spawnDefaults would otherwise replace (for ClusterOptions.env). */
+export function operatorSettings(env: NodeJS.ProcessEnv): Record<string, string> {
+  return Object.fromEntries(Object.keys(spawnDefaults({})).flatMap((k) => (env[k] !== undefined && env[k] !== '' ? [[k, env[k]!]] : [])));
+}
+
+/** The environment of a spawned process: the base, the defaults above, SERVICES, `env`, PORT (later wins). */
+export function spawnEnv(services: ServiceName[], env: Record<string, string>, base: NodeJS.ProcessEnv, port: string): NodeJS.ProcessEnv {
+  return { ...base, ...spawnDefaults(), SERVICES: services.join(','), ...env, PORT: port };
+}
+
+/**
  * Starts `src/main.ts` as its own OS process running the given services over NATS.
  * Resolves when the process printed that its services started.
  */
@@ -58,15 +77,7 @@ export async function spawnServices(
   const port = opts.port ? String(opts.port) : services.includes('gateway') && env.PORT ? env.PORT : String(await freePort());
   const child = spawn(process.execPath, ['--import', 'tsx', path.join(REPO_ROOT, 'src/main.ts')], {
     cwd: REPO_ROOT,
-    env: {
-      ...(opts.baseEnv ?? process.env),
-      LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'warn',
-      SERVICES: services.join(','),
-      SEED_ON_EMPTY: 'false',
-      RATE_LIMIT_PER_MINUTE: '0',
-      ...env,
-      PORT: port,
-    },
+    env: spawnEnv(services, env, opts.baseEnv ?? process.env, port),
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   child.stdout!.on('data', (d) => (out += d.toString()));
