@@ -3,14 +3,45 @@
  * without Docker (packages/cluster): a private nats-server with bus auth generated from the call table,
  * one PostgreSQL role per service on DATABASE_URL's server (database agent_market_cluster), every service
  * as its own process (N of each), gateways on consecutive ports from PORT (default 3000).
- * Prints each gateway URL, the data dir, then "cluster ready"; Ctrl-C / SIGTERM stops everything.
+ * Prints each gateway URL, the data dir, then "cluster ready"; Ctrl-C / SIGTERM / SIGHUP stops everything, and so
+ * does the end of the process that started it (SIGTERM to `npm run cluster` ends npm without passing it on).
  */
+import fs from 'node:fs';
 import path from 'node:path';
 import { operatorSettings, startCluster, type Cluster } from '../packages/cluster';
 
 function arg(name: string): string | undefined {
   const i = process.argv.indexOf(`--${name}`);
   return i >= 0 ? process.argv[i + 1] : undefined;
+}
+
+/**
+ * The processes this one runs under (tsx, the shell npm starts, npm, …), read from /proc: SIGTERM sent to
+ * `npm run cluster` ends npm but is not passed down, so the cluster watches them and stops when one is gone.
+ */
+function ancestors(): number[] {
+  const out: number[] = [];
+  let pid = process.ppid;
+  while (pid > 1 && out.length < 8) {
+    out.push(pid);
+    try {
+      // /proc/<pid>/stat: "pid (comm) state ppid …"; comm may hold spaces, so read after its closing parenthesis.
+      const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+      pid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+    } catch {
+      break;
+    }
+  }
+  return out;
+}
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
+  }
 }
 
 async function main(): Promise<void> {
@@ -29,6 +60,12 @@ async function main(): Promise<void> {
   };
   process.on('SIGINT', () => void stop('SIGINT'));
   process.on('SIGTERM', () => void stop('SIGTERM'));
+  process.on('SIGHUP', () => void stop('SIGHUP'));
+  const parents = ancestors();
+  setInterval(() => {
+    const gone = parents.find((pid) => !alive(pid));
+    if (gone) void stop(`parent process ${gone} exited`);
+  }, 1_000).unref();
   console.log(`starting the cluster: ${replicas} process(es) per service…`);
   // Your LOG_LEVEL, RATE_LIMIT_PER_MINUTE and SEED_ON_EMPTY reach every process (the spawn defaults are for tests).
   cluster = await startCluster({ replicas, dataDir, env: operatorSettings(process.env), log: (l) => console.log(`  ${l}`) });
