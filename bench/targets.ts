@@ -201,10 +201,10 @@ export interface TargetResult {
   audit: { ok: boolean; text: string };
 }
 
-function startNode(args: string[], env: Record<string, string>, ready: RegExp): Promise<{ child: ChildProcess; match: RegExpMatchArray }> {
+function startNode(args: string[], env: Record<string, string>, ready: RegExp, cwd = ROOT): Promise<{ child: ChildProcess; match: RegExpMatchArray }> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, ['--import', 'tsx', ...args], {
-      cwd: ROOT,
+      cwd,
       env: { ...process.env, ...env, NODE_OPTIONS: `${process.env.NODE_OPTIONS ?? ''} ${PRELOAD}`, BENCH_COUNT_DIR: COUNT_DIR },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
@@ -273,7 +273,13 @@ async function monolithTarget(pgUrl: string): Promise<Target> {
   };
 }
 
-async function oneProcessTarget(pgUrl: string): Promise<Target> {
+/**
+ * BENCH_BEFORE=<dir>: a checkout of the code before a change (e.g. `git archive <commit> | tar -x -C dir`,
+ * node_modules linked): its one-process and distributed targets run in the same run, by the same client.
+ */
+const BEFORE = process.env.BENCH_BEFORE ? path.resolve(process.env.BENCH_BEFORE) : null;
+
+async function oneProcessTarget(pgUrl: string, root = ROOT, suffix = ''): Promise<Target> {
   const db = await freshDatabase(pgUrl);
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'market-bench-one-'));
   const token = 'bench-admin-token-0123456789abcdef0123456789abcdef';
@@ -290,10 +296,10 @@ async function oneProcessTarget(pgUrl: string): Promise<Target> {
     NODE_ENV: 'development',
     SERVICES: '',
   };
-  const { child } = await startNode(['src/main.ts'], env, /listening on http:\/\/localhost:(\d+)/);
+  const { child } = await startNode(['src/main.ts'], env, /listening on http:\/\/localhost:(\d+)/, root);
   const baseUrl = `http://127.0.0.1:${port}`;
   return {
-    name: 'one process (PostgreSQL, in-process bus)',
+    name: `one process (PostgreSQL, in-process bus)${suffix}`,
     baseUrl,
     database: db.name,
     adminDbUrl: db.url,
@@ -307,10 +313,11 @@ async function oneProcessTarget(pgUrl: string): Promise<Target> {
   };
 }
 
-async function distributedTarget(pgUrl: string, replicas: number): Promise<Target> {
+async function distributedTarget(pgUrl: string, replicas: number, root = ROOT, suffix = ''): Promise<Target> {
   const server = new URL(pgUrl);
   server.pathname = '/postgres';
-  const cluster: Cluster = await startCluster({
+  const start: typeof startCluster = root === ROOT ? startCluster : (await import(path.join(root, 'packages/cluster'))).startCluster;
+  const cluster: Cluster = await start({
     fresh: true,
     postgresUrl: server.toString(),
     port: 0,
@@ -326,7 +333,7 @@ async function distributedTarget(pgUrl: string, replicas: number): Promise<Targe
   for (const [service, list] of Object.entries(cluster.processes)) for (const p of list) processes.push({ label: service, pid: p.child.pid! });
   const baseUrl = cluster.gateways[0];
   return {
-    name: `distributed (${replicas}× escrow+ledger)`,
+    name: `distributed (${replicas}× escrow+ledger)${suffix}`,
     baseUrl,
     database: new URL(cluster.adminDatabaseUrl).pathname.slice(1),
     adminDbUrl: cluster.adminDatabaseUrl,
@@ -441,12 +448,18 @@ export async function lifecycleTargets(pgUrl: string, seconds: number, opts: { r
     ['monolith', () => monolithTarget(pgUrl)],
     ['one process', () => oneProcessTarget(pgUrl)],
     ['distributed 1×', () => distributedTarget(pgUrl, 1)],
+    ...(BEFORE
+      ? ([
+          ['one process before', () => oneProcessTarget(pgUrl, BEFORE, ' BEFORE')],
+          ['distributed 1× before', () => distributedTarget(pgUrl, 1, BEFORE, ' BEFORE')],
+        ] as Array<[string, () => Promise<Target>]>)
+      : []),
     ...(opts.replicas2 ? ([['distributed 2×', () => distributedTarget(pgUrl, 2)]] as Array<[string, () => Promise<Target>]>) : []),
   ];
   const only = process.env.BENCH_TARGETS?.split(',').map((s) => s.trim());
   const results: TargetResult[] = [];
   for (const [name, make] of makers) {
-    if (only && !only.some((o) => name.startsWith(o))) continue;
+    if (only && !only.some((o) => name === o || (name.startsWith(o) && !name.endsWith('before')) || (o === 'before' && name.endsWith('before')))) continue;
     log(`lifecycles: starting ${name}`);
     const target = await make();
     try {

@@ -144,13 +144,22 @@ export async function updateWithEvents<T>(
 }
 
 export interface RelayOptions {
+  /** The pass interval while the relay has work (a pass published something, or a publish failed). */
   intervalMs: number;
+  /**
+   * The longest interval between passes when there is nothing to do (default intervalMs): an idle relay
+   * doubles its interval up to this. The writer publishes its own rows right after commit, so a pass only
+   * recovers rows whose writer died or whose publish failed (a local failure brings the interval back to
+   * intervalMs at once); a row left by a killed replica is published within maxIntervalMs + its lease.
+   */
+  maxIntervalMs?: number;
   batchSize?: number;
   leaseSeconds?: number;
 }
 
 export class OutboxRelay {
   private timer: NodeJS.Timeout | null = null;
+  private currentIntervalMs = 0;
   private running: Promise<number> | null = null;
   private again = false;
   private stopped = false;
@@ -168,16 +177,38 @@ export class OutboxRelay {
 
   start(): void {
     this.stopped = false;
-    if (this.opts.intervalMs > 0) {
-      this.timer = setInterval(() => void this.kick(), this.opts.intervalMs);
-      this.timer.unref();
-    }
+    this.currentIntervalMs = this.opts.intervalMs;
+    if (this.opts.intervalMs > 0) this.schedule(this.opts.intervalMs);
     void this.kick();
+  }
+
+  /** The next timed pass in `ms`; after it, the interval resets when it found work, else doubles (≤ maxIntervalMs). */
+  private schedule(ms: number): void {
+    if (this.stopped || this.opts.intervalMs <= 0) return;
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = setTimeout(() => {
+      this.timer = null;
+      void this.kick()
+        .catch(() => 0)
+        .then((published) => {
+          const max = Math.max(this.opts.intervalMs, this.opts.maxIntervalMs ?? this.opts.intervalMs);
+          this.currentIntervalMs = published > 0 ? this.opts.intervalMs : Math.min(max, this.currentIntervalMs * 2);
+          if (!this.timer) this.schedule(this.currentIntervalMs);
+        });
+    }, ms);
+    this.timer.unref();
+  }
+
+  /** Something needs a pass soon (a publish failed): back to the short interval. */
+  private hurry(): void {
+    if (this.stopped || this.opts.intervalMs <= 0) return;
+    this.currentIntervalMs = this.opts.intervalMs;
+    this.schedule(this.opts.intervalMs);
   }
 
   async stop(): Promise<void> {
     this.stopped = true;
-    if (this.timer) clearInterval(this.timer);
+    if (this.timer) clearTimeout(this.timer);
     this.timer = null;
     await this.running?.catch(() => undefined);
     await this.flushPublished();
@@ -222,6 +253,7 @@ export class OutboxRelay {
 
   private async release(id: string, err: unknown): Promise<void> {
     // Release the lease soon so a later pass (or another replica) retries it.
+    this.hurry();
     await this.db
       .query(`UPDATE ${this.db.schema}.outbox SET claimed_until = now() + interval '1 second', last_error = $2 WHERE id = $1`, [
         id,

@@ -290,6 +290,8 @@ const EscrowService: ServiceSchema = {
     // A short lease: after a crash mid-publish the row is retried within seconds (consumers are idempotent).
     self.relay = new OutboxRelay(self.broker, self.db, {
       intervalMs: Math.min(config.sweepIntervalMs || 1000, 1000),
+      // Idle: passes back off to the sweep interval (the writer publishes its own rows at once).
+      maxIntervalMs: config.sweepIntervalMs || 1000,
       leaseSeconds: 10,
     });
     self.relay.start();

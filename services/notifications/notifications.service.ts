@@ -112,6 +112,8 @@ interface ClaimedDelivery {
 interface NotificationsState {
   db: Db;
   timer: NodeJS.Timeout | null;
+  /** Arms the sweep timer to fire in `ms` (sooner than it would); no-op without a sweep interval. */
+  sweepSoon(ms: number): void;
   /** The claim loop running now (claims are one at a time; attempts are not). */
   claiming: Promise<Promise<boolean>[]> | null;
   claimAgain: boolean;
@@ -471,6 +473,7 @@ const NotificationsService: ServiceSchema = {
       const paused = !!w.rows[0]?.paused_at && d.deleted_at === null;
       const next = new Date(now.getTime() + retryDelaySeconds(d.attempts) * 1000);
       const giveUp = d.deleted_at !== null || (!paused && next > new Date(d.give_up_at));
+      if (!giveUp && !paused) this.sweepSoon(next.getTime() - now.getTime());
       await this.db.query(
         `UPDATE notifications.deliveries SET status = $2, last_status_code = $3, last_error = $4, next_attempt_at = $5, claimed_until = NULL
           WHERE id = $1`,
@@ -488,11 +491,34 @@ const NotificationsService: ServiceSchema = {
     self.inFlight = new Map();
     self.stopping = false;
     self.timer = null;
+    self.sweepSoon = () => undefined;
     if (config.sweepIntervalMs > 0) {
-      self.timer = setInterval(() => {
-        void self.kickSender().catch((err: Error) => self.logger.warn('webhook sweep failed; retried next interval', err.message));
-      }, Math.min(config.sweepIntervalMs, 1000));
-      self.timer.unref();
+      // Idle costs nothing: the sweep runs every second while it finds due deliveries, else its interval
+      // doubles up to SWEEP_INTERVAL_MS. New deliveries are sent at once by the event handler; a failed
+      // attempt arms the timer for its retry time (sweepSoon), so retries are not delayed by the backoff.
+      const base = Math.min(config.sweepIntervalMs, 1000);
+      let delay = base;
+      let dueAt = 0;
+      const arm = (ms: number) => {
+        if (self.stopping) return;
+        if (self.timer && Date.now() + ms >= dueAt) return;
+        if (self.timer) clearTimeout(self.timer);
+        dueAt = Date.now() + ms;
+        self.timer = setTimeout(() => {
+          self.timer = null;
+          void self
+            .pump()
+            .then((launched) => (delay = launched.length || self.inFlight.size ? base : Math.min(config.sweepIntervalMs, delay * 2)))
+            .catch((err: Error) => self.logger.warn('webhook sweep failed; retried next interval', err.message))
+            .finally(() => arm(delay));
+        }, ms);
+        self.timer.unref();
+      };
+      self.sweepSoon = (ms: number) => {
+        delay = base;
+        arm(Math.max(base, ms));
+      };
+      arm(base);
     }
     // Deliveries left by a previous process (killed mid-way) are due now.
     void self.kickSender().catch(() => undefined);
@@ -500,7 +526,7 @@ const NotificationsService: ServiceSchema = {
 
   async stopped(this: Service) {
     const self = this as unknown as NotificationsThis;
-    if (self.timer) clearInterval(self.timer);
+    if (self.timer) clearTimeout(self.timer);
     self.stopping = true;
     await self.claiming?.catch(() => undefined);
     await Promise.allSettled([...self.inFlight.values()]);
