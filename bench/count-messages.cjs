@@ -31,7 +31,8 @@ patch(() => require('nats/lib/nats-base-client/protocol').ProtocolHandler, 'proc
 patch(() => require('nats/lib/jetstream/jsclient').JetStreamClientImpl, 'publish', 'jsPublish');
 patch(() => require('nats/lib/jetstream/consumer').PullConsumerImpl, 'fetch', 'jsFetch');
 patch(() => require('nats/lib/jetstream/jsmsg').JsMsgImpl, 'ack', 'jsAck');
-patch(() => require('moleculer/src/transit'), '_sendRequest', 'moleculerRequests');
+// moleculer's package exports do not expose src/: load the file by its path (the same module instance).
+patch(() => require(path.join(path.dirname(require.resolve('moleculer')), 'src', 'transit.js')), '_sendRequest', 'moleculerRequests');
 
 const dir = process.env.BENCH_COUNT_DIR;
 if (dir) {

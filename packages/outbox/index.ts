@@ -61,8 +61,32 @@ export interface OutboxEvent<T = Record<string, unknown>> {
   data: T;
 }
 
-/** Call inside the business transaction. */
-export async function enqueueEvent(tx: Queryable, schema: string, topic: string, data: Record<string, unknown>): Promise<void> {
+/**
+ * An event to write with a change: [topic, data], or [topic, data, audience] — the agents it is news for.
+ * An event with an audience is written only if the writer's `audience` predicate (RelayOptions) accepts
+ * one of them (issue #22: notices only for agents with webhooks); without a predicate it is always written.
+ */
+export type OutboxEventSpec = readonly [string, Record<string, unknown>] | readonly [string, Record<string, unknown>, readonly string[]];
+
+/** SQL true when one of the agent ids in the jsonb array expression `agentsJson` is worth an event. */
+export type AudiencePredicate = (agentsJson: string) => string;
+
+/** Call inside the business transaction. With an audience and a predicate, written only if the predicate holds. */
+export async function enqueueEvent(
+  tx: Queryable,
+  schema: string,
+  topic: string,
+  data: Record<string, unknown>,
+  audience?: { agents: readonly string[]; predicate?: AudiencePredicate },
+): Promise<void> {
+  if (audience?.predicate) {
+    await tx.query(`INSERT INTO ${schema}.outbox (topic, payload) SELECT $1, $2 WHERE ${audience.predicate('$3::jsonb')}`, [
+      topic,
+      JSON.stringify(stored(data)),
+      JSON.stringify(audience.agents),
+    ]);
+    return;
+  }
   await tx.query(`INSERT INTO ${schema}.outbox (topic, payload) VALUES ($1, $2)`, [topic, JSON.stringify(stored(data))]);
 }
 
@@ -103,17 +127,18 @@ export interface OutboxRow {
  * No relay pass takes them while the lease lasts (OUTBOX_WRITER_LEASE_SECONDS); if the writer dies
  * first, the next pass after it does.
  */
-function leasedOutboxInsertSql(schema: string, eventsParam: string, fromCte: string): string {
+function leasedOutboxInsertSql(schema: string, eventsParam: string, fromCte: string, audience?: AudiencePredicate): string {
   return `INSERT INTO ${schema}.outbox (topic, payload, claimed_until, attempts)
           SELECT e->>'topic', e->'data', now() + make_interval(secs => ${OUTBOX_WRITER_LEASE_SECONDS}), 1
             FROM ${fromCte}, jsonb_array_elements(${eventsParam}::jsonb) WITH ORDINALITY AS x(e, n)
+           ${audience ? `WHERE (e->'audience' IS NULL OR ${audience(`(e->'audience')`)})` : ''}
            ORDER BY x.n
           RETURNING id, topic, payload, created_at`;
 }
 
 /** The jsonb parameter leasedOutboxInsertSql reads. */
-function outboxEventsParam(events: ReadonlyArray<readonly [string, Record<string, unknown>]>): string {
-  return JSON.stringify(events.map(([topic, data]) => ({ topic, data: stored(data) })));
+function outboxEventsParam(events: ReadonlyArray<OutboxEventSpec>): string {
+  return JSON.stringify(events.map(([topic, data, audience]) => ({ topic, data: stored(data), ...(audience ? { audience } : {}) })));
 }
 
 /**
@@ -126,11 +151,11 @@ export async function updateWithEvents<T>(
   relay: OutboxRelay,
   updateSql: string,
   params: unknown[],
-  events: ReadonlyArray<readonly [string, Record<string, unknown>]>,
+  events: ReadonlyArray<OutboxEventSpec>,
 ): Promise<T | undefined> {
   const r = await db.query<T & { outbox: OutboxRow[] | null }>(
     `WITH u AS (${updateSql}),
-     o AS (${leasedOutboxInsertSql(relay.schema, `$${params.length + 1}`, 'u')})
+     o AS (${leasedOutboxInsertSql(relay.schema, `$${params.length + 1}`, 'u', relay.audience)})
      SELECT u.*, (SELECT json_agg(o) FROM o) AS outbox FROM u`,
     [...params, outboxEventsParam(events)],
   );
@@ -155,6 +180,8 @@ export interface RelayOptions {
   maxIntervalMs?: number;
   batchSize?: number;
   leaseSeconds?: number;
+  /** Which audiences are worth an event (OutboxEventSpec); default: every event is written. */
+  audience?: AudiencePredicate;
 }
 
 export class OutboxRelay {
@@ -173,6 +200,11 @@ export class OutboxRelay {
   /** The schema whose outbox this relay publishes. */
   get schema(): string {
     return this.db.schema;
+  }
+
+  /** The writer's audience predicate (RelayOptions.audience), if any. */
+  get audience(): AudiencePredicate | undefined {
+    return this.opts.audience;
   }
 
   start(): void {

@@ -27,11 +27,15 @@ export function refundedEvent(row: PurchaseRow, refundedAt: string): EscrowEvent
   ];
 }
 
-/** A purchase fact for notifications (created, delivered, disputed), in the state it is in now. */
+/**
+ * A purchase fact for notifications (created, delivered, disputed), in the state it is in now, written only
+ * if one of `audience` (its recipients, as notifications/events.ts maps them) has webhooks (audience.ts).
+ */
 export function noticeEvent(
   topic: typeof ESCROW_TOPICS.created | typeof ESCROW_TOPICS.delivered | typeof ESCROW_TOPICS.disputed,
   row: PurchaseRow,
   at: string,
+  audience: string[],
 ): EscrowEvent {
   return [
     topic,
@@ -45,6 +49,7 @@ export function noticeEvent(
       status: row.status,
       at,
     },
+    audience,
   ] as EscrowEvent;
 }
 
@@ -60,9 +65,9 @@ export function moneyEvents(moneyEvent: MoneyEvent, row: PurchaseRow, at: string
  * after the change; null: nothing to say (a rating whose value did not change).
  */
 export const NOTICES: Record<Notice, (before: PurchaseRow, after: PurchaseRow, at: string) => EscrowEvent | null> = {
-  created: (_before, after, at) => noticeEvent(ESCROW_TOPICS.created, after, at),
-  delivered: (_before, after, at) => noticeEvent(ESCROW_TOPICS.delivered, after, at),
-  disputed: (_before, after, at) => noticeEvent(ESCROW_TOPICS.disputed, after, at),
+  created: (_before, after, at) => noticeEvent(ESCROW_TOPICS.created, after, at, [after.seller_id]),
+  delivered: (_before, after, at) => noticeEvent(ESCROW_TOPICS.delivered, after, at, [after.buyer_id]),
+  disputed: (_before, after, at) => noticeEvent(ESCROW_TOPICS.disputed, after, at, [after.buyer_id, after.seller_id]),
   approval_required: (_before, after) => [
     ESCROW_TOPICS.approvalRequired,
     {
@@ -74,10 +79,12 @@ export const NOTICES: Record<Notice, (before: PurchaseRow, after: PurchaseRow, a
       approvalUrl: after.approval_url ?? '',
       approvalExpiresAt: new Date(after.approval_expires_at!).toISOString(),
     },
+    [after.buyer_id],
   ],
   approved: (_before, after, at) => [
     ESCROW_TOPICS.approved,
     { purchaseId: after.id, buyerId: after.buyer_id, sellerId: after.seller_id, listingId: after.listing_id, priceGas: Number(after.price_gas), approvedAt: at },
+    [after.seller_id],
   ],
   rated: (before, after) => {
     const previousRating = before.rating === null ? null : Number(before.rating);

@@ -12,7 +12,8 @@ import type { PurchaseRow, Role } from './purchases';
 import type { Trigger } from '../../packages/contracts/purchase-machine';
 import type { PurchaseEngine } from './purchase-engine';
 
-export type EscrowEvent = { [K in keyof EscrowEvents]: [K, EscrowEvents[K]] }[keyof EscrowEvents];
+/** An outbox event: [topic, data], or with its audience (the agents it is news for: written only if one has webhooks). */
+export type EscrowEvent = { [K in keyof EscrowEvents]: [K, EscrowEvents[K]] | [K, EscrowEvents[K], string[]] }[keyof EscrowEvents];
 
 export interface MessageView {
   id: string;

@@ -19,10 +19,11 @@
  */
 import type { Context, Service, ServiceSchema } from 'moleculer';
 import { dbMixin } from '../../packages/db/mixin';
-import type { Db } from '../../packages/db';
+import type { Db, Queryable } from '../../packages/db';
 import { InvalidArgumentsError, InvalidStateError, NotFoundError } from '../../packages/errors';
 import { base62, newId, sha256Hex } from '../../packages/ids';
-import { claimInbox, type OutboxEvent } from '../../packages/outbox';
+import { claimInbox, OutboxRelay, type OutboxEvent } from '../../packages/outbox';
+import { NOTIFICATIONS_TOPICS } from '../../packages/contracts/notifications';
 import { decodeTimeCursor, timePage } from '../../packages/pagination';
 import { runtimeOf } from '../../packages/runtime';
 import { toolParams } from '../../packages/tool-catalogue';
@@ -111,6 +112,8 @@ interface ClaimedDelivery {
 
 interface NotificationsState {
   db: Db;
+  /** Publishes notifications.webhooks_changed (escrow writes notices only for agents with webhooks). */
+  relay: OutboxRelay;
   timer: NodeJS.Timeout | null;
   /** Arms the sweep timer to fire in `ms` (sooner than it would); no-op without a sweep interval. */
   sweepSoon(ms: number): void;
@@ -155,6 +158,20 @@ function deliveryView(d: DeliveryRow): DeliveryView {
     deliveredAt: iso(d.delivered_at),
     createdAt: iso(d.created_at)!,
   };
+}
+
+/**
+ * In the transaction that changed an agent's webhooks: tells escrow (durable, through the outbox) whether the
+ * agent has webhooks now; `version` (the database's clock, µs) orders one agent's changes.
+ */
+async function webhooksChanged(tx: Queryable, agentId: string): Promise<void> {
+  await tx.query(
+    `INSERT INTO notifications.outbox (topic, payload)
+     SELECT $1, jsonb_build_object('agentId', $2::text,
+              'hasWebhooks', EXISTS (SELECT 1 FROM notifications.webhooks WHERE agent_id = $2 AND deleted_at IS NULL),
+              'version', ((extract(epoch from clock_timestamp()) * 1000000)::bigint)::text)`,
+    [NOTIFICATIONS_TOPICS.webhooksChanged, agentId],
+  );
 }
 
 /** The event id a receiver dedupes on: the same for every retry of one fact to one agent. */
@@ -231,8 +248,12 @@ const NotificationsService: ServiceSchema = {
             `INSERT INTO notifications.webhooks (id, agent_id, url, events, secret, created_at) VALUES ($1, $2, $3, $4, $5, $6) RETURNING *`,
             [newId('whk'), agent.id, url, events, secret, this.now().toISOString()],
           );
+          // The agent's first webhook: escrow starts writing its notices.
+          if (count.rows[0].n === 0) await webhooksChanged(tx, agent.id);
           return ins.rows[0];
         });
+        // Published before answering: in one process escrow knows on return; distributed, within its consumer's delay.
+        await this.relay.kick().catch(() => undefined);
         void this.kickSender().catch(() => undefined);
         return {
           webhook: { ...webhookView(webhook), secret },
@@ -257,8 +278,10 @@ const NotificationsService: ServiceSchema = {
               WHERE webhook_id = $1 AND status = 'pending'`,
             [webhookId],
           );
+          await webhooksChanged(tx, agent.id);
           return r.rows[0];
         });
+        if (deleted) await this.relay.kick().catch(() => undefined);
         if (!deleted) {
           throw new NotFoundError(`You have no webhook ${webhookId}.`, {
             hint: 'list_webhook_deliveries lists your webhooks with their ids.',
@@ -492,6 +515,11 @@ const NotificationsService: ServiceSchema = {
     self.stopping = false;
     self.timer = null;
     self.sweepSoon = () => undefined;
+    self.relay = new OutboxRelay(self.broker, self.db, {
+      intervalMs: Math.min(config.sweepIntervalMs || 1000, 1000),
+      maxIntervalMs: config.sweepIntervalMs || 1000,
+    });
+    self.relay.start();
     if (config.sweepIntervalMs > 0) {
       // Idle costs nothing: the sweep runs every second while it finds due deliveries, else its interval
       // doubles up to SWEEP_INTERVAL_MS. New deliveries are sent at once by the event handler; a failed
@@ -527,6 +555,7 @@ const NotificationsService: ServiceSchema = {
   async stopped(this: Service) {
     const self = this as unknown as NotificationsThis;
     if (self.timer) clearTimeout(self.timer);
+    await self.relay?.stop();
     self.stopping = true;
     await self.claiming?.catch(() => undefined);
     await Promise.allSettled([...self.inFlight.values()]);
