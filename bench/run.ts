@@ -10,7 +10,7 @@
  * service, private NATS; 1× and 2× escrow+ledger), each with ratios to the monolith, CPU per lifecycle and
  * idle CPU per process, the message budget per lifecycle and the ledger audit.
  * BENCH_SECONDS (default 5) sets each run's length; BENCH_LIFECYCLE_PAIRS (default 32) the concurrent
- * buyer/seller pairs; BENCH_IDLE_SECONDS (default 10) the idle measurement.
+ * buyer/seller pairs; BENCH_IDLE_SECONDS (default 30) the idle measurement.
  * Quick mode: BENCH_ONLY=lifecycle — only monolith, one process and distributed 1× (a few minutes on 2
  * cores with BENCH_SECONDS=5); BENCH_TARGETS=monolith,distributed picks targets.
  */

@@ -20,7 +20,8 @@ import type { ServiceName } from '../packages/config';
 import { grantFunder, httpCalls, prepareLifecycles, runLifecycles, type Funder, type LifecycleBenchRow } from './scenarios/lifecycle';
 
 const ROOT = path.resolve(__dirname, '..');
-const IDLE_SECONDS = Number(process.env.BENCH_IDLE_SECONDS ?? 10);
+// 30 s: long enough to average the 30 s sweeps (a 10 s window catches one or none of them).
+const IDLE_SECONDS = Number(process.env.BENCH_IDLE_SECONDS ?? 30);
 /** PostgreSQL publishes a backend's table and transaction counters up to ~10 s after they happen (pgstat). */
 const PGSTAT_FLUSH_MS = 11_500;
 const COUNT_DIR = fs.mkdtempSync(path.join(os.tmpdir(), 'bench-counts-'));
