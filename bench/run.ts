@@ -4,22 +4,27 @@
  * Scenarios: whoami vs a bare express JSON endpoint (the reference) and their ratio, ledger transactions
  * with a pgbench-equivalent reference and ratios on PostgreSQL (PGlite, and
  * PostgreSQL when BENCH_DATABASE_URL or TEST_DATABASE_URL is set), search over many listings,
- * full purchase lifecycles embedded and — with a PostgreSQL URL and BENCH_NATS_URL or TEST_NATS_URL —
- * distributed (one process per service over NATS, with whoami and its ratio there too). BENCH_SECONDS
- * (default 5) sets each run's length; BENCH_LIFECYCLE_PAIRS (default 32) the concurrent buyer/seller pairs.
+ * full purchase lifecycles embedded (PGlite) and — with a PostgreSQL URL — against three targets driven by
+ * the same client in the same run (bench/targets.ts): the lean monolith reference (bench/monolith.ts), the
+ * marketplace in one process on PostgreSQL, and distributed through packages/cluster (one process per
+ * service, private NATS; 1× and 2× escrow+ledger), each with ratios to the monolith, CPU per lifecycle and
+ * idle CPU per process, the message budget per lifecycle and the ledger audit.
+ * BENCH_SECONDS (default 5) sets each run's length; BENCH_LIFECYCLE_PAIRS (default 32) the concurrent
+ * buyer/seller pairs; BENCH_IDLE_SECONDS (default 30) the idle measurement.
+ * Quick mode: BENCH_ONLY=lifecycle — only monolith, one process and distributed 1× (a few minutes on 2
+ * cores with BENCH_SECONDS=5); BENCH_TARGETS=monolith,distributed picks targets.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import autocannon from 'autocannon';
+import { lifecycleTargets, printTargets, type TargetResult } from './targets';
 
 const ROOT = path.resolve(__dirname, '..');
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 10);
 const PG_URL = process.env.BENCH_DATABASE_URL || process.env.TEST_DATABASE_URL || null;
-const NATS_URL = process.env.BENCH_NATS_URL || process.env.TEST_NATS_URL || null;
-const SERVICES = (process.env.BENCH_SERVICES ?? 'ledger,escrow,agents,listings,payments,support,notifications,gateway').split(',');
 
 export interface BenchRow {
   name: string;
@@ -102,24 +107,27 @@ function printTable(rows: BenchRow[]): void {
   for (const l of lines) console.log(fmt(l));
 }
 
-/** BENCH_ONLY=capacity: just the distributed runs (1 and 2 replicas of escrow and ledger) and CPU per service. */
-async function capacityOnly(): Promise<void> {
-  if (!PG_URL || !NATS_URL) {
-    console.log('BENCH_ONLY=capacity needs a PostgreSQL URL (BENCH_DATABASE_URL/TEST_DATABASE_URL) and NATS (BENCH_NATS_URL/TEST_NATS_URL)');
-    return;
-  }
-  const cpuRows: CpuRow[] = [];
-  const rows = [...(await distributedLifecycles(PG_URL, NATS_URL, 1, cpuRows)), ...(await distributedLifecycles(PG_URL, NATS_URL, 2, cpuRows))];
-  printTable(rows);
-  printCpuTable(cpuRows);
-  const out = path.join(__dirname, 'capacity-results.json');
-  fs.writeFileSync(out, JSON.stringify({ at: new Date().toISOString(), seconds: SECONDS, cores: os.cpus().length, rows, cpuPerLifecycle: cpuRows }, null, 2));
+function writeResults(file: string, rows: BenchRow[], targets: TargetResult[]): void {
+  const out = path.join(__dirname, file);
+  // results.json rows are {name, perSecond, p50Ms, p99Ms}; counts and notes are in the printed table.
+  const resultRows = rows.map(({ name, perSecond, p50Ms, p99Ms }) => ({ name, perSecond, p50Ms, p99Ms }));
+  fs.writeFileSync(
+    out,
+    JSON.stringify({ at: new Date().toISOString(), seconds: SECONDS, connections: CONNECTIONS, cores: os.cpus().length, rows: resultRows, lifecycleTargets: targets }, null, 2),
+  );
   console.log(`\nwritten to ${path.relative(process.cwd(), out)}`);
 }
 
 async function main(): Promise<void> {
-  if (process.env.BENCH_ONLY === 'capacity') {
-    await capacityOnly();
+  if (process.env.BENCH_ONLY === 'lifecycle' || process.env.BENCH_ONLY === 'capacity') {
+    if (!PG_URL) {
+      console.log('BENCH_ONLY=lifecycle needs a PostgreSQL URL (BENCH_DATABASE_URL/TEST_DATABASE_URL)');
+      process.exit(1);
+    }
+    console.log(`bench (quick): lifecycles only, ${SECONDS}s per target, ${os.cpus().length} cores`);
+    const targets = await lifecycleTargets(PG_URL, SECONDS, { replicas2: process.env.BENCH_ONLY === 'capacity' });
+    printTargets(targets);
+    writeResults('lifecycle-results.json', [], targets);
     process.exit(0);
   }
   const rows: BenchRow[] = [];
@@ -142,12 +150,8 @@ async function main(): Promise<void> {
     fs.rmSync(dataDir, { recursive: true, force: true });
   }
 
-  // Capacity: the same lifecycles with one and with two replicas of escrow and ledger, in one run.
-  const cpuRows: CpuRow[] = [];
-  if (PG_URL && NATS_URL) {
-    rows.push(...(await distributedLifecycles(PG_URL, NATS_URL, 1, cpuRows)));
-    rows.push(...(await distributedLifecycles(PG_URL, NATS_URL, 2, cpuRows)));
-  }
+  // The lifecycle targets: monolith reference, one process on PostgreSQL, distributed 1× and 2×.
+  const targets = PG_URL ? await lifecycleTargets(PG_URL, SECONDS, { replicas2: true }) : [];
 
   const ledger = await optionalScenario<(o: { databaseUrl: string | null; seconds: number }) => Promise<BenchRow[]>>('ledger', 'ledgerBench');
   if (ledger) {
@@ -161,150 +165,9 @@ async function main(): Promise<void> {
   }
 
   printTable(rows);
-  printCpuTable(cpuRows);
-  const out = path.join(__dirname, 'results.json');
-  // results.json rows are {name, perSecond, p50Ms, p99Ms}; counts and notes are in the printed table.
-  const resultRows = rows.map(({ name, perSecond, p50Ms, p99Ms }) => ({ name, perSecond, p50Ms, p99Ms }));
-  fs.writeFileSync(
-    out,
-    JSON.stringify({ at: new Date().toISOString(), seconds: SECONDS, connections: CONNECTIONS, cores: os.cpus().length, rows: resultRows, cpuPerLifecycle: cpuRows }, null, 2),
-  );
-  console.log(`\nwritten to ${path.relative(process.cwd(), out)}`);
+  printTargets(targets);
+  writeResults('results.json', rows, targets);
   process.exit(0);
-}
-
-/** CPU time (user + system) a process has used so far, in ms (Linux /proc; null elsewhere). */
-function cpuMs(pid: number | undefined): number | null {
-  if (!pid) return null;
-  try {
-    const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    // utime and stime are fields 14 and 15 of the full line (12 and 13 after the command), in clock ticks.
-    return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100;
-  } catch {
-    return null;
-  }
-}
-
-/** CPU time the whole machine has been busy so far (all cores, user+nice+system+irq+softirq+steal), in ms; null off Linux. */
-function machineBusyMs(): number | null {
-  try {
-    const [, user, nice, system, , , irq, softirq, steal] = fs.readFileSync('/proc/stat', 'utf8').split('\n')[0].trim().split(/\s+/).map(Number);
-    return ((user + nice + system + irq + softirq + steal) * 1000) / 100;
-  } catch {
-    return null;
-  }
-}
-
-/** CPU ms used so far by every live process whose command is `comm` (postgres backends, nats-server). */
-function commandCpuMs(comm: string): number {
-  let total = 0;
-  for (const pid of fs.readdirSync('/proc').filter((d) => /^\d+$/.test(d))) {
-    try {
-      const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
-      if (stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')')) !== comm) continue;
-      total += cpuMs(Number(pid)) ?? 0;
-    } catch {
-      // gone meanwhile
-    }
-  }
-  return total;
-}
-
-export interface CpuRow {
-  setup: string;
-  service: string;
-  replicas: number;
-  cpuMsPerLifecycle: number;
-}
-
-/**
- * The same lifecycles against one process per service over NATS and PostgreSQL, with `replicas`
- * processes of escrow and ledger. Also measures each service's CPU ms per lifecycle (all its replicas).
- */
-async function distributedLifecycles(pgUrl: string, natsUrl: string, replicas: number, cpuRows: CpuRow[]): Promise<BenchRow[]> {
-  const lifecycle = await optionalScenario<(o: { baseUrl: string; seconds: number }) => Promise<BenchRow[]>>('lifecycle', 'lifecycleBench');
-  if (!lifecycle) return [];
-  const port = 3990 + Math.floor(Math.random() * 9);
-  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'market-bench-dist-'));
-  const env = {
-    TRANSPORTER: natsUrl,
-    DATABASE_URL: await freshDatabase(pgUrl),
-    NAMESPACE: `bench${Date.now().toString(36)}`,
-    PORT: String(port),
-    DATA_DIR: dataDir,
-    LOG_LEVEL: 'warn',
-    SEED_ON_EMPTY: 'false',
-    RATE_LIMIT_PER_MINUTE: '0',
-    NODE_ENV: 'development',
-  };
-  const setup = `${replicas}x escrow+ledger`;
-  const children: Array<{ service: string; child: ChildProcess }> = [];
-  try {
-    // One at a time: each process compiles TypeScript on start, and the first ones create the schemas.
-    // Every process listens on PORT (workers serve /readyz there): the gateway on `port`, the others one each.
-    let next = port + 100;
-    for (const name of SERVICES) {
-      const count = name === 'escrow' || name === 'ledger' ? replicas : 1;
-      for (let i = 0; i < count; i++) {
-        const own = name === 'gateway' ? String(port) : String(next++);
-        children.push({ service: name, child: (await startProcess(['src/main.ts'], { ...env, SERVICES: name, PORT: own }, / {2}services: /)).child });
-      }
-    }
-    const baseUrl = `http://127.0.0.1:${port}`;
-    for (let i = 0; i < 100; i++) {
-      const r = await fetch(`${baseUrl}/readyz`).then((x) => x.json() as any).catch(() => null);
-      if (r?.services && SERVICES.every((s) => r.services[s])) break;
-      await new Promise((res) => setTimeout(res, 200));
-    }
-    await new Promise((res) => setTimeout(res, 2_000)); // every replica discovered by the gateway
-    const before = children.map((c) => cpuMs(c.child.pid));
-    const machineBefore = machineBusyMs();
-    const othersBefore = { postgres: commandCpuMs('postgres'), 'nats-server': commandCpuMs('nats-server'), 'bench client': cpuMs(process.pid) ?? 0 };
-    const rows = await lifecycle({ baseUrl, seconds: SECONDS });
-    const machineAfter = machineBusyMs();
-    const othersAfter = { postgres: commandCpuMs('postgres'), 'nats-server': commandCpuMs('nats-server'), 'bench client': cpuMs(process.pid) ?? 0 };
-    const after = children.map((c) => cpuMs(c.child.pid));
-    const done = Math.max(1, rows[0]?.count ?? 1);
-    let services = 0;
-    for (const name of SERVICES) {
-      let total = 0;
-      let n = 0;
-      children.forEach((c, i) => {
-        if (c.service !== name || before[i] === null || after[i] === null) return;
-        total += after[i]! - before[i]!;
-        n++;
-      });
-      // Includes the funding calls of the bench's set-up window only marginally (they happen before `before`).
-      if (n) cpuRows.push({ setup, service: name, replicas: n, cpuMsPerLifecycle: Math.round((total / done) * 100) / 100 });
-      services += total;
-    }
-    for (const name of Object.keys(othersBefore) as Array<keyof typeof othersBefore>) {
-      const used = othersAfter[name] - othersBefore[name];
-      services += used;
-      if (process.platform === 'linux') cpuRows.push({ setup, service: name, replicas: 0, cpuMsPerLifecycle: Math.round((used / done) * 100) / 100 });
-    }
-    if (machineBefore !== null && machineAfter !== null) {
-      // The rest of the machine: the OS (network stack, scheduling) and anything else running.
-      const rest = Math.max(0, machineAfter - machineBefore - services);
-      cpuRows.push({ setup, service: 'rest', replicas: 0, cpuMsPerLifecycle: Math.round((rest / done) * 100) / 100 });
-    }
-    const named = rows.map((r) => ({ ...r, name: `${r.name} (distributed, ${setup})` }));
-    if (replicas === 1) named.push(...(await whoamiRows(baseUrl, 'PostgreSQL + NATS')));
-    // The money after the run: `npm run audit:ledger` over the bus (ledger and escrow answer), as an operator would.
-    console.log(`\nledger audit after the ${setup} run (DATABASE_URL=${env.DATABASE_URL}):\n${await auditLedger(env)}`);
-    return named;
-  } finally {
-    await Promise.all(children.map((c) => stopProcess(c.child)));
-    fs.rmSync(dataDir, { recursive: true, force: true });
-  }
-}
-
-function printCpuTable(rows: CpuRow[]): void {
-  if (!rows.length) return;
-  console.log('\nCPU per purchase lifecycle (user+system ms, all replicas of the service; "rest" = the machine’s other busy time: kernel, other processes)');
-  console.log(`${'setup'.padEnd(22)}${'service'.padEnd(10)}${'replicas'.padStart(9)}${'cpu ms/lifecycle'.padStart(18)}`);
-  for (const r of rows) console.log(`${r.setup.padEnd(22)}${r.service.padEnd(10)}${String(r.replicas).padStart(9)}${String(r.cpuMsPerLifecycle).padStart(18)}`);
 }
 
 /**
@@ -333,22 +196,6 @@ async function whoamiRows(baseUrl: string, label: string, referenceUrl?: string)
   } finally {
     if (bare) await stopProcess(bare.child);
   }
-}
-
-/** Runs `npm run audit:ledger` against a distributed run's bus and database; its report, or why it failed. */
-function auditLedger(env: Record<string, string>): Promise<string> {
-  return new Promise((resolve) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', 'scripts/audit-ledger.ts'], {
-      cwd: ROOT,
-      // No server is asked (nothing listens on port 1): the audit runs over the bus.
-      env: { ...process.env, TRANSPORTER: env.TRANSPORTER, DATABASE_URL: env.DATABASE_URL, NAMESPACE: env.NAMESPACE, MARKET_BASE_URL: 'http://127.0.0.1:1', LOG_LEVEL: 'warn' },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let out = '';
-    child.stdout!.on('data', (d) => (out += d.toString()));
-    child.stderr!.on('data', (d) => (out += d.toString()));
-    child.on('exit', (code) => resolve(`${out.trim()}\n(exit ${code})`));
-  });
 }
 
 async function freshDatabase(baseUrl: string): Promise<string> {

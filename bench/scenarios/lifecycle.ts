@@ -19,7 +19,7 @@ export interface LifecycleBenchRow {
 const PRICE = 100;
 const PAIRS = Number(process.env.BENCH_LIFECYCLE_PAIRS ?? 32);
 
-interface Agent {
+export interface Agent {
   id: string;
   apiKey: string;
 }
@@ -33,7 +33,11 @@ function percentile(sorted: number[], p: number): number {
 // costs a third of the CPU of fetch() per call, which is left to the marketplace.
 const agent = new http.Agent({ keepAlive: true, maxSockets: 256 });
 
+/** HTTP requests the client sent (the message budget's first line). */
+export const httpCalls = { count: 0 };
+
 function post(url: string, payload: unknown, headers: Record<string, string>): Promise<{ status: number; body: any }> {
+  httpCalls.count++;
   const data = Buffer.from(JSON.stringify(payload));
   return new Promise((resolve, reject) => {
     const req = http.request(url, { method: 'POST', agent, headers: { 'content-type': 'application/json', 'content-length': String(data.length), ...headers } }, (res) => {
@@ -82,9 +86,26 @@ async function fundWithSandbox(baseUrl: string, buyer: Agent, minGas: number): P
   }
 }
 
-export async function lifecycleBench(opts: { baseUrl: string; seconds: number }): Promise<LifecycleBenchRow[]> {
-  const { baseUrl, seconds } = opts;
-  const pairs: Array<{ buyer: Agent; seller: Agent; listingId: string }> = [];
+/** How a target funds a buyer (default: buy_gas + the sandbox checkout; the monolith grants gas). */
+export type Funder = (baseUrl: string, buyer: Agent, minGas: number) => Promise<void>;
+
+/** The monolith reference's funding: its grant_gas tool (issuance → agent, double-entry). */
+export const grantFunder: Funder = async (baseUrl, buyer, minGas) => {
+  const { gasBalance } = await tool(baseUrl, 'wallet', {}, buyer.apiKey);
+  if (gasBalance < minGas) await tool(baseUrl, 'grant_gas', { amount: minGas * 2 }, buyer.apiKey);
+};
+
+export interface PreparedLifecycles {
+  baseUrl: string;
+  fund: Funder;
+  pairs: Array<{ buyer: Agent; seller: Agent; listingId: string }>;
+}
+
+/** Registers the pairs, lists one service per seller and funds every buyer (outside any measured window). */
+export async function prepareLifecycles(opts: { baseUrl: string; fund?: Funder }): Promise<PreparedLifecycles> {
+  const { baseUrl } = opts;
+  const fund = opts.fund ?? fundWithSandbox;
+  const pairs: PreparedLifecycles['pairs'] = [];
   for (let i = 0; i < PAIRS; i++) {
     const [buyer, seller] = [await register(baseUrl, `Bench Buyer ${i}`), await register(baseUrl, `Bench Seller ${i}`)];
     const { listing } = await tool(
@@ -102,8 +123,17 @@ export async function lifecycleBench(opts: { baseUrl: string; seconds: number })
     pairs.push({ buyer, seller, listingId: listing.id });
   }
   // Enough gas for the whole run (refilled between lifecycles if a fast machine uses it up).
-  await Promise.all(pairs.map((p) => fundWithSandbox(baseUrl, p.buyer, 10_000)));
+  await Promise.all(pairs.map((p) => fund(baseUrl, p.buyer, 10_000)));
+  return { baseUrl, fund, pairs };
+}
 
+export async function lifecycleBench(opts: { baseUrl: string; seconds: number; fund?: Funder }): Promise<LifecycleBenchRow[]> {
+  return runLifecycles(await prepareLifecycles(opts), opts.seconds);
+}
+
+/** The measured window: every pair loops purchase → deliver → confirm until `seconds` have passed. */
+export async function runLifecycles(prepared: PreparedLifecycles, seconds: number): Promise<LifecycleBenchRow[]> {
+  const { baseUrl, fund, pairs } = prepared;
   const perTool: Record<string, number[]> = { purchase_service: [], deliver_work: [], confirm_delivery: [] };
   const lifecycles: number[] = [];
   const timed = async <T>(name: string, fn: () => Promise<T>): Promise<T> => {
@@ -119,7 +149,7 @@ export async function lifecycleBench(opts: { baseUrl: string; seconds: number })
     pairs.map(async ({ buyer, seller, listingId }) => {
       let n = 0;
       while (Date.now() < deadline) {
-        if (++n % 50 === 0) await fundWithSandbox(baseUrl, buyer, PRICE * 60);
+        if (++n % 50 === 0) await fund(baseUrl, buyer, PRICE * 60);
         const t = process.hrtime.bigint();
         const { purchase } = await timed('purchase_service', () => tool(baseUrl, 'purchase_service', { listingId }, buyer.apiKey));
         await timed('deliver_work', () => tool(baseUrl, 'deliver_work', { purchaseId: purchase.id, delivery: { summary: `bench ${n}` } }, seller.apiKey));

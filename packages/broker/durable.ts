@@ -151,7 +151,12 @@ export interface JetStreamOptions {
   ackWaitMs?: number;
   /** Deliveries of a failing message before it is parked in the dead-letter stream. */
   maxRetries?: number;
-  /** How long one pull waits for messages (nats.js needs at least 1000). */
+  /**
+   * How long one pull waits for messages (nats.js needs at least 1000). Long: a pull is answered as soon
+   * as a message arrives, so its length only decides how often an idle consumer asks again (issue #22:
+   * 2 s pulls of ~20 consumers were a large part of an idle cluster's CPU). Stop and reconnect end the
+   * pull in progress at once.
+   */
   fetchExpiresMs?: number;
   /** How long the stream keeps messages. */
   maxAgeMs?: number;
@@ -172,6 +177,8 @@ interface RunningSub extends ChannelSubscription {
   durable: string;
   inFlight: Set<Promise<void>>;
   loop?: Promise<void>;
+  /** The pull in progress (stopped at stop and on reconnect, so neither waits for its expiry). */
+  pull?: { stop(): unknown } | null;
 }
 
 export class JetStreamDurableTransport implements DurableTransport {
@@ -202,7 +209,7 @@ export class JetStreamDurableTransport implements DurableTransport {
       maxInFlight: 10,
       ackWaitMs: 5_000,
       maxRetries: 100,
-      fetchExpiresMs: 2_000,
+      fetchExpiresMs: 30_000,
       maxAgeMs: 7 * 24 * 3600_000,
       shutdownTimeoutMs: 10_000,
       handlerMaxMs: 60_000,
@@ -265,7 +272,19 @@ export class JetStreamDurableTransport implements DurableTransport {
         this.streamsReady = null;
         this.connected = true;
         this.logger.warn(`durable events: JetStream connection back after ${seconds} s`);
+        // A pull issued before the outage may be gone from a restarted server: ask again now.
+        this.endPulls();
         this.wake();
+      }
+    }
+  }
+
+  private endPulls(): void {
+    for (const sub of this.subs) {
+      try {
+        sub.pull?.stop();
+      } catch {
+        // already over
       }
     }
   }
@@ -428,6 +447,8 @@ export class JetStreamDurableTransport implements DurableTransport {
           continue;
         }
         const batch = await consumer.fetch({ max_messages: room, expires: this.opts.fetchExpiresMs });
+        sub.pull = batch;
+        if (this.stopping) void batch.stop();
         // A fetch that outlives its expiry (connection lost mid-pull) is abandoned, not waited on for ever.
         const guard = setTimeout(() => void batch.stop(), this.opts.fetchExpiresMs + 5_000);
         try {
@@ -437,6 +458,7 @@ export class JetStreamDurableTransport implements DurableTransport {
           }
         } finally {
           clearTimeout(guard);
+          sub.pull = null;
         }
         failures = 0;
       } catch (err) {
@@ -515,6 +537,7 @@ export class JetStreamDurableTransport implements DurableTransport {
     this.stopping = true;
     this.stopSignal();
     this.wake();
+    this.endPulls();
     await Promise.all(this.subs.map((s) => s.loop?.catch(() => undefined)));
     // Handlers in progress finish first, within a bound: what they leave unacked is redelivered.
     const inFlight = Promise.all(this.subs.flatMap((s) => [...s.inFlight]));

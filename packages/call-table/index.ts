@@ -6,6 +6,7 @@
  */
 import { AGENTS_TOPICS } from '../contracts/agents';
 import { ESCROW_TOPICS } from '../contracts/escrow';
+import { NOTIFICATIONS_TOPICS } from '../contracts/notifications';
 import { PAYMENTS_TOPICS } from '../contracts/payments';
 
 /**
@@ -32,7 +33,8 @@ export const ALLOWED_CALLS: Record<ServiceName, readonly ServiceName[]> = {
 export const DURABLE_PUBLISHES: Record<ServiceName, readonly string[]> = {
   gateway: [],
   support: [],
-  notifications: [],
+  // Issue #22: whether an agent has webhooks (escrow writes notices only for those who do).
+  notifications: Object.values(NOTIFICATIONS_TOPICS),
   payments: Object.values(PAYMENTS_TOPICS),
   escrow: Object.values(ESCROW_TOPICS),
   listings: [],
@@ -61,7 +63,7 @@ export const DURABLE_CONSUMES: Record<ServiceName, readonly string[]> = {
     PAYMENTS_TOPICS.cashoutRejected,
   ],
   payments: [],
-  escrow: [],
+  escrow: [NOTIFICATIONS_TOPICS.webhooksChanged],
   listings: [AGENTS_TOPICS.registered, AGENTS_TOPICS.seedChanged, ESCROW_TOPICS.completed, ESCROW_TOPICS.rated],
   agents: [],
   ledger: [ESCROW_TOPICS.completed, ESCROW_TOPICS.refunded, ESCROW_TOPICS.referralQualified],

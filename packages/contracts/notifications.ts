@@ -80,3 +80,18 @@ export interface DeliveryView {
   deliveredAt: string | null;
   createdAt: string;
 }
+
+/**
+ * Notifications' durable topic (issue #22): whether an agent has webhooks now, published when a webhook is
+ * set or deleted. Escrow keeps the answer and writes its notice events (purchase created, delivered, …)
+ * only for agents that have webhooks. `version` orders the changes of one agent (microseconds, as text).
+ */
+export const NOTIFICATIONS_TOPICS = {
+  webhooksChanged: 'notifications.webhooks_changed',
+} as const;
+
+export interface WebhooksChanged {
+  agentId: string;
+  hasWebhooks: boolean;
+  version: string;
+}

@@ -61,8 +61,32 @@ export interface OutboxEvent<T = Record<string, unknown>> {
   data: T;
 }
 
-/** Call inside the business transaction. */
-export async function enqueueEvent(tx: Queryable, schema: string, topic: string, data: Record<string, unknown>): Promise<void> {
+/**
+ * An event to write with a change: [topic, data], or [topic, data, audience] — the agents it is news for.
+ * An event with an audience is written only if the writer's `audience` predicate (RelayOptions) accepts
+ * one of them (issue #22: notices only for agents with webhooks); without a predicate it is always written.
+ */
+export type OutboxEventSpec = readonly [string, Record<string, unknown>] | readonly [string, Record<string, unknown>, readonly string[]];
+
+/** SQL true when one of the agent ids in the jsonb array expression `agentsJson` is worth an event. */
+export type AudiencePredicate = (agentsJson: string) => string;
+
+/** Call inside the business transaction. With an audience and a predicate, written only if the predicate holds. */
+export async function enqueueEvent(
+  tx: Queryable,
+  schema: string,
+  topic: string,
+  data: Record<string, unknown>,
+  audience?: { agents: readonly string[]; predicate?: AudiencePredicate },
+): Promise<void> {
+  if (audience?.predicate) {
+    await tx.query(`INSERT INTO ${schema}.outbox (topic, payload) SELECT $1, $2 WHERE ${audience.predicate('$3::jsonb')}`, [
+      topic,
+      JSON.stringify(stored(data)),
+      JSON.stringify(audience.agents),
+    ]);
+    return;
+  }
   await tx.query(`INSERT INTO ${schema}.outbox (topic, payload) VALUES ($1, $2)`, [topic, JSON.stringify(stored(data))]);
 }
 
@@ -103,17 +127,18 @@ export interface OutboxRow {
  * No relay pass takes them while the lease lasts (OUTBOX_WRITER_LEASE_SECONDS); if the writer dies
  * first, the next pass after it does.
  */
-function leasedOutboxInsertSql(schema: string, eventsParam: string, fromCte: string): string {
+function leasedOutboxInsertSql(schema: string, eventsParam: string, fromCte: string, audience?: AudiencePredicate): string {
   return `INSERT INTO ${schema}.outbox (topic, payload, claimed_until, attempts)
           SELECT e->>'topic', e->'data', now() + make_interval(secs => ${OUTBOX_WRITER_LEASE_SECONDS}), 1
             FROM ${fromCte}, jsonb_array_elements(${eventsParam}::jsonb) WITH ORDINALITY AS x(e, n)
+           ${audience ? `WHERE (e->'audience' IS NULL OR ${audience(`(e->'audience')`)})` : ''}
            ORDER BY x.n
           RETURNING id, topic, payload, created_at`;
 }
 
 /** The jsonb parameter leasedOutboxInsertSql reads. */
-function outboxEventsParam(events: ReadonlyArray<readonly [string, Record<string, unknown>]>): string {
-  return JSON.stringify(events.map(([topic, data]) => ({ topic, data: stored(data) })));
+function outboxEventsParam(events: ReadonlyArray<OutboxEventSpec>): string {
+  return JSON.stringify(events.map(([topic, data, audience]) => ({ topic, data: stored(data), ...(audience ? { audience } : {}) })));
 }
 
 /**
@@ -126,11 +151,11 @@ export async function updateWithEvents<T>(
   relay: OutboxRelay,
   updateSql: string,
   params: unknown[],
-  events: ReadonlyArray<readonly [string, Record<string, unknown>]>,
+  events: ReadonlyArray<OutboxEventSpec>,
 ): Promise<T | undefined> {
   const r = await db.query<T & { outbox: OutboxRow[] | null }>(
     `WITH u AS (${updateSql}),
-     o AS (${leasedOutboxInsertSql(relay.schema, `$${params.length + 1}`, 'u')})
+     o AS (${leasedOutboxInsertSql(relay.schema, `$${params.length + 1}`, 'u', relay.audience)})
      SELECT u.*, (SELECT json_agg(o) FROM o) AS outbox FROM u`,
     [...params, outboxEventsParam(events)],
   );
@@ -144,13 +169,24 @@ export async function updateWithEvents<T>(
 }
 
 export interface RelayOptions {
+  /** The pass interval while the relay has work (a pass published something, or a publish failed). */
   intervalMs: number;
+  /**
+   * The longest interval between passes when there is nothing to do (default intervalMs): an idle relay
+   * doubles its interval up to this. The writer publishes its own rows right after commit, so a pass only
+   * recovers rows whose writer died or whose publish failed (a local failure brings the interval back to
+   * intervalMs at once); a row left by a killed replica is published within maxIntervalMs + its lease.
+   */
+  maxIntervalMs?: number;
   batchSize?: number;
   leaseSeconds?: number;
+  /** Which audiences are worth an event (OutboxEventSpec); default: every event is written. */
+  audience?: AudiencePredicate;
 }
 
 export class OutboxRelay {
   private timer: NodeJS.Timeout | null = null;
+  private currentIntervalMs = 0;
   private running: Promise<number> | null = null;
   private again = false;
   private stopped = false;
@@ -166,18 +202,45 @@ export class OutboxRelay {
     return this.db.schema;
   }
 
+  /** The writer's audience predicate (RelayOptions.audience), if any. */
+  get audience(): AudiencePredicate | undefined {
+    return this.opts.audience;
+  }
+
   start(): void {
     this.stopped = false;
-    if (this.opts.intervalMs > 0) {
-      this.timer = setInterval(() => void this.kick(), this.opts.intervalMs);
-      this.timer.unref();
-    }
+    this.currentIntervalMs = this.opts.intervalMs;
+    if (this.opts.intervalMs > 0) this.schedule(this.opts.intervalMs);
     void this.kick();
+  }
+
+  /** The next timed pass in `ms`; after it, the interval resets when it found work, else doubles (≤ maxIntervalMs). */
+  private schedule(ms: number): void {
+    if (this.stopped || this.opts.intervalMs <= 0) return;
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = setTimeout(() => {
+      this.timer = null;
+      void this.kick()
+        .catch(() => 0)
+        .then((published) => {
+          const max = Math.max(this.opts.intervalMs, this.opts.maxIntervalMs ?? this.opts.intervalMs);
+          this.currentIntervalMs = published > 0 ? this.opts.intervalMs : Math.min(max, this.currentIntervalMs * 2);
+          if (!this.timer) this.schedule(this.currentIntervalMs);
+        });
+    }, ms);
+    this.timer.unref();
+  }
+
+  /** Something needs a pass soon (a publish failed): back to the short interval. */
+  private hurry(): void {
+    if (this.stopped || this.opts.intervalMs <= 0) return;
+    this.currentIntervalMs = this.opts.intervalMs;
+    this.schedule(this.opts.intervalMs);
   }
 
   async stop(): Promise<void> {
     this.stopped = true;
-    if (this.timer) clearInterval(this.timer);
+    if (this.timer) clearTimeout(this.timer);
     this.timer = null;
     await this.running?.catch(() => undefined);
     await this.flushPublished();
@@ -222,6 +285,7 @@ export class OutboxRelay {
 
   private async release(id: string, err: unknown): Promise<void> {
     // Release the lease soon so a later pass (or another replica) retries it.
+    this.hurry();
     await this.db
       .query(`UPDATE ${this.db.schema}.outbox SET claimed_until = now() + interval '1 second', last_error = $2 WHERE id = $1`, [
         id,

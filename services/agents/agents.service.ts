@@ -166,7 +166,11 @@ const AgentsService: ServiceSchema = {
   async started(this: Service) {
     const self = this as unknown as AgentsThis;
     const { config } = self;
-    self.relay = new OutboxRelay(self.broker, self.db, { intervalMs: Math.min(config.sweepIntervalMs || 1000, 1000) });
+    self.relay = new OutboxRelay(self.broker, self.db, {
+      intervalMs: Math.min(config.sweepIntervalMs || 1000, 1000),
+      // Idle: passes back off to the sweep interval (the writer publishes its own rows at once).
+      maxIntervalMs: config.sweepIntervalMs || 1000,
+    });
     self.relay.start();
   },
 

@@ -41,6 +41,7 @@ import { PurchaseEngine, syncStatusCheck } from './purchase-engine';
 import { asRole, invalidState, iso, notFound, OPEN_STATUSES, roleOf, toView, type PurchaseRow, type PurchaseView } from './purchases';
 import type { EscrowMethods, EscrowThis } from './types';
 import { escrowMetricsMixin } from './metrics';
+import { audienceChannels, hasWebhooks } from './audience';
 
 const MAX_REQUIREMENTS_BYTES = 16 * 1024;
 const CREATED_STATUS = transitionsFor('purchase')[0].to!;
@@ -63,6 +64,7 @@ const methods: Pick<EscrowMethods, 'now' | 'load'> & ThisType<EscrowThis> = {
 const EscrowService: ServiceSchema = {
   name: 'escrow',
   mixins: [dbMixin('escrow', migrations, { singleWriterCache: true }), fundingMixin, messagesMixin, ratingsMixin, disputesMixin, sweepersMixin, reportsMixin, limitsMixin, escrowMetricsMixin],
+  channels: audienceChannels,
 
   actions: {
     purchase: {
@@ -289,7 +291,11 @@ const EscrowService: ServiceSchema = {
     // A short lease: after a crash mid-publish the row is retried within seconds (consumers are idempotent).
     self.relay = new OutboxRelay(self.broker, self.db, {
       intervalMs: Math.min(config.sweepIntervalMs || 1000, 1000),
+      // Idle: passes back off to the sweep interval (the writer publishes its own rows at once).
+      maxIntervalMs: config.sweepIntervalMs || 1000,
       leaseSeconds: 10,
+      // Notice events only for agents with webhooks (audience.ts).
+      audience: hasWebhooks,
     });
     self.relay.start();
     self.engine = new PurchaseEngine(MACHINE, { db: self.db, relay: self.relay, now: () => self.now(), terms: () => self.config });

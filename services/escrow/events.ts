@@ -3,8 +3,8 @@ import { ESCROW_TOPICS, type EscrowEvents } from '../../packages/contracts/escro
 import { STATES, type MoneyEvent, type Notice } from '../../packages/contracts/purchase-machine';
 import type { PurchaseRow } from './purchases';
 
-/** One outbox event of escrow's: its topic and the payload that topic carries. */
-export type EscrowEvent = { [K in keyof EscrowEvents]: [K, EscrowEvents[K]] }[keyof EscrowEvents];
+/** An outbox event: [topic, data], or with its audience (the agents it is news for: written only if one has webhooks). */
+export type EscrowEvent = { [K in keyof EscrowEvents]: [K, EscrowEvents[K]] | [K, EscrowEvents[K], string[]] }[keyof EscrowEvents];
 
 export function completedEvent(row: PurchaseRow, completedAt: string): EscrowEvent {
   return [
@@ -29,11 +29,15 @@ export function refundedEvent(row: PurchaseRow, refundedAt: string): EscrowEvent
   ];
 }
 
-/** A purchase fact for notifications (created, delivered, disputed), in the state it is in now. */
+/**
+ * A purchase fact for notifications (created, delivered, disputed), in the state it is in now, written only
+ * if one of `audience` (its recipients, as notifications/events.ts maps them) has webhooks (audience.ts).
+ */
 export function noticeEvent(
   topic: typeof ESCROW_TOPICS.created | typeof ESCROW_TOPICS.delivered | typeof ESCROW_TOPICS.disputed,
   row: PurchaseRow,
   at: string,
+  audience: string[],
 ): EscrowEvent {
   return [
     topic,
@@ -47,6 +51,7 @@ export function noticeEvent(
       status: row.status,
       at,
     },
+    audience,
   ] as EscrowEvent;
 }
 
@@ -62,9 +67,9 @@ export function moneyEvents(moneyEvent: MoneyEvent, row: PurchaseRow, at: string
  * after the change; null: nothing to say (a rating whose value did not change).
  */
 export const NOTICES: Record<Notice, (before: PurchaseRow, after: PurchaseRow, at: string) => EscrowEvent | null> = {
-  created: (_before, after, at) => noticeEvent(ESCROW_TOPICS.created, after, at),
-  delivered: (_before, after, at) => noticeEvent(ESCROW_TOPICS.delivered, after, at),
-  disputed: (_before, after, at) => noticeEvent(ESCROW_TOPICS.disputed, after, at),
+  created: (_before, after, at) => noticeEvent(ESCROW_TOPICS.created, after, at, [after.seller_id]),
+  delivered: (_before, after, at) => noticeEvent(ESCROW_TOPICS.delivered, after, at, [after.buyer_id]),
+  disputed: (_before, after, at) => noticeEvent(ESCROW_TOPICS.disputed, after, at, [after.buyer_id, after.seller_id]),
   approval_required: (_before, after) => [
     ESCROW_TOPICS.approvalRequired,
     {
@@ -76,10 +81,12 @@ export const NOTICES: Record<Notice, (before: PurchaseRow, after: PurchaseRow, a
       approvalUrl: after.approval_url ?? '',
       approvalExpiresAt: new Date(after.approval_expires_at!).toISOString(),
     },
+    [after.buyer_id],
   ],
   approved: (_before, after, at) => [
     ESCROW_TOPICS.approved,
     { purchaseId: after.id, buyerId: after.buyer_id, sellerId: after.seller_id, listingId: after.listing_id, priceGas: Number(after.price_gas), approvedAt: at },
+    [after.seller_id],
   ],
   rated: (before, after) => {
     const previousRating = before.rating === null ? null : Number(before.rating);

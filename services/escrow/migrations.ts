@@ -1,5 +1,6 @@
 import type { Migration } from '../../packages/db';
 import { outboxTablesSql } from '../../packages/outbox';
+import { WEBHOOK_AGENTS_SQL } from './audience';
 
 export const migrations: Migration[] = [
   {
@@ -131,5 +132,10 @@ export const migrations: Migration[] = [
       CREATE INDEX purchases_approval_expires ON escrow.purchases (approval_expires_at) WHERE status = 'awaiting_approval';
       CREATE INDEX purchases_buyer_budget ON escrow.purchases (buyer_id, created_at);
     `,
+  },
+  {
+    version: 3,
+    name: 'agents with webhooks (issue #22: notices only for them)',
+    sql: WEBHOOK_AGENTS_SQL,
   },
 ];

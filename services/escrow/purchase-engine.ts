@@ -252,7 +252,9 @@ export class PurchaseEngine<T extends string = string> {
       );
       for (const { from_status: fromStatus, ...after } of r.rows) {
         const before = { ...after, status: fromStatus } as PurchaseRow;
-        for (const [topic, data] of this.effects(t, before, after as PurchaseRow, at)) await enqueueEvent(tx, this.deps.relay.schema, topic, data);
+        for (const [topic, data, audience] of this.effects(t, before, after as PurchaseRow, at)) {
+          await enqueueEvent(tx, this.deps.relay.schema, topic, data, audience ? { agents: audience, predicate: this.deps.relay.audience } : undefined);
+        }
       }
       return r.rows.length;
     });

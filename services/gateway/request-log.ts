@@ -19,16 +19,18 @@ export class RequestLog {
   private buffer: RequestLogEntry[] = [];
   private timer: NodeJS.Timeout | null = null;
   private flushing: Promise<void> | null = null;
+  private running = false;
 
   constructor(private readonly db: Db) {}
 
+  /** No timer while nothing is logged: the first write after a flush arms one (250 ms), so an idle gateway does nothing. */
   start(): void {
-    this.timer = setInterval(() => void this.flush(), 250);
-    this.timer.unref();
+    this.running = true;
   }
 
   async stop(): Promise<void> {
-    if (this.timer) clearInterval(this.timer);
+    this.running = false;
+    if (this.timer) clearTimeout(this.timer);
     this.timer = null;
     await this.flush();
   }
@@ -38,6 +40,13 @@ export class RequestLog {
     // one such row would fail the whole batch insert, so it is made storable here.
     this.buffer.push({ ...entry, tool: storable(entry.tool), errorMessage: storable(entry.errorMessage ?? null), at: new Date().toISOString() });
     if (this.buffer.length >= 500) void this.flush();
+    else if (!this.timer && this.running) {
+      this.timer = setTimeout(() => {
+        this.timer = null;
+        void this.flush();
+      }, 250);
+      this.timer.unref();
+    }
   }
 
   async flush(): Promise<void> {

@@ -1,5 +1,6 @@
 import type { Migration } from '../../packages/db';
 import { outboxTablesSql } from '../../packages/outbox';
+import { NOTIFICATIONS_TOPICS } from '../../packages/contracts/notifications';
 
 export const migrations: Migration[] = [
   {
@@ -50,6 +51,18 @@ export const migrations: Migration[] = [
       -- and are not attempted until the agent calls set_webhook with the same url again.
       ALTER TABLE notifications.webhooks ADD COLUMN failing_since timestamptz, ADD COLUMN paused_at timestamptz;
       CREATE INDEX deliveries_webhook_claimed ON notifications.deliveries (webhook_id, claimed_until) WHERE status = 'pending';
+    `,
+  },
+  {
+    version: 3,
+    name: 'escrow learns which agents have webhooks (issue #22)',
+    sql: `
+      -- The agents that had webhooks before this version: escrow hears of them as of any later change.
+      INSERT INTO notifications.outbox (topic, payload)
+      SELECT '${NOTIFICATIONS_TOPICS.webhooksChanged}',
+             jsonb_build_object('agentId', agent_id, 'hasWebhooks', true,
+                                'version', ((extract(epoch from clock_timestamp()) * 1000000)::bigint)::text)
+        FROM notifications.webhooks WHERE deleted_at IS NULL GROUP BY agent_id;
     `,
   },
 ];

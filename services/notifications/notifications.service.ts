@@ -19,10 +19,11 @@
  */
 import type { Context, Service, ServiceSchema } from 'moleculer';
 import { dbMixin } from '../../packages/db/mixin';
-import type { Db } from '../../packages/db';
+import type { Db, Queryable } from '../../packages/db';
 import { InvalidArgumentsError, InvalidStateError, NotFoundError } from '../../packages/errors';
 import { base62, newId, sha256Hex } from '../../packages/ids';
-import { claimInbox, type OutboxEvent } from '../../packages/outbox';
+import { claimInbox, OutboxRelay, type OutboxEvent } from '../../packages/outbox';
+import { NOTIFICATIONS_TOPICS } from '../../packages/contracts/notifications';
 import { decodeTimeCursor, timePage } from '../../packages/pagination';
 import type { RuntimeService } from '../../packages/runtime';
 import { toolParams } from '../../packages/tool-catalogue';
@@ -111,7 +112,11 @@ interface ClaimedDelivery {
 
 interface NotificationsState {
   db: Db;
+  /** Publishes notifications.webhooks_changed (escrow writes notices only for agents with webhooks). */
+  relay: OutboxRelay;
   timer: NodeJS.Timeout | null;
+  /** Arms the sweep timer to fire in `ms` (sooner than it would); no-op without a sweep interval. */
+  sweepSoon(ms: number): void;
   /** The claim loop running now (claims are one at a time; attempts are not). */
   claiming: Promise<Promise<boolean>[]> | null;
   claimAgain: boolean;
@@ -153,6 +158,20 @@ function deliveryView(d: DeliveryRow): DeliveryView {
     deliveredAt: iso(d.delivered_at),
     createdAt: iso(d.created_at)!,
   };
+}
+
+/**
+ * In the transaction that changed an agent's webhooks: tells escrow (durable, through the outbox) whether the
+ * agent has webhooks now; `version` (the database's clock, µs) orders one agent's changes.
+ */
+async function webhooksChanged(tx: Queryable, agentId: string): Promise<void> {
+  await tx.query(
+    `INSERT INTO notifications.outbox (topic, payload)
+     SELECT $1, jsonb_build_object('agentId', $2::text,
+              'hasWebhooks', EXISTS (SELECT 1 FROM notifications.webhooks WHERE agent_id = $2 AND deleted_at IS NULL),
+              'version', ((extract(epoch from clock_timestamp()) * 1000000)::bigint)::text)`,
+    [NOTIFICATIONS_TOPICS.webhooksChanged, agentId],
+  );
 }
 
 /** The event id a receiver dedupes on: the same for every retry of one fact to one agent. */
@@ -229,8 +248,12 @@ const NotificationsService: ServiceSchema = {
             `INSERT INTO notifications.webhooks (id, agent_id, url, events, secret, created_at) VALUES ($1, $2, $3, $4, $5, $6) RETURNING *`,
             [newId('whk'), agent.id, url, events, secret, this.now().toISOString()],
           );
+          // The agent's first webhook: escrow starts writing its notices.
+          if (count.rows[0].n === 0) await webhooksChanged(tx, agent.id);
           return ins.rows[0];
         });
+        // Published before answering: in one process escrow knows on return; distributed, within its consumer's delay.
+        await this.relay.kick().catch(() => undefined);
         void this.kickSender().catch(() => undefined);
         return {
           webhook: { ...webhookView(webhook), secret },
@@ -255,8 +278,10 @@ const NotificationsService: ServiceSchema = {
               WHERE webhook_id = $1 AND status = 'pending'`,
             [webhookId],
           );
+          await webhooksChanged(tx, agent.id);
           return r.rows[0];
         });
+        if (deleted) await this.relay.kick().catch(() => undefined);
         if (!deleted) {
           throw new NotFoundError(`You have no webhook ${webhookId}.`, {
             hint: 'list_webhook_deliveries lists your webhooks with their ids.',
@@ -471,6 +496,7 @@ const NotificationsService: ServiceSchema = {
       const paused = !!w.rows[0]?.paused_at && d.deleted_at === null;
       const next = new Date(now.getTime() + retryDelaySeconds(d.attempts) * 1000);
       const giveUp = d.deleted_at !== null || (!paused && next > new Date(d.give_up_at));
+      if (!giveUp && !paused) this.sweepSoon(next.getTime() - now.getTime());
       await this.db.query(
         `UPDATE notifications.deliveries SET status = $2, last_status_code = $3, last_error = $4, next_attempt_at = $5, claimed_until = NULL
           WHERE id = $1`,
@@ -488,11 +514,39 @@ const NotificationsService: ServiceSchema = {
     self.inFlight = new Map();
     self.stopping = false;
     self.timer = null;
+    self.sweepSoon = () => undefined;
+    self.relay = new OutboxRelay(self.broker, self.db, {
+      intervalMs: Math.min(config.sweepIntervalMs || 1000, 1000),
+      maxIntervalMs: config.sweepIntervalMs || 1000,
+    });
+    self.relay.start();
     if (config.sweepIntervalMs > 0) {
-      self.timer = setInterval(() => {
-        void self.kickSender().catch((err: Error) => self.logger.warn('webhook sweep failed; retried next interval', err.message));
-      }, Math.min(config.sweepIntervalMs, 1000));
-      self.timer.unref();
+      // Idle costs nothing: the sweep runs every second while it finds due deliveries, else its interval
+      // doubles up to SWEEP_INTERVAL_MS. New deliveries are sent at once by the event handler; a failed
+      // attempt arms the timer for its retry time (sweepSoon), so retries are not delayed by the backoff.
+      const base = Math.min(config.sweepIntervalMs, 1000);
+      let delay = base;
+      let dueAt = 0;
+      const arm = (ms: number) => {
+        if (self.stopping) return;
+        if (self.timer && Date.now() + ms >= dueAt) return;
+        if (self.timer) clearTimeout(self.timer);
+        dueAt = Date.now() + ms;
+        self.timer = setTimeout(() => {
+          self.timer = null;
+          void self
+            .pump()
+            .then((launched) => (delay = launched.length || self.inFlight.size ? base : Math.min(config.sweepIntervalMs, delay * 2)))
+            .catch((err: Error) => self.logger.warn('webhook sweep failed; retried next interval', err.message))
+            .finally(() => arm(delay));
+        }, ms);
+        self.timer.unref();
+      };
+      self.sweepSoon = (ms: number) => {
+        delay = base;
+        arm(Math.max(base, ms));
+      };
+      arm(base);
     }
     // Deliveries left by a previous process (killed mid-way) are due now.
     void self.kickSender().catch(() => undefined);
@@ -500,7 +554,8 @@ const NotificationsService: ServiceSchema = {
 
   async stopped(this: Service) {
     const self = this as unknown as NotificationsThis;
-    if (self.timer) clearInterval(self.timer);
+    if (self.timer) clearTimeout(self.timer);
+    await self.relay?.stop();
     self.stopping = true;
     await self.claiming?.catch(() => undefined);
     await Promise.allSettled([...self.inFlight.values()]);

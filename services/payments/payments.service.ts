@@ -449,7 +449,11 @@ const PaymentsService: ServiceSchema = {
     const self = this as unknown as PaymentsThis;
     const { config } = self;
     self.stripe = createStripeClient(config);
-    self.relay = new OutboxRelay(self.broker, self.db, { intervalMs: Math.min(config.sweepIntervalMs || 1000, 1000) });
+    self.relay = new OutboxRelay(self.broker, self.db, {
+      intervalMs: Math.min(config.sweepIntervalMs || 1000, 1000),
+      // Idle: passes back off to the sweep interval (the writer publishes its own rows at once).
+      maxIntervalMs: config.sweepIntervalMs || 1000,
+    });
     self.relay.start();
     if (!self.stripe && config.nodeEnv === 'production') {
       throw new Error('payments: NODE_ENV=production needs STRIPE_SECRET_KEY and STRIPE_WEBHOOK_SECRET (the sandbox checkout is for development only)');

@@ -76,6 +76,8 @@ describe('adding a state: one table entry plus its handler', () => {
     await escrow().db.query(REVIEW_MIGRATION);
     const engine = new PurchaseEngine(REVIEW_MACHINE, { db: escrow().db, relay: escrow().relay, now: () => app.clock.now(), terms: () => DEFAULT_TERMS });
     const s = await scenario(app);
+    // The buyer has a webhook (as notifications would tell escrow): its notices are written (issue #22).
+    await escrow().db.query(`INSERT INTO escrow.webhook_agents (agent_id, has_webhooks, version) VALUES ($1, true, 1)`, [s.buyer.id]);
     const { purchase } = await app.api.ok('purchase_service', { listingId: s.listingId }, s.buyer.apiKey);
 
     // The status CHECK follows the table: before it is synced the database refuses the new state.

@@ -12,6 +12,7 @@ import { decideSandboxCheckout } from '../../../test/kit/checkout';
 import { creditGas, expectLedgerClean } from '../../../test/kit/ledger';
 import { newAgent, newListing } from '../../escrow/test/helpers';
 import { verifySignature } from '../signing';
+import { ESCROW_TOPICS } from '../../../packages/contracts/escrow';
 import { readmeVerify, startReceiver, type Receiver } from './receiver';
 
 describe('signed webhooks', () => {
@@ -179,5 +180,30 @@ describe('signed webhooks', () => {
     const hook = await app.api.ok('set_webhook', { url: sellerHook.url }, other.apiKey);
     const notMine = await app.api.call('delete_webhook', { webhookId: hook.webhook.id }, agent.apiKey);
     expect(notMine.status).toBe(404);
+  });
+
+  it('writes notice events only for agents with webhooks (issue #22), and the money still balances', async () => {
+    const escrowDb = (app.broker.getLocalService('escrow') as unknown as { db: { query: (sql: string, p: unknown[]) => Promise<{ rows: Array<{ topic: string }> }> } }).db;
+    const topicsOf = async (purchaseId: string) =>
+      (await escrowDb.query(`SELECT topic FROM escrow.outbox WHERE payload->>'purchaseId' = $1 ORDER BY id`, [purchaseId])).rows.map((r) => r.topic);
+    const seller = await newAgent(app, 'Quiet seller');
+    const buyer = await newAgent(app, 'Quiet buyer');
+    await creditGas(app, buyer.id, 1000);
+    const listing = await newListing(app, seller);
+    const lifecycle = async () => {
+      const { purchase } = await app.api.ok('purchase_service', { listingId: listing.id }, buyer.apiKey);
+      await app.api.ok('deliver_work', { purchaseId: purchase.id, delivery: { summary: 'done' } }, seller.apiKey);
+      await app.api.ok('confirm_delivery', { purchaseId: purchase.id }, buyer.apiKey);
+      return topicsOf(purchase.id);
+    };
+    // Nobody has a webhook: only the money event (the ledger and listings read it).
+    expect(await lifecycle()).toEqual([ESCROW_TOPICS.completed]);
+    // The seller sets one: purchase_created (the seller's notice) is written, delivered (the buyer's) is not.
+    const hook = await app.api.ok('set_webhook', { url: sellerHook.url }, seller.apiKey);
+    expect(await lifecycle()).toEqual([ESCROW_TOPICS.created, ESCROW_TOPICS.completed]);
+    // Deleted: nothing for nobody again.
+    await app.api.ok('delete_webhook', { webhookId: hook.webhook.id }, seller.apiKey);
+    expect(await lifecycle()).toEqual([ESCROW_TOPICS.completed]);
+    await expectLedgerClean(app);
   });
 });
