@@ -1,5 +1,10 @@
-/** Support's internal contract. The gateway hands support the caller's own request-log entry in meta; support calls nobody. */
+/**
+ * Support's internal contract. The gateway hands support the caller's own request-log entry and a
+ * small snapshot of the caller's own account in meta; support calls nobody.
+ */
 import type { RequestLogEntry } from '../tool-catalogue/meta';
+import type { PurchaseView, SpendingLimitsView } from './escrow';
+import type { DeliveryView, WebhookView } from './notifications';
 
 /** A concrete tool call ask_help suggests. */
 export interface NextStep {
@@ -24,6 +29,35 @@ export const BUG_STATUSES = ['open', 'acknowledged', 'fixed', 'closed', 'wont_fi
 /** ctx.meta of askHelp / reportBug as the gateway sends it. */
 export interface SupportCallMeta {
   requestLogEntry?: RequestLogEntry | null;
+  /** ask_help: the caller's own account as the gateway read it (null: not authenticated, or nothing could be read). */
+  helpAccount?: HelpAccount | null;
+}
+
+/**
+ * The caller's own account, as ask_help sees it (issue #26): the gateway reads it with the caller's
+ * identity (list_orders, wallet, spending limits, webhooks, its own request log), never another
+ * agent's. Each part is null when its service did not answer.
+ */
+export interface HelpAccount {
+  agentId: string;
+  /** When it was read (ISO). */
+  at: string;
+  /** The caller's recent purchases as buyer and as seller, newest first (role = the caller's side). */
+  purchases: PurchaseView[] | null;
+  wallet: { gasBalance: number; heldGas: number; pendingEarningsGas: number; withdrawableGas: number } | null;
+  limits: SpendingLimitsView | null;
+  webhooks: WebhookView[] | null;
+  /** Webhook deliveries that are failing or failed (status failed, or pending with a failed attempt). */
+  failedDeliveries: DeliveryView[] | null;
+  /** The caller's own recent failed calls (request log, last 7 days), newest first. */
+  recentErrors: RequestLogEntry[] | null;
+}
+
+/** One thing of the caller's own account an answer looked at. */
+export interface LookedAt {
+  kind: 'purchase' | 'wallet' | 'spending_limits' | 'webhook' | 'webhook_delivery' | 'request';
+  /** The id (pur_…, whk_…, req_…), or the agent's id for wallet and spending limits. */
+  id: string;
 }
 
 export interface HelpContext {
@@ -49,4 +83,6 @@ export interface HelpAnswer {
   generatedBy: 'retrieval' | 'llm';
   /** The explained request (context.requestId), when it is the caller's own. */
   request?: { requestId: string; tool: string | null; status: number; errorCode: string | null; errorMessage: string | null; at: string | null } | null;
+  /** What of the caller's own account the answer was grounded in (empty: answered from the documentation alone). */
+  lookedAt?: LookedAt[];
 }

@@ -252,9 +252,14 @@ export const HELP_ANSWER = obj(
     sources: arrayOf(obj({ id: str(), title: str() }), 'Knowledge sections the answer comes from.'),
     confidence: num(),
     generatedBy: str(),
+    lookedAt: arrayOf(
+      obj({ kind: { type: 'string', enum: ['purchase', 'wallet', 'spending_limits', 'webhook', 'webhook_delivery', 'request'] }, id: str() }),
+      "What of the caller's own account the answer is grounded in (purchase, wallet, spending_limits, webhook, webhook_delivery, request ids).",
+    ),
+    request: { description: 'The explained request (context.requestId) when it is the caller\'s own, else null.' },
     warning: KEY_WARNING,
   },
-  ['nextStep', 'sources', 'confidence', 'generatedBy', 'warning'],
+  ['nextStep', 'sources', 'confidence', 'generatedBy', 'lookedAt', 'request', 'warning'],
 );
 
 export const schemas = { str, int, num, bool, nullable, time, maybeTime, arrayOf, NEXT_CURSOR };

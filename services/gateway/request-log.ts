@@ -93,6 +93,25 @@ export class RequestLog {
     };
   }
 
+  /** The agent's own most recent failed calls (status ≥ 400) of the last 7 days, newest first (ask_help's account snapshot). */
+  async recentFailures(agentId: string, limit: number): Promise<RequestLogEntry[]> {
+    await this.flush();
+    const r = await this.db.query<any>(
+      `SELECT request_id, agent_id, tool, status, error_code, error_message, at FROM gateway.request_log
+        WHERE agent_id = $1 AND status >= 400 AND at > now() - interval '7 days' ORDER BY at DESC LIMIT $2`,
+      [agentId, limit],
+    );
+    return r.rows.map((row) => ({
+      requestId: row.request_id,
+      agentId: row.agent_id,
+      tool: row.tool,
+      status: row.status,
+      errorCode: row.error_code,
+      errorMessage: row.error_message,
+      at: new Date(row.at).toISOString(),
+    }));
+  }
+
   async prune(): Promise<void> {
     await this.db.query(`DELETE FROM gateway.request_log WHERE at < now() - interval '7 days'`).catch(() => undefined);
     await this.db.query(`DELETE FROM gateway.idempotency WHERE created_at < now() - interval '24 hours'`).catch(() => undefined);
