@@ -55,8 +55,8 @@ export interface HelpAccount {
 
 /** One thing of the caller's own account an answer looked at. */
 export interface LookedAt {
-  kind: 'purchase' | 'wallet' | 'spending_limits' | 'webhook' | 'webhook_delivery' | 'request';
-  /** The id (pur_…, whk_…, req_…), or the agent's id for wallet and spending limits. */
+  kind: 'orders' | 'purchase' | 'wallet' | 'spending_limits' | 'webhooks' | 'webhook' | 'webhook_delivery' | 'requests' | 'request';
+  /** The id (pur_…, whk_…, req_…); the agent's own id for the lists (orders, webhooks, requests), wallet and spending limits. */
   id: string;
 }
 
@@ -72,6 +72,10 @@ export interface HelpInput {
   context?: HelpContext;
   /** The caller's own request-log entry for context.requestId, or null (unknown or someone else's). */
   request?: RequestLogEntry | null;
+  /** The caller's own account as the gateway read it (absent or null: answer from the documentation). */
+  account?: HelpAccount | null;
+  /** Now, for "delivered 2 days ago, auto-releases in 1 day" (support's clock). */
+  now?: Date;
 }
 
 export interface HelpAnswer {
@@ -85,4 +89,6 @@ export interface HelpAnswer {
   request?: { requestId: string; tool: string | null; status: number; errorCode: string | null; errorMessage: string | null; at: string | null } | null;
   /** What of the caller's own account the answer was grounded in (empty: answered from the documentation alone). */
   lookedAt?: LookedAt[];
+  /** true: ask_help refused (off-topic, an action it cannot take, or someone else's data or secrets); the answer says what it can do instead. */
+  declined?: boolean;
 }

@@ -23,7 +23,8 @@ import {
 import { DEFAULT_TERMS, smallestPackCovering, GAS_PACKS, MIN_CASHOUT_GAS, packById, saleSplit, type MarketTerms } from '../../packages/market-rules';
 import { TOOL_NAMES, PURCHASE_STATUSES } from '../../packages/tool-catalogue';
 import { processTerm, questionTerms, tokenize, type QuestionTerm } from './help-text';
-import type { HelpAnswer, HelpContext, HelpInput } from '../../packages/contracts/support';
+import { aboutTheService, actionTool, declineOf, offTopicDecline, reportsFault, situationOf, type Decline } from './help-situation';
+import type { HelpAnswer, HelpContext, HelpInput, LookedAt } from '../../packages/contracts/support';
 
 export type { HelpAnswer, HelpContext, HelpInput };
 
@@ -194,8 +195,9 @@ export class HelpIndex {
    * The sentence of the retrieved sections that answers most of the question (weighted by how much
    * each of its words says), so the fact asked for leads the answer instead of hiding in a section.
    */
-  private keySentence(hits: Retrieved[], terms: QuestionTerm[]): string | null {
+  private keySentence(hits: Retrieved[], terms: QuestionTerm[]): { text: string; share: number } | null {
     const weights = terms.map((t) => this.termWeight(t).weight);
+    const total = weights.reduce((a, b) => a + b, 0) || 1;
     let best: { text: string; score: number } | null = null;
     for (const [rank, hit] of hits.slice(0, 3).entries()) {
       for (const sentence of splitSentences(hit.section.body)) {
@@ -205,13 +207,19 @@ export class HelpIndex {
         if (!best || score > best.score) best = { text: sentence, score };
       }
     }
-    return best && best.score > 0 ? best.text : null;
+    return best && best.score > 0 ? { text: best.text, share: best.score / 1.2 / total } : null;
   }
 
   /** The retrieval answer: context first (own request, error code, stuck state), then the best sections. */
   answer(input: HelpInput): HelpAnswer {
     const ctx = input.context ?? {};
+    const account = input.account ?? null;
+    const now = input.now ?? new Date();
+    // 0. What ask_help does not do: refused at once, with what it can do instead.
+    const decline = declineOf(input.question);
+    if (decline) return declined(decline, input);
     const parts: string[] = [];
+    const lookedAt: LookedAt[] = [];
     const sources = new Map<string, string>();
     let nextStep: NextStep | null = null;
     let known = false;
@@ -220,8 +228,11 @@ export class HelpIndex {
 
     // 1. The caller's own failed request.
     let explainedCode: string | null = null;
-    if (ctx.requestId) {
-      const r = input.request;
+    const lastFailure =
+      !ctx.requestId && account?.recentErrors?.length && LAST_CALL.test(input.question) && !findErrorCode(`${ctx.error ?? ''} ${input.question}`) ? account.recentErrors[0] : null;
+    if (ctx.requestId || lastFailure) {
+      const r = lastFailure ?? input.request;
+      if (r) lookedAt.push({ kind: 'request', id: r.requestId });
       if (r) {
         const when = r.at ? ` at ${r.at}` : '';
         if (r.errorCode) {
@@ -256,14 +267,33 @@ export class HelpIndex {
       }
     }
 
-    // 2. An error code named in context.error (or the question), when no request explained it.
-    const codeInText = !explainedCode ? findErrorCode(`${ctx.error ?? ''} ${input.question}`) : null;
+    // 2. The situation: who is asking, what happened, what they want, from the question and the
+    //    caller's own account; it leads the answer with the call to make (help-situation.ts).
+    const codeFound = !explainedCode ? findErrorCode(`${ctx.error ?? ''} ${input.question}`) : null;
+    const situation = explainedCode ? null : situationOf(`${input.question} ${input.stuckState ?? ''}`.trim(), account, now, this.terms, codeFound);
+    if (situation) {
+      parts.push(situation.lead);
+      nextStep = situation.nextStep;
+      lookedAt.push(...situation.lookedAt);
+      for (const id of situation.sections) {
+        const sec = this.byId.get(id);
+        if (sec && !sources.has(id)) {
+          parts.push(`${parts.length === 1 ? 'The rule behind it — ' : ''}${sec.title}:\n${sec.body}`);
+          sources.set(id, sec.title);
+        }
+      }
+      known = true;
+      confidence = 0.9;
+    }
+    const codeInText = situation?.overridesError ? null : codeFound;
+
+    // 3. An error code named in context.error (or the question), when no request explained it.
     if (codeInText) {
       const guide = errorGuide(codeInText)!;
       let line = `${guide.code} (HTTP ${guide.status}): ${guide.cause}\nWhat to do: ${guide.nextStepText}`;
       // The tool that failed: from the context, or named in the pasted message.
       const failedTool = ctx.toolName ?? TOOL_NAMES.find((t) => new RegExp(`\\b${t}\\b`).test(input.question)) ?? null;
-      nextStep = nextStepAfterFailure(guide.code, failedTool) ?? guide.nextStep;
+      if (!situation) nextStep = nextStepAfterFailure(guide.code, failedTool) ?? guide.nextStep;
       if (guide.code === 'invalid_state' && !failedTool && /\blisting\b/i.test(input.question) && /\b(?:paused|removed|inactive|taken down|not active)\b/i.test(input.question)) {
         nextStep = { tool: 'search_services', arguments: exampleArguments('search_services') };
         line += '\nA paused or removed listing cannot be bought until its seller makes it active again: search_services for another one.';
@@ -273,7 +303,7 @@ export class HelpIndex {
       }
       if (guide.code === 'insufficient_gas') {
         const shortfall = parseShortfall(`${ctx.error ?? ''} ${input.question}`);
-        nextStep = insufficientGasStep(shortfall);
+        if (!situation) nextStep = insufficientGasStep(shortfall);
         line += `\n${insufficientGasLine(shortfall)}`;
       }
       parts.push(line);
@@ -282,7 +312,7 @@ export class HelpIndex {
       confidence = Math.max(confidence, 0.95);
     }
 
-    // 3. The stuck state narrows the answer to the transitions it allows.
+    // 4. The stuck state narrows the answer to the transitions it allows.
     const state = findPurchaseState(input.stuckState ?? '');
     if (state) {
       const moves = purchaseTransitions(this.terms).filter((t) => t.from.split(/[ ,]+/).includes(state) || t.from.startsWith(`${state},`));
@@ -297,7 +327,7 @@ export class HelpIndex {
     }
     if (ctx.toolName && TOOL_NAMES.includes(ctx.toolName)) boostIds.push(`tool-${ctx.toolName}`);
 
-    // 4. Retrieval over the question (and the stuck state's words).
+    // 5. Retrieval over the question (and the stuck state's words).
     const query = [input.question, input.stuckState ?? ''].join(' ');
     const { hits, coverage, domain, terms } = this.retrieve(query, { boostIds });
     const anchored = terms.some((t) => ANCHORS.has(t.term));
@@ -314,9 +344,22 @@ export class HelpIndex {
         parts.push(`For a price of ${price[1]} gas: the platform fee is ${split.platformFeeGas} gas and the seller gets ${split.sellerNetGas} gas (as sale_earn, when the buyer confirms or on auto-release).`);
       }
       // An explained error already says what to do: background sections are only pointed to, not repeated.
-      if (!sources.has(top.id) && !explained) {
-        const key = this.keySentence(hits, terms);
-        if (key && !parts.some((p) => p.includes(key))) parts.push(`In short: ${key}`);
+      if (!sources.has(top.id) && !explained && !situation) {
+        // "In short" only when that sentence answers most of what was asked (never an unrelated lead line).
+        const action = actionTool(input.question);
+        if (action && TOOL_NAMES.includes(action)) {
+          const step: NextStep = { tool: action, arguments: exampleArguments(action) };
+          parts.push(`Call ${action} ${JSON.stringify(step.arguments)}.`);
+          nextStep = step;
+          const toolSection = this.byId.get(`tool-${action}`);
+          if (toolSection && toolSection.id !== top.id) {
+            parts.push(`${toolSection.title}:\n${toolSection.body}`);
+            sources.set(toolSection.id, toolSection.title);
+          }
+        } else {
+          const key = this.keySentence(hits, terms);
+          if (key && key.share >= KEY_SENTENCE_MIN_SHARE && !parts.some((p) => p.includes(key.text))) parts.push(`In short: ${key.text}`);
+        }
         parts.push(`${top.title}:\n${top.body}`);
         sources.set(top.id, top.title);
         // A runner-up nearly as relevant is part of the answer, not a pointer: paraphrases often
@@ -335,7 +378,7 @@ export class HelpIndex {
         parts.push(`${concept.section.title}:\n${concept.section.body}`);
         sources.set(concept.section.id, concept.section.title);
       }
-      const also = hits.slice(explained ? 0 : 1, 4).filter((h) => h.score >= hits[0].score * 0.5 && !sources.has(h.section.id));
+      const also = hits.slice(explained || situation ? 0 : 1, 4).filter((h) => h.score >= hits[0].score * 0.5 && !sources.has(h.section.id));
       if (also.length) {
         parts.push(`See also: ${also.map((h) => h.section.title).join('; ')}.`);
         for (const h of also) sources.set(h.section.id, h.section.title);
@@ -346,15 +389,23 @@ export class HelpIndex {
     }
 
     if (!known) {
+      // Not about this marketplace at all: a short refusal. About it but not documented: "I don't know",
+      // with no report_bug (not knowing is not a fault; an agent following nextStep must not file one).
+      if (!anchored && domain < DOMAIN_MIN && !reportsFault(input.question) && !aboutTheService(input.question)) return declined(offTopicDecline(), input);
       parts.length = 0;
       parts.push(
         "I don't know: this service's documentation does not cover that question, and I will not guess. " +
-          'Rephrase it with the tool or the error code involved (for example "why did purchase_service fail with insufficient_gas?"), read ' +
-          `${this.baseUrl}/llms-full.txt, or file it with report_bug so the operator sees it.`,
+          'Rephrase it with the tool or the error code involved (for example "why did purchase_service fail with insufficient_gas?"), or read ' +
+          `${this.baseUrl}/llms-full.txt.` +
+          (reportsFault(input.question) ? ' If something is broken, report_bug with the failed call\'s requestId lets the operator see it.' : ''),
       );
-      nextStep = { tool: 'report_bug', arguments: { ...exampleArguments('report_bug'), title: 'Question the help could not answer', description: input.question.slice(0, 500).padEnd(10, '.') } };
-      return { answer: parts.join('\n\n'), nextStep, sources: [], known: false, confidence: 0, generatedBy: 'retrieval', ...requestField(input) };
+      nextStep = reportsFault(input.question)
+        ? { tool: 'report_bug', arguments: { ...exampleArguments('report_bug'), title: 'Something does not work', description: input.question.slice(0, 500).padEnd(10, '.') } }
+        : null;
+      return { answer: parts.join('\n\n'), nextStep, sources: [], known: false, confidence: 0, generatedBy: 'retrieval', lookedAt, ...requestField(input) };
     }
+    // report_bug is the next step only when the question reports a fault.
+    if (nextStep?.tool === 'report_bug' && !reportsFault(`${input.question} ${ctx.error ?? ''} ${explainedCode ?? ''} ${codeInText ?? ''}`)) nextStep = null;
     if (nextStep) parts.push(`Next step: ${JSON.stringify({ tool: nextStep.tool, arguments: nextStep.arguments })}`);
     return {
       answer: parts.join('\n\n'),
@@ -363,6 +414,7 @@ export class HelpIndex {
       known: true,
       confidence: Math.round(confidence * 100) / 100,
       generatedBy: 'retrieval',
+      lookedAt,
       ...requestField(input),
     };
   }
@@ -371,6 +423,16 @@ export class HelpIndex {
   passagesFor(answer: HelpAnswer): KnowledgeSection[] {
     return answer.sources.map((s) => this.byId.get(s.id)).filter((s): s is KnowledgeSection => !!s);
   }
+}
+
+/** "Why did my last call fail?": the caller's most recent failed request answers it. */
+const LAST_CALL = /\b(?:my|the) (?:last|latest|previous|most recent|recent) (?:call|request|error|failure|tool call)s?\b|\bwhy did (?:it|that|my (?:call|request)) fail\b|\bwhat went wrong\b/i;
+
+/** The share of the question's weight a sentence must cover to lead as "In short". */
+const KEY_SENTENCE_MIN_SHARE = 0.4;
+
+function declined(d: Decline, input: HelpInput): HelpAnswer {
+  return { answer: d.answer, nextStep: d.nextStep, sources: [], known: false, confidence: 0, generatedBy: 'retrieval', lookedAt: [], declined: true, ...requestField(input) };
 }
 
 const PURCHASE_TOOLS = new Set(['get_purchase', 'get_delivery', 'confirm_delivery', 'ack_purchase', 'deliver_work', 'rate_purchase', 'request_refund', 'dispute_purchase', 'send_message', 'list_messages']);
