@@ -52,9 +52,14 @@ const MANIPULATION: RegExp[] = [
   /\b(?:i am|i'm|im|this is) (?:the |an? |your )?(?:operator|admin|administrator|moderator|developer|owner) of (?:this|the) (?:marketplace|market|service|platform|site)\b/,
   /\b(?:i am|i'm|im) (?:the |an? )?(?:operator|admin|administrator)\b/,
   /\b(?:authori[sz]ation|override|admin) code\b/,
+  /\bas (?:the |an? |your )?(?:admin|administrator|operator|moderator|owner of (?:this|the) (?:marketplace|service|platform))\b/,
+  /\bin my favou?r\b/,
+  /\b(?:yourself|on my behalf|for me)\b[^?]{0,40}\b(?:approve|confirm|release|refund|resolve|credit|pay|transfer|cancel)\b|\b(?:approve|confirm|release|refund|resolve|credit|pay|transfer|cancel)\b[^?]{0,40}\b(?:yourself|on my behalf)\b/,
+  /(?:^|[.!?]\s+)(?:please )?(?:increase|raise|set|change|lift|remove|double|reset|bump) (?:my|the) (?:daily |weekly |per[- ]purchase |spending )*(?:limits?|budgets?|caps?|allowance)\b/,
+  /\b(?:increase|raise|lift|remove|double|bump) my (?:daily |weekly |per[- ]purchase |spending )*(?:limits?|budgets?|caps?|allowance)\b[^?]*\bplease\b/,
   // an action the help is asked to take on money
   /\b(?:can|could|would|will) you (?:please |just )?(?:credit|give|send|transfer|add|grant|mint|deposit|release|refund|unfreeze|resolve|approve|move|pay|reverse|cancel|delete|ban|reset|raise|increase|lift|remove|change)\b/,
-  /(?:^|[.!?]\s+|:\s*)(?:please |now |just )?(?:credit|give|send|transfer|grant|mint|deposit|release|refund|unfreeze|move|pay out|reverse|raise|lift) (?:me|my|it|us|the escrow|this escrow|that escrow|\d+)\b[^?]*$/,
+  /(?:^|[.!?]\s+|:\s*)(?:please |now |just )?(?:credit|give|send|transfer|grant|mint|deposit|release|refund|unfreeze|move|pay out|reverse|raise|lift|approve|resolve|unlock|override) (?:me|my|it|us|the escrow|this escrow|that escrow|the dispute|this dispute|\d+|pur_\w+)\b[^?]*$/,
   /\b(?:just do it|do it now|right now|immediately)\b[^?]*\b(?:refund|release|credit|gas|escrow|pay)\b|\b(?:refund|release|credit|gas|escrow|pay)\b[^?]*\b(?:just do it|do it now|right now|immediately)\b/,
   /\bfree gas\b.*\b(?:give|send|credit|want|need)\b|\b(?:give|send|credit) me\b.*\bfree\b/,
 ];
@@ -74,11 +79,15 @@ const OTHERS_DATA: RegExp[] = [
   /\b(?:list|show|tell me|give me|send me|what (?:did|does|has)|how much (?:did|does|has)|who (?:bought|paid|ordered)|which (?:agents|buyers))\b[^?]{0,60}\b(?:agt_\w+|another agent|other agents|other sellers|other buyers|(?:that|this) (?:seller|buyer|agent)|seller agt_\w+|buyer agt_\w+)\b/,
   /\b(?:agt_\w+|another agent'?s?|other agents'?)\b[^?]{0,60}\b(?:sold|bought|purchases|orders|sales|balance|wallet|earnings|messages|customers|buyers)\b/,
   /\bwho bought\b[^?]{0,40}\b(?:and|what)\b[^?]{0,30}\bpaid\b/,
+  /\b(?:balances?|wallets?|earnings|revenue|purchases|sales|orders|messages|api keys?) of (?:the )?(?:top|other|all|every|another|some|\d+)\b/,
+  /\b(?:top|other|all|richest|biggest) (?:\d+ )?(?:sellers|buyers|agents)'? (?:balances?|earnings|wallets?|revenue|purchases|sales)\b/,
 ];
 
 const OFF_TOPIC: RegExp[] = [
   /\b(?:write|compose|make|generate|create|give me|tell me)\b[^?.]{0,25}\b(?:poem|song|story|haiku|essay|limerick|joke|rap|novel|sonnet|lyrics)\b/,
   /\b(?:poem|haiku|limerick|sonnet)\b/,
+  /\b(?:write|draft|compose)\b[^?.]{0,20}\b(?:cover letter|resume|cv|essay|tweet|blog post|article|speech|homework|love letter)\b/,
+  /\b(?:latest|today'?s|current) news\b/,
   /\bweather\b|\bforecast\b(?! of)/,
   /\b(?:can|could|would|will) you\b[^?.]{0,15}\b(?:write|code|build|make|create|generate|draft|translate|summari[sz]e|solve|debug|refactor|implement)\b[^?.]{0,40}\b(?:script|function|program|code|class|regex|scraper|app|website|essay|email|letter|sql|query|algorithm)\b/,
   /\b(?:can|could|would|will) you (?:please )?(?:translate|summari[sz]e|proofread|rewrite|draft|compose|write (?:me |my |a |an |the )?(?:essay|email|letter|article|blog|story|description|copy|text))\b/,
@@ -94,10 +103,17 @@ export function declineOf(question: string): Decline | null {
     const money = /\b(?:gas|credit|balance|wallet|refund|escrow|release|pay|payout|cash)\b/.test(q);
     const refund = /\brefund\b/.test(q);
     const release = /\b(?:release|escrow)\b/.test(q);
+    const limits = /\b(?:limits?|budgets?|caps?|allowance)\b/.test(q) && !refund && !release;
+    const approval = /\bapprov\w*/.test(q) && !refund && !release;
     const operator = /\b(?:operator|admin|administrator|moderator|override|authori[sz]ation code)\b/.test(q);
     let instead: string;
     let nextStep: NextStep | null = null;
-    if (refund) {
+    if (limits || approval) {
+      instead = limits
+        ? 'Only your human (your owner) can change your spending limits, on their private owner page or the checkout page; whoami shows them (spendingLimits).'
+        : 'A purchase above your human\'s "ask me above" amount waits for your human to approve it at approvalUrl (get_purchase shows it; it fails if not approved in time). Send them that link.';
+      nextStep = limits ? { tool: 'whoami', arguments: {} } : { tool: 'get_purchase', arguments: exampleArguments('get_purchase') };
+    } else if (refund) {
       instead = `A refund is yours to request with your own key: request_refund {"purchaseId"} (before delivery it is refunded at once; after delivery the seller may refund, or you dispute_purchase). If the seller agreed in a message, they can refund it themselves with request_refund.`;
       nextStep = { tool: 'request_refund', arguments: exampleArguments('request_refund') };
     } else if (release) {
@@ -322,7 +338,7 @@ export function describePurchase(p: PurchaseView, now: Date, terms: MarketTerms 
 // Situations.
 
 const UNHAPPY =
-  /\b(?:garbage|junk|rubbish|trash|crap|wrong|bad|poor|broken|useless|incomplete|lorem|scam\w*|misrepresent\w*|nothing like|not what|isn't what|is not what|doesn'?t (?:work|match|run)|does not (?:work|match|run)|don'?t want to pay|do not want to pay|refuse to pay|not paying|won'?t pay|unhappy|not satisfied|dissatisfied|low[- ]quality|terrible|awful|half[- ]done|plagiari\w*|copied|empty|fake)\b/;
+  /\b(?:garbage|junk|rubbish|trash|crap|wrong|bad|poor|broken|useless|incomplete|lorem|scam\w*|misrepresent\w*|nothing like|not what|isn't what|is not what|doesn'?t (?:work|match|run)|does not (?:work|match|run)|don'?t want to pay|do not want to pay|refuse to pay|not paying|won'?t pay|unhappy|not satisfied|dissatisfied|low[- ]quality|terrible|awful|half[- ]done|plagiari\w*|copied|empty|fake|unrelated|irrelevant|different from what|not (?:what|the thing) i (?:ordered|asked|paid)|mismatch\w*)\b/;
 const NOT_DELIVERED =
   /\b(?:never (?:delivered|sent|acknowledged|replied|answered|responded)|(?:hasn'?t|has not|didn'?t|did not|still not|not yet) (?:delivered|sent|acknowledged|replied|responded|started)|not delivered|no delivery|still awaiting_delivery|still (?:waiting|pending)|overdue|late|ghost\w*|disappeared|unresponsive|no reply|no response|(?:too|very|so) slow|taking (?:too |so )?long|missed (?:the|its) deadline|past (?:the|its) deadline|(?:\d+|many|several|a few) (?:days|weeks) (?:and|but|later|now|already|since)|it has been (?:\d+|many|several|a few) (?:days|weeks))\b/;
 const DUPLICATE = /\b(?:twice|two (?:purchases|orders|purchase ids)|duplicate\w*|double[- ]?(?:bought|purchased|ordered|charged)|same (?:listing|service|thing|order) (?:twice|again)|bought it again|by (?:mistake|accident)|accidental\w*|changed my mind|don'?t need it anymore|no longer need)\b/;
@@ -331,6 +347,9 @@ const WANTS_MONEY_BACK = /\b(?:refund\w*|money back|gas back|get (?:my|the) (?:g
 const PAID_WORDS = /\b(?:paid|payment|pay me|get (?:my |the )?(?:money|gas)|my money|my gas|earn\w*|payout|paid out|release payment)\b/;
 const STATUS_WORDS =
   /\b(?:status|done|ready|finished|complete|going on|happening|where is|what'?s up with|update on|progress|any news|how long|when (?:will|does|do)|waiting|pending|stuck|releases?)\b/;
+/** The caller's human's spending limits (not a rate limit, not "is there a limit" on something else). */
+const SPENDING =
+  /\b(?:spending|purchase|per[- ]purchase|daily|weekly|buying)\s+(?:limits?|caps?|budgets?|max\w*)\b|\bbudgets?\b|\ballowance\b|\bmy (?:spending )?limits?\b|\blimits? (?:my (?:human|owner)|(?:that )?(?:my )?(?:human|owner) (?:set|sets|put))|\b(?:set|imposed) by my (?:human|owner)\b|\bperpurchasemax\b|\bspend\w*\b[^?]{0,30}\blimit|\blimit\w*\b[^?]{0,30}\bspend\w*|\bhow much can i spend\b/;
 const CAN_BUY = /\b(?:can i|could i|am i allowed|allowed to|able to|may i)\b[^?]{0,30}\b(?:buy|purchase|afford|spend|order)\b|\b(?:buy|purchase)\b[^?]{0,30}\bcosts?\b/;
 const OWN_ORDER = /\b(?:my|the|this|that|our) (?:order|purchase|sale|last sale|last order|job)s?\b|\bpur_[a-z0-9]+|\border i (?:just )?got\b|\bsomeone (?:bought|ordered)\b|\banything waiting\b/;
 
@@ -429,7 +448,7 @@ export function situationOf(
   }
 
   // The caller's human's spending limits.
-  if (/\b(?:spending )?limits?\b|\bbudget\b|\ballowance\b|\bspending cap\b|\bperpurchasemax\b|\bper[- ]purchase\b/.test(q) && !/\brate[_ ]limit/.test(q)) {
+  if (SPENDING.test(q) && !/\brate[_ ]limit/.test(q)) {
     const l = account?.limits ?? null;
     const looked: LookedAt[] = account && l ? [{ kind: 'spending_limits', id: account.agentId }] : [];
     const values = l
@@ -476,7 +495,7 @@ export function situationOf(
         lookedAt: looked,
       };
     }
-    if (/\b(?:my|what are|what is|show|current|do i have)\b/.test(q) && l) {
+    if (l) {
       return {
         lead: `${values} Your human sets them (checkout page or private owner page); whoami and wallet show them as spendingLimits.`,
         nextStep: call('whoami', {}),
@@ -549,7 +568,7 @@ export function situationOf(
   }
 
   // Webhooks that fail or do not arrive.
-  if (/\bwebhooks?\b|\bcallbacks?\b|\bnotifications?\b/.test(q) && /\b(?:fail\w*|(?:not|isn'?t|aren'?t|never|stopped) (?:receiving|getting|arriving|working|firing|called|coming)|nothing|didn'?t (?:get|receive|fire|arrive)|no (?:events?|calls?|posts?)|nothing (?:arrives|arrived|comes)|stopped|paused|retr\w*|broken|errors?|did (?:my|it)|status|deliver\w*)\b/.test(q)) {
+  if (/\bwebhooks?\b|\bcallbacks?\b|\bnotifications?\b/.test(q) && /\b(?:fail\w*|(?:not|isn'?t|aren'?t|never|stopped) (?:receiving|getting|arriving|working|firing|called|coming)|nothing|didn'?t (?:get|receive|fire|arrive)|no (?:events?|calls?|posts?)|nothing (?:arrives|arrived|comes)|stopped|paused|retr\w*|broken|errors?|did (?:my|it)|working)\b/.test(q) && !/\b(?:i got an?|i received an?)\b[^?]{0,30}\bwebhook\b/.test(q)) {
     const hooks = account?.webhooks ?? null;
     const failed = account?.failedDeliveries ?? [];
     if (account && hooks) {
@@ -601,6 +620,52 @@ export function situationOf(
       nextStep: call('list_orders', { role: 'all' }),
       sections: section('purchase-states'),
       lookedAt: [{ kind: 'orders', id: account.agentId }, ...ps.slice(0, 5).map((p) => ({ kind: 'purchase' as const, id: p.id }))],
+    };
+  }
+
+  // The caller's own recent failed calls.
+  if (account?.recentErrors && /\b(?:calls?|requests?|errors?)\b/.test(q) && /\bfail\w*|\berrors?\b|\bwent wrong\b/.test(q) && /\b(?:my|i|recent\w*|last|latest|any)\b/.test(q) && !codeInText) {
+    const errs = account.recentErrors;
+    return {
+      lead: errs.length
+        ? `Your most recent failed calls: ${errs.slice(0, 5).map((e) => `${e.requestId} ${e.tool ?? '?'} → HTTP ${e.status} ${e.errorCode ?? ''}${e.at ? ` (${ago(e.at, now)})` : ''}`).join('; ')}. Ask about one with ask_help {"context": {"requestId"}} to get it explained with its next step.`
+        : 'None of your calls failed in the last 7 days (I looked at your own request log). A failed call answers {"ok": false, "error": {"code", "hint"}, "requestId"}; pass that requestId to ask_help (context.requestId) to get it explained.',
+      nextStep: errs.length ? call('ask_help', { question: 'Why did this call fail?', context: { requestId: errs[0].requestId } }) : null,
+      sections: section('errors'),
+      lookedAt: [{ kind: 'requests', id: account.agentId }, ...errs.slice(0, 5).map((e) => ({ kind: 'request' as const, id: e.requestId }))],
+    };
+  }
+
+  // Cash-out, with the caller's own withdrawable figure.
+  if (account?.wallet && /\bcash(?:ing)?[\s-]?out\b|\bwithdraw\w*|\bpayout\b/.test(q) && /\b(?:can i|yet|now|how much|why can'?t|why cannot|able to|enough|am i|do i have)\b/.test(q) && !codeInText) {
+    const w = account.wallet;
+    const enough = w.withdrawableGas >= MIN_CASHOUT_GAS;
+    const openDispute = (account.purchases ?? []).some((p) => p.role === 'seller' && p.status === 'disputed');
+    const pending = (account.purchases ?? []).filter((p) => p.role === 'seller' && ['awaiting_delivery', 'delivered'].includes(p.status));
+    return {
+      lead:
+        `Your withdrawableGas is ${w.withdrawableGas} gas (sale earnings only; bought gas and referral bonuses are not withdrawable) and the minimum cash-out is ${MIN_CASHOUT_GAS} gas: ` +
+        (enough && !openDispute ? 'you can cash out now. ' : enough ? 'enough, but an open dispute on one of your sales blocks cash-out until it is resolved. ' : 'not yet. ') +
+        (w.pendingEarningsGas ? `${w.pendingEarningsGas} gas more are pending (delivered sales not yet completed). ` : '') +
+        (pending.length ? `Your open sales: ${pending.slice(0, 3).map((p) => `${p.id} (${p.status})`).join(', ')} — they become withdrawable when the buyer confirms or ${terms.autoReleaseDays} days after delivery. ` : '') +
+        'Cash out with connect_payouts {"btcAddress"} once, then request_cashout {"amountGas"} (2% fee, paid in BTC).',
+      nextStep: enough && !openDispute ? call('request_cashout', { amountGas: w.withdrawableGas }) : call('wallet', {}),
+      sections: section('cashout'),
+      lookedAt: [{ kind: 'wallet', id: account.agentId }, ...pending.slice(0, 3).map((p) => ({ kind: 'purchase' as const, id: p.id }))],
+    };
+  }
+
+  // Balance, with the caller's own figures.
+  if (account?.wallet && /\b(?:my (?:gas )?balance|how much gas (?:do i|i) have|gas (?:do|did) i have|my wallet|my gas\b(?! back)|gasbalance|balance is|what'?s my balance|whats my balance)\b/.test(q) && !codeInText && !/\bpaid\b|checkout|\bpayment\b|went through|\bapproved\b/.test(q) && !WANTS_MONEY_BACK.test(q)) {
+    const w = account.wallet;
+    return {
+      lead:
+        `Your gasBalance is ${w.gasBalance} gas (spendable); heldGas ${w.heldGas} is in escrow for your open purchases; withdrawableGas ${w.withdrawableGas}; pendingEarningsGas ${w.pendingEarningsGas}. ` +
+        (w.gasBalance === 0 ? 'To add gas, buy_gas (a human approves the payment at checkoutUrl). ' : '') +
+        'wallet shows these with your ledger entries.',
+      nextStep: call('wallet', {}),
+      sections: section('wallet'),
+      lookedAt: [{ kind: 'wallet', id: account.agentId }],
     };
   }
 
@@ -773,6 +838,22 @@ export function situationOf(
     }
   }
 
+  // Any other question about the caller's own purchase or sale: its state, and the call the question asks for.
+  if (!codeInText && account?.purchases?.length && OWN_ORDER.test(q)) {
+    const p = pickPurchase(q, account, role === 'seller' ? 'seller' : role === 'buyer' ? 'buyer' : null, stateNamed ? [stateNamed] : []);
+    if (p) {
+      const d = describePurchase(p, now, terms);
+      const wanted = intentTool(q, p.role === 'seller' ? 'seller' : 'buyer');
+      const step = wanted ? call(wanted, { ...exampleArguments(wanted), purchaseId: p.id }) : d.step;
+      return {
+        lead: d.text + (wanted && wanted !== d.step.tool ? ` You asked about ${wanted}: ${callText(step)}.` : '') + notMine,
+        nextStep: step,
+        sections: section('purchase-states'),
+        lookedAt: lookedPurchase(p, account),
+      };
+    }
+  }
+
   // A purchase state named in the question: what it means for the caller's side, and the call.
   if (stateNamed && !codeInText && /\b(?:what|mean\w*|why|stuck|now|next|happen\w*|this state|status)\b/.test(q)) {
     const meaning = STATE_MEANING[stateNamed];
@@ -829,12 +910,25 @@ export function situationOf(
   return null;
 }
 
+/** The purchase tool a question about one's own purchase asks for ("can I still rate my purchase?"). */
+function intentTool(q: string, side: 'buyer' | 'seller'): string | null {
+  if (/\bconfirm\w*|\baccept\w*/.test(q)) return side === 'buyer' ? 'confirm_delivery' : null;
+  if (/\brat(?:e|ing)\b|\breview\b|\bstars?\b/.test(q)) return side === 'buyer' ? 'rate_purchase' : null;
+  if (/\bdisput\w*/.test(q)) return 'dispute_purchase';
+  if (/\brefund\w*|\bmoney back\b|\bgas back\b|\bcancel\w*/.test(q)) return 'request_refund';
+  if (/\bmessage\w*|\bcontact\b|\bask (?:the )?(?:seller|buyer)\b|\btalk\b/.test(q)) return 'send_message';
+  if (side === 'seller' && /\bdeliver\w*/.test(q)) return 'deliver_work';
+  if (side === 'buyer' && /\b(?:read|see|view|download|open|check)\b[^?]{0,20}\b(?:work|delivery|result)\b/.test(q)) return 'get_delivery';
+  return null;
+}
+
 /** "How do I <do X>?": the tool that does X, when the question names an action plainly. */
 const ACTIONS: Array<[RegExp, string]> = [
   [/\bdeliver(?: an?| the| my)? (?:order|work|job|purchase|result)s?\b|\bhand (?:over|in) (?:the )?work\b|\bsubmit (?:the |my )?work\b/, 'deliver_work'],
   [/\back(?:nowledge)? (?:an?|the|my)? ?(?:order|purchase)\b/, 'ack_purchase'],
   [/\b(?:see|read|view|get|download|find|open)\b[^?]{0,25}\b(?:work|delivery|deliverable|result|files?) (?:the seller|that the seller|they) (?:sent|delivered|gave)\b/, 'get_delivery'],
   [/\b(?:cancel|undo) (?:an?|the|my) (?:order|purchase)\b/, 'request_refund'],
+  [/\b(?:change|edit|update|raise|lower|modify) (?:the |my )?(?:price|listing|title|description|delivery days)\b|\b(?:pause|unpublish|take down|deactivate|hide) (?:a |the |my )?(?:listing|service|offer)\b/, 'update_service'],
 ];
 
 export function actionTool(question: string): string | null {

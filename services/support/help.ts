@@ -452,6 +452,7 @@ function nextStepAfterFailure(code: string, tool: string | null): NextStep | nul
       return null;
     case 'invalid_state':
     case 'forbidden':
+      if (code === 'forbidden' && tool === 'purchase_service') return { tool: 'search_services', arguments: exampleArguments('search_services') };
       if (PURCHASE_TOOLS.has(tool)) return { tool: 'get_purchase', arguments: exampleArguments('get_purchase') };
       if (tool === 'request_cashout' || tool === 'cash_out') return { tool: 'wallet', arguments: exampleArguments('wallet') };
       return null;

@@ -101,7 +101,7 @@ export function judgeAnswer(entry: HeldoutEntry, a: any, facts: string[]): strin
     if (!looked.length) failures.push('lookedAt is empty');
     if (facts.length) {
       if (!facts.some((f) => text.includes(f.toLowerCase()))) failures.push(`does not cite the account (${facts.join(', ')})`);
-    } else if (!/\byou have no\b|\byou have not\b|\byou haven't\b|\bnone\b|\bno (?:purchases|orders|sales|webhooks?)\b/.test(text)) {
+    } else if (!/\byou have no\b|\byou have not\b|\byou haven't\b|\bnone\b|\bno (?:purchases|orders|sales|webhooks?)\b|\byour \w+ is 0\b/.test(text)) {
       failures.push('does not say the account has none');
     }
   }
