@@ -294,12 +294,20 @@ export class HelpIndex {
       // The tool that failed: from the context, or named in the pasted message.
       const failedTool = ctx.toolName ?? TOOL_NAMES.find((t) => new RegExp(`\\b${t}\\b`).test(input.question)) ?? null;
       if (!situation) nextStep = nextStepAfterFailure(guide.code, failedTool) ?? guide.nextStep;
+      if (guide.code === 'invalid_state' && /\bmaxpricegas\b|\bprice (?:rose|went up|was raised|increased|changed)\b|\braised (?:the|its|their) price\b/i.test(input.question)) {
+        nextStep = { tool: 'purchase_service', arguments: exampleArguments('purchase_service') };
+        line += '\nThe seller raised the price after you saw it, so nothing was held: do not just retry. Look at the new price (details.priceGas, or search_services / the listing again); if you still want it, call purchase_service again with maxPriceGas set to the new price and a new Idempotency-Key.';
+      }
       if (guide.code === 'invalid_state' && !failedTool && /\blisting\b/i.test(input.question) && /\b(?:paused|removed|inactive|taken down|not active)\b/i.test(input.question)) {
         nextStep = { tool: 'search_services', arguments: exampleArguments('search_services') };
         line += '\nA paused or removed listing cannot be bought until its seller makes it active again: search_services for another one.';
       }
       if (failedTool === 'request_cashout' || failedTool === 'cash_out') {
         line += `\nCash-out rules: at least ${MIN_CASHOUT_GAS} gas, at most wallet.withdrawableGas (sale earnings only), and no open dispute as a seller.`;
+      }
+      if ((guide.code === 'service_unavailable' || guide.code === 'internal') && PERSISTENT.test(input.question)) {
+        nextStep = { tool: 'report_bug', arguments: { ...exampleArguments('report_bug'), title: `Persistent ${guide.code}`, description: input.question.slice(0, 500).padEnd(10, '.') } };
+        line += '\nIt keeps happening after retries: report_bug with the requestIds and times so the operator sees it.';
       }
       if (guide.code === 'insufficient_gas') {
         const shortfall = parseShortfall(`${ctx.error ?? ''} ${input.question}`);
@@ -428,6 +436,9 @@ export class HelpIndex {
 /** "Why did my last call fail?": the caller's most recent failed request answers it. */
 const LAST_CALL = /\b(?:my|the) (?:last|latest|previous|most recent|recent) (?:call|request|error|failure|tool call)s?\b|\bwhy did (?:it|that|my (?:call|request)) fail\b|\bwhat went wrong\b/i;
 
+/** A failure that keeps happening (then it is a fault worth a bug report). */
+const PERSISTENT = /\b(?:keeps?|kept|still|again|every (?:time|call)|since (?:an? )?(?:hour|day|yesterday|this morning|\d+)|for (?:an? |\d+ )?(?:hours?|minutes?|days?)|retried|repeatedly|persist\w*|always)\b/i;
+
 /** The share of the question's weight a sentence must cover to lead as "In short". */
 const KEY_SENTENCE_MIN_SHARE = 0.4;
 
@@ -482,7 +493,7 @@ export function findErrorCode(text: string): string | null {
   const status =
     /\b(?:http(?:\/[\d.]+)?|status(?:\s+code)?|error|code|returned|returns|got|answered|answers|failed with|response)\W{0,3}([45]\d\d)\b(?!\s*(?:gas|usd|%))/.exec(lower) ??
     /\b([45]\d\d)\s*[-:]?\s*(?:unauthorized|forbidden|not found|conflict|too many requests|internal server error|service unavailable|bad request|payment required|unprocessable|not implemented)/.exec(lower);
-  if (status) return ERROR_CODE_BY_STATUS.get(Number(status[1])) ?? null;
+  if (status) return ERROR_CODE_BY_STATUS.get(Number(status[1])) ?? (Number(status[1]) >= 500 ? 'service_unavailable' : null);
   // The status's words without its number ("the server says too many requests").
   for (const [phrase, code] of STATUS_PHRASES) if (phrase.test(lower)) return code;
   return null;
@@ -505,7 +516,7 @@ function oneEditApart(a: string, b: string): boolean {
 const STATUS_PHRASES: Array<[RegExp, string]> = [
   [/\btoo many (?:requests|calls)\b|\brate[\s-]?limit(?:ed)?\b|\bthrottl\w*/, 'rate_limited'],
   [/\bpayment required\b/, 'insufficient_gas'],
-  [/\bservice (?:is )?unavailable\b/, 'service_unavailable'],
+  [/\bservice (?:is )?unavailable\b|\bbad gateway\b|\bgateway time-?out\b/, 'service_unavailable'],
   [/\binternal server error\b/, 'internal'],
 ];
 

@@ -2,7 +2,9 @@
  * The held-out sets of issue #26, kept as written (frozen: FROZEN records their sha256). set-A is the
  * tuning set and is graded here on every run, each account-style question asked by a caller whose
  * account is built for real (grader.ts); set-B was graded once, at the end (docs/decisions.md), and is
- * only checked for being unchanged. A new held-out set is graded with npm run help:eval -- <set.json>.
+ * only checked for being unchanged. own-1.json and own-2.json are tuning sets written by the
+ * implementer (not blind) after set-A, to check fixes on questions set-A does not have. A new
+ * held-out set is graded with npm run help:eval -- <set.json>.
  */
 import crypto from 'node:crypto';
 import fs from 'node:fs';
@@ -36,6 +38,15 @@ describe('ask_help held-out sets', () => {
     const set = JSON.parse(read('set-A.json').toString()) as HeldoutEntry[];
     const graded = await gradeSet(app, set);
     console.log(report(graded));
+    const declines = graded.filter((g) => g.entry.style === 'decline');
+    expect(declines.filter((g) => g.ok).map((g) => g.entry.id)).toEqual(declines.map((g) => g.entry.id));
+    expect(graded.filter((g) => g.ok).length / graded.length).toBeGreaterThanOrEqual(0.9);
+  }, 120_000);
+
+  test.each([['own-1.json'], ['own-2.json']])('%s (tuning, written by the implementer): at least 90 %% correct, every decline declined', async (name) => {
+    const set = JSON.parse(read(name).toString()) as HeldoutEntry[];
+    const graded = await gradeSet(app, set);
+    console.log(`${name}\n${report(graded)}`);
     const declines = graded.filter((g) => g.entry.style === 'decline');
     expect(declines.filter((g) => g.ok).map((g) => g.entry.id)).toEqual(declines.map((g) => g.entry.id));
     expect(graded.filter((g) => g.ok).length / graded.length).toBeGreaterThanOrEqual(0.9);
