@@ -62,8 +62,12 @@ const MANIPULATION: RegExp[] = [
   /\b(?:increase|raise|lift|remove|double|bump) my (?:daily |weekly |per[- ]purchase |spending )*(?:limits?|budgets?|caps?|allowance)\b[^?]*\bplease\b/,
   // an action the help is asked to take on money
   /\b(?:can|could|would|will) you (?:please |just )?(?:credit|give|send|transfer|add|grant|mint|deposit|release|refund|unfreeze|resolve|approve|move|pay|reverse|cancel|delete|ban|reset|raise|increase|lift|remove|change)\b/,
-  /(?:^|[.!?,;]\s*|:\s*)(?:please |now |just )?(?:credit|give|send|transfer|grant|mint|deposit|release|refund|unfreeze|move|pay out|reverse|raise|lift|approve|resolve|unlock|override|mark) (?:me|my|it|us|the escrow|this escrow|that escrow|the dispute|this dispute|the hold|\d+|pur_\w+)\b[^?]*$/,
-  /\b(?:just do it|do it now|right now|immediately)\b[^?]*\b(?:refund|release|credit|gas|escrow|pay)\b|\b(?:refund|release|credit|gas|escrow|pay)\b[^?]*\b(?:just do it|do it now|right now|immediately)\b/,
+  /(?:^|[.!?,;]\s*|:\s*)(?:please |now |just )?(?:credit|give|send|transfer|grant|mint|deposit|release|refund|unfreeze|move|pay out|reverse|raise|lift|approve|resolve|unlock|override|mark) (?:me|my|it|us|the escrow|this escrow|that escrow|the dispute|this dispute|the hold|the (?:buyer|seller)|him|her|them|agt_\w+|\d+|pur_\w+)\b[^?]*$/,
+  /\b(?:just do it|do it now)\b/,
+  /\b(?:right now|immediately|asap)\b[^?]*\b(?:refund|release|credit|transfer|unfreeze|pay out)\b|\b(?:refund|release|credit|transfer|unfreeze|pay out)\b[^?]*\b(?:right now|immediately|asap)\b/,
+  /\b(?:i'?m|i am) (?:the |an? )?(?:ceo|cto|founder|owner|boss|staff|employee|engineer|developer|manager)\b[^?]{0,60}\b(?:bypass|skip|override|disable|approve|unban|release|refund|credit|resolve|delete|raise|lift)\b/,
+  /\b(?:bypass|skip|override|disable|turn off|get around)\b[^?]{0,20}\b(?:the )?(?:quality gate|moderation|checks?|review|spending limits?|limits?|rate limit\w*|approval|escrow)\b/,
+  /\b(?:un)?(?:ban|suspend|block|delete|deactivate)\b[^?]{0,15}\b(?:agent|account|user|seller|buyer|agt_\w+)\b(?![^?]*\bhow\b)/,
   /\bfree gas\b.*\b(?:give|send|credit|want|need)\b|\b(?:give|send|credit) me\b.*\bfree\b/,
 ];
 
@@ -83,6 +87,8 @@ const OTHERS_DATA: RegExp[] = [
   /\b(?:list|show|tell me|give me|send me|what (?:did|does|has)|how much (?:did|does|has)|who (?:bought|paid|ordered)|which (?:agents|buyers))\b[^?]{0,60}\b(?:agt_\w+|another agent|other agents|other sellers|other buyers|(?:that|this) (?:seller|buyer|agent)|seller agt_\w+|buyer agt_\w+)\b/,
   /\b(?:agt_\w+|another agent'?s?|other agents'?)\b[^?]{0,60}\b(?:sold|bought|purchases|orders|sales|balance|wallet|earnings|messages|customers|buyers)\b/,
   /\bwho bought\b[^?]{0,40}\b(?:and|what)\b[^?]{0,30}\bpaid\b/,
+  /\bmessages (?:between|of|from) (?:agt_\w+|other|another|two|those|these)\b/,
+  /\b(?:which|what|who) (?:agents?|sellers?|buyers?|users?) (?:have|has|holds?|earn\w*|made|make|spent|spends?) (?:the )?most\b|\bmost (?:gas|money|sales|earnings)\b[^?]{0,20}\b(?:agents?|sellers?|buyers?)\b/,
   /\b(?:balances?|wallets?|earnings|revenue|purchases|sales|orders|messages|api keys?) of (?:the )?(?:top|other|all|every|another|some|\d+)\b/,
   /\b(?:top|other|all|richest|biggest) (?:\d+ )?(?:sellers|buyers|agents)'? (?:balances?|earnings|wallets?|revenue|purchases|sales)\b/,
   /\b(?:richest|wealthiest|top[- ]earning|biggest spender)\b[^?]{0,30}\b(?:agents?|sellers?|buyers?|users?)\b|\bhow much (?:gas |money )?(?:do|does|did) (?:they|he|she|agt_\w+|that (?:agent|seller|buyer)) (?:have|earn|make|spend)\b/,
@@ -93,6 +99,8 @@ const OFF_TOPIC: RegExp[] = [
   /\b(?:poem|haiku|limerick|sonnet)\b/,
   /\b(?:write|draft|compose)\b[^?.]{0,20}\b(?:cover letter|resume|cv|essay|tweet|blog post|article|speech|homework|love letter)\b/,
   /\b(?:latest|today'?s|current) news\b/,
+  /\b(?:debug|fix|refactor|optimi[sz]e|review|explain)\b (?:my|this|the|a) (?:code|component|function|script|app|program|query|css|react|python|sql|regex|docker\w*|k8s|kubernetes)\b/,
+  /\bhomework\b|\bintegrate x\b|\bderivative of\b|\bsolve (?:this |the )?equation\b|\belection\b|\bmovie\b|\bsports?\b/,
   /^\s*(?:what'?s|what is|calculate|compute|how much is)\s*-?[\d(][\d\s+\-*/x×^().]*\??\s*$/,
   /\bweather\b|\bforecast\b(?! of)/,
   /\b(?:can|could|would|will) you\b[^?.]{0,15}\b(?:write|code|build|make|create|generate|draft|translate|summari[sz]e|solve|debug|refactor|implement)\b[^?.]{0,40}\b(?:script|function|program|code|class|regex|scraper|app|website|essay|email|letter|sql|query|algorithm)\b/,
@@ -155,7 +163,7 @@ export function declineOf(question: string): Decline | null {
     };
   }
   if (OFF_TOPIC.some((r) => r.test(q))) {
-    const code = /\b(?:script|function|program|code|scraper|app|website|sql|regex|algorithm|python|javascript|typescript)\b/.test(q);
+    const code = /\b(?:script|function|program|code|scraper|app|website|sql|regex|algorithm|python|javascript|typescript|component|react|css)\b/.test(q);
     return {
       answer:
         "I can't help with that here: ask_help only answers questions about this marketplace." +
@@ -344,7 +352,7 @@ export function describePurchase(p: PurchaseView, now: Date, terms: MarketTerms 
 // Situations.
 
 const UNHAPPY =
-  /\b(?:garbage|junk|rubbish|trash|crap|wrong|bad|poor|broken|useless|incomplete|lorem|scam\w*|misrepresent\w*|nothing like|not what|isn't what|is not what|doesn'?t (?:work|match|run)|does not (?:work|match|run)|don'?t want to pay|do not want to pay|refuse to pay|not paying|won'?t pay|unhappy|not satisfied|dissatisfied|low[- ]quality|terrible|awful|half[- ]done|plagiari\w*|copied|empty|fake|unrelated|irrelevant|different from what|not (?:what|the thing) i (?:ordered|asked|paid)|mismatch\w*|dead|expired|missing|corrupt\w*|can'?t (?:open|access|download)|cannot (?:open|access|download)|doesn'?t (?:open|load)|(?:link|file|url) (?:is )?(?:broken|404))\b/;
+  /\b(?:garbage|junk|rubbish|trash|crap|wrong|bad|poor|broken|useless|incomplete|lorem|scam\w*|misrepresent\w*|nothing like|not what|isn't what|is not what|doesn'?t (?:work|match|run)|does not (?:work|match|run)|don'?t want to pay|do not want to pay|refuse to pay|not paying|won'?t pay|unhappy|not satisfied|dissatisfied|low[- ]quality|terrible|awful|half[- ]done|plagiari\w*|copied|empty|fake|unrelated|irrelevant|different from what|not (?:what|the thing) i (?:ordered|asked|paid)|mismatch\w*|dead|expired|missing|not happy|not good|isn'?t good|not (?:usable|acceptable)|a different (?:repo\w*|project|file|thing|service|task|module|language)|wrong (?:repo\w*|file|project|language|module)|corrupt\w*|can'?t (?:open|access|download)|cannot (?:open|access|download)|doesn'?t (?:open|load)|(?:link|file|url) (?:is )?(?:broken|404))\b/;
 const NOT_DELIVERED =
   /\b(?:never (?:delivered|sent|acknowledged|replied|answered|responded)|(?:hasn'?t|has not|didn'?t|did not|still not|not yet) (?:delivered|sent|acknowledged|replied|responded|started)|not delivered|no delivery|still awaiting_delivery|still (?:waiting|pending)|overdue|late|ghost\w*|disappeared|unresponsive|no reply|no response|(?:too|very|so) slow|taking (?:too |so )?long|missed (?:the|its) deadline|past (?:the|its) deadline|(?:\d+|many|several|a few) (?:days|weeks) (?:and|but|later|now|already|since)|it has been (?:\d+|many|several|a few) (?:days|weeks))\b/;
 const DUPLICATE = /\b(?:twice|two (?:purchases|orders|purchase ids)|duplicate\w*|double[- ]?(?:bought|purchased|ordered|charged)|same (?:listing|service|thing|order) (?:twice|again)|bought it again|by (?:mistake|accident)|accidental\w*|changed my mind|don'?t need it anymore|no longer need)\b/;
@@ -355,10 +363,10 @@ const STATUS_WORDS =
   /\b(?:status|done|ready|finished|complete|going on|happening|where is|what'?s up with|update on|progress|any news|how long|when (?:will|does|do)|waiting|pending|stuck|releases?)\b/;
 /** The caller's human's spending limits (not a rate limit, not "is there a limit" on something else). */
 const SPENDING =
-  /\b(?:spending|purchase|per[- ]purchase|daily|weekly|buying)\s+(?:limits?|caps?|budgets?|max\w*)\b|\bbudgets?\b|\ballowance\b|\bmy (?:spending )?limits?\b|\blimits? (?:my (?:human|owner)|(?:that )?(?:my )?(?:human|owner) (?:set|sets|put))|\b(?:set|imposed) by my (?:human|owner)\b|\bperpurchasemax\b|\bspend\w*\b[^?]{0,30}\blimit|\blimit\w*\b[^?]{0,30}\bspend\w*|\bhow much can i spend\b/;
+  /\b(?:spending|purchase|per[- ]purchase|daily|weekly|buying)\s+(?:limits?|caps?|budgets?|max\w*)\b|\bbudgets?\b|\ballowance\b|\bmy (?:spending )?limits?\b|\blimits? (?:my (?:human|owner)|(?:that )?(?:my )?(?:human|owner) (?:set|sets|put))|\b(?:set|imposed) by my (?:human|owner)\b|\bperpurchasemax\b|\bspend\w*\b[^?]{0,30}\blimit|\blimit\w*\b[^?]{0,30}\bspend\w*|\bhow much (?:can i|i can|am i allowed to|may i) spend\b|\b(?:caps?|max\w*)\b[^?]{0,30}\bspend/;
 /** A question that points at the caller's current purchase without naming it. */
 const DEICTIC =
-  /\b(?:what (?:should|do|can|must) (?:i|we) do|what now|what next|next steps?|now what|can i still|is it (?:done|ready|late|safe)|has (?:the )?(?:seller|buyer|it)|did (?:the )?(?:seller|buyer)|when will|when do|how long|complain\w*|unhappy|the (?:seller|buyer|customer)\b|started|progress|any news|status|update|stuck|cancel|refund|confirm|release|paid|pay)\b/;
+  /\b(?:what (?:should|do|can|must) (?:i|we) do|what now|what next|next steps?|now what|can i still|is it (?:done|ready|late|safe)|has (?:the )?(?:seller|buyer|it)|did (?:the )?(?:seller|buyer)|when (?:will|do|does|should|can|is)|expect\w*|how long|(?:is there )?(?:something|anything) (?:i need|to do|for me)|need to do|(?:my|the) delivery|what i got|complain\w*|unhappy|the (?:seller|buyer|customer)\b|started|progress|any news|status|update|stuck|cancel|refund|confirm|release|paid|pay)\b/;
 /** Words of a question about something other than a purchase (then the documentation answers it). */
 const OTHER_TOPIC = /\b(?:listing|list_service|webhook|cash[\s-]?out|withdraw\w*|gas pack|buy gas|register|api key|mcp|referral|fee|limit|budget|search)\b/;
 const CAN_BUY = /\b(?:can i|could i|am i allowed|allowed to|able to|may i)\b[^?]{0,30}\b(?:buy|purchase|afford|spend|order)\b|\b(?:buy|purchase)\b[^?]{0,30}\bcosts?\b/;
@@ -615,7 +623,7 @@ export function situationOf(
   }
 
   // "Do I have any orders / purchases / sales?"
-  if (account?.purchases && /\b(?:do i have|have i (?:got|had)|any|how many|list|show)\b[^?]{0,25}\b(?:orders?|purchases?|sales?|buyers?|customers?)\b/.test(q) && !/\bhow (?:do|can) i\b/.test(q)) {
+  if (account?.purchases && (/\b(?:do i have|have i (?:got|had)|any|how many|list|show)\b[^?]{0,25}\b(?:orders?|purchases?|sales?|buyers?|customers?)\b/.test(q) || /\bwhat (?:have|did) i (?:bought|buy|purchased|purchase|ordered|order|sold|sell)\b|\bmy (?:purchases|orders|sales) (?:so far|history)\b/.test(q)) && !/\bhow (?:do|can) i\b/.test(q)) {
     const ps = account.purchases;
     if (!ps.length) {
       return {
@@ -665,6 +673,22 @@ export function situationOf(
       nextStep: enough && !openDispute ? call('request_cashout', { amountGas: w.withdrawableGas }) : call('wallet', {}),
       sections: section('cashout'),
       lookedAt: [{ kind: 'wallet', id: account.agentId }, ...[...(disputed ? [disputed] : []), ...pending.slice(0, 3)].map((p) => ({ kind: 'purchase' as const, id: p.id }))],
+    };
+  }
+
+  // Gas held in escrow, with the purchases holding it.
+  if (account?.wallet && /\b(?:locked|held|on hold|in escrow|heldgas|frozen|reserved|tied up)\b/.test(q) && /\b(?:gas|money|balance|funds|how much|why|what)\b/.test(q) && !codeInText && role !== 'seller') {
+    const w = account.wallet;
+    const holding = (account.purchases ?? []).filter((p) => p.role === 'buyer' && ['pending', 'awaiting_approval', 'awaiting_delivery', 'delivered', 'disputed'].includes(p.status));
+    return {
+      lead:
+        `Your heldGas is ${w.heldGas} gas: the price of your open purchases, held in escrow until each completes (then the seller is paid) or is refunded (then it comes back to you)` +
+        (holding.length ? `: ${holding.slice(0, 5).map((p) => `${p.id} ${p.priceGas} gas (${p.status})`).join(', ')}. ` : '. ') +
+        `Your spendable gasBalance is ${w.gasBalance} gas.` +
+        (holding[0] ? ` ${describePurchase(holding[0], now, terms).text}` : ''),
+      nextStep: holding[0] ? describePurchase(holding[0], now, terms).step : call('wallet', {}),
+      sections: section('wallet'),
+      lookedAt: [{ kind: 'wallet', id: account.agentId }, ...holding.slice(0, 5).map((p) => ({ kind: 'purchase' as const, id: p.id }))],
     };
   }
 
@@ -881,6 +905,18 @@ export function situationOf(
     };
   }
 
+  // Changing a listing's price with orders already placed.
+  if (/\b(?:raise|bump|increase|lower|reduce|change|update)\b[^?.]{0,25}\bprice\b|\bprice\b[^?.]{0,20}\b(?:to \d+|up|down)\b|\b(?:raise|bump|increase|lower|reduce)\b[^?.]{0,15}\bto \d+/.test(q) && /\b(?:already|existing|ordered|bought|purchased|current (?:orders|buyers))\b/.test(q)) {
+    return {
+      lead:
+        'Existing orders keep their price: the price is fixed at purchase time and held in escrow, so buyers who already ordered pay what they paid. ' +
+        'Change the price for new purchases with update_service {"listingId", "priceGas"}; a buyer who saw the old quote and passes maxPriceGas gets 409 invalid_state instead of paying more.',
+      nextStep: call('update_service', { listingId: 'lst_…', priceGas: 200 }),
+      sections: section('selling'),
+      lookedAt: [],
+    };
+  }
+
   // "Am I a buyer or a seller?"
   if (account?.purchases && /\bam i (?:a |the )?(?:buyer|seller)\b|\b(?:my|which) role\b/.test(q)) {
     const ps = account.purchases;
@@ -975,6 +1011,51 @@ export function situationOf(
   return null;
 }
 
+/**
+ * The caller's account in a few lines, for a first-person question the documentation cannot place
+ * ("is there something I need to do?"): the most urgent open purchase and its call, or that there is none.
+ */
+export function accountOverview(account: HelpAccount, now: Date, terms: MarketTerms = DEFAULT_TERMS): Situation {
+  const ps = account.purchases ?? [];
+  const urgency = ['disputed', 'delivered', 'awaiting_delivery', 'awaiting_approval', 'pending'];
+  const open = ps.filter((p) => urgency.includes(p.status)).sort((a, b) => urgency.indexOf(a.status) - urgency.indexOf(b.status));
+  const p = open[0] ?? ps[0] ?? null;
+  if (!p) {
+    return {
+      lead:
+        `You have no purchases or sales yet (I looked at your orders)${account.wallet ? `, and your gasBalance is ${account.wallet.gasBalance} gas` : ''}. ` +
+        'To buy: search_services, then purchase_service (buy_gas first if your balance is short). To sell: list_service (free).',
+      nextStep: call('search_services', exampleArguments('search_services')),
+      sections: section('getting-started'),
+      lookedAt: [{ kind: 'orders', id: account.agentId }, ...(account.wallet ? [{ kind: 'wallet' as const, id: account.agentId }] : [])],
+    };
+  }
+  const d = describePurchase(p, now, terms);
+  const others = open.length > 1 ? ` You have ${open.length - 1} more open order${open.length > 2 ? 's' : ''}: ${open.slice(1, 4).map((o) => `${o.id} (${o.status})`).join(', ')}.` : '';
+  return { lead: d.text + others, nextStep: d.step, sections: section('purchase-states'), lookedAt: [{ kind: 'orders', id: account.agentId }, { kind: 'purchase', id: p.id }] };
+}
+
+/** A first-person question ("I", "my", "me"): about the caller, so its own account may answer it. */
+export const FIRST_PERSON = /\b(?:i|i'm|i've|my|me|mine|we|our)\b/i;
+
+/** The knowledge section holding the rules of a tool (shown after an error of that tool is explained). */
+export const TOOL_RULES: Record<string, string> = {
+  rate_purchase: 'ratings',
+  request_refund: 'refunds-disputes',
+  dispute_purchase: 'refunds-disputes',
+  request_cashout: 'cashout',
+  cash_out: 'cashout',
+  connect_payouts: 'cashout',
+  list_service: 'selling',
+  update_service: 'selling',
+  deliver_work: 'selling',
+  purchase_service: 'buying',
+  confirm_delivery: 'purchase-states',
+  set_webhook: 'webhooks',
+  buy_gas: 'gas',
+  send_message: 'messages',
+};
+
 /** The purchase tool a question about one's own purchase asks for ("can I still rate my purchase?"). */
 function intentTool(q: string, side: 'buyer' | 'seller'): string | null {
   if (/\bconfirm\w*|\baccept\w*/.test(q)) return side === 'buyer' ? 'confirm_delivery' : null;
@@ -993,8 +1074,10 @@ const ACTIONS: Array<[RegExp, string]> = [
   [/\back(?:nowledge)? (?:an?|the|my)? ?(?:order|purchase)\b/, 'ack_purchase'],
   [/\b(?:see|read|view|get|download|find|open)\b[^?]{0,25}\b(?:work|delivery|deliverable|result|files?) (?:the seller|that the seller|they) (?:sent|delivered|gave)\b/, 'get_delivery'],
   [/\b(?:cancel|undo) (?:an?|the|my) (?:order|purchase)\b/, 'request_refund'],
+  [/\b(?:check|track|follow|see|look up|find) (?:on )?(?:a |an |my |the )?(?:purchase|order)(?:'s)?(?: status)?\b/, 'get_purchase'],
+  [/\b(?:stop|delete|remove|disable|turn off|unsubscribe)\b[^?]{0,10}\bwebhooks?\b/, 'delete_webhook'],
   [/\b(?:open|file|start|raise) (?:a |an )?dispute\b|\bdispute (?:a|the|my|an) (?:purchase|order)\b/, 'dispute_purchase'],
-  [/\b(?:change|edit|update|raise|lower|modify) (?:the |my )?(?:price|listing|title|description|delivery days)\b|\b(?:pause|unpublish|take down|deactivate|hide) (?:a |the |my )?(?:listing|service|offer)\b/, 'update_service'],
+  [/\b(?:change|edit|update|raise|lower|modify|bump) (?:the |my )?(?:price|listing|title|description|delivery days)\b|\b(?:pause|unpublish|take down|deactivate|hide) (?:a |the |my )?(?:listing|service|offer)\b/, 'update_service'],
 ];
 
 export function actionTool(question: string): string | null {

@@ -23,7 +23,7 @@ import {
 import { DEFAULT_TERMS, smallestPackCovering, GAS_PACKS, MIN_CASHOUT_GAS, packById, saleSplit, type MarketTerms } from '../../packages/market-rules';
 import { TOOL_NAMES, PURCHASE_STATUSES } from '../../packages/tool-catalogue';
 import { processTerm, questionTerms, tokenize, type QuestionTerm } from './help-text';
-import { aboutTheService, actionTool, declineOf, offTopicDecline, reportsFault, situationOf, type Decline } from './help-situation';
+import { FIRST_PERSON, TOOL_RULES, aboutTheService, accountOverview, actionTool, declineOf, offTopicDecline, reportsFault, situationOf, type Decline } from './help-situation';
 import type { HelpAnswer, HelpContext, HelpInput, LookedAt } from '../../packages/contracts/support';
 
 export type { HelpAnswer, HelpContext, HelpInput };
@@ -316,6 +316,12 @@ export class HelpIndex {
       }
       parts.push(line);
       sources.set(`error-${guide.code}`, `Error ${guide.title}`);
+      // The rules of the tool that failed (a rating window, a cash-out minimum …) often say why.
+      const rules = failedTool ? this.byId.get(TOOL_RULES[failedTool] ?? '') : undefined;
+      if (rules && !sources.has(rules.id) && !['insufficient_gas', 'unauthorized', 'rate_limited', 'service_unavailable', 'internal'].includes(guide.code)) {
+        parts.push(`The rules of ${failedTool} — ${rules.title}:\n${rules.body}`);
+        sources.set(rules.id, rules.title);
+      }
       known = true;
       confidence = Math.max(confidence, 0.95);
     }
@@ -391,11 +397,30 @@ export class HelpIndex {
         parts.push(`See also: ${also.map((h) => h.section.title).join('; ')}.`);
         for (const h of also) sources.set(h.section.id, h.section.title);
       }
+      // A question naming one tool ("what do I send in deliver_work?") is about that tool.
+      const named = explained || situation ? [] : TOOL_NAMES.filter((t) => t !== 'ask_help' && new RegExp(`\\b${t}\\b`).test(input.question));
+      if (!nextStep && named.length === 1) nextStep = { tool: named[0], arguments: exampleArguments(named[0]) };
       if (!nextStep && top.nextStep) nextStep = top.nextStep;
       known = true;
       confidence = Math.max(confidence, Math.min(0.9, 0.4 + coverage * 0.5));
     }
 
+    if (!known && account && FIRST_PERSON.test(input.question) && !situation && (anchored || ACCOUNT_WORDS.test(input.question))) {
+      // A first-person question the documentation cannot place: the caller's own account answers it.
+      const overview = accountOverview(account, now, this.terms);
+      parts.push(overview.lead);
+      nextStep = overview.nextStep;
+      lookedAt.push(...overview.lookedAt);
+      for (const id of overview.sections) {
+        const sec = this.byId.get(id);
+        if (sec) {
+          parts.push(`${sec.title}:\n${sec.body}`);
+          sources.set(id, sec.title);
+        }
+      }
+      known = true;
+      confidence = 0.5;
+    }
     if (!known) {
       // Not about this marketplace at all: a short refusal. About it but not documented: "I don't know",
       // with no report_bug (not knowing is not a fault; an agent following nextStep must not file one).
@@ -435,6 +460,9 @@ export class HelpIndex {
 
 /** "Why did my last call fail?": the caller's most recent failed request answers it. */
 const LAST_CALL = /\b(?:my|the) (?:last|latest|previous|most recent|recent) (?:call|request|error|failure|tool call)s?\b|\bwhy did (?:it|that|my (?:call|request)) fail\b|\bwhat went wrong\b/i;
+
+/** Words of a first-person question about one's own dealings ("is there something I need to do?"). */
+const ACCOUNT_WORDS = /\b(?:bought|ordered|got|sold|happy|unhappy|need to do|something|anything|waiting|expect\w*|status|next|now|still|yet|done|paid|money|stuck)\b/i;
 
 /** A failure that keeps happening (then it is a fault worth a bug report). */
 const PERSISTENT = /\b(?:keeps?|kept|still|again|every (?:time|call)|since (?:an? )?(?:hour|day|yesterday|this morning|\d+)|for (?:an? |\d+ )?(?:hours?|minutes?|days?)|retried|repeatedly|persist\w*|always)\b/i;
@@ -491,7 +519,8 @@ export function findErrorCode(text: string): string | null {
   // A pasted HTTP status ("status code 503", "Error 404: …", "429 Too Many Requests"), but not an
   // amount ("500 gas").
   const status =
-    /\b(?:http(?:\/[\d.]+)?|status(?:\s+code)?|error|code|returned|returns|got|answered|answers|failed with|response)\W{0,3}([45]\d\d)\b(?!\s*(?:gas|usd|%))/.exec(lower) ??
+    /\b(?:http(?:\/[\d.]+)?|status(?:\s+code)?|error|code|returned|returns|got|answered|answers|failed(?: with)?|fails(?: with)?|response|->|→)\W{0,3}([45]\d\d)\b(?!\s*(?:gas|usd|%))/.exec(lower) ??
+    /\b[a-z]+_[a-z_]+\s*(?:->|→|:|returned|returns|gave|gives|says)?\s*\(?([45]\d\d)\b(?!\s*(?:gas|usd|%))/.exec(lower) ??
     /\b([45]\d\d)\s*[-:]?\s*(?:unauthorized|forbidden|not found|conflict|too many requests|internal server error|service unavailable|bad request|payment required|unprocessable|not implemented)/.exec(lower);
   if (status) return ERROR_CODE_BY_STATUS.get(Number(status[1])) ?? (Number(status[1]) >= 500 ? 'service_unavailable' : null);
   // The status's words without its number ("the server says too many requests").
