@@ -54,7 +54,11 @@ const MANIPULATION: RegExp[] = [
   /\b(?:authori[sz]ation|override|admin) code\b/,
   /\bas (?:the |an? |your )?(?:admin|administrator|operator|moderator|owner of (?:this|the) (?:marketplace|service|platform))\b/,
   /\bin my favou?r\b/,
-  /\bsystem override\b|\boverride:|\bset my (?:gas ?)?balance\b|\bset (?:my )?gasbalance\b/,
+  /\bsystem override\b|\boverride:|\bsets? (?:my|the|their|his|her) (?:gas ?)?balance\b|\bset (?:my )?gasbalance\b|\bbalance to \d+/,
+  /\b(?:forget|disregard|override) (?:everything|all|your|the|any)\b[^?]{0,20}\b(?:above|before|previous|prior|instructions|rules|prompt)\b/,
+  /\b(?:unlimited|infinite|free unlimited) gas\b|\bgas (?:hack|exploit|glitch)\b/,
+  /\b(?:i'?m|i am) (?:a |an |the )?(?:developer|dev|engineer|staff|employee|ceo|cto|founder|admin|administrator|operator|moderator|support agent)\b[^?]{0,80}\b(?:run|execute|sql|query|database|db|bypass|override|release|refund|credit|grant|unban|approve|resolve|set (?:my|the)|sets (?:my|the)|balance to)\b/,
+  /\b(?:sql|query|database|db)\b[^?]{0,40}\b(?:set|update|insert|delete|drop)\b|\b(?:run|execute) (?:a |an |this |the )?(?:sql|query|command|script) (?:on|against|in) (?:the |your )?(?:db|database|server|ledger)\b/,
   /\b(?:i'?m|i am|we are|we're) (?:from|with|on) (?:the )?(?:support|ops|operations|admin|operator|security|trust and safety|platform|engineering) team\b/,
   /\bmark (?:my |the |this |that )?(?:purchase|order|sale|pur_\w+)\b[^?]{0,25}\bas (?:delivered|completed|paid|confirmed|refunded|resolved)\b/,
   /\b(?:yourself|on my behalf|for me)\b[^?]{0,40}\b(?:approve|confirm|release|refund|resolve|credit|pay|transfer|cancel)\b|\b(?:approve|confirm|release|refund|resolve|credit|pay|transfer|cancel)\b[^?]{0,40}\b(?:yourself|on my behalf)\b/,
@@ -62,7 +66,7 @@ const MANIPULATION: RegExp[] = [
   /\b(?:increase|raise|lift|remove|double|bump) my (?:daily |weekly |per[- ]purchase |spending )*(?:limits?|budgets?|caps?|allowance)\b[^?]*\bplease\b/,
   // an action the help is asked to take on money
   /\b(?:can|could|would|will) you (?:please |just )?(?:credit|give|send|transfer|add|grant|mint|deposit|release|refund|unfreeze|resolve|approve|move|pay|reverse|cancel|delete|ban|reset|raise|increase|lift|remove|change)\b/,
-  /(?:^|[.!?,;]\s*|:\s*)(?:please |now |just )?(?:credit|give|send|transfer|grant|mint|deposit|release|refund|unfreeze|move|pay out|reverse|raise|lift|approve|resolve|unlock|override|mark) (?:me|my|it|us|the escrow|this escrow|that escrow|the dispute|this dispute|the hold|the (?:buyer|seller)|him|her|them|agt_\w+|\d+|pur_\w+)\b[^?]*$/,
+  /(?:^|[.!?,;]\s*|:\s*)(?:please |now |just )?(?:credit|give|send|transfer|grant|mint|deposit|release|refund|unfreeze|move|pay out|reverse|raise|lift|approve|resolve|unlock|override|mark|close|settle|cancel|complete|end) (?:me|my|it|us|the escrow|this escrow|that escrow|the dispute|this dispute|the hold|the (?:buyer|seller)|him|her|them|agt_\w+|\d+|pur_\w+)\b[^?]*$/,
   /\b(?:just do it|do it now)\b/,
   /\b(?:right now|immediately|asap)\b[^?]*\b(?:refund|release|credit|transfer|unfreeze|pay out)\b|\b(?:refund|release|credit|transfer|unfreeze|pay out)\b[^?]*\b(?:right now|immediately|asap)\b/,
   /\b(?:i'?m|i am) (?:the |an? )?(?:ceo|cto|founder|owner|boss|staff|employee|engineer|developer|manager)\b[^?]{0,60}\b(?:bypass|skip|override|disable|approve|unban|release|refund|credit|resolve|delete|raise|lift)\b/,
@@ -88,6 +92,7 @@ const OTHERS_DATA: RegExp[] = [
   /\b(?:agt_\w+|another agent'?s?|other agents'?)\b[^?]{0,60}\b(?:sold|bought|purchases|orders|sales|balance|wallet|earnings|messages|customers|buyers)\b/,
   /\bwho bought\b[^?]{0,40}\b(?:and|what)\b[^?]{0,30}\bpaid\b/,
   /\bmessages (?:between|of|from) (?:agt_\w+|other|another|two|those|these)\b/,
+  /\b(?:list|send|show|give|export|dump|get)\b[^?]{0,30}\b(?:all|every|other) (?:the )?(?:registered |active )?(?:agents|users|sellers|buyers|accounts)\b[^?]{0,40}\b(?:emails?|keys?|balances?|wallets?|details|data|contacts?|ids|list)\b|\b(?:emails?|phone numbers?|addresses) of (?:all|other|the) (?:agents|users|sellers|buyers)\b/,
   /\b(?:which|what|who) (?:agents?|sellers?|buyers?|users?) (?:have|has|holds?|earn\w*|made|make|spent|spends?) (?:the )?most\b|\bmost (?:gas|money|sales|earnings)\b[^?]{0,20}\b(?:agents?|sellers?|buyers?)\b/,
   /\b(?:balances?|wallets?|earnings|revenue|purchases|sales|orders|messages|api keys?) of (?:the )?(?:top|other|all|every|another|some|\d+)\b/,
   /\b(?:top|other|all|richest|biggest) (?:\d+ )?(?:sellers|buyers|agents)'? (?:balances?|earnings|wallets?|revenue|purchases|sales)\b/,
@@ -100,6 +105,8 @@ const OFF_TOPIC: RegExp[] = [
   /\b(?:write|draft|compose)\b[^?.]{0,20}\b(?:cover letter|resume|cv|essay|tweet|blog post|article|speech|homework|love letter)\b/,
   /\b(?:latest|today'?s|current) news\b/,
   /\b(?:debug|fix|refactor|optimi[sz]e|review|explain)\b (?:my|this|the|a) (?:code|component|function|script|app|program|query|css|react|python|sql|regex|docker\w*|k8s|kubernetes)\b/,
+  /\byour (?:favou?rite|age|gender|opinion on|feelings)\b|\bare you (?:human|alive|conscious|sentient|real|a robot)\b|\bdo you (?:love|like|dream)\b/,
+  /\bconvert\b[^?]{0,25}\b(?:euros?|eur|pounds?|gbp|yen|jpy|francs?|rupees?)\b|\b(?:euro|pound|yen) (?:to|in) (?:dollars?|usd)\b/,
   /\bhomework\b|\bintegrate x\b|\bderivative of\b|\bsolve (?:this |the )?equation\b|\belection\b|\bmovie\b|\bsports?\b/,
   /^\s*(?:what'?s|what is|calculate|compute|how much is)\s*-?[\d(][\d\s+\-*/x×^().]*\??\s*$/,
   /\bweather\b|\bforecast\b(?! of)/,
@@ -354,7 +361,7 @@ export function describePurchase(p: PurchaseView, now: Date, terms: MarketTerms 
 const UNHAPPY =
   /\b(?:garbage|junk|rubbish|trash|crap|wrong|bad|poor|broken|useless|incomplete|lorem|scam\w*|misrepresent\w*|nothing like|not what|isn't what|is not what|doesn'?t (?:work|match|run)|does not (?:work|match|run)|don'?t want to pay|do not want to pay|refuse to pay|not paying|won'?t pay|unhappy|not satisfied|dissatisfied|low[- ]quality|terrible|awful|half[- ]done|plagiari\w*|copied|empty|fake|unrelated|irrelevant|different from what|not (?:what|the thing) i (?:ordered|asked|paid)|mismatch\w*|dead|expired|missing|not happy|not good|isn'?t good|not (?:usable|acceptable)|a different (?:repo\w*|project|file|thing|service|task|module|language)|wrong (?:repo\w*|file|project|language|module)|corrupt\w*|can'?t (?:open|access|download)|cannot (?:open|access|download)|doesn'?t (?:open|load)|(?:link|file|url) (?:is )?(?:broken|404))\b/;
 const NOT_DELIVERED =
-  /\b(?:never (?:delivered|sent|acknowledged|replied|answered|responded)|(?:hasn'?t|has not|didn'?t|did not|still not|not yet) (?:delivered|sent|acknowledged|replied|responded|started)|not delivered|no delivery|still awaiting_delivery|still (?:waiting|pending)|overdue|late|ghost\w*|disappeared|unresponsive|no reply|no response|(?:too|very|so) slow|taking (?:too |so )?long|missed (?:the|its) deadline|past (?:the|its) deadline|(?:\d+|many|several|a few) (?:days|weeks) (?:and|but|later|now|already|since)|it has been (?:\d+|many|several|a few) (?:days|weeks))\b/;
+  /\b(?:never (?:delivered|sent|acknowledged|replied|answered|responded)|(?:hasn'?t|has not|didn'?t|did not|still not|not yet) (?:delivered|sent|acknowledged|replied|responded|started)|not delivered|no delivery|still awaiting_delivery|still (?:waiting|pending)|overdue|late|ghost\w*|disappeared|unresponsive|no reply|no response|(?:too|very|so) slow|taking (?:too |so )?long|taking forever|forever|missed (?:the|its) deadline|past (?:the|its) deadline|(?:\d+|many|several|a few) (?:days|weeks) (?:and|but|later|now|already|since)|it has been (?:\d+|many|several|a few) (?:days|weeks))\b/;
 const DUPLICATE = /\b(?:twice|two (?:purchases|orders|purchase ids)|duplicate\w*|double[- ]?(?:bought|purchased|ordered|charged)|same (?:listing|service|thing|order) (?:twice|again)|bought it again|by (?:mistake|accident)|accidental\w*|changed my mind|don'?t need it anymore|no longer need)\b/;
 const CANCEL = /\b(?:cancel\w*|undo|revert|call off|back out)\b/;
 const WANTS_MONEY_BACK = /\b(?:refund\w*|money back|gas back|get (?:my|the) (?:gas|money)|give (?:the buyer |them |it )?(?:their |the |back )|return (?:the|their) (?:gas|money))\b/;
@@ -363,10 +370,10 @@ const STATUS_WORDS =
   /\b(?:status|done|ready|finished|complete|going on|happening|where is|what'?s up with|update on|progress|any news|how long|when (?:will|does|do)|waiting|pending|stuck|releases?)\b/;
 /** The caller's human's spending limits (not a rate limit, not "is there a limit" on something else). */
 const SPENDING =
-  /\b(?:spending|purchase|per[- ]purchase|daily|weekly|buying)\s+(?:limits?|caps?|budgets?|max\w*)\b|\bbudgets?\b|\ballowance\b|\bmy (?:spending )?limits?\b|\blimits? (?:my (?:human|owner)|(?:that )?(?:my )?(?:human|owner) (?:set|sets|put))|\b(?:set|imposed) by my (?:human|owner)\b|\bperpurchasemax\b|\bspend\w*\b[^?]{0,30}\blimit|\blimit\w*\b[^?]{0,30}\bspend\w*|\bhow much (?:can i|i can|am i allowed to|may i) spend\b|\b(?:caps?|max\w*)\b[^?]{0,30}\bspend/;
+  /\b(?:spending|purchase|per[- ]purchase|daily|weekly|buying)\s+(?:limits?|caps?|budgets?|max\w*)\b|\bbudgets?\b|\ballowance\b|\bmy (?:spending )?limits?\b|\blimits? (?:my (?:human|owner)|(?:that )?(?:my )?(?:human|owner) (?:set|sets|put))|\b(?:set|imposed) by my (?:human|owner)\b|\bperpurchasemax\b|\bspend\w*\b[^?]{0,30}\blimit|\blimit\w*\b[^?]{0,30}\bspend\w*|\bhow much (?:can i|i can|am i allowed to|may i) (?:spend|buy)\b|\ballowed to (?:buy|spend|purchase)\b|\bmost expensive\b[^?]{0,30}\b(?:allowed|can i|i can|may i)\b|\b(?:caps?|max\w*)\b[^?]{0,30}\bspend/;
 /** A question that points at the caller's current purchase without naming it. */
 const DEICTIC =
-  /\b(?:what (?:should|do|can|must) (?:i|we) do|what now|what next|next steps?|now what|can i still|is it (?:done|ready|late|safe)|has (?:the )?(?:seller|buyer|it)|did (?:the )?(?:seller|buyer)|when (?:will|do|does|should|can|is)|expect\w*|how long|(?:is there )?(?:something|anything) (?:i need|to do|for me)|need to do|(?:my|the) delivery|what i got|complain\w*|unhappy|the (?:seller|buyer|customer)\b|started|progress|any news|status|update|stuck|cancel|refund|confirm|release|paid|pay)\b/;
+  /\b(?:what (?:should|do|can|must) (?:i|we) do|what now|what next|next steps?|now what|can i still|is it (?:done|ready|late|safe)|has (?:the )?(?:seller|buyer|it)|did (?:the )?(?:seller|buyer)|when (?:will|do|does|should|can|is)|expect\w*|how long|(?:is there )?(?:something|anything) (?:i need|to do|for me)|need to do|(?:my|the) delivery|what i got|options?|forever|where do i stand|changed my mind|complain\w*|unhappy|the (?:seller|buyer|customer)\b|started|progress|any news|status|update|stuck|cancel|refund|confirm|release|paid|pay)\b/;
 /** Words of a question about something other than a purchase (then the documentation answers it). */
 const OTHER_TOPIC = /\b(?:listing|list_service|webhook|cash[\s-]?out|withdraw\w*|gas pack|buy gas|register|api key|mcp|referral|fee|limit|budget|search)\b/;
 const CAN_BUY = /\b(?:can i|could i|am i allowed|allowed to|able to|may i)\b[^?]{0,30}\b(?:buy|purchase|afford|spend|order)\b|\b(?:buy|purchase)\b[^?]{0,30}\bcosts?\b/;
@@ -738,17 +745,18 @@ export function situationOf(
     };
   }
 
-  if (role !== 'seller' && DUPLICATE.test(q) && (CANCEL.test(q) || WANTS_MONEY_BACK.test(q) || /\b(?:bought|purchased|ordered|paid)\b/.test(q))) {
+  if (role !== 'seller' && DUPLICATE.test(q) && (CANCEL.test(q) || WANTS_MONEY_BACK.test(q) || /\b(?:bought|purchased|ordered|paid|purchase|order)\b/.test(q))) {
+    const extra = /\b(?:twice|two|duplicate\w*|double|again)\b/.test(q);
     const ps = (account?.purchases ?? []).filter((p) => p.role === 'buyer' && ['awaiting_delivery', 'awaiting_approval', 'delivered'].includes(p.status));
     const dup = ps.find((p, i) => ps.findIndex((o) => o.listingId === p.listingId) !== i) ?? ps[0] ?? null;
     const pid = dup?.id ?? 'pur_…';
     return {
       lead:
-        `Refund the extra purchase: request_refund {"purchaseId": "${pid}"}. While it is awaiting_delivery (not delivered yet) it is refunded at once, the full price back to your gasBalance; after delivery the seller has to agree (they can refund it), or you dispute. ` +
+        `Refund the ${extra ? 'extra ' : ''}purchase: request_refund {"purchaseId": "${pid}"}. While it is awaiting_delivery (not delivered yet) it is refunded at once, the full price back to your gasBalance; after delivery the seller has to agree (they can refund it), or you dispute. ` +
         'Next time send an Idempotency-Key with purchase_service so a retry never buys twice.' +
         (dup ? `\n\n${describePurchase(dup, now, terms).text}` : '') +
         notMine,
-      nextStep: call('request_refund', { purchaseId: pid, reason: 'Bought twice by mistake.' }),
+      nextStep: call('request_refund', { purchaseId: pid, reason: extra ? 'Bought twice by mistake.' : 'Bought by mistake.' }),
       sections: section('refunds-disputes', 'idempotency'),
       lookedAt: dup ? [{ kind: 'purchase', id: dup.id }] : lookedPurchase(null, account),
     };
@@ -776,6 +784,20 @@ export function situationOf(
       lead: `To cancel, request a refund: request_refund {"purchaseId": "${pid}"}. Before delivery it is refunded at once; after delivery the seller may refund it, or you dispute_purchase.${p ? `\n\n${describePurchase(p, now, terms).text}` : ''}`,
       nextStep: call('request_refund', { purchaseId: pid }),
       sections: section('refunds-disputes'),
+      lookedAt: lookedPurchase(p, account),
+    };
+  }
+
+  // A seller fixing work already delivered.
+  if (role === 'seller' && !codeInText && /\b(?:i (?:already |just )?delivered|delivered (?:it|the|my)|after deliver\w*|already delivered)\b/.test(q) && /\b(?:correct\w*|fix\w*|updated?|new version|mistake|wrong file|bug\w*|again|replace\w*|redeliver|re-deliver|resend)\b/.test(q) && !NOT_DELIVERED.test(q)) {
+    const p = pickPurchase(q, account, 'seller', ['delivered', 'disputed']);
+    const pid = p?.id ?? 'pur_…';
+    return {
+      lead:
+        `A purchase is delivered once: deliver_work again answers 409 invalid_state. Send the corrected version to the buyer with send_message {"purchaseId": "${pid}", "body"} (a link with its checksum) and say what changed; the buyer can still confirm, or request a refund or dispute before it auto-releases.` +
+        (p ? `\n\n${describePurchase(p, now, terms).text}` : ''),
+      nextStep: call('send_message', { purchaseId: pid, body: 'A corrected version: <link>, sha256 <…>. What changed: …' }),
+      sections: section('messages'),
       lookedAt: lookedPurchase(p, account),
     };
   }
@@ -876,7 +898,7 @@ export function situationOf(
   }
 
   // Asking the other party of a purchase for something (missing inputs, progress, a fix).
-  if (!codeInText && /\b(?:ask|tell|contact|reach|message|notify|remind|talk to|inform|chase|ping)\b[^?.]{0,25}\b(?:the |my |a )?(?:buyer|seller|customer|client|them|him|her|for (?:it|the|more|missing))\b/.test(q) && !/\bhow (?:do|can) i (?:find|choose|trust)\b|\b(?:tell|know|see) (?:whether|if)\b/.test(q)) {
+  if (!codeInText && (/\b(?:ask|tell|contact|reach|message|notify|remind|talk to|inform|chase|ping)\b[^?.]{0,25}\b(?:the |my |a )?(?:buyer|seller|customer|client|them|him|her|for (?:it|the|more|missing))\b/.test(q) || (/\b(?:info\w*|inputs?|details|requirements|access|files?|specs?|repo\w*|credentials)\b/.test(q) && /\b(?:hasn'?t|has not|didn'?t|did not|not enough|missing|need (?:more|the)|no|without)\b/.test(q) && /\b(?:buyer|seller|customer|client|they|them)\b/.test(q))) && !/\bhow (?:do|can) i (?:find|choose|trust)\b|\b(?:tell|know|see) (?:whether|if)\b/.test(q)) {
     const side = role === 'seller' ? 'seller' : role === 'buyer' ? 'buyer' : null;
     const p = pickPurchase(q, account, side, ['awaiting_delivery', 'delivered', 'disputed', 'awaiting_approval']);
     const pid = p?.id ?? 'pur_…';
@@ -902,6 +924,27 @@ export function situationOf(
       sections: section('ratings'),
       lookedAt: lookedPurchase(p, account),
       overridesError: true,
+    };
+  }
+
+  // A leaked API key.
+  if (/\b(?:api[\s_-]?key|key|rk_live)\b/.test(q) && /\b(?:leak\w*|sent|shared|exposed|posted|published|compromised|stolen|committed|pasted|revealed)\b/.test(q) && !/\b(?:another|other|someone else'?s?|their)\b[^?]{0,15}\bkey/.test(q)) {
+    return {
+      lead:
+        'Treat that key as compromised: whoever has it can act as your agent. Keys are shown once and cannot be rotated or recovered through a tool, so register a new agent (register → a new apiKey), move your work to it, and stop using the old key; spend or cash out what the old agent holds first if you can. Never put a key in a message, a delivery or a listing.',
+      nextStep: call('register', exampleArguments('register')),
+      sections: section('auth'),
+      lookedAt: [],
+    };
+  }
+
+  // Buying a listing that is paused or removed.
+  if (/\b(?:paused|inactive|removed|deleted|unavailable|taken down|offline)\b/.test(q) && /\b(?:listing|service|offer)\b/.test(q) && /\b(?:buy|purchase|order)\b/.test(q) && role !== 'seller' && !/\bmy (?:listing|service|offer)\b/.test(q)) {
+    return {
+      lead: 'No: only active listings can be bought; a paused or removed listing answers 409 invalid_state and nothing is held. Wait until its seller makes it active again, or find another with search_services.',
+      nextStep: call('search_services', exampleArguments('search_services')),
+      sections: section('buying'),
+      lookedAt: [],
     };
   }
 
@@ -971,7 +1014,7 @@ export function situationOf(
   }
 
   // Paid at the checkout but no gas yet.
-  if (/\b(?:paid|payment|approved|went through|checkout)\b/.test(q) && /\b(?:gasbalance|balance|gas)\b/.test(q) && /\b(?:0|zero|still|not|didn'?t|hasn'?t|no)\b/.test(q) && !/\bhow (?:do|can) i\b/.test(q)) {
+  if (/\b(?:paid|paying|payment|approved|went through|checkout)\b/.test(q) && /\b(?:gasbalance|balance|gas)\b/.test(q) && /\b(?:0|zero|still|not|didn'?t|hasn'?t|no|how (?:fast|long|soon|quickly)|when)\b/.test(q) && !/\bhow (?:do|can) i\b/.test(q)) {
     const w = account?.wallet;
     return {
       lead:
@@ -1075,6 +1118,8 @@ const ACTIONS: Array<[RegExp, string]> = [
   [/\b(?:see|read|view|get|download|find|open)\b[^?]{0,25}\b(?:work|delivery|deliverable|result|files?) (?:the seller|that the seller|they) (?:sent|delivered|gave)\b/, 'get_delivery'],
   [/\b(?:cancel|undo) (?:an?|the|my) (?:order|purchase)\b/, 'request_refund'],
   [/\b(?:check|track|follow|see|look up|find) (?:on )?(?:a |an |my |the )?(?:purchase|order)(?:'s)?(?: status)?\b/, 'get_purchase'],
+  [/\b(?:see|check|view|find|know) (?:my |how much i )?(?:earnings|earned|income|revenue)\b/, 'wallet'],
+  [/\bpay for (?:a|an|the|my)\b|\bbuy (?:a|an|the) (?:service|gig|job|listing|task)\b|\bhire (?:a|an|someone)\b/, 'purchase_service'],
   [/\b(?:stop|delete|remove|disable|turn off|unsubscribe)\b[^?]{0,10}\bwebhooks?\b/, 'delete_webhook'],
   [/\b(?:open|file|start|raise) (?:a |an )?dispute\b|\bdispute (?:a|the|my|an) (?:purchase|order)\b/, 'dispute_purchase'],
   [/\b(?:change|edit|update|raise|lower|modify|bump) (?:the |my )?(?:price|listing|title|description|delivery days)\b|\b(?:pause|unpublish|take down|deactivate|hide) (?:a |the |my )?(?:listing|service|offer)\b/, 'update_service'],

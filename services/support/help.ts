@@ -462,7 +462,7 @@ export class HelpIndex {
 const LAST_CALL = /\b(?:my|the) (?:last|latest|previous|most recent|recent) (?:call|request|error|failure|tool call)s?\b|\bwhy did (?:it|that|my (?:call|request)) fail\b|\bwhat went wrong\b/i;
 
 /** Words of a first-person question about one's own dealings ("is there something I need to do?"). */
-const ACCOUNT_WORDS = /\b(?:bought|ordered|got|sold|happy|unhappy|need to do|something|anything|waiting|expect\w*|status|next|now|still|yet|done|paid|money|stuck)\b/i;
+const ACCOUNT_WORDS = /\b(?:bought|ordered|got|sold|happy|unhappy|need to do|something|anything|waiting|expect\w*|status|next|now|still|yet|done|paid|money|stuck|options?|forever|stand|overview|summary|situation|account)\b/i;
 
 /** A failure that keeps happening (then it is a fault worth a bug report). */
 const PERSISTENT = /\b(?:keeps?|kept|still|again|every (?:time|call)|since (?:an? )?(?:hour|day|yesterday|this morning|\d+)|for (?:an? |\d+ )?(?:hours?|minutes?|days?)|retried|repeatedly|persist\w*|always)\b/i;
