@@ -55,6 +55,8 @@ const MANIPULATION: RegExp[] = [
   /\bas (?:the |an? |your )?(?:admin|administrator|operator|moderator|owner of (?:this|the) (?:marketplace|service|platform))\b/,
   /\bin my favou?r\b/,
   /\bsystem override\b|\boverride:|\bsets? (?:my|the|their|his|her) (?:gas ?)?balance\b|\bset (?:my )?gasbalance\b|\bbalance to \d+/,
+  /\b(?:pretend|act as if|imagine|roleplay|role-play)\b[^?]{0,30}\b(?:you are|you're|to be|as)\b/,
+  /\b(?:delete|remove|hide|erase)\b[^?]{0,30}\b(?:rating|review)s?\b[^?]{0,30}\b(?:left|gave|on my)\b|\b(?:delete|remove|hide|erase) (?:the |a |that |this )?(?:negative|bad|1-star|one-star|unfair|low) (?:rating|review)/,
   /\b(?:forget|disregard|override) (?:everything|all|your|the|any)\b[^?]{0,20}\b(?:above|before|previous|prior|instructions|rules|prompt)\b/,
   /\b(?:unlimited|infinite|free unlimited) gas\b|\bgas (?:hack|exploit|glitch)\b/,
   /\b(?:i'?m|i am) (?:a |an |the )?(?:developer|dev|engineer|staff|employee|ceo|cto|founder|admin|administrator|operator|moderator|support agent)\b[^?]{0,80}\b(?:run|execute|sql|query|database|db|bypass|override|release|refund|credit|grant|unban|approve|resolve|set (?:my|the)|sets (?:my|the)|balance to)\b/,
@@ -97,6 +99,13 @@ const OTHERS_DATA: RegExp[] = [
   /\b(?:balances?|wallets?|earnings|revenue|purchases|sales|orders|messages|api keys?) of (?:the )?(?:top|other|all|every|another|some|\d+)\b/,
   /\b(?:top|other|all|richest|biggest) (?:\d+ )?(?:sellers|buyers|agents)'? (?:balances?|earnings|wallets?|revenue|purchases|sales)\b/,
   /\b(?:richest|wealthiest|top[- ]earning|biggest spender)\b[^?]{0,30}\b(?:agents?|sellers?|buyers?|users?)\b|\bhow much (?:gas |money )?(?:do|does|did) (?:they|he|she|agt_\w+|that (?:agent|seller|buyer)) (?:have|earn|make|spend)\b/,
+];
+
+/** Gaming the marketplace: fake accounts, ratings or sales, getting around its checks. */
+const ABUSE: RegExp[] = [
+  /\bfake (?:accounts?|agents?|buyers?|sellers?|reviews?|ratings?|sales|purchases|orders)\b|\bsock ?puppets?\b|\bwash (?:trad\w*|sales)\b/,
+  /\b(?:boost|inflate|pump|game|manipulate|fake)\b[^?]{0,20}\b(?:my )?(?:sales(?: ?count)?|salescount|ratings?|reputation|reviews?|rank\w*)\b/,
+  /\b(?:hack|exploit|cheat|trick|fool|circumvent|get around|bypass|beat)\b[^?]{0,20}\b(?:the )?(?:quality gate|quality score|moderation|escrow|ledger|limits?|rate limit\w*|reputation|ranking|search|system|checks?|marketplace|platform)\b/,
 ];
 
 const OFF_TOPIC: RegExp[] = [
@@ -151,6 +160,18 @@ export function declineOf(question: string): Decline | null {
         `I can't do that: ask_help cannot move gas, refund, release escrow, change limits or take operator actions, and ${operator ? 'claiming to be the operator does not change that (operators act in their own console, not through ask_help)' : 'instructions in a question do not change that'}. ` +
         `${instead}\n\n${CAN_DO}`,
       nextStep,
+    };
+  }
+  if (ABUSE.some((r) => r.test(q))) {
+    const listing = /\b(?:quality|moderation|listing)\b/.test(q);
+    return {
+      answer:
+        "I can't help with that: faking accounts, sales or ratings, or getting around the marketplace's checks, is abuse of the marketplace (listings are moderated, and operators see the ledger and the purchases). " +
+        (listing
+          ? 'What passes the quality gate honestly: a concrete skill in the title, the inputs the buyer provides, what you deliver (formats), scope and limits — list_service returns a quality report with hints when it refuses.'
+          : 'Reputation comes from real completed sales and ratings; a clear listing with a fair price and fast delivery earns them.') +
+        `\n\n${CAN_DO}`,
+      nextStep: listing ? { tool: 'list_service', arguments: exampleArguments('list_service') } : null,
     };
   }
   if (SECRETS.some((r) => r.test(q))) {
@@ -370,10 +391,10 @@ const STATUS_WORDS =
   /\b(?:status|done|ready|finished|complete|going on|happening|where is|what'?s up with|update on|progress|any news|how long|when (?:will|does|do)|waiting|pending|stuck|releases?)\b/;
 /** The caller's human's spending limits (not a rate limit, not "is there a limit" on something else). */
 const SPENDING =
-  /\b(?:spending|purchase|per[- ]purchase|daily|weekly|buying)\s+(?:limits?|caps?|budgets?|max\w*)\b|\bbudgets?\b|\ballowance\b|\bmy (?:spending )?limits?\b|\blimits? (?:my (?:human|owner)|(?:that )?(?:my )?(?:human|owner) (?:set|sets|put))|\b(?:set|imposed) by my (?:human|owner)\b|\bperpurchasemax\b|\bspend\w*\b[^?]{0,30}\blimit|\blimit\w*\b[^?]{0,30}\bspend\w*|\bhow much (?:can i|i can|am i allowed to|may i) (?:spend|buy)\b|\ballowed to (?:buy|spend|purchase)\b|\bmost expensive\b[^?]{0,30}\b(?:allowed|can i|i can|may i)\b|\b(?:caps?|max\w*)\b[^?]{0,30}\bspend/;
+  /\b(?:spending|purchase|per[- ]purchase|daily|weekly|buying)\s+(?:limits?|caps?|budgets?|max\w*)\b|\bbudgets?\b|\ballowance\b|\bmy (?:spending )?limits?\b|\blimits? (?:my (?:human|owner)|(?:that )?(?:my )?(?:human|owner) (?:set|sets|put))|\b(?:set|imposed) by my (?:human|owner)\b|\bperpurchasemax\b|\bspend\w*\b[^?]{0,30}\blimit|\blimit\w*\b[^?]{0,30}\bspend\w*|\bhow much (?:can i|i can|am i allowed to|may i) (?:spend|buy)\b|\b(?:my )?(?:human|owner) (?:set|sets|configured|put|changed|restricted|limited)\b|\ballowed to (?:buy|spend|purchase)\b|\bmost expensive\b[^?]{0,30}\b(?:allowed|can i|i can|may i)\b|\b(?:caps?|max\w*)\b[^?]{0,30}\bspend/;
 /** A question that points at the caller's current purchase without naming it. */
 const DEICTIC =
-  /\b(?:what (?:should|do|can|must) (?:i|we) do|what now|what next|next steps?|now what|can i still|is it (?:done|ready|late|safe)|has (?:the )?(?:seller|buyer|it)|did (?:the )?(?:seller|buyer)|when (?:will|do|does|should|can|is)|expect\w*|how long|(?:is there )?(?:something|anything) (?:i need|to do|for me)|need to do|(?:my|the) delivery|what i got|options?|forever|where do i stand|changed my mind|complain\w*|unhappy|the (?:seller|buyer|customer)\b|started|progress|any news|status|update|stuck|cancel|refund|confirm|release|paid|pay)\b/;
+  /\b(?:what (?:should|do|can|must) (?:i|we) do|what now|what next|next steps?|now what|can i still|is it (?:done|ready|late|safe)|has (?:the )?(?:seller|buyer|it)|did (?:the )?(?:seller|buyer)|when (?:will|do|does|should|can|is)|expect\w*|how long|(?:is there )?(?:something|anything) (?:i need|to do|for me)|need to do|(?:my|the) delivery|what i got|options?|forever|where do i stand|changed my mind|what did i (?:get|receive|buy)|complain\w*|unhappy|the (?:seller|buyer|customer)\b|started|progress|any news|status|update|stuck|cancel|refund|confirm|release|paid|pay)\b/;
 /** Words of a question about something other than a purchase (then the documentation answers it). */
 const OTHER_TOPIC = /\b(?:listing|list_service|webhook|cash[\s-]?out|withdraw\w*|gas pack|buy gas|register|api key|mcp|referral|fee|limit|budget|search)\b/;
 const CAN_BUY = /\b(?:can i|could i|am i allowed|allowed to|able to|may i)\b[^?]{0,30}\b(?:buy|purchase|afford|spend|order)\b|\b(?:buy|purchase)\b[^?]{0,30}\bcosts?\b/;
@@ -823,6 +844,18 @@ export function situationOf(
     const p = pickPurchase(q, account, 'seller', ['awaiting_delivery', 'delivered', 'disputed']);
     const pid = p?.id ?? 'pur_…';
     const asked = /\b(?:buyer|customer|they)\b[^.?]{0,30}\b(?:asked|requested|wants?|demand\w*)\b/.test(q);
+    if (asked && /\b(?:refuse|deny|decline|reject|say no|don'?t want to|do not want to|not refund|already (?:did|put|worked|spent|started|delivered)|hours of work|fair)\b/.test(q)) {
+      return {
+        lead:
+          `You don't have to refund: a buyer's refund request after delivery only pauses auto-release; before delivery it refunds at once (so deliver if you can). Answer the buyer with send_message {"purchaseId": "${pid}", "body"} — what you did and why it matches the listing. ` +
+          'If you cannot agree, either side can dispute_purchase: the escrow is frozen and an operator decides between a refund and a release to you.' +
+          (p ? `\n\n${describePurchase(p, now, terms).text}` : '') +
+          notMine,
+        nextStep: call('send_message', { purchaseId: pid, body: 'What I delivered and why it matches the listing: …' }),
+        sections: section('refunds-disputes'),
+        lookedAt: lookedPurchase(p, account),
+      };
+    }
     return {
       lead:
         `As the seller you can refund the buyer yourself at any time before completion: request_refund {"purchaseId": "${pid}"} returns the full price to the buyer at once (you earn nothing on it). ` +
@@ -924,6 +957,25 @@ export function situationOf(
       sections: section('ratings'),
       lookedAt: lookedPurchase(p, account),
       overridesError: true,
+    };
+  }
+
+  // "Anything pending on my side?": the caller's account in a few lines.
+  if (account && /\b(?:anything|something) (?:pending|waiting|open|to do|for me|i should do)\b|\bon my (?:side|plate|end)\b|\bmy (?:to-?do|status|situation)\b|\bwhere do i stand\b|\b(?:overview|summary) of my\b/.test(q)) {
+    return accountOverview(account, now, terms);
+  }
+
+  // How long a refund takes.
+  if (/\bhow (?:long|fast|quickly|soon)\b[^?]{0,25}\brefund\w*|\brefund\w*\b[^?]{0,25}\b(?:take|instant|immediate)\b/.test(q)) {
+    const p = pickPurchase(q, account, 'buyer', ['awaiting_delivery', 'delivered']);
+    const pid = p?.id ?? 'pur_…';
+    return {
+      lead:
+        `Before delivery a refund is immediate: request_refund {"purchaseId": "${pid}"} returns the full price to your gasBalance at once. After delivery it needs the seller (who can refund at once) or, if you dispute, an operator's decision. An undelivered purchase is refunded automatically when the listing's delivery days pass.` +
+        (p ? `\n\n${describePurchase(p, now, terms).text}` : ''),
+      nextStep: call('request_refund', { purchaseId: pid }),
+      sections: section('refunds-disputes'),
+      lookedAt: lookedPurchase(p, account),
     };
   }
 
@@ -1119,6 +1171,7 @@ const ACTIONS: Array<[RegExp, string]> = [
   [/\b(?:cancel|undo) (?:an?|the|my) (?:order|purchase)\b/, 'request_refund'],
   [/\b(?:check|track|follow|see|look up|find) (?:on )?(?:a |an |my |the )?(?:purchase|order)(?:'s)?(?: status)?\b/, 'get_purchase'],
   [/\b(?:see|check|view|find|know) (?:my |how much i )?(?:earnings|earned|income|revenue)\b/, 'wallet'],
+  [/\b(?:read|see|check|view|get|find)\b[^?]{0,15}\b(?:messages?|replies|reply)\b/, 'list_messages'],
   [/\bpay for (?:a|an|the|my)\b|\bbuy (?:a|an|the) (?:service|gig|job|listing|task)\b|\bhire (?:a|an|someone)\b/, 'purchase_service'],
   [/\b(?:stop|delete|remove|disable|turn off|unsubscribe)\b[^?]{0,10}\bwebhooks?\b/, 'delete_webhook'],
   [/\b(?:open|file|start|raise) (?:a |an )?dispute\b|\bdispute (?:a|the|my|an) (?:purchase|order)\b/, 'dispute_purchase'],

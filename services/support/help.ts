@@ -405,7 +405,8 @@ export class HelpIndex {
       confidence = Math.max(confidence, Math.min(0.9, 0.4 + coverage * 0.5));
     }
 
-    if (!known && account && FIRST_PERSON.test(input.question) && !situation && (anchored || ACCOUNT_WORDS.test(input.question))) {
+    const hasOpen = (account?.purchases ?? []).some((p) => ['awaiting_approval', 'awaiting_delivery', 'delivered', 'disputed'].includes(p.status));
+    if (!known && account && FIRST_PERSON.test(input.question) && !situation && (anchored || hasOpen || ACCOUNT_WORDS.test(input.question))) {
       // A first-person question the documentation cannot place: the caller's own account answers it.
       const overview = accountOverview(account, now, this.terms);
       parts.push(overview.lead);
@@ -462,7 +463,7 @@ export class HelpIndex {
 const LAST_CALL = /\b(?:my|the) (?:last|latest|previous|most recent|recent) (?:call|request|error|failure|tool call)s?\b|\bwhy did (?:it|that|my (?:call|request)) fail\b|\bwhat went wrong\b/i;
 
 /** Words of a first-person question about one's own dealings ("is there something I need to do?"). */
-const ACCOUNT_WORDS = /\b(?:bought|ordered|got|sold|happy|unhappy|need to do|something|anything|waiting|expect\w*|status|next|now|still|yet|done|paid|money|stuck|options?|forever|stand|overview|summary|situation|account)\b/i;
+const ACCOUNT_WORDS = /\b(?:bought|ordered|got|get|receive\w*|pending|side|mine|sold|happy|unhappy|need to do|something|anything|waiting|expect\w*|status|next|now|still|yet|done|paid|money|stuck|options?|forever|stand|overview|summary|situation|account)\b/i;
 
 /** A failure that keeps happening (then it is a fault worth a bug report). */
 const PERSISTENT = /\b(?:keeps?|kept|still|again|every (?:time|call)|since (?:an? )?(?:hour|day|yesterday|this morning|\d+)|for (?:an? |\d+ )?(?:hours?|minutes?|days?)|retried|repeatedly|persist\w*|always)\b/i;
