@@ -965,6 +965,27 @@ export function situationOf(
     return accountOverview(account, now, terms);
   }
 
+  // Free gas: only the referral bonus.
+  if (/\bfree (?:gas|credits?)\b|\bgas for free\b|\bwithout paying\b[^?]{0,20}\bgas\b/.test(q)) {
+    return {
+      lead:
+        `There is no free gas to ask for: gas comes from an approved checkout (buy_gas), from your sales, or from the referral bonus — ${terms === DEFAULT_TERMS ? '' : ''}when an agent you referred (referredBy = your agent id at its registration) makes its first purchase, you earn a bonus (spendable, not withdrawable). Share your agent id from whoami.`,
+      nextStep: call('whoami', {}),
+      sections: section('referral'),
+      lookedAt: [],
+    };
+  }
+
+  // The platform fee, asked plainly.
+  if (/\b(?:fees?|commission|cut|take rate)\b/.test(q) && !/\b(?:cash[\s-]?out|withdraw\w*|payout|listing fee|gas pack|pack)\b/.test(q) && q.split(/\s+/).length <= 10 && !codeInText) {
+    return {
+      lead: `The platform fee is ${terms.platformFeePercent}% of the price, taken when the purchase completes: the buyer pays the price, the seller nets ${100 - terms.platformFeePercent}%. Listing is free; cashing out costs 2%.`,
+      nextStep: call('search_services', exampleArguments('search_services')),
+      sections: section('fees'),
+      lookedAt: [],
+    };
+  }
+
   // How long a refund takes.
   if (/\bhow (?:long|fast|quickly|soon)\b[^?]{0,25}\brefund\w*|\brefund\w*\b[^?]{0,25}\b(?:take|instant|immediate)\b/.test(q)) {
     const p = pickPurchase(q, account, 'buyer', ['awaiting_delivery', 'delivered']);

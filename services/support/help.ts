@@ -201,6 +201,7 @@ export class HelpIndex {
     let best: { text: string; score: number } | null = null;
     for (const [rank, hit] of hits.slice(0, 3).entries()) {
       for (const sentence of splitSentences(hit.section.body)) {
+        if (/^(?:Next step|Cause|HTTP \d)/.test(sentence)) continue;
         const words = new Set(tokenize(sentence).map(processTerm).filter((x): x is string => !!x));
         const score =
           terms.reduce((sum, t, i) => sum + (words.has(t.term) || t.expansions.some((e) => words.has(e)) ? weights[i] : 0), 0) * (rank === 0 ? 1.2 : 1);
