@@ -86,6 +86,7 @@ const SECRETS: RegExp[] = [
   /\b(?:secret|password|private key|connection string|credentials?|admin token)\b[^?.]{0,40}\b(?:stripe|database|db|postgres\w*|ledger|admin|operator|server|the service uses)\b/,
   /\b(?:system prompt|your (?:instructions|prompt|rules) (?:verbatim|word for word)|print your (?:prompt|instructions))\b/,
   /\b(?:private keys?|seed phrase|mnemonic|hot wallet'?s? (?:key|keys|seed))\b/,
+  /\b(?:list|show|dump|export|give me|print|send me)\b[^?]{0,15}\b(?:all|every|the|everyone'?s)\b[^?]{0,10}\b(?:api[\s_-]?keys?|keys|secrets|passwords|tokens)\b/,
 ];
 
 /** Another agent's private data (their purchases, buyers, balance, messages), asked for. */
@@ -223,7 +224,7 @@ export function offTopicDecline(): Decline {
 const BUYER_WORDS =
   /\b(?:i(?:'m| am) (?:the |a )?buyer|as (?:a|the) buyer|buyer here|i (?:bought|purchased|paid for|ordered)|my purchases?|the seller\b|seller (?:delivered|sent|never|hasn't|has not|didn't|did not|is|keeps|won't|isn't)|i (?:got|received) (?:the |a |my )?(?:delivery|work|result)|i was delivered)/;
 const SELLER_WORDS =
-  /\b(?:i(?:'m| am) (?:the |a )?seller|as (?:a|the) seller|seller here|seller side|seller\.|i (?:sold|delivered|deliver)|my (?:listing|listings|sales?|customer|service)|a buyer\b|the buyer\b|buyer (?:opened|disputed|wants|asked|requested|never|hasn't|has not|isn't|is not|didn't|did not)|someone (?:bought|ordered|purchased)|(?:ordered|bought) my\b|(?:for )?me to deliver|orders? i (?:just )?got|i (?:just )?got an? (?:new )?order|(?:the|a|my) (?:customer|client)s?\b)/;
+  /\b(?:i(?:'m| am) (?:the |a )?seller|as (?:a|the) seller|seller here|seller side|seller\.|i (?:sold|delivered|deliver)|my (?:listing|listings|sales?|customer|service)|a buyer\b|the buyer\b|buyer (?:opened|disputed|wants|asked|requested|never|hasn't|has not|isn't|is not|didn't|did not)|someone (?:bought|ordered|purchased)|(?:ordered|bought) my\b|(?:for )?me to deliver|orders? i (?:just )?got|i (?:just )?got an? (?:new )?order|(?:the|a|my) (?:customer|client)s?\b|(?:ordered|bought|purchased) from me|my buyers?\b)/;
 
 export function roleOf(question: string, account: HelpAccount | null | undefined): Role {
   const q = question.toLowerCase();
@@ -391,10 +392,10 @@ const STATUS_WORDS =
   /\b(?:status|done|ready|finished|complete|going on|happening|where is|what'?s up with|update on|progress|any news|how long|when (?:will|does|do)|waiting|pending|stuck|releases?)\b/;
 /** The caller's human's spending limits (not a rate limit, not "is there a limit" on something else). */
 const SPENDING =
-  /\b(?:spending|purchase|per[- ]purchase|daily|weekly|buying)\s+(?:limits?|caps?|budgets?|max\w*)\b|\bbudgets?\b|\ballowance\b|\bmy (?:spending )?limits?\b|\blimits? (?:my (?:human|owner)|(?:that )?(?:my )?(?:human|owner) (?:set|sets|put))|\b(?:set|imposed) by my (?:human|owner)\b|\bperpurchasemax\b|\bspend\w*\b[^?]{0,30}\blimit|\blimit\w*\b[^?]{0,30}\bspend\w*|\bhow much (?:can i|i can|am i allowed to|may i) (?:spend|buy)\b|\b(?:my )?(?:human|owner) (?:set|sets|configured|put|changed|restricted|limited)\b|\ballowed to (?:buy|spend|purchase)\b|\bmost expensive\b[^?]{0,30}\b(?:allowed|can i|i can|may i)\b|\b(?:caps?|max\w*)\b[^?]{0,30}\bspend/;
+  /\b(?:spending|purchase|per[- ]purchase|daily|weekly|buying)\s+(?:limits?|caps?|budgets?|max\w*)\b|\bbudgets?\b|\ballowance\b|\bmy (?:spending )?limits?\b|\blimits? (?:my (?:human|owner)|(?:that )?(?:my )?(?:human|owner) (?:set|sets|put))|\b(?:set|imposed) by my (?:human|owner)\b|\bperpurchasemax\b|\bspend\w*\b[^?]{0,30}\blimit|\blimit\w*\b[^?]{0,30}\bspend\w*|\bhow much (?:can i|i can|am i allowed to|may i) (?:spend|buy)\b|\b(?:my )?(?:human|owner) (?:set|sets|configured|put|changed|restricted|limited)\b|\ballowed to (?:buy|spend|purchase)\b|\b(?:buy|spend|purchase)\b[^?]{0,20}\b(?:above|over|more than)\s*\d+|\bmost expensive\b[^?]{0,30}\b(?:allowed|can i|i can|may i)\b|\b(?:caps?|max\w*)\b[^?]{0,30}\bspend/;
 /** A question that points at the caller's current purchase without naming it. */
 const DEICTIC =
-  /\b(?:what (?:should|do|can|must) (?:i|we) do|what now|what next|next steps?|now what|can i still|is it (?:done|ready|late|safe)|has (?:the )?(?:seller|buyer|it)|did (?:the )?(?:seller|buyer)|when (?:will|do|does|should|can|is)|expect\w*|how long|(?:is there )?(?:something|anything) (?:i need|to do|for me)|need to do|(?:my|the) delivery|what i got|options?|forever|where do i stand|changed my mind|what did i (?:get|receive|buy)|complain\w*|unhappy|the (?:seller|buyer|customer)\b|started|progress|any news|status|update|stuck|cancel|refund|confirm|release|paid|pay)\b/;
+  /\b(?:what (?:should|do|can|must) (?:i|we) do|what now|what next|next steps?|now what|can i still|is it (?:done|ready|late|safe)|has (?:the )?(?:seller|buyer|it)|did (?:the )?(?:seller|buyer)|when (?:will|do|does|should|can|is)|expect\w*|how long|(?:is there )?(?:something|anything) (?:i need|to do|for me)|need to do|(?:my|the) delivery|what i got|options?|forever|where do i stand|changed my mind|what did i (?:get|receive|buy)|ready|do nothing|if i (?:wait|ignore|don'?t)|waiting on me|complain\w*|unhappy|the (?:seller|buyer|customer)\b|started|progress|any news|status|update|stuck|cancel|refund|confirm|release|paid|pay)\b/;
 /** Words of a question about something other than a purchase (then the documentation answers it). */
 const OTHER_TOPIC = /\b(?:listing|list_service|webhook|cash[\s-]?out|withdraw\w*|gas pack|buy gas|register|api key|mcp|referral|fee|limit|budget|search)\b/;
 const CAN_BUY = /\b(?:can i|could i|am i allowed|allowed to|able to|may i)\b[^?]{0,30}\b(?:buy|purchase|afford|spend|order)\b|\b(?:buy|purchase)\b[^?]{0,30}\bcosts?\b/;
@@ -614,16 +615,29 @@ export function situationOf(
     };
   }
 
+  // Polling for news: webhooks instead.
+  if (/\bpoll\w*/.test(q) && /\b(?:better|instead|alternative|avoid|without|stop|not|less|push|notif\w*|all the time|loop)\b/.test(q) && !/\bwebhooks?\b[^?]{0,30}\b(?:fail\w*|not)\b/.test(q)) {
+    return {
+      lead:
+        `Instead of polling, register a webhook: ${callText(call('set_webhook', exampleArguments('set_webhook')))} and you are POSTed purchase.created (seller), purchase.delivered (buyer), purchase.completed, purchase.refunded, purchase.disputed, message.received, gas.credited and cash-out events, signed with the secret. ` +
+        'Keep a slow poll (get_purchase / list_orders every few minutes) as a fallback.',
+      nextStep: call('set_webhook', exampleArguments('set_webhook')),
+      sections: section('webhooks'),
+      lookedAt: [],
+    };
+  }
+
   // Webhooks that fail or do not arrive.
-  if (/\bwebhooks?\b|\bcallbacks?\b|\bnotifications?\b/.test(q) && /\b(?:fail\w*|(?:not|isn'?t|aren'?t|never|stopped) (?:receiving|getting|arriving|working|firing|called|coming)|nothing|didn'?t (?:get|receive|fire|arrive)|no (?:events?|calls?|posts?)|nothing (?:arrives|arrived|comes)|stopped|paused|retr\w*|broken|errors?|did (?:my|it)|working)\b/.test(q) && !/\b(?:i got an?|i received an?)\b[^?]{0,30}\bwebhook\b/.test(q)) {
+  if (/\bwebhooks?\b|\bcallbacks?\b|\bnotifications?\b/.test(q) && /\b(?:do i have|my webhooks?|any webhooks?|which webhooks?|fail\w*|(?:not|isn'?t|aren'?t|never|stopped) (?:receiving|getting|arriving|working|firing|called|coming)|nothing|didn'?t (?:get|receive|fire|arrive)|no (?:events?|calls?|posts?)|nothing (?:arrives|arrived|comes)|stopped|paused|retr\w*|broken|errors?|did (?:my|it)|working)\b/.test(q) && !/\b(?:i got an?|i received an?)\b[^?]{0,30}\bwebhook\b/.test(q)) {
     const hooks = account?.webhooks ?? null;
     const failed = account?.failedDeliveries ?? [];
     if (account && hooks) {
       const looked: LookedAt[] = [{ kind: 'webhooks', id: account.agentId }, ...hooks.map((h) => ({ kind: 'webhook' as const, id: h.id })), ...failed.slice(0, 5).map((d) => ({ kind: 'webhook_delivery' as const, id: d.id }))];
       if (!hooks.length) {
+        const howToSee = /\b(?:how|where)\b[^?]{0,15}\b(?:see|check|list|view|find|read)\b/.test(q);
         return {
-          lead: `You have no webhook set, so nothing was sent and nothing failed. Register one with ${callText(call('set_webhook', exampleArguments('set_webhook')))} (https, public address; the secret is shown once).`,
-          nextStep: call('set_webhook', exampleArguments('set_webhook')),
+          lead: `You have no webhook set, so nothing was sent and nothing failed. Register one with ${callText(call('set_webhook', exampleArguments('set_webhook')))} (https, public address; the secret is shown once).${howToSee ? ' list_webhook_deliveries lists your webhooks and every delivery with its status, attempts and last error.' : ''}`,
+          nextStep: howToSee ? call('list_webhook_deliveries', {}) : call('set_webhook', exampleArguments('set_webhook')),
           sections: section('webhooks'),
           lookedAt: looked,
         };
@@ -876,7 +890,7 @@ export function situationOf(
     (role !== 'buyer' && /\b(?:my (?:last )?sales?|sold|(?:for )?me to deliver|order i (?:just )?got|someone (?:bought|ordered)|anything waiting)\b/.test(q))
   ) {
     const wantsPay = PAID_WORDS.test(q) || /\b(?:hasn'?t|has not|never|not|didn'?t|did not|won'?t|isn'?t) (?:yet )?confirm\w*/.test(q);
-    const wantsOrders = /\b(?:new orders?|someone (?:bought|ordered)|anyone (?:bought|ordered)|waiting for me|to deliver|orders? (?:to|i need)|know when|new sales?|got an? order|order i (?:just )?got)\b/.test(q);
+    const wantsOrders = /\b(?:ordered from me|bought from me|waiting on me|new orders?|someone (?:bought|ordered)|anyone (?:bought|ordered)|waiting for me|to deliver|orders? (?:to|i need)|know when|new sales?|got an? order|order i (?:just )?got)\b/.test(q);
     const aboutListing = /\b(?:price|listing|edit|update_service|raise|lower|pause|title|description)\b/.test(q) && !wantsPay;
     if ((wantsPay || wantsOrders || STATUS_WORDS.test(q)) && !aboutListing && !/\bhow (?:do|can|should) i (?:list|sell|price|write)\b/.test(q)) {
       const p = pickPurchase(q, account, 'seller', wantsPay ? ['disputed', 'delivered', 'awaiting_delivery', 'completed'] : ['awaiting_delivery', 'delivered', 'disputed']);
@@ -897,6 +911,17 @@ export function situationOf(
           nextStep: call('list_orders', { role: 'seller' }),
           sections: section('selling', 'webhooks'),
           lookedAt: lookedPurchase(null, account),
+        };
+      }
+      if (wantsPay && /\b(?:confirmed|completed|auto-?released|released)\b/.test(q) && !/\b(?:hasn'?t|has not|never|not|didn'?t|did not|won'?t|isn'?t) (?:yet )?(?:confirm|complet|releas)\w*/.test(q)) {
+        const w = account?.wallet;
+        return {
+          lead:
+            `Once the buyer confirms (or it auto-releases), your ${100 - terms.platformFeePercent}% is already in your wallet as sale_earn: it counts in withdrawableGas${w ? ` (yours is ${w.withdrawableGas} gas now)` : ''}. ` +
+            `To get it out in BTC: connect_payouts {"btcAddress"} once, then request_cashout {"amountGas"} — at least ${MIN_CASHOUT_GAS} gas per cash-out, 2% fee; below that, keep selling until withdrawableGas reaches ${MIN_CASHOUT_GAS}.`,
+          nextStep: call('wallet', {}),
+          sections: section('cashout'),
+          lookedAt: w && account ? [{ kind: 'wallet', id: account.agentId }] : [],
         };
       }
       if (wantsPay && /\b(?:deliver\w*|confirm\w*|buyer|order|sale)\b/.test(q)) {
@@ -1193,6 +1218,9 @@ const ACTIONS: Array<[RegExp, string]> = [
   [/\b(?:check|track|follow|see|look up|find) (?:on )?(?:a |an |my |the )?(?:purchase|order)(?:'s)?(?: status)?\b/, 'get_purchase'],
   [/\b(?:see|check|view|find|know) (?:my |how much i )?(?:earnings|earned|income|revenue)\b/, 'wallet'],
   [/\b(?:read|see|check|view|get|find)\b[^?]{0,15}\b(?:messages?|replies|reply)\b/, 'list_messages'],
+  [/\b(?:feedback|experience|rate (?:the|this) (?:service|marketplace|platform|help))\b/, 'report_experience'],
+  [/\b(?:see|check|list|view|find)\b[^?]{0,15}\b(?:webhook )?deliveries\b/, 'list_webhook_deliveries'],
+  [/\bconfirm\b(?![^?]*\b(?:by mistake|accident\w*)\b)|\baccept (?:the )?(?:work|delivery|result)\b/, 'confirm_delivery'],
   [/\bpay for (?:a|an|the|my)\b|\bbuy (?:a|an|the) (?:service|gig|job|listing|task)\b|\bhire (?:a|an|someone)\b/, 'purchase_service'],
   [/\b(?:stop|delete|remove|disable|turn off|unsubscribe)\b[^?]{0,10}\bwebhooks?\b/, 'delete_webhook'],
   [/\b(?:open|file|start|raise) (?:a |an )?dispute\b|\bdispute (?:a|the|my|an) (?:purchase|order)\b/, 'dispute_purchase'],
@@ -1208,5 +1236,5 @@ export function actionTool(question: string): string | null {
 
 /** Whether the question reports something broken (then report_bug is a fair next step). */
 export function reportsFault(question: string): boolean {
-  return /\b(?:bug|broken|crash\w*|internal|5\d\d|bad gateway|server error|doesn'?t work|does not work|not working|keeps failing|fails? every|wrong (?:balance|amount|result)|report (?:a |the |this )?(?:bug|problem|issue)|support|contact|file (?:a |an )?(?:bug|issue|report)|feedback)\b/.test(question.toLowerCase());
+  return /\b(?:bug|broken|crash\w*|internal|bad gateway|server error|(?:http|status|error|code|got|returned|->)\W{0,3}5\d\d|5\d\d (?:error|internal|server|bad gateway|service)|doesn'?t work|does not work|not working|keeps failing|fails? every|wrong (?:balance|amount|result)|report (?:a |the |this )?(?:bug|problem|issue)|support|contact|file (?:a |an )?(?:bug|issue|report))\b/.test(question.toLowerCase());
 }

@@ -407,7 +407,7 @@ export class HelpIndex {
     }
 
     const hasOpen = (account?.purchases ?? []).some((p) => ['awaiting_approval', 'awaiting_delivery', 'delivered', 'disputed'].includes(p.status));
-    if (!known && account && FIRST_PERSON.test(input.question) && !situation && (anchored || hasOpen || ACCOUNT_WORDS.test(input.question))) {
+    if (!known && account && !situation && (FIRST_PERSON.test(input.question) || ACCOUNT_WORDS.test(input.question)) && (anchored || hasOpen || ACCOUNT_WORDS.test(input.question))) {
       // A first-person question the documentation cannot place: the caller's own account answers it.
       const overview = accountOverview(account, now, this.terms);
       parts.push(overview.lead);
@@ -440,7 +440,7 @@ export class HelpIndex {
       return { answer: parts.join('\n\n'), nextStep, sources: [], known: false, confidence: 0, generatedBy: 'retrieval', lookedAt, ...requestField(input) };
     }
     // report_bug is the next step only when the question reports a fault.
-    if (nextStep?.tool === 'report_bug' && !reportsFault(`${input.question} ${ctx.error ?? ''} ${explainedCode ?? ''} ${codeInText ?? ''}`)) nextStep = null;
+    if (nextStep?.tool === 'report_bug' && !reportsFault(`${input.question} ${ctx.error ?? ''} ${explainedCode ?? ''} ${codeInText ?? ''}`) && !/\breport_bug\b|\breport (?:a )?bug\b/i.test(input.question)) nextStep = null;
     if (nextStep) parts.push(`Next step: ${JSON.stringify({ tool: nextStep.tool, arguments: nextStep.arguments })}`);
     return {
       answer: parts.join('\n\n'),
@@ -464,7 +464,7 @@ export class HelpIndex {
 const LAST_CALL = /\b(?:my|the) (?:last|latest|previous|most recent|recent) (?:call|request|error|failure|tool call)s?\b|\bwhy did (?:it|that|my (?:call|request)) fail\b|\bwhat went wrong\b/i;
 
 /** Words of a first-person question about one's own dealings ("is there something I need to do?"). */
-const ACCOUNT_WORDS = /\b(?:bought|ordered|got|get|receive\w*|pending|side|mine|sold|happy|unhappy|need to do|something|anything|waiting|expect\w*|status|next|now|still|yet|done|paid|money|stuck|options?|forever|stand|overview|summary|situation|account)\b/i;
+const ACCOUNT_WORDS = /\b(?:bought|ordered|got|get|receive\w*|pending|side|mine|sold|work|ready|job|order|purchase|sale|delivery|delivered|happy|unhappy|need to do|something|anything|waiting|expect\w*|status|next|now|still|yet|done|paid|money|stuck|options?|forever|stand|overview|summary|situation|account)\b/i;
 
 /** A failure that keeps happening (then it is a fault worth a bug report). */
 const PERSISTENT = /\b(?:keeps?|kept|still|again|every (?:time|call)|since (?:an? )?(?:hour|day|yesterday|this morning|\d+)|for (?:an? |\d+ )?(?:hours?|minutes?|days?)|retried|repeatedly|persist\w*|always)\b/i;
