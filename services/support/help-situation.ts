@@ -68,7 +68,7 @@ const MANIPULATION: RegExp[] = [
   /\b(?:increase|raise|lift|remove|double|bump) my (?:daily |weekly |per[- ]purchase |spending )*(?:limits?|budgets?|caps?|allowance)\b[^?]*\bplease\b/,
   // an action the help is asked to take on money
   /\b(?:can|could|would|will) you (?:please |just )?(?:credit|give|send|transfer|add|grant|mint|deposit|release|refund|unfreeze|resolve|approve|move|pay|reverse|cancel|delete|ban|reset|raise|increase|lift|remove|change)\b/,
-  /(?:^|[.!?,;]\s*|:\s*)(?:please |now |just )?(?:credit|give|send|transfer|grant|mint|deposit|release|refund|unfreeze|move|pay out|reverse|raise|lift|approve|resolve|unlock|override|mark|close|settle|cancel|complete|end) (?:me|my|it|us|the escrow|this escrow|that escrow|the dispute|this dispute|the hold|the (?:buyer|seller)|him|her|them|agt_\w+|\d+|pur_\w+)\b[^?]*$/,
+  /(?:^|[.!?,;]\s*|:\s*)(?:please |now |just )?(?:credit|give|send|transfer|grant|mint|deposit|release|refund|unfreeze|move|pay out|reverse|raise|lift|approve|resolve|unlock|override|mark|close|settle|cancel|complete|end) (?:me|my|it|us|the escrow|this escrow|that escrow|the dispute|this dispute|the hold|the (?:buyer|seller)|him|her|them|agt_\w+|all|every|\d+|pur_\w+)\b[^?]*$/,
   /\b(?:just do it|do it now)\b/,
   /\b(?:right now|immediately|asap)\b[^?]*\b(?:refund|release|credit|transfer|unfreeze|pay out)\b|\b(?:refund|release|credit|transfer|unfreeze|pay out)\b[^?]*\b(?:right now|immediately|asap)\b/,
   /\b(?:i'?m|i am) (?:the |an? )?(?:ceo|cto|founder|owner|boss|staff|employee|engineer|developer|manager)\b[^?]{0,60}\b(?:bypass|skip|override|disable|approve|unban|release|refund|credit|resolve|delete|raise|lift)\b/,
@@ -381,7 +381,7 @@ export function describePurchase(p: PurchaseView, now: Date, terms: MarketTerms 
 // Situations.
 
 const UNHAPPY =
-  /\b(?:garbage|junk|rubbish|trash|crap|wrong|bad|poor|broken|useless|incomplete|lorem|scam\w*|misrepresent\w*|nothing like|not what|isn't what|is not what|doesn'?t (?:work|match|run)|does not (?:work|match|run)|don'?t want to pay|do not want to pay|refuse to pay|not paying|won'?t pay|unhappy|not satisfied|dissatisfied|low[- ]quality|terrible|awful|half[- ]done|plagiari\w*|copied|empty|fake|unrelated|irrelevant|different from what|not (?:what|the thing) i (?:ordered|asked|paid)|mismatch\w*|dead|expired|missing|not happy|not good|isn'?t good|not (?:usable|acceptable)|a different (?:repo\w*|project|file|thing|service|task|module|language)|wrong (?:repo\w*|file|project|language|module)|corrupt\w*|can'?t (?:open|access|download)|cannot (?:open|access|download)|doesn'?t (?:open|load)|(?:link|file|url) (?:is )?(?:broken|404))\b/;
+  /\b(?:garbage|junk|rubbish|trash|crap|wrong|bad|poor|broken|useless|incomplete|lorem|scam\w*|misrepresent\w*|nothing like|not what|isn't what|is not what|doesn'?t (?:work|match|run)|does not (?:work|match|run)|don'?t want to pay|do not want to pay|refuse to pay|not paying|won'?t pay|unhappy|not satisfied|dissatisfied|low[- ]quality|terrible|awful|half[- ]done|plagiari\w*|copied|empty|fake|unrelated|irrelevant|different from what|not (?:what|the thing) i (?:ordered|asked|paid)|mismatch\w*|dead|expired|missing|only (?:half|part|some)|partial\w*|pay (?:only )?half|not happy|not good|isn'?t good|not (?:usable|acceptable)|a different (?:repo\w*|project|file|thing|service|task|module|language)|wrong (?:repo\w*|file|project|language|module)|corrupt\w*|can'?t (?:open|access|download)|cannot (?:open|access|download)|doesn'?t (?:open|load)|(?:link|file|url) (?:is )?(?:broken|404))\b/;
 const NOT_DELIVERED =
   /\b(?:never (?:delivered|sent|acknowledged|replied|answered|responded)|(?:hasn'?t|has not|didn'?t|did not|still not|not yet) (?:delivered|sent|acknowledged|replied|responded|started)|not delivered|no delivery|still awaiting_delivery|still (?:waiting|pending)|overdue|late|ghost\w*|disappeared|unresponsive|no reply|no response|(?:too|very|so) slow|taking (?:too |so )?long|taking forever|forever|missed (?:the|its) deadline|past (?:the|its) deadline|(?:\d+|many|several|a few) (?:days|weeks) (?:and|but|later|now|already|since)|it has been (?:\d+|many|several|a few) (?:days|weeks))\b/;
 const DUPLICATE = /\b(?:twice|two (?:purchases|orders|purchase ids)|duplicate\w*|double[- ]?(?:bought|purchased|ordered|charged)|same (?:listing|service|thing|order) (?:twice|again)|bought it again|by (?:mistake|accident)|accidental\w*|changed my mind|don'?t need it anymore|no longer need)\b/;
@@ -392,7 +392,7 @@ const STATUS_WORDS =
   /\b(?:status|done|ready|finished|complete|going on|happening|where is|what'?s up with|update on|progress|any news|how long|when (?:will|does|do)|waiting|pending|stuck|releases?)\b/;
 /** The caller's human's spending limits (not a rate limit, not "is there a limit" on something else). */
 const SPENDING =
-  /\b(?:spending|purchase|per[- ]purchase|daily|weekly|buying)\s+(?:limits?|caps?|budgets?|max\w*)\b|\bbudgets?\b|\ballowance\b|\bmy (?:spending )?limits?\b|\blimits? (?:my (?:human|owner)|(?:that )?(?:my )?(?:human|owner) (?:set|sets|put))|\b(?:set|imposed) by my (?:human|owner)\b|\bperpurchasemax\b|\bspend\w*\b[^?]{0,30}\blimit|\blimit\w*\b[^?]{0,30}\bspend\w*|\bhow much (?:can i|i can|am i allowed to|may i) (?:spend|buy)\b|\b(?:my )?(?:human|owner) (?:set|sets|configured|put|changed|restricted|limited)\b|\ballowed to (?:buy|spend|purchase)\b|\b(?:buy|spend|purchase)\b[^?]{0,20}\b(?:above|over|more than)\s*\d+|\bmost expensive\b[^?]{0,30}\b(?:allowed|can i|i can|may i)\b|\b(?:caps?|max\w*)\b[^?]{0,30}\bspend/;
+  /\b(?:spending|purchase|per[- ]purchase|daily|weekly|buying)\s+(?:limits?|caps?|budgets?|max\w*)\b|\b(?:my|daily|weekly|the|owner'?s|human'?s) budgets?\b(?! (?:of|is) (?:about|around|roughly)? ?\d)|\bbudget (?:limit|cap)s?\b|\ballowance\b|\bmy (?:spending )?limits?\b|\blimits? (?:my (?:human|owner)|(?:that )?(?:my )?(?:human|owner) (?:set|sets|put))|\b(?:set|imposed) by my (?:human|owner)\b|\bperpurchasemax\b|\bspend\w*\b[^?]{0,30}\blimit|\blimit\w*\b[^?]{0,30}\bspend\w*|\bhow much (?:can i|i can|am i allowed to|may i) (?:spend|buy)\b|\b(?:my )?(?:human|owner) (?:set|sets|configured|put|changed|restricted|limited)\b|\ballowed to (?:buy|spend|purchase)\b|\b(?:buy|spend|purchase)\b[^?]{0,20}\b(?:above|over|more than)\s*\d+|\bmost expensive\b[^?]{0,30}\b(?:allowed|can i|i can|may i)\b|\b(?:caps?|max\w*)\b[^?]{0,30}\bspend/;
 /** A question that points at the caller's current purchase without naming it. */
 const DEICTIC =
   /\b(?:what (?:should|do|can|must) (?:i|we) do|what now|what next|next steps?|now what|can i still|is it (?:done|ready|late|safe)|has (?:the )?(?:seller|buyer|it)|did (?:the )?(?:seller|buyer)|when (?:will|do|does|should|can|is)|expect\w*|how long|(?:is there )?(?:something|anything) (?:i need|to do|for me)|need to do|(?:my|the) delivery|what i got|options?|forever|where do i stand|changed my mind|what did i (?:get|receive|buy)|ready|do nothing|if i (?:wait|ignore|don'?t)|waiting on me|complain\w*|unhappy|the (?:seller|buyer|customer)\b|started|progress|any news|status|update|stuck|cancel|refund|confirm|release|paid|pay)\b/;
@@ -590,7 +590,7 @@ export function situationOf(
       const approval = l?.approvalAboveGas !== null && l?.approvalAboveGas !== undefined && want > l.approvalAboveGas;
       return {
         lead:
-          `Yes: your gasBalance is ${w.gasBalance} gas${l?.setByHuman ? ' and it is within the spending limits your human set' : ' and your human set no spending limits'}. ` +
+          `Yes: your gasBalance is ${w.gasBalance} gas${l?.setByHuman ? ` and ${want} gas is within the spending limits your human set (per purchase ${l.perPurchaseMaxGas ?? 'no limit'}${l.perPurchaseMaxGas !== null ? ' gas' : ''}, ${l.remainingTodayGas ?? 'no limit'} left today)` : ' and your human set no spending limits'}. ` +
           (approval ? `Above ${l!.approvalAboveGas} gas your human approves it first (awaiting_approval, approvalUrl). ` : '') +
           'Buy with purchase_service {"listingId", "requirements", "maxPriceGas"} and an Idempotency-Key.',
         nextStep: call('purchase_service', exampleArguments('purchase_service')),
@@ -990,6 +990,30 @@ export function situationOf(
     return accountOverview(account, now, terms);
   }
 
+  // Charged twice for gas.
+  if (/\b(?:charged|billed|paid|debited)\b[^?.]{0,20}\b(?:twice|two times|double)\b|\bdouble[- ](?:charge|charged|billing)\b/.test(q) && !/\bpurchase_service\b|\bservice twice\b/.test(q)) {
+    const w = account?.wallet;
+    return {
+      lead:
+        `Gas is credited once per approved checkout, never twice for one checkout. get_checkout lists your checkouts: if two were approved, two packs were bought and your gasBalance${w ? ` (${w.gasBalance} gas now)` : ''} shows both. ` +
+        'A card charged twice for one checkout is for your human to raise with the payment provider (the card statement), and worth a report_bug with both sessionIds so the operator can check it.',
+      nextStep: call('get_checkout', {}),
+      sections: section('gas'),
+      lookedAt: w && account ? [{ kind: 'wallet', id: account.agentId }] : [],
+    };
+  }
+
+  // Whether a listing is live.
+  if (/\b(?:listing|service|offer)s?\b/.test(q) && /\b(?:live|active|visible|published|showing|online|searchable|approved|appear\w*|status)\b/.test(q) && /\b(?:my|our|is it|know if|check if|whether)\b/.test(q) && !/\bbuy|purchase\b/.test(q)) {
+    return {
+      lead:
+        'A listing that passes the quality gate is active at once and appears in search_services (search with your own sellerId to see it as buyers do); a rejected one was never created (422 listing_rejected). update_service {"listingId", "status": "active" | "paused"} takes it offline or back.',
+      nextStep: call('search_services', { sellerId: 'agt_…' }),
+      sections: section('selling'),
+      lookedAt: [],
+    };
+  }
+
   // Free gas: only the referral bonus.
   if (/\bfree (?:gas|credits?)\b|\bgas for free\b|\bwithout paying\b[^?]{0,20}\bgas\b/.test(q)) {
     return {
@@ -1221,7 +1245,9 @@ const ACTIONS: Array<[RegExp, string]> = [
   [/\b(?:feedback|experience|rate (?:the|this) (?:service|marketplace|platform|help))\b/, 'report_experience'],
   [/\b(?:see|check|list|view|find)\b[^?]{0,15}\b(?:webhook )?deliveries\b/, 'list_webhook_deliveries'],
   [/\bconfirm\b(?![^?]*\b(?:by mistake|accident\w*)\b)|\baccept (?:the )?(?:work|delivery|result)\b/, 'confirm_delivery'],
-  [/\bpay for (?:a|an|the|my)\b|\bbuy (?:a|an|the) (?:service|gig|job|listing|task)\b|\bhire (?:a|an|someone)\b/, 'purchase_service'],
+  [/\bpay for (?:a|an|the|my)\b|\bbuy (?:a|an|the) (?:service|gig|job|listing|task)\b/, 'purchase_service'],
+  [/\bhire (?:a|an|someone|somebody|an agent)\b|\bfind (?:a|an|someone|somebody) (?:to|who)\b/, 'search_services'],
+  [/\brelease (?:the )?(?:payment|escrow|gas|money) to (?:the |my )?seller\b|\bpay the seller\b/, 'confirm_delivery'],
   [/\b(?:stop|delete|remove|disable|turn off|unsubscribe)\b[^?]{0,10}\bwebhooks?\b/, 'delete_webhook'],
   [/\b(?:open|file|start|raise) (?:a |an )?dispute\b|\bdispute (?:a|the|my|an) (?:purchase|order)\b/, 'dispute_purchase'],
   [/\b(?:change|edit|update|raise|lower|modify|bump) (?:the |my )?(?:price|listing|title|description|delivery days)\b|\b(?:pause|unpublish|take down|deactivate|hide) (?:a |the |my )?(?:listing|service|offer)\b/, 'update_service'],
@@ -1229,7 +1255,7 @@ const ACTIONS: Array<[RegExp, string]> = [
 
 export function actionTool(question: string): string | null {
   const q = question.toLowerCase();
-  if (!/\b(?:how|where|can i|what do i|is there)\b/.test(q)) return null;
+  if (!/\b(?:how|where|can i|what do i|is there|walk me)\b/.test(q) && !/^(?:please )?(?:release|pay|confirm|send|deliver|cancel|refund|dispute|rate|list|find|hire|search|buy|message|check|show|see|read|stop|delete|top|accept|pause|change|edit|update)\b/.test(q)) return null;
   for (const [re, tool] of ACTIONS) if (re.test(q)) return tool;
   return null;
 }
