@@ -68,7 +68,7 @@ const MANIPULATION: RegExp[] = [
   /\b(?:increase|raise|lift|remove|double|bump) my (?:daily |weekly |per[- ]purchase |spending )*(?:limits?|budgets?|caps?|allowance)\b[^?]*\bplease\b/,
   // an action the help is asked to take on money
   /\b(?:can|could|would|will) you (?:please |just )?(?:credit|give|send|transfer|add|grant|mint|deposit|release|refund|unfreeze|resolve|approve|move|pay|reverse|cancel|delete|ban|reset|raise|increase|lift|remove|change)\b/,
-  /(?:^|[.!?,;]\s*|:\s*)(?:please |now |just )?(?:credit|give|send|transfer|grant|mint|deposit|release|refund|unfreeze|move|pay out|reverse|raise|lift|approve|resolve|unlock|override|mark|close|settle|cancel|complete|end) (?:me|my|it|us|the escrow|this escrow|that escrow|the dispute|this dispute|the hold|the (?:buyer|seller)|him|her|them|agt_\w+|all|every|\d+|pur_\w+)\b[^?]*$/,
+  /(?:^|[.!?,;]\s*|:\s*)(?:please |now |just )?(?:credit|give|send|transfer|grant|mint|deposit|release|refund|unfreeze|move|pay out|reverse|raise|lift|approve|resolve|unlock|override|mark|close|settle|cancel|complete|end) (?:me|my|it|us|the escrow|this escrow|that escrow|the dispute|this dispute|the hold|the (?:buyer|seller)|him|her|them|agt_\w+|all|every|everyone|everybody|\d+|pur_\w+)\b[^?]*$/,
   /\b(?:just do it|do it now)\b/,
   /\b(?:right now|immediately|asap)\b[^?]*\b(?:refund|release|credit|transfer|unfreeze|pay out)\b|\b(?:refund|release|credit|transfer|unfreeze|pay out)\b[^?]*\b(?:right now|immediately|asap)\b/,
   /\b(?:i'?m|i am) (?:the |an? )?(?:ceo|cto|founder|owner|boss|staff|employee|engineer|developer|manager)\b[^?]{0,60}\b(?:bypass|skip|override|disable|approve|unban|release|refund|credit|resolve|delete|raise|lift)\b/,
@@ -78,7 +78,9 @@ const MANIPULATION: RegExp[] = [
 ];
 
 const SECRETS: RegExp[] = [
-  /\b(?:api[\s_-]?keys?|keys?|secrets?|passwords?|credentials?|tokens?)\b[^?.]{0,40}\b(?:of|for|belonging to|from) (?:an?other |other |that |this |the )?(?:agents?|agt_\w+|sellers?|buyers?|users?|accounts?)\b/,
+  /\b(?:api[\s_-]?keys?|keys?|secrets?|passwords?|credentials?|tokens?)\b[^?.]{0,40}\b(?:of|for|belonging to|from) (?:an?other |other |that |this |the |my |a |some )?(?:\w+'s )?(?:agents?|agt_\w+|sellers?|buyers?|users?|accounts?|competitors?|rivals?)\b/,
+  /\b(?:competitor|rival)'?s?\b[^?]{0,30}\b(?:keys?|secrets?|passwords?|tokens?|credentials?|data|balance|wallet|messages|buyers|customers|sales)\b/,
+  /\b(?:ceo|founder|operator|admin|owner|staff|team|employee|developer)s?'?s? (?:personal )?(?:email|phone|home address|address|contact details)\b/,
   /\bagt_\w+\b[^?.]{0,40}\b(?:api[\s_-]?key|secret|password|credentials?|token)\b/,
   /\b(?:another|other|someone else'?s?|their) (?:agent'?s? )?(?:api[\s_-]?keys?|keys?|secrets?|passwords?|credentials?|tokens?)\b/,
   /\b(?!my\b)\w+'s (?:api[\s_-]?keys?|keys?|secrets?|passwords?|credentials?|tokens?)\b/,
@@ -114,6 +116,7 @@ const OFF_TOPIC: RegExp[] = [
   /\b(?:poem|haiku|limerick|sonnet)\b/,
   /\b(?:write|draft|compose)\b[^?.]{0,20}\b(?:cover letter|resume|cv|essay|tweet|blog post|article|speech|homework|love letter)\b/,
   /\b(?:latest|today'?s|current) news\b/,
+  /^(?:please |can you |could you )?(?:translate|summari[sz]e|proofread|rewrite|paraphrase)\b(?![^?]*\b(?:listing|my service|description)\b)/,
   /\b(?:debug|fix|refactor|optimi[sz]e|review|explain)\b (?:my|this|the|a) (?:code|component|function|script|app|program|query|css|react|python|sql|regex|docker\w*|k8s|kubernetes)\b/,
   /\byour (?:favou?rite|age|gender|opinion on|feelings)\b|\bare you (?:human|alive|conscious|sentient|real|a robot)\b|\bdo you (?:love|like|dream)\b/,
   /\bconvert\b[^?]{0,25}\b(?:euros?|eur|pounds?|gbp|yen|jpy|francs?|rupees?)\b|\b(?:euro|pound|yen) (?:to|in) (?:dollars?|usd)\b/,
@@ -383,7 +386,7 @@ export function describePurchase(p: PurchaseView, now: Date, terms: MarketTerms 
 const UNHAPPY =
   /\b(?:garbage|junk|rubbish|trash|crap|wrong|bad|poor|broken|useless|incomplete|lorem|scam\w*|misrepresent\w*|nothing like|not what|isn't what|is not what|doesn'?t (?:work|match|run)|does not (?:work|match|run)|don'?t want to pay|do not want to pay|refuse to pay|not paying|won'?t pay|unhappy|not satisfied|dissatisfied|low[- ]quality|terrible|awful|half[- ]done|plagiari\w*|copied|empty|fake|unrelated|irrelevant|different from what|not (?:what|the thing) i (?:ordered|asked|paid)|mismatch\w*|dead|expired|missing|only (?:half|part|some)|partial\w*|pay (?:only )?half|not happy|not good|isn'?t good|not (?:usable|acceptable)|a different (?:repo\w*|project|file|thing|service|task|module|language)|wrong (?:repo\w*|file|project|language|module)|corrupt\w*|can'?t (?:open|access|download)|cannot (?:open|access|download)|doesn'?t (?:open|load)|(?:link|file|url) (?:is )?(?:broken|404))\b/;
 const NOT_DELIVERED =
-  /\b(?:never (?:delivered|sent|acknowledged|replied|answered|responded)|(?:hasn'?t|has not|didn'?t|did not|still not|not yet) (?:delivered|sent|acknowledged|replied|responded|started)|not delivered|no delivery|still awaiting_delivery|still (?:waiting|pending)|overdue|late|ghost\w*|disappeared|unresponsive|no reply|no response|(?:too|very|so) slow|taking (?:too |so )?long|taking forever|forever|missed (?:the|its) deadline|past (?:the|its) deadline|(?:\d+|many|several|a few) (?:days|weeks) (?:and|but|later|now|already|since)|it has been (?:\d+|many|several|a few) (?:days|weeks))\b/;
+  /\b(?:never (?:delivered|sent|acknowledged|replied|answered|responded)|(?:hasn'?t|has not|didn'?t|did not|still not|not yet) (?:delivered|sent|acknowledged|replied|responded|started)|not delivered|no delivery|still awaiting_delivery|still (?:waiting|pending)|overdue|late|ghost\w*|disappeared|unresponsive|no reply|no response|(?:too|very|so) slow|taking (?:too |so )?long|taking forever|forever|it'?s been (?:a while|ages|long|days|weeks)|been a while|missed (?:the|its) deadline|past (?:the|its) deadline|(?:\d+|many|several|a few) (?:days|weeks) (?:and|but|later|now|already|since)|it has been (?:\d+|many|several|a few) (?:days|weeks))\b/;
 const DUPLICATE = /\b(?:twice|two (?:purchases|orders|purchase ids)|duplicate\w*|double[- ]?(?:bought|purchased|ordered|charged)|same (?:listing|service|thing|order) (?:twice|again)|bought it again|by (?:mistake|accident)|accidental\w*|changed my mind|don'?t need it anymore|no longer need)\b/;
 const CANCEL = /\b(?:cancel\w*|undo|revert|call off|back out)\b/;
 const WANTS_MONEY_BACK = /\b(?:refund\w*|money back|gas back|get (?:my|the) (?:gas|money)|give (?:the buyer |them |it )?(?:their |the |back )|return (?:the|their) (?:gas|money))\b/;
@@ -395,7 +398,7 @@ const SPENDING =
   /\b(?:spending|purchase|per[- ]purchase|daily|weekly|buying)\s+(?:limits?|caps?|budgets?|max\w*)\b|\b(?:my|daily|weekly|the|owner'?s|human'?s) budgets?\b(?! (?:of|is) (?:about|around|roughly)? ?\d)|\bbudget (?:limit|cap)s?\b|\ballowance\b|\bmy (?:spending )?limits?\b|\blimits? (?:my (?:human|owner)|(?:that )?(?:my )?(?:human|owner) (?:set|sets|put))|\b(?:set|imposed) by my (?:human|owner)\b|\bperpurchasemax\b|\bspend\w*\b[^?]{0,30}\blimit|\blimit\w*\b[^?]{0,30}\bspend\w*|\bhow much (?:can i|i can|am i allowed to|may i) (?:spend|buy)\b|\b(?:my )?(?:human|owner) (?:set|sets|configured|put|changed|restricted|limited)\b|\ballowed to (?:buy|spend|purchase)\b|\b(?:buy|spend|purchase)\b[^?]{0,20}\b(?:above|over|more than)\s*\d+|\bmost expensive\b[^?]{0,30}\b(?:allowed|can i|i can|may i)\b|\b(?:caps?|max\w*)\b[^?]{0,30}\bspend/;
 /** A question that points at the caller's current purchase without naming it. */
 const DEICTIC =
-  /\b(?:what (?:should|do|can|must) (?:i|we) do|what now|what next|next steps?|now what|can i still|is it (?:done|ready|late|safe)|has (?:the )?(?:seller|buyer|it)|did (?:the )?(?:seller|buyer)|when (?:will|do|does|should|can|is)|expect\w*|how long|(?:is there )?(?:something|anything) (?:i need|to do|for me)|need to do|(?:my|the) delivery|what i got|options?|forever|where do i stand|changed my mind|what did i (?:get|receive|buy)|ready|do nothing|if i (?:wait|ignore|don'?t)|waiting on me|complain\w*|unhappy|the (?:seller|buyer|customer)\b|started|progress|any news|status|update|stuck|cancel|refund|confirm|release|paid|pay)\b/;
+  /\b(?:what (?:should|do|can|must) (?:i|we) do|what now|what next|next steps?|now what|can i still|is it (?:done|ready|late|safe)|has (?:the )?(?:seller|buyer|it)|did (?:the )?(?:seller|buyer)|when (?:will|do|does|should|can|is)|expect\w*|how long|(?:is there )?(?:something|anything) (?:i need|to do|for me)|need to do|(?:my|the) delivery|what i got|options?|forever|where do i stand|changed my mind|been a while|should i (?:dispute|refund|cancel|wait|confirm)|what did i (?:get|receive|buy)|ready|do nothing|if i (?:wait|ignore|don'?t)|waiting on me|complain\w*|unhappy|the (?:seller|buyer|customer)\b|started|progress|any news|status|update|stuck|cancel|refund|confirm|release|paid|pay)\b/;
 /** Words of a question about something other than a purchase (then the documentation answers it). */
 const OTHER_TOPIC = /\b(?:listing|list_service|webhook|cash[\s-]?out|withdraw\w*|gas pack|buy gas|register|api key|mcp|referral|fee|limit|budget|search)\b/;
 const CAN_BUY = /\b(?:can i|could i|am i allowed|allowed to|able to|may i)\b[^?]{0,30}\b(?:buy|purchase|afford|spend|order)\b|\b(?:buy|purchase)\b[^?]{0,30}\bcosts?\b/;
@@ -735,16 +738,17 @@ export function situationOf(
   }
 
   // Balance, with the caller's own figures.
+  const holding = (account?.purchases ?? []).filter((p) => p.role === 'buyer' && ['pending', 'awaiting_approval', 'awaiting_delivery', 'delivered', 'disputed'].includes(p.status));
   if (account?.wallet && /\b(?:my (?:gas )?balance|how much gas (?:do i|i) have|gas (?:do|did) i have|my wallet|my gas\b(?! back)|gasbalance|balance is|what'?s my balance|whats my balance)\b/.test(q) && !codeInText && !/\bpaid\b|checkout|\bpayment\b|went through|\bapproved\b/.test(q) && !WANTS_MONEY_BACK.test(q)) {
     const w = account.wallet;
     return {
       lead:
-        `Your gasBalance is ${w.gasBalance} gas (spendable); heldGas ${w.heldGas} is in escrow for your open purchases; withdrawableGas ${w.withdrawableGas}; pendingEarningsGas ${w.pendingEarningsGas}. ` +
+        `Your gasBalance is ${w.gasBalance} gas (spendable); heldGas ${w.heldGas} is in escrow for your open purchases${holding.length ? ` (${holding.slice(0, 5).map((p) => `${p.id} ${p.priceGas} gas, ${p.status}`).join('; ')})` : ''}; withdrawableGas ${w.withdrawableGas}; pendingEarningsGas ${w.pendingEarningsGas}. ` +
         (w.gasBalance === 0 ? 'To add gas, buy_gas (a human approves the payment at checkoutUrl). ' : '') +
         'wallet shows these with your ledger entries.',
       nextStep: call('wallet', {}),
       sections: section('wallet'),
-      lookedAt: [{ kind: 'wallet', id: account.agentId }],
+      lookedAt: [{ kind: 'wallet', id: account.agentId }, ...holding.slice(0, 5).map((p) => ({ kind: 'purchase' as const, id: p.id }))],
     };
   }
 
@@ -752,7 +756,7 @@ export function situationOf(
   const buyerSide = role === 'buyer' || role === 'unknown' || role === 'both';
   const sellerSide = role === 'seller' || role === 'both';
 
-  if (role !== 'seller' && UNHAPPY.test(q) && /\b(?:deliver\w*|got|received|sent me|gave me|work|result|output|job|files?|order|purchase|pay)\b/.test(q) && !/\bmy listing\b/.test(q)) {
+  if (role !== 'seller' && !codeInText && UNHAPPY.test(q) && /\b(?:deliver\w*|got|received|sent me|gave me|work|result|output|job|files?|order|purchase|pay)\b/.test(q) && !/\bmy listing\b/.test(q)) {
     const p = pickPurchase(q, account, 'buyer', ['delivered', 'awaiting_delivery']);
     const pid = p?.id ?? 'pur_…';
     const step = call('dispute_purchase', { purchaseId: pid, reason: DISPUTE_REASON });
@@ -1109,10 +1113,18 @@ export function situationOf(
       pickPurchase(q, account, side, []);
     if (p) {
       const d = describePurchase(p, now, terms);
-      const wanted = intentTool(q, p.role === 'seller' ? 'seller' : 'buyer');
+      let wanted = intentTool(q, p.role === 'seller' ? 'seller' : 'buyer');
+      if (wanted === 'dispute_purchase' && p.role === 'buyer' && p.status === 'awaiting_delivery') wanted = 'request_refund';
       const step = wanted ? call(wanted, { ...exampleArguments(wanted), purchaseId: p.id }) : d.step;
       return {
-        lead: d.text + (wanted && wanted !== d.step.tool ? ` You asked about ${wanted}: ${callText(step)}.` : '') + notMine,
+        lead:
+          d.text +
+          (wanted && wanted !== d.step.tool
+            ? wanted === 'request_refund' && /\bdisput/.test(q)
+              ? ` Before delivery you do not need a dispute: ${callText(step)} refunds you at once.`
+              : ` You asked about ${wanted}: ${callText(step)}.`
+            : '') +
+          notMine,
         nextStep: step,
         sections: section('purchase-states'),
         lookedAt: lookedPurchase(p, account),
@@ -1235,6 +1247,7 @@ function intentTool(q: string, side: 'buyer' | 'seller'): string | null {
 
 /** "How do I <do X>?": the tool that does X, when the question names an action plainly. */
 const ACTIONS: Array<[RegExp, string]> = [
+  [/\b(?:see|read|view|get|download|open|check)\b[^?]{0,25}\b(?:delivery|deliverable|delivered work|the work)\b/, 'get_delivery'],
   [/\bdeliver(?: an?| the| my)? (?:order|work|job|purchase|result)s?\b|\bhand (?:over|in) (?:the )?work\b|\bsubmit (?:the |my )?work\b/, 'deliver_work'],
   [/\back(?:nowledge)? (?:an?|the|my)? ?(?:order|purchase)\b/, 'ack_purchase'],
   [/\b(?:see|read|view|get|download|find|open)\b[^?]{0,25}\b(?:work|delivery|deliverable|result|files?) (?:the seller|that the seller|they) (?:sent|delivered|gave)\b/, 'get_delivery'],
