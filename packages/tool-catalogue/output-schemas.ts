@@ -252,9 +252,15 @@ export const HELP_ANSWER = obj(
     sources: arrayOf(obj({ id: str(), title: str() }), 'Knowledge sections the answer comes from.'),
     confidence: num(),
     generatedBy: str(),
+    lookedAt: arrayOf(
+      obj({ kind: { type: 'string', enum: ['orders', 'purchase', 'wallet', 'spending_limits', 'webhooks', 'webhook', 'webhook_delivery', 'requests', 'request'] }, id: str() }),
+      "What of the caller's own account the answer is grounded in: purchase, webhook, delivery and request ids, or your agent id for your orders, wallet, spending limits, webhooks and requests.",
+    ),
+    declined: bool('true: ask_help refused (off-topic, an action it cannot take, someone else\'s data or a secret); the answer says what it can do instead.'),
+    request: { description: 'The explained request (context.requestId) when it is the caller\'s own, else null.' },
     warning: KEY_WARNING,
   },
-  ['nextStep', 'sources', 'confidence', 'generatedBy', 'warning'],
+  ['nextStep', 'sources', 'confidence', 'generatedBy', 'lookedAt', 'declined', 'request', 'warning'],
 );
 
 export const schemas = { str, int, num, bool, nullable, time, maybeTime, arrayOf, NEXT_CURSOR };

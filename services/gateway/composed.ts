@@ -6,7 +6,10 @@
  *                     + ledger (balance) + escrow (spending limits)
  *   wallet            ledger (figures, entries) + payments (cash-outs) + escrow (spending limits)
  *   ask_help,         the caller's own request-log entry (the gateway's) handed to support in
- *   report_bug        meta, so support never calls the gateway back
+ *   report_bug        meta, so support never calls the gateway back; ask_help also gets a small
+ *                     snapshot of the caller's own account (escrow list_orders, ledger balance
+ *                     figures, escrow limits, notifications webhooks and deliveries, its own
+ *                     recent failed requests), read with the caller's identity (issue #26)
  *
  * Reads never write: neither whoami nor wallet reconciles checkouts (the payments sweeper does).
  * whoami asks for identity and balance in parallel and takes the reputation from a short per-agent
@@ -22,7 +25,9 @@ import { LEDGER } from '../../packages/contracts/ledger';
 import type { WalletFigures } from '../../packages/contracts/ledger';
 import { LISTINGS, type SellerReputation } from '../../packages/contracts/listings';
 import { PAYMENTS } from '../../packages/contracts/payments';
-import { SUPPORT } from '../../packages/contracts/support';
+import { SUPPORT, type HelpAccount } from '../../packages/contracts/support';
+import { NOTIFICATIONS, type DeliveryView, type WebhookView } from '../../packages/contracts/notifications';
+import type { PurchaseView } from '../../packages/contracts/escrow';
 import type { RequestLog } from './request-log';
 
 type GatewayThis = { requestLog: RequestLog; reputationCache: ReputationCache; logger: { warn(...a: unknown[]): void } };
@@ -71,7 +76,45 @@ function spendingLimitsOf(ctx: Context<unknown, CallMeta>, agentId: string): Pro
   return ctx.call<SpendingLimitsView, { agentId: string }>(ESCROW.limitsOf, { agentId }).catch(() => null);
 }
 
-/** Forwards a support tool with the caller's own request-log entry in meta.requestLogEntry. */
+/** How long ask_help waits for each part of the account snapshot before answering without it. */
+const HELP_ACCOUNT_TIMEOUT_MS = 1500;
+const HELP_ACCOUNT_PURCHASES = 10;
+
+function orNull<T>(p: Promise<T>): Promise<T | null> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<null>((resolve) => {
+    timer = setTimeout(() => resolve(null), HELP_ACCOUNT_TIMEOUT_MS);
+    timer.unref();
+  });
+  return Promise.race([p.catch(() => null), timeout]).finally(() => clearTimeout(timer));
+}
+
+/**
+ * The caller's own account for ask_help: each read goes through the tool actions with the caller's
+ * own identity in meta (so it can only ever see the caller's purchases, webhooks and deliveries),
+ * or takes the caller's agent id (balance, limits, request log). A part that fails is null.
+ */
+async function helpAccountOf(self: GatewayThis, ctx: Context<unknown, CallMeta>, agentId: string): Promise<HelpAccount> {
+  const [orders, figures, limits, hooks, recentErrors] = await Promise.all([
+    orNull(ctx.call<{ purchases: PurchaseView[] }, { role: string; limit: number }>(ESCROW.listOrders, { role: 'all', limit: HELP_ACCOUNT_PURCHASES })),
+    orNull(ctx.call<WalletFigures, { agentId: string; limit: number }>(LEDGER.walletFigures, { agentId, limit: 1 })),
+    orNull(ctx.call<SpendingLimitsView, { agentId: string }>(ESCROW.limitsOf, { agentId })),
+    orNull(ctx.call<{ webhooks: WebhookView[]; deliveries: DeliveryView[] }, { limit: number }>(NOTIFICATIONS.listDeliveries, { limit: 20 })),
+    orNull(self.requestLog.recentFailures(agentId, 5)),
+  ]);
+  return {
+    agentId,
+    at: new Date().toISOString(),
+    purchases: orders?.purchases ?? null,
+    wallet: figures ? { gasBalance: figures.gasBalance, heldGas: figures.heldGas, pendingEarningsGas: figures.pendingEarningsGas, withdrawableGas: figures.withdrawableGas } : null,
+    limits,
+    webhooks: hooks?.webhooks ?? null,
+    failedDeliveries: hooks ? hooks.deliveries.filter((d) => d.status === 'failed' || (d.status === 'pending' && d.attempts > 0)) : null,
+    recentErrors,
+  };
+}
+
+/** Forwards a support tool with the caller's own request-log entry in meta.requestLogEntry (ask_help: and its account). */
 function withOwnRequest(tool: 'ask_help' | 'report_bug', action: string) {
   return {
     params: toolParams(tool),
@@ -79,8 +122,11 @@ function withOwnRequest(tool: 'ask_help' | 'report_bug', action: string) {
       // A caller whose configured key was ignored reaches ask_help's public part: the docs, not its own requests.
       const agent = ctx.meta.apiKeyIgnored && tool === 'ask_help' ? null : requireAgent(ctx);
       const requestId = ctx.params.context?.requestId;
-      const requestLogEntry = agent && typeof requestId === 'string' ? await ownRequest(this, requestId, agent.id) : null;
-      return ctx.call(action, ctx.params, { meta: { requestLogEntry } });
+      const [requestLogEntry, helpAccount] = await Promise.all([
+        agent && typeof requestId === 'string' ? ownRequest(this, requestId, agent.id) : null,
+        agent && tool === 'ask_help' ? helpAccountOf(this, ctx, agent.id) : null,
+      ]);
+      return ctx.call(action, ctx.params, { meta: tool === 'ask_help' ? { requestLogEntry, helpAccount } : { requestLogEntry } });
     },
   };
 }

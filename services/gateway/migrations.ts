@@ -77,4 +77,12 @@ export const migrations: Migration[] = [
       );
     `,
   },
+  {
+    // Issue #26: ask_help reads the caller's own recent failed calls.
+    version: 5,
+    name: 'request log by agent (failed calls)',
+    sql: `
+      CREATE INDEX request_log_agent_failed ON gateway.request_log (agent_id, at DESC) WHERE status >= 400;
+    `,
+  },
 ];

@@ -4,7 +4,7 @@
  * Writes are buffered and flushed in batches so logging never slows a call down.
  */
 import type { Db } from '../../packages/db';
-import type { RequestLogEntry } from '../../packages/tool-catalogue/meta';
+import type { RequestLogEntry } from '../../packages/contracts/gateway';
 
 export type { RequestLogEntry };
 
@@ -14,6 +14,29 @@ function storable(text: string | null): string | null {
   return text === null ? null : text.replaceAll('\u0000', '\uFFFD').replace(LONE_SURROGATE, '\uFFFD').slice(0, 2000);
 }
 
+const LOG_COLUMNS = 'request_id, agent_id, tool, status, error_code, error_message, at';
+
+interface LogRow {
+  request_id: string;
+  agent_id: string | null;
+  tool: string | null;
+  status: number;
+  error_code: string | null;
+  error_message: string | null;
+  at: Date | string;
+}
+
+function entryOf(row: LogRow): RequestLogEntry {
+  return {
+    requestId: row.request_id,
+    agentId: row.agent_id,
+    tool: row.tool,
+    status: row.status,
+    errorCode: row.error_code,
+    errorMessage: row.error_message,
+    at: new Date(row.at).toISOString(),
+  };
+}
 
 export class RequestLog {
   private buffer: RequestLogEntry[] = [];
@@ -85,29 +108,19 @@ export class RequestLog {
 
   async find(requestId: string): Promise<RequestLogEntry | null> {
     await this.flush();
-    const r = await this.db.query<{
-      request_id: string;
-      agent_id: string | null;
-      tool: string | null;
-      status: number;
-      error_code: string | null;
-      error_message: string | null;
-      at: Date | string;
-    }>(
-      'SELECT request_id, agent_id, tool, status, error_code, error_message, at FROM gateway.request_log WHERE request_id = $1',
-      [requestId],
+    const r = await this.db.query<LogRow>(`SELECT ${LOG_COLUMNS} FROM gateway.request_log WHERE request_id = $1`, [requestId]);
+    return r.rows[0] ? entryOf(r.rows[0]) : null;
+  }
+
+  /** The agent's own most recent failed calls (status ≥ 400) of the last 7 days, newest first (ask_help's account snapshot). */
+  async recentFailures(agentId: string, limit: number): Promise<RequestLogEntry[]> {
+    await this.flush();
+    const r = await this.db.query<LogRow>(
+      `SELECT ${LOG_COLUMNS} FROM gateway.request_log
+        WHERE agent_id = $1 AND status >= 400 AND at > now() - interval '7 days' ORDER BY at DESC LIMIT $2`,
+      [agentId, limit],
     );
-    const row = r.rows[0];
-    if (!row) return null;
-    return {
-      requestId: row.request_id,
-      agentId: row.agent_id,
-      tool: row.tool,
-      status: row.status,
-      errorCode: row.error_code,
-      errorMessage: row.error_message,
-      at: new Date(row.at).toISOString(),
-    };
+    return r.rows.map(entryOf);
   }
 
   async prune(): Promise<void> {

@@ -23,7 +23,8 @@ import {
 import { DEFAULT_TERMS, smallestPackCovering, GAS_PACKS, MIN_CASHOUT_GAS, packById, saleSplit, type MarketTerms } from '../../packages/market-rules';
 import { TOOL_NAMES, PURCHASE_STATUSES } from '../../packages/tool-catalogue';
 import { processTerm, questionTerms, tokenize, type QuestionTerm } from './help-text';
-import type { HelpAnswer, HelpContext, HelpInput } from '../../packages/contracts/support';
+import { FIRST_PERSON, TOOL_RULES, aboutTheService, accountOverview, actionTool, declineOf, offTopicDecline, reportsFault, situationOf, type Decline } from './help-situation';
+import type { HelpAnswer, HelpContext, HelpInput, LookedAt } from '../../packages/contracts/support';
 
 export type { HelpAnswer, HelpContext, HelpInput };
 
@@ -194,24 +195,32 @@ export class HelpIndex {
    * The sentence of the retrieved sections that answers most of the question (weighted by how much
    * each of its words says), so the fact asked for leads the answer instead of hiding in a section.
    */
-  private keySentence(hits: Retrieved[], terms: QuestionTerm[]): string | null {
+  private keySentence(hits: Retrieved[], terms: QuestionTerm[]): { text: string; share: number } | null {
     const weights = terms.map((t) => this.termWeight(t).weight);
+    const total = weights.reduce((a, b) => a + b, 0) || 1;
     let best: { text: string; score: number } | null = null;
     for (const [rank, hit] of hits.slice(0, 3).entries()) {
       for (const sentence of splitSentences(hit.section.body)) {
+        if (/^(?:Next step|Cause|HTTP \d)/.test(sentence)) continue;
         const words = new Set(tokenize(sentence).map(processTerm).filter((x): x is string => !!x));
         const score =
           terms.reduce((sum, t, i) => sum + (words.has(t.term) || t.expansions.some((e) => words.has(e)) ? weights[i] : 0), 0) * (rank === 0 ? 1.2 : 1);
         if (!best || score > best.score) best = { text: sentence, score };
       }
     }
-    return best && best.score > 0 ? best.text : null;
+    return best && best.score > 0 ? { text: best.text, share: best.score / 1.2 / total } : null;
   }
 
   /** The retrieval answer: context first (own request, error code, stuck state), then the best sections. */
   answer(input: HelpInput): HelpAnswer {
     const ctx = input.context ?? {};
+    const account = input.account ?? null;
+    const now = input.now ?? new Date();
+    // 0. What ask_help does not do: refused at once, with what it can do instead.
+    const decline = declineOf(input.question);
+    if (decline) return declined(decline, input);
     const parts: string[] = [];
+    const lookedAt: LookedAt[] = [];
     const sources = new Map<string, string>();
     let nextStep: NextStep | null = null;
     let known = false;
@@ -220,8 +229,11 @@ export class HelpIndex {
 
     // 1. The caller's own failed request.
     let explainedCode: string | null = null;
-    if (ctx.requestId) {
-      const r = input.request;
+    const lastFailure =
+      !ctx.requestId && account?.recentErrors?.length && LAST_CALL.test(input.question) && !findErrorCode(`${ctx.error ?? ''} ${input.question}`) ? account.recentErrors[0] : null;
+    if (ctx.requestId || lastFailure) {
+      const r = lastFailure ?? input.request;
+      if (r) lookedAt.push({ kind: 'request', id: r.requestId });
       if (r) {
         const when = r.at ? ` at ${r.at}` : '';
         if (r.errorCode) {
@@ -256,14 +268,37 @@ export class HelpIndex {
       }
     }
 
-    // 2. An error code named in context.error (or the question), when no request explained it.
-    const codeInText = !explainedCode ? findErrorCode(`${ctx.error ?? ''} ${input.question}`) : null;
+    // 2. The situation: who is asking, what happened, what they want, from the question and the
+    //    caller's own account; it leads the answer with the call to make (help-situation.ts).
+    const codeFound = !explainedCode ? findErrorCode(`${ctx.error ?? ''} ${input.question}`) : null;
+    const situation = explainedCode ? null : situationOf(`${input.question} ${input.stuckState ?? ''}`.trim(), account, now, this.terms, codeFound);
+    if (situation) {
+      parts.push(situation.lead);
+      nextStep = situation.nextStep;
+      lookedAt.push(...situation.lookedAt);
+      for (const id of situation.sections) {
+        const sec = this.byId.get(id);
+        if (sec && !sources.has(id)) {
+          parts.push(`${parts.length === 1 ? 'The rule behind it — ' : ''}${sec.title}:\n${sec.body}`);
+          sources.set(id, sec.title);
+        }
+      }
+      known = true;
+      confidence = 0.9;
+    }
+    const codeInText = situation?.overridesError ? null : codeFound;
+
+    // 3. An error code named in context.error (or the question), when no request explained it.
     if (codeInText) {
       const guide = errorGuide(codeInText)!;
       let line = `${guide.code} (HTTP ${guide.status}): ${guide.cause}\nWhat to do: ${guide.nextStepText}`;
       // The tool that failed: from the context, or named in the pasted message.
       const failedTool = ctx.toolName ?? TOOL_NAMES.find((t) => new RegExp(`\\b${t}\\b`).test(input.question)) ?? null;
-      nextStep = nextStepAfterFailure(guide.code, failedTool) ?? guide.nextStep;
+      if (!situation) nextStep = nextStepAfterFailure(guide.code, failedTool) ?? guide.nextStep;
+      if (guide.code === 'invalid_state' && /\bmaxpricegas\b|\bprice (?:rose|went up|was raised|increased|changed)\b|\braised (?:the|its|their) price\b/i.test(input.question)) {
+        nextStep = { tool: 'purchase_service', arguments: exampleArguments('purchase_service') };
+        line += '\nThe seller raised the price after you saw it, so nothing was held: do not just retry. Look at the new price (details.priceGas, or search_services / the listing again); if you still want it, call purchase_service again with maxPriceGas set to the new price and a new Idempotency-Key.';
+      }
       if (guide.code === 'invalid_state' && !failedTool && /\blisting\b/i.test(input.question) && /\b(?:paused|removed|inactive|taken down|not active)\b/i.test(input.question)) {
         nextStep = { tool: 'search_services', arguments: exampleArguments('search_services') };
         line += '\nA paused or removed listing cannot be bought until its seller makes it active again: search_services for another one.';
@@ -271,18 +306,28 @@ export class HelpIndex {
       if (failedTool === 'request_cashout' || failedTool === 'cash_out') {
         line += `\nCash-out rules: at least ${MIN_CASHOUT_GAS} gas, at most wallet.withdrawableGas (sale earnings only), and no open dispute as a seller.`;
       }
+      if ((guide.code === 'service_unavailable' || guide.code === 'internal') && PERSISTENT.test(input.question)) {
+        nextStep = { tool: 'report_bug', arguments: { ...exampleArguments('report_bug'), title: `Persistent ${guide.code}`, description: input.question.slice(0, 500).padEnd(10, '.') } };
+        line += '\nIt keeps happening after retries: report_bug with the requestIds and times so the operator sees it.';
+      }
       if (guide.code === 'insufficient_gas') {
         const shortfall = parseShortfall(`${ctx.error ?? ''} ${input.question}`);
-        nextStep = insufficientGasStep(shortfall);
+        if (!situation) nextStep = insufficientGasStep(shortfall);
         line += `\n${insufficientGasLine(shortfall)}`;
       }
       parts.push(line);
       sources.set(`error-${guide.code}`, `Error ${guide.title}`);
+      // The rules of the tool that failed (a rating window, a cash-out minimum …) often say why.
+      const rules = failedTool ? this.byId.get(TOOL_RULES[failedTool] ?? '') : undefined;
+      if (rules && !sources.has(rules.id) && !['insufficient_gas', 'unauthorized', 'rate_limited', 'service_unavailable', 'internal'].includes(guide.code)) {
+        parts.push(`The rules of ${failedTool} — ${rules.title}:\n${rules.body}`);
+        sources.set(rules.id, rules.title);
+      }
       known = true;
       confidence = Math.max(confidence, 0.95);
     }
 
-    // 3. The stuck state narrows the answer to the transitions it allows.
+    // 4. The stuck state narrows the answer to the transitions it allows.
     const state = findPurchaseState(input.stuckState ?? '');
     if (state) {
       const moves = purchaseTransitions(this.terms).filter((t) => t.from.split(/[ ,]+/).includes(state) || t.from.startsWith(`${state},`));
@@ -297,7 +342,7 @@ export class HelpIndex {
     }
     if (ctx.toolName && TOOL_NAMES.includes(ctx.toolName)) boostIds.push(`tool-${ctx.toolName}`);
 
-    // 4. Retrieval over the question (and the stuck state's words).
+    // 5. Retrieval over the question (and the stuck state's words).
     const query = [input.question, input.stuckState ?? ''].join(' ');
     const { hits, coverage, domain, terms } = this.retrieve(query, { boostIds });
     const anchored = terms.some((t) => ANCHORS.has(t.term));
@@ -314,9 +359,22 @@ export class HelpIndex {
         parts.push(`For a price of ${price[1]} gas: the platform fee is ${split.platformFeeGas} gas and the seller gets ${split.sellerNetGas} gas (as sale_earn, when the buyer confirms or on auto-release).`);
       }
       // An explained error already says what to do: background sections are only pointed to, not repeated.
-      if (!sources.has(top.id) && !explained) {
-        const key = this.keySentence(hits, terms);
-        if (key && !parts.some((p) => p.includes(key))) parts.push(`In short: ${key}`);
+      if (!sources.has(top.id) && !explained && !situation) {
+        // "In short" only when that sentence answers most of what was asked (never an unrelated lead line).
+        const action = actionTool(input.question);
+        if (action && TOOL_NAMES.includes(action)) {
+          const step: NextStep = { tool: action, arguments: exampleArguments(action) };
+          parts.push(`Call ${action} ${JSON.stringify(step.arguments)}.`);
+          nextStep = step;
+          const toolSection = this.byId.get(`tool-${action}`);
+          if (toolSection && toolSection.id !== top.id) {
+            parts.push(`${toolSection.title}:\n${toolSection.body}`);
+            sources.set(toolSection.id, toolSection.title);
+          }
+        } else {
+          const key = this.keySentence(hits, terms);
+          if (key && key.share >= KEY_SENTENCE_MIN_SHARE && !parts.some((p) => p.includes(key.text))) parts.push(`In short: ${key.text}`);
+        }
         parts.push(`${top.title}:\n${top.body}`);
         sources.set(top.id, top.title);
         // A runner-up nearly as relevant is part of the answer, not a pointer: paraphrases often
@@ -335,26 +393,54 @@ export class HelpIndex {
         parts.push(`${concept.section.title}:\n${concept.section.body}`);
         sources.set(concept.section.id, concept.section.title);
       }
-      const also = hits.slice(explained ? 0 : 1, 4).filter((h) => h.score >= hits[0].score * 0.5 && !sources.has(h.section.id));
+      const also = hits.slice(explained || situation ? 0 : 1, 4).filter((h) => h.score >= hits[0].score * 0.5 && !sources.has(h.section.id));
       if (also.length) {
         parts.push(`See also: ${also.map((h) => h.section.title).join('; ')}.`);
         for (const h of also) sources.set(h.section.id, h.section.title);
       }
+      // A question naming one tool ("what do I send in deliver_work?") is about that tool.
+      const named = explained || situation ? [] : TOOL_NAMES.filter((t) => t !== 'ask_help' && new RegExp(`\\b${t}\\b`).test(input.question));
+      if (!nextStep && named.length === 1) nextStep = { tool: named[0], arguments: exampleArguments(named[0]) };
       if (!nextStep && top.nextStep) nextStep = top.nextStep;
       known = true;
       confidence = Math.max(confidence, Math.min(0.9, 0.4 + coverage * 0.5));
     }
 
+    const hasOpen = (account?.purchases ?? []).some((p) => ['awaiting_approval', 'awaiting_delivery', 'delivered', 'disputed'].includes(p.status));
+    if (!known && account && !situation && (FIRST_PERSON.test(input.question) || ACCOUNT_WORDS.test(input.question)) && (anchored || hasOpen || ACCOUNT_WORDS.test(input.question))) {
+      // A first-person question the documentation cannot place: the caller's own account answers it.
+      const overview = accountOverview(account, now, this.terms);
+      parts.push(overview.lead);
+      nextStep = overview.nextStep;
+      lookedAt.push(...overview.lookedAt);
+      for (const id of overview.sections) {
+        const sec = this.byId.get(id);
+        if (sec) {
+          parts.push(`${sec.title}:\n${sec.body}`);
+          sources.set(id, sec.title);
+        }
+      }
+      known = true;
+      confidence = 0.5;
+    }
     if (!known) {
+      // Not about this marketplace at all: a short refusal. About it but not documented: "I don't know",
+      // with no report_bug (not knowing is not a fault; an agent following nextStep must not file one).
+      if (!anchored && domain < DOMAIN_MIN && !reportsFault(input.question) && !aboutTheService(input.question)) return declined(offTopicDecline(), input);
       parts.length = 0;
       parts.push(
         "I don't know: this service's documentation does not cover that question, and I will not guess. " +
-          'Rephrase it with the tool or the error code involved (for example "why did purchase_service fail with insufficient_gas?"), read ' +
-          `${this.baseUrl}/llms-full.txt, or file it with report_bug so the operator sees it.`,
+          'Rephrase it with the tool or the error code involved (for example "why did purchase_service fail with insufficient_gas?"), or read ' +
+          `${this.baseUrl}/llms-full.txt.` +
+          (reportsFault(input.question) ? ' If something is broken, report_bug with the failed call\'s requestId lets the operator see it.' : ''),
       );
-      nextStep = { tool: 'report_bug', arguments: { ...exampleArguments('report_bug'), title: 'Question the help could not answer', description: input.question.slice(0, 500).padEnd(10, '.') } };
-      return { answer: parts.join('\n\n'), nextStep, sources: [], known: false, confidence: 0, generatedBy: 'retrieval', ...requestField(input) };
+      nextStep = reportsFault(input.question)
+        ? { tool: 'report_bug', arguments: { ...exampleArguments('report_bug'), title: 'Something does not work', description: input.question.slice(0, 500).padEnd(10, '.') } }
+        : null;
+      return { answer: parts.join('\n\n'), nextStep, sources: [], known: false, confidence: 0, generatedBy: 'retrieval', lookedAt, ...requestField(input) };
     }
+    // report_bug is the next step only when the question reports a fault.
+    if (nextStep?.tool === 'report_bug' && !reportsFault(`${input.question} ${ctx.error ?? ''} ${explainedCode ?? ''} ${codeInText ?? ''}`) && !/\breport_bug\b|\breport (?:a )?bug\b/i.test(input.question)) nextStep = null;
     if (nextStep) parts.push(`Next step: ${JSON.stringify({ tool: nextStep.tool, arguments: nextStep.arguments })}`);
     return {
       answer: parts.join('\n\n'),
@@ -363,6 +449,7 @@ export class HelpIndex {
       known: true,
       confidence: Math.round(confidence * 100) / 100,
       generatedBy: 'retrieval',
+      lookedAt,
       ...requestField(input),
     };
   }
@@ -371,6 +458,22 @@ export class HelpIndex {
   passagesFor(answer: HelpAnswer): KnowledgeSection[] {
     return answer.sources.map((s) => this.byId.get(s.id)).filter((s): s is KnowledgeSection => !!s);
   }
+}
+
+/** "Why did my last call fail?": the caller's most recent failed request answers it. */
+const LAST_CALL = /\b(?:my|the) (?:last|latest|previous|most recent|recent) (?:call|request|error|failure|tool call)s?\b|\bwhy did (?:it|that|my (?:call|request)) fail\b|\bwhat went wrong\b/i;
+
+/** Words of a first-person question about one's own dealings ("is there something I need to do?"). */
+const ACCOUNT_WORDS = /\b(?:bought|ordered|got|get|receive\w*|pending|side|mine|sold|work|ready|job|order|purchase|sale|delivery|delivered|happy|unhappy|need to do|something|anything|waiting|expect\w*|status|next|now|still|yet|done|paid|money|stuck|options?|forever|stand|overview|summary|situation|account)\b/i;
+
+/** A failure that keeps happening (then it is a fault worth a bug report). */
+const PERSISTENT = /\b(?:keeps?|kept|still|again|every (?:time|call)|since (?:an? )?(?:hour|day|yesterday|this morning|\d+)|for (?:an? |\d+ )?(?:hours?|minutes?|days?)|retried|repeatedly|persist\w*|always)\b/i;
+
+/** The share of the question's weight a sentence must cover to lead as "In short". */
+const KEY_SENTENCE_MIN_SHARE = 0.4;
+
+function declined(d: Decline, input: HelpInput): HelpAnswer {
+  return { answer: d.answer, nextStep: d.nextStep, sources: [], known: false, confidence: 0, generatedBy: 'retrieval', lookedAt: [], declined: true, ...requestField(input) };
 }
 
 const PURCHASE_TOOLS = new Set(['get_purchase', 'get_delivery', 'confirm_delivery', 'ack_purchase', 'deliver_work', 'rate_purchase', 'request_refund', 'dispute_purchase', 'send_message', 'list_messages']);
@@ -390,6 +493,7 @@ function nextStepAfterFailure(code: string, tool: string | null): NextStep | nul
       return null;
     case 'invalid_state':
     case 'forbidden':
+      if (code === 'forbidden' && tool === 'purchase_service') return { tool: 'search_services', arguments: exampleArguments('search_services') };
       if (PURCHASE_TOOLS.has(tool)) return { tool: 'get_purchase', arguments: exampleArguments('get_purchase') };
       if (tool === 'request_cashout' || tool === 'cash_out') return { tool: 'wallet', arguments: exampleArguments('wallet') };
       return null;
@@ -417,9 +521,10 @@ export function findErrorCode(text: string): string | null {
   // A pasted HTTP status ("status code 503", "Error 404: …", "429 Too Many Requests"), but not an
   // amount ("500 gas").
   const status =
-    /\b(?:http(?:\/[\d.]+)?|status(?:\s+code)?|error|code|returned|returns|got|answered|answers|failed with|response)\W{0,3}([45]\d\d)\b(?!\s*(?:gas|usd|%))/.exec(lower) ??
+    /\b(?:http(?:\/[\d.]+)?|status(?:\s+code)?|error|code|returned|returns|got|answered|answers|failed(?: with)?|fails(?: with)?|response|->|→)\W{0,3}([45]\d\d)\b(?!\s*(?:gas|usd|%))/.exec(lower) ??
+    /\b[a-z]+_[a-z_]+\s*(?:->|→|:|returned|returns|gave|gives|says)?\s*\(?([45]\d\d)\b(?!\s*(?:gas|usd|%))/.exec(lower) ??
     /\b([45]\d\d)\s*[-:]?\s*(?:unauthorized|forbidden|not found|conflict|too many requests|internal server error|service unavailable|bad request|payment required|unprocessable|not implemented)/.exec(lower);
-  if (status) return ERROR_CODE_BY_STATUS.get(Number(status[1])) ?? null;
+  if (status) return ERROR_CODE_BY_STATUS.get(Number(status[1])) ?? (Number(status[1]) >= 500 ? 'service_unavailable' : null);
   // The status's words without its number ("the server says too many requests").
   for (const [phrase, code] of STATUS_PHRASES) if (phrase.test(lower)) return code;
   return null;
@@ -442,7 +547,7 @@ function oneEditApart(a: string, b: string): boolean {
 const STATUS_PHRASES: Array<[RegExp, string]> = [
   [/\btoo many (?:requests|calls)\b|\brate[\s-]?limit(?:ed)?\b|\bthrottl\w*/, 'rate_limited'],
   [/\bpayment required\b/, 'insufficient_gas'],
-  [/\bservice (?:is )?unavailable\b/, 'service_unavailable'],
+  [/\bservice (?:is )?unavailable\b|\bbad gateway\b|\bgateway time-?out\b/, 'service_unavailable'],
   [/\binternal server error\b/, 'internal'],
 ];
 

@@ -15,7 +15,7 @@ import type { Clock } from '../../packages/runtime';
 import type { Config } from '../../packages/config';
 import { HelpIndex, composeWithLlm, type HelpContext, type HelpAnswer, type RequestLogEntry } from './help';
 import { migrations } from './migrations';
-import { BUG_STATUSES, type SupportCallMeta } from '../../packages/contracts/support';
+import { BUG_STATUSES, type HelpAccount, type SupportCallMeta } from '../../packages/contracts/support';
 
 /** Identical reports from one agent within this window (since the last one) are folded into one. */
 export const BUG_FOLD_WINDOW_MS = 60 * 60 * 1000;
@@ -168,6 +168,12 @@ function ownRequestOf(ctx: Context<unknown, object>, agentId: string): RequestLo
   return entry && entry.agentId === agentId ? entry : null;
 }
 
+/** The caller's own account snapshot, handed over by the gateway (only ever the caller's own). */
+function ownAccountOf(ctx: Context<unknown, object>, agentId: string): HelpAccount | null {
+  const account = (ctx.meta as SupportCallMeta).helpAccount ?? null;
+  return account && account.agentId === agentId ? account : null;
+}
+
 const SupportService: ServiceSchema = {
   name: 'support',
   mixins: [dbMixin('support', migrations)],
@@ -182,7 +188,8 @@ const SupportService: ServiceSchema = {
         if (!agent && !ctx.meta.apiKeyIgnored) requireAgent(ctx);
         const { question, stuckState, context } = ctx.params;
         const request = agent ? ownRequestOf(ctx, agent.id) : null;
-        const input = { question, stuckState, context, request };
+        const account = agent ? ownAccountOf(ctx, agent.id) : null;
+        const input = { question, stuckState, context, request, account, now: this.clock.now() };
         let answer: HelpAnswer = this.help.answer(input);
         const { helpLlmUrl, helpLlmKey, helpLlmModel } = this.config;
         if (helpLlmUrl && answer.known) {

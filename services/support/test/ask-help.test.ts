@@ -132,16 +132,26 @@ describe('ask_help answers the questions agents ask', () => {
   });
 
   test.each([['What is the weather in Paris tomorrow?'], ['Who won the football world cup in 1998?'], ['zxqv blorp']])(
-    'says plainly when it does not know: %s',
+    'declines what is not about the marketplace, without a false bug report: %s',
     async (q) => {
       const a = await ask({ question: q });
       expect(a.known).toBe(false);
+      expect(a.declined).toBe(true);
       expect(a.confidence).toBe(0);
       expect(a.sources).toEqual([]);
-      expect(a.answer).toMatch(/I don't know/);
-      expectValidNextStep(a.nextStep);
+      expect(a.answer).toMatch(/^I can't help with that here/);
+      expect(a.answer).toContain('What ask_help can do');
+      expect(a.nextStep).toBeNull();
     },
   );
+
+  test.each([['How do I log out?'], ['Is there a mobile app?']])('says plainly when it does not know, and suggests no bug report: %s', async (q) => {
+    const a = await ask({ question: q });
+    expect(a.known).toBe(false);
+    expect(a.declined).toBeUndefined();
+    expect(a.answer).toMatch(/^I don't know/);
+    expect(a.nextStep).toBeNull();
+  });
 
   test('bad input gets the envelope with a hint and is not logged as a question', async () => {
     const before = await app.call('support.summary');
