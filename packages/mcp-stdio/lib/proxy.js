@@ -1,6 +1,6 @@
 /**
  * agent-market-mcp: a local stdio MCP server, a thin proxy to an Agent Market service. It is the
- * same server as the service's /mcp (lib/server.js, the one factory): its instructions, tools,
+ * same server as the service's /mcp (lib/market-server.js, the one factory): its instructions, tools,
  * prompts and resources are read from the service's /mcp at start, prompts and resources are
  * rendered there, and tool calls go to the HTTPS tool router (POST /api/agent) with this session's
  * key. Plain CommonJS, no build step: `node bin/agent-market-mcp.js` runs it.
@@ -10,7 +10,7 @@
 const { Client } = require('@modelcontextprotocol/sdk/client/index.js');
 const { StreamableHTTPClientTransport } = require('@modelcontextprotocol/sdk/client/streamableHttp.js');
 const { StdioServerTransport } = require('@modelcontextprotocol/sdk/server/stdio.js');
-const { createMarketServer, protocolError, ErrorCode } = require('./server.js');
+const { createMarketServer, protocolError, ErrorCode } = require('./market-server.js');
 
 const VERSION = require('../package.json').version;
 const MODULES = ['buy', 'sell', 'shared'];

@@ -55,7 +55,7 @@ describe(`${pkg.name} packed and installed into an empty folder`, () => {
     expect(pkg.repository?.url).toMatch(/^git\+https:/);
     expect(pkg.homepage).toMatch(/^https:/);
     expect(packed.sort()).toEqual(
-      ['LICENSE', 'README.md', 'bin/agent-market-mcp.js', 'lib/proxy.js', 'lib/server.d.ts', 'lib/server.js', 'lib/tasks.d.ts', 'lib/tasks.js', 'package.json', 'server.json'].sort(),
+      ['LICENSE', 'README.md', 'bin/agent-market-mcp.js', 'lib/proxy.js', 'lib/market-server.d.ts', 'lib/market-server.js', 'lib/tasks.d.ts', 'lib/tasks.js', 'package.json', 'server.json'].sort(),
     );
     const readme = fs.readFileSync(path.join(PACKAGE_DIR, 'README.md'), 'utf8');
     expect(readme).not.toMatch(/\]\(\.\.\//); // standalone: no link out of the package

@@ -19,7 +19,7 @@ import {
   type MarketTerms,
 } from '../../../packages/market-rules';
 // The published stdio package's factory, through its workspace link (also present in the built image).
-import { createMarketServer } from '@agent-market/mcp/lib/server.js';
+import { createMarketServer } from '@agent-market/mcp/lib/market-server.js';
 import { version as PACKAGE_VERSION } from '../../../package.json';
 import type { ToolDispatcher } from '../dispatch';
 import { knowledgeSections, renderLlmsFull, renderLlmsTxt, type KnowledgeSection } from '../../../packages/knowledge';

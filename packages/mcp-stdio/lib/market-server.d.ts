@@ -1,4 +1,4 @@
-/** Types of lib/server.js (the shared MCP server factory), for the gateway's TypeScript. */
+/** Types of lib/market-server.js (the shared MCP server factory), for the gateway's TypeScript. */
 import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import type { Prompt, Resource, ResourceTemplate, Tool } from '@modelcontextprotocol/sdk/types.js';
 
