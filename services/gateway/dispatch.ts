@@ -87,6 +87,14 @@ function isUnreachable(err: unknown): boolean {
   return type === 'SERVICE_NOT_FOUND' || type === 'SERVICE_NOT_AVAILABLE' || type === 'REQUEST_TIMEOUT' || type === 'REQUEST_REJECTED';
 }
 
+/** The purchase id a tool call names in its arguments or returns (`result.purchase.id`), if any. */
+function purchaseIdOf(args: unknown, body: { ok: boolean; result?: unknown }): string | null {
+  const fromArgs = args && typeof args === 'object' ? (args as { purchaseId?: unknown }).purchaseId : undefined;
+  if (typeof fromArgs === 'string') return fromArgs;
+  const purchase = body.ok && body.result && typeof body.result === 'object' ? (body.result as { purchase?: { id?: unknown } }).purchase : undefined;
+  return typeof purchase?.id === 'string' ? purchase.id : null;
+}
+
 export class ToolDispatcher {
   private readonly validator = new Validator({ haltOnFirstError: false });
   private readonly checks = new Map<string, (v: unknown) => true | any[] | Promise<true | any[]>>();
@@ -148,6 +156,10 @@ export class ToolDispatcher {
             const outcome = await this.dispatchCall(call);
             span?.setAttribute('http.response.status_code', outcome.status);
             if (outcome.agentId) span?.setAttribute('market.agent_id', outcome.agentId);
+            // The purchase a call is about (its argument, or the one it created): a lifecycle is one trace per
+            // call (purchase, deliver, confirm), and this attribute finds all of them.
+            const purchaseId = purchaseIdOf(call.args, outcome.body);
+            if (purchaseId) span?.setAttribute('market.purchase_id', purchaseId);
             return outcome;
           })
         : this.dispatchCall(call),

@@ -218,6 +218,13 @@ describeDistributed('one purchase lifecycle is one trace across processes (OTLP 
     expect(confirmTrace.some((s) => s.service === 'market-ledger' && s.name.startsWith('pg.query') && s.parentSpanId === consume.spanId)).toBe(true);
     console.log(`confirm trace ${consume.traceId}:\n${confirmTrace.map((s) => `  ${s.service}  ${s.name}  parent=${s.parentSpanId ? cById.get(s.parentSpanId)?.name ?? s.parentSpanId : '-'}`).join('\n')}`);
 
+    // The three calls of the lifecycle are three traces; their tool spans carry the purchase's id, so an
+    // operator finds the whole lifecycle by that attribute.
+    await eventually(async () => {
+      const tools = receiver.spans.filter((s) => s.attributes['market.purchase_id'] === purchase.id).map((s) => s.name);
+      return ['tool purchase_service', 'tool deliver_work', 'tool confirm_delivery'].every((n) => tools.includes(n));
+    }, 20_000, 250);
+
     // 3. Logs: JSON lines in every process, startup included; the ledger's line for the settle carries the
     //    confirm's request id and trace id, the escrow's line for the purchase the purchase's.
     for (const [name, proc] of Object.entries(procs)) {
