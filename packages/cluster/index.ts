@@ -52,6 +52,9 @@ export function spawnDefaults(env: NodeJS.ProcessEnv = process.env): Record<stri
   return { LOG_LEVEL: env.TEST_LOG_LEVEL ?? 'warn', SEED_ON_EMPTY: 'false', RATE_LIMIT_PER_MINUTE: '0' };
 }
 
+/** How much of a spawned process's output is kept in memory (characters). */
+const OUTPUT_KEPT = 4_000_000;
+
 /** The operator's values of the settings spawnDefaults would otherwise replace (for ClusterOptions.env). */
 export function operatorSettings(env: NodeJS.ProcessEnv): Record<string, string> {
   return Object.fromEntries(Object.keys(spawnDefaults({})).flatMap((k) => (env[k] !== undefined && env[k] !== '' ? [[k, env[k]!]] : [])));
@@ -80,8 +83,14 @@ export async function spawnServices(
     env: spawnEnv(services, env, opts.baseEnv ?? process.env, port),
     stdio: ['ignore', 'pipe', 'pipe'],
   });
-  child.stdout!.on('data', (d) => (out += d.toString()));
-  child.stderr!.on('data', (d) => (out += d.toString()));
+  // The output is kept in memory for tests and for the exit report: the last OUTPUT_KEPT characters only, so a
+  // cluster left running for days does not grow without bound.
+  const keep = (d: Buffer) => {
+    out += d.toString();
+    if (out.length > 2 * OUTPUT_KEPT) out = out.slice(-OUTPUT_KEPT);
+  };
+  child.stdout!.on('data', keep);
+  child.stderr!.on('data', keep);
   const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
   await new Promise<void>((resolve, reject) => {
     const timer = setTimeout(() => {
