@@ -23,8 +23,6 @@ export default tseslint.config(
       'packages/broker/nats-transporter.ts',
       'packages/outbox/index.ts',
       'services/gateway/dispatch.ts',
-      'services/notifications/events.ts',
-      'services/notifications/sender.ts',
       'services/support/help-llm.ts',
     ],
     rules: { '@typescript-eslint/no-explicit-any': 'off' },
