@@ -16,11 +16,4 @@ export default tseslint.config(
     files: ['**/test/**', '**/*.test.ts', '**/*.test.tsx', 'bench/**'],
     rules: { '@typescript-eslint/no-explicit-any': 'off' },
   },
-  {
-    // TEMPORARY: these files still use any — until their owners type them. Remove a line once its file is typed.
-    files: [
-      'services/gateway/dispatch.ts',
-    ],
-    rules: { '@typescript-eslint/no-explicit-any': 'off' },
-  },
 );
