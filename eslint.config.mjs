@@ -16,21 +16,4 @@ export default tseslint.config(
     files: ['**/test/**', '**/*.test.ts', '**/*.test.tsx', 'bench/**'],
     rules: { '@typescript-eslint/no-explicit-any': 'off' },
   },
-  {
-    // TEMPORARY: these files still use any — until their owners type them. Remove a line once its file is typed.
-    files: [
-      'packages/broker/durable.ts',
-      'packages/broker/nats-transporter.ts',
-      'packages/outbox/index.ts',
-      'services/escrow/escrow.service.ts',
-      'services/escrow/funding.ts',
-      'services/escrow/messages.ts',
-      'services/escrow/sweepers.ts',
-      'services/gateway/dispatch.ts',
-      'services/notifications/events.ts',
-      'services/notifications/sender.ts',
-      'services/support/help-llm.ts',
-    ],
-    rules: { '@typescript-eslint/no-explicit-any': 'off' },
-  },
 );

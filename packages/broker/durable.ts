@@ -32,16 +32,21 @@ import {
   type JsMsg,
   type NatsConnection,
 } from 'nats';
-import type { LoggerInstance, ServiceBroker } from 'moleculer';
+import type { LoggerInstance, Service, ServiceBroker } from 'moleculer';
 import { inboxPrefixFor } from '../call-table/nats-auth';
 import { currentRequestId, withRequestContext } from '../telemetry/context';
-import type { EventContext } from '../outbox';
+import type { ChannelSender, EventContext } from '../outbox';
 import { extractTraceContext, injectTraceContext, SpanKind, tracingEnabled, withSpan } from '../telemetry/tracing';
 
 /** The header carrying the gateway's request id with a durable event. */
 export const REQUEST_ID_HEADER = 'x-request-id';
 
-export type ChannelHandler = (payload: any, raw?: unknown) => unknown;
+/**
+ * A durable event's handler. The transport hands over the decoded JSON; each handler declares its
+ * topic's payload type (e.g. OutboxEvent<PurchaseCompleted>), so the parameter is bivariant (method
+ * syntax, as React's EventHandler does): a typed handler fits, and an untyped one sees `unknown`.
+ */
+export type ChannelHandler = { handle(payload: unknown, raw?: unknown): unknown }['handle'];
 
 /** What a service declares under `channels` in its schema. */
 export interface ChannelDefinition {
@@ -634,10 +639,10 @@ export function DurableEventsMiddleware(transport: DurableTransport) {
       Object.assign(broker, {
         sendToChannel: (topic: string, payload: unknown, context?: EventContext) => publishInContext(transport, topic, payload, context),
         durableEvents: transport,
-      });
+      } satisfies ChannelSender & { durableEvents: DurableTransport });
     },
-    async serviceCreated(svc: any) {
-      const channels = (svc.schema?.channels ?? {}) as Record<string, ChannelDefinition>;
+    async serviceCreated(svc: Service) {
+      const channels = (svc.schema as { channels?: Record<string, ChannelDefinition> } | undefined)?.channels ?? {};
       for (const [topic, def] of Object.entries(channels)) {
         const sub: ChannelSubscription = {
           topic,

@@ -10,9 +10,26 @@
  *   for that subject at once with BusPermissionError and logs it at error level, instead of letting
  *   the caller wait for its request timeout.
  */
-import { Errors, Transporters, type ServiceBroker } from 'moleculer';
+import { Errors, Transporters, type LoggerInstance, type ServiceBroker } from 'moleculer';
+import type { NatsConnection, Subscription } from 'nats';
 import { inboxPrefixFor, permissionsFor } from '../call-table/nats-auth';
 import { LAYERS, type ServiceName } from '../call-table';
+
+/**
+ * A call waiting for its answer, as Moleculer's transit keeps it. Its typings say `action: string`;
+ * at run time it is the action's definition (transit.js stores ctx.action), hence `action.name`.
+ */
+interface PendingCall {
+  action?: { name?: string } | null;
+  nodeID?: string;
+  reject(err: Error): void;
+}
+
+/** The part of Moleculer's transit that rejects pending calls. */
+interface PendingCalls {
+  pendingRequests?: Map<string, PendingCall>;
+  removePendingRequest(id: string): void;
+}
 
 /** A call the bus (or the call table it is generated from) does not allow this service to make. Not retryable. */
 export class BusPermissionError extends Errors.MoleculerError {
@@ -48,7 +65,24 @@ export interface AuthNatsOptions {
   precheck?: boolean;
 }
 
-const NatsTransporter = Transporters.NATS as unknown as new (opts: Record<string, unknown>) => any;
+/**
+ * Moleculer's NATS transporter as this subclass uses it: its typings declare no NATS class members
+ * (client, logger, broker, prefix, subscriptions), so they are written out here.
+ */
+interface NatsTransporterBase {
+  /** Set once connected; subscriptions are made only then. */
+  client: NatsConnection;
+  logger: LoggerInstance;
+  broker: ServiceBroker;
+  prefix: string;
+  subscriptions: Subscription[];
+  connect(): Promise<void>;
+  getTopicName(cmd: string, nodeID?: string): string;
+  receive(cmd: string, data: Buffer): unknown;
+  send(topic: string, data: Buffer, meta: object): Promise<void>;
+}
+
+const NatsTransporter = Transporters.NATS as unknown as new (opts: Record<string, unknown>) => NatsTransporterBase;
 
 export class AuthNatsTransporter extends NatsTransporter {
   private readonly user: string;
@@ -83,7 +117,7 @@ export class AuthNatsTransporter extends NatsTransporter {
     };
   }
 
-  async connect(): Promise<void> {
+  override async connect(): Promise<void> {
     await super.connect();
     void this.watchPermissions();
   }
@@ -112,7 +146,7 @@ export class AuthNatsTransporter extends NatsTransporter {
     this.subscriptions.push(this.client.subscribe(topic, { queue: group, callback: this.handler('EVENT', topic) }));
   }
 
-  send(topic: string, data: Buffer, meta: { packet?: { type?: string; payload?: { id?: string; action?: string } } }): Promise<void> {
+  override send(topic: string, data: Buffer, meta: { packet?: { type?: string; payload?: { id?: string; action?: string } } }): Promise<void> {
     if (this.precheck && !this.mayPublish(topic)) {
       const packet = meta?.packet;
       if (packet?.type === 'REQ' && packet.payload?.id) {
@@ -131,8 +165,8 @@ export class AuthNatsTransporter extends NatsTransporter {
    * REQB.<action> subject, to that action. Each error names its call's action.
    */
   private rejectPending(subject: string, source: 'server' | 'call-table', id?: string): void {
-    const transit = (this.broker as ServiceBroker).transit as any;
-    const pending: Map<string, any> = transit?.pendingRequests ?? new Map();
+    const transit = this.broker.transit as unknown as PendingCalls | undefined;
+    const pending = transit?.pendingRequests ?? new Map<string, PendingCall>();
     const reqb = `${this.prefix}.REQB.`;
     const req = `${this.prefix}.REQ.`;
     const actions = new Set<string>();
@@ -144,7 +178,7 @@ export class AuthNatsTransporter extends NatsTransporter {
       if (!match) continue;
       const action: string | null = r.action?.name ?? null;
       if (action) actions.add(action);
-      transit.removePendingRequest(reqId);
+      transit?.removePendingRequest(reqId);
       r.reject(new BusPermissionError(this.user, subject, action, source));
     }
     const what = actions.size ? [...actions].join(', ') : subject.startsWith(reqb) ? subject.slice(reqb.length) : null;

@@ -184,6 +184,11 @@ export interface RelayOptions {
   audience?: AudiencePredicate;
 }
 
+/** What the DurableEvents middleware (packages/broker/durable.ts) adds to a broker: a durable publish. */
+export interface ChannelSender {
+  sendToChannel(topic: string, payload: unknown, context?: EventContext): Promise<void>;
+}
+
 export class OutboxRelay {
   private timer: NodeJS.Timeout | null = null;
   private currentIntervalMs = 0;
@@ -196,6 +201,11 @@ export class OutboxRelay {
     private readonly db: Db,
     private readonly opts: RelayOptions,
   ) {}
+
+  /** The broker's durable publish (added by the DurableEvents middleware, packages/broker/durable.ts). */
+  private get channels(): ChannelSender {
+    return this.broker as unknown as ChannelSender;
+  }
 
   /** The schema whose outbox this relay publishes. */
   get schema(): string {
@@ -259,7 +269,7 @@ export class OutboxRelay {
     const schema = this.db.schema;
     for (const row of [...rows].sort((a, b) => Number(a.id) - Number(b.id))) {
       try {
-        await (this.broker as any).sendToChannel(row.topic, ...eventOf(schema, row));
+        await this.channels.sendToChannel(row.topic, ...eventOf(schema, row));
       } catch (err) {
         await this.release(row.id, err);
         return;
@@ -337,7 +347,7 @@ export class OutboxRelay {
       let failed = false;
       for (const row of rows) {
         try {
-          await (this.broker as any).sendToChannel(row.topic, ...eventOf(schema, row));
+          await this.channels.sendToChannel(row.topic, ...eventOf(schema, row));
           sent.push(String(row.id));
         } catch (err) {
           await this.release(row.id, err);

@@ -49,7 +49,7 @@ const CREATED_STATUS = transitionsFor('purchase')[0].to!;
 const LIST_ORDERS_CURSOR_HINT =
   'Pass nextCursor from the previous list_orders answer unchanged, or leave cursor out for the first page.';
 
-const methods: Pick<EscrowMethods, 'now' | 'load'> & ThisType<EscrowThis> = {
+const methods = {
   now(): Date {
     return this.clock.now();
   },
@@ -58,8 +58,7 @@ const methods: Pick<EscrowMethods, 'now' | 'load'> & ThisType<EscrowThis> = {
     const r = await this.db.query<PurchaseRow>('SELECT * FROM escrow.purchases WHERE id = $1', [purchaseId]);
     return r.rows[0];
   },
-
-};
+} satisfies Pick<EscrowMethods, 'now' | 'load'> & ThisType<EscrowThis>;
 
 const EscrowService: ServiceSchema = {
   name: 'escrow',
@@ -282,7 +281,7 @@ const EscrowService: ServiceSchema = {
 
   },
 
-  methods: methods as any,
+  methods,
 
   async started(this: Service) {
     const self = this as unknown as EscrowThis;

@@ -22,19 +22,21 @@ const IDEMPOTENCY_WINDOW_MS = DAY_MS;
 const FUNDING_FROM = transitionsFor('fund')[0].from[0];
 
 /** A typed answer from the ledger that says the hold was NOT made (as opposed to a timeout or crash). */
-function isDefinitiveRefusal(err: any): boolean {
-  const type = typeof err?.type === 'string' ? err.type : '';
+function isDefinitiveRefusal(err: unknown): boolean {
+  const type = errType(err);
   if (type === 'VALIDATION_ERROR') return true;
   return type in STATUS_BY_CODE && !['internal', 'service_unavailable', 'rate_limited'].includes(type);
 }
 
-export function errType(err: any): string {
-  return typeof err?.type === 'string' ? err.type : '';
+/** The error's `type` (a MoleculerError's code, e.g. insufficient_gas), or '' when it has none. */
+export function errType(err: unknown): string {
+  const type = (err as { type?: unknown } | null | undefined)?.type;
+  return typeof type === 'string' ? type : '';
 }
 
 type FundingMethods = Pick<EscrowMethods, 'findByIdempotencyKey' | 'replayPurchase' | 'fund' | 'holdExists' | 'markFunded' | 'insufficientGas' | 'checkReferral'>;
 
-const methods: FundingMethods & ThisType<EscrowThis> = {
+const methods = {
     /** Same agent + key within 24 h → that purchase (older keys are released for reuse). */
     async findByIdempotencyKey( buyerId: string, key: string, now: Date): Promise<PurchaseRow | undefined> {
       const cutoff = new Date(now.getTime() - IDEMPOTENCY_WINDOW_MS).toISOString();
@@ -75,12 +77,12 @@ const methods: FundingMethods & ThisType<EscrowThis> = {
           platformFeeGas: Number(row.platform_fee_gas),
           sellerNetGas: Number(row.seller_net_gas),
         });
-      } catch (err: any) {
+      } catch (err) {
         if (!isDefinitiveRefusal(err)) {
           await this.db
             .query('UPDATE escrow.purchases SET hold_checked_at = $2, hold_attempts = hold_attempts + 1 WHERE id = $1', [row.id, now()])
             .catch(() => undefined);
-          this.logger.warn(`hold of ${row.id} has an unknown outcome; the sweeper retries it`, err?.message);
+          this.logger.warn(`hold of ${row.id} has an unknown outcome; the sweeper retries it`, (err as Error | undefined)?.message);
           throw new MarketError('service_unavailable', 'The ledger did not confirm the escrow hold in time.', {
             hint: `Nothing is charged twice: retry purchase_service with the same Idempotency-Key, or poll get_purchase {"purchaseId": "${row.id}"} — it becomes awaiting_delivery or failed within a minute.`,
             details: { purchaseId: row.id, status: row.status },
@@ -133,8 +135,9 @@ const methods: FundingMethods & ThisType<EscrowThis> = {
       return funded;
     },
 
-    async insufficientGas(row: PurchaseRow, err: any): Promise<InsufficientGasError> {
-      const d = (err?.data?.details ?? {}) as { balanceGas?: number; requiredGas?: number; shortfallGas?: number };
+    async insufficientGas(row: PurchaseRow, err: unknown): Promise<InsufficientGasError> {
+      type Shortfall = { balanceGas?: number; requiredGas?: number; shortfallGas?: number };
+      const d: Shortfall = (err as { data?: { details?: Shortfall } } | null | undefined)?.data?.details ?? {};
       const requiredGas = Number(d.requiredGas ?? row.price_gas);
       let balanceGas: number;
       if (typeof d.balanceGas === 'number') balanceGas = d.balanceGas;
@@ -167,7 +170,7 @@ const methods: FundingMethods & ThisType<EscrowThis> = {
         try {
           const agent = await this.broker.call<{ referredBy: string | null }, { agentId: string }>(AGENTS.get, { agentId: row.buyer_id });
           referrerId = agent?.referredBy ?? null;
-        } catch (err: any) {
+        } catch (err) {
           if (!['unauthorized', 'not_found'].includes(errType(err))) throw err;
         }
       }
@@ -189,6 +192,6 @@ const methods: FundingMethods & ThisType<EscrowThis> = {
       });
       if (enqueued) await this.relay.kick().catch(() => undefined);
     },
-};
+} satisfies FundingMethods & ThisType<EscrowThis>;
 
-export const fundingMixin: Partial<ServiceSchema> = { methods: methods as any };
+export const fundingMixin: Partial<ServiceSchema> = { methods };

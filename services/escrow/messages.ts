@@ -12,7 +12,7 @@ import type { EscrowMethods, EscrowThis } from './types';
 
 const MAX_MESSAGES_PER_PURCHASE = 500;
 
-const methods: Pick<EscrowMethods, 'messagesOf'> & ThisType<EscrowThis> = {
+const methods = {
     async messagesOf(purchaseId: string, afterSeq: number) {
       const r = await this.db.query<{ id: string; sender_id: string; sender_role: Role; body: string; created_at: Date }>(
         'SELECT id, sender_id, sender_role, body, created_at FROM escrow.messages WHERE purchase_id = $1 AND seq > $2 ORDER BY seq LIMIT 1000',
@@ -20,8 +20,7 @@ const methods: Pick<EscrowMethods, 'messagesOf'> & ThisType<EscrowThis> = {
       );
       return r.rows.map((m) => ({ id: m.id, purchaseId, from: m.sender_role, senderId: m.sender_id, body: m.body, createdAt: iso(m.created_at) }));
     },
-
-};
+} satisfies Pick<EscrowMethods, 'messagesOf'> & ThisType<EscrowThis>;
 
 export const messagesMixin: Partial<ServiceSchema> = {
   actions: {
@@ -96,5 +95,5 @@ export const messagesMixin: Partial<ServiceSchema> = {
 
     // ───────────────────────── internal actions ─────────────────────────
   },
-  methods: methods as any,
+  methods,
 };

@@ -13,7 +13,7 @@ const SWEEP_BATCH = 100;
 
 type SweeperMethods = Pick<EscrowMethods, 'sweepTransition' | 'sweepTimers' | 'sweepPending' | 'sweepReferrals' | 'sweepOnce'>;
 
-const methods: SweeperMethods & ThisType<EscrowThis> = {
+const methods = {
   /**
    * One timed transition (`after` in purchase-machine.ts): due purchases move in batches through the
    * engine (claimed FOR UPDATE SKIP LOCKED, their money events in the same transaction).
@@ -56,7 +56,7 @@ const methods: SweeperMethods & ThisType<EscrowThis> = {
       try {
         const r = await this.fund(row);
         if (STATES[r.status].funded) funded++;
-      } catch (err: any) {
+      } catch (err) {
         if (errType(err) === 'service_unavailable') continue;
         failed++;
       }
@@ -74,8 +74,8 @@ const methods: SweeperMethods & ThisType<EscrowThis> = {
       try {
         await this.checkReferral(row);
         n++;
-      } catch (err: any) {
-        this.logger.warn(`referral check of ${row.id} failed; retried next sweep`, err?.message);
+      } catch (err) {
+        this.logger.warn(`referral check of ${row.id} failed; retried next sweep`, (err as Error | undefined)?.message);
       }
     }
     return n;
@@ -89,7 +89,7 @@ const methods: SweeperMethods & ThisType<EscrowThis> = {
     const relayed = await this.relay.kick().catch(() => 0);
     return { pendingFunded: pending.funded, pendingFailed: pending.failed, released, refunded, approvalsExpired, ...otherTimers, referralsChecked, relayed };
   },
-};
+} satisfies SweeperMethods & ThisType<EscrowThis>;
 
 export const sweepersMixin: Partial<ServiceSchema> = {
   actions: {
@@ -100,5 +100,5 @@ export const sweepersMixin: Partial<ServiceSchema> = {
       },
     },
   },
-  methods: methods as any,
+  methods,
 };

@@ -3,8 +3,8 @@
  * look the tool up in the catalogue → authenticate → rate-limit → validate → idempotency → call the
  * owning service's action → map errors to the envelope. The HTTP router and /mcp only adapt I/O.
  */
-import type { ServiceBroker } from 'moleculer';
-import Validator from 'fastest-validator';
+import type { CallingOptions, ServiceBroker } from 'moleculer';
+import Validator, { type SyncCheckFunction } from 'fastest-validator';
 import {
   findArgumentsProblem,
   getTool,
@@ -97,7 +97,7 @@ function purchaseIdOf(args: unknown, body: { ok: boolean; result?: unknown }): s
 
 export class ToolDispatcher {
   private readonly validator = new Validator({ haltOnFirstError: false });
-  private readonly checks = new Map<string, (v: unknown) => true | any[] | Promise<true | any[]>>();
+  private readonly checks = new Map<string, SyncCheckFunction>();
   private readonly authCache = new Map<string, CachedAuth>();
   /** Calls per agent (or per address without a key) and minute, shared by every replica. */
   private readonly calls: SharedCounter | null;
@@ -215,7 +215,11 @@ export class ToolDispatcher {
       if (agent) meta.agent = agent;
       if (agent && tool.name === 'whoami' && auth?.profile) meta.agentProfile = auth.profile;
       if (keyIgnored) meta.apiKeyIgnored = true;
-      const run = () => this.broker.call(tool.action!, args, { meta, requestID: call.requestId } as any);
+      // The same meta object (not a copy): idempotencyKey is added to it below, before run() is called.
+      const run = () => {
+        const options: CallingOptions = { meta: meta as CallingOptions['meta'], requestID: call.requestId };
+        return this.broker.call<unknown, Record<string, unknown>>(tool.action!, args, options);
+      };
 
       let result: unknown;
       if (tool.mutating && idempotencyKey && agent) {
@@ -262,19 +266,19 @@ export class ToolDispatcher {
     return tool;
   }
 
-  private argumentsOf(args: unknown): Record<string, any> {
+  private argumentsOf(args: unknown): Record<string, unknown> {
     if (args === undefined || args === null) return {};
     if (typeof args !== 'object' || Array.isArray(args)) {
       throw new MarketError('invalid_arguments', '"arguments" must be a JSON object.', { hint: 'Send {"tool": "…", "arguments": {…}}.' });
     }
-    return { ...(args as Record<string, any>) };
+    return { ...(args as Record<string, unknown>) };
   }
 
   /**
    * The Idempotency-Key header, or the `idempotencyKey` argument of a mutating tool (MCP), taken out of
    * the arguments. 1–255 printable ASCII characters; anything else is refused before it reaches a table.
    */
-  private idempotencyKeyOf(tool: ToolDefinition, header: string | null, args: Record<string, any>): string | null {
+  private idempotencyKeyOf(tool: ToolDefinition, header: string | null, args: Record<string, unknown>): string | null {
     let key: unknown = header;
     let field = 'Idempotency-Key header';
     if (tool.mutating && 'idempotencyKey' in args) {
@@ -294,7 +298,7 @@ export class ToolDispatcher {
     return key;
   }
 
-  private validate(tool: ToolDefinition, args: Record<string, any>): void {
+  private validate(tool: ToolDefinition, args: Record<string, unknown>): void {
     const known = Object.keys(tool.params).filter((k) => !k.startsWith('$$'));
     const unknown = Object.keys(args).filter((k) => !known.includes(k));
     if (unknown.length > 0) {
@@ -324,10 +328,11 @@ export class ToolDispatcher {
     }
     let check = this.checks.get(tool.name);
     if (!check) {
-      check = this.validator.compile({ ...tool.params, $$async: false }) as any;
-      this.checks.set(tool.name, check!);
+      // $$async: false compiles a synchronous check (its answer is true or the errors, never a promise).
+      check = this.validator.compile({ ...tool.params, $$async: false }) as SyncCheckFunction;
+      this.checks.set(tool.name, check);
     }
-    const res = check!(args);
+    const res = check(args);
     if (res !== true) {
       const errors = simplifyValidationErrors(res);
       throw new MarketError('invalid_arguments', `Invalid arguments for ${tool.name}: ${errors.map((e) => e.message).join(' ')}`, {
@@ -365,7 +370,7 @@ export class ToolDispatcher {
     agentId: string,
     key: string,
     tool: ToolDefinition,
-    args: Record<string, any>,
+    args: Record<string, unknown>,
     run: () => Promise<unknown>,
   ): Promise<{ result: unknown; replayed: boolean }> {
     const db = this.opts.db;
@@ -383,7 +388,8 @@ export class ToolDispatcher {
       [agentId, key, fingerprint, holder, leaseSecs],
     );
     if (claimed.rowCount === 0) {
-      const r = await db.query<{ fingerprint: string; result: any; completed_at: Date | null; wait_ms: number | null }>(
+      // result: the jsonb column as the driver gives it (parsed JSON; a string is parsed once more below).
+      const r = await db.query<{ fingerprint: string; result: unknown; completed_at: Date | null; wait_ms: number | null }>(
         `SELECT fingerprint, result, completed_at, GREATEST(0, EXTRACT(EPOCH FROM (lease_until - now())) * 1000)::float8 AS wait_ms
            FROM gateway.idempotency WHERE agent_id = $1 AND key = $2`,
         [agentId, key],

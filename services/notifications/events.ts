@@ -4,6 +4,7 @@
  */
 import {
   ESCROW_TOPICS,
+  type EscrowEvents,
   type MessageSent,
   type PurchaseApprovalRequired,
   type PurchaseApproved,
@@ -20,10 +21,21 @@ export interface Notice {
   data: Record<string, unknown>;
 }
 
-type Mapper = (data: any) => Notice[];
+/** What each source topic carries: the producer's contract type (its outbox wrote it). */
+type Payloads = EscrowEvents & {
+  [PAYMENTS_TOPICS.gasCredited]: GasCredited;
+  [PAYMENTS_TOPICS.cashoutPaid]: CashoutFinished;
+  [PAYMENTS_TOPICS.cashoutRejected]: CashoutFinished;
+};
 
-function purchase(type: WebhookEventType, who: 'buyer' | 'seller' | 'both'): Mapper {
-  return (d: PurchaseNotice | PurchaseCompleted | PurchaseRefunded | PurchaseApproved) => {
+/** Per topic, the mapper of its payload (the compiler checks each row against the topic's contract type). */
+type Mappers = { [T in keyof Payloads]?: (data: Payloads[T]) => Notice[] };
+
+/** A mapper as the consumer calls it: with an event's data, which the bus hands over untyped. */
+type Mapper = (data: unknown) => Notice[];
+
+function purchase(type: WebhookEventType, who: 'buyer' | 'seller' | 'both') {
+  return (d: PurchaseNotice | PurchaseCompleted | PurchaseRefunded | PurchaseApproved): Notice[] => {
     const out: Notice[] = [];
     if (who !== 'seller') out.push({ agentId: d.buyerId, type, data: { ...d, role: 'buyer' } });
     // A purchase the seller never saw (a declined or expired approval) is news to the buyer only.
@@ -32,8 +44,7 @@ function purchase(type: WebhookEventType, who: 'buyer' | 'seller' | 'both'): Map
   };
 }
 
-/** Source topic → the webhook events it becomes. */
-export const NOTICES: Record<string, Mapper> = {
+const MAPPERS: Mappers = {
   [ESCROW_TOPICS.created]: purchase('purchase.created', 'seller'),
   // Approved by the buyer's human: only now does the seller see it.
   [ESCROW_TOPICS.approved]: purchase('purchase.created', 'seller'),
@@ -50,3 +61,9 @@ export const NOTICES: Record<string, Mapper> = {
   [PAYMENTS_TOPICS.cashoutPaid]: (d: CashoutFinished) => [{ agentId: d.agentId, type: 'cashout.paid', data: { ...d } }],
   [PAYMENTS_TOPICS.cashoutRejected]: (d: CashoutFinished) => [{ agentId: d.agentId, type: 'cashout.rejected', data: { ...d } }],
 };
+
+/**
+ * Source topic → the webhook events it becomes. The event's data is trusted to be its topic's contract
+ * type (written by the producer's outbox from that type): the one cast from the bus's untyped data.
+ */
+export const NOTICES = MAPPERS as Record<string, Mapper>;

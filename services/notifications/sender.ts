@@ -24,8 +24,8 @@ export const ATTEMPT_DEADLINE_MS = 10_000;
 export function postWebhook(target: ResolvedTarget, body: string, headers: Record<string, string>, deadlineMs = ATTEMPT_DEADLINE_MS): Promise<PostResult> {
   const { url, address, family } = target;
   const pinned: LookupFunction = (_hostname, options, callback) => {
-    if ((options as { all?: boolean }).all) (callback as any)(null, [{ address, family }]);
-    else (callback as any)(null, address, family);
+    if (options.all) callback(null, [{ address, family }]);
+    else callback(null, address, family);
   };
   const client = url.protocol === 'https:' ? https : http;
   return new Promise((resolve) => {

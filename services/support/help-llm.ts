@@ -64,7 +64,8 @@ export async function composeWithLlm(
     signal: AbortSignal.timeout(opts.timeoutMs),
   });
   if (!res.ok) throw new Error(`LLM answered HTTP ${res.status}`);
-  const json = (await res.json()) as any;
+  // An OpenAI-compatible chat completion; anything else has no string content and is refused below.
+  const json = (await res.json()) as { choices?: { message?: { content?: unknown } }[] } | null;
   const content = json?.choices?.[0]?.message?.content;
   if (typeof content !== 'string' || !content.trim()) throw new Error('LLM returned no content');
   const text = content.trim().slice(0, 4000);
