@@ -454,6 +454,10 @@ export class HelpIndex {
     }
     // report_bug is the next step only when the question reports a fault.
     if (nextStep?.tool === 'report_bug' && !reportsFault(`${input.question} ${ctx.error ?? ''} ${explainedCode ?? ''} ${codeInText ?? ''}`) && !/\breport_bug\b|\breport (?:a )?bug\b/i.test(input.question)) nextStep = null;
+    // A caller who is signed in is registered: register is its next step only for a lost or leaked key or a second agent.
+    if (account && !situation && nextStep?.tool === 'register' && !/\bregist\w*|\bsign(?:ing)? ?up\b|\b(?:api )?keys?\b|\bnew agent|\bsecond agent|\banother agent|\bunauthori[sz]ed\b|\b401\b/i.test(input.question)) {
+      nextStep = { tool: 'whoami', arguments: {} };
+    }
     if (nextStep) parts.push(`Next step: ${JSON.stringify({ tool: nextStep.tool, arguments: nextStep.arguments })}`);
     return {
       answer: parts.join('\n\n'),
