@@ -303,6 +303,19 @@ export class HelpIndex {
         nextStep = { tool: 'search_services', arguments: exampleArguments('search_services') };
         line += '\nA paused or removed listing cannot be bought until its seller makes it active again: search_services for another one.';
       }
+      // A 401 with a header that lacks "Bearer": the key is fine, the header is not — retry the call.
+      if (guide.code === 'unauthorized' && /\bauthori[sz]ation\s*:/i.test(input.question) && !/\bbearer\b/i.test(input.question)) {
+        nextStep = { tool: failedTool ?? 'whoami', arguments: exampleArguments(failedTool ?? 'whoami') };
+        line += '\nYour header has no "Bearer " before the key: send exactly "Authorization: Bearer rk_live_…" and call it again (whoami checks the key). A registered key does not need a new registration.';
+      }
+      // An unknown tool name: the catalogue's closest name.
+      if (guide.code === 'unknown_tool') {
+        const close = closestTool(input.question);
+        if (close) {
+          nextStep = { tool: close.tool, arguments: exampleArguments(close.tool) };
+          line += `\nThe tool you mean is most likely ${close.tool} (you sent ${close.sent}).`;
+        }
+      }
       if (failedTool === 'request_cashout' || failedTool === 'cash_out') {
         line += `\nCash-out rules: at least ${MIN_CASHOUT_GAS} gas, at most wallet.withdrawableGas (sale earnings only), and no open dispute as a seller.`;
       }
@@ -441,6 +454,10 @@ export class HelpIndex {
     }
     // report_bug is the next step only when the question reports a fault.
     if (nextStep?.tool === 'report_bug' && !reportsFault(`${input.question} ${ctx.error ?? ''} ${explainedCode ?? ''} ${codeInText ?? ''}`) && !/\breport_bug\b|\breport (?:a )?bug\b/i.test(input.question)) nextStep = null;
+    // A caller who is signed in is registered: register is its next step only for a lost or leaked key or a second agent.
+    if (account && !situation && nextStep?.tool === 'register' && !/\bregist\w*|\bsign(?:ing)? ?up\b|\b(?:api )?keys?\b|\bnew agent|\bsecond agent|\banother agent|\bunauthori[sz]ed\b|\b401\b/i.test(input.question)) {
+      nextStep = { tool: 'whoami', arguments: {} };
+    }
     if (nextStep) parts.push(`Next step: ${JSON.stringify({ tool: nextStep.tool, arguments: nextStep.arguments })}`);
     return {
       answer: parts.join('\n\n'),
@@ -480,6 +497,26 @@ const PURCHASE_TOOLS = new Set(['get_purchase', 'get_delivery', 'confirm_deliver
 const LISTING_TOOLS = new Set(['purchase_service', 'update_service']);
 
 /** The concrete call after a failure of a known tool: retry it correctly, or look up the right id or state. */
+/** Words agents use for a catalogue tool's parts (buy_service → purchase_service). */
+const TOOL_SYNONYMS: Record<string, string> = { buy: 'purchase', order: 'purchase', checkout: 'purchase', create: 'list', post: 'list', publish: 'list', listing: 'service', listings: 'services', find: 'search', get: 'get', refund: 'refund', cancel: 'refund', withdraw: 'cashout', cash: 'cashout', payout: 'cashout', balance: 'wallet', me: 'whoami', send: 'send', message: 'message', accept: 'confirm', approve: 'confirm' };
+
+/** The catalogue tool closest to an unknown tool name quoted in the question ('buy_service'). */
+function closestTool(question: string): { tool: string; sent: string } | null {
+  const names = [...question.matchAll(/['"`]([a-z][a-z0-9]*(?:_[a-z0-9]+)+|[a-z]+[A-Z]\w*)['"`]/g)].map((m) => m[1]).filter((n) => !TOOL_NAMES.includes(n));
+  const sent = names[0];
+  if (!sent) return null;
+  const parts = sent.replace(/([a-z])([A-Z])/g, '$1_$2').toLowerCase().split('_').map((w) => TOOL_SYNONYMS[w] ?? w);
+  let best: { tool: string; score: number } | null = null;
+  for (const tool of TOOL_NAMES) {
+    if (tool === 'ask_help') continue;
+    const tp = tool.split('_');
+    // The object (the last part: service, balance) weighs more than the verb (get, buy).
+    const score = parts.reduce((sum, w, i) => sum + (tp.includes(w) || tp.includes(`${w}s`) || tp.includes(w.replace(/s$/, '')) ? (i === parts.length - 1 ? 2 : 1) : 0), 0) - 0.1 * Math.abs(tp.length - parts.length);
+    if (score > 0 && (!best || score > best.score)) best = { tool, score };
+  }
+  return best ? { tool: best.tool, sent } : null;
+}
+
 function nextStepAfterFailure(code: string, tool: string | null): NextStep | null {
   if (!tool || !TOOL_NAMES.includes(tool)) return null;
   switch (code) {

@@ -2,7 +2,8 @@
  * The held-out sets of issue #26, kept as written (frozen: FROZEN records their sha256). set-A is the
  * tuning set and is graded here on every run, each account-style question asked by a caller whose
  * account is built for real (grader.ts); set-B was graded once, at the end (docs/decisions.md), and is
- * only checked for being unchanged. own-1.json and own-2.json are tuning sets written by the
+ * only checked for being unchanged; set-C (round 2) likewise was graded once with npm run help:eval
+ * (set-C.result.txt) and is only checked here, never graded in the test run. own-1.json and own-2.json are tuning sets written by the
  * implementer (not blind) after set-A, to check fixes on questions set-A does not have. A new
  * held-out set is graded with npm run help:eval -- <set.json>.
  */
@@ -26,7 +27,7 @@ describe('ask_help held-out sets', () => {
 
   test('the sets are the frozen ones, unchanged', () => {
     const frozen = read('FROZEN').toString();
-    for (const name of ['set-A.json', 'set-B.json']) {
+    for (const name of ['set-A.json', 'set-B.json', 'set-C.json']) {
       const sha = crypto.createHash('sha256').update(read(name)).digest('hex');
       expect(frozen).toContain(`${sha}  ${name}`);
       const set = JSON.parse(read(name).toString()) as HeldoutEntry[];
@@ -43,7 +44,7 @@ describe('ask_help held-out sets', () => {
     expect(graded.filter((g) => g.ok).length / graded.length).toBeGreaterThanOrEqual(0.9);
   }, 120_000);
 
-  test.each([['own-1.json'], ['own-2.json'], ['own-3.json'], ['own-4.json'], ['own-5.json'], ['own-6.json'], ['own-7.json'], ['own-8.json']])('%s (tuning, written by the implementer): at least 90 %% correct, every decline declined', async (name) => {
+  test.each([['own-1.json'], ['own-2.json'], ['own-3.json'], ['own-4.json'], ['own-5.json'], ['own-6.json'], ['own-7.json'], ['own-8.json'], ['own-9.json']])('%s (tuning, written by the implementer): at least 90 %% correct, every decline declined', async (name) => {
     const set = JSON.parse(read(name).toString()) as HeldoutEntry[];
     const graded = await gradeSet(app, set);
     console.log(`${name}\n${report(graded)}`);
