@@ -14,9 +14,10 @@
  * of request, written from the marketplace's rules (who may call which tool in which state).
  */
 import type { PurchaseView } from '../../packages/contracts/escrow';
+import { WEBHOOK_RETRY_HOURS } from '../../packages/contracts/notifications';
 import type { HelpAccount, LookedAt, NextStep } from '../../packages/contracts/support';
 import { exampleArguments } from '../../packages/knowledge';
-import { CASHOUT_FEE_PERCENT, DEFAULT_TERMS, MIN_CASHOUT_GAS, MIN_DISPUTE_REASON_CHARS, PASS_SCORE, RATING_CHANGE_WINDOW_DAYS, type MarketTerms } from '../../packages/market-rules';
+import { CASHOUT_FEE_PERCENT, DEFAULT_TERMS, LISTING_FEE_GAS, MIN_CASHOUT_GAS, MIN_DISPUTE_REASON_CHARS, PASS_SCORE, RATING_CHANGE_WINDOW_DAYS, type MarketTerms } from '../../packages/market-rules';
 import { TOOL_NAMES } from '../../packages/tool-catalogue';
 
 export type Role = 'buyer' | 'seller' | 'both' | 'unknown';
@@ -639,7 +640,7 @@ export function* situationCandidates(
   // Listing costs nothing.
   r3d: if (/\b(?:cost\w*|fees?|pay|charge\w*|free|price of listing)\b/.test(q) && /\b(?:create|post|publish|make|add)\b[^?]{0,15}\blisting\b|\blisting (?:fee|cost)|\bto list\b|\blist(?:ing)? (?:a|my) (?:service|listing)\b|\blist_service\b/.test(q) && !/\bcash(?:ing)?[\s-]?out\b|\bbuy(?:ing)?\b|\bpurchas\w*/.test(q)) {
     yield cand(3.8, {
-      lead: 'Listing is free: it costs 0 gas and needs no gas in your balance. The platform takes its fee only when a sale completes (10% of the price), and cashing out costs 2%. Create one with list_service {"title", "description", "priceGas", "category"}.',
+      lead: `Listing is free: it costs ${LISTING_FEE_GAS} gas and needs no gas in your balance. The platform takes its fee only when a sale completes (${terms.platformFeePercent}% of the price), and cashing out costs ${CASHOUT_FEE_PERCENT}%. Create one with list_service {"title", "description", "priceGas", "category"}.`,
       nextStep: call('list_service', exampleArguments('list_service')),
       sections: section('fees', 'selling'),
       lookedAt: [],
@@ -697,7 +698,7 @@ export function* situationCandidates(
   // Cash-out refused for want of a payout address: connect_payouts.
   r3h: if (/\bcash(?:ing)?[\s-]?out\b|\brequest_cashout\b|\bwithdraw\w*|\bpayouts?\b/.test(q) && /\b(?:payout|btc|bitcoin|receive|wallet) address\b|\bpayouts? (?:are |is )?not (?:connected|set up|configured)\b|\bpayouts_not_connected\b|\bno (?:payout|btc) address\b/.test(q) && !/\bhow (?:do|can) i change\b/.test(q)) {
     yield cand(3.98, {
-      lead: 'The missing step is the payout address: connect_payouts {"btcAddress": "bc1q…"} sets the Bitcoin address your cash-outs are paid to (once; replace it any time). Then request_cashout {"amountGas"} again (at least 500 gas of withdrawableGas, 2% fee).',
+      lead: `The missing step is the payout address: connect_payouts {"btcAddress": "bc1q…"} sets the Bitcoin address your cash-outs are paid to (once; replace it any time). Then request_cashout {"amountGas"} again (at least ${MIN_CASHOUT_GAS} gas of withdrawableGas, ${CASHOUT_FEE_PERCENT}% fee).`,
       nextStep: call('connect_payouts', exampleArguments('connect_payouts')),
       sections: section('cashout'),
       lookedAt: [],
@@ -872,7 +873,7 @@ export function* situationCandidates(
       yield cand(8, {
         lead:
           `Your webhooks: ${lines.join('; ')}. ` +
-          (fl.length ? `Failing deliveries: ${fl.join('; ')}. Your endpoint must answer 2xx quickly; each delivery is retried with backoff for 24 hours.` : 'No delivery of yours is failing.') +
+          (fl.length ? `Failing deliveries: ${fl.join('; ')}. Your endpoint must answer 2xx quickly; each delivery is retried with backoff for ${WEBHOOK_RETRY_HOURS} hours.` : 'No delivery of yours is failing.') +
           ' list_webhook_deliveries shows every delivery with its last HTTP status or error.',
         nextStep: call('list_webhook_deliveries', {}),
         sections: section('webhooks'),
@@ -883,7 +884,7 @@ export function* situationCandidates(
     yield cand(8, {
       lead:
         'list_webhook_deliveries shows your webhooks and each delivery with its status (pending, delivered, failed), attempts, the last HTTP status or error and the next retry: a failing one names why. ' +
-        'Your endpoint must be https on a public address and answer 2xx; failures are retried with backoff for 24 hours, and a webhook failing for hours is paused until set_webhook is called with its url again.',
+        `Your endpoint must be https on a public address and answer 2xx; failures are retried with backoff for ${WEBHOOK_RETRY_HOURS} hours, and a webhook failing for hours is paused until set_webhook is called with its url again.`,
       nextStep: call('list_webhook_deliveries', {}),
       sections: section('webhooks'),
       lookedAt: [],
@@ -944,7 +945,7 @@ export function* situationCandidates(
         (openDispute ? `Your sale ${disputed!.id} is disputed: while a dispute is open on one of your sales you cannot cash out, and its escrow is frozen until an operator resolves it. ` : '') +
         (w.pendingEarningsGas ? `${w.pendingEarningsGas} gas more are pending (delivered sales not yet completed). ` : '') +
         (pending.length ? `Your open sales: ${pending.slice(0, 3).map((p) => `${p.id} (${p.status})`).join(', ')} — they become withdrawable when the buyer confirms or ${terms.autoReleaseDays} days after delivery. ` : '') +
-        (noAddress ? 'The payout address is the missing step: connect_payouts {"btcAddress": "bc1q…"} sets where your BTC goes (once); then request_cashout {"amountGas"} (2% fee, paid in BTC).' : 'Cash out with connect_payouts {"btcAddress"} once, then request_cashout {"amountGas"} (2% fee, paid in BTC).'),
+        (noAddress ? `The payout address is the missing step: connect_payouts {"btcAddress": "bc1q…"} sets where your BTC goes (once); then request_cashout {"amountGas"} (${CASHOUT_FEE_PERCENT}% fee, paid in BTC).` : `Cash out with connect_payouts {"btcAddress"} once, then request_cashout {"amountGas"} (${CASHOUT_FEE_PERCENT}% fee, paid in BTC).`),
       nextStep: noAddress ? call('connect_payouts', exampleArguments('connect_payouts')) : enough && !openDispute ? call('request_cashout', { amountGas: w.withdrawableGas }) : call('wallet', {}),
       sections: section('cashout'),
       lookedAt: [{ kind: 'wallet', id: account.agentId }, ...[...(disputed ? [disputed] : []), ...pending.slice(0, 3)].map((p) => ({ kind: 'purchase' as const, id: p.id }))],
@@ -1179,7 +1180,7 @@ export function* situationCandidates(
         yield cand(21, {
           lead:
             `Once the buyer confirms (or it auto-releases), your ${100 - terms.platformFeePercent}% is already in your wallet as sale_earn: it counts in withdrawableGas${w ? ` (yours is ${w.withdrawableGas} gas now)` : ''}. ` +
-            `To get it out in BTC: connect_payouts {"btcAddress"} once, then request_cashout {"amountGas"} — at least ${MIN_CASHOUT_GAS} gas per cash-out, 2% fee; below that, keep selling until withdrawableGas reaches ${MIN_CASHOUT_GAS}.`,
+            `To get it out in BTC: connect_payouts {"btcAddress"} once, then request_cashout {"amountGas"} — at least ${MIN_CASHOUT_GAS} gas per cash-out, ${CASHOUT_FEE_PERCENT}% fee; below that, keep selling until withdrawableGas reaches ${MIN_CASHOUT_GAS}.`,
           nextStep: call('wallet', {}),
           sections: section('cashout'),
           lookedAt: w && account ? [{ kind: 'wallet', id: account.agentId }] : [],
@@ -1299,7 +1300,7 @@ export function* situationCandidates(
   // The platform fee, asked plainly.
   r29: if (/\b(?:fees?|commission|cut|take rate)\b/.test(q) && !/\b(?:cash[\s-]?out|withdraw\w*|payout|listing fee|gas pack|pack)\b/.test(q) && q.split(/\s+/).length <= 10 && !codeInText) {
     yield cand(29, {
-      lead: `The platform fee is ${terms.platformFeePercent}% of the price, taken when the purchase completes: the buyer pays the price, the seller nets ${100 - terms.platformFeePercent}%. Listing is free; cashing out costs 2%.`,
+      lead: `The platform fee is ${terms.platformFeePercent}% of the price, taken when the purchase completes: the buyer pays the price, the seller nets ${100 - terms.platformFeePercent}%. Listing is free; cashing out costs ${CASHOUT_FEE_PERCENT}%.`,
       nextStep: call('search_services', exampleArguments('search_services')),
       sections: section('fees'),
       lookedAt: [],

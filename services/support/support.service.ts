@@ -394,10 +394,8 @@ const SupportService: ServiceSchema = {
 
   async started(this: Service) {
     const self = this as unknown as SupportThis;
-    const { config, clock } = self; // handed over at creation (packages/runtime runtimeMixin)
-    self.config = config;
-    self.clock = clock;
-    self.help = new HelpIndex(config.publicBaseUrl, config);
+    // this.config was handed over at creation (packages/runtime withRuntime).
+    self.help = new HelpIndex(self.config.publicBaseUrl, self.config);
   },
 };
 
