@@ -7,26 +7,14 @@
  * Stripe mode runs against the Stripe stand-in, whose hosted page is on another site (localhost vs
  * 127.0.0.1) so the return to /checkout/done is a cross-site navigation, as from checkout.stripe.com.
  */
-import net from 'node:net';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
-import { eventually, startTestApp, type TestApp } from '../../../test/kit';
+import { eventually, freePort, startTestApp, type TestApp } from '../../../test/kit';
 import { expectLedgerClean } from '../../../test/kit/ledger';
 import { describeWithChromium, launchChromium, DESKTOP } from '../../../test/kit/browser';
 import { startStripeStandIn, type StripeStandIn } from '../../../test/kit/stripe-standin';
 import { newAgent, newListing } from '../../escrow/test/helpers';
 
 const path = (url: string) => new URL(url).pathname;
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = net.createServer();
-    srv.once('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
-      const { port } = srv.address() as net.AddressInfo;
-      srv.close(() => resolve(port));
-    });
-  });
-}
 
 async function fillLimits(page: Page, daily: string, above: string): Promise<void> {
   await page.getByLabel('Budget per day (gas, UTC day)').fill(daily);
