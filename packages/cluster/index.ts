@@ -78,7 +78,9 @@ export async function spawnServices(
   // Every process listens on PORT (workers serve /healthz, /readyz, /metrics there): one port each.
   // A shared env's PORT is the gateway's; a process without the gateway gets a free one.
   const port = opts.port ? String(opts.port) : services.includes('gateway') && env.PORT ? env.PORT : String(await freePort());
-  const child = spawn(process.execPath, ['--import', 'tsx', path.join(REPO_ROOT, 'src/main.ts')], {
+  // CLUSTER_NODE_ARGS: node flags NODE_OPTIONS refuses, for profiling (e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof").
+  const nodeArgs = (process.env.CLUSTER_NODE_ARGS ?? '').split(' ').filter(Boolean);
+  const child = spawn(process.execPath, [...nodeArgs, '--import', 'tsx', path.join(REPO_ROOT, 'src/main.ts')], {
     cwd: REPO_ROOT,
     env: spawnEnv(services, env, opts.baseEnv ?? process.env, port),
     stdio: ['ignore', 'pipe', 'pipe'],

@@ -60,6 +60,12 @@ export const ESCROW_TOPICS = {
   created: 'escrow.purchase.created',
   delivered: 'escrow.purchase.delivered',
   disputed: 'escrow.purchase.disputed',
+  /**
+   * The money facts again, as news for webhooks: written only when the buyer or the seller has one (the money
+   * topics above are always written, and notifications does not read them — no delivery for nobody).
+   */
+  completedNotice: 'escrow.purchase.completed_notice',
+  refundedNotice: 'escrow.purchase.refunded_notice',
   messageSent: 'escrow.message.sent',
 } as const;
 
@@ -175,6 +181,8 @@ export interface EscrowEvents {
   'escrow.message.sent': MessageSent;
   'escrow.purchase.completed': PurchaseCompleted;
   'escrow.purchase.refunded': PurchaseRefunded;
+  'escrow.purchase.completed_notice': PurchaseCompleted;
+  'escrow.purchase.refunded_notice': PurchaseRefunded;
   'escrow.purchase.rated': PurchaseRated;
   'escrow.referral.qualified': ReferralQualified;
 }

@@ -37,7 +37,7 @@ import { reportsMixin } from './reports';
 import { sweepersMixin } from './sweepers';
 import { checkLimits, limitsMixin, lockLimits, newApprovalToken, spentSince } from './limits';
 import { HIDDEN_FROM_SELLER, MACHINE, transitionsFor } from '../../packages/contracts/purchase-machine';
-import { PurchaseEngine, syncStatusCheck } from './purchase-engine';
+import { PurchaseEngine, syncStatusCheck, type VersionedRow } from './purchase-engine';
 import { asRole, invalidState, iso, notFound, OPEN_STATUSES, roleOf, toView, type PurchaseRow, type PurchaseView } from './purchases';
 import type { EscrowMethods, EscrowThis } from './types';
 import { escrowMetricsMixin } from './metrics';
@@ -120,7 +120,7 @@ const EscrowService: ServiceSchema = {
                 needs_approval, approval_token, approval_url)
              SELECT $1, $2, $3, $4, $5, $6, $7, $8, $9, $15, $10, $11, $12, $13, $14, $14, $16, $17, $18 ${guardSql}
              ON CONFLICT (buyer_id, idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING
-             RETURNING *`;
+             RETURNING *, xmin::text AS row_version`;
         const values = (needsApproval: boolean, approvalToken: string | null) => [
           id,
           listing.id,
@@ -143,7 +143,7 @@ const EscrowService: ServiceSchema = {
         ];
         // A buyer whose human set no spending limits: one statement, which inserts nothing if limits
         // exist by the time it runs (or the Idempotency-Key was used) — then the checked path below.
-        let inserted = await this.db.query<PurchaseRow>(
+        let inserted = await this.db.query<VersionedRow>(
           insertSql('WHERE NOT EXISTS (SELECT 1 FROM escrow.spending_limits WHERE agent_id = $5)'),
           values(false, null),
         );
@@ -154,7 +154,7 @@ const EscrowService: ServiceSchema = {
             const limits = await lockLimits(tx, agent.id);
             const { needsApproval } = limits ? checkLimits(limits, split.priceGas, listing.category ?? null, await spentSince(tx, agent.id, now)) : { needsApproval: false };
             const approvalToken = needsApproval ? newApprovalToken() : null;
-            return tx.query<PurchaseRow>(insertSql(''), values(needsApproval, approvalToken));
+            return tx.query<VersionedRow>(insertSql(''), values(needsApproval, approvalToken));
           });
         }
         if (!inserted.rows[0]) {
@@ -163,7 +163,7 @@ const EscrowService: ServiceSchema = {
           if (!existing) throw new InvalidStateError('A call with this Idempotency-Key is still running.', { hint: 'Retry in a second with the same key.' });
           return { purchase: toView(await this.replayPurchase(existing, listingId), agent.id) };
         }
-        const funded = await this.fund(inserted.rows[0]);
+        const funded = await this.fund(this.engine.remember(inserted.rows[0]));
         return { purchase: toView(funded, agent.id) };
       },
     },

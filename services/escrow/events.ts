@@ -1,32 +1,26 @@
 /** The outbox events a purchase's money transitions write (payloads typed in contracts.ts). */
-import { ESCROW_TOPICS, type EscrowEvents } from '../../packages/contracts/escrow';
+import { ESCROW_TOPICS, type EscrowEvents, type PurchaseCompleted, type PurchaseRefunded } from '../../packages/contracts/escrow';
 import { STATES, type MoneyEvent, type Notice } from '../../packages/contracts/purchase-machine';
 import type { PurchaseRow } from './purchases';
 
 /** An outbox event: [topic, data], or with its audience (the agents it is news for: written only if one has webhooks). */
 export type EscrowEvent = { [K in keyof EscrowEvents]: [K, EscrowEvents[K]] | [K, EscrowEvents[K], string[]] }[keyof EscrowEvents];
 
-export function completedEvent(row: PurchaseRow, completedAt: string): EscrowEvent {
-  return [
-    ESCROW_TOPICS.completed,
-    {
-      purchaseId: row.id,
-      buyerId: row.buyer_id,
-      sellerId: row.seller_id,
-      listingId: row.listing_id,
-      priceGas: Number(row.price_gas),
-      platformFeeGas: Number(row.platform_fee_gas),
-      sellerNetGas: Number(row.seller_net_gas),
-      completedAt,
-    },
-  ];
+function completedData(row: PurchaseRow, completedAt: string): PurchaseCompleted {
+  return {
+    purchaseId: row.id,
+    buyerId: row.buyer_id,
+    sellerId: row.seller_id,
+    listingId: row.listing_id,
+    priceGas: Number(row.price_gas),
+    platformFeeGas: Number(row.platform_fee_gas),
+    sellerNetGas: Number(row.seller_net_gas),
+    completedAt,
+  };
 }
 
-export function refundedEvent(row: PurchaseRow, refundedAt: string): EscrowEvent {
-  return [
-    ESCROW_TOPICS.refunded,
-    { purchaseId: row.id, buyerId: row.buyer_id, sellerId: row.seller_id, listingId: row.listing_id, priceGas: Number(row.price_gas), refundedAt, sellerSees: STATES[row.status].sellerSees },
-  ];
+function refundedData(row: PurchaseRow, refundedAt: string): PurchaseRefunded {
+  return { purchaseId: row.id, buyerId: row.buyer_id, sellerId: row.seller_id, listingId: row.listing_id, priceGas: Number(row.price_gas), refundedAt, sellerSees: STATES[row.status].sellerSees };
 }
 
 /**
@@ -55,10 +49,21 @@ export function noticeEvent(
   ] as EscrowEvent;
 }
 
-/** The event a transition's moneyEvent asks for (none for holds: funding is a keyed call). */
+/**
+ * The events a transition's moneyEvent asks for (none for holds: funding is a keyed call): the money fact,
+ * always (the ledger and listings read it), and the same fact as a notice for whoever of buyer and seller
+ * would be told — written only if one of them has a webhook (audience.ts).
+ */
 export function moneyEvents(moneyEvent: MoneyEvent, row: PurchaseRow, at: string): EscrowEvent[] {
-  if (moneyEvent === 'settle') return [completedEvent(row, at)];
-  if (moneyEvent === 'void') return [refundedEvent(row, at)];
+  if (moneyEvent === 'settle') {
+    const data = completedData(row, at);
+    return [[ESCROW_TOPICS.completed, data], [ESCROW_TOPICS.completedNotice, data, [row.buyer_id, row.seller_id]]];
+  }
+  if (moneyEvent === 'void') {
+    const data = refundedData(row, at);
+    // A purchase the seller never saw (a declined or expired approval) is news to the buyer only.
+    return [[ESCROW_TOPICS.refunded, data], [ESCROW_TOPICS.refundedNotice, data, data.sellerSees ? [row.buyer_id, row.seller_id] : [row.buyer_id]]];
+  }
   return [];
 }
 

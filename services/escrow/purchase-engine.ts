@@ -90,11 +90,60 @@ function assignments(set: Record<string, unknown>, firstParam: number): { sql: s
   return { sql: parts.join(', '), params };
 }
 
+/** A purchase row with the version (xmin) it was read or written at. */
+export type VersionedRow = PurchaseRow & { row_version: string };
+
+/** A row this process knows, with its version; requirements and delivery larger than this are not kept. */
+const KNOWN_ROW_MAX_BYTES = 4_096;
+
+/**
+ * The rows this process wrote last, each with its version. `fire` decides from one without reading it
+ * again; its write still names the version, so a row another replica (or a sweeper, or the referral
+ * check) changed meanwhile is simply not written, and is read and decided again — the answer is exactly
+ * what reading first would give. Saves the read of deliver_work and confirm_delivery on the replica that
+ * sold the purchase (issue #22). Oldest first out.
+ */
+class KnownRows {
+  private readonly rows = new Map<string, VersionedRow>();
+
+  constructor(private readonly max: number) {}
+
+  get(id: string): VersionedRow | undefined {
+    return this.rows.get(id);
+  }
+
+  remember(row: VersionedRow): void {
+    this.rows.delete(row.id);
+    const size = (row.delivery_json?.length ?? 0) + (typeof row.requirements === 'string' ? row.requirements.length : JSON.stringify(row.requirements ?? null).length);
+    if (size > KNOWN_ROW_MAX_BYTES) return;
+    if (this.rows.size >= this.max) this.rows.delete(this.rows.keys().next().value as string);
+    this.rows.set(row.id, row);
+  }
+
+  forget(id: string): void {
+    this.rows.delete(id);
+  }
+}
+
+/** The row without its version column. */
+function unversioned(row: VersionedRow): PurchaseRow {
+  const { row_version: _version, ...plain } = row;
+  return plain;
+}
+
 export class PurchaseEngine<T extends string = string> {
+  private readonly known = new KnownRows(2_000);
+
   constructor(
     readonly machine: Machine,
     private readonly deps: EngineDeps,
   ) {}
+
+  /** A row just inserted or written with its version (`RETURNING *, xmin::text AS row_version`): the next fire may skip its read. */
+  remember(row: VersionedRow): PurchaseRow {
+    this.known.remember(row);
+    return unversioned(row);
+  }
 
   /** invalid_state for `row`, naming what `tool` needs and the current state's next-step hint. */
   invalidState(row: PurchaseRow, tool: string, needs: string): InvalidStateError {
@@ -156,37 +205,57 @@ export class PurchaseEngine<T extends string = string> {
   }
 
   /**
-   * Fires one of `triggers` on a purchase: read it, find who fires (a function may refuse the caller:
-   * not_found / forbidden), guard, decide the input, and write it only if the row is still the version
-   * read (xmin), with its outbox rows, in one statement; a row changed meanwhile is decided again.
+   * Fires one of `triggers` on a purchase: read it (or take the version this process wrote last), find who
+   * fires (a function may refuse the caller: not_found / forbidden), guard, decide the input, and write it
+   * only if the row is still that version (xmin), with its outbox rows, in one statement; a row changed
+   * meanwhile is read and decided again. A decision from a remembered row that refuses or changes nothing
+   * is never answered from memory: the row is read and the decision made again.
    */
   async fire(purchaseId: string, triggers: T | readonly T[], actor: Actor | ((row: PurchaseRow) => Actor), input: InputOf<T> = {}, tool?: string): Promise<PurchaseRow> {
     const list: readonly T[] = typeof triggers === 'string' ? [triggers as T] : (triggers as readonly T[]);
     for (let attempt = 0; ; attempt++) {
-      const r = await this.deps.db.query<PurchaseRow & { row_version: string }>(`SELECT *, xmin::text AS row_version FROM ${TABLE} WHERE id = $1`, [purchaseId]);
-      const current = r.rows[0];
+      const remembered = attempt === 0 ? this.known.get(purchaseId) : undefined;
+      let current = remembered;
+      if (!current) {
+        const r = await this.deps.db.query<VersionedRow>(`SELECT *, xmin::text AS row_version FROM ${TABLE} WHERE id = $1`, [purchaseId]);
+        current = r.rows[0];
+      }
       if (!current) throw notFound(purchaseId);
-      const { row_version: version, ...row } = current;
-      const who = typeof actor === 'function' ? actor(row) : actor;
-      const t = this.guard(row, list, who, tool ?? list[0]);
-      const given = typeof input === 'function' ? input(row, t) : input;
-      if (given === null) return row;
+      const version = current.row_version;
+      const row = unversioned(current);
+      let decided: { who: Actor; t: MachineTransition & { trigger: T }; given: Input | null };
+      try {
+        const who = typeof actor === 'function' ? actor(row) : actor;
+        const t = this.guard(row, list, who, tool ?? list[0]);
+        decided = { who, t, given: typeof input === 'function' ? input(row, t) : input };
+      } catch (err) {
+        if (!remembered) throw err;
+        this.known.forget(purchaseId);
+        continue;
+      }
+      const { who, t, given } = decided;
+      if (given === null) {
+        if (!remembered) return row;
+        this.known.forget(purchaseId);
+        continue;
+      }
       const plan = this.plan(row, t, who, given, this.deps.now());
       const cols = Object.keys(plan.set);
       const { sql, params } = assignments(plan.set, 3);
       // Only the written columns come back (a purchase row has ~50): the rest is the row as read.
-      const changed = await updateWithEvents<Partial<PurchaseRow>>(
+      const changed = await updateWithEvents<Partial<PurchaseRow> & { row_version: string }>(
         this.deps.db,
         this.deps.relay,
-        `UPDATE ${TABLE} SET ${sql} WHERE id = $1 AND xmin = $2::text::xid RETURNING ${cols.join(', ')}`,
+        `UPDATE ${TABLE} SET ${sql} WHERE id = $1 AND xmin = $2::text::xid RETURNING ${cols.join(', ')}, xmin::text AS row_version`,
         [purchaseId, version, ...params],
         plan.events,
       );
       if (!changed) {
+        this.known.forget(purchaseId);
         if (attempt < 4) continue;
         throw this.invalidState(row, 'this call', 'an unchanged purchase (it changed meanwhile; read it again)');
       }
-      return { ...row, ...changed } as PurchaseRow;
+      return this.remember({ ...row, ...changed } as VersionedRow);
     }
   }
 
@@ -200,13 +269,14 @@ export class PurchaseEngine<T extends string = string> {
     if (!t) throw new Error(`no ${trigger} transition for ${actor} from ${row.status}`);
     const plan = this.plan(row, t, actor, input, this.deps.now());
     const { sql, params } = assignments(plan.set, 3);
-    return updateWithEvents<PurchaseRow>(
+    const written = await updateWithEvents<VersionedRow>(
       this.deps.db,
       this.deps.relay,
-      `UPDATE ${TABLE} SET ${sql} WHERE id = $1 AND status = ANY($2::text[]) RETURNING *`,
+      `UPDATE ${TABLE} SET ${sql} WHERE id = $1 AND status = ANY($2::text[]) RETURNING *, xmin::text AS row_version`,
       [row.id, t.from, ...params],
       plan.events,
     );
+    return written && this.remember(written);
   }
 
   /** The timed transitions the sweeper fires (derived from the table's `after`). */

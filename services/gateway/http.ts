@@ -4,7 +4,7 @@ import type { LoggerInstance } from 'moleculer';
 import { MarketError, toEnvelope, type MappedError } from '../../packages/errors';
 import { base62 } from '../../packages/ids';
 import { redactPath } from './redact';
-import { bindEmitter, withRequestContext } from '../../packages/telemetry/context';
+import { withRequestContext } from '../../packages/telemetry/context';
 
 declare module 'express-serve-static-core' {
   interface Request {
@@ -25,12 +25,17 @@ export function requestId(req: Request, res: Response, next: NextFunction): void
   req.requestId = incoming && SANE_REQUEST_ID.test(incoming) ? incoming : `req_${base62(20)}`;
   res.setHeader('x-request-id', req.requestId);
   res.setHeader('x-content-type-options', 'nosniff');
-  withRequestContext({ requestId: req.requestId }, () => {
-    // The body arrives in the socket's events: bind them, or handlers after a body parser lose the request.
-    bindEmitter(req);
-    bindEmitter(res);
-    next();
-  });
+  withRequestContext({ requestId: req.requestId }, next);
+}
+
+/**
+ * A body parser whose next() runs in the request's context again. The body arrives in the socket's events,
+ * which run outside it: without this, handlers after the parser would lose the request id. (Re-entering once
+ * per request replaces binding every listener of req and res, which cost ~5 % of the gateway's CPU.)
+ */
+export function inRequestContext(parser: (req: Request, res: Response, next: NextFunction) => void) {
+  return (req: Request, res: Response, next: NextFunction): void =>
+    parser(req, res, (err?: unknown) => withRequestContext({ requestId: req.requestId }, () => next(err)));
 }
 
 /** The broker's logger, set on app.locals by buildApp (tests build several apps in one process). */
@@ -59,7 +64,7 @@ export function logMappedError(
   }
 }
 
-export const jsonBody = express.json({ limit: JSON_BODY_LIMIT, type: ['application/json', 'application/*+json'] });
+export const jsonBody = inRequestContext(express.json({ limit: JSON_BODY_LIMIT, type: ['application/json', 'application/*+json'] }));
 
 export function sendError(res: Response, req: Request, err: unknown): void {
   const mapped = toEnvelope(err, req.requestId);

@@ -50,8 +50,8 @@ const MAPPERS: Mappers = {
   [ESCROW_TOPICS.approved]: purchase('purchase.created', 'seller'),
   [ESCROW_TOPICS.approvalRequired]: (d: PurchaseApprovalRequired) => [{ agentId: d.buyerId, type: 'purchase.approval_required', data: { ...d, role: 'buyer' } }],
   [ESCROW_TOPICS.delivered]: purchase('purchase.delivered', 'buyer'),
-  [ESCROW_TOPICS.completed]: purchase('purchase.completed', 'both'),
-  [ESCROW_TOPICS.refunded]: purchase('purchase.refunded', 'both'),
+  [ESCROW_TOPICS.completedNotice]: purchase('purchase.completed', 'both'),
+  [ESCROW_TOPICS.refundedNotice]: purchase('purchase.refunded', 'both'),
   [ESCROW_TOPICS.disputed]: purchase('purchase.disputed', 'both'),
   // The message text is not sent (counterparty text is untrusted): list_messages reads it.
   [ESCROW_TOPICS.messageSent]: (d: MessageSent) => [

@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { describeWithPostgres, startTestApp, type TestApp } from '../../../test/kit';
 import { expectLedgerClean } from '../../../test/kit/ledger';
 import { DEFAULT_TERMS } from '../../../packages/market-rules';
-import { UndeclaredColumnError, type PurchaseEngine } from '../purchase-engine';
+import { PurchaseEngine, UndeclaredColumnError } from '../purchase-engine';
 import { MACHINE, TRANSITIONS, timedTransitions, type Trigger } from '../../../packages/contracts/purchase-machine';
 import { scenario, wallet } from './helpers';
 
@@ -110,6 +110,24 @@ describe('the purchase engine: one writer of purchase state', () => {
     const after = (await app.api.ok('get_purchase', { purchaseId: purchase.id }, s.buyer.apiKey)).purchase;
     expect(after).toMatchObject({ status: 'completed', autoReleaseAt: null });
     expect(await wallet(app, s.seller)).toMatchObject({ gasBalance: purchase.sellerNetGas });
+  });
+
+  test('a row this replica remembers but another replica changed is read again: no stale refusal, no stale write', async () => {
+    const s = await scenario(app);
+    const { purchase } = await app.api.ok('purchase_service', { listingId: s.listingId }, s.buyer.apiKey);
+    // This replica remembers the purchase as it funded it (awaiting_delivery); a twin replica delivers it.
+    const e = escrow();
+    const twin = new PurchaseEngine<Trigger>(MACHINE, { db: e.db, relay: e.relay, now: () => app.clock.now(), terms: () => DEFAULT_TERMS });
+    await twin.fire(purchase.id, 'deliver', 'seller', { delivery_json: '{"summary":"done"}', delivery_sha256: 'x' });
+    // Here the remembered row says awaiting_delivery: a confirm decided from it would be refused; it is read again and succeeds.
+    const confirmed = await engine().fire(purchase.id, 'confirm', 'buyer');
+    expect(confirmed.status).toBe('completed');
+    // The twin still remembers "delivered": its confirm is written against that version, which is gone, so it reads
+    // the purchase again and answers what is true now (completed: confirm is refused), and nothing is settled twice.
+    await expect(twin.fire(purchase.id, 'confirm', 'buyer', {}, 'confirm_delivery')).rejects.toMatchObject({ type: 'invalid_state' });
+    await e.relay.kick();
+    expect(await wallet(app, s.seller)).toMatchObject({ gasBalance: purchase.sellerNetGas });
+    expect(await wallet(app, s.buyer)).toMatchObject({ gasBalance: 1000 - purchase.priceGas, heldGas: 0 });
   });
 });
 

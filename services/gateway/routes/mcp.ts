@@ -11,7 +11,7 @@ import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/
 import type { AuthInfo } from '@modelcontextprotocol/sdk/server/auth/types.js';
 import type { ToolModule } from '../../../packages/tool-catalogue';
 import type { Config } from '../../../packages/config';
-import { bearerToken, clientIp, JSON_BODY_LIMIT } from '../http';
+import { bearerToken, clientIp, inRequestContext, JSON_BODY_LIMIT } from '../http';
 import type { GatewayDeps } from '../deps';
 import { ALL_MODULES, createMcpServer, type McpCaller } from '../mcp/server';
 
@@ -70,7 +70,7 @@ export function parseModules(raw: unknown): ToolModule[] | null {
 export function registerMcpRoutes(app: Express, deps: GatewayDeps): void {
   const { dispatcher, config } = deps;
   const policy = mcpOriginPolicy(config);
-  const parseJson = express.json({ limit: JSON_BODY_LIMIT, type: () => true });
+  const parseJson = inRequestContext(express.json({ limit: JSON_BODY_LIMIT, type: () => true }));
 
   const guard = (req: Request, res: Response, next: NextFunction) => {
     if (!policy.hostAllowed(req.get('host'))) {

@@ -7,7 +7,7 @@
 import express, { type Express, type Request, type Response } from 'express';
 import type { GatewayDeps } from '../deps';
 import { toEnvelope } from '../../../packages/errors';
-import { logMappedError } from '../http';
+import { inRequestContext, logMappedError } from '../http';
 import { redactPath } from '../redact';
 import { AGENTS } from '../../../packages/contracts/agents';
 import { ESCROW, type SpendingLimitsView } from '../../../packages/contracts/escrow';
@@ -18,7 +18,7 @@ import { readOwnerCookie, setOwnerCookie } from '../web/owner-cookie';
 import { ApprovalPage, approvalOutcome, approvalTokenOf, OWNER_COOKIE_MISSING, OwnerPage, parseLimitsForm } from '../web/limits';
 import { MessagePage, sendPage } from '../web/render';
 
-const formBody = express.urlencoded({ extended: false, limit: '8kb' });
+const formBody = inRequestContext(express.urlencoded({ extended: false, limit: '8kb' }));
 const tokenOf = (req: Request) => String(req.params.token ?? '').slice(0, 100);
 
 export function registerOwnerRoutes(app: Express, deps: GatewayDeps): void {

@@ -6,7 +6,7 @@
  */
 import express, { type Express, type Request, type Response } from 'express';
 import type { GatewayDeps } from '../deps';
-import { logMappedError, sendError } from '../http';
+import { inRequestContext, logMappedError, sendError } from '../http';
 import { redactPath } from '../redact';
 import { toEnvelope } from '../../../packages/errors';
 import { PAYMENTS, type CheckoutView, type FulfilResult } from '../../../packages/contracts/payments';
@@ -20,7 +20,7 @@ import { AGENTS } from '../../../packages/contracts/agents';
 
 export const STRIPE_WEBHOOK_PATH = '/api/payments/stripe/webhook';
 
-const formBody = express.urlencoded({ extended: false, limit: '8kb' });
+const formBody = inRequestContext(express.urlencoded({ extended: false, limit: '8kb' }));
 const csrfPurpose = (sessionId: string) => `checkout:${sessionId}`;
 
 export function registerPaymentsRoutes(app: Express, deps: GatewayDeps): void {
@@ -42,7 +42,7 @@ export function registerPaymentsRoutes(app: Express, deps: GatewayDeps): void {
     return true;
   };
 
-  app.post(STRIPE_WEBHOOK_PATH, express.raw({ type: () => true, limit: '1mb' }), async (req, res) => {
+  app.post(STRIPE_WEBHOOK_PATH, inRequestContext(express.raw({ type: () => true, limit: '1mb' })), async (req, res) => {
     try {
       const payload = Buffer.isBuffer(req.body) ? req.body.toString('utf8') : '';
       const result = await broker.call(PAYMENTS.stripeWebhook, { payload, signature: req.get('stripe-signature') ?? undefined });

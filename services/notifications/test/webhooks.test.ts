@@ -198,9 +198,10 @@ describe('signed webhooks', () => {
     };
     // Nobody has a webhook: only the money event (the ledger and listings read it).
     expect(await lifecycle()).toEqual([ESCROW_TOPICS.completed]);
-    // The seller sets one: purchase_created (the seller's notice) is written, delivered (the buyer's) is not.
+    // The seller sets one: purchase_created (the seller's notice) and the completion notice are written,
+    // delivered (the buyer's) is not.
     const hook = await app.api.ok('set_webhook', { url: sellerHook.url }, seller.apiKey);
-    expect(await lifecycle()).toEqual([ESCROW_TOPICS.created, ESCROW_TOPICS.completed]);
+    expect(await lifecycle()).toEqual([ESCROW_TOPICS.created, ESCROW_TOPICS.completed, ESCROW_TOPICS.completedNotice]);
     // Deleted: nothing for nobody again.
     await app.api.ok('delete_webhook', { webhookId: hook.webhook.id }, seller.apiKey);
     expect(await lifecycle()).toEqual([ESCROW_TOPICS.completed]);

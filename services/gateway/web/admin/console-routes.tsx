@@ -11,6 +11,7 @@ import { OPERATOR_TOKEN_FILE, type GatewayDeps } from '../../deps';
 import { operatorOf } from '../../routes/admin-kit';
 import { operatorActions, PAYOUT_STATUSES, type BugReport, type ExperienceReport, type OperatorInput, type OperatorListing, type ReportsSummary } from '../../routes/admin-actions';
 import { csrfToken, csrfValid, isHttps, readCookie } from '../csrf';
+import { inRequestContext } from '../../http';
 import { sendPage, MessagePage } from '../render';
 import { ConsoleSessions } from './session';
 import { AuditLogPage, DisputesPage, ListingsAdminPage, OverviewPage, PayoutsPage, ReportsPage, SignInPage, type Flash, type OverviewData } from './pages';
@@ -19,7 +20,7 @@ import { LISTINGS } from '../../../../packages/contracts/listings';
 
 const CSRF_PURPOSE = 'admin-console';
 const FLASH_COOKIE = 'market_admin_flash';
-const formBody = express.urlencoded({ extended: false, limit: '16kb' });
+const formBody = inRequestContext(express.urlencoded({ extended: false, limit: '16kb' }));
 
 function setFlash(req: Request, res: Response, flash: Flash): void {
   res.cookie(FLASH_COOKIE, JSON.stringify(flash), { httpOnly: true, sameSite: 'strict', secure: isHttps(req), path: '/admin', maxAge: 60_000 });
