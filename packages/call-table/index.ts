@@ -6,6 +6,7 @@
  */
 import { AGENTS_TOPICS } from '../contracts/agents';
 import { ESCROW_TOPICS } from '../contracts/escrow';
+import { LISTINGS_TOPICS } from '../contracts/listings';
 import { NOTIFICATIONS_TOPICS } from '../contracts/notifications';
 import { PAYMENTS_TOPICS } from '../contracts/payments';
 
@@ -37,7 +38,8 @@ export const DURABLE_PUBLISHES: Record<ServiceName, readonly string[]> = {
   notifications: Object.values(NOTIFICATIONS_TOPICS),
   payments: Object.values(PAYMENTS_TOPICS),
   escrow: Object.values(ESCROW_TOPICS),
-  listings: [],
+  // Issue #22: a listing's buying terms changed (escrow keeps a copy).
+  listings: Object.values(LISTINGS_TOPICS),
   agents: Object.values(AGENTS_TOPICS),
   ledger: [],
 };
@@ -63,7 +65,7 @@ export const DURABLE_CONSUMES: Record<ServiceName, readonly string[]> = {
     PAYMENTS_TOPICS.cashoutRejected,
   ],
   payments: [],
-  escrow: [NOTIFICATIONS_TOPICS.webhooksChanged],
+  escrow: [NOTIFICATIONS_TOPICS.webhooksChanged, LISTINGS_TOPICS.termsChanged],
   listings: [AGENTS_TOPICS.registered, AGENTS_TOPICS.seedChanged, ESCROW_TOPICS.completed, ESCROW_TOPICS.rated],
   agents: [],
   ledger: [ESCROW_TOPICS.completed, ESCROW_TOPICS.refunded, ESCROW_TOPICS.referralQualified],

@@ -12,6 +12,15 @@ export const LISTINGS = {
   seed: 'listings.seed',
 } as const;
 
+/**
+ * Listings' durable events (written by a trigger on listings.listings into its outbox, so no write can
+ * forget them): a listing's buying terms changed — escrow keeps its copy of them from these (issue #22:
+ * buying calls no other service but the ledger).
+ */
+export const LISTINGS_TOPICS = {
+  termsChanged: 'listings.listing.terms_changed',
+} as const;
+
 /** What escrow copies onto a purchase when it is bought. */
 export interface ListingForPurchase {
   id: string;
@@ -22,7 +31,12 @@ export interface ListingForPurchase {
   category?: string | null;
   deliveryDays?: number | null;
   deliverableSchema?: Record<string, unknown> | null;
+  /** Increases with every change of these terms (a newer copy never loses to an older one). */
+  termsVersion: number;
 }
+
+/** The payload of LISTINGS_TOPICS.termsChanged: the listing's terms as of `termsVersion`. */
+export type ListingTermsChanged = ListingForPurchase;
 
 export interface SellerReputation {
   salesCount: number;

@@ -26,7 +26,6 @@ import { ForbiddenError, InvalidArgumentsError, InvalidStateError } from '../../
 import { newId } from '../../packages/ids';
 import { OutboxRelay } from '../../packages/outbox';
 import { DEFAULT_DELIVERY_DAYS, saleSplit } from '../../packages/market-rules';
-import { LISTINGS, type ListingForPurchase } from '../../packages/contracts/listings';
 import { migrations } from './migrations';
 import { prepareDelivery } from './delivery';
 import { disputesMixin } from './disputes';
@@ -42,6 +41,7 @@ import { asRole, invalidState, iso, notFound, OPEN_STATUSES, roleOf, toView, typ
 import type { EscrowMethods, EscrowThis } from './types';
 import { escrowMetricsMixin } from './metrics';
 import { audienceChannels, hasWebhooks } from './audience';
+import { listingTerms, listingTermsChannels } from './listing-terms';
 
 const MAX_REQUIREMENTS_BYTES = 16 * 1024;
 const CREATED_STATUS = transitionsFor('purchase')[0].to!;
@@ -63,7 +63,7 @@ const methods = {
 const EscrowService: ServiceSchema = {
   name: 'escrow',
   mixins: [dbMixin('escrow', migrations, { singleWriterCache: true }), fundingMixin, messagesMixin, ratingsMixin, disputesMixin, sweepersMixin, reportsMixin, limitsMixin, escrowMetricsMixin],
-  channels: audienceChannels,
+  channels: { ...audienceChannels, ...listingTermsChannels },
 
   actions: {
     purchase: {
@@ -86,7 +86,7 @@ const EscrowService: ServiceSchema = {
           if (existing) return { purchase: toView(await this.replayPurchase(existing, listingId), agent.id) };
         }
 
-        const listing = await this.broker.call<ListingForPurchase, { listingId: string }>(LISTINGS.getForPurchase, { listingId });
+        const listing = await listingTerms(this.db, this.broker, listingId, now);
         if (listing.sellerId === agent.id) {
           throw new ForbiddenError('You cannot buy your own listing.', {
             hint: 'search_services for another seller\'s listing.',

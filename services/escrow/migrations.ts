@@ -1,6 +1,7 @@
 import type { Migration } from '../../packages/db';
 import { outboxTablesSql } from '../../packages/outbox';
 import { WEBHOOK_AGENTS_SQL } from './audience';
+import { LISTING_TERMS_SQL } from './listing-terms';
 
 export const migrations: Migration[] = [
   {
@@ -137,5 +138,10 @@ export const migrations: Migration[] = [
     version: 3,
     name: 'agents with webhooks (issue #22: notices only for them)',
     sql: WEBHOOK_AGENTS_SQL,
+  },
+  {
+    version: 4,
+    name: 'a copy of listings\' buying terms (issue #22: buying calls no service but the ledger)',
+    sql: LISTING_TERMS_SQL,
   },
 ];

@@ -17,7 +17,7 @@ import {
   NotFoundError,
 } from '../../packages/errors';
 import { newId } from '../../packages/ids';
-import { claimInbox, type OutboxEvent } from '../../packages/outbox';
+import { claimInbox, OutboxRelay, type OutboxEvent } from '../../packages/outbox';
 import type { RuntimeService } from '../../packages/runtime';
 import { databaseUrlFor } from '../../packages/config';
 import { AGENTS, AGENTS_TOPICS } from '../../packages/contracts/agents';
@@ -40,6 +40,7 @@ interface ListingRow {
   title: string;
   description: string;
   price_gas: number;
+  terms_version: string | number;
   category: string;
   status: 'active' | 'paused' | 'removed';
   delivery_days: number;
@@ -293,6 +294,7 @@ const ListingsService: ServiceSchema = {
           category: row.category,
           deliveryDays: row.delivery_days,
           deliverableSchema: row.deliverable_schema ? json(row.deliverable_schema) : null,
+          termsVersion: Number(row.terms_version),
         };
       },
     },
@@ -491,7 +493,7 @@ const ListingsService: ServiceSchema = {
 
     async loadListing(this: ListingsThis, id: string): Promise<ListingRow | null> {
       const r = await this.db.query<ListingRow>(
-        `SELECT ${LISTING_COLUMNS} FROM listings.listings l LEFT JOIN listings.sellers s ON s.id = l.seller_id WHERE l.id = $1`,
+        `SELECT ${LISTING_COLUMNS}, l.terms_version FROM listings.listings l LEFT JOIN listings.sellers s ON s.id = l.seller_id WHERE l.id = $1`,
         [id],
       );
       return r.rows[0] ?? null;
@@ -618,6 +620,14 @@ const ListingsService: ServiceSchema = {
   async started(this: Service) {
     const self = this as unknown as ListingsThis;
     const { config } = self;
+    // The terms_changed events the listings trigger writes (migrations.ts, version 3): published when a write
+    // action ends (kick) and by the relay's passes (a row left by a killed process).
+    self.relay = new OutboxRelay(self.broker, self.db, {
+      intervalMs: Math.min(config.sweepIntervalMs || 1000, 1000),
+      maxIntervalMs: config.sweepIntervalMs || 1000,
+      leaseSeconds: 10,
+    });
+    self.relay.start();
     if (!config.seedOnEmpty || databaseUrlFor(config, 'listings')) return;
     const r = await self.db.query<{ n: string }>(
       `SELECT (SELECT count(*) FROM listings.listings) + (SELECT count(*) FROM listings.seed_sellers) AS n`,
@@ -631,6 +641,10 @@ const ListingsService: ServiceSchema = {
     } finally {
       self.searchCache().invalidate();
     }
+  },
+
+  async stopped(this: Service) {
+    await (this as unknown as ListingsThis).relay?.stop();
   },
 };
 
@@ -646,6 +660,7 @@ interface SellerRow {
 }
 
 type ListingsThis = Service & RuntimeService & DbService & {
+  relay: OutboxRelay;
   now(): Date;
   searchCache(): SearchCache<ListingRow & { sort_key: string }>;
   feePercent(): number;
@@ -660,25 +675,27 @@ type ListingsThis = Service & RuntimeService & DbService & {
 
 /**
  * Every action and channel that writes listings or sellers empties the search cache when it ends
- * (success or failure), so this process never serves rows from before its own write.
+ * (success or failure), so this process never serves rows from before its own write. The actions that
+ * change a listing's terms also publish what the trigger wrote (the channels never change terms).
  */
 /** An action's or a channel's handler: one argument (the context, or the event). */
 type WriteHandler = (this: ListingsThis, ctxOrEvent: never) => Promise<unknown>;
-function invalidatingSearch(handler: WriteHandler): WriteHandler {
+function invalidatingSearch(handler: WriteHandler, publishTerms: boolean): WriteHandler {
   return async function (this: ListingsThis, ctxOrEvent: never) {
     try {
       return await handler.call(this, ctxOrEvent);
     } finally {
       this.searchCache().invalidate();
+      if (publishTerms) await this.relay?.kick().catch(() => undefined);
     }
   };
 }
 for (const name of ['create', 'update', 'takeDown', 'restore', 'seed']) {
   const action = (ListingsService.actions as Record<string, { handler: WriteHandler }>)[name];
-  action.handler = invalidatingSearch(action.handler);
+  action.handler = invalidatingSearch(action.handler, true);
 }
 for (const channel of Object.values(ListingsService.channels as Record<string, { handler: WriteHandler }>)) {
-  channel.handler = invalidatingSearch(channel.handler);
+  channel.handler = invalidatingSearch(channel.handler, false);
 }
 
 export default ListingsService;

@@ -1,5 +1,6 @@
 import type { Migration } from '../../packages/db';
 import { outboxTablesSql } from '../../packages/outbox';
+import { LISTINGS_TOPICS } from '../../packages/contracts/listings';
 
 export const migrations: Migration[] = [
   {
@@ -80,6 +81,38 @@ export const migrations: Migration[] = [
         || setweight(to_tsvector('english', translate(description, './', '  ')), 'B')
       ) STORED;
       CREATE INDEX listings_tsv ON listings.listings USING gin (tsv);
+    `,
+  },
+  {
+    version: 3,
+    name: 'buying terms carry a version and are published on every change (escrow keeps a copy)',
+    sql: `
+      -- Increases with every change of a listing's buying terms; nextval runs when the row is written, after
+      -- its lock is taken, so of two racing changes the one committed last has the higher version.
+      CREATE SEQUENCE listings.terms_version_seq;
+      ALTER TABLE listings.listings ADD COLUMN terms_version bigint NOT NULL DEFAULT 0;
+      UPDATE listings.listings SET terms_version = nextval('listings.terms_version_seq');
+
+      -- The terms escrow copies (ListingForPurchase), into the outbox with the change that made them: a
+      -- trigger, so no writer of listings can forget to tell.
+      CREATE FUNCTION listings.publish_terms() RETURNS trigger LANGUAGE plpgsql AS $$
+      BEGIN
+        IF TG_OP = 'UPDATE'
+           AND NEW.seller_id IS NOT DISTINCT FROM OLD.seller_id AND NEW.title IS NOT DISTINCT FROM OLD.title
+           AND NEW.price_gas IS NOT DISTINCT FROM OLD.price_gas AND NEW.status IS NOT DISTINCT FROM OLD.status
+           AND NEW.category IS NOT DISTINCT FROM OLD.category AND NEW.delivery_days IS NOT DISTINCT FROM OLD.delivery_days
+           AND NEW.deliverable_schema::text IS NOT DISTINCT FROM OLD.deliverable_schema::text THEN
+          RETURN NEW;
+        END IF;
+        NEW.terms_version := nextval('listings.terms_version_seq');
+        INSERT INTO listings.outbox (topic, payload) VALUES ('${LISTINGS_TOPICS.termsChanged}', jsonb_build_object(
+          'id', NEW.id, 'sellerId', NEW.seller_id, 'title', NEW.title, 'priceGas', NEW.price_gas, 'status', NEW.status,
+          'category', NEW.category, 'deliveryDays', NEW.delivery_days, 'deliverableSchema', NEW.deliverable_schema::jsonb,
+          'termsVersion', NEW.terms_version));
+        RETURN NEW;
+      END $$;
+      CREATE TRIGGER listings_publish_terms BEFORE INSERT OR UPDATE ON listings.listings
+        FOR EACH ROW EXECUTE FUNCTION listings.publish_terms();
     `,
   },
 ];

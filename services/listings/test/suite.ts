@@ -135,6 +135,7 @@ export function listingsSuite(opts: { postgres?: boolean }) {
         category: 'codegen',
         deliveryDays: 3,
         deliverableSchema: schema,
+        termsVersion: expect.any(Number),
       });
       await expect(app.call('listings.getForPurchase', { listingId: 'lst_nope' })).rejects.toMatchObject({ type: 'not_found' });
     });
