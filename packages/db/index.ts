@@ -51,6 +51,15 @@ const IDLE_IN_TRANSACTION_TIMEOUT_MS = 5_000;
 const pools = new Map<string, { pool: Pool; refs: number }>();
 const pglites = new Map<string, { db: Promise<PGliteType>; refs: number }>();
 
+/** Drops one Db's reference to a shared pool or PGlite; the last one to close it ends it. */
+async function release<E extends { refs: number }>(shared: Map<string, E>, key: string, end: (entry: E) => Promise<void>): Promise<void> {
+  const entry = shared.get(key);
+  if (entry && --entry.refs === 0) {
+    shared.delete(key);
+    await end(entry);
+  }
+}
+
 function isRetryable(err: unknown): boolean {
   return RETRYABLE.has((err as { code?: string })?.code ?? '');
 }
@@ -149,11 +158,7 @@ function pgDb(url: string, schema: string, poolMax: number): Db {
     async close() {
       if (closed) return;
       closed = true;
-      const e = pools.get(url);
-      if (e && --e.refs === 0) {
-        pools.delete(url);
-        await e.pool.end();
-      }
+      await release(pools, url, (e) => e.pool.end());
     },
   };
 }
@@ -203,11 +208,7 @@ function pgliteDb(dataDir: string, schema: string): Db {
     async close() {
       if (closed) return;
       closed = true;
-      const e = pglites.get(dataDir);
-      if (e && --e.refs === 0) {
-        pglites.delete(dataDir);
-        await (await e.db).close();
-      }
+      await release(pglites, dataDir, async (e) => (await e.db).close());
     },
   };
 }

@@ -48,11 +48,16 @@ export class MarketError extends Errors.MoleculerError {
   }
 }
 
-export class InvalidArgumentsError extends MarketError {
-  constructor(message: string, data: ErrorData = {}) {
-    super('invalid_arguments', message, data);
-  }
+/** The base of an error class with one code: its message and data are the thrower's. */
+function withCode(code: ErrorCode) {
+  return class extends MarketError {
+    constructor(message: string, data: ErrorData = {}) {
+      super(code, message, data);
+    }
+  };
 }
+
+export class InvalidArgumentsError extends withCode('invalid_arguments') {}
 export class UnauthorizedError extends MarketError {
   constructor(message = 'A valid API key is required for this tool.', data: ErrorData = {}) {
     super('unauthorized', message, {
@@ -61,36 +66,12 @@ export class UnauthorizedError extends MarketError {
     });
   }
 }
-export class InsufficientGasError extends MarketError {
-  constructor(message: string, data: ErrorData = {}) {
-    super('insufficient_gas', message, data);
-  }
-}
-export class ForbiddenError extends MarketError {
-  constructor(message: string, data: ErrorData = {}) {
-    super('forbidden', message, data);
-  }
-}
-export class NotFoundError extends MarketError {
-  constructor(message: string, data: ErrorData = {}) {
-    super('not_found', message, data);
-  }
-}
-export class InvalidStateError extends MarketError {
-  constructor(message: string, data: ErrorData = {}) {
-    super('invalid_state', message, data);
-  }
-}
-export class ListingRejectedError extends MarketError {
-  constructor(message: string, data: ErrorData = {}) {
-    super('listing_rejected', message, data);
-  }
-}
-export class NotImplementedError extends MarketError {
-  constructor(message: string, data: ErrorData = {}) {
-    super('not_implemented', message, data);
-  }
-}
+export class InsufficientGasError extends withCode('insufficient_gas') {}
+export class ForbiddenError extends withCode('forbidden') {}
+export class NotFoundError extends withCode('not_found') {}
+export class InvalidStateError extends withCode('invalid_state') {}
+export class ListingRejectedError extends withCode('listing_rejected') {}
+export class NotImplementedError extends withCode('not_implemented') {}
 
 export interface ErrorEnvelope {
   ok: false;

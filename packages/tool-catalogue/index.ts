@@ -116,6 +116,11 @@ export const JOURNEY_STEPS = [
 export const MAX_GAS_ARGUMENT = 1_000_000_000;
 
 const id = (what: string) => ({ type: 'string', min: 3, max: 64, trim: true, description: `The ${what} id.` });
+/** The arguments of a paged list: `limit` (1 to `max`) and the `cursor` the previous page returned (`cursorMax` characters at most). */
+const pageParams = (limitDescription: string, max: number, cursorMax: number) => ({
+  limit: { type: 'number', integer: true, min: 1, max, optional: true, description: limitDescription },
+  cursor: { type: 'string', optional: true, max: cursorMax, description: 'nextCursor from the previous page.' },
+});
 const contextParam = {
   type: 'object',
   optional: true,
@@ -233,8 +238,7 @@ const defs: Def[] = [
     auth: true,
     action: GATEWAY.wallet,
     params: {
-      limit: { type: 'number', integer: true, min: 1, max: 100, optional: true, description: 'Ledger entries per page (default 20).' },
-      cursor: { type: 'string', optional: true, max: 200, description: 'nextCursor from the previous page.' },
+      ...pageParams('Ledger entries per page (default 20).', 100, 200),
     },
     output: WALLET,
     description:
@@ -292,8 +296,7 @@ const defs: Def[] = [
       maxPriceGas: { type: 'number', integer: true, min: 0, max: MAX_GAS_ARGUMENT, optional: true, description: 'Only listings priced at most this many gas.' },
       sellerId: { type: 'string', optional: true, min: 3, max: 64, trim: true, description: 'Only listings of this seller (agt_…).' },
       sort: { type: 'enum', values: [...SEARCH_SORTS], optional: true, description: 'relevance (default), quality, price_asc, price_desc, newest.' },
-      limit: { type: 'number', integer: true, min: 1, max: 50, optional: true, description: 'Results per page (default 20, at most 50).' },
-      cursor: { type: 'string', optional: true, max: 500, description: 'nextCursor from the previous page.' },
+      ...pageParams('Results per page (default 20, at most 50).', 50, 500),
     },
     output: obj({ listings: arrayOf(LISTING), nextCursor: NEXT_CURSOR, warning: KEY_WARNING }, ['warning']),
     description:
@@ -337,8 +340,7 @@ const defs: Def[] = [
     params: {
       role: { type: 'enum', values: ['buyer', 'seller', 'all'], optional: true, description: 'buyer, seller or all (default).' },
       status: { type: 'enum', values: [...PURCHASE_STATUSES], optional: true, description: `Only purchases in this state: ${PURCHASE_STATUSES.join(', ')}.` },
-      limit: { type: 'number', integer: true, min: 1, max: 100, optional: true, description: 'Purchases per page (default 20, at most 100).' },
-      cursor: { type: 'string', optional: true, max: 500, description: 'nextCursor from the previous page.' },
+      ...pageParams('Purchases per page (default 20, at most 100).', 100, 500),
     },
     output: obj({ purchases: arrayOf(PURCHASE, 'Newest first.'), nextCursor: NEXT_CURSOR }),
     description: 'Your purchases and sales, newest first. Sellers poll this for new orders.',
@@ -543,10 +545,7 @@ const defs: Def[] = [
     module: 'shared',
     auth: true,
     action: NOTIFICATIONS.listDeliveries,
-    params: {
-      limit: { type: 'number', integer: true, min: 1, max: 100, optional: true, description: 'Page size (default 20).' },
-      cursor: { type: 'string', optional: true, max: 200, description: 'nextCursor of the previous page.' },
-    },
+    params: pageParams('Page size (default 20).', 100, 200),
     output: obj({ webhooks: schemas.arrayOf(WEBHOOK), deliveries: schemas.arrayOf(WEBHOOK_DELIVERY), nextCursor: schemas.NEXT_CURSOR }),
     description:
       'Your webhooks and their deliveries, newest first: event id and type, status (pending, delivered, failed), attempts, the last HTTP status or error, and when the next retry is due.',

@@ -4,6 +4,7 @@
  */
 import type { Context, Service, ServiceSchema } from 'moleculer';
 import { dbMixin, type DbService } from '../../packages/db/mixin';
+import { rowView } from '../../packages/db/row-view';
 import { toolParams, type ParamRule } from '../../packages/tool-catalogue';
 import { InvalidArgumentsError, NotFoundError, UnauthorizedError } from '../../packages/errors';
 import { base62, newId } from '../../packages/ids';
@@ -35,23 +36,16 @@ export interface AgentView {
   createdAt: string;
 }
 
-function toView(row: AgentRow): AgentView {
-  return {
-    id: row.id,
-    provider: row.provider,
-    displayName: row.display_name,
-    label: row.label,
-    referredBy: row.referred_by,
-    isSeed: row.is_seed,
-    createdAt: new Date(row.created_at).toISOString(),
-  };
-}
+/** The columns an agent's queries return: its view, in order. */
+const VIEW_COLUMNS = ['id', 'provider', 'display_name', 'label', 'referred_by', 'is_seed', 'created_at'] as const;
+const COLUMNS = VIEW_COLUMNS.join(', ');
 
+function toView(row: AgentRow): AgentView {
+  return rowView(row, VIEW_COLUMNS);
+}
 
 /** register's displayName rule (its length bounds are the hint's). */
 const DISPLAY_NAME = toolParams('register').displayName as ParamRule;
-
-const COLUMNS = 'id, provider, display_name, label, referred_by, is_seed, created_at';
 
 const AgentsService: ServiceSchema = {
   name: 'agents',

@@ -4,6 +4,7 @@
  * Writes are buffered and flushed in batches so logging never slows a call down.
  */
 import type { Db } from '../../packages/db';
+import { rowView } from '../../packages/db/row-view';
 import type { RequestLogEntry } from '../../packages/contracts/gateway';
 
 export type { RequestLogEntry };
@@ -14,8 +15,6 @@ function storable(text: string | null): string | null {
   return text === null ? null : text.replaceAll('\u0000', '\uFFFD').replace(LONE_SURROGATE, '\uFFFD').slice(0, 2000);
 }
 
-const LOG_COLUMNS = 'request_id, agent_id, tool, status, error_code, error_message, at';
-
 interface LogRow {
   request_id: string;
   agent_id: string | null;
@@ -23,19 +22,15 @@ interface LogRow {
   status: number;
   error_code: string | null;
   error_message: string | null;
-  at: Date | string;
+  at: Date;
 }
 
+/** The columns read back: an entry, in order. */
+const ENTRY_COLUMNS = ['request_id', 'agent_id', 'tool', 'status', 'error_code', 'error_message', 'at'] as const;
+const LOG_COLUMNS = ENTRY_COLUMNS.join(', ');
+
 function entryOf(row: LogRow): RequestLogEntry {
-  return {
-    requestId: row.request_id,
-    agentId: row.agent_id,
-    tool: row.tool,
-    status: row.status,
-    errorCode: row.error_code,
-    errorMessage: row.error_message,
-    at: new Date(row.at).toISOString(),
-  };
+  return rowView(row, ENTRY_COLUMNS);
 }
 
 export class RequestLog {

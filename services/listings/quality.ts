@@ -106,6 +106,28 @@ const DELIVERABLE_PATTERNS: RegExp[] = [
   /\b(a|an|one|the|your|with a|plus a|and a) (pull request|pr|patch|diff|report|summary|spreadsheet|csv|json|markdown|pdf|document|doc|dockerfile|script|workflow|file|files|table|chart|dashboard|memo|brief|checklist|runbook|playbook|list|design|mockup|svg|png|logo|test suite|tests|config|configuration|migration|schema|dataset|translation|readme|changelog|bibliography|comparison|outline|plan|estimate|fix|pipeline|module|library|component|bot|cli|api|endpoint|query|queries)\b/i,
 ];
 
+type StatedSignal = 'statesInputs' | 'statesDeliverable';
+
+/** What the description must state (spec §7.3): the patterns that find it, and the issue when none does. */
+const STATED: Record<StatedSignal, { patterns: RegExp[]; issue: QualityIssue }> = {
+  statesInputs: {
+    patterns: INPUT_PATTERNS,
+    issue: {
+      code: 'missing_inputs',
+      message: 'The description does not say what the buyer must provide.',
+      hint: 'Add a sentence starting "You provide: …" naming the inputs you need, e.g. "You provide: a link to the GitHub repo and the module path".',
+    },
+  },
+  statesDeliverable: {
+    patterns: DELIVERABLE_PATTERNS,
+    issue: {
+      code: 'missing_deliverable',
+      message: 'The description does not say what the buyer gets back.',
+      hint: 'Add a sentence starting "You get: …" naming the concrete output and its form, e.g. "You get: a pull request with the tests and a Markdown coverage summary".',
+    },
+  },
+};
+
 const FORMAT_PATTERN = /\b(json|csv|markdown|md|pdf|yaml|yml|xlsx|xml|html|svg|png|sql|dockerfile|pull request|pr|patch|diff|gist|notebook|ipynb|docx|openapi|jsonl|parquet|bibtex|mermaid|tsv)\b/i;
 const QUANTITY_PATTERN = /\b\d[\d,.]*\s*(k\b|lines?|loc|files?|pages?|words?|sources?|papers?|endpoints?|tables?|rows?|records?|screens?|tests?|items?|urls?|sites?|queries|hours?|hrs?|days?|minutes?|mins?|services?|repos?|modules?|functions?|components?|questions?|charts?|slides?|revisions?|rounds?|languages?|%|percent)/i;
 const SCOPE_PATTERN = /\b(up to|at most|maximum|max\.?|no more than|limit|limited to|excludes?|excluding|not included|out of scope|in scope|scope|only covers?|covers|does not include|doesn't include|one round|revisions?|includes?|including)\b/i;
@@ -164,23 +186,14 @@ export function assessQuality(draft: ListingDraft, otherListings: Array<{ title:
     });
   }
 
-  const statesInputs = matchesAny(desc, INPUT_PATTERNS) ? SIGNAL_WEIGHTS.statesInputs : 0;
-  if (!statesInputs) {
-    issues.push({
-      code: 'missing_inputs',
-      message: 'The description does not say what the buyer must provide.',
-      hint: 'Add a sentence starting "You provide: …" naming the inputs you need, e.g. "You provide: a link to the GitHub repo and the module path".',
-    });
-  }
-
-  const statesDeliverable = matchesAny(desc, DELIVERABLE_PATTERNS) ? SIGNAL_WEIGHTS.statesDeliverable : 0;
-  if (!statesDeliverable) {
-    issues.push({
-      code: 'missing_deliverable',
-      message: 'The description does not say what the buyer gets back.',
-      hint: 'Add a sentence starting "You get: …" naming the concrete output and its form, e.g. "You get: a pull request with the tests and a Markdown coverage summary".',
-    });
-  }
+  const stated = (signal: StatedSignal): number => {
+    const { patterns, issue } = STATED[signal];
+    if (matchesAny(desc, patterns)) return SIGNAL_WEIGHTS[signal];
+    issues.push({ ...issue });
+    return 0;
+  };
+  const statesInputs = stated('statesInputs');
+  const statesDeliverable = stated('statesDeliverable');
 
   const kinds = [FORMAT_PATTERN, QUANTITY_PATTERN, SCOPE_PATTERN, TURNAROUND_PATTERN].filter((p) => p.test(text)).length;
   const specificity = Math.min(SIGNAL_WEIGHTS.specificity, kinds * 5);

@@ -19,6 +19,7 @@
  */
 import type { Context, Service, ServiceSchema } from 'moleculer';
 import { dbMixin } from '../../packages/db/mixin';
+import { rowView } from '../../packages/db/row-view';
 import type { Db, Queryable } from '../../packages/db';
 import { InvalidArgumentsError, InvalidStateError, NotFoundError } from '../../packages/errors';
 import { base62, newId, sha256Hex } from '../../packages/ids';
@@ -64,7 +65,8 @@ interface WebhookRow {
   id: string;
   agent_id: string;
   url: string;
-  events: string[];
+  /** Written only from set_webhook's checked list. */
+  events: WebhookEventType[];
   secret: string;
   created_at: Date;
   failing_since: Date | null;
@@ -141,22 +143,14 @@ type NotificationsThis = Service & RuntimeService & NotificationsState & Notific
 const iso = (d: Date | string | null): string | null => (d ? new Date(d).toISOString() : null);
 
 function webhookView(w: WebhookRow): WebhookView {
-  return { id: w.id, url: w.url, events: w.events as WebhookEventType[], createdAt: iso(w.created_at)!, failingSince: iso(w.failing_since), pausedAt: iso(w.paused_at) };
+  return rowView(w, ['id', 'url', 'events', 'created_at', 'failing_since', 'paused_at']);
 }
 
 function deliveryView(d: DeliveryRow): DeliveryView {
   return {
-    id: d.id,
-    webhookId: d.webhook_id,
-    eventId: d.event_id,
+    ...rowView(d, ['id', 'webhook_id', 'event_id', 'status', 'attempts', 'last_status_code', 'last_error', 'delivered_at', 'created_at']),
     type: d.event_type,
-    status: d.status,
-    attempts: d.attempts,
-    lastStatusCode: d.last_status_code,
-    lastError: d.last_error,
     nextAttemptAt: d.status === 'pending' ? iso(d.next_attempt_at) : null,
-    deliveredAt: iso(d.delivered_at),
-    createdAt: iso(d.created_at)!,
   };
 }
 

@@ -7,6 +7,7 @@
  */
 import type { Context, Service, ServiceSchema } from 'moleculer';
 import { dbMixin, type DbService } from '../../packages/db/mixin';
+import { rowView } from '../../packages/db/row-view';
 import { toolParams } from '../../packages/tool-catalogue';
 import { requireAgent, type CallMeta } from '../../packages/tool-catalogue/meta';
 import { InvalidArgumentsError, MarketError, NotFoundError } from '../../packages/errors';
@@ -63,17 +64,8 @@ function checkoutOfBuyer(r: CheckoutRow, baseUrl: string) {
 
 function toView(r: CheckoutRow): CheckoutView {
   return {
-    id: r.id,
-    provider: r.provider,
-    agentId: r.agent_id,
-    packId: r.pack_id,
-    gas: r.gas,
+    ...rowView(r, ['id', 'provider', 'agent_id', 'pack_id', 'gas', 'status', 'checkout_url', 'expires_at', 'created_at', 'completed_at']),
     usd: r.usd_cents / 100,
-    status: r.status,
-    checkoutUrl: r.checkout_url,
-    expiresAt: new Date(r.expires_at).toISOString(),
-    createdAt: new Date(r.created_at).toISOString(),
-    completedAt: r.completed_at ? new Date(r.completed_at).toISOString() : null,
   };
 }
 

@@ -11,6 +11,7 @@
 import type { Context, Service, ServiceSchema } from 'moleculer';
 import { getAddressInfo, AddressType, Network } from 'bitcoin-address-validation';
 import type { Db } from '../../packages/db';
+import { rowView } from '../../packages/db/row-view';
 import { ForbiddenError, InvalidArgumentsError, InvalidStateError, MarketError, NotFoundError } from '../../packages/errors';
 import { newId } from '../../packages/ids';
 import { cashoutSplit, DISPUTE_LOOKBACK_DAYS, gasToUsd, MIN_CASHOUT_GAS } from '../../packages/market-rules';
@@ -114,32 +115,16 @@ function publicStatus(status: CashoutStatus): PublicCashoutStatus {
 
 function toView(row: CashoutRow): CashoutView {
   return {
-    id: row.id,
-    amountGas: row.amount_gas,
-    feeGas: row.fee_gas,
-    netGas: row.net_gas,
+    ...rowView(row, ['id', 'amount_gas', 'fee_gas', 'net_gas', 'btc_address', 'created_at', 'paid_at', 'btc_txid', 'rejected_at', 'reject_reason']),
     netUsd: gasToUsd(row.net_gas),
     status: publicStatus(row.status),
-    btcAddress: row.btc_address,
-    createdAt: iso(row.created_at)!,
-    paidAt: iso(row.paid_at),
-    btcTxid: row.btc_txid,
     btcAmount: formatSats(row.btc_amount_sats),
-    rejectedAt: iso(row.rejected_at),
-    rejectReason: row.reject_reason,
   };
 }
 
+/** The operator sees the state as it is, and the bookkeeping columns. */
 function toOperatorView(row: CashoutRow): OperatorCashoutView {
-  return {
-    ...toView(row),
-    agentId: row.agent_id,
-    status: row.status,
-    btcNetwork: row.btc_network,
-    operator: row.operator,
-    failureReason: row.failure_reason,
-    updatedAt: iso(row.updated_at)!,
-  };
+  return { ...toView(row), ...rowView(row, ['agent_id', 'status', 'btc_network', 'operator', 'failure_reason', 'updated_at']) };
 }
 
 /** A refusal by the other service (it answered and said no), as opposed to a timeout or an unreachable service. */

@@ -5,6 +5,7 @@
  */
 import type { Request } from 'express';
 import { InvalidArgumentsError } from '../../../packages/errors';
+import { rowView } from '../../../packages/db/row-view';
 import type { GatewayDeps } from '../deps';
 import { adminKit } from './admin-kit';
 import { LISTINGS, type SellerReputation } from '../../../packages/contracts/listings';
@@ -107,6 +108,13 @@ export interface AuditLogEntry {
   requestId: string | null;
   at: string;
 }
+
+interface AuditLogRow extends Omit<AuditLogEntry, 'id' | 'requestId' | 'at'> {
+  id: string | number;
+  request_id: string | null;
+  at: Date;
+}
+const AUDIT_LOG_COLUMNS = ['id', 'operator', 'action', 'target', 'params', 'before', 'after', 'ok', 'error', 'request_id', 'at'] as const;
 
 export function operatorActions(deps: GatewayDeps) {
   const { call, runAudited } = adminKit(deps);
@@ -234,24 +242,13 @@ export function operatorActions(deps: GatewayDeps) {
 
     // ---- audit log --------------------------------------------------------------------------------
     async auditLog(limit = 100, action: string | null = null): Promise<AuditLogEntry[]> {
-      const r = await deps.db.query<Omit<AuditLogEntry, 'id' | 'requestId' | 'at'> & { id: string | number; request_id: string | null; at: Date | string }>(
-        `SELECT id, operator, action, target, params, before, after, ok, error, request_id, at FROM gateway.audit_log
+      const r = await deps.db.query<AuditLogRow>(
+        `SELECT ${AUDIT_LOG_COLUMNS.join(', ')} FROM gateway.audit_log
           WHERE ($1::text IS NULL OR action = $1) ORDER BY id DESC LIMIT $2`,
         [action, limit],
       );
-      return r.rows.map((e) => ({
-        id: Number(e.id),
-        operator: e.operator,
-        action: e.action,
-        target: e.target,
-        params: e.params,
-        before: e.before,
-        after: e.after,
-        ok: e.ok,
-        error: e.error,
-        requestId: e.request_id,
-        at: new Date(e.at).toISOString(),
-      }));
+      // The id is a bigserial, which pg returns as a string.
+      return r.rows.map((e) => ({ ...rowView(e, AUDIT_LOG_COLUMNS), id: Number(e.id) }));
     },
   };
 }

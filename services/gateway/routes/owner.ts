@@ -31,11 +31,23 @@ export function registerOwnerRoutes(app: Express, deps: GatewayDeps): void {
     logMappedError(deps.broker.logger, mapped, err, { requestId: req.requestId, method: req.method, path: redactPath(req.path) });
     message(res, status, title, body.error.hint ? `${body.error.message} ${body.error.hint}` : body.error.message);
   };
-  const forged = (req: Request, res: Response, purpose: string): boolean => {
-    if (csrfValid(req, purpose)) return false;
-    message(res, 403, 'Please use the page', 'This form was not sent from its page (its security token is missing or stale). Open the link again and press the button there.');
-    return true;
-  };
+  /**
+   * A form POST of a page behind a private link: the form must come from its page (the CSRF token of
+   * `purpose:token`); `handle` gets the link's token; anything thrown is answered as a page titled `failed`.
+   */
+  const tokenForm = (path: string, purpose: 'owner' | 'approval', failed: string, handle: (token: string, req: Request, res: Response) => Promise<void>) =>
+    app.post(path, formBody, async (req, res) => {
+      try {
+        const token = tokenOf(req);
+        if (!csrfValid(req, `${purpose}:${token}`)) {
+          message(res, 403, 'Please use the page', 'This form was not sent from its page (its security token is missing or stale). Open the link again and press the button there.');
+          return;
+        }
+        await handle(token, req, res);
+      } catch (err) {
+        htmlError(res, req, err, failed);
+      }
+    });
   /** Whether this browser holds a live owner link of this agent (its cookie); an unknown or revoked link is no. */
   const isOwner = async (req: Request, agentId: string): Promise<boolean> => {
     const token = readOwnerCookie(req, agentId);
@@ -88,41 +100,23 @@ export function registerOwnerRoutes(app: Express, deps: GatewayDeps): void {
     }
   });
 
-  app.post('/owner/:token/limits', formBody, async (req, res) => {
-    try {
-      const token = tokenOf(req);
-      if (forged(req, res, `owner:${token}`)) return;
-      const { agentId } = await broker.call<{ agentId: string }, { token: string }>(ESCROW.ownerLink, { token });
-      const limits = parseLimitsForm(req.body ?? {});
-      if (limits) await broker.call(ESCROW.setLimits, { agentId, limits });
-      res.redirect(303, `/owner/${encodeURIComponent(token)}?saved=1`);
-    } catch (err) {
-      htmlError(res, req, err, 'Limits not saved');
-    }
+  tokenForm('/owner/:token/limits', 'owner', 'Limits not saved', async (token, req, res) => {
+    const { agentId } = await broker.call<{ agentId: string }, { token: string }>(ESCROW.ownerLink, { token });
+    const limits = parseLimitsForm(req.body ?? {});
+    if (limits) await broker.call(ESCROW.setLimits, { agentId, limits });
+    res.redirect(303, `/owner/${encodeURIComponent(token)}?saved=1`);
   });
 
   // Every other owner link of the agent (another browser that got one, e.g. on an earlier checkout) stops working.
-  app.post('/owner/:token/revoke-others', formBody, async (req, res) => {
-    try {
-      const token = tokenOf(req);
-      if (forged(req, res, `owner:${token}`)) return;
-      await broker.call(ESCROW.ownerLink, { token });
-      const { revoked } = await broker.call<{ revoked: number }, { token: string }>(ESCROW.revokeOtherOwnerLinks, { token });
-      res.redirect(303, `/owner/${encodeURIComponent(token)}?revoked=${revoked}`);
-    } catch (err) {
-      htmlError(res, req, err, 'Owner links not revoked');
-    }
+  tokenForm('/owner/:token/revoke-others', 'owner', 'Owner links not revoked', async (token, _req, res) => {
+    await broker.call(ESCROW.ownerLink, { token });
+    const { revoked } = await broker.call<{ revoked: number }, { token: string }>(ESCROW.revokeOtherOwnerLinks, { token });
+    res.redirect(303, `/owner/${encodeURIComponent(token)}?revoked=${revoked}`);
   });
 
-  app.post('/owner/:token/revoke', formBody, async (req, res) => {
-    try {
-      const token = tokenOf(req);
-      if (forged(req, res, `owner:${token}`)) return;
-      await broker.call(ESCROW.revokeOwnerLink, { token });
-      message(res, 200, 'Owner link revoked', 'This link no longer opens the owner page. Approving the agent\'s next checkout gives you a new one.');
-    } catch (err) {
-      htmlError(res, req, err, 'Owner link not revoked');
-    }
+  tokenForm('/owner/:token/revoke', 'owner', 'Owner link not revoked', async (token, _req, res) => {
+    await broker.call(ESCROW.revokeOwnerLink, { token });
+    message(res, 200, 'Owner link revoked', 'This link no longer opens the owner page. Approving the agent\'s next checkout gives you a new one.');
   });
 
   // ── approval page ──
@@ -140,21 +134,15 @@ export function registerOwnerRoutes(app: Express, deps: GatewayDeps): void {
   });
 
   for (const decision of ['approve', 'decline'] as const) {
-    app.post(`/approve/:token/${decision}`, formBody, async (req, res) => {
-      try {
-        const token = tokenOf(req);
-        if (forged(req, res, `approval:${token}`)) return;
-        // Only the owner decides: the browser must hold the buyer's owner link (its cookie), which the agent never gets.
-        const found = await broker.call<{ purchase: PurchaseView }, { token: string }>(ESCROW.approval, { token });
-        if (!(await isOwner(req, found.purchase.buyerId))) {
-          message(res, 403, 'Only the owner can decide', `Nothing changed. ${OWNER_COOKIE_MISSING}`);
-          return;
-        }
-        const { purchase } = await broker.call<{ purchase: PurchaseView }, { token: string; decision: string }>(ESCROW.decideApproval, { token, decision });
-        message(res, 200, decision === 'approve' ? 'Purchase approved' : 'Purchase declined', approvalOutcome(purchase));
-      } catch (err) {
-        htmlError(res, req, err, 'Nothing changed');
+    tokenForm(`/approve/:token/${decision}`, 'approval', 'Nothing changed', async (token, req, res) => {
+      // Only the owner decides: the browser must hold the buyer's owner link (its cookie), which the agent never gets.
+      const found = await broker.call<{ purchase: PurchaseView }, { token: string }>(ESCROW.approval, { token });
+      if (!(await isOwner(req, found.purchase.buyerId))) {
+        message(res, 403, 'Only the owner can decide', `Nothing changed. ${OWNER_COOKIE_MISSING}`);
+        return;
       }
+      const { purchase } = await broker.call<{ purchase: PurchaseView }, { token: string; decision: string }>(ESCROW.decideApproval, { token, decision });
+      message(res, 200, decision === 'approve' ? 'Purchase approved' : 'Purchase declined', approvalOutcome(purchase));
     });
   }
 }

@@ -54,6 +54,17 @@ export function registerPaymentsRoutes(app: Express, deps: GatewayDeps): void {
 
   const sessionId = (req: Request) => String(req.params.sessionId ?? '').slice(0, 255);
   const checkoutAgent = async (id: string) => (await broker.call<CheckoutView, { sessionId: string }>(PAYMENTS.getCheckout, { sessionId: id })).agentId;
+  /** A form POST of a checkout page: refused unless sent from that page; `handle` gets the session id; a failure is answered as a page. */
+  const checkoutForm = (path: string, handle: (id: string, req: Request, res: Response) => Promise<void>) =>
+    app.post(path, formBody, async (req, res) => {
+      try {
+        const id = sessionId(req);
+        if (refuseForgery(req, res, id)) return;
+        await handle(id, req, res);
+      } catch (err) {
+        htmlError(res, req, err);
+      }
+    });
 
   app.get('/checkout/sandbox/:sessionId', async (req, res) => {
     try {
@@ -73,47 +84,35 @@ export function registerPaymentsRoutes(app: Express, deps: GatewayDeps): void {
     }
   });
 
-  app.post('/checkout/sandbox/:sessionId/approve', formBody, async (req, res) => {
-    try {
-      const id = sessionId(req);
-      if (refuseForgery(req, res, id)) return;
-      const limits = parseLimitsForm(req.body ?? {});
-      const r = await broker.call<FulfilResult, { sessionId: string }>(PAYMENTS.sandboxApprove, { sessionId: id });
-      if (r.credited) {
-        // The human who approved the payment sets the limits and gets the private owner link (once).
-        // The gas is credited already: if escrow cannot answer now, say so rather than fail the page.
-        let ownerUrl: string | undefined;
-        let saved = '';
-        try {
-          const agentId = await checkoutAgent(id);
-          if (limits) await broker.call(ESCROW.setLimits, { agentId, limits });
-          const { token } = await broker.call<{ token: string }, { agentId: string }>(ESCROW.createOwnerLink, { agentId });
-          ownerUrl = `${ctx.baseUrl}/owner/${token}`;
-          setOwnerCookie(req, res, agentId, token);
-          if (limits) saved = ' Your spending limits are saved.';
-        } catch (err) {
-          deps.broker.logger.warn(`checkout ${redactPath(`/checkout/${id}`)}: limits/owner link not saved (${(err as Error).message})`);
-          saved = limits ? ' Your spending limits could NOT be saved right now; set them when you approve the next checkout.' : '';
-        }
-        sendPage(res, 200, CheckoutResultPage({ title: 'Payment approved', message: `${r.gas} gas were added to the agent's balance.${saved}`, sessionId: id, ownerUrl, ctx }));
-      } else {
-        result(res, 409, 'Nothing to approve', statusSentence({ status: r.status, gas: r.gas }), id);
-      }
-    } catch (err) {
-      htmlError(res, req, err);
+  checkoutForm('/checkout/sandbox/:sessionId/approve', async (id, req, res) => {
+    const limits = parseLimitsForm(req.body ?? {});
+    const r = await broker.call<FulfilResult, { sessionId: string }>(PAYMENTS.sandboxApprove, { sessionId: id });
+    if (!r.credited) {
+      result(res, 409, 'Nothing to approve', statusSentence({ status: r.status, gas: r.gas }), id);
+      return;
     }
+    // The human who approved the payment sets the limits and gets the private owner link (once).
+    // The gas is credited already: if escrow cannot answer now, say so rather than fail the page.
+    let ownerUrl: string | undefined;
+    let saved = '';
+    try {
+      const agentId = await checkoutAgent(id);
+      if (limits) await broker.call(ESCROW.setLimits, { agentId, limits });
+      const { token } = await broker.call<{ token: string }, { agentId: string }>(ESCROW.createOwnerLink, { agentId });
+      ownerUrl = `${ctx.baseUrl}/owner/${token}`;
+      setOwnerCookie(req, res, agentId, token);
+      if (limits) saved = ' Your spending limits are saved.';
+    } catch (err) {
+      deps.broker.logger.warn(`checkout ${redactPath(`/checkout/${id}`)}: limits/owner link not saved (${(err as Error).message})`);
+      saved = limits ? ' Your spending limits could NOT be saved right now; set them when you approve the next checkout.' : '';
+    }
+    sendPage(res, 200, CheckoutResultPage({ title: 'Payment approved', message: `${r.gas} gas were added to the agent's balance.${saved}`, sessionId: id, ownerUrl, ctx }));
   });
 
-  app.post('/checkout/sandbox/:sessionId/decline', formBody, async (req, res) => {
-    try {
-      const id = sessionId(req);
-      if (refuseForgery(req, res, id)) return;
-      const r = await broker.call<{ declined: boolean; status: CheckoutView['status'] }, { sessionId: string }>(PAYMENTS.sandboxDecline, { sessionId: id });
-      if (r.declined) result(res, 200, 'Payment declined', 'Nothing was charged and no gas was added.', id);
-      else result(res, 409, 'Nothing to decline', statusSentence({ status: r.status, gas: 0 }), id);
-    } catch (err) {
-      htmlError(res, req, err);
-    }
+  checkoutForm('/checkout/sandbox/:sessionId/decline', async (id, _req, res) => {
+    const r = await broker.call<{ declined: boolean; status: CheckoutView['status'] }, { sessionId: string }>(PAYMENTS.sandboxDecline, { sessionId: id });
+    if (r.declined) result(res, 200, 'Payment declined', 'Nothing was charged and no gas was added.', id);
+    else result(res, 409, 'Nothing to decline', statusSentence({ status: r.status, gas: 0 }), id);
   });
 
   // Stripe sends the browser here after payment. Gas is never credited from this page: it only asks
@@ -174,26 +173,20 @@ export function registerPaymentsRoutes(app: Express, deps: GatewayDeps): void {
     }
   });
 
-  app.post('/checkout/:sessionId/continue', formBody, async (req, res) => {
-    try {
-      const id = sessionId(req);
-      if (refuseForgery(req, res, id)) return;
-      const s = await broker.call<CheckoutView, { sessionId: string }>(PAYMENTS.getCheckout, { sessionId: id });
-      if (s.provider !== 'stripe' || s.status !== 'open') {
-        result(res, 409, 'Nothing to pay', statusSentence({ status: s.status, gas: s.gas }), undefined);
-        return;
-      }
-      const limits = parseLimitsForm(req.body ?? {});
-      // The first browser to submit this page owns it: only it goes on to pay, sets the limits and gets the owner link.
-      const staged = await broker.call<{ staged: boolean }, Record<string, unknown>>(ESCROW.stageCheckoutLimits, { sessionId: id, agentId: s.agentId, limits, browser: checkoutBrowserKey(req, res, id) });
-      if (!staged.staged) {
-        result(res, 409, 'Another browser is paying this checkout',
-          'Another browser already filled in this checkout page and went on to payment. Only that browser sets the spending limits and gets the private owner link. Nothing was changed. If that was not you, do not pay this checkout: ask your agent to call buy_gas again and open the new link yourself before anyone else.');
-        return;
-      }
-      res.redirect(303, s.checkoutUrl);
-    } catch (err) {
-      htmlError(res, req, err);
+  checkoutForm('/checkout/:sessionId/continue', async (id, req, res) => {
+    const s = await broker.call<CheckoutView, { sessionId: string }>(PAYMENTS.getCheckout, { sessionId: id });
+    if (s.provider !== 'stripe' || s.status !== 'open') {
+      result(res, 409, 'Nothing to pay', statusSentence({ status: s.status, gas: s.gas }), undefined);
+      return;
     }
+    const limits = parseLimitsForm(req.body ?? {});
+    // The first browser to submit this page owns it: only it goes on to pay, sets the limits and gets the owner link.
+    const staged = await broker.call<{ staged: boolean }, Record<string, unknown>>(ESCROW.stageCheckoutLimits, { sessionId: id, agentId: s.agentId, limits, browser: checkoutBrowserKey(req, res, id) });
+    if (!staged.staged) {
+      result(res, 409, 'Another browser is paying this checkout',
+        'Another browser already filled in this checkout page and went on to payment. Only that browser sets the spending limits and gets the private owner link. Nothing was changed. If that was not you, do not pay this checkout: ask your agent to call buy_gas again and open the new link yourself before anyone else.');
+      return;
+    }
+    res.redirect(303, s.checkoutUrl);
   });
 }

@@ -32,6 +32,23 @@ const countsByCategory = (description: string) => ({
 });
 const deprecatedResult = (name: string) => ({ ...ref(name), deprecated: true, description: 'The same fields again, for older clients: read the top level.' });
 
+/**
+ * A GET whose fields also stand under the deprecated "result": the schema of its fields (`name`) and of its
+ * response (`responseName`: ok, the fields, result). Every field is required unless `required` names fewer.
+ */
+function withDeprecatedResult(
+  name: string,
+  responseName: string,
+  description: string,
+  fields: Record<string, JsonSchema>,
+  required: { fields: string[]; response: string[] } = { fields: Object.keys(fields), response: Object.keys(fields) },
+): Record<string, JsonSchema> {
+  return {
+    [name]: { type: 'object', required: required.fields, properties: fields },
+    [responseName]: { type: 'object', description, required: ['ok', ...required.response], properties: { ok, ...fields, result: deprecatedResult(name) } },
+  };
+}
+
 /** Component schemas of the public GET responses. */
 export function publicSchemas(): Record<string, JsonSchema> {
   const reputation = {
@@ -102,27 +119,12 @@ export function publicSchemas(): Record<string, JsonSchema> {
         updatedAt: { type: 'string', format: 'date-time' },
       },
     },
-    ListingsPage: { type: 'object', required: Object.keys(listingFields), properties: listingFields },
-    ListingsResponse: {
-      type: 'object',
-      description: 'GET /api/listings: the same search as search_services, its fields at the top level.',
-      required: ['ok', 'listings', 'nextCursor'],
-      properties: { ok, ...listingFields, result: deprecatedResult('ListingsPage') },
-    },
-    Stats: { type: 'object', required: Object.keys(statsFields), properties: statsFields },
-    StatsResponse: {
-      type: 'object',
-      description: 'GET /api/public/stats: active listings by category.',
-      required: ['ok', 'total', 'byCategory'],
-      properties: { ok, ...statsFields, result: deprecatedResult('Stats') },
-    },
-    Liquidity: { type: 'object', required: ['purchases7d', 'registrations', 'density'], properties: liquidityFields },
-    LiquidityResponse: {
-      type: 'object',
-      description: `GET /api/public/liquidity: trade over the last ${LIQUIDITY_WINDOW_DAYS} days.`,
-      required: ['ok', 'purchases7d', 'completed7d', 'gasVolume7d', 'registrations', 'registrations7d', 'density', 'byCategory7d'],
-      properties: { ok, ...liquidityFields, result: deprecatedResult('Liquidity') },
-    },
+    ...withDeprecatedResult('ListingsPage', 'ListingsResponse', 'GET /api/listings: the same search as search_services, its fields at the top level.', listingFields),
+    ...withDeprecatedResult('Stats', 'StatsResponse', 'GET /api/public/stats: active listings by category.', statsFields),
+    ...withDeprecatedResult('Liquidity', 'LiquidityResponse', `GET /api/public/liquidity: trade over the last ${LIQUIDITY_WINDOW_DAYS} days.`, liquidityFields, {
+      fields: ['purchases7d', 'registrations', 'density'],
+      response: ['purchases7d', 'completed7d', 'gasVolume7d', 'registrations', 'registrations7d', 'density', 'byCategory7d'],
+    }),
     InfoResponse: {
       type: 'object',
       description: 'GET /api/public/info: start here.',

@@ -3,7 +3,7 @@
  * address), for which agent (display name and id), how much, until when, and what approving does
  * and does not do. The sandbox page's forms work without JavaScript and carry a CSRF token.
  */
-import type { VNode } from 'preact';
+import type { ComponentChildren, VNode } from 'preact';
 import type { CheckoutView } from '../../../packages/contracts/payments';
 import { Layout } from './render';
 import { LocalTime } from './components';
@@ -83,53 +83,65 @@ function CheckoutFacts(props: { session: CheckoutView; name: string; agentId: st
   );
 }
 
+/** Both checkout pages: the facts, then what the person can do while the checkout is open, or else how it ended. */
+function CheckoutFrame(props: { title: string; banner?: VNode; facts: VNode; session: CheckoutView; ctx: CheckoutContext; children: ComponentChildren }): VNode {
+  return (
+    <Layout title={props.title} noindex>
+      <div class="narrow">
+        {props.banner}
+        {props.facts}
+        {props.session.status === 'open' ? (
+          props.children
+        ) : (
+          <p>
+            <strong>{statusSentence(props.session)}</strong>
+          </p>
+        )}
+        <OperatorLine ctx={props.ctx} />
+      </div>
+    </Layout>
+  );
+}
+
 export function SandboxCheckoutPage(props: { session: CheckoutView; agent: { id: string; displayName: string | null }; limits: SpendingLimitsView | null; csrf: string; ctx: CheckoutContext }): VNode {
   const { session: s, agent, csrf, ctx } = props;
   const base = `/checkout/sandbox/${encodeURIComponent(s.id)}`;
   const name = agent.displayName || 'an agent';
-  const open = s.status === 'open';
   return (
-    <Layout title={`Approve ${s.gas} gas for ${name}`} noindex>
-      <div class="narrow">
-        <p class="notice sandbox">Sandbox checkout (development): no card is charged and no real money moves.</p>
-        <CheckoutFacts session={s} name={name} agentId={agent.id} ctx={ctx} showPackAndReference />
-        {open ? (
-          <>
-            <h2>What approving does</h2>
-            <ul>
-              <li>
-                Adds {s.gas.toLocaleString('en-US')} gas to the balance of agent {name} (<code>{agent.id}</code>), once.
-              </li>
-              <li>The agent can then spend that gas on listings; each purchase is held in escrow until the agent confirms the delivery.</li>
-            </ul>
-            <h2>What it does not do</h2>
-            <ul>
-              <li>No card details reach the agent, and none are asked for on this sandbox page.</li>
-              <li>It buys no service by itself, sets up nothing recurring, and gives the agent no other access.</li>
-            </ul>
-            <div class="actions">
-              <form method="post" action={`${base}/approve`} class="stack">
-                <input type="hidden" name={CSRF_FIELD} value={csrf} />
-                <LimitFields limits={props.limits} />
-                <button type="submit" class="primary">
-                  Approve {usd(s.gas)}
-                </button>
-              </form>
-              <form method="post" action={`${base}/decline`}>
-                <input type="hidden" name={CSRF_FIELD} value={csrf} />
-                <button type="submit">Decline</button>
-              </form>
-            </div>
-            <p class="muted">Not sure this is your agent? Decline: nothing is charged, and the agent can ask again.</p>
-          </>
-        ) : (
-          <p>
-            <strong>{statusSentence(s)}</strong>
-          </p>
-        )}
-        <OperatorLine ctx={ctx} />
+    <CheckoutFrame
+      title={`Approve ${s.gas} gas for ${name}`}
+      banner={<p class="notice sandbox">Sandbox checkout (development): no card is charged and no real money moves.</p>}
+      facts={<CheckoutFacts session={s} name={name} agentId={agent.id} ctx={ctx} showPackAndReference />}
+      session={s}
+      ctx={ctx}
+    >
+      <h2>What approving does</h2>
+      <ul>
+        <li>
+          Adds {s.gas.toLocaleString('en-US')} gas to the balance of agent {name} (<code>{agent.id}</code>), once.
+        </li>
+        <li>The agent can then spend that gas on listings; each purchase is held in escrow until the agent confirms the delivery.</li>
+      </ul>
+      <h2>What it does not do</h2>
+      <ul>
+        <li>No card details reach the agent, and none are asked for on this sandbox page.</li>
+        <li>It buys no service by itself, sets up nothing recurring, and gives the agent no other access.</li>
+      </ul>
+      <div class="actions">
+        <form method="post" action={`${base}/approve`} class="stack">
+          <input type="hidden" name={CSRF_FIELD} value={csrf} />
+          <LimitFields limits={props.limits} />
+          <button type="submit" class="primary">
+            Approve {usd(s.gas)}
+          </button>
+        </form>
+        <form method="post" action={`${base}/decline`}>
+          <input type="hidden" name={CSRF_FIELD} value={csrf} />
+          <button type="submit">Decline</button>
+        </form>
       </div>
-    </Layout>
+      <p class="muted">Not sure this is your agent? Decline: nothing is charged, and the agent can ask again.</p>
+    </CheckoutFrame>
   );
 }
 
@@ -141,26 +153,21 @@ export function PayCheckoutPage(props: { session: CheckoutView; agent: { id: str
   const { session: s, agent, csrf, ctx } = props;
   const name = agent.displayName || 'an agent';
   return (
-    <Layout title={`Buy ${s.gas} gas for ${name}`} noindex>
-      <div class="narrow">
-        <CheckoutFacts session={s} name={name} agentId={agent.id} ctx={ctx} note=" The card payment itself happens on Stripe's page." />
-        {s.status === 'open' ? (
-          <form method="post" action={`/checkout/${encodeURIComponent(s.id)}/continue`} class="stack">
-            <input type="hidden" name={CSRF_FIELD} value={csrf} />
-            <LimitFields limits={props.limits} />
-            <p class="muted">The limits take effect once the payment is confirmed; the receipt then gives you a private owner link.</p>
-            <button type="submit" class="primary">
-              Continue to payment ({usd(s.gas)} USD)
-            </button>
-          </form>
-        ) : (
-          <p>
-            <strong>{statusSentence(s)}</strong>
-          </p>
-        )}
-        <OperatorLine ctx={ctx} />
-      </div>
-    </Layout>
+    <CheckoutFrame
+      title={`Buy ${s.gas} gas for ${name}`}
+      facts={<CheckoutFacts session={s} name={name} agentId={agent.id} ctx={ctx} note=" The card payment itself happens on Stripe's page." />}
+      session={s}
+      ctx={ctx}
+    >
+      <form method="post" action={`/checkout/${encodeURIComponent(s.id)}/continue`} class="stack">
+        <input type="hidden" name={CSRF_FIELD} value={csrf} />
+        <LimitFields limits={props.limits} />
+        <p class="muted">The limits take effect once the payment is confirmed; the receipt then gives you a private owner link.</p>
+        <button type="submit" class="primary">
+          Continue to payment ({usd(s.gas)} USD)
+        </button>
+      </form>
+    </CheckoutFrame>
   );
 }
 

@@ -73,6 +73,48 @@ function StatusSelect({ statuses, selected }: { statuses: readonly string[]; sel
   );
 }
 
+/** One record as a card, labelled by its heading: the record's name and its badges (status, severity). */
+function Card(props: { id: string; heading: ComponentChildren; badges: string[]; level?: 2 | 3; children: ComponentChildren }): VNode {
+  const Heading = props.level === 3 ? 'h3' : 'h2';
+  return (
+    <section class="card" aria-labelledby={props.id}>
+      <Heading id={props.id}>
+        {props.heading}
+        {props.badges.map((badge) => (
+          <>
+            {' '}
+            <span class="badge">{badge}</span>
+          </>
+        ))}
+      </Heading>
+      {props.children}
+    </section>
+  );
+}
+
+/** One fact of a record; `prose` marks text someone wrote, shown as written. */
+interface Fact {
+  term: string;
+  value: ComponentChildren;
+  prose?: boolean;
+}
+
+/** A record's facts as a definition list; a fact the record does not have (null) is left out. */
+function Facts({ facts }: { facts: Array<Fact | null> }): VNode {
+  return (
+    <dl class="facts">
+      {facts.map((f) =>
+        f ? (
+          <>
+            <dt>{f.term}</dt>
+            <dd class={f.prose ? 'description' : undefined}>{f.value}</dd>
+          </>
+        ) : null,
+      )}
+    </dl>
+  );
+}
+
 // ---- sign-in --------------------------------------------------------------------------------------
 
 export function SignInPage(props: { csrf: string; error: string | null; localTokenFile: string | null; enabled: boolean }): VNode {
@@ -186,42 +228,17 @@ export function PayoutsPage(p: Omit<ConsoleProps, 'title' | 'children'> & { stat
       </form>
       {p.payouts.length === 0 ? <p>No {p.status === 'all' ? '' : `${p.status} `}payouts.</p> : null}
       {p.payouts.map((c) => (
-        <section class="card" aria-labelledby={`h-${c.id}`}>
-          <h2 id={`h-${c.id}`}>
-            {c.id} <span class="badge">{c.status}</span>
-          </h2>
-          <dl class="facts">
-            <dt>Agent</dt>
-            <dd>
-              <code>{c.agentId}</code>
-            </dd>
-            <dt>To pay in BTC</dt>
-            <dd>
-              the worth of {usd(c.netGas)} ({c.netGas} gas: {c.amountGas} requested less the {c.feeGas} gas fee)
-            </dd>
-            <dt>BTC address</dt>
-            <dd>
-              <code>{c.btcAddress}</code> ({c.btcNetwork})
-            </dd>
-            <dt>Requested</dt>
-            <dd>
-              <LocalTime iso={c.createdAt} />
-            </dd>
-            {c.btcTxid ? (
-              <>
-                <dt>Paid</dt>
-                <dd>
-                  {c.btcAmount} BTC, txid <code>{c.btcTxid}</code>
-                </dd>
-              </>
-            ) : null}
-            {c.rejectReason ? (
-              <>
-                <dt>Rejected</dt>
-                <dd>{c.rejectReason}</dd>
-              </>
-            ) : null}
-          </dl>
+        <Card id={`h-${c.id}`} heading={c.id} badges={[c.status]}>
+          <Facts
+            facts={[
+              { term: 'Agent', value: <code>{c.agentId}</code> },
+              { term: 'To pay in BTC', value: <>the worth of {usd(c.netGas)} ({c.netGas} gas: {c.amountGas} requested less the {c.feeGas} gas fee)</> },
+              { term: 'BTC address', value: <><code>{c.btcAddress}</code> ({c.btcNetwork})</> },
+              { term: 'Requested', value: <LocalTime iso={c.createdAt} /> },
+              c.btcTxid ? { term: 'Paid', value: <>{c.btcAmount} BTC, txid <code>{c.btcTxid}</code></> } : null,
+              c.rejectReason ? { term: 'Rejected', value: c.rejectReason } : null,
+            ]}
+          />
           {c.status === 'pending' ? (
             <>
               <ActionForm action={`/admin/payouts/${encodeURIComponent(c.id)}/pay`} csrf={p.csrf}>
@@ -245,7 +262,7 @@ export function PayoutsPage(p: Omit<ConsoleProps, 'title' | 'children'> & { stat
               </ActionForm>
             </>
           ) : null}
-        </section>
+        </Card>
       ))}
     </ConsoleLayout>
   );
@@ -263,43 +280,18 @@ export function DisputesPage(p: Omit<ConsoleProps, 'title' | 'children'> & { sta
       {p.disputes.map((d) => {
         const pu = d.purchase;
         return (
-          <section class="card" aria-labelledby={`d-${pu.id}`}>
-            <h2 id={`d-${pu.id}`}>
-              {pu.listingTitle} <span class="badge">{pu.status}</span>
-            </h2>
-            <dl class="facts">
-              <dt>Purchase</dt>
-              <dd>
-                <code>{pu.id}</code>
-              </dd>
-              <dt>Price held</dt>
-              <dd>{gasAndUsd(pu.priceGas)}</dd>
-              <dt>Buyer / seller</dt>
-              <dd>
-                <code>{pu.buyerId}</code> / <code>{pu.sellerId}</code>
-              </dd>
-              <dt>Opened by</dt>
-              <dd>
-                {d.disputedBy}{pu.disputedAt ? <>, <LocalTime iso={pu.disputedAt} /></> : null}
-              </dd>
-              <dt>Reason</dt>
-              <dd class="description">{d.reason}</dd>
-              {pu.requirements ? (
-                <>
-                  <dt>Requirements</dt>
-                  <dd class="description">{typeof pu.requirements === 'string' ? pu.requirements : JSON.stringify(pu.requirements)}</dd>
-                </>
-              ) : null}
-              {d.outcome ? (
-                <>
-                  <dt>Resolved</dt>
-                  <dd>
-                    {d.outcome} by {d.resolvedBy}
-                    {d.note ? `: ${d.note}` : ''}
-                  </dd>
-                </>
-              ) : null}
-            </dl>
+          <Card id={`d-${pu.id}`} heading={pu.listingTitle} badges={[pu.status]}>
+            <Facts
+              facts={[
+                { term: 'Purchase', value: <code>{pu.id}</code> },
+                { term: 'Price held', value: gasAndUsd(pu.priceGas) },
+                { term: 'Buyer / seller', value: <><code>{pu.buyerId}</code> / <code>{pu.sellerId}</code></> },
+                { term: 'Opened by', value: <>{d.disputedBy}{pu.disputedAt ? <>, <LocalTime iso={pu.disputedAt} /></> : null}</> },
+                { term: 'Reason', value: d.reason, prose: true },
+                pu.requirements ? { term: 'Requirements', value: typeof pu.requirements === 'string' ? pu.requirements : JSON.stringify(pu.requirements), prose: true } : null,
+                d.outcome ? { term: 'Resolved', value: <>{d.outcome} by {d.resolvedBy}{d.note ? `: ${d.note}` : ''}</> } : null,
+              ]}
+            />
             <h3>Delivery</h3>
             {d.delivery ? (
               <pre tabIndex={0} role="region" aria-label="Delivery">
@@ -333,7 +325,7 @@ export function DisputesPage(p: Omit<ConsoleProps, 'title' | 'children'> & { sta
                 </div>
               </ActionForm>
             ) : null}
-          </section>
+          </Card>
         );
       })}
     </ConsoleLayout>
@@ -429,10 +421,7 @@ export function ReportsPage(p: Omit<ConsoleProps, 'title' | 'children'> & { bugs
       <h2>Bug reports</h2>
       {p.bugs.length === 0 ? <p>No bug reports.</p> : null}
       {p.bugs.map((b) => (
-        <section class="card" aria-labelledby={`b-${b.id}`}>
-          <h3 id={`b-${b.id}`}>
-            {b.title} <span class="badge">{b.severity}</span> <span class="badge">{b.status}</span>
-          </h3>
+        <Card id={`b-${b.id}`} heading={b.title} badges={[b.severity, b.status]} level={3}>
           <p class="description">{b.description}</p>
           <p class="muted">
             <code>{b.id}</code> from <code>{b.agentId}</code>, reported {b.count}× , last <LocalTime iso={b.lastReportedAt} />
@@ -444,7 +433,7 @@ export function ReportsPage(p: Omit<ConsoleProps, 'title' | 'children'> & { bugs
             </label>
             <button type="submit">Set status</button>
           </ActionForm>
-        </section>
+        </Card>
       ))}
       <h2>Experience reports</h2>
       {p.experiences.length === 0 ? <p>No experience reports.</p> : null}
