@@ -184,6 +184,17 @@ export interface RelayOptions {
   audience?: AudiencePredicate;
 }
 
+/**
+ * A service's relay, started: passes every second while they find work, backing off to the service's sweep
+ * interval when idle (the writer publishes its own rows at once; a pass only recovers what a killed process
+ * or a failed publish left). `extra`: the service's own lease or audience.
+ */
+export function startRelay(broker: ServiceBroker, db: Db, sweepIntervalMs: number, extra: Partial<RelayOptions> = {}): OutboxRelay {
+  const relay = new OutboxRelay(broker, db, { intervalMs: Math.min(sweepIntervalMs || 1000, 1000), maxIntervalMs: sweepIntervalMs || 1000, ...extra });
+  relay.start();
+  return relay;
+}
+
 /** What the DurableEvents middleware (packages/broker/durable.ts) adds to a broker: a durable publish. */
 export interface ChannelSender {
   sendToChannel(topic: string, payload: unknown, context?: EventContext): Promise<void>;

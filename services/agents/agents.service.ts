@@ -8,7 +8,7 @@ import { rowView } from '../../packages/db/row-view';
 import { toolParams, type ParamRule } from '../../packages/tool-catalogue';
 import { InvalidArgumentsError, NotFoundError, UnauthorizedError } from '../../packages/errors';
 import { base62, newId } from '../../packages/ids';
-import { enqueueEvent, OutboxRelay } from '../../packages/outbox';
+import { enqueueEvent, startRelay, type OutboxRelay } from '../../packages/outbox';
 import type { RuntimeService } from '../../packages/runtime';
 import { requireAgent, type CallMeta } from '../../packages/tool-catalogue/meta';
 import { AGENTS_TOPICS, hashApiKey } from '../../packages/contracts/agents';
@@ -160,12 +160,7 @@ const AgentsService: ServiceSchema = {
   async started(this: Service) {
     const self = this as unknown as AgentsThis;
     const { config } = self;
-    self.relay = new OutboxRelay(self.broker, self.db, {
-      intervalMs: Math.min(config.sweepIntervalMs || 1000, 1000),
-      // Idle: passes back off to the sweep interval (the writer publishes its own rows at once).
-      maxIntervalMs: config.sweepIntervalMs || 1000,
-    });
-    self.relay.start();
+    self.relay = startRelay(self.broker, self.db, config.sweepIntervalMs);
   },
 
   async stopped(this: Service) {

@@ -24,7 +24,7 @@ import { toolParams } from '../../packages/tool-catalogue';
 import { requireAgent, type CallMeta } from '../../packages/tool-catalogue/meta';
 import { ForbiddenError, InvalidArgumentsError, InvalidStateError } from '../../packages/errors';
 import { newId } from '../../packages/ids';
-import { OutboxRelay } from '../../packages/outbox';
+import { startRelay } from '../../packages/outbox';
 import { DEFAULT_DELIVERY_DAYS, saleSplit } from '../../packages/market-rules';
 import { migrations } from './migrations';
 import { prepareDelivery } from './delivery';
@@ -288,15 +288,8 @@ const EscrowService: ServiceSchema = {
     const { config } = self;
     await syncStatusCheck(self.db, MACHINE);
     // A short lease: after a crash mid-publish the row is retried within seconds (consumers are idempotent).
-    self.relay = new OutboxRelay(self.broker, self.db, {
-      intervalMs: Math.min(config.sweepIntervalMs || 1000, 1000),
-      // Idle: passes back off to the sweep interval (the writer publishes its own rows at once).
-      maxIntervalMs: config.sweepIntervalMs || 1000,
-      leaseSeconds: 10,
-      // Notice events only for agents with webhooks (audience.ts).
-      audience: hasWebhooks,
-    });
-    self.relay.start();
+    // Notice events only for agents with webhooks (audience.ts).
+    self.relay = startRelay(self.broker, self.db, config.sweepIntervalMs, { leaseSeconds: 10, audience: hasWebhooks });
     self.engine = new PurchaseEngine(MACHINE, { db: self.db, relay: self.relay, now: () => self.now(), terms: () => self.config });
     self.sweeping = false;
     if (config.sweepIntervalMs > 0) {

@@ -17,7 +17,7 @@ import {
   NotFoundError,
 } from '../../packages/errors';
 import { newId } from '../../packages/ids';
-import { claimInbox, OutboxRelay, type OutboxEvent } from '../../packages/outbox';
+import { claimInbox, startRelay, type OutboxEvent, type OutboxRelay } from '../../packages/outbox';
 import type { RuntimeService } from '../../packages/runtime';
 import { databaseUrlFor } from '../../packages/config';
 import { AGENTS, AGENTS_TOPICS } from '../../packages/contracts/agents';
@@ -622,12 +622,7 @@ const ListingsService: ServiceSchema = {
     const { config } = self;
     // The terms_changed events the listings trigger writes (migrations.ts, version 3): published when a write
     // action ends (kick) and by the relay's passes (a row left by a killed process).
-    self.relay = new OutboxRelay(self.broker, self.db, {
-      intervalMs: Math.min(config.sweepIntervalMs || 1000, 1000),
-      maxIntervalMs: config.sweepIntervalMs || 1000,
-      leaseSeconds: 10,
-    });
-    self.relay.start();
+    self.relay = startRelay(self.broker, self.db, config.sweepIntervalMs, { leaseSeconds: 10 });
     if (!config.seedOnEmpty || databaseUrlFor(config, 'listings')) return;
     const r = await self.db.query<{ n: string }>(
       `SELECT (SELECT count(*) FROM listings.listings) + (SELECT count(*) FROM listings.seed_sellers) AS n`,

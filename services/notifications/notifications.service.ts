@@ -23,7 +23,7 @@ import { rowView } from '../../packages/db/row-view';
 import type { Db, Queryable } from '../../packages/db';
 import { InvalidArgumentsError, InvalidStateError, NotFoundError } from '../../packages/errors';
 import { base62, newId, sha256Hex } from '../../packages/ids';
-import { claimInbox, OutboxRelay, type OutboxEvent } from '../../packages/outbox';
+import { claimInbox, startRelay, type OutboxEvent, type OutboxRelay } from '../../packages/outbox';
 import { NOTIFICATIONS_TOPICS } from '../../packages/contracts/notifications';
 import { decodeTimeCursor, timePage } from '../../packages/pagination';
 import type { RuntimeService } from '../../packages/runtime';
@@ -509,11 +509,7 @@ const NotificationsService: ServiceSchema = {
     self.stopping = false;
     self.timer = null;
     self.sweepSoon = () => undefined;
-    self.relay = new OutboxRelay(self.broker, self.db, {
-      intervalMs: Math.min(config.sweepIntervalMs || 1000, 1000),
-      maxIntervalMs: config.sweepIntervalMs || 1000,
-    });
-    self.relay.start();
+    self.relay = startRelay(self.broker, self.db, config.sweepIntervalMs);
     if (config.sweepIntervalMs > 0) {
       // Idle costs nothing: the sweep runs every second while it finds due deliveries, else its interval
       // doubles up to SWEEP_INTERVAL_MS. New deliveries are sent at once by the event handler; a failed

@@ -18,7 +18,7 @@ import { payoutsMixin } from './payouts';
 import { migrations } from './migrations';
 import { createStripeClient, verifyStripeEvent, type StripeCheckoutSession, type StripeClient, type StripeEvent } from './stripe';
 import { LEDGER } from '../../packages/contracts/ledger';
-import { enqueueEvent, OutboxRelay } from '../../packages/outbox';
+import { enqueueEvent, startRelay, type OutboxRelay } from '../../packages/outbox';
 import { PAYMENTS_TOPICS, type CheckoutStatus, type CheckoutView, type FulfilResult, type GasCredited } from '../../packages/contracts/payments';
 
 export const SANDBOX_SESSION_TTL_MS = 24 * 3_600_000;
@@ -441,12 +441,7 @@ const PaymentsService: ServiceSchema = {
     const self = this as unknown as PaymentsThis;
     const { config } = self;
     self.stripe = createStripeClient(config);
-    self.relay = new OutboxRelay(self.broker, self.db, {
-      intervalMs: Math.min(config.sweepIntervalMs || 1000, 1000),
-      // Idle: passes back off to the sweep interval (the writer publishes its own rows at once).
-      maxIntervalMs: config.sweepIntervalMs || 1000,
-    });
-    self.relay.start();
+    self.relay = startRelay(self.broker, self.db, config.sweepIntervalMs);
     if (!self.stripe && config.nodeEnv === 'production') {
       throw new Error('payments: NODE_ENV=production needs STRIPE_SECRET_KEY and STRIPE_WEBHOOK_SECRET (the sandbox checkout is for development only)');
     }
