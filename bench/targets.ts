@@ -204,7 +204,7 @@ export interface TargetResult {
 
 function startNode(args: string[], env: Record<string, string>, ready: RegExp, cwd = ROOT): Promise<{ child: ChildProcess; match: RegExpMatchArray }> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', ...args], {
+    const child = spawn(process.execPath, [...(process.env.CLUSTER_NODE_ARGS ?? '').split(' ').filter(Boolean), '--import', 'tsx', ...args], {
       cwd,
       env: { ...process.env, ...env, NODE_OPTIONS: `${process.env.NODE_OPTIONS ?? ''} ${PRELOAD}`, BENCH_COUNT_DIR: COUNT_DIR },
       stdio: ['ignore', 'pipe', 'pipe'],
