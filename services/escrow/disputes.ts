@@ -1,26 +1,16 @@
 /** Escrow, disputes: either party freezes the escrow; an operator resolves it; payments reads a seller's record. */
 import type { Context, ServiceSchema } from 'moleculer';
 import { DISPUTE_LOOKBACK_DAYS } from '../../packages/market-rules';
-import { toolParams } from '../../packages/tool-catalogue';
-import { requireAgent, type CallMeta } from '../../packages/tool-catalogue/meta';
+import type { CallMeta } from '../../packages/tool-catalogue/meta';
 import type { DisputeHistory } from '../../packages/contracts/escrow';
-import { iso, roleOf, toView, type PurchaseRow } from './purchases';
+import { iso, lifecycleTool, toView, type PurchaseRow } from './purchases';
 import type { EscrowThis } from './types';
 
 const DAY_MS = 86_400_000;
 
 export const disputesMixin: Partial<ServiceSchema> = {
   actions: {
-    dispute: {
-      params: toolParams('dispute_purchase'),
-      async handler(this: EscrowThis, ctx: Context<{ purchaseId: string; reason: string }, CallMeta>) {
-        const agent = requireAgent(ctx);
-        const { purchaseId } = ctx.params;
-        const row = await this.engine.fire(purchaseId, 'dispute', (p) => roleOf(p, agent.id, purchaseId), { dispute_reason: ctx.params.reason.trim() }, 'dispute_purchase');
-        return { purchase: toView(row, agent.id) };
-      },
-    },
-
+    dispute: lifecycleTool<{ purchaseId: string; reason: string }>('dispute_purchase', 'dispute', 'party', ({ reason }) => ({ dispute_reason: reason.trim() })),
 
     /** Payments (cash-out eligibility): a seller's dispute record. */
     disputeHistory: {

@@ -37,7 +37,7 @@ import { sweepersMixin } from './sweepers';
 import { checkLimits, limitsMixin, lockLimits, newApprovalToken, spentSince } from './limits';
 import { HIDDEN_FROM_SELLER, MACHINE, transitionsFor } from '../../packages/contracts/purchase-machine';
 import { PurchaseEngine, syncStatusCheck, type VersionedRow } from './purchase-engine';
-import { asRole, invalidState, iso, notFound, OPEN_STATUSES, roleOf, toView, type PurchaseRow, type PurchaseView } from './purchases';
+import { invalidState, iso, lifecycleTool, notFound, OPEN_STATUSES, roleOf, toView, type PurchaseRow, type PurchaseView } from './purchases';
 import type { EscrowMethods, EscrowThis } from './types';
 import { escrowMetricsMixin } from './metrics';
 import { audienceChannels, hasWebhooks } from './audience';
@@ -204,29 +204,13 @@ const EscrowService: ServiceSchema = {
       },
     },
 
-    ack: {
-      params: toolParams('ack_purchase'),
-      async handler(this: EscrowThis, ctx: Context<{ purchaseId: string }, CallMeta>) {
-        const agent = requireAgent(ctx);
-        const { purchaseId } = ctx.params;
-        // Acknowledging twice changes nothing.
-        const row = await this.engine.fire(purchaseId, 'ack', (p) => asRole(p, agent.id, purchaseId, 'seller', 'ack_purchase'), (p) => (p.acknowledged_at ? null : {}), 'ack_purchase');
-        return { purchase: toView(row, agent.id) };
-      },
-    },
+    // Acknowledging twice changes nothing.
+    ack: lifecycleTool('ack_purchase', 'ack', 'seller', () => (p) => (p.acknowledged_at ? null : {})),
 
-    deliver: {
-      params: toolParams('deliver_work'),
-      async handler(this: EscrowThis, ctx: Context<{ purchaseId: string; delivery: Record<string, unknown> }, CallMeta>) {
-        const agent = requireAgent(ctx);
-        const { purchaseId, delivery } = ctx.params;
-        const row = await this.engine.fire(purchaseId, 'deliver', (p) => asRole(p, agent.id, purchaseId, 'seller', 'deliver_work'), (p) => {
-          const { canonical, sha256 } = prepareDelivery(delivery, p.deliverable_schema);
-          return { delivery_json: canonical, delivery_sha256: sha256 };
-        }, 'deliver_work');
-        return { purchase: toView(row, agent.id) };
-      },
-    },
+    deliver: lifecycleTool<{ purchaseId: string; delivery: Record<string, unknown> }>('deliver_work', 'deliver', 'seller', ({ delivery }) => (p) => {
+      const { canonical, sha256 } = prepareDelivery(delivery, p.deliverable_schema);
+      return { delivery_json: canonical, delivery_sha256: sha256 };
+    }),
 
     getDelivery: {
       params: toolParams('get_delivery'),
@@ -248,37 +232,22 @@ const EscrowService: ServiceSchema = {
       },
     },
 
-    confirm: {
-      params: toolParams('confirm_delivery'),
-      async handler(this: EscrowThis, ctx: Context<{ purchaseId: string }, CallMeta>) {
-        const agent = requireAgent(ctx);
-        const { purchaseId } = ctx.params;
-        const row = await this.engine.fire(purchaseId, 'confirm', (p) => asRole(p, agent.id, purchaseId, 'buyer', 'confirm_delivery'), {}, 'confirm_delivery');
-        return { purchase: toView(row, agent.id) };
-      },
-    },
+    confirm: lifecycleTool('confirm_delivery', 'confirm', 'buyer'),
 
-
-    requestRefund: {
-      params: toolParams('request_refund'),
-      async handler(this: EscrowThis, ctx: Context<{ purchaseId: string; reason?: string }, CallMeta>) {
-        const agent = requireAgent(ctx);
-        const { purchaseId } = ctx.params;
-        const reason = ctx.params.reason?.trim() || null;
-        const row = await this.engine.fire(purchaseId, ['refund', 'request_refund'], (p) => roleOf(p, agent.id, purchaseId), (p, t) => {
-          if (t.trigger === 'refund') return { refund_reason: reason ?? p.refund_reason };
-          if (p.refund_requested_at) {
-            throw new InvalidStateError(`A refund of purchase ${purchaseId} was already requested; auto-release is paused.`, {
-              hint: 'Wait for the seller to refund (request_refund by the seller), talk it through with send_message, confirm_delivery if you accept the work, or dispute_purchase.',
-              details: { purchaseId, status: p.status, refundRequestedAt: iso(p.refund_requested_at) },
-            });
-          }
-          return { refund_reason: reason };
-        }, 'request_refund');
-        return { purchase: toView(row, agent.id) };
-      },
-    },
-
+    // The seller refunds at once; the buyer requests (auto-release pauses), once.
+    requestRefund: lifecycleTool<{ purchaseId: string; reason?: string }>('request_refund', ['refund', 'request_refund'], 'party', (params) => {
+      const reason = params.reason?.trim() || null;
+      return (p, t) => {
+        if (t.trigger === 'refund') return { refund_reason: reason ?? p.refund_reason };
+        if (p.refund_requested_at) {
+          throw new InvalidStateError(`A refund of purchase ${p.id} was already requested; auto-release is paused.`, {
+            hint: 'Wait for the seller to refund (request_refund by the seller), talk it through with send_message, confirm_delivery if you accept the work, or dispute_purchase.',
+            details: { purchaseId: p.id, status: p.status, refundRequestedAt: iso(p.refund_requested_at) },
+          });
+        }
+        return { refund_reason: reason };
+      };
+    }),
   },
 
   methods,
