@@ -132,6 +132,48 @@ function resolveHoldSql(status: 'posted' | 'voided', type: 'escrow_settle' | 'es
        SELECT $1, $2, '${type}', $5, $3, $4 FROM h RETURNING id)`;
 }
 
+/** How a pending hold is resolved in one statement: posted to the seller (with the fee) or voided back to the buyer. */
+interface Resolution {
+  status: 'posted' | 'voided';
+  type: 'escrow_settle' | 'escrow_void';
+  /** The leg out of the holding account. */
+  release: 'escrow_release' | 'escrow_refund';
+  /** The agent credited: the hold's column naming them, the amount column, the entry type. */
+  credit: { agent: 'seller_id' | 'buyer_id'; amount: 'seller_net_gas' | 'amount_gas'; entry: 'sale_earn' | 'escrow_refund' };
+  /** Settling also posts the platform fee ($7: the fees account). */
+  fee: boolean;
+}
+
+/**
+ * The one statement of a resolution: resolve the hold and claim the key (resolveHoldSql), credit the agent
+ * (their account is created on a first credit; nothing to credit when the amount is 0), post the legs —
+ * the release, the agent's credit, and the fee when settling — and answer what was resolved.
+ * Parameters: $1–$5 as resolveHoldSql, $6 the holding account, $7 the fees account (settle only).
+ */
+function resolutionSql(r: Resolution): string {
+  const { agent, amount, entry } = r.credit;
+  return `WITH ${resolveHoldSql(r.status, r.type, `${agent}, amount_gas, seller_net_gas, platform_fee_gas`)},
+     moved AS (${creditAgentSql(`h.${agent}`, `h.${amount}`, `h, claim WHERE h.${amount} > 0`)}),
+     posted AS (
+       INSERT INTO ledger.postings (${POSTING_COLUMNS})
+       SELECT $1, $6, -h.amount_gas, '${r.release}', NULL, $3, NULL, NULL, $4::timestamptz FROM h, claim
+       UNION ALL
+       SELECT $1, ${agentAccountSql(`h.${agent}`)}, h.${amount}, '${entry}', moved.balance, $3, NULL, NULL, $4::timestamptz FROM h, moved${
+         r.fee
+           ? `
+       UNION ALL
+       SELECT $1, $7, h.platform_fee_gas, 'platform_fee', NULL, $3, NULL, NULL, $4::timestamptz FROM h, claim WHERE h.platform_fee_gas > 0`
+           : ''
+       })
+     SELECT (SELECT id FROM claim) AS claimed, h.${agent} AS agent_id, h.amount_gas, h.seller_net_gas, h.platform_fee_gas, (SELECT balance FROM moved) AS balance
+       FROM (SELECT 1) one LEFT JOIN h ON true`;
+}
+
+type ResolutionRow = { claimed: string | null; agent_id: string | null; amount_gas: string; seller_net_gas: string; platform_fee_gas: string; balance: string | null };
+
+const SETTLE: Resolution = { status: 'posted', type: 'escrow_settle', release: 'escrow_release', credit: { agent: 'seller_id', amount: 'seller_net_gas', entry: 'sale_earn' }, fee: true };
+const VOID: Resolution = { status: 'voided', type: 'escrow_void', release: 'escrow_refund', credit: { agent: 'buyer_id', amount: 'amount_gas', entry: 'escrow_refund' }, fee: false };
+
 /**
  * The common case in one statement, in its own transaction: the pending hold turns posted, the key is
  * claimed, the seller is credited the held net (their account is created on a first sale) and the
@@ -140,27 +182,14 @@ function resolveHoldSql(status: 'posted' | 'voided', type: 'escrow_settle' | 'es
  */
 async function settlePendingHold(db: Db, at: Date, key: string, purchaseId: string): Promise<SettleResult | null> {
   const id = newId('txn');
-  const r = await db.query<{ claimed: string | null; seller_id: string | null; amount_gas: string; seller_net_gas: string; platform_fee_gas: string }>(
-    `WITH ${resolveHoldSql('posted', 'escrow_settle', 'seller_id, amount_gas, seller_net_gas, platform_fee_gas')},
-     moved AS (${creditAgentSql('h.seller_id', 'h.seller_net_gas', 'h, claim WHERE h.seller_net_gas > 0')}),
-     posted AS (
-       INSERT INTO ledger.postings (${POSTING_COLUMNS})
-       SELECT $1, $6, -h.amount_gas, 'escrow_release', NULL, $3, NULL, NULL, $4::timestamptz FROM h, claim
-       UNION ALL
-       SELECT $1, ${agentAccountSql('h.seller_id')}, h.seller_net_gas, 'sale_earn', moved.balance, $3, NULL, NULL, $4::timestamptz FROM h, moved
-       UNION ALL
-       SELECT $1, $7, h.platform_fee_gas, 'platform_fee', NULL, $3, NULL, NULL, $4::timestamptz FROM h, claim WHERE h.platform_fee_gas > 0)
-     SELECT (SELECT id FROM claim) AS claimed, h.seller_id, h.amount_gas, h.seller_net_gas, h.platform_fee_gas
-       FROM (SELECT 1) one LEFT JOIN h ON true`,
-    [id, key, purchaseId, at, JSON.stringify({ purchaseId }), PLATFORM.escrowHolds, PLATFORM.platformFees],
-  );
+  const r = await db.query<ResolutionRow>(resolutionSql(SETTLE), [id, key, purchaseId, at, JSON.stringify({ purchaseId }), PLATFORM.escrowHolds, PLATFORM.platformFees]);
   const row = r.rows[0];
   if (row.claimed === null) return null;
   return {
     transactionId: id,
     purchaseId,
     status: 'posted',
-    sellerId: row.seller_id!,
+    sellerId: row.agent_id!,
     priceGas: Number(row.amount_gas),
     sellerNetGas: Number(row.seller_net_gas),
     platformFeeGas: Number(row.platform_fee_gas),
@@ -215,23 +244,12 @@ export async function voidHold(db: Db, at: Date, key: string, purchaseId: string
   // statement) or a hold not pending changes nothing here and takes the stepwise path.
   const id = newId('txn');
   const fast = await db
-    .query<{ claimed: string | null; buyer_id: string | null; amount_gas: string; balance: string | null }>(
-      `WITH ${resolveHoldSql('voided', 'escrow_void', 'buyer_id, amount_gas')},
-       moved AS (${creditAgentSql('h.buyer_id', 'h.amount_gas', 'h, claim')}),
-       posted AS (
-         INSERT INTO ledger.postings (${POSTING_COLUMNS})
-         SELECT $1, $6, -h.amount_gas, 'escrow_refund', NULL, $3, NULL, NULL, $4::timestamptz FROM h, claim
-         UNION ALL
-         SELECT $1, ${agentAccountSql('h.buyer_id')}, h.amount_gas, 'escrow_refund', moved.balance, $3, NULL, NULL, $4::timestamptz FROM h, moved)
-       SELECT (SELECT id FROM claim) AS claimed, h.buyer_id, h.amount_gas, (SELECT balance FROM moved) AS balance
-         FROM (SELECT 1) one LEFT JOIN h ON true`,
-      [id, key, purchaseId, at, JSON.stringify({ purchaseId }), PLATFORM.escrowHolds],
-    )
+    .query<ResolutionRow>(resolutionSql(VOID), [id, key, purchaseId, at, JSON.stringify({ purchaseId }), PLATFORM.escrowHolds])
     .catch(stepwiseOnConflict);
   const row = fast?.rows[0];
   if (row && row.claimed !== null) {
     const amountGas = Number(row.amount_gas);
-    return { transactionId: id, purchaseId, status: 'voided' as const, buyerId: row.buyer_id!, amountGas, gasBalance: Number(row.balance), replayed: false };
+    return { transactionId: id, purchaseId, status: 'voided' as const, buyerId: row.agent_id!, amountGas, gasBalance: Number(row.balance), replayed: false };
   }
   return db.transaction(async (tx) => {
     const claim = await claimKey(tx, { key, type: 'escrow_void', fingerprint: JSON.stringify({ purchaseId }), purchaseId, at });
