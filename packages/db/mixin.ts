@@ -41,3 +41,20 @@ export function dbMixin(schema: string, migrations: Migration[], opts: { singleW
     },
   };
 }
+
+/**
+ * A service's `metricsSnapshot` action (internal, read-only): the business figures the gateway's /metrics
+ * shows, read by `read` from the service's own database.
+ */
+export function metricsSnapshotMixin<T>(read: (db: Db) => Promise<T>): Partial<ServiceSchema> {
+  return {
+    actions: {
+      metricsSnapshot: {
+        visibility: 'public',
+        handler(this: { db: Db }): Promise<T> {
+          return read(this.db);
+        },
+      },
+    },
+  };
+}
