@@ -35,6 +35,12 @@ const M = {
 const REFRESH_MS = 10_000;
 const GC_KINDS: Record<number, string> = { 1: 'scavenge', 2: 'mark_sweep_compact', 4: 'incremental', 8: 'weak_callbacks', 15: 'all' };
 
+/** Whether a Prometheus reporter with its own listener (METRICS_PORT) serves this broker's metrics. */
+function servesWithoutRefresh(broker: ServiceBroker): boolean {
+  const reporter = (broker.options.metrics as { reporter?: unknown } | undefined)?.reporter;
+  return Array.isArray(reporter) && reporter.some((r) => (r as { type?: unknown } | null)?.type === 'Prometheus');
+}
+
 export class RuntimeMetrics {
   private readonly lag: IntervalHistogram;
   private gc: PerformanceObserver | null = null;
@@ -73,8 +79,13 @@ export class RuntimeMetrics {
       }
     });
     this.gc.observe({ entryTypes: ['gc'] });
-    this.timer = setInterval(() => void this.refresh(), REFRESH_MS);
-    this.timer.unref();
+    // Scrapes of our /metrics routes refresh first (refreshRuntimeMetrics); only Moleculer's own Prometheus
+    // listener (METRICS_PORT) serves without asking, so only then are the figures refreshed on a timer — an
+    // idle process with nobody scraping does no metrics work (issue #22).
+    if (servesWithoutRefresh(this.broker)) {
+      this.timer = setInterval(() => void this.refresh(), REFRESH_MS);
+      this.timer.unref();
+    }
     void this.refresh();
   }
 
