@@ -41,13 +41,46 @@ import { invalidState, iso, lifecycleTool, notFound, OPEN_STATUSES, roleOf, toVi
 import type { EscrowMethods, EscrowThis } from './types';
 import { escrowMetricsMixin } from './metrics';
 import { audienceChannels, hasWebhooks } from './audience';
-import { listingTerms, listingTermsChannels } from './listing-terms';
+import { freshSince, listingTerms, listingTermsChannels, TermsGuesses } from './listing-terms';
+import type { ListingForPurchase } from '../../packages/contracts/listings';
 
 const MAX_REQUIREMENTS_BYTES = 16 * 1024;
 const CREATED_STATUS = transitionsFor('purchase')[0].to!;
 
 const LIST_ORDERS_CURSOR_HINT =
   'Pass nextCursor from the previous list_orders answer unchanged, or leave cursor out for the first page.';
+
+/** The purchase INSERT of one row from parameters $1–$18 (valuesFor); a caller adds `FROM …  WHERE …` or nothing. */
+const INSERT_PURCHASE_SQL = `INSERT INTO escrow.purchases
+       (id, listing_id, listing_title, category, buyer_id, seller_id, price_gas, platform_fee_gas, seller_net_gas,
+        status, requirements, delivery_days, deliverable_schema, idempotency_key, created_at, updated_at,
+        needs_approval, approval_token, approval_url)
+     SELECT $1, $2, $3, $4, $5, $6, $7, $8, $9, $15, $10, $11, $12, $13, $14, $14, $16, $17, $18`;
+const ON_KEY_CONFLICT = 'ON CONFLICT (buyer_id, idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING RETURNING *, xmin::text AS row_version';
+
+/** Why `agentId` cannot buy on these terms (own listing, not active, above maxPriceGas), or null. Nothing is held. */
+function refusalOf(listing: ListingForPurchase, agentId: string, maxPriceGas: number | undefined): Error | null {
+  const listingId = listing.id;
+  if (listing.sellerId === agentId) {
+    return new ForbiddenError('You cannot buy your own listing.', { hint: 'search_services for another seller\'s listing.', details: { listingId } });
+  }
+  if (listing.status !== 'active') {
+    return new InvalidStateError(`Listing ${listingId} is ${listing.status}; only active listings can be bought.`, {
+      hint: 'search_services shows active listings only; pick one of those.',
+      details: { listingId, status: listing.status },
+    });
+  }
+  const price = Number(listing.priceGas);
+  if (!Number.isInteger(price) || price <= 0) return new Error(`listing ${listingId} has no valid price`);
+  if (maxPriceGas !== undefined && price > maxPriceGas) {
+    // The price guard: the seller raised the price after the buyer looked.
+    return new InvalidStateError(`Listing ${listingId} now costs ${price} gas, more than your maxPriceGas of ${maxPriceGas}.`, {
+      hint: `Nothing was charged. If ${price} gas is fine, call purchase_service again with maxPriceGas: ${price}; otherwise search_services for another listing.`,
+      details: { listingId, priceGas: price, maxPriceGas },
+    });
+  }
+  return null;
+}
 
 const methods = {
   now(): Date {
@@ -86,84 +119,85 @@ const EscrowService: ServiceSchema = {
           if (existing) return { purchase: toView(await this.replayPurchase(existing, listingId), agent.id) };
         }
 
-        const listing = await listingTerms(this.db, this.broker, listingId, now);
-        if (listing.sellerId === agent.id) {
-          throw new ForbiddenError('You cannot buy your own listing.', {
-            hint: 'search_services for another seller\'s listing.',
-            details: { listingId },
-          });
-        }
-        if (listing.status !== 'active') {
-          throw new InvalidStateError(`Listing ${listingId} is ${listing.status}; only active listings can be bought.`, {
-            hint: 'search_services shows active listings only; pick one of those.',
-            details: { listingId, status: listing.status },
-          });
-        }
-        const price = Number(listing.priceGas);
-        if (!Number.isInteger(price) || price <= 0) throw new Error(`listing ${listingId} has no valid price`);
         const { maxPriceGas } = ctx.params;
-        if (maxPriceGas !== undefined && price > maxPriceGas) {
-          // The price guard: the seller raised the price after the buyer looked. Nothing is held.
-          throw new InvalidStateError(`Listing ${listingId} now costs ${price} gas, more than your maxPriceGas of ${maxPriceGas}.`, {
-            hint: `Nothing was charged. If ${price} gas is fine, call purchase_service again with maxPriceGas: ${price}; otherwise search_services for another listing.`,
-            details: { listingId, priceGas: price, maxPriceGas },
-          });
-        }
-        // The split is fixed now, at the fee in force, and travels with the hold to settlement.
-        const split = saleSplit(price, this.config.platformFeePercent);
-        const deliveryDays = Number(listing.deliveryDays) || DEFAULT_DELIVERY_DAYS;
+        const { publicBaseUrl, platformFeePercent } = this.config;
         const id = newId('pur');
-        const { publicBaseUrl } = this.config;
-        const insertSql = (guardSql: string) => `INSERT INTO escrow.purchases
-               (id, listing_id, listing_title, category, buyer_id, seller_id, price_gas, platform_fee_gas, seller_net_gas,
-                status, requirements, delivery_days, deliverable_schema, idempotency_key, created_at, updated_at,
-                needs_approval, approval_token, approval_url)
-             SELECT $1, $2, $3, $4, $5, $6, $7, $8, $9, $15, $10, $11, $12, $13, $14, $14, $16, $17, $18 ${guardSql}
-             ON CONFLICT (buyer_id, idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING
-             RETURNING *, xmin::text AS row_version`;
-        const values = (needsApproval: boolean, approvalToken: string | null) => [
-          id,
-          listing.id,
-          listing.title,
-          listing.category ?? null,
-          agent.id,
-          listing.sellerId,
-          split.priceGas,
-          split.platformFeeGas,
-          split.sellerNetGas,
-          requirements === null ? null : JSON.stringify(requirements),
-          deliveryDays,
-          listing.deliverableSchema ? JSON.stringify(listing.deliverableSchema) : null,
-          key,
-          now.toISOString(),
-          CREATED_STATUS,
-          needsApproval,
-          approvalToken,
-          approvalToken ? `${publicBaseUrl}/approve/${approvalToken}` : null,
-        ];
-        // A buyer whose human set no spending limits: one statement, which inserts nothing if limits
-        // exist by the time it runs (or the Idempotency-Key was used) — then the checked path below.
-        let inserted = await this.db.query<VersionedRow>(
-          insertSql('WHERE NOT EXISTS (SELECT 1 FROM escrow.spending_limits WHERE agent_id = $5)'),
-          values(false, null),
-        );
-        if (!inserted.rows[0]) {
+        /** The purchase row's values for `listing`'s terms (the split is fixed now, at the fee in force, and travels with the hold). */
+        const valuesFor = (listing: ListingForPurchase, needsApproval: boolean, approvalToken: string | null) => {
+          const split = saleSplit(Number(listing.priceGas), platformFeePercent);
+          return [
+            id,
+            listing.id,
+            listing.title,
+            listing.category ?? null,
+            agent.id,
+            listing.sellerId,
+            split.priceGas,
+            split.platformFeeGas,
+            split.sellerNetGas,
+            requirements === null ? null : JSON.stringify(requirements),
+            Number(listing.deliveryDays) || DEFAULT_DELIVERY_DAYS,
+            listing.deliverableSchema ? JSON.stringify(listing.deliverableSchema) : null,
+            key,
+            now.toISOString(),
+            CREATED_STATUS,
+            needsApproval,
+            approvalToken,
+            approvalToken ? `${publicBaseUrl}/approve/${approvalToken}` : null,
+          ];
+        };
+        /**
+         * One statement for a buyer whose human set no spending limits: inserts the purchase, unless limits exist
+         * by the time it runs, the Idempotency-Key was used, or — with `version` — escrow's copy of the listing
+         * no longer has that terms version; says which. Nothing is read before it.
+         */
+        const insertUnlimited = async (listing: ListingForPurchase, version: number | null) => {
+          const termsCheck = version === null
+            ? 'true'
+            : 'EXISTS (SELECT 1 FROM escrow.listing_terms t WHERE t.listing_id = $2 AND t.terms_version = $19 AND t.refreshed_at > $20)';
+          const r = await this.db.query<VersionedRow & { terms_ok: boolean; has_limits: boolean }>(
+            `WITH chk AS (SELECT ${termsCheck} AS terms_ok, EXISTS (SELECT 1 FROM escrow.spending_limits WHERE agent_id = $5) AS has_limits),
+             ins AS (${INSERT_PURCHASE_SQL} FROM chk WHERE chk.terms_ok AND NOT chk.has_limits ${ON_KEY_CONFLICT})
+             SELECT ins.*, chk.terms_ok, chk.has_limits FROM chk LEFT JOIN ins ON true`,
+            version === null ? valuesFor(listing, false, null) : [...valuesFor(listing, false, null), version, freshSince(now)],
+          );
+          const { terms_ok: termsOk, has_limits: hasLimits, ...row } = r.rows[0];
+          return { row: row.id ? (row as VersionedRow) : undefined, termsOk, hasLimits };
+        };
+
+        // The listing's terms: the version this process read last is tried first, checked inside the insert
+        // against escrow's copy (listing-terms.ts); a refusal is only ever decided on terms read now.
+        const guess = this.termsGuesses.get(listingId);
+        let listing = guess && !refusalOf(guess, agent.id, maxPriceGas) ? guess : undefined;
+        let first = listing ? await insertUnlimited(listing, listing.termsVersion) : undefined;
+        if (!first?.termsOk) {
+          listing = await listingTerms(this.db, this.broker, listingId, now);
+          this.termsGuesses.set(listingId, listing);
+          const refusal = refusalOf(listing, agent.id, maxPriceGas);
+          if (refusal) throw refusal;
+          first = await insertUnlimited(listing, null);
+        }
+        let inserted = first.row;
+        if (!inserted && first.hasLimits) {
           // The human's limits are checked with their row locked, in the transaction that inserts the
           // purchase: racing purchases of one buyer queue here, so together they never pass a budget.
+          const terms = listing!;
           inserted = await this.db.transaction(async (tx) => {
             const limits = await lockLimits(tx, agent.id);
-            const { needsApproval } = limits ? checkLimits(limits, split.priceGas, listing.category ?? null, await spentSince(tx, agent.id, now)) : { needsApproval: false };
+            const priceGas = saleSplit(Number(terms.priceGas), platformFeePercent).priceGas;
+            const { needsApproval } = limits ? checkLimits(limits, priceGas, terms.category ?? null, await spentSince(tx, agent.id, now)) : { needsApproval: false };
             const approvalToken = needsApproval ? newApprovalToken() : null;
-            return tx.query<VersionedRow>(insertSql(''), values(needsApproval, approvalToken));
+            const r = await tx.query<VersionedRow>(`${INSERT_PURCHASE_SQL} ${ON_KEY_CONFLICT}`, valuesFor(terms, needsApproval, approvalToken));
+            return r.rows[0];
           });
         }
-        if (!inserted.rows[0]) {
+        if (!inserted) {
           // A concurrent call with the same Idempotency-Key won the insert.
           const existing = await this.findByIdempotencyKey(agent.id, key!, now);
           if (!existing) throw new InvalidStateError('A call with this Idempotency-Key is still running.', { hint: 'Retry in a second with the same key.' });
           return { purchase: toView(await this.replayPurchase(existing, listingId), agent.id) };
         }
-        const funded = await this.fund(this.engine.remember(inserted.rows[0]));
+        const funded = await this.fund(this.engine.remember(inserted));
         return { purchase: toView(funded, agent.id) };
       },
     },
@@ -259,6 +293,7 @@ const EscrowService: ServiceSchema = {
     // A short lease: after a crash mid-publish the row is retried within seconds (consumers are idempotent).
     // Notice events only for agents with webhooks (audience.ts).
     self.relay = startRelay(self.broker, self.db, config.sweepIntervalMs, { leaseSeconds: 10, audience: hasWebhooks });
+    self.termsGuesses = new TermsGuesses();
     self.engine = new PurchaseEngine(MACHINE, { db: self.db, relay: self.relay, now: () => self.now(), terms: () => self.config });
     self.sweeping = false;
     if (config.sweepIntervalMs > 0) {

@@ -69,12 +69,14 @@ async function storeTerms(db: Queryable, terms: ListingForPurchase, at: Date): P
   );
 }
 
+/** The oldest news a copy may have to be used at `now` (ISO, for a query parameter). */
+export function freshSince(now: Date): string {
+  return new Date(now.getTime() - TERMS_FRESH_MS).toISOString();
+}
+
 /** A listing's terms for a purchase: escrow's fresh copy, else listings' answer (stored for the next buyer). */
 export async function listingTerms(db: Db, broker: ServiceBroker, listingId: string, now: Date): Promise<ListingForPurchase> {
-  const r = await db.query<TermsRow>(`SELECT * FROM escrow.listing_terms WHERE listing_id = $1 AND refreshed_at > $2`, [
-    listingId,
-    new Date(now.getTime() - TERMS_FRESH_MS).toISOString(),
-  ]);
+  const r = await db.query<TermsRow>(`SELECT * FROM escrow.listing_terms WHERE listing_id = $1 AND refreshed_at > $2`, [listingId, freshSince(now)]);
   const copy = r.rows[0];
   if (copy) {
     return {
@@ -92,6 +94,26 @@ export async function listingTerms(db: Db, broker: ServiceBroker, listingId: str
   const asked = await broker.call<ListingForPurchase, { listingId: string }>(LISTINGS.getForPurchase, { listingId });
   await storeTerms(db, asked, now);
   return asked;
+}
+
+/**
+ * The terms this process read last, per listing (at most `max`, oldest out). Only a guess: a purchase on a
+ * guess inserts only if escrow's copy still has the guessed version and is fresh (the check is in the insert).
+ */
+export class TermsGuesses {
+  private readonly byListing = new Map<string, ListingForPurchase>();
+
+  constructor(private readonly max = 5_000) {}
+
+  get(listingId: string): ListingForPurchase | undefined {
+    return this.byListing.get(listingId);
+  }
+
+  set(listingId: string, terms: ListingForPurchase): void {
+    this.byListing.delete(listingId);
+    if (this.byListing.size >= this.max) this.byListing.delete(this.byListing.keys().next().value as string);
+    this.byListing.set(listingId, terms);
+  }
 }
 
 /** Escrow's `channels` for listings' events (read by the durable-events middleware). */

@@ -11,6 +11,7 @@ import type { SingleWriterCache } from '../../packages/db/single-writer-cache';
 import type { PurchaseRow, Role } from './purchases';
 import type { Trigger } from '../../packages/contracts/purchase-machine';
 import type { PurchaseEngine } from './purchase-engine';
+import type { TermsGuesses } from './listing-terms';
 import type { RuntimeService } from '../../packages/runtime';
 
 export type { EscrowEvent } from './events';
@@ -55,6 +56,8 @@ export interface EscrowState {
   relay: OutboxRelay;
   /** The one writer of purchase state (purchase-engine.ts). */
   engine: PurchaseEngine<Trigger>;
+  /** The listing terms this process read last (listing-terms.ts): tried first, checked by version in the insert. */
+  termsGuesses: TermsGuesses;
   sweepTimer?: NodeJS.Timeout;
   sweeping: boolean;
 }
