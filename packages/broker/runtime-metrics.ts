@@ -1,7 +1,7 @@
 /**
  * Runtime health in the broker's Moleculer metric registry, so every /metrics (the gateway's, a worker's
  * on its PORT, the METRICS_PORT listener) shows it beside the call metrics — one registry, one output:
- *   market_runtime_event_loop_lag_seconds{stat}   p50, p99, max and mean since the last refresh
+ *   market_runtime_event_loop_lag_seconds{stat}   p50, p99, max and mean since the last refresh (sampled from the first scrape on)
  *   market_runtime_heap_used_bytes, _heap_total_bytes, _rss_bytes, _external_bytes
  *   market_runtime_gc_runs_total{kind}, market_runtime_gc_seconds_total{kind}
  *   market_runtime_active_handles{type}         process.getActiveResourcesInfo() by type
@@ -47,6 +47,7 @@ export class RuntimeMetrics {
   private timer: NodeJS.Timeout | null = null;
   private refreshing: Promise<void> | null = null;
   private handleTypes = new Set<string>();
+  private lagOn = false;
 
   constructor(private readonly broker: ServiceBroker) {
     const reg = broker.metrics;
@@ -70,7 +71,6 @@ export class RuntimeMetrics {
   }
 
   start(): void {
-    this.lag.enable();
     this.gc = new PerformanceObserver((list) => {
       for (const entry of list.getEntries()) {
         const kind = GC_KINDS[(entry as unknown as { detail?: { kind?: number } }).detail?.kind ?? 0] ?? 'other';
@@ -85,8 +85,8 @@ export class RuntimeMetrics {
     if (servesWithoutRefresh(this.broker)) {
       this.timer = setInterval(() => void this.refresh(), REFRESH_MS);
       this.timer.unref();
+      void this.refresh();
     }
-    void this.refresh();
   }
 
   stop(): void {
@@ -94,10 +94,18 @@ export class RuntimeMetrics {
     this.timer = null;
     this.gc?.disconnect();
     this.lag.disable();
+    this.lagOn = false;
   }
 
-  /** Updates every gauge; concurrent callers share one refresh. */
+  /**
+   * Updates every gauge; concurrent callers share one refresh. Event-loop lag is sampled (a 10 Hz timer) from
+   * the first refresh on: an idle process nobody scrapes does not sample it; lag reads "since the last scrape".
+   */
   refresh(): Promise<void> {
+    if (!this.lagOn) {
+      this.lag.enable();
+      this.lagOn = true;
+    }
     if (!this.refreshing) {
       this.refreshing = this.collect().finally(() => {
         this.refreshing = null;
