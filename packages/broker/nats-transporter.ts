@@ -98,8 +98,19 @@ export class AuthNatsTransporter extends NatsTransporter {
     this.precheck = opts.precheck !== false;
   }
 
+  /** Subjects already checked: a process publishes to a few dozen (REQ/RES.<node>, EVENT, INFO…), every call. */
+  private readonly publishable = new Map<string, boolean>();
+
   private mayPublish(subject: string): boolean {
-    return !this.allow || this.allow.publish.some((p) => subjectMatches(p, subject));
+    if (!this.allow) return true;
+    let ok = this.publishable.get(subject);
+    if (ok === undefined) {
+      ok = this.allow.publish.some((p) => subjectMatches(p, subject));
+      // Node ids change as replicas restart: bounded, emptied rather than grown.
+      if (this.publishable.size >= 1_000) this.publishable.clear();
+      this.publishable.set(subject, ok);
+    }
+    return ok;
   }
 
   private maySubscribe(subject: string): boolean {

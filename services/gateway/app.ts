@@ -28,11 +28,12 @@ export function buildApp(deps: GatewayDeps): Express {
   app.use(requestId);
   app.use(accessLog(deps.broker.logger, deps.metrics?.observeHttp));
 
+  // The tool router first: nearly every request is POST /api/agent, and Express tries routes in order.
+  registerToolRouter(app, deps);
   registerHealth(app, deps);
   registerMetricsRoute(app, deps);
   registerPaymentsRoutes(app, deps);
   registerOwnerRoutes(app, deps);
-  registerToolRouter(app, deps);
   registerListingsPublicRoutes(app, deps);
   registerLiquidityRoutes(app, deps);
   registerDiscoveryRoutes(app, deps);
