@@ -95,14 +95,14 @@ const ALT_AGENTS = alt(
   'alt(?:ernate)? (?:agents?|accounts?)', 'alts', 'sock ?puppets?', 'dummy (?:agents?|accounts?)', 'throwaway (?:agents?|accounts?)', 'burner (?:agents?|accounts?)',
   'my (?:own |other )+(?:agents|accounts|bots)', '(?:from|between|with|to) (?:each other|one another|themselves)', 'in a (?:loop|circle|ring)', 'round[- ]trip\\w*',
   '(?:buy|purchase|order|rate|review)\\w* (?:\\w+ ){0,3}(?:from |of |on )?(?:myself|my own (?:listings?|services?|offers?))', 'self[- ](?:deal\\w*|purchas\\w*|buy\\w*|rat\\w*|review\\w*|referr\\w*)',
-  'refer(?:ring)? (?:myself|my own)', 'multiple identities', '(?:do|run|make) a (?:loop|circle|ring)', 'buys? (?:it |them )?back',
+  'refer(?:ring)? (?:myself|my own)', 'multiple identities', 'bot ?farms?', 'farm of', '(?:\\d+|many|several|multiple|dozens of|hundreds of) (?:\\w+ )?agents (?:that|which|who) (?:all )?(?:buy|purchase|rate|review|order|refer)', '(?:do|run|make) a (?:loop|circle|ring)', 'buys? (?:it |them )?back',
   'my (?:agents?|accounts?|bots?) (?:\\w+ )?(?:buys?|purchases?|rates?|reviews?|orders?) (?:from |on )?(?:my|our|each|one|the other)',
 );
 /** What gaming is for: reputation, rank, bonuses. */
 const GAMING_GOAL = alt(
   'ratings?', '[45][- ]stars?', 'five[- ]stars?', 'ratingavg', 'rating avg\\w*', 'reviews?', 'salescount', 'sales ?count', 'sales (?:look|number|numbers|volume)', 'reputation',
   'rank\\w*', 'top of (?:the )?(?:search|results|list)', 'trending', 'looks? (?:big|popular|busy|active|legit|established|trusted|good)', 'referral\\w*', 'referredby', 'bonus(?:es)?',
-  'free gas', 'volume', '(?:shows?|has|have|gets?|get some) (?:some |more |real |fake )?(?:sales|activity|history|reviews)', 'sales history', 'isseed', 'seed badge', 'trust(?:ed)? badge',
+  'free gas', 'volume', 'banned', 'suspended', '(?:shows?|has|have|gets?|get some) (?:some |more |real |fake )?(?:sales|activity|history|reviews)', 'sales history', 'isseed', 'seed badge', 'trust(?:ed)? badge',
 );
 
 // ---------------------------------------------------------------------------------------------
@@ -112,7 +112,7 @@ const GAMING_GOAL = alt(
 const HOW_TO = /\b(?:how (?:do|can|should|would) (?:i|we)|how to|what (?:do|should) i (?:call|use|do)|which tool|where (?:do|can) i|is there a (?:way|tool)|can i|am i able|is it possible|what happens if|why (?:did|does|is|was))\b/;
 /** The speaker describes their own dealing on the marketplace: a purchase, a delivery, a listing. */
 const OWN_DEALING =
-  /\b(?:i|we) (?:bought|ordered|purchased|paid for|received|got back|hired|sold|delivered|listed)\b|\b(?:the|my|this|that|our) (?:delivery|deliverable|delivered work|seller|buyer|purchase|order|listing|result|sale|customer)\b|\b(?:was delivered|came back|got delivered|sent me|they sent|they delivered|instead of (?:a|an|the))\b|\bmy (?:listings?|services?|sales?|offers?|gigs?)\b|\b(?:sell|selling|list|listing|offer|offering)\b[^?.]{0,40}\b(?:poems?|stories|essays|code|scripts?|functions?|apps?|songs?|lyrics|translations?|recipes?)\b|\bpur_\w+|\b(?:i|we) (?:want to |would like to |plan to |'d like to |could |can )?(?:sell|list|offer)\b|\b(?:find|hire|pay|buy from|get|choose) (?:a|an|some|the right) (?:seller|agent|provider|freelancer|listing)\b|\b(?:on|from|through) (?:the|this) marketplace\b/;
+  /\b(?:i|we) (?:bought|ordered|purchased|paid for|received|got back|hired|sold|delivered|listed)\b|\b(?:the|my|this|that|our) (?:delivery|deliverable|delivered work|seller|buyer|purchase|order|listing|result|sale|customer)\b|\b(?:was delivered|came back|got delivered|sent me|they sent|they delivered|instead of (?:a|an|the))\b|\bmy (?:listings?|services?|sales?|offers?|gigs?)\b|\b(?:sell|selling|list|listing|offer|offering)\b[^?.]{0,40}\b(?:poems?|stories|essays|code|scripts?|functions?|apps?|songs?|lyrics|translations?|recipes?)\b|\bpur_\w+|\b(?:i|we) (?:want to |would like to |plan to |'d like to |could |can )?(?:sell|list|offer)\b|\b(?:find|hire|pay|buy from|get|choose|look for|search for|need) (?:a|an|some|the right|someone|somebody)(?: (?:\w+ )?(?:seller|agent|provider|freelancer|listing|expert|specialist|developer|service))?\b|\b(?:on|from|through) (?:the|this) marketplace\b/;
 /** A question in the form of general knowledge ("what is …", "who won …"). */
 const GENERAL_FORM = /^(?:so |and |ok,? |hey,? |hi,? )?(?:what(?:'s| is| are| was| were)|who(?:'s| is| was| won| invented| wrote)|when (?:is|was|did)|where (?:is|are)|which (?:is|are|was)|how (?:many|much|far|old|tall|big)|why (?:is|are|do|does|did))\b/;
 /** The marketplace's own vocabulary: a question naming none of it is not about the marketplace. */
@@ -216,7 +216,8 @@ const anyOf = (res: RegExp[]) => (r: Reading) => res.some((x) => x.test(r.q));
 
 /** A 13–19 digit number that passes the Luhn check: a card number, whatever its spacing. */
 function hasCardNumber(text: string): boolean {
-  for (const m of text.matchAll(/\b\d(?:[ -]?\d){12,18}\b/g)) {
+  // As cards are written: 13–19 digits in one run, or groups of four (Amex 4-6-5).
+  for (const m of text.matchAll(/\b\d{13,19}\b|\b\d{4}(?:[ -]\d{4}){2,3}(?:[ -]\d{1,3})?\b|\b\d{4}[ -]\d{6}[ -]\d{5}\b/g)) {
     const digits = m[0].replace(/\D/g, '');
     let sum = 0;
     for (let i = 0; i < digits.length; i++) {
@@ -281,7 +282,7 @@ const INTENTS: Record<DeclineIntent, Feature[]> = {
       weight: 0.8,
       test: (r) =>
         new RegExp(
-          `\\b${OTHER_PARTY}(?:'s|s'|') (?:\\w+ ){0,2}${PRIVATE_DATA}\\b|\\b${PRIVATE_DATA} (?:\\w+ ){0,3}(?:of|for|belonging to|held by|owned by) ${OTHER_PARTY}\\b|\\bhow much (?:gas |money )?(?:does|did|has) ${OTHER_PARTY} (?:\\w+ )?(?:have|hold|earn|make|spend|got|made|spent|earned)\\b|\\bwho (?:bought|buys|ordered|purchased) from ${OTHER_PARTY}`,
+          `\\b${OTHER_PARTY}(?:'s|s'|') (?:\\w+ ){0,2}${PRIVATE_DATA}\\b|\\b${PRIVATE_DATA} (?:\\w+ ){0,3}(?:of|for|belonging to|held by|owned by) ${OTHER_PARTY}\\b|\\bhow much (?:gas |money )?(?:does|did|has) ${OTHER_PARTY} (?:\\w+ )?(?:have|hold|earn|make|spend|got|made|spent|earned)\\b|\\bwho (?:bought|buys|ordered|purchased) from ${OTHER_PARTY}|\\b(?:top|best|biggest|richest|leading) (?:\\d+ |ten |five |three )?(?:sellers|buyers|agents|earners)\\b[^?]{0,30}\\b(?:revenue|earnings|income|balances?|made|earn\\w*|spent|spend\\w*)\\b`,
         ).test(r.q),
     },
     { name: 'asks to be told', weight: 0.3, test: (r) => /\b(?:what(?:'s| is| are)|tell me|show|give me|send me|list|find|look up|reveal|how much|which|who|check|see)\b/.test(r.q) },
@@ -295,7 +296,7 @@ const INTENTS: Record<DeclineIntent, Feature[]> = {
       weight: 1,
       test: (r) =>
         /\b(?:moderation|moderators?|the filters?|spam filters?|detection|the checks?|operators?|the operator|admins?|nobody|no one|they|it|anyone)\b[^?.]{0,15}\b(?:doesn'?t|don'?t|won'?t|can'?t|cannot|does not|do not|will not|never) (?:catch|notice|spot|detect|flag|realize|find out|figure out)\b/.test(r.q) ||
-        /\b(?:evad\w*|dodg\w*|slip (?:past|through)|sneak (?:past|through|by)|get (?:around|past)|bypass\w*|circumvent\w*|fool\w*|trick\w*|outsmart\w*|defeat\w*|hide (?:it )?from|disguis\w*|obfuscat\w*|under the radar|without (?:getting |being )?(?:caught|flagged|detected|noticed)|gets? (?:\w+ ){0,3}(?:past|around|through) (?:the )?(?:\w+ )?(?:filters?|moderation|moderators|spam checks?|detection))\b[^?.]{0,25}\b(?:moderation|moderators?|filters?|spam|detection|flag\w*|bans?|operators?|admins?|fraud|checks|the rules|review(?:ers)?|caught|detected|noticed)?/.test(r.q) && /\b(?:moderat\w*|filters?|spam|detect\w*|flag\w*|bans?|operators?|admins?|fraud|checks|rules|review\w*|caught|noticed|radar)\b/.test(r.q),
+        /\b(?:evad\w*|dodg\w*|slip (?:past|through)|sneak (?:past|through|by)|get (?:around|past)|bypass\w*|circumvent\w*|fool\w*|trick\w*|outsmart\w*|defeat\w*|hide (?:it )?from|disguis\w*|obfuscat\w*|under the radar|without (?:getting |being )?(?:caught|flagged|detected|noticed)|avoid (?:getting |being )?(?:banned|caught|detected|noticed|suspended)|gets? (?:\w+ ){0,3}(?:past|around|through) (?:the )?(?:\w+ )?(?:filters?|moderation|moderators|spam checks?|detection))\b[^?.]{0,25}\b(?:moderation|moderators?|filters?|spam|detection|flag\w*|bans?|operators?|admins?|fraud|checks|the rules|review(?:ers)?|caught|detected|noticed)?/.test(r.q) && /\b(?:moderat\w*|filters?|spam|detect\w*|flag\w*|bans?|operators?|admins?|fraud|checks|rules|review\w*|caught|noticed|radar)\b/.test(r.q),
     },
     {
       name: 'illicit goods',
@@ -322,7 +323,7 @@ const INTENTS: Record<DeclineIntent, Feature[]> = {
       name: 'general knowledge',
       weight: 1,
       test: (r) =>
-        /\b(?:capital (?:city )?of|weather|forecast for|who won|president of|prime minister|population of|history of|how tall|how old is|distance (?:from|between)|meaning of life|tell me a joke|horoscope|stock price|price of (?:bitcoin|btc|eth\w*|gold|oil|tesla)|lottery|sports? scores?|world cup|super ?bowl|election|movies?|tv shows?|celebrit\w*|calories|what time is it|time ?zone|square root|derivative|integral of|prime numbers?|speed of light|who (?:invented|wrote|painted|discovered))\b/.test(r.q),
+        /\b(?:capital (?:city )?of|weather|forecast for|who won|president of|prime minister|population of|history of|how tall|how old is|distance (?:from|between)|meaning of life|tell me a joke|horoscope|stock price|price of (?:bitcoin|btc|eth\w*|gold|oil|tesla)|(?:bitcoin|btc|eth\w*|crypto|stocks?|shares?|gold|oil)\b(?![^?]*\b(?:gas|cash\w*|payouts?|withdraw\w*|sale_earn|earnings)\b)[^?]{0,20}\b(?:trading|priced?|worth|value|rate)|lottery|sports? scores?|world cup|super ?bowl|election|movies?|tv shows?|celebrit\w*|calories|what time is it|time ?zone|square root|derivative|integral of|prime numbers?|speed of light|who (?:invented|wrote|painted|discovered))\b/.test(r.q),
     },
     { name: 'a general question that is not about the asker', weight: 0.3, test: (r) => GENERAL_FORM.test(r.q) && !/\b(?:i|i'm|i've|i'd|my|me|mine|we|our|us)\b/.test(r.q) },
     { name: 'nothing of the marketplace named', weight: 0.6, test: (r) => !MARKET_WORDS.test(r.q) },

@@ -215,12 +215,12 @@ export function describePurchase(p: PurchaseView, now: Date, terms: MarketTerms 
 // Situations.
 
 const UNHAPPY =
-  /\b(?:garbage|junk|rubbish|trash|crap|wrong|bad|poor|broken|useless|incomplete|lorem|scam\w*|misrepresent\w*|nothing like|not what|isn't what|is not what|doesn'?t (?:work|match|run)|does not (?:work|match|run)|don'?t want to pay|do not want to pay|refuse to pay|not paying|won'?t pay|unhappy|not satisfied|dissatisfied|low[- ]quality|terrible|awful|half[- ]done|plagiari\w*|copied|empty|fake|unrelated|irrelevant|different from what|not (?:what|the thing) i (?:ordered|asked|paid)|mismatch\w*|dead|expired|missing|only (?:half|part|some)|partial\w*|pay (?:only )?half|not happy|not good|isn'?t good|not (?:usable|acceptable)|(?:a |an )?(?:totally |completely |entirely |whole |quite )?different (?:\w+ )?(?:repo\w*|project|file|thing|service|task|module|language|code|one|product|job)|than (?:what )?(?:i|we) (?:ordered|asked for|bought|paid for|requested|purchased)|not the \w+(?: \w+)? (?:i|we) (?:bought|ordered|paid for|asked for|purchased|requested)|instead of (?:a|an|the|what|my)|wrong (?:repo\w*|file|project|language|module)|corrupt\w*|can'?t (?:open|access|download)|cannot (?:open|access|download)|doesn'?t (?:open|load)|(?:link|file|url) (?:is )?(?:broken|404))\b/;
+  /\b(?:garbage|junk|rubbish|trash|crap|wrong|bad|poor|broken|useless|incomplete|lorem|scam\w*|misrepresent\w*|nothing like|not what|isn't what|is not what|doesn'?t (?:work|match|run)|does not (?:work|match|run)|don'?t want to pay|do not want to pay|refuse to pay|not paying|won'?t pay|unhappy|not satisfied|dissatisfied|low[- ]quality|terrible|awful|half[- ]done|plagiari\w*|copied|empty|fake|unrelated|irrelevant|different from what|not (?:what|the thing) i (?:ordered|asked|paid)|mismatch\w*|dead|expired|missing|only (?:half|part|some)|partial\w*|pay (?:only )?half|not happy|not good|isn'?t good|not (?:usable|acceptable)|(?:a |an )?(?:totally |completely |entirely |whole |quite )?different (?:\w+ )?(?:repo\w*|project|file|thing|service|task|module|language|code|one|product|job)|than (?:what )?(?:i|we) (?:ordered|asked for|bought|paid for|requested|purchased)|not the \w+(?: \w+)? (?:i|we) (?:bought|ordered|paid for|asked for|purchased|requested)|instead of (?:a|an|the|what|my)|wrong (?:repo\w*|file|project|language|module)|corrupt\w*|won'?t accept|not accept\w*|refuse to accept|can'?t accept|unacceptable|filler|placeholder|can'?t (?:open|access|download)|cannot (?:open|access|download)|doesn'?t (?:open|load)|(?:link|file|url) (?:is )?(?:broken|404))\b/;
 const NOT_DELIVERED =
-  /\b(?:never (?:delivered|sent|acknowledged|replied|answered|responded)|(?:hasn'?t|has not|didn'?t|did not|still not|not yet) (?:delivered|sent|acknowledged|replied|responded|started)|not delivered|no delivery|still awaiting_delivery|still (?:waiting|pending)|overdue|late|ghost\w*|disappeared|unresponsive|no reply|no response|(?:too|very|so) slow|taking (?:too |so )?long|taking forever|forever|it'?s been (?:a while|ages|long|days|weeks)|been a while|missed (?:the|its) deadline|past (?:the|its) deadline|(?:\d+|many|several|a few) (?:days|weeks) (?:and|but|later|now|already|since)|it has been (?:\d+|many|several|a few) (?:days|weeks))\b/;
+  /\b(?:never (?:delivered|sent|acknowledged|replied|answered|responded)|(?:got|received|have|had) nothing|nothing (?:was |has been )?(?:delivered|arrived|came|sent)|nothing yet|no (?:work|files?|result)s? (?:yet|at all|arrived)|(?:hasn'?t|has not|didn'?t|did not|still not|not yet) (?:delivered|sent|acknowledged|replied|responded|started)|not delivered|no delivery|still awaiting_delivery|still (?:waiting|pending)|overdue|late|ghost\w*|disappeared|unresponsive|no reply|no response|(?:too|very|so) slow|taking (?:too |so )?long|taking forever|forever|it'?s been (?:a while|ages|long|days|weeks)|been a while|missed (?:the|its) deadline|past (?:the|its) deadline|(?:\d+|many|several|a few) (?:days|weeks) (?:and|but|later|now|already|since)|it has been (?:\d+|many|several|a few) (?:days|weeks))\b/;
 const DUPLICATE = /\b(?:twice|two (?:purchases|orders|purchase ids)|duplicate\w*|double[- ]?(?:bought|purchased|ordered|charged)|same (?:listing|service|thing|order) (?:twice|again)|bought it again|by (?:mistake|accident)|accidental\w*|changed my mind|don'?t need it anymore|no longer need)\b/;
 const CANCEL = /\b(?:cancel\w*|undo|revert|call off|back out)\b/;
-const WANTS_MONEY_BACK = /\b(?:refund\w*|money back|gas back|get (?:my|the) (?:gas|money)|give (?:the buyer |them |it )?(?:their |the |back )|return (?:the|their) (?:gas|money))\b/;
+const WANTS_MONEY_BACK = /\b(?:refund\w*|money back|gas back|(?:gas|money|funds|payment) (?:returned|refunded|back)|return(?:ed)? (?:my|the) (?:gas|money)|get (?:my|the) (?:gas|money)|give (?:the buyer |them |it )?(?:their |the |back )|return (?:the|their) (?:gas|money))\b/;
 const PAID_WORDS = /\b(?:paid|payment|pay me|get (?:my |the )?(?:money|gas)|my money|my gas|earn\w*|payout|paid out|release payment|where'?s (?:my|the) (?:money|gas|payment|earnings)|where is (?:my|the) (?:money|gas|payment|earnings))\b/;
 const STATUS_WORDS =
   /\b(?:status|done|ready|finished|complete|going on|happening|where is|what'?s up with|update on|progress|any news|how long|when (?:will|does|do)|waiting|pending|stuck|releases?)\b/;
@@ -511,7 +511,7 @@ export function* situationCandidates(
   }
 
   // Cash-out refused for want of a payout address: connect_payouts.
-  r3h: if (/\bcash(?:ing)?[\s-]?out\b|\brequest_cashout\b|\bwithdraw\w*|\bpayouts?\b/.test(q) && /\b(?:payout|btc|bitcoin|receive|wallet) address\b|\bpayouts? (?:are |is )?not (?:connected|set up|configured)\b|\bpayouts_not_connected\b|\bno (?:payout|btc) address\b|\b(?:never|not (?:yet )?|haven'?t|have not|didn'?t|did not)\b[^.?!]{0,30}\b(?:configur\w*|set ?up|setup|connect\w*)\b[^.?!]{0,25}\bpayouts?\b|\bpayouts?\b[^.?!]{0,20}\b(?:never|not) (?:been )?(?:configured|set up|connected)\b/.test(q) && !/\bhow (?:do|can) i change\b|\balready (?:connected|set|added|configured|called)\b|\bi (?:have |'ve )?(?:connected|set|added|configured) (?:my|the|a) (?:payout|btc|bitcoin)\b/.test(q)) {
+  r3h: if (/\bcash(?:ing)?[\s-]?out\b|\brequest_cashout\b|\bwithdraw\w*|\bpayouts?\b/.test(q) && /\b(?:payout|btc|bitcoin|receive|wallet) address\b|\bpayouts? (?:are |is )?not (?:connected|set up|configured)\b|\bpayouts_not_connected\b|\bno (?:payout|btc) address\b|\b(?:never|not (?:yet )?|haven'?t|have not|didn'?t|did not)\b[^.?!]{0,30}\b(?:configur\w*|set ?up|setup|connect\w*)\b[^.?!]{0,25}\bpayouts?\b|\bpayouts?\b[^.?!]{0,20}\b(?:never|not) (?:been )?(?:configured|set up|connected)\b/.test(q) && !/\bhow (?:do|can) i change\b|\balready (?:connected|set|added|configured|called)\b|\bi (?:have |'ve )?(?:connected|set|added|configured) (?:my|the|a) (?:payout|btc|bitcoin)\b|\b(?:address|payouts?) (?:is|are|was|has been) (?:already )?(?:connected|set|added|configured)\b/.test(q)) {
     yield cand(3.98, {
       lead: `The missing step is the payout address: connect_payouts {"btcAddress": "bc1q…"} sets the Bitcoin address your cash-outs are paid to (once; replace it any time). Then request_cashout {"amountGas"} again (at least ${MIN_CASHOUT_GAS} gas of withdrawableGas, ${CASHOUT_FEE_PERCENT}% fee).`,
       nextStep: call('connect_payouts', exampleArguments('connect_payouts')),
@@ -750,14 +750,14 @@ export function* situationCandidates(
   }
 
   // Cash-out, with the caller's own withdrawable figure.
-  r11: if (account?.wallet && /\bcash(?:ing)?[\s-]?out\b|\bwithdraw\w*|\bpayout\b/.test(q) && /\b(?:can i|yet|now|how much|why can'?t|why cannot|able to|enough|am i|do i have)\b/.test(q) && !codeInText) {
+  r11: if (account?.wallet && /\bcash(?:ing)?[\s-]?out\b|\bwithdraw\w*|\bpayout\b/.test(q) && /\b(?:can i|yet|right now|how much|why can'?t|why cannot|able to|enough|am i|do i have)\b/.test(q) && !codeInText) {
     const w = account.wallet;
     const enough = w.withdrawableGas >= MIN_CASHOUT_GAS;
     const disputed = (account.purchases ?? []).find((p) => p.role === 'seller' && p.status === 'disputed') ?? null;
     const openDispute = !!disputed;
     const pending = (account.purchases ?? []).filter((p) => p.role === 'seller' && ['awaiting_delivery', 'delivered'].includes(p.status));
     // "It complained about a payout address": the missing step is connect_payouts, whatever the figure.
-    const noAddress = /\b(?:payout|btc|bitcoin|receive|wallet) address\b|\bconnect_payouts\b|\bnever (?:set|connected)\b|\bnot (?:set|connected)\b|\bpayouts_not_connected\b/.test(q);
+    const noAddress = !/\b(?:address|payouts?) (?:is|are|was|has been) (?:already )?(?:connected|set|added|configured)\b|\balready (?:connected|set|added|configured)\b/.test(q) && /\b(?:payout|btc|bitcoin|receive|wallet) address\b|\bconnect_payouts\b|\bnever (?:set|connected)\b|\bnot (?:set|connected)\b|\bpayouts_not_connected\b/.test(q);
     yield cand(11, {
       lead:
         `Your withdrawableGas is ${w.withdrawableGas} gas (sale earnings only; bought gas and referral bonuses are not withdrawable) and the minimum cash-out is ${MIN_CASHOUT_GAS} gas: ` +
@@ -810,7 +810,7 @@ export function* situationCandidates(
   const buyerSide = role === 'buyer' || role === 'unknown' || role === 'both';
   const sellerSide = role === 'seller' || role === 'both';
 
-  r14: if (role !== 'seller' && !codeInText && UNHAPPY.test(q) && /\b(?:deliver\w*|got|received|sent me|gave me|work|result|output|job|files?|order|purchase|pay)\b/.test(q) && !/\bmy listing\b/.test(q)) {
+  r14: if (role !== 'seller' && !codeInText && UNHAPPY.test(q) && /\b(?:deliver\w*|got|received|sent me|gave me|came back|came in|arrived|returned|work|result|output|job|files?|order|purchase|pay)\b/.test(q) && !/\bmy listing\b/.test(q)) {
     const p = pickPurchase(q, account, 'buyer', ['delivered', 'awaiting_delivery']);
     const pid = p?.id ?? 'pur_…';
     const step = call('dispute_purchase', { purchaseId: pid, reason: DISPUTE_REASON });
@@ -1046,7 +1046,7 @@ export function* situationCandidates(
   }
 
   // Asking the other party of a purchase for something (missing inputs, progress, a fix).
-  r23: if (!codeInText && (/\b(?:ask|tell|contact|reach|message|notify|remind|talk to|talk (?:it|this|things) (?:through|over) with|inform|chase|ping|reply to|respond to|answer|write back to|get back to)\b[^?.]{0,25}\b(?:the |my |a )?(?:buyer|seller|customer|client|them|him|her|for (?:it|the|more|missing))\b/.test(q) || (/\b(?:info\w*|inputs?|details|requirements|access|files?|specs?|repo\w*|credentials)\b/.test(q) && /\b(?:hasn'?t|has not|didn'?t|did not|not enough|missing|need (?:more|the)|no|without)\b/.test(q) && /\b(?:buyer|seller|customer|client|they|them)\b/.test(q))) && !/\bhow (?:do|can) i (?:find|choose|trust)\b|\b(?:tell|know|see) (?:whether|if)\b/.test(q)) {
+  r23: if (!codeInText && (/\b(?:ask|tell|contact|reach|message|notify|remind|nudge|poke|follow up with|hurry|talk to|talk (?:it|this|things) (?:through|over) with|inform|chase|ping|reply to|respond to|answer|write back to|get back to)\b[^?.]{0,25}\b(?:the |my |a )?(?:buyer|seller|customer|client|them|him|her|for (?:it|the|more|missing))\b/.test(q) || (/\b(?:info\w*|inputs?|details|requirements|access|files?|specs?|repo\w*|credentials)\b/.test(q) && /\b(?:hasn'?t|has not|didn'?t|did not|not enough|missing|need (?:more|the)|no|without)\b/.test(q) && /\b(?:buyer|seller|customer|client|they|them)\b/.test(q))) && !/\bhow (?:do|can) i (?:find|choose|trust)\b|\b(?:tell|know|see) (?:whether|if)\b/.test(q)) {
     const side = role === 'seller' ? 'seller' : role === 'buyer' ? 'buyer' : null;
     const p = pickPurchase(q, account, side, ['awaiting_delivery', 'delivered', 'disputed', 'awaiting_approval']);
     const pid = p?.id ?? 'pur_…';
@@ -1356,6 +1356,8 @@ const ACTIONS: Array<[RegExp, string]> = [
   [/\back(?:nowledge)? (?:an?|the|my)? ?(?:order|purchase)\b/, 'ack_purchase'],
   [/\b(?:see|read|view|get|download|find|open)\b[^?]{0,25}\b(?:work|delivery|deliverable|result|files?) (?:the seller|that the seller|they) (?:sent|delivered|gave)\b/, 'get_delivery'],
   [/\b(?:cancel|undo) (?:an?|the|my) (?:order|purchase)\b/, 'request_refund'],
+  [/\b(?:see|list|view|show|check|find|get) (?:all )?(?:of )?my (?:purchases|orders|sales)\b/, 'list_orders'],
+  [/\b(?:is there|are there|any) (?:an? |any )?(?:agents?|sellers?|services?|listings?|one|someone|anybody|anyone)\b[^?]{0,20}\b(?:who|that|to|for|offering|selling)\b/, 'search_services'],
   [/\b(?:check|track|follow|see|look up|find) (?:on )?(?:a |an |my |the )?(?:purchase|order)(?:'s)?(?: status)?\b|\b(?:check|track|see|find|know|get) (?:the )?(?:status|state|progress) of (?:a |an |my |the )?(?:purchase|order)\b/, 'get_purchase'],
   [/\b(?:see|check|view|find|know) (?:my |how much i )?(?:earnings|earned|income|revenue)\b/, 'wallet'],
   [/\b(?:read|see|check|view|get|find)\b[^?]{0,15}\b(?:messages?|replies|reply)\b/, 'list_messages'],
