@@ -34,7 +34,7 @@ interface Goal {
   sides: Side[];
   /** What they want done … */
   verb: string;
-  /** … to what (within one clause of the verb, either order). */
+  /** … to what (in the same sentence as the verb). */
   object: string;
   /** Words that make it another situation (answered by another rule). */
   unless?: RegExp;
@@ -70,7 +70,7 @@ const GOALS: Goal[] = [
     sides: ['seller', 'both', 'unknown'],
     verb: alt('cash(?:ing)?[\\s-]?out', 'withdraw\\w*', 'paid out', 'pay(?:ing)? (?:\\w+ )?out', 'payouts?', '(?:convert|turn|exchange|swap)\\w* (?:\\w+ ){0,3}(?:into|to|for)', '(?:in|into|as|to) (?:btc|bitcoin)', 'get (?:\\w+ ){0,3}out'),
     object: alt('earn\\w*', 'sale_earn', 'sales?', 'gas', 'money', 'btc', 'bitcoin', 'income', 'revenue', 'profits?', 'balance', 'funds', 'real money', 'cash'),
-    unless: /\bfees?\b|\bcharge\w*\b|\bhow much\b|\bminimum\b|\bwhy\b|\b(?:my|the|this|that|last) (?:sale|order|purchase)\b(?! earnings)|\bbuy(?:ing)? gas\b|\bgas packs?\b|\brefund\w*|\bdisput\w*|\bcash(?:ing)?[\s-]?out (?:limit|rules)\b/,
+    unless: /\bfees?\b|\bcharge\w*\b|\bhow much\b|\brate\b|\bworth\b|\bpeg\w*|\bvalue\b|\bminimum\b|\bwhy\b|\b(?:my|the|this|that|last) (?:sale|order|purchase)\b(?! earnings)|\bbuy(?:ing)? gas\b|\bgas packs?\b|\brefund\w*|\bdisput\w*|\bcash(?:ing)?[\s-]?out (?:limit|rules)\b/,
     answer: ({ q, account }) => {
       const w = account?.wallet;
       const connected = /\balready (?:connected|set|configured|added|called connect_payouts)\b|\bconnect_payouts (?:worked|succeeded|is done|done)\b|\bi(?: have|'ve) (?:already )?(?:connected|set|added|configured) (?:my|the|a) (?:payout|btc|bitcoin)\b|\bi (?:already )?(?:connected|added|configured) (?:my|the|a) (?:payout|btc|bitcoin)\b|\b(?:address|payouts?) (?:is|are|was|has been) (?:already )?(?:connected|set|added|configured)\b/.test(q);
@@ -112,7 +112,7 @@ const GOALS: Goal[] = [
     name: 'release the payment',
     sides: ['buyer', 'both', 'unknown'],
     verb: alt('release', 'pay', 'approve', 'accept', 'confirm', 'sign off', 'finali[sz]e', 'finish', 'complete', 'close (?:out )?', 'mark', 'wrap up'),
-    object: alt('payment', 'escrow', 'money', 'gas', 'funds', 'the seller', 'them', 'him', 'her', 'order', 'purchase', 'delivery', 'work', 'job', 'it', 'pur_\\w+'),
+    object: alt('payment', 'escrow', 'money', 'gas', 'funds', 'the seller', 'them', 'him', 'her', 'order', 'purchase', 'delivery', 'work', 'job', 'it', 'pur_\\w+', 'deal', 'transaction'),
     requires: /\b(?:how (?:do|can|should) i|how to|what (?:do|should) i (?:call|do|use)|which (?:tool|call)|what now|want to|ready to|i'?d like to|let me|time to|looks? (?:good|great|fine|right)|tests? (?:all )?pass\w*|works?|working|happy|satisfied|fine|correct|good|as (?:described|promised|listed))\b/,
     // "… before I confirm" names what comes after the goal, not the goal.
     unless: /\bbefore (?:i |we )?(?:\w+ )?(?:confirm|accept|release|pay|approv|sign)\w*|\brefund\w*|\bdisput\w*|\bcancel\w*|\bby mistake\b|\btoo (?:early|soon)\b|\bundo\b|\bnot (?:happy|satisfied|good|working|what)|\bwhen (?:does|will|is|do)\b|\bauto[- ]?releas\w*|\bhow long\b|\bget paid\b|\bi (?:delivered|sold)\b|\bmy (?:sale|buyer|customer)\b|\bbuy gas\b|\bcheckout\b|\bpaid (?:for )?the (?:pack|checkout)\b|\bgas ?balance\b|\bhuman\b/,
@@ -135,7 +135,7 @@ const GOALS: Goal[] = [
     sides: ['buyer', 'both', 'unknown'],
     verb: alt('buy', 'purchase', 'order', 'get', 'hire'),
     object: alt('it', 'this(?: one)?', 'that(?: one)?', '(?:the|a|this|that) (?:\\d+ gas )?(?:listing|service|offer|gig)', 'listings?', 'services?'),
-    requires: /\b(?:how (?:do|can|should) i|how to|what (?:do|should) i (?:call|use|do)|which (?:tool|call)|what first|first step|what now|want to|ready to)\b/,
+    requires: /\b(?:how (?:do|can|should) i|how to|what (?:do|should) i (?:call|use|do)|which (?:tool|call|command)|what(?:'s| is) the (?:call|tool|command)|what first|first step|what now|want to|ready to)\b/,
     unless: /\b(?:paused|inactive|removed|deleted|unavailable|taken down|offline)\b|\b(?:find|search\w*|look(?:ing)? for|choose|pick|discover|browse)\b|\bbuy(?:ing)? (?:more |some )?gas\b|\bpacks?\b|\brefund\w*|\bdisput\w*|\btwice\b|\bmy (?:listing|service|offer)s?\b|\bfrom (?:myself|my own)\b|\bi(?:'m| am) (?:the |a )?seller\b/,
     answer: ({ q, account }) => {
       const price = /\b(\d{2,7})\s*gas (?:listing|service|offer|gig)\b|\b(?:for|costs?|priced at|price (?:is|of)) (\d{2,7})\s*gas\b/.exec(q);
@@ -176,7 +176,7 @@ const GOALS: Goal[] = [
     name: 'satisfied with the delivery',
     sides: ['buyer', 'both', 'unknown'],
     reported: true,
-    verb: alt('exactly what i (?:asked|wanted|ordered|needed)', 'looks? (?:good|great|fine|right|correct)', 'works', 'happy with', 'satisfied with', 'as (?:described|promised|listed)', 'tests? (?:all )?pass', 'perfect', 'all good'),
+    verb: alt('exactly what i (?:asked|wanted|ordered|needed)', 'looks? (?:good|great|fine|right|correct)', 'reads? (?:well|fine|great)', 'is (?:great|good|fine|solid|excellent)', 'works', 'happy with', 'satisfied with', 'as (?:described|promised|listed)', 'tests? (?:all )?pass', 'perfect', 'all good'),
     object: alt('work', 'delivery', 'result', 'it', 'files?', 'code', 'report', 'output', 'everything', 'i received', 'i got'),
     requires: /\b(?:what(?:'s| is)? (?:the )?(?:last|next|final) step|what (?:now|next)|what (?:do|should|must) i do|how do i (?:finish|finali[sz]e|wrap|complete|close)|anything else|next step)\b/,
     unless: /\bnot (?:exactly|what|quite)\b|\brefund\w*|\bdisput\w*|\bi (?:delivered|sold)\b|\bmy (?:buyer|customer|sale)\b/,
@@ -350,9 +350,10 @@ export function goalSituations(question: string, side: Side, account: HelpAccoun
   for (const g of GOALS) {
     if (!g.sides.includes(side)) continue;
     if (g.unless?.test(q) || (g.requires && !g.requires.test(q))) continue;
-    const verb = `${g.verb}(?:s|es|ed|ing)?`;
-    const near = new RegExp(`\\b${verb}\\b[^.?!;]{0,50}\\b${g.object}\\b|\\b${g.object}\\b[^.?!;]{0,50}\\b${verb}\\b`);
-    if (!near.test(g.reported ? q : ask)) continue;
+    // The verb and its object meet in one sentence (the object may sit inside the verb: "hand it over").
+    const verb = new RegExp(`\\b${g.verb}(?:s|es|ed|ing)?\\b`);
+    const object = new RegExp(`\\b${g.object}\\b`);
+    if (!(g.reported ? q : ask).split(/[.?!;\n]+/).some((sentence) => verb.test(sentence) && object.test(sentence))) continue;
     out.push({ goal: g.name, ...g.answer({ q, side, account, terms }) });
   }
   return out;

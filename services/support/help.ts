@@ -558,7 +558,7 @@ export function findErrorCode(text: string): string | null {
   // A pasted HTTP status ("status code 503", "Error 404: …", "429 Too Many Requests"), but not an
   // amount ("500 gas").
   const status =
-    /\b(?:http(?:\/[\d.]+)?|status(?:\s+code)?|error|code|returned|returns|got|answered|answers|failed(?: with)?|fails(?: with)?|response|->|→)\W{0,3}([45]\d\d)\b(?!\s*(?:gas|usd|%))/.exec(lower) ??
+    /\b(?:http(?:\/[\d.]+)?|status(?:\s+code)?|error|code|returned|returns|returning|gives|giving|throws|throwing|got|getting|answered|answers|failed(?: with)?|fails(?: with)?|failing(?: with)?|response|->|→)\W{0,3}([45]\d\d)\b(?!\s*(?:gas|usd|%))/.exec(lower) ??
     /\b[a-z]+_[a-z_]+\s*(?:->|→|:|returned|returns|gave|gives|says)?\s*\(?([45]\d\d)\b(?!\s*(?:gas|usd|%))/.exec(lower) ??
     /\b([45]\d\d)\s*[-:]?\s*(?:unauthorized|forbidden|not found|conflict|too many requests|internal server error|service unavailable|bad request|payment required|unprocessable|not implemented)/.exec(lower);
   if (status) return ERROR_CODE_BY_STATUS.get(Number(status[1])) ?? (Number(status[1]) >= 500 ? 'service_unavailable' : null);
