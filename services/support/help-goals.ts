@@ -48,8 +48,8 @@ interface Goal {
 const alt = (...xs: string[]) => `(?:${xs.join('|')})`;
 
 /** The newest of the caller's own purchases on one side in one of the states. */
-function own(account: HelpAccount | null | undefined, role: 'buyer' | 'seller', states: string[]): PurchaseView | null {
-  const mine = (account?.purchases ?? []).filter((p) => p.role === role);
+function own(account: HelpAccount | null | undefined, role: 'buyer' | 'seller' | null, states: string[]): PurchaseView | null {
+  const mine = (account?.purchases ?? []).filter((p) => !role || p.role === role);
   for (const s of states) {
     const hit = mine.find((p) => p.status === s);
     if (hit) return hit;
@@ -58,6 +58,30 @@ function own(account: HelpAccount | null | undefined, role: 'buyer' | 'seller', 
 }
 
 const looked = (p: PurchaseView | null): LookedAt[] => (p ? [{ kind: 'purchase', id: p.id }] : []);
+
+/** The caller's own sales that earn or will earn, in a sentence (with what was looked at). */
+function sales(account: HelpAccount | null | undefined): { text: string; lookedAt: LookedAt[] } {
+  const ps = (account?.purchases ?? []).filter((p) => p.role === 'seller' && ['awaiting_delivery', 'delivered', 'disputed', 'completed'].includes(p.status)).slice(0, 3);
+  if (!ps.length) return { text: '', lookedAt: [] };
+  return {
+    text: ` Your sales: ${ps.map((p) => `${p.id} (${p.status}${p.status === 'disputed' ? ': frozen until an operator resolves it' : p.status === 'completed' ? `: ${p.sellerNetGas} gas earned` : `: ${p.sellerNetGas} gas when completed`})`).join(', ')}.`,
+    lookedAt: ps.map((p) => ({ kind: 'purchase' as const, id: p.id })),
+  };
+}
+
+/** The caller's human's spending limits, when set, in a sentence. */
+function limitsText(account: HelpAccount | null | undefined, want: number | null): { text: string; cap: number | null; lookedAt: LookedAt[] } {
+  const l = account?.limits;
+  if (!account || !l?.setByHuman) return { text: '', cap: null, lookedAt: [] };
+  const caps = [l.perPurchaseMaxGas, l.remainingTodayGas, l.remainingThisWeekGas].filter((x): x is number => x !== null);
+  const cap = caps.length ? Math.min(...caps) : null;
+  const over = want !== null && cap !== null && want > cap;
+  return {
+    text: ` Your human's spending limits: per purchase ${l.perPurchaseMaxGas ?? 'no limit'}${l.perPurchaseMaxGas !== null ? ' gas' : ''}, ${l.remainingTodayGas ?? 'no limit'} left today${over ? ` — ${want} gas is above them, so purchase_service would answer 403 forbidden; only your human can raise them, and search_services {"maxPriceGas": ${cap}} finds listings within them` : ''}.`,
+    cap: over ? cap : null,
+    lookedAt: [{ kind: 'spending_limits', id: account.agentId }],
+  };
+}
 const wallet = (account: HelpAccount | null | undefined): LookedAt[] => (account?.wallet ? [{ kind: 'wallet', id: account.agentId }] : []);
 
 /** The asker says payouts were never set up (then connect_payouts comes first). */
@@ -81,10 +105,11 @@ const GOALS: Goal[] = [
           `You're the seller and want your earnings out, in BTC. In order: 1. connect_payouts {"btcAddress": "bc1q…"} once, to set where the operator pays (replace it any time); ` +
           `2. request_cashout {"amountGas"} — at least ${MIN_CASHOUT_GAS} gas of withdrawableGas (only sale earnings, sale_earn, are withdrawable), a ${CASHOUT_FEE_PERCENT}% fee, paid out in BTC. ` +
           (w ? `Your withdrawableGas is ${w.withdrawableGas} gas now${w.pendingEarningsGas ? ` (${w.pendingEarningsGas} more pending)` : ''}: wallet shows it. ` : 'wallet shows your withdrawableGas. ') +
-          'An open dispute on one of your sales blocks cash-out until it is resolved.',
+          'An open dispute on one of your sales blocks cash-out until it is resolved.' +
+          sales(account).text,
         nextStep: step,
         sections: ['cashout'],
-        lookedAt: wallet(account),
+        lookedAt: [...wallet(account), ...sales(account).lookedAt],
       };
     },
   },
@@ -101,10 +126,11 @@ const GOALS: Goal[] = [
         lead:
           'wallet shows what you earned: lifetimeEarnedGas (everything earned from sales, as sale_earn ledger entries), withdrawableGas (what you can cash out now), pendingEarningsGas (delivered sales not yet completed) and gasBalance. ' +
           (w ? `Yours now: withdrawableGas ${w.withdrawableGas} gas, pendingEarningsGas ${w.pendingEarningsGas}, gasBalance ${w.gasBalance}. ` : '') +
-          'list_orders {"role": "seller"} lists the sales themselves.',
+          'list_orders {"role": "seller"} lists the sales themselves.' +
+          sales(account).text,
         nextStep: { tool: 'wallet', arguments: {} },
         sections: ['wallet'],
-        lookedAt: wallet(account),
+        lookedAt: [...wallet(account), ...sales(account).lookedAt],
       };
     },
   },
@@ -143,6 +169,7 @@ const GOALS: Goal[] = [
       const want = price ? Number(price[1] ?? price[2]) : null;
       const have = stated ? (/^\d/.test(stated[1] ?? stated[2]) ? Number(stated[1] ?? stated[2]) : 0) : null;
       const short = have !== null && (have === 0 || (want !== null && have < want));
+      const limits = limitsText(account, want);
       const step: NextStep = short ? { tool: 'buy_gas', arguments: { packId: smallestPackCovering(want !== null && have !== null ? want - have : 1).id } } : { tool: 'purchase_service', arguments: { listingId: 'lst_…', requirements: 'What you need, the inputs the listing asks for.', maxPriceGas: want ?? 250 } };
       return {
         lead:
@@ -150,10 +177,11 @@ const GOALS: Goal[] = [
             ? `You have ${have} gas${want !== null ? `, short of ${want}` : ''}: buy gas first — buy_gas returns a checkoutUrl your human approves; poll wallet until gasBalance has risen — then purchase_service. `
             : '') +
           `Buy with purchase_service {"listingId", "requirements", "maxPriceGas"${want !== null ? `: ${want}` : ''}} and an Idempotency-Key header (a retry with the same key never buys twice): the price is held in escrow until you confirm the delivery. ` +
-          (account?.wallet && !stated ? `Your gasBalance is ${account.wallet.gasBalance} gas now${account.wallet.gasBalance === 0 ? ': buy_gas first' : ''}.` : ''),
-        nextStep: step,
-        sections: ['buying'],
-        lookedAt: account?.wallet && !stated ? wallet(account) : [],
+          (account?.wallet && !stated ? `Your gasBalance is ${account.wallet.gasBalance} gas now${account.wallet.gasBalance === 0 ? ': buy_gas first' : ''}.` : '') +
+          limits.text,
+        nextStep: limits.cap !== null ? { tool: 'search_services', arguments: { q: 'what you need', maxPriceGas: limits.cap } } : step,
+        sections: limits.lookedAt.length ? ['buying', 'spending-limits'] : ['buying'],
+        lookedAt: [...(account?.wallet && !stated ? wallet(account) : []), ...limits.lookedAt],
       };
     },
   },
@@ -216,9 +244,11 @@ const GOALS: Goal[] = [
     sides: ['buyer', 'seller', 'both', 'unknown'],
     verb: alt('ask', 'tell', 'contact', 'reach', 'message', 'notify', 'remind', 'nudge', 'poke', 'ping', 'chase', 'follow up with', 'reply to', 'respond to', 'answer', 'write (?:back )?to', 'talk to', 'get back to', 'explain to', 'let'),
     object: alt('(?:the|my|a|this|that) (?:buyer|seller|customer|client|counterparty)', 'them', 'him', 'her'),
+    // The asker writes ("how do I answer them?"), not the other party ("the seller is not answering").
+    requires: /\b(?:how (?:do|can|should|would) i|how to|can i|could i|should i|i (?:want|need|would like|'d like) to|way to|where do i|what do i (?:call|use))\b/,
     unless: /\bhow (?:do|can) i (?:find|choose|trust)\b|\b(?:tell|know|see) (?:whether|if)\b|\bask_help\b|\bdisput\w*|\b(?:read|see|check|view|find|get|where (?:are|is|do i (?:see|find|read)))\b[^.?!]{0,20}\b(?:messages|replies|reply|answers?)\b/,
     answer: ({ account, side }) => {
-      const p = own(account, side === 'seller' ? 'seller' : 'buyer', ['awaiting_delivery', 'delivered', 'disputed']);
+      const p = own(account, side === 'seller' ? 'seller' : side === 'buyer' ? 'buyer' : null, ['disputed', 'delivered', 'awaiting_delivery']);
       const pid = p?.id ?? 'pur_…';
       return {
         lead:
@@ -235,9 +265,9 @@ const GOALS: Goal[] = [
     sides: ['buyer', 'seller', 'both', 'unknown'],
     verb: alt('read', 'see', 'check', 'view', 'get', 'find', 'where (?:are|is|do i (?:see|find|read))'),
     object: alt('messages?', 'replies', 'reply', 'answers?', 'what (?:the|my) (?:buyer|seller|customer|client) (?:wrote|said|sent|replied)'),
-    unless: /\bwebhooks?\b|\bnotif\w*|\berror messages?\b/,
+    unless: /\bwebhooks?\b|\bnotif\w*|\berror messages?\b|\b(?:get |be )?told\b|\balert\w*|\b(?:tell me|know|informed) when\b/,
     answer: ({ account, side }) => {
-      const p = own(account, side === 'seller' ? 'seller' : 'buyer', ['awaiting_delivery', 'delivered', 'disputed', 'completed']);
+      const p = own(account, side === 'seller' ? 'seller' : side === 'buyer' ? 'buyer' : null, ['disputed', 'delivered', 'awaiting_delivery', 'completed']);
       const pid = p?.id ?? 'pur_…';
       return {
         lead: `list_messages {"purchaseId": "${pid}", "after"?} returns the messages of that purchase, oldest first (only its buyer and seller see them); send_message {"purchaseId", "body"} answers.`,
@@ -270,7 +300,7 @@ const GOALS: Goal[] = [
       "(?:don'?t|do not) want (?:any )?(?:new )?orders", 'offline', 'away', 'vacation', 'holiday', 'unpause', 'resume', 're-?activate', 're-?enable', 'turn (?:\\w+ ){0,2}back on',
     ),
     object: alt('listings?', 'services?', 'offers?', 'gigs?', 'orders', 'it'),
-    requires: /\bmy (?:listing|service|offer|gig)s?\b|\bi(?:'m| am) (?:the |a )?seller\b|\bas (?:a|the) seller\b|\bi sell\b|\bi(?:'ll| will) be (?:away|offline|gone)\b|\bnew orders\b/,
+    requires: /\bmy (?:listing|service|offer|gig)s?\b|\bi(?:'m| am) (?:the |a )?seller\b|\bas (?:a|the) seller\b|\bi sell\b|\bi(?:'ll| will) be (?:away|offline|gone)\b|\bnew orders\b|\b(?:accepting|taking|receiving|getting) (?:new |any )?orders\b|\btemporarily\b/,
     unless: /\b(?:buy|purchase|order) (?:a|the|it|this|that)\b|\bwebhooks?\b|\bcan i buy\b/,
     answer: ({ q }) => {
       const resume = /\bunpause|\bresume|\bre-?activate|\bre-?enable|\bback on\b/.test(q);
@@ -351,7 +381,8 @@ export function goalSituations(question: string, side: Side, account: HelpAccoun
     if (!g.sides.includes(side)) continue;
     if (g.unless?.test(q) || (g.requires && !g.requires.test(q))) continue;
     // The verb and its object meet in one sentence (the object may sit inside the verb: "hand it over").
-    const verb = new RegExp(`\\b${g.verb}(?:s|es|ed|ing)?\\b`);
+    // Present forms only: "finished work", "released" describe a state, not the action wanted.
+    const verb = new RegExp(`\\b${g.verb}(?:s|es|ing)?\\b`);
     const object = new RegExp(`\\b${g.object}\\b`);
     if (!(g.reported ? q : ask).split(/[.?!;\n]+/).some((sentence) => verb.test(sentence) && object.test(sentence))) continue;
     out.push({ goal: g.name, ...g.answer({ q, side, account, terms }) });

@@ -90,7 +90,7 @@ const PRIVATE_DATA = alt(
 );
 /** Means of gaming the marketplace: agents the speaker controls, dealing with oneself. */
 const SELF_MADE_AGENTS =
-  `\\b(?:register\\w*|creat\\w*|make|making|spin(?:ning)? up|set(?:ting)? up|run(?:ning)?|control\\w*|operat\\w*|use|using) (?:\\d+|two|three|four|five|six|ten|twenty|fifty|a hundred|a few|several|multiple|many|lots of|a bunch of|some|more|extra|additional|other|a second|another|a couple of)? ?(?:extra |new |more |dummy |fake |throwaway |burner |other |separate |additional |alt |second |sub-?)*(?:agents|accounts|identities|bots|alts)\\b`;
+  `\\b(?:register\\w*|creat\\w*|make|making|spin(?:ning)? up|set(?:ting)? up|run(?:ning)?|control\\w*|operat\\w*|use|using) (?:\\d+|two|three|four|five|six|ten|twenty|fifty|a hundred|a few|several|multiple|many|lots of|a bunch of|some|more|extra|additional|other|a second|another|a couple of)? ?(?:extra |new |more |dummy |fake |throwaway |burner |other |separate |additional |alt |second |sub-?|fresh |\\w+ )?(?:agents|accounts|identities|bots|alts)\\b`;
 const ALT_AGENTS = alt(
   'alt(?:ernate)? (?:agents?|accounts?)', 'alts', 'sock ?puppets?', 'dummy (?:agents?|accounts?)', 'throwaway (?:agents?|accounts?)', 'burner (?:agents?|accounts?)',
   'my (?:own |other )+(?:agents|accounts|bots)', '(?:from|between|with|to) (?:each other|one another|themselves)', 'in a (?:loop|circle|ring)', 'round[- ]trip\\w*',
@@ -299,9 +299,11 @@ const INTENTS: Record<DeclineIntent, Feature[]> = {
         /\b(?:evad\w*|dodg\w*|slip (?:past|through)|sneak (?:past|through|by)|get (?:around|past)|bypass\w*|circumvent\w*|fool\w*|trick\w*|outsmart\w*|defeat\w*|hide (?:it )?from|disguis\w*|obfuscat\w*|under the radar|without (?:getting |being )?(?:caught|flagged|detected|noticed)|avoid (?:getting |being )?(?:banned|caught|detected|noticed|suspended)|gets? (?:\w+ ){0,3}(?:past|around|through) (?:the )?(?:\w+ )?(?:filters?|moderation|moderators|spam checks?|detection))\b[^?.]{0,25}\b(?:moderation|moderators?|filters?|spam|detection|flag\w*|bans?|operators?|admins?|fraud|checks|the rules|review(?:ers)?|caught|detected|noticed)?/.test(r.q) && /\b(?:moderat\w*|filters?|spam|detect\w*|flag\w*|bans?|operators?|admins?|fraud|checks|rules|review\w*|caught|noticed|radar)\b/.test(r.q),
     },
     {
-      name: 'illicit goods',
+      name: 'illicit goods, traded (not reported)',
       weight: 1,
       test: (r) =>
+        /\b(?:sell\w*|list\w*|offer\w*|buy\w*|mak\w*|build\w*|distribut\w*|spread\w*|trad\w*|host\w*|word\w*|advertis\w*)\b/.test(r.q) &&
+        !/\b(?:report\w*|complain\w*|flag\w*|warn\w*|delivered|sent me|i (?:got|received)|scammed|victim|protect\w*|detect\w*)\b/.test(r.q) &&
         /\b(?:leaked|stolen|hacked|cracked|pirated|dumped|scraped) (?:(?!my\b|our\b)\w+ ){0,2}(?:api keys|keys|accounts|cards|credit cards|credentials|passwords|databases?|logins|data|emails|identities)\b|\b(?:leaked|stolen|hacked|cracked|pirated|bootleg|counterfeit) (?:(?!my\b|our\b)\w+ ){0,2}(?:\w+s|software|data|content|media)\b(?<!\b(?:was|has|is|its|this|thus|yes|us|as)\b)|\b(?:card dumps?|carding|cvv dumps?|fullz|malware|ransomware|keyloggers?|phishing (?:kits?|pages?|sites?|emails?)|ddos\w*|botnets?|credential stuffing|account takeovers?|counterfeit\w*|money launder\w*|launder\w* (?:money|gas))\b/.test(r.q),
     },
   ],

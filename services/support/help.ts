@@ -196,13 +196,19 @@ export class HelpIndex {
    * each of its words says), so the fact asked for leads the answer instead of hiding in a section.
    */
   private keySentence(hits: Retrieved[], terms: QuestionTerm[]): { text: string; share: number } | null {
-    const weights = terms.map((t) => this.termWeight(t).weight);
+    const weighed = terms.map((t) => this.termWeight(t));
+    const weights = weighed.map((w) => w.weight);
     const total = weights.reduce((a, b) => a + b, 0) || 1;
+    // The question's focus: its most telling word the documentation knows. A sentence without it
+    // answers something else, however many of the other words it shares ("In short" stays on topic).
+    const focusIndex = weighed.reduce((best, w, i) => (w.known && !terms[i].topic && (best < 0 || w.weight > weighed[best].weight) ? i : best), -1);
+    const focus = focusIndex >= 0 ? terms[focusIndex] : null;
     let best: { text: string; score: number } | null = null;
     for (const [rank, hit] of hits.slice(0, 3).entries()) {
       for (const sentence of splitSentences(hit.section.body)) {
         if (/^(?:Next step|Cause|HTTP \d)/.test(sentence)) continue;
         const words = new Set(tokenize(sentence).map(processTerm).filter((x): x is string => !!x));
+        if (focus && !words.has(focus.term) && !focus.expansions.some((e) => words.has(e))) continue;
         const score =
           terms.reduce((sum, t, i) => sum + (words.has(t.term) || t.expansions.some((e) => words.has(e)) ? weights[i] : 0), 0) * (rank === 0 ? 1.2 : 1);
         if (!best || score > best.score) best = { text: sentence, score };
