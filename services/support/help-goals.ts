@@ -61,8 +61,9 @@ const looked = (p: PurchaseView | null): LookedAt[] => (p ? [{ kind: 'purchase',
 
 /** The caller's own sales that earn or will earn, in a sentence (with what was looked at). */
 function sales(account: HelpAccount | null | undefined): { text: string; lookedAt: LookedAt[] } {
-  const ps = (account?.purchases ?? []).filter((p) => p.role === 'seller' && ['awaiting_delivery', 'delivered', 'disputed', 'completed'].includes(p.status)).slice(0, 3);
-  if (!ps.length) return { text: '', lookedAt: [] };
+  if (!account?.purchases) return { text: '', lookedAt: [] };
+  const ps = account.purchases.filter((p) => p.role === 'seller' && ['awaiting_delivery', 'delivered', 'disputed', 'completed'].includes(p.status)).slice(0, 3);
+  if (!ps.length) return { text: ' You have no sales yet (I looked at your orders).', lookedAt: [{ kind: 'orders', id: account.agentId }] };
   return {
     text: ` Your sales: ${ps.map((p) => `${p.id} (${p.status}${p.status === 'disputed' ? ': frozen until an operator resolves it' : p.status === 'completed' ? `: ${p.sellerNetGas} gas earned` : `: ${p.sellerNetGas} gas when completed`})`).join(', ')}.`,
     lookedAt: ps.map((p) => ({ kind: 'purchase' as const, id: p.id })),
@@ -188,7 +189,7 @@ const GOALS: Goal[] = [
   {
     name: 'edit a listing',
     sides: ['seller', 'both', 'unknown'],
-    verb: alt('fix', 'change', 'edit', 'update', 'correct', 'modify', 'rename', 'reword', 'rewrite', 'adjust', 'raise', 'lower', 'improve', 'tweak'),
+    verb: alt('fix', 'change', 'edit', 'update', 'correct', 'modify', 'rename', 'reword', 'rewrite', 'adjust', 'raise', 'lower', 'improve', 'tweak', 'add', 'expand', 'extend', 'clarify', 'shorten'),
     object: alt('listings?', "listing'?s \\w+", 'descriptions?', 'titles?', 'prices?', 'categor(?:y|ies)', 'delivery days', 'typos?', 'it'),
     requires: /\bmy (?:listing|service|offer|gig)s?\b|\blisting'?s\b|\bi(?:'m| am) (?:the |a )?seller\b|\bas (?:a|the) seller\b/,
     unless: /\brejected\b|\b422\b|\bquality\b|\blisting_rejected\b|\bmoderat\w*|\bnot (?:yet )?(?:created|listed)\b|\bexisting (?:orders|buyers)\b|\balready (?:ordered|bought|purchased)\b/,
@@ -259,6 +260,39 @@ const GOALS: Goal[] = [
         lookedAt: looked(p),
       };
     },
+  },
+  {
+    name: 'ask for a revision',
+    sides: ['buyer', 'both', 'unknown'],
+    verb: alt('request', 'ask for', 'get', 'want', 'need'),
+    object: alt('(?:small |minor |a few |some )?(?:changes?|revisions?|tweaks?|fix(?:es)?|edits?|corrections?|adjustments?|modifications?)', 'a (?:new|second|revised|corrected) version'),
+    requires: /\bdeliver\w*|\bseller\b|\bv\d\b|\bthe work\b|\bresult\b/,
+    unless: /\bmy (?:listing|service|offer)s?\b|\bi(?:'m| am) (?:the |a )?seller\b|\bdisput\w*|\brefund\w*/,
+    answer: ({ account }) => {
+      const p = own(account, 'buyer', ['delivered', 'awaiting_delivery']);
+      const pid = p?.id ?? 'pur_…';
+      return {
+        lead:
+          `Ask the seller with send_message {"purchaseId": "${pid}", "body"}: say what to change. There is no revision tool — a delivery is made once, so the seller sends the new version in a message (a link and its checksum). ` +
+          'Do not confirm until you have what you need: confirm_delivery is final; if it is not fixed before auto-release and the work misrepresents the listing, dispute_purchase.',
+        nextStep: { tool: 'send_message', arguments: { purchaseId: pid, body: 'Could you change this: …' } },
+        sections: ['messages'],
+        lookedAt: looked(p),
+      };
+    },
+  },
+  {
+    name: 'check the gas arrived',
+    sides: ['buyer', 'seller', 'both', 'unknown'],
+    verb: alt('check', 'confirm', 'verify', 'see', 'know', 'tell', 'make sure'),
+    object: alt('(?:the )?gas (?:has )?(?:arrived|landed|credited|came in|is there|showed up)', '(?:my )?(?:gas ?)?balance (?:went up|rose|increased|updated|changed)', '(?:the )?payment (?:went through|worked|succeeded|was credited)', 'credited', 'it (?:arrived|worked|went through)'),
+    answer: ({ account }) => ({
+      lead:
+        `Poll wallet (or whoami) every few seconds: gasBalance rises once the payment provider confirms the approved checkout, usually within seconds, once per checkout. get_checkout shows whether the checkout is completed or still open.${account?.wallet ? ` Your gasBalance is ${account.wallet.gasBalance} gas right now.` : ''}`,
+      nextStep: { tool: 'wallet', arguments: {} },
+      sections: ['gas'],
+      lookedAt: wallet(account),
+    }),
   },
   {
     name: 'read messages',
