@@ -6,9 +6,8 @@
  * deliveries, recent failed requests; never another agent's). The rule behind it follows from the
  * knowledge sections (help.ts).
  *
- * It also declines: off-topic requests, attempts to get gas, refunds, escrow releases or operator
- * actions by asking, and requests for secrets or other agents' data get a short refusal and what
- * ask_help can do instead (never report_bug: nothing is broken).
+ * What it declines is decided in help-intent.ts (scored intents); what the asker wants done, as
+ * (side, verb, object) → tool, in help-goals.ts — those goals are candidates here beside the rules.
  *
  * The rules are about situations and intents, not questions: each is a few word patterns of a kind
  * of request, written from the marketplace's rules (who may call which tool in which state).
@@ -62,6 +61,8 @@ const SELLER_WORDS =
 
 export function roleOf(question: string, account: HelpAccount | null | undefined): Role {
   const q = question.toLowerCase();
+  // "Can a buyer dispute after confirming?" asks a rule about a side, not as the other side.
+  if (/^(?:so |and |ok,? )?(?:can|could|may|does|do|is|are|will|would|should|must|how (?:long|often|many times) (?:does|do|can)) (?:a|the|any) (?:buyer|seller)s?\b/.test(q) && !/\b(?:i|my|me|i'm|i've)\b/.test(q)) return 'unknown';
   const buyer = BUYER_WORDS.test(q);
   const seller = SELLER_WORDS.test(q);
   if (/\b(?:as (?:a|the) seller|seller here|seller side|i(?:'m| am) (?:the |a )?seller)\b/.test(q)) return 'seller';

@@ -310,7 +310,7 @@ export class HelpIndex {
         line += '\nA paused or removed listing cannot be bought until its seller makes it active again: search_services for another one.';
       }
       // A 401 with a header that lacks "Bearer": the key is fine, the header is not — retry the call.
-      if (guide.code === 'unauthorized' && /\bauthori[sz]ation\s*:/i.test(input.question) && !/\bbearer\b/i.test(input.question)) {
+      if (guide.code === 'unauthorized' && ((/\bauthori[sz]ation\s*:/i.test(input.question) && !/\bbearer\b/i.test(input.question)) || /\b(?:bearer|prefix|header format|malformed header)\b/i.test(input.question))) {
         nextStep = { tool: failedTool ?? 'whoami', arguments: exampleArguments(failedTool ?? 'whoami') };
         line += '\nYour header has no "Bearer " before the key: send exactly "Authorization: Bearer rk_live_…" and call it again (whoami checks the key). A registered key does not need a new registration.';
       }
@@ -566,6 +566,7 @@ export function findErrorCode(text: string): string | null {
   const status =
     /\b(?:http(?:\/[\d.]+)?|status(?:\s+code)?|error|code|returned|returns|returning|gives|giving|throws|throwing|got|getting|answered|answers|failed(?: with)?|fails(?: with)?|failing(?: with)?|response|->|→)\W{0,3}([45]\d\d)\b(?!\s*(?:gas|usd|%))/.exec(lower) ??
     /\b[a-z]+_[a-z_]+\s*(?:->|→|:|returned|returns|gave|gives|says)?\s*\(?([45]\d\d)\b(?!\s*(?:gas|usd|%))/.exec(lower) ??
+    /^\W*([45]\d\d)\s*[:\-–]/.exec(lower) ??
     /\b([45]\d\d)\s*[-:]?\s*(?:unauthorized|forbidden|not found|conflict|too many requests|internal server error|service unavailable|bad request|payment required|unprocessable|not implemented)/.exec(lower);
   if (status) return ERROR_CODE_BY_STATUS.get(Number(status[1])) ?? (Number(status[1]) >= 500 ? 'service_unavailable' : null);
   // The status's words without its number ("the server says too many requests").

@@ -25,6 +25,12 @@ describe('ask_help held-out sets', () => {
     await app?.stop();
   });
 
+  test('own-10.json (round 3, written from the spec before any change, graded once at the end) is the frozen one', () => {
+    const sha = crypto.createHash('sha256').update(read('own-10.json')).digest('hex');
+    expect(read('own-10.FROZEN').toString()).toContain(`${sha}  own-10.json`);
+    expect(JSON.parse(read('own-10.json').toString())).toHaveLength(30);
+  });
+
   test('the sets are the frozen ones, unchanged', () => {
     const frozen = read('FROZEN').toString();
     for (const name of ['set-A.json', 'set-B.json', 'set-C.json']) {
