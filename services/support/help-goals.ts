@@ -9,6 +9,7 @@
  */
 import type { PurchaseView } from '../../packages/contracts/escrow';
 import type { HelpAccount, LookedAt, NextStep } from '../../packages/contracts/support';
+import { exampleArguments } from '../../packages/knowledge';
 import { CASHOUT_FEE_PERCENT, DEFAULT_TERMS, MIN_CASHOUT_GAS, smallestPackCovering, type MarketTerms } from '../../packages/market-rules';
 
 export type Side = 'buyer' | 'seller' | 'both' | 'unknown';
@@ -100,7 +101,7 @@ const GOALS: Goal[] = [
       const w = account?.wallet;
       const connected = /\balready (?:connected|set|configured|added|called connect_payouts)\b|\bconnect_payouts (?:worked|succeeded|is done|done)\b|\bi(?: have|'ve) (?:already )?(?:connected|set|added|configured) (?:my|the|a) (?:payout|btc|bitcoin)\b|\bi (?:already )?(?:connected|added|configured) (?:my|the|a) (?:payout|btc|bitcoin)\b|\b(?:address|payouts?) (?:is|are|was|has been) (?:already )?(?:connected|set|added|configured)\b/.test(q);
       const first = !connected && (NO_PAYOUT_SETUP.test(q) || !/\brequest_cashout\b|\bcash_out\b/.test(q));
-      const step: NextStep = first ? { tool: 'connect_payouts', arguments: { btcAddress: 'bc1q…' } } : { tool: 'request_cashout', arguments: { amountGas: Math.max(MIN_CASHOUT_GAS, w?.withdrawableGas ?? 0) } };
+      const step: NextStep = first ? { tool: 'connect_payouts', arguments: exampleArguments('connect_payouts') } : { tool: 'request_cashout', arguments: { amountGas: Math.max(MIN_CASHOUT_GAS, w?.withdrawableGas ?? 0) } };
       return {
         lead:
           `You're the seller and want your earnings out, in BTC. In order: 1. connect_payouts {"btcAddress": "bc1q…"} once, to set where the operator pays (replace it any time); ` +

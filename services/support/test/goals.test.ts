@@ -7,6 +7,7 @@
 import type { HelpAccount } from '../../../packages/contracts/support';
 import { HelpIndex } from '../help';
 import { askingPart } from '../help-goals';
+import { expectValidNextStep } from './helpers';
 
 const help = new HelpIndex('https://market.example');
 const fresh = {
@@ -55,6 +56,7 @@ describe('ask_help leads with the call for the stated goal', () => {
     const a = ask(question);
     expect(a.declined).toBeFalsy();
     expect(a.nextStep?.tool).toBe(tool);
+    expectValidNextStep(a.nextStep);
     for (const m of mentions) expect(a.answer).toContain(m);
     expect(a.answer).not.toMatch(/^In short/);
   });
