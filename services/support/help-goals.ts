@@ -139,8 +139,8 @@ const GOALS: Goal[] = [
   {
     name: 'release the payment',
     sides: ['buyer', 'both', 'unknown'],
-    verb: alt('release', 'pay', 'approve', 'accept', 'confirm', 'sign off', 'finali[sz]e', 'finish', 'complete', 'close (?:out )?', 'mark', 'wrap up'),
-    object: alt('payment', 'escrow', 'money', 'gas', 'funds', 'the seller', 'them', 'him', 'her', 'order', 'purchase', 'delivery', 'work', 'job', 'it', 'pur_\\w+', 'deal', 'transaction'),
+    verb: alt('release', 'pay', 'approve', 'accept', 'confirm', 'sign off', 'finali[sz]e', 'finish', 'complete', 'close (?:out )?', 'mark', 'wrap up', '(?:gets?|is|are|be) paid'),
+    object: alt('payment', 'escrow', 'money', 'gas', 'funds', 'the seller', 'them', 'they', 'him', 'her', 'order', 'purchase', 'delivery', 'work', 'job', 'it', 'pur_\\w+', 'deal', 'transaction'),
     requires: /\b(?:how (?:do|can|should) i|how to|what (?:do|should) i (?:call|do|use)|which (?:tool|call)|what now|want to|ready to|i'?d like to|let me|time to|looks? (?:good|great|fine|right)|tests? (?:all )?pass\w*|works?|working|happy|satisfied|fine|correct|good|as (?:described|promised|listed))\b/,
     // "… before I confirm" names what comes after the goal, not the goal.
     unless: /\bbefore (?:i |we )?(?:\w+ )?(?:confirm|accept|release|pay|approv|sign)\w*|\brefund\w*|\bdisput\w*|\bcancel\w*|\bby mistake\b|\btoo (?:early|soon)\b|\bundo\b|\bnot (?:happy|satisfied|good|working|what)|\bwhen (?:does|will|is|do)\b|\bauto[- ]?releas\w*|\bhow long\b|\bget paid\b|\bi (?:delivered|sold)\b|\bmy (?:sale|buyer|customer)\b|\bbuy gas\b|\bcheckout\b|\bpaid (?:for )?the (?:pack|checkout)\b|\bgas ?balance\b|\bhuman\b/,
@@ -206,9 +206,9 @@ const GOALS: Goal[] = [
     name: 'satisfied with the delivery',
     sides: ['buyer', 'both', 'unknown'],
     reported: true,
-    verb: alt('exactly what i (?:asked|wanted|ordered|needed)', 'looks? (?:good|great|fine|right|correct)', 'reads? (?:well|fine|great)', 'is (?:great|good|fine|solid|excellent)', 'works', 'happy with', 'satisfied with', 'as (?:described|promised|listed)', 'tests? (?:all )?pass', 'perfect', 'all good'),
+    verb: alt('exactly what i (?:asked|wanted|ordered|needed)', 'looks? (?:good|great|fine|right|correct)', 'reads? (?:well|fine|great)', "(?:is|it'?s|seems|they'?re|they are|are) (?:great|good|fine|solid|excellent|correct|right|perfect)", 'works', 'happy with', 'satisfied with', 'as (?:described|promised|listed)', 'tests? (?:all )?pass', 'perfect', 'all good'),
     object: alt('work', 'delivery', 'result', 'it', 'files?', 'code', 'report', 'output', 'everything', 'i received', 'i got'),
-    requires: /\b(?:what(?:'s| is)? (?:the )?(?:last|next|final) step|what (?:now|next)|what (?:do|should|must) i do|how do i (?:finish|finali[sz]e|wrap|complete|close)|anything else|next step)\b/,
+    requires: /\b(?:what(?:'s| is)? (?:the )?(?:last|next|final) step|what (?:now|next)|what (?:do|should|must) i (?:do|call)|which (?:tool|call)|how do i (?:finish|finali[sz]e|wrap|complete|close)|anything else|next step)\b/,
     unless: /\bnot (?:exactly|what|quite)\b|\brefund\w*|\bdisput\w*|\bi (?:delivered|sold)\b|\bmy (?:buyer|customer|sale)\b/,
     answer: ({ account, terms }) => {
       const p = own(account, 'buyer', ['delivered']);

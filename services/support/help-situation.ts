@@ -216,7 +216,7 @@ export function describePurchase(p: PurchaseView, now: Date, terms: MarketTerms 
 // Situations.
 
 const UNHAPPY =
-  /\b(?:garbage|junk|rubbish|trash|crap|wrong|bad|poor|broken|useless|incomplete|lorem|scam\w*|misrepresent\w*|nothing like|not what|isn't what|is not what|doesn'?t (?:work|match|run)|does not (?:work|match|run)|don'?t want to pay|do not want to pay|refuse to pay|not paying|won'?t pay|unhappy|not satisfied|dissatisfied|low[- ]quality|terrible|awful|half[- ]done|plagiari\w*|copied|empty|fake|unrelated|irrelevant|different from what|not (?:what|the thing) i (?:ordered|asked|paid)|mismatch\w*|dead|expired|missing|only (?:half|part|some)|partial\w*|pay (?:only )?half|not happy|not good|isn'?t good|not (?:usable|acceptable)|(?:a |an )?(?:totally |completely |entirely |whole |quite )?different (?:\w+ )?(?:repo\w*|project|file|thing|service|task|module|language|code|one|product|job)|than (?:what )?(?:i|we) (?:ordered|asked for|bought|paid for|requested|purchased)|not the \w+(?: \w+)? (?:i|we) (?:bought|ordered|paid for|asked for|purchased|requested)|instead of (?:a|an|the|what|my)|wrong (?:repo\w*|file|project|language|module)|corrupt\w*|won'?t accept|not accept\w*|refuse to accept|can'?t accept|unacceptable|filler|placeholder|can'?t (?:open|access|download)|cannot (?:open|access|download)|doesn'?t (?:open|load)|(?:link|file|url) (?:is )?(?:broken|404))\b/;
+  /\b(?:garbage|junk|rubbish|trash|crap|wrong|bad|poor|broken|useless|incomplete|lorem|scam\w*|misrepresent\w*|nothing like|not what|isn't what|is not what|doesn'?t (?:work|match|run)|does not (?:work|match|run)|don'?t want to pay|do not want to pay|refuse to pay|not paying|won'?t pay|unhappy|not satisfied|dissatisfied|low[- ]quality|terrible|awful|half[- ]done|plagiari\w*|copied|empty|fake|unrelated|irrelevant|different from what|not (?:what|the thing) i (?:ordered|asked|paid)|mismatch\w*|dead|expired|missing|only (?:half|part|some)|partial\w*|pay (?:only )?half|not happy|not good|isn'?t good|not (?:usable|acceptable)|(?:a |an )?(?:totally |completely |entirely |whole |quite )?different (?:\w+ )?(?:repo\w*|project|file|thing|service|task|module|language|code|one|product|job)|than (?:what )?(?:i|we) (?:ordered|asked for|bought|paid for|requested|purchased)|not (?:a|an|the|any) \w+(?: \w+)? at all|(?:is|was|are|were) (?:a|an|just|only|some) [^.?,]{1,40}, not (?:a|an|the|what|any)|not the \w+(?: \w+)? (?:i|we) (?:bought|ordered|paid for|asked for|purchased|requested)|instead of (?:a|an|the|what|my)|wrong (?:repo\w*|file|project|language|module)|corrupt\w*|won'?t accept|not accept\w*|refuse to accept|can'?t accept|unacceptable|filler|placeholder|can'?t (?:open|access|download)|cannot (?:open|access|download)|doesn'?t (?:open|load)|(?:link|file|url) (?:is )?(?:broken|404))\b/;
 const NOT_DELIVERED =
   /\b(?:never (?:delivered|sent|acknowledged|replied|answered|responded)|(?:got|received|have|had) nothing|nothing since|silent|awaiting_delivery (?:for|since) (?:\d+|many|several|a few|over a|more than a) (?:days?|weeks?)|deadline (?:has )?passed|past (?:the )?deadline|missed (?:the )?deadline|no (?:update|progress|news|word)s? since|gone quiet|went (?:quiet|silent)|radio silence|nothing (?:was |has been )?(?:delivered|arrived|came|sent)|nothing yet|no (?:work|files?|result)s? (?:yet|at all|arrived)|(?:hasn'?t|has not|didn'?t|did not|still not|not yet) (?:delivered|sent|acknowledged|replied|responded|started)|not delivered|no delivery|still awaiting_delivery|still (?:waiting|pending)|overdue|late|ghost\w*|disappeared|unresponsive|no reply|no response|(?:too|very|so) slow|taking (?:too |so )?long|taking forever|forever|it'?s been (?:a while|ages|long|days|weeks)|been a while|missed (?:the|its) deadline|past (?:the|its) deadline|(?:\d+|many|several|a few) (?:days|weeks) (?:and|but|later|now|already|since)|it has been (?:\d+|many|several|a few) (?:days|weeks))\b/;
 const DUPLICATE = /\b(?:twice|two (?:purchases|orders|purchase ids)|duplicate\w*|double[- ]?(?:bought|purchased|ordered|charged)|same (?:listing|service|thing|order) (?:twice|again)|bought it again|by (?:mistake|accident)|accidental\w*|changed my mind|don'?t need it anymore|no longer need)\b/;
@@ -522,6 +522,20 @@ export function* situationCandidates(
     break r3h;
   }
 
+  // When escrow releases by itself: the auto-release rule, with the caller's own delivered purchase.
+  r3i: if (/\b(?:how (?:long|many (?:days|hours)|soon|much time)|when|after how)\b[^?]{0,70}\b(?:auto[- ]?releas\w*|releas\w* (?:automatically|by itself|on its own)|(?:escrow|payment|gas) (?:is |gets |will be )?(?:auto[- ]?)?releas\w*)|\b(?:auto[- ]?releas\w*) (?:time|delay|period|window|days)\b/.test(q) && !/\bdisput\w*|\brefund\w*/.test(q)) {
+    const p = pickPurchase(q, account, null, ['delivered']);
+    yield cand(3.96, {
+      lead:
+        `A delivered purchase auto-releases to the seller ${terms.autoReleaseDays} days after delivery (autoReleaseAt on the purchase) unless the buyer confirms earlier (confirm_delivery), asks for a refund (which pauses it) or disputes (which freezes it). The buyer has those ${terms.autoReleaseDays} days to check the work.` +
+        (p ? `\n\n${describePurchase(p, now, terms).text}` : ''),
+      nextStep: call('get_purchase', { purchaseId: p?.id ?? 'pur_…' }),
+      sections: section('purchase-states'),
+      lookedAt: lookedPurchase(p, account),
+    });
+    break r3i;
+  }
+
   // What the asker wants done, stated as a goal (side, verb, object → tool; help-goals.ts).
   for (const g of goalSituations(question, role, account, terms)) {
     yield cand(GOAL_RULE, { lead: g.lead, nextStep: g.nextStep, sections: g.sections, lookedAt: g.lookedAt });
@@ -714,7 +728,7 @@ export function* situationCandidates(
   }
 
   // "Do I have any orders / purchases / sales?"
-  r9: if (account?.purchases && (/\b(?:do i have|have i (?:got|had)|any|how many|list|show)\b[^?]{0,25}\b(?:orders?|purchases?|sales?|buyers?|customers?)\b/.test(q) || /\bwhat (?:have|did) i (?:bought|buy|purchased|purchase|ordered|order|sold|sell)\b|\bmy (?:purchases|orders|sales) (?:so far|history)\b/.test(q)) && !/\bhow (?:do|can) i\b/.test(q)) {
+  r9: if (account?.purchases && /\b(?:i|my|me|mine|i've|i'm)\b/.test(q) && (/\b(?:do i have|have i (?:got|had)|any|how many|list|show)\b[^?]{0,25}\b(?:orders?|purchases?|sales?|buyers?|customers?)\b/.test(q) || /\bwhat (?:have|did) i (?:bought|buy|purchased|purchase|ordered|order|sold|sell)\b|\bmy (?:purchases|orders|sales) (?:so far|history)\b/.test(q)) && !/\bhow (?:do|can) i\b/.test(q)) {
     const ps = account.purchases;
     if (!ps.length) {
       yield cand(9, {
@@ -811,7 +825,7 @@ export function* situationCandidates(
   const buyerSide = role === 'buyer' || role === 'unknown' || role === 'both';
   const sellerSide = role === 'seller' || role === 'both';
 
-  r14: if (role !== 'seller' && !codeInText && UNHAPPY.test(q) && /\b(?:deliver\w*|got|received|sent me|gave me|came back|came in|arrived|returned|work|result|output|job|files?|order|purchase|pay)\b/.test(q) && !/\bmy listing\b/.test(q)) {
+  r14: if (role !== 'seller' && !codeInText && UNHAPPY.test(q) && /\b(?:deliver\w*|got|received|sent|gave me|paid|came back|came in|arrived|returned|work|result|output|job|files?|order|purchase|pay)\b/.test(q) && !/\bmy listing\b/.test(q)) {
     const p = pickPurchase(q, account, 'buyer', ['delivered', 'awaiting_delivery']);
     const pid = p?.id ?? 'pur_…';
     const step = call('dispute_purchase', { purchaseId: pid, reason: DISPUTE_REASON });
@@ -1277,7 +1291,7 @@ export function* situationCandidates(
   }
 
   // "How do I get paid?" without an order in view: cash-out.
-  r39: if (/\b(?:get paid|receive (?:my )?(?:money|payment|earnings)|paid out|get my (?:money|earnings))\b/.test(q) && !/\b(?:order|sale|deliver\w*|buyer|purchase|confirm|the seller|seller get)\b/.test(q)) {
+  r39: if (/\b(?:get paid|receive (?:my )?(?:money|payment|earnings)|paid out|get my (?:money|earnings))\b/.test(q) && !/\b(?:they|them|he|she|the seller|seller) (?:\w+ )?(?:gets?|is|are) paid\b/.test(q) && !/\b(?:order|sale|deliver\w*|buyer|purchase|confirm|the seller|seller get)\b/.test(q)) {
     yield cand(39, {
       lead:
         `As a seller you earn gas: when the buyer confirms a delivery (or ${terms.autoReleaseDays} days after delivery) you get ${100 - terms.platformFeePercent}% of the price as sale_earn. ` +

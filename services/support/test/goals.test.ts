@@ -49,6 +49,12 @@ const cases: Array<[string, string[], string]> = [
   ['purchase_service', ['purchase_service'], 'I found a listing for 120 gas and I have 800 gas. How do I buy it?'],
   ['buy_gas', ['buy_gas'], 'I want to buy a 700 gas listing but I only have 100 gas. What first?'],
   ['get_delivery', ['get_delivery'], 'the seller says the work is delivered. where can I read it?'],
+  ['confirm_delivery', ['confirm_delivery'], 'the report came in and it is fine. which call makes sure the seller is paid?'],
+  // a delivery that is something else than what was bought
+  ['dispute_purchase', ['dispute_purchase', 'misrepresent'], 'the seller sent a README, not the CLI tool I paid for. what can I do?'],
+  ['dispute_purchase', ['dispute_purchase'], 'I bought a data pipeline; the delivery is just a screenshot, not a pipeline at all. options?'],
+  // a rule about a side, asked by someone with an empty account
+  ['get_purchase', ['3 days'], 'how many days before escrow is released automatically if the buyer does nothing?'],
 ];
 
 describe('ask_help leads with the call for the stated goal', () => {
