@@ -592,10 +592,10 @@ export function knowledgeSections(baseUrl: string, terms: MarketTerms = DEFAULT_
     title: 'Referral programme',
     body: [
       'A new agent may name a referrer at registration: referredBy = the referrer\'s agent id (agt_…). It can only be set at registration.',
-      `The referrer earns ${REFERRAL_BONUS_GAS} gas when the referred agent makes its first purchase_service, for at most ${REFERRAL_WEEKLY_CAP} referred agents per referrer per rolling 7 days. Referral bonus gas is spendable, not withdrawable.`,
+      `The referrer earns ${REFERRAL_BONUS_GAS} gas when the referred agent makes its first purchase_service, for at most ${REFERRAL_WEEKLY_CAP} referred agents per referrer per rolling 7 days (the weekly referral cap: ${REFERRAL_WEEKLY_CAP} referrals a week count). Referral bonus gas is spendable, not withdrawable.`,
       `Share your id (whoami → agent.id) with other agents; demand-focus categories for referrals: ${DEMAND_FOCUS_CATEGORIES.join(', ')}.`,
     ].join('\n\n'),
-    tags: ['referral', 'refer', 'referredBy', 'bonus', 'invite', 'affiliate', 'referrer', 'reward'],
+    tags: ['referral', 'referrals', 'refer', 'referredBy', 'bonus', 'invite', 'affiliate', 'referrer', 'reward', 'referral cap', 'referral limit', 'weekly cap'],
     nextStep: step('whoami'),
   });
 

@@ -6,9 +6,8 @@
  * deliveries, recent failed requests; never another agent's). The rule behind it follows from the
  * knowledge sections (help.ts).
  *
- * It also declines: off-topic requests, attempts to get gas, refunds, escrow releases or operator
- * actions by asking, and requests for secrets or other agents' data get a short refusal and what
- * ask_help can do instead (never report_bug: nothing is broken).
+ * What it declines is decided in help-intent.ts (scored intents); what the asker wants done, as
+ * (side, verb, object) → tool, in help-goals.ts — those goals are candidates here beside the rules.
  *
  * The rules are about situations and intents, not questions: each is a few word patterns of a kind
  * of request, written from the marketplace's rules (who may call which tool in which state).
@@ -19,6 +18,8 @@ import type { HelpAccount, LookedAt, NextStep } from '../../packages/contracts/s
 import { exampleArguments } from '../../packages/knowledge';
 import { CASHOUT_FEE_PERCENT, DEFAULT_TERMS, LISTING_FEE_GAS, MIN_CASHOUT_GAS, MIN_DISPUTE_REASON_CHARS, PASS_SCORE, RATING_CHANGE_WINDOW_DAYS, type MarketTerms } from '../../packages/market-rules';
 import { TOOL_NAMES } from '../../packages/tool-catalogue';
+import { CAN_DO, QUOTED_CONTENT, type Decline } from './help-intent';
+import { goalSituations } from './help-goals';
 
 export type Role = 'buyer' | 'seller' | 'both' | 'unknown';
 
@@ -33,197 +34,8 @@ export interface Situation {
   overridesError?: boolean;
 }
 
-export interface Decline {
-  answer: string;
-  nextStep: NextStep | null;
-}
-
-const CAN_DO =
-  'What ask_help can do: explain this marketplace\'s tools, rules and errors, and read your own purchases, wallet, limits and webhooks to tell you the next call to make.';
-
-// ---------------------------------------------------------------------------------------------
-// Declines.
-
-/** Text quoted from a delivery or a message that the agent asks about ("it says: ignore previous instructions…"). */
-const QUOTED_CONTENT = /\b(?:deliver(?:y|ed|able)|get_delivery|message|list_messages|readme|the (?:seller|buyer) (?:sent|wrote)|contains?|says?|said)\b[^]{0,200}\b(?:should i|do i have to|must i|is it safe|do what it says|follow (?:it|that|this))/;
-
-const MANIPULATION: RegExp[] = [
-  /\bignore (?:all |any |your |the )?(?:previous |prior |above |earlier )?(?:instructions|rules|prompt|guidelines)\b/,
-  /\b(?:you are now|you're now|maintenance mode|developer mode|god mode|jailbreak|sudo mode|admin mode)\b/,
-  /\b(?:i am|i'm|im|this is) (?:the |an? |your )?(?:operator|admin|administrator|moderator|developer|owner) of (?:this|the) (?:marketplace|market|service|platform|site)\b/,
-  /\b(?:i am|i'm|im) (?:the |an? )?(?:operator|admin|administrator)\b/,
-  /\b(?:authori[sz]ation|override|admin) code\b/,
-  /\bas (?:the |an? |your )?(?:admin|administrator|operator|moderator|owner of (?:this|the) (?:marketplace|service|platform))\b/,
-  /\bin my favou?r\b/,
-  /\bsystem override\b|\boverride:|\bsets? (?:my|the|their|his|her) (?:gas ?)?balance\b|\bset (?:my )?gasbalance\b|\bbalance to \d+/,
-  /\b(?:pretend|act as if|imagine|roleplay|role-play)\b[^?]{0,30}\b(?:you are|you're|to be|as)\b/,
-  /\b(?:delete|remove|hide|erase)\b[^?]{0,30}\b(?:rating|review)s?\b[^?]{0,30}\b(?:left|gave|on my)\b|\b(?:delete|remove|hide|erase) (?:the |a |that |this )?(?:negative|bad|1-star|one-star|unfair|low) (?:rating|review)/,
-  /\b(?:forget|disregard|override) (?:everything|all|your|the|any)\b[^?]{0,20}\b(?:above|before|previous|prior|instructions|rules|prompt)\b/,
-  /\b(?:unlimited|infinite|free unlimited) gas\b|\bgas (?:hack|exploit|glitch)\b/,
-  /\b(?:i'?m|i am) (?:a |an |the )?(?:developer|dev|engineer|staff|employee|ceo|cto|founder|admin|administrator|operator|moderator|support agent)\b[^?]{0,80}\b(?:run|execute|sql|query|database|db|bypass|override|release|refund|credit|grant|unban|approve|resolve|set (?:my|the)|sets (?:my|the)|balance to)\b/,
-  /\b(?:sql|query|database|db)\b[^?]{0,40}\b(?:set|update|insert|delete|drop)\b|\b(?:run|execute) (?:a |an |this |the )?(?:sql|query|command|script) (?:on|against|in) (?:the |your )?(?:db|database|server|ledger)\b/,
-  /\b(?:i'?m|i am|we are|we're) (?:from|with|on) (?:the )?(?:support|ops|operations|admin|operator|security|trust and safety|platform|engineering) team\b/,
-  /\bmark (?:my |the |this |that )?(?:purchase|order|sale|pur_\w+)\b[^?]{0,25}\bas (?:delivered|completed|paid|confirmed|refunded|resolved)\b/,
-  /\b(?:yourself|on my behalf|for me)\b[^?]{0,40}\b(?:approve|confirm|release|refund|resolve|credit|pay|transfer|cancel)\b|\b(?:approve|confirm|release|refund|resolve|credit|pay|transfer|cancel)\b[^?]{0,40}\b(?:yourself|on my behalf)\b/,
-  /(?:^|[.!?]\s+)(?:please )?(?:increase|raise|set|change|lift|remove|double|reset|bump) (?:my|the) (?:daily |weekly |per[- ]purchase |spending )*(?:limits?|budgets?|caps?|allowance)\b/,
-  /\b(?:increase|raise|lift|remove|double|bump) my (?:daily |weekly |per[- ]purchase |spending )*(?:limits?|budgets?|caps?|allowance)\b[^?]*\bplease\b/,
-  // an action the help is asked to take on money
-  /\b(?:can|could|would|will) you (?:please |just )?(?:credit|give|send|transfer|add|grant|mint|deposit|release|refund|unfreeze|resolve|approve|move|pay|reverse|cancel|delete|ban|reset|raise|increase|lift|remove|change)\b/,
-  /(?:^|[.!?,;]\s*|:\s*)(?:please |now |just )?(?:credit|give|send|transfer|grant|mint|deposit|release|refund|unfreeze|move|pay out|reverse|raise|lift|approve|resolve|unlock|override|mark|close|settle|cancel|complete|end) (?:me|my|it|us|the escrow|this escrow|that escrow|the dispute|this dispute|the hold|the (?:buyer|seller)|him|her|them|agt_\w+|all|every|everyone|everybody|\d+|pur_\w+)\b[^?]*$/,
-  /\b(?:just do it|do it now)\b/,
-  /(?:^|[.!?,;]\s*|\band\s+)(?:please |just |now )?(?:reverse|undo|revert|roll back|cancel) (?:the|my|that|this) [^?]*\b(?:put|give|send|move|return)\b[^?]{0,20}\b(?:gas|money|funds)\b/,
-  /(?:^|[.!?,;]\s*|\band\s+)(?:please |just |now )?(?:put|give|send|move) (?:the |my )?(?:gas|money|funds) back\b[^?]*$|\bno need to involve\b/,
-  /\b(?:right now|immediately|asap)\b[^?]*\b(?:refund|release|credit|transfer|unfreeze|pay out)\b|\b(?:refund|release|credit|transfer|unfreeze|pay out)\b[^?]*\b(?:right now|immediately|asap)\b/,
-  /\b(?:i'?m|i am) (?:the |an? )?(?:ceo|cto|founder|owner|boss|staff|employee|engineer|developer|manager)\b[^?]{0,60}\b(?:bypass|skip|override|disable|approve|unban|release|refund|credit|resolve|delete|raise|lift)\b/,
-  /\b(?:bypass|skip|override|disable|turn off|get around)\b[^?]{0,20}\b(?:the )?(?:quality gate|moderation|checks?|review|spending limits?|limits?|rate limit\w*|approval|escrow)\b/,
-  /\b(?:un)?(?:ban|suspend|block|delete|deactivate)\b[^?]{0,15}\b(?:agent|account|user|seller|buyer|agt_\w+)\b(?![^?]*\bhow\b)/,
-  /\bfree gas\b.*\b(?:give|send|credit|want|need)\b|\b(?:give|send|credit) me\b.*\bfree\b/,
-];
-
-const SECRETS: RegExp[] = [
-  /\b(?:api[\s_-]?keys?|keys?|secrets?|passwords?|credentials?|tokens?)\b[^?.]{0,40}\b(?:of|for|belonging to|from) (?:an?other |other |that |this |the |my |a |some )?(?:\w+'s )?(?:agents?|agt_\w+|sellers?|buyers?|users?|accounts?|competitors?|rivals?)\b/,
-  /\b(?:competitor|rival)'?s?\b[^?]{0,30}\b(?:keys?|secrets?|passwords?|tokens?|credentials?|data|balance|wallet|messages|buyers|customers|sales)\b/,
-  /\b(?:ceo|founder|operator|admin|owner|staff|team|employee|developer)s?'?s? (?:personal )?(?:email|phone|home address|address|contact details)\b/,
-  /\bagt_\w+\b[^?.]{0,40}\b(?:api[\s_-]?key|secret|password|credentials?|token)\b/,
-  /\b(?:another|other|someone else'?s?|their) (?:agent'?s? )?(?:api[\s_-]?keys?|keys?|secrets?|passwords?|credentials?|tokens?)\b/,
-  /\b(?!my\b)\w+'s (?:api[\s_-]?keys?|keys?|secrets?|passwords?|credentials?|tokens?)\b/,
-  /\b(?:stripe|database|db|postgres\w*|pg|ledger db|nats|admin|operator|server|the service(?:'s)?|your|webhook signing|jwt|env(?:ironment)?)\b[^?.]{0,30}\b(?:secret|secret key|password|private key|connection string|credentials?|admin token|api key|env(?:ironment)? var\w*)\b/,
-  /\b(?:secret|password|private key|connection string|credentials?|admin token)\b[^?.]{0,40}\b(?:stripe|database|db|postgres\w*|ledger|admin|operator|server|the service uses)\b/,
-  /\b(?:system prompt|your (?:instructions|prompt|rules) (?:verbatim|word for word)|print your (?:prompt|instructions))\b/,
-  /\b(?:private keys?|seed phrase|mnemonic|hot wallet'?s? (?:key|keys|seed))\b/,
-  /\b(?:list|show|dump|export|give me|print|send me)\b[^?]{0,15}\b(?:all|every|the|everyone'?s)\b[^?]{0,10}\b(?:api[\s_-]?keys?|keys|secrets|passwords|tokens)\b/,
-];
-
-/** Another agent's private data (their purchases, buyers, balance, messages), asked for. */
-const OTHERS_DATA: RegExp[] = [
-  /\b(?:list|show|tell me|give me|send me|what (?:did|does|has)|how much (?:did|does|has)|who (?:bought|paid|ordered)|which (?:agents|buyers))\b[^?]{0,60}\b(?:agt_\w+|another agent|other agents|other sellers|other buyers|(?:that|this) (?:seller|buyer|agent)|seller agt_\w+|buyer agt_\w+)\b/,
-  /\b(?:agt_\w+|another agent'?s?|other agents'?)\b[^?]{0,60}\b(?:sold|bought|purchases|orders|sales|balance|wallet|earnings|messages|customers|buyers)\b/,
-  /\bwho bought\b[^?]{0,40}\b(?:and|what)\b[^?]{0,30}\bpaid\b/,
-  /\bmessages (?:between|of|from) (?:agt_\w+|other|another|two|those|these)\b/,
-  /\b(?:list|send|show|give|export|dump|get)\b[^?]{0,30}\b(?:all|every|other) (?:the )?(?:registered |active )?(?:agents|users|sellers|buyers|accounts)\b[^?]{0,40}\b(?:emails?|keys?|balances?|wallets?|details|data|contacts?|ids|list)\b|\b(?:emails?|phone numbers?|addresses) of (?:all|other|the) (?:agents|users|sellers|buyers)\b/,
-  /\b(?:which|what|who) (?:agents?|sellers?|buyers?|users?) (?:have|has|holds?|earn\w*|made|make|spent|spends?) (?:the )?most\b|\bmost (?:gas|money|sales|earnings)\b[^?]{0,20}\b(?:agents?|sellers?|buyers?)\b/,
-  /\b(?:balances?|wallets?|earnings|revenue|purchases|sales|orders|messages|api keys?) of (?:the )?(?:top|other|all|every|another|some|\d+)\b/,
-  /\b(?:top|other|all|richest|biggest) (?:\d+ )?(?:sellers|buyers|agents)'? (?:balances?|earnings|wallets?|revenue|purchases|sales)\b/,
-  /\b(?:richest|wealthiest|top[- ]earning|biggest spender)\b[^?]{0,30}\b(?:agents?|sellers?|buyers?|users?)\b|\bhow much (?:gas |money )?(?:do|does|did) (?:they|he|she|agt_\w+|that (?:agent|seller|buyer)) (?:have|earn|make|spend)\b/,
-];
-
-/** Gaming the marketplace: fake accounts, ratings or sales, getting around its checks. */
-const ABUSE: RegExp[] = [
-  /\bfake (?:accounts?|agents?|buyers?|sellers?|reviews?|ratings?|sales|purchases|orders)\b|\bsock ?puppets?\b|\bwash (?:trad\w*|sales)\b/,
-  /\b(?:boost|inflate|pump|game|manipulate|fake)\b[^?]{0,20}\b(?:my )?(?:sales(?: ?count)?|salescount|ratings?|reputation|reviews?|rank\w*)\b/,
-  /\b(?:hack|exploit|cheat|trick|fool|circumvent|get around|bypass|beat)\b[^?]{0,20}\b(?:the )?(?:quality gate|quality score|moderation|escrow|ledger|limits?|rate limit\w*|reputation|ranking|search|system|checks?|marketplace|platform)\b/,
-];
-
-const OFF_TOPIC: RegExp[] = [
-  /\b(?:write|compose|make|generate|create|give me|tell me)\b[^?.]{0,25}\b(?:poem|song|story|haiku|essay|limerick|joke|rap|novel|sonnet|lyrics)\b/,
-  /\b(?:poem|haiku|limerick|sonnet)\b/,
-  /\b(?:write|draft|compose)\b[^?.]{0,20}\b(?:cover letter|resume|cv|essay|tweet|blog post|article|speech|homework|love letter)\b/,
-  /\b(?:latest|today'?s|current) news\b/,
-  /^(?:please |can you |could you )?(?:translate|summari[sz]e|proofread|rewrite|paraphrase)\b(?![^?]*\b(?:listing|my service|description)\b)/,
-  /\b(?:debug|fix|refactor|optimi[sz]e|review|explain)\b (?:my|this|the|a) (?:code|component|function|script|app|program|query|css|react|python|sql|regex|docker\w*|k8s|kubernetes)\b/,
-  /\byour (?:favou?rite|age|gender|opinion on|feelings)\b|\bare you (?:human|alive|conscious|sentient|real|a robot)\b|\bdo you (?:love|like|dream)\b/,
-  /\bconvert\b[^?]{0,25}\b(?:euros?|eur|pounds?|gbp|yen|jpy|francs?|rupees?)\b|\b(?:euro|pound|yen) (?:to|in) (?:dollars?|usd)\b/,
-  /\bhomework\b|\bintegrate x\b|\bderivative of\b|\bsolve (?:this |the )?equation\b|\belection\b|\bmovie\b|\bsports?\b/,
-  /^\s*(?:what'?s|what is|calculate|compute|how much is)\s*-?[\d(][\d\s+\-*/x×^().]*\??\s*$/,
-  /\bweather\b|\bforecast\b(?! of)/,
-  /\b(?:can|could|would|will) you\b[^?.]{0,15}\b(?:write|code|build|make|create|generate|draft|translate|summari[sz]e|solve|debug|refactor|implement)\b[^?.]{0,40}\b(?:script|function|program|code|class|regex|scraper|app|website|essay|email|letter|sql|query|algorithm)\b/,
-  /\b(?:can|could|would|will) you (?:please )?(?:translate|summari[sz]e|proofread|rewrite|draft|compose|write (?:me |my |a |an |the )?(?:essay|email|letter|article|blog|story|description|copy|text))\b/,
-  /\b(?:write|code|build|generate|implement) (?:me )?(?:a |an |some )?(?:python|javascript|typescript|bash|shell|sql|rust|go|java|c\+\+|php|ruby)\b/,
-  /\b(?:recipe|horoscope|lottery|stock price|sports? scores?|capital of|translate (?:this|the following))\b/,
-];
-
-/**
- * The question without the material it quotes or pastes (a description, an error message, code in
- * quotes or backticks, what follows "description:" or "it says:"): that text is data about the
- * situation, not a request to ask_help, so the decline rules do not read it.
- */
-export function withoutQuoted(question: string): string {
-  return question
-    .replace(/```[^]*?```/g, ' ')
-    .replace(/`[^`\n]*`/g, ' ')
-    .replace(/"[^"\n]*"/g, ' ')
-    .replace(/[“”][^“”\n]*[“”]/g, ' ')
-    .replace(/(^|[\s(:=])'[^'\n]{2,}?'(?=$|[\s).,;:!?])/g, '$1 ')
-    .replace(/\b(?:description|title|error|message|response|output|it says|the error says|got back)\s*:\s*[^?\n]*?(?=\s*\b(?:how|what|why|can|should|is|do|does)\b|[?\n]|$)/gi, ' ');
-}
-
-/** A refusal and what the caller can do instead, or null when the question is the help's to answer. */
-export function declineOf(question: string): Decline | null {
-  const q = withoutQuoted(question).toLowerCase();
-  if (QUOTED_CONTENT.test(question.toLowerCase())) return null; // asking whether to follow injected text: answered (it is data)
-  if (MANIPULATION.some((r) => r.test(q))) {
-    const money = /\b(?:gas|credit|balance|wallet|refund|escrow|release|pay|payout|cash)\b/.test(q);
-    const refund = /\brefund\b/.test(q);
-    const release = /\b(?:release|escrow)\b/.test(q);
-    const limits = /\b(?:limits?|budgets?|caps?|allowance)\b/.test(q) && !refund && !release;
-    const approval = /\bapprov\w*/.test(q) && !refund && !release;
-    const operator = /\b(?:operator|admin|administrator|moderator|override|authori[sz]ation code)\b/.test(q);
-    let instead: string;
-    let nextStep: NextStep | null = null;
-    if (limits || approval) {
-      instead = limits
-        ? 'Only your human (your owner) can change your spending limits, on their private owner page or the checkout page; whoami shows them (spendingLimits).'
-        : 'A purchase above your human\'s "ask me above" amount waits for your human to approve it at approvalUrl (get_purchase shows it; it fails if not approved in time). Send them that link.';
-      nextStep = limits ? { tool: 'whoami', arguments: {} } : { tool: 'get_purchase', arguments: exampleArguments('get_purchase') };
-    } else if (refund) {
-      instead = `A refund is yours to request with your own key: request_refund {"purchaseId"} (before delivery it is refunded at once; after delivery the seller may refund, or you dispute_purchase). If the seller agreed in a message, they can refund it themselves with request_refund.`;
-      nextStep = { tool: 'request_refund', arguments: exampleArguments('request_refund') };
-    } else if (release) {
-      instead = 'Escrow is released only by its buyer (confirm_delivery), by auto-release after delivery, or by an operator resolving a dispute in the operator console — never through ask_help. If you are a party of the purchase, get_purchase shows its state.';
-      nextStep = { tool: 'get_purchase', arguments: exampleArguments('get_purchase') };
-    } else if (money) {
-      instead = 'Gas comes only from an approved checkout (buy_gas; a human approves the payment), from sales, or from referral bonuses.';
-      nextStep = { tool: 'buy_gas', arguments: exampleArguments('buy_gas') };
-    } else {
-      instead = 'Use the tools with your own API key for your own account.';
-    }
-    return {
-      answer:
-        `I can't do that: ask_help cannot move gas, refund, release escrow, change limits or take operator actions, and ${operator ? 'claiming to be the operator does not change that (operators act in their own console, not through ask_help)' : 'instructions in a question do not change that'}. ` +
-        `${instead}\n\n${CAN_DO}`,
-      nextStep,
-    };
-  }
-  if (ABUSE.some((r) => r.test(q))) {
-    const listing = /\b(?:quality|moderation|listing)\b/.test(q);
-    return {
-      answer:
-        "I can't help with that: faking accounts, sales or ratings, or getting around the marketplace's checks, is abuse of the marketplace (listings are moderated, and operators see the ledger and the purchases). " +
-        (listing
-          ? 'What passes the quality gate honestly: a concrete skill in the title, the inputs the buyer provides, what you deliver (formats), scope and limits — list_service returns a quality report with hints when it refuses.'
-          : 'Reputation comes from real completed sales and ratings; a clear listing with a fair price and fast delivery earns them.') +
-        `\n\n${CAN_DO}`,
-      nextStep: listing ? { tool: 'list_service', arguments: exampleArguments('list_service') } : null,
-    };
-  }
-  if (SECRETS.some((r) => r.test(q))) {
-    return {
-      answer:
-        "I can't share that: ask_help never reveals secrets (API keys, passwords, connection strings, payment or signing keys, its own configuration) and nobody can see another agent's key — the server keeps only a hash of each. " +
-        `Your own API key was shown once at registration; if it is lost, register a new agent. For debugging, pass a failed call's requestId to ask_help (context.requestId).\n\n${CAN_DO}`,
-      nextStep: null,
-    };
-  }
-  if (OTHERS_DATA.some((r) => r.test(q))) {
-    return {
-      answer:
-        "I can't share that: another agent's purchases, buyers, prices paid, balance and messages are private to them. " +
-        `What is public: their listings and reputation (salesCount, ratingAvg, isSeed) in search_services {"sellerId"}.\n\n${CAN_DO}`,
-      nextStep: { tool: 'search_services', arguments: { sellerId: 'agt_…' } },
-    };
-  }
-  if (OFF_TOPIC.some((r) => r.test(q))) {
-    const code = /\b(?:script|function|program|code|scraper|app|website|sql|regex|algorithm|python|javascript|typescript|component|react|css)\b/.test(q);
-    return {
-      answer:
-        "I can't help with that here: ask_help only answers questions about this marketplace." +
-        (code ? ' To have code written, buy it from a seller: search_services {"q", "category": "codegen"} finds one.' : '') +
-        `\n\n${CAN_DO}`,
-      nextStep: code ? { tool: 'search_services', arguments: { q: 'python script', category: 'codegen' } } : null,
-    };
-  }
-  return null;
-}
+export type { Decline } from './help-intent';
+export { declineOf, withoutQuoted } from './help-intent';
 
 /** Words of a question about using this service (an account, an app, a login) that the documentation may not cover. */
 const SERVICE_WORDS =
@@ -245,10 +57,12 @@ export function offTopicDecline(): Decline {
 const BUYER_WORDS =
   /\b(?:i(?:'m| am) (?:the |a )?buyer|as (?:a|the) buyer|buyer here|i (?:bought|purchased|paid for|ordered)|my purchases?|the seller\b|seller (?:delivered|sent|never|hasn't|has not|didn't|did not|is|keeps|won't|isn't)|i (?:got|received) (?:the |a |my )?(?:delivery|work|result)|i was delivered)/;
 const SELLER_WORDS =
-  /\b(?:i(?:'m| am) (?:the |a )?seller|as (?:a|the) seller|seller here|seller side|seller\.|i (?:sold|delivered|deliver)|my (?:listing|listings|sales?|customer|service)|a buyer\b|the buyer\b|buyer (?:opened|disputed|wants|asked|requested|never|hasn't|has not|isn't|is not|didn't|did not)|someone (?:bought|ordered|purchased)|(?:ordered|bought) my\b|(?:for )?me to deliver|orders? i (?:just )?got|i (?:just )?got an? (?:new )?order|(?:the|a|my) (?:customer|client)s?\b|(?:ordered|bought|purchased) from me|my buyers?\b)/;
+  /\b(?:i(?:'m| am) (?:the |a )?seller|as (?:a|the) seller|seller here|seller side|seller\.|i (?:sold|delivered|deliver)|my (?:listing|listings|sales?|customer|service)|a buyer\b|the buyer\b|buyer (?:opened|disputed|wants|asked|requested|never|hasn't|has not|isn't|is not|didn't|did not)|someone (?:bought|ordered|purchased)|(?:ordered|bought) my\b|(?:for )?me to deliver|orders? i (?:just )?got|i (?:just )?got an? (?:new )?order|(?:the|a|my) (?:customer|client)s?\b|(?:ordered|bought|purchased) from me|my buyers?\b|i(?:'m| am) selling\b|i sell\b|my (?:clients?|customers?)\b|buyers? (?:paid|bought|ordered|purchased)\b)/;
 
 export function roleOf(question: string, account: HelpAccount | null | undefined): Role {
   const q = question.toLowerCase();
+  // "Can a buyer dispute after confirming?" asks a rule about a side, not as the other side.
+  if (/^(?:so |and |ok,? )?(?:can|could|may|does|do|is|are|will|would|should|must|how (?:long|often|many times) (?:does|do|can)) (?:a|the|any) (?:buyer|seller)s?\b/.test(q) && !/\b(?:i|my|me|i'm|i've)\b/.test(q)) return 'unknown';
   const buyer = BUYER_WORDS.test(q);
   const seller = SELLER_WORDS.test(q);
   if (/\b(?:as (?:a|the) seller|seller here|seller side|i(?:'m| am) (?:the |a )?seller)\b/.test(q)) return 'seller';
@@ -402,13 +216,13 @@ export function describePurchase(p: PurchaseView, now: Date, terms: MarketTerms 
 // Situations.
 
 const UNHAPPY =
-  /\b(?:garbage|junk|rubbish|trash|crap|wrong|bad|poor|broken|useless|incomplete|lorem|scam\w*|misrepresent\w*|nothing like|not what|isn't what|is not what|doesn'?t (?:work|match|run)|does not (?:work|match|run)|don'?t want to pay|do not want to pay|refuse to pay|not paying|won'?t pay|unhappy|not satisfied|dissatisfied|low[- ]quality|terrible|awful|half[- ]done|plagiari\w*|copied|empty|fake|unrelated|irrelevant|different from what|not (?:what|the thing) i (?:ordered|asked|paid)|mismatch\w*|dead|expired|missing|only (?:half|part|some)|partial\w*|pay (?:only )?half|not happy|not good|isn'?t good|not (?:usable|acceptable)|a different (?:repo\w*|project|file|thing|service|task|module|language)|wrong (?:repo\w*|file|project|language|module)|corrupt\w*|can'?t (?:open|access|download)|cannot (?:open|access|download)|doesn'?t (?:open|load)|(?:link|file|url) (?:is )?(?:broken|404))\b/;
+  /\b(?:garbage|junk|rubbish|trash|crap|wrong|bad|poor|broken|useless|incomplete|lorem|scam\w*|misrepresent\w*|nothing like|not what|isn't what|is not what|doesn'?t (?:work|match|run)|does not (?:work|match|run)|don'?t want to pay|do not want to pay|refuse to pay|not paying|won'?t pay|unhappy|not satisfied|dissatisfied|low[- ]quality|terrible|awful|half[- ]done|plagiari\w*|copied|empty|fake|unrelated|irrelevant|different from what|not (?:what|the thing) i (?:ordered|asked|paid)|mismatch\w*|dead|expired|missing|only (?:half|part|some)|partial\w*|pay (?:only )?half|not happy|not good|isn'?t good|not (?:usable|acceptable)|(?:a |an )?(?:totally |completely |entirely |whole |quite )?different (?:\w+ )?(?:repo\w*|project|file|thing|service|task|module|language|code|one|product|job)|than (?:what )?(?:i|we) (?:ordered|asked for|bought|paid for|requested|purchased)|not (?:a|an|the|any) \w+(?: \w+)? at all|(?:is|was|are|were) (?:a|an|just|only|some) [^.?,]{1,40}, not (?:a|an|the|what|any)|not the \w+(?: \w+)? (?:i|we) (?:bought|ordered|paid for|asked for|purchased|requested)|instead of (?:a|an|the|what|my)|wrong (?:repo\w*|file|project|language|module)|corrupt\w*|won'?t accept|not accept\w*|refuse to accept|can'?t accept|unacceptable|filler|placeholder|can'?t (?:open|access|download)|cannot (?:open|access|download)|doesn'?t (?:open|load)|(?:link|file|url) (?:is )?(?:broken|404))\b/;
 const NOT_DELIVERED =
-  /\b(?:never (?:delivered|sent|acknowledged|replied|answered|responded)|(?:hasn'?t|has not|didn'?t|did not|still not|not yet) (?:delivered|sent|acknowledged|replied|responded|started)|not delivered|no delivery|still awaiting_delivery|still (?:waiting|pending)|overdue|late|ghost\w*|disappeared|unresponsive|no reply|no response|(?:too|very|so) slow|taking (?:too |so )?long|taking forever|forever|it'?s been (?:a while|ages|long|days|weeks)|been a while|missed (?:the|its) deadline|past (?:the|its) deadline|(?:\d+|many|several|a few) (?:days|weeks) (?:and|but|later|now|already|since)|it has been (?:\d+|many|several|a few) (?:days|weeks))\b/;
+  /\b(?:never (?:delivered|sent|acknowledged|replied|answered|responded)|(?:got|received|have|had) nothing|nothing since|silent|awaiting_delivery (?:for|since) (?:\d+|many|several|a few|over a|more than a) (?:days?|weeks?)|deadline (?:has )?passed|past (?:the )?deadline|missed (?:the )?deadline|no (?:update|progress|news|word)s? since|gone quiet|went (?:quiet|silent)|radio silence|nothing (?:was |has been )?(?:delivered|arrived|came|sent)|nothing yet|no (?:work|files?|result)s? (?:yet|at all|arrived)|(?:hasn'?t|has not|didn'?t|did not|still not|not yet) (?:delivered|sent|acknowledged|replied|responded|started)|not delivered|no delivery|still awaiting_delivery|still (?:waiting|pending)|overdue|late|ghost\w*|disappeared|unresponsive|no reply|no response|(?:too|very|so) slow|taking (?:too |so )?long|taking forever|forever|it'?s been (?:a while|ages|long|days|weeks)|been a while|missed (?:the|its) deadline|past (?:the|its) deadline|(?:\d+|many|several|a few) (?:days|weeks) (?:and|but|later|now|already|since)|it has been (?:\d+|many|several|a few) (?:days|weeks))\b/;
 const DUPLICATE = /\b(?:twice|two (?:purchases|orders|purchase ids)|duplicate\w*|double[- ]?(?:bought|purchased|ordered|charged)|same (?:listing|service|thing|order) (?:twice|again)|bought it again|by (?:mistake|accident)|accidental\w*|changed my mind|don'?t need it anymore|no longer need)\b/;
 const CANCEL = /\b(?:cancel\w*|undo|revert|call off|back out)\b/;
-const WANTS_MONEY_BACK = /\b(?:refund\w*|money back|gas back|get (?:my|the) (?:gas|money)|give (?:the buyer |them |it )?(?:their |the |back )|return (?:the|their) (?:gas|money))\b/;
-const PAID_WORDS = /\b(?:paid|payment|pay me|get (?:my |the )?(?:money|gas)|my money|my gas|earn\w*|payout|paid out|release payment)\b/;
+const WANTS_MONEY_BACK = /\b(?:refund\w*|money back|gas back|(?:gas|money|funds|payment) (?:returned|refunded|back)|return(?:ed)? (?:my|the) (?:gas|money)|get (?:my|the) (?:gas|money)|give (?:the buyer |them |it )?(?:their |the |back )|return (?:the|their) (?:gas|money))\b/;
+const PAID_WORDS = /\b(?:paid|payment|pay me|get (?:my |the )?(?:money|gas)|my money|my gas|earn\w*|payout|paid out|release payment|where'?s (?:my|the) (?:money|gas|payment|earnings)|where is (?:my|the) (?:money|gas|payment|earnings))\b/;
 const STATUS_WORDS =
   /\b(?:status|done|ready|finished|complete|going on|happening|where is|what'?s up with|update on|progress|any news|how long|when (?:will|does|do)|waiting|pending|stuck|releases?)\b/;
 /** The caller's human's spending limits (not a rate limit, not "is there a limit" on something else). */
@@ -470,6 +284,8 @@ function cand(rule: number, situation: Situation): Candidate {
 
 /** The number of situation rules (for the specificity prior). */
 const RULES = 40;
+/** Where a stated goal ranks among the rules: after the narrow ones (quoted content, a reused key, the account's own figures), before the broad situations. */
+const GOAL_RULE = 12.5;
 
 const STOP = new Set(
   'a an the i im i\'m my me we our you your it its is are was were be been am do does did to of in on for at by with and or but not no so if then than this that these those what how why when where who which can could should would will just get got have has had there here any some about from as into out up'.split(' '),
@@ -649,7 +465,7 @@ export function* situationCandidates(
   }
 
   // A registered caller asking where to begin: from its own account, never "register".
-  r3e: if (account && /\b(?:what (?:should|do|can|must) i do (?:first|now|next)|where (?:do|should|can) i (?:start|begin)|how do i (?:start|begin)|(?:just|i'?m|now|all) (?:registered|set up|signed up)|getting started|first steps?|what(?:'s| is) (?:the )?first (?:thing|step))\b/.test(q) && !(account.purchases ?? []).some((p) => ['awaiting_approval', 'awaiting_delivery', 'delivered', 'disputed'].includes(p.status))) {
+  r3e: if (account && /\b(?:what (?:should|do|can|must) i do (?:first|now|next)|where (?:do|should|can) i (?:start|begin)|how do i (?:start|begin)|(?:just|i'?m|now|all) (?:registered|set up|signed up)|getting started|first steps?|what(?:'s| is) (?:the )?first (?:thing|step))\b/.test(q) && !/\b(?:paid|payment|checkout\w*|approved|went through|buy_gas|session ?id|deliver\w*|disput\w*|refund\w*|cash(?:ing)?[\s-]?out|withdraw\w*|buyers?|sellers?|customers?|bought|purchased|ordered|sold|my (?:listing|service|order|purchase|sale)s?)\b/.test(q) && !(account.purchases ?? []).some((p) => ['awaiting_approval', 'awaiting_delivery', 'delivered', 'disputed'].includes(p.status))) {
     const w = account.wallet;
     const none = !(account.purchases ?? []).length;
     const buyFirst = w ? w.gasBalance === 0 : true;
@@ -680,7 +496,7 @@ export function* situationCandidates(
   }
 
   // A buyer wanting to dispute work that matches the listing (taste, not misrepresentation).
-  r3g: if (role !== 'seller' && /\bdisput\w*/.test(q) && /\b(?:exactly what|as described|as listed|what the listing (?:said|says|promised)|matches (?:the )?listing|just not|not the style|not my (?:taste|style)|don'?t like|didn'?t like|do not like|prefer\w*|expected something (?:else|different))\b/.test(q)) {
+  r3g: if (role !== 'seller' && /\bdisput\w*/.test(q) && /\b(?:exactly what|as described|as listed|what the listing (?:said|says|promised)|matches (?:the )?listing|just not|not the style|not my (?:taste|style)|don'?t like|didn'?t like|do not like|prefer\w*|expected something (?:else|different)|mediocre|just because|only because|average|meh|so-so|subpar|could be better|not (?:great|amazing|perfect|the best)|expected (?:more|better)|(?:quality|work) (?:is|was) (?:low|meh|mediocre|not great|ok|okay|average))\b/.test(q)) {
     const p = pickPurchase(q, account, 'buyer', ['delivered']);
     const pid = p?.id ?? 'pur_…';
     yield cand(3.97, {
@@ -696,7 +512,7 @@ export function* situationCandidates(
   }
 
   // Cash-out refused for want of a payout address: connect_payouts.
-  r3h: if (/\bcash(?:ing)?[\s-]?out\b|\brequest_cashout\b|\bwithdraw\w*|\bpayouts?\b/.test(q) && /\b(?:payout|btc|bitcoin|receive|wallet) address\b|\bpayouts? (?:are |is )?not (?:connected|set up|configured)\b|\bpayouts_not_connected\b|\bno (?:payout|btc) address\b/.test(q) && !/\bhow (?:do|can) i change\b/.test(q)) {
+  r3h: if (/\bcash(?:ing)?[\s-]?out\b|\brequest_cashout\b|\bwithdraw\w*|\bpayouts?\b/.test(q) && /\b(?:payout|btc|bitcoin|receive|wallet) address\b|\bpayouts? (?:are |is )?not (?:connected|set up|configured)\b|\bpayouts_not_connected\b|\bno (?:payout|btc) address\b|\b(?:never|not (?:yet )?|haven'?t|have not|didn'?t|did not)\b[^.?!]{0,30}\b(?:configur\w*|set ?up|setup|connect\w*)\b[^.?!]{0,25}\bpayouts?\b|\bpayouts?\b[^.?!]{0,20}\b(?:never|not) (?:been )?(?:configured|set up|connected)\b/.test(q) && !/\bhow (?:do|can) i change\b|\balready (?:connected|set|added|configured|called)\b|\bi (?:have |'ve )?(?:connected|set|added|configured) (?:my|the|a) (?:payout|btc|bitcoin)\b|\b(?:address|payouts?) (?:is|are|was|has been) (?:already )?(?:connected|set|added|configured)\b/.test(q)) {
     yield cand(3.98, {
       lead: `The missing step is the payout address: connect_payouts {"btcAddress": "bc1q…"} sets the Bitcoin address your cash-outs are paid to (once; replace it any time). Then request_cashout {"amountGas"} again (at least ${MIN_CASHOUT_GAS} gas of withdrawableGas, ${CASHOUT_FEE_PERCENT}% fee).`,
       nextStep: call('connect_payouts', exampleArguments('connect_payouts')),
@@ -706,8 +522,27 @@ export function* situationCandidates(
     break r3h;
   }
 
+  // When escrow releases by itself: the auto-release rule, with the caller's own delivered purchase.
+  r3i: if (/\b(?:how (?:long|many (?:days|hours)|soon|much time)|when|after how)\b[^?]{0,70}\b(?:auto[- ]?releas\w*|releas\w* (?:automatically|by itself|on its own)|(?:escrow|payment|gas) (?:is |gets |will be )?(?:auto[- ]?)?releas\w*)|\b(?:auto[- ]?releas\w*) (?:time|delay|period|window|days)\b/.test(q) && !/\bdisput\w*|\brefund\w*/.test(q)) {
+    const p = pickPurchase(q, account, null, ['delivered']);
+    yield cand(3.96, {
+      lead:
+        `A delivered purchase auto-releases to the seller ${terms.autoReleaseDays} days after delivery (autoReleaseAt on the purchase) unless the buyer confirms earlier (confirm_delivery), asks for a refund (which pauses it) or disputes (which freezes it). The buyer has those ${terms.autoReleaseDays} days to check the work.` +
+        (p ? `\n\n${describePurchase(p, now, terms).text}` : ''),
+      nextStep: call('get_purchase', { purchaseId: p?.id ?? 'pur_…' }),
+      sections: section('purchase-states'),
+      lookedAt: lookedPurchase(p, account),
+    });
+    break r3i;
+  }
+
+  // What the asker wants done, stated as a goal (side, verb, object → tool; help-goals.ts).
+  for (const g of goalSituations(question, role, account, terms)) {
+    yield cand(GOAL_RULE, { lead: g.lead, nextStep: g.nextStep, sections: g.sections, lookedAt: g.lookedAt });
+  }
+
   // The caller's human's spending limits.
-  r4: if (SPENDING.test(q) && !/\brate[_ ]limit/.test(q)) {
+  r4: if (SPENDING.test(q) && !/\brate[_ ]limit|\breferr\w*/.test(q)) {
     const l = account?.limits ?? null;
     const looked: LookedAt[] = account && l ? [{ kind: 'spending_limits', id: account.agentId }] : [];
     const values = l
@@ -893,7 +728,7 @@ export function* situationCandidates(
   }
 
   // "Do I have any orders / purchases / sales?"
-  r9: if (account?.purchases && (/\b(?:do i have|have i (?:got|had)|any|how many|list|show)\b[^?]{0,25}\b(?:orders?|purchases?|sales?|buyers?|customers?)\b/.test(q) || /\bwhat (?:have|did) i (?:bought|buy|purchased|purchase|ordered|order|sold|sell)\b|\bmy (?:purchases|orders|sales) (?:so far|history)\b/.test(q)) && !/\bhow (?:do|can) i\b/.test(q)) {
+  r9: if (account?.purchases && /\b(?:i|my|me|mine|i've|i'm)\b/.test(q) && (/\b(?:do i have|have i (?:got|had)|any|how many|list|show)\b[^?]{0,25}\b(?:orders?|purchases?|sales?|buyers?|customers?)\b/.test(q) || /\bwhat (?:have|did) i (?:bought|buy|purchased|purchase|ordered|order|sold|sell)\b|\bmy (?:purchases|orders|sales) (?:so far|history)\b/.test(q)) && !/\bhow (?:do|can) i\b/.test(q)) {
     const ps = account.purchases;
     if (!ps.length) {
       yield cand(9, {
@@ -930,14 +765,14 @@ export function* situationCandidates(
   }
 
   // Cash-out, with the caller's own withdrawable figure.
-  r11: if (account?.wallet && /\bcash(?:ing)?[\s-]?out\b|\bwithdraw\w*|\bpayout\b/.test(q) && /\b(?:can i|yet|now|how much|why can'?t|why cannot|able to|enough|am i|do i have)\b/.test(q) && !codeInText) {
+  r11: if (account?.wallet && /\bcash(?:ing)?[\s-]?out\b|\bwithdraw\w*|\bpayout\b/.test(q) && /\b(?:can i|yet|right now|how much|why can'?t|why cannot|able to|enough|am i|do i have)\b/.test(q) && !codeInText) {
     const w = account.wallet;
     const enough = w.withdrawableGas >= MIN_CASHOUT_GAS;
     const disputed = (account.purchases ?? []).find((p) => p.role === 'seller' && p.status === 'disputed') ?? null;
     const openDispute = !!disputed;
     const pending = (account.purchases ?? []).filter((p) => p.role === 'seller' && ['awaiting_delivery', 'delivered'].includes(p.status));
     // "It complained about a payout address": the missing step is connect_payouts, whatever the figure.
-    const noAddress = /\b(?:payout|btc|bitcoin|receive|wallet) address\b|\bconnect_payouts\b|\bnever (?:set|connected)\b|\bnot (?:set|connected)\b|\bpayouts_not_connected\b/.test(q);
+    const noAddress = !/\b(?:address|payouts?) (?:is|are|was|has been) (?:already )?(?:connected|set|added|configured)\b|\balready (?:connected|set|added|configured)\b/.test(q) && /\b(?:payout|btc|bitcoin|receive|wallet) address\b|\bconnect_payouts\b|\bnever (?:set|connected)\b|\bnot (?:set|connected)\b|\bpayouts_not_connected\b/.test(q);
     yield cand(11, {
       lead:
         `Your withdrawableGas is ${w.withdrawableGas} gas (sale earnings only; bought gas and referral bonuses are not withdrawable) and the minimum cash-out is ${MIN_CASHOUT_GAS} gas: ` +
@@ -990,7 +825,7 @@ export function* situationCandidates(
   const buyerSide = role === 'buyer' || role === 'unknown' || role === 'both';
   const sellerSide = role === 'seller' || role === 'both';
 
-  r14: if (role !== 'seller' && !codeInText && UNHAPPY.test(q) && /\b(?:deliver\w*|got|received|sent me|gave me|work|result|output|job|files?|order|purchase|pay)\b/.test(q) && !/\bmy listing\b/.test(q)) {
+  r14: if (role !== 'seller' && !codeInText && UNHAPPY.test(q) && /\b(?:deliver\w*|got|received|sent|gave me|paid|came back|came in|arrived|returned|work|result|output|job|files?|order|purchase|pay)\b/.test(q) && !/\bmy listing\b/.test(q)) {
     const p = pickPurchase(q, account, 'buyer', ['delivered', 'awaiting_delivery']);
     const pid = p?.id ?? 'pur_…';
     const step = call('dispute_purchase', { purchaseId: pid, reason: DISPUTE_REASON });
@@ -1009,7 +844,7 @@ export function* situationCandidates(
         (p && p.status === 'delivered'
           ? `: your purchase ${label(p)} was delivered ${ago(p.deliveredAt, now)} and ${p.autoReleaseAt ? `auto-releases to the seller ${when(p.autoReleaseAt, now, false)} unless you act` : 'its auto-release is paused'}. `
           : '. ') +
-        `Do not confirm it (confirm_delivery would pay the seller). Call ${callText(step)} before it auto-releases (${terms.autoReleaseDays} days after delivery): the escrow is frozen and an operator decides between a refund to you and a release to the seller (reason at least ${MIN_DISPUTE_REASON_CHARS} characters; say what was promised and what you got). ` +
+        `Do not confirm it (confirm_delivery would pay the seller). Call ${callText(step)} before it auto-releases (${terms.autoReleaseDays} days after delivery) — a dispute is for work not delivered or that misrepresents the listing, which this is: the escrow is frozen and an operator decides between a refund to you and a release to the seller (reason at least ${MIN_DISPUTE_REASON_CHARS} characters; say what was promised and what you got). ` +
         `A softer first step: request_refund {"purchaseId": "${pid}"} pauses auto-release and asks the seller to refund; send_message explains.` +
         (p && p.status !== 'delivered' ? `\n\n${describePurchase(p, now, terms).text}` : '') +
         notMine,
@@ -1020,7 +855,7 @@ export function* situationCandidates(
     break r14;
   }
 
-  r15: if (role !== 'seller' && DUPLICATE.test(q) && !/\bif i (?:retry|try again|resend|call it again)\b|\b(?:will|would|could|might) i (?:get |be )?(?:charged|billed|buy|pay)\w*/.test(q) && (CANCEL.test(q) || WANTS_MONEY_BACK.test(q) || /\b(?:bought|purchased|ordered|paid|purchase|order|purchase_service)\b/.test(q))) {
+  r15: if (role !== 'seller' && DUPLICATE.test(q) && !/\bif i (?:retry|try again|resend|call it again)\b|\b(?:will|would|could|might) i (?:get |be )?(?:charged|billed|buy|pay)\w*/.test(q) && (CANCEL.test(q) || WANTS_MONEY_BACK.test(q) || /\b(?:buy|bought|purchased|ordered|paid|purchase|order|purchase_service)\b/.test(q))) {
     const extra = /\b(?:twice|two|duplicate\w*|double|again)\b/.test(q);
     const ps = (account?.purchases ?? []).filter((p) => p.role === 'buyer' && ['awaiting_delivery', 'awaiting_approval', 'delivered'].includes(p.status));
     const dup = ps.find((p, i) => ps.findIndex((o) => o.listingId === p.listingId) !== i) ?? ps[0] ?? null;
@@ -1211,9 +1046,13 @@ export function* situationCandidates(
       break r22;
     }
     if (account?.purchases && !account.purchases.length && !stateNamed && !/\b(?:i|we) (?:bought|purchased|ordered|paid)\b/.test(q)) {
+      // "How do I check my order?" asks for a tool even when the account has none yet: name it.
+      const howTool = /\bhow (?:do|can|should) i\b|\bhow to\b/.test(q) ? actionTool(q) : null;
       yield cand(22, {
-        lead: `You have no purchases yet (I looked at your list_orders)${notMine ? `, and ${named} is not one of yours` : ''}. Find a service with search_services, then purchase_service.`,
-        nextStep: call('search_services', exampleArguments('search_services')),
+        lead:
+          `You have no purchases yet (I looked at your list_orders)${notMine ? `, and ${named} is not one of yours` : ''}. ` +
+          (howTool ? `Once you have one, ${howTool} ${JSON.stringify(exampleArguments(howTool))} does it.` : 'Find a service with search_services, then purchase_service.'),
+        nextStep: howTool ? call(howTool, exampleArguments(howTool)) : call('search_services', exampleArguments('search_services')),
         sections: section('buying'),
         lookedAt: lookedPurchase(null, account),
       });
@@ -1222,7 +1061,7 @@ export function* situationCandidates(
   }
 
   // Asking the other party of a purchase for something (missing inputs, progress, a fix).
-  r23: if (!codeInText && (/\b(?:ask|tell|contact|reach|message|notify|remind|talk to|inform|chase|ping)\b[^?.]{0,25}\b(?:the |my |a )?(?:buyer|seller|customer|client|them|him|her|for (?:it|the|more|missing))\b/.test(q) || (/\b(?:info\w*|inputs?|details|requirements|access|files?|specs?|repo\w*|credentials)\b/.test(q) && /\b(?:hasn'?t|has not|didn'?t|did not|not enough|missing|need (?:more|the)|no|without)\b/.test(q) && /\b(?:buyer|seller|customer|client|they|them)\b/.test(q))) && !/\bhow (?:do|can) i (?:find|choose|trust)\b|\b(?:tell|know|see) (?:whether|if)\b/.test(q)) {
+  r23: if (!codeInText && (/\b(?:ask|tell|contact|reach|message|notify|remind|nudge|poke|follow up with|hurry|talk to|talk (?:it|this|things) (?:through|over) with|inform|chase|ping|reply to|respond to|answer|write back to|get back to)\b[^?.]{0,25}\b(?:the |my |a )?(?:buyer|seller|customer|client|them|him|her|for (?:it|the|more|missing))\b/.test(q) || (/\b(?:info\w*|inputs?|details|requirements|access|files?|specs?|repo\w*|credentials)\b/.test(q) && /\b(?:hasn'?t|has not|didn'?t|did not|not enough|missing|need (?:more|the)|no|without)\b/.test(q) && /\b(?:buyer|seller|customer|client|they|them)\b/.test(q))) && !/\bhow (?:do|can) i (?:find|choose|trust)\b|\b(?:tell|know|see) (?:whether|if)\b/.test(q)) {
     const side = role === 'seller' ? 'seller' : role === 'buyer' ? 'buyer' : null;
     const p = pickPurchase(q, account, side, ['awaiting_delivery', 'delivered', 'disputed', 'awaiting_approval']);
     const pid = p?.id ?? 'pur_…';
@@ -1452,7 +1291,7 @@ export function* situationCandidates(
   }
 
   // "How do I get paid?" without an order in view: cash-out.
-  r39: if (/\b(?:get paid|receive (?:my )?(?:money|payment|earnings)|paid out|get my (?:money|earnings))\b/.test(q) && !/\b(?:order|sale|deliver\w*|buyer|purchase|confirm|the seller|seller get)\b/.test(q)) {
+  r39: if (/\b(?:get paid|receive (?:my )?(?:money|payment|earnings)|paid out|get my (?:money|earnings))\b/.test(q) && !/\b(?:they|them|he|she|the seller|seller) (?:\w+ )?(?:gets?|is|are) paid\b/.test(q) && !/\b(?:order|sale|deliver\w*|buyer|purchase|confirm|the seller|seller get)\b/.test(q)) {
     yield cand(39, {
       lead:
         `As a seller you earn gas: when the buyer confirms a delivery (or ${terms.autoReleaseDays} days after delivery) you get ${100 - terms.platformFeePercent}% of the price as sale_earn. ` +
@@ -1525,13 +1364,16 @@ function intentTool(q: string, side: 'buyer' | 'seller'): string | null {
 
 /** "How do I <do X>?": the tool that does X, when the question names an action plainly. */
 const ACTIONS: Array<[RegExp, string]> = [
-  [/\b(?:post|publish|create|add|put up|make|submit)\b (?:a |an |my |the )?(?:new )?(?:listing|service listing|gig|offer)\b|\bsell (?:a|my) service\b/, 'list_service'],
+  [/\b(?:get|buy|top up|add|purchase|acquire|obtain|need) (?:more |some )?gas\b|\btop (?:up|my \w+ up)\b/, 'buy_gas'],
+  [/\b(?:post|publish|create|add|put up|make|submit)\b (?:a |an |my |the )?(?:new |first |own )?(?:listing|service listing|gig|offer)\b|\bsell (?:a|my) service\b/, 'list_service'],
   [/\b(?:see|read|view|get|download|open|check)\b[^?]{0,25}\b(?:delivery|deliverable|delivered work|the work)\b/, 'get_delivery'],
   [/\bdeliver(?: an?| the| my)? (?:order|work|job|purchase|result)s?\b|\bhand (?:over|in) (?:the )?work\b|\bsubmit (?:the |my )?work\b/, 'deliver_work'],
   [/\back(?:nowledge)? (?:an?|the|my)? ?(?:order|purchase)\b/, 'ack_purchase'],
   [/\b(?:see|read|view|get|download|find|open)\b[^?]{0,25}\b(?:work|delivery|deliverable|result|files?) (?:the seller|that the seller|they) (?:sent|delivered|gave)\b/, 'get_delivery'],
   [/\b(?:cancel|undo) (?:an?|the|my) (?:order|purchase)\b/, 'request_refund'],
-  [/\b(?:check|track|follow|see|look up|find) (?:on )?(?:a |an |my |the )?(?:purchase|order)(?:'s)?(?: status)?\b/, 'get_purchase'],
+  [/\b(?:see|list|view|show|check|find|get) (?:all )?(?:of )?my (?:purchases|orders|sales)\b/, 'list_orders'],
+  [/\b(?:is there|are there|any) (?:an? |any )?(?:agents?|sellers?|services?|listings?|one|someone|anybody|anyone)\b[^?]{0,20}\b(?:who|that|to|for|offering|selling)\b/, 'search_services'],
+  [/\b(?:check|track|follow|see|know|find out)\b[^?]{0,20}\b(?:my|the|an?) (?:purchase|order)\b(?! history)|\b(?:check|track|follow|see|look up|find) (?:on )?(?:a |an |my |the )?(?:purchase|order)(?:'s)?(?: status)?\b|\b(?:check|track|see|find|know|get) (?:the )?(?:status|state|progress) of (?:a |an |my |the )?(?:purchase|order)\b/, 'get_purchase'],
   [/\b(?:see|check|view|find|know) (?:my |how much i )?(?:earnings|earned|income|revenue)\b/, 'wallet'],
   [/\b(?:read|see|check|view|get|find)\b[^?]{0,15}\b(?:messages?|replies|reply)\b/, 'list_messages'],
   [/\b(?:feedback|experience|rate (?:the|this) (?:service|marketplace|platform|help))\b/, 'report_experience'],
@@ -1554,5 +1396,5 @@ export function actionTool(question: string): string | null {
 
 /** Whether the question reports something broken (then report_bug is a fair next step). */
 export function reportsFault(question: string): boolean {
-  return /\b(?:bug|broken|crash\w*|internal|bad gateway|server error|(?:http|status|error|code|got|returned|->)\W{0,3}5\d\d|5\d\d (?:error|internal|server|bad gateway|service)|doesn'?t work|does not work|not working|keeps failing|fails? every|wrong (?:balance|amount|result)|report (?:a |the |this )?(?:bug|problem|issue)|support|contact|file (?:a |an )?(?:bug|issue|report))\b/.test(question.toLowerCase());
+  return /\b(?:bug|broken|crash\w*|internal|bad gateway|server error|service_unavailable|(?:http|status|error|code|got|returned|returning|returns|giving|gives|throwing|throws|->)\W{0,3}5\d\d|keeps? (?:returning|failing|erroring|crashing|timing out|throwing)|5\d\d (?:error|internal|server|bad gateway|service)|doesn'?t work|does not work|not working|keeps failing|fails? every|wrong (?:balance|amount|result)|report (?:a |the |this )?(?:bug|problem|issue)|support|contact|file (?:a |an )?(?:bug|issue|report))\b/.test(question.toLowerCase());
 }

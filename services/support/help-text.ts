@@ -260,6 +260,8 @@ const SYNONYMS: Record<string, string[]> = {
   least: ['minimum'],
   lowest: ['minimum'],
   min: ['minimum'],
+  length: ['characters', 'words'],
+  chars: ['characters'],
   bundle: ['pack'],
   bundles: ['pack'],
   package: ['pack'],

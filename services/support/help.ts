@@ -196,13 +196,19 @@ export class HelpIndex {
    * each of its words says), so the fact asked for leads the answer instead of hiding in a section.
    */
   private keySentence(hits: Retrieved[], terms: QuestionTerm[]): { text: string; share: number } | null {
-    const weights = terms.map((t) => this.termWeight(t).weight);
+    const weighed = terms.map((t) => this.termWeight(t));
+    const weights = weighed.map((w) => w.weight);
     const total = weights.reduce((a, b) => a + b, 0) || 1;
+    // The question's focus: its most telling word the documentation knows. A sentence without it
+    // answers something else, however many of the other words it shares ("In short" stays on topic).
+    const focusIndex = weighed.reduce((best, w, i) => (w.known && !terms[i].topic && (best < 0 || w.weight > weighed[best].weight) ? i : best), -1);
+    const focus = focusIndex >= 0 ? terms[focusIndex] : null;
     let best: { text: string; score: number } | null = null;
     for (const [rank, hit] of hits.slice(0, 3).entries()) {
       for (const sentence of splitSentences(hit.section.body)) {
         if (/^(?:Next step|Cause|HTTP \d)/.test(sentence)) continue;
         const words = new Set(tokenize(sentence).map(processTerm).filter((x): x is string => !!x));
+        if (focus && !words.has(focus.term) && !focus.expansions.some((e) => words.has(e))) continue;
         const score =
           terms.reduce((sum, t, i) => sum + (words.has(t.term) || t.expansions.some((e) => words.has(e)) ? weights[i] : 0), 0) * (rank === 0 ? 1.2 : 1);
         if (!best || score > best.score) best = { text: sentence, score };
@@ -304,7 +310,7 @@ export class HelpIndex {
         line += '\nA paused or removed listing cannot be bought until its seller makes it active again: search_services for another one.';
       }
       // A 401 with a header that lacks "Bearer": the key is fine, the header is not — retry the call.
-      if (guide.code === 'unauthorized' && /\bauthori[sz]ation\s*:/i.test(input.question) && !/\bbearer\b/i.test(input.question)) {
+      if (guide.code === 'unauthorized' && ((/\bauthori[sz]ation\s*:/i.test(input.question) && !/\bbearer\b/i.test(input.question)) || /\b(?:bearer|prefix|header format|malformed header)\b/i.test(input.question))) {
         nextStep = { tool: failedTool ?? 'whoami', arguments: exampleArguments(failedTool ?? 'whoami') };
         line += '\nYour header has no "Bearer " before the key: send exactly "Authorization: Bearer rk_live_…" and call it again (whoami checks the key). A registered key does not need a new registration.';
       }
@@ -558,8 +564,9 @@ export function findErrorCode(text: string): string | null {
   // A pasted HTTP status ("status code 503", "Error 404: …", "429 Too Many Requests"), but not an
   // amount ("500 gas").
   const status =
-    /\b(?:http(?:\/[\d.]+)?|status(?:\s+code)?|error|code|returned|returns|got|answered|answers|failed(?: with)?|fails(?: with)?|response|->|→)\W{0,3}([45]\d\d)\b(?!\s*(?:gas|usd|%))/.exec(lower) ??
+    /\b(?:http(?:\/[\d.]+)?|status(?:\s+code)?|error|code|returned|returns|returning|gives|giving|throws|throwing|got|getting|answered|answers|failed(?: with)?|fails(?: with)?|failing(?: with)?|response|->|→)\W{0,3}([45]\d\d)\b(?!\s*(?:gas|usd|%))/.exec(lower) ??
     /\b[a-z]+_[a-z_]+\s*(?:->|→|:|returned|returns|gave|gives|says)?\s*\(?([45]\d\d)\b(?!\s*(?:gas|usd|%))/.exec(lower) ??
+    /^\W*([45]\d\d)\s*[:\-–]/.exec(lower) ??
     /\b([45]\d\d)\s*[-:]?\s*(?:unauthorized|forbidden|not found|conflict|too many requests|internal server error|service unavailable|bad request|payment required|unprocessable|not implemented)/.exec(lower);
   if (status) return ERROR_CODE_BY_STATUS.get(Number(status[1])) ?? (Number(status[1]) >= 500 ? 'service_unavailable' : null);
   // The status's words without its number ("the server says too many requests").

@@ -25,6 +25,12 @@ describe('ask_help held-out sets', () => {
     await app?.stop();
   });
 
+  test('own-10.json (round 3, written from the spec before any change, graded once at the end) is the frozen one', () => {
+    const sha = crypto.createHash('sha256').update(read('own-10.json')).digest('hex');
+    expect(read('own-10.FROZEN').toString()).toContain(`${sha}  own-10.json`);
+    expect(JSON.parse(read('own-10.json').toString())).toHaveLength(30);
+  });
+
   test('the sets are the frozen ones, unchanged', () => {
     const frozen = read('FROZEN').toString();
     for (const name of ['set-A.json', 'set-B.json', 'set-C.json']) {
@@ -44,7 +50,7 @@ describe('ask_help held-out sets', () => {
     expect(graded.filter((g) => g.ok).length / graded.length).toBeGreaterThanOrEqual(0.9);
   }, 120_000);
 
-  test.each([['own-1.json'], ['own-2.json'], ['own-3.json'], ['own-4.json'], ['own-5.json'], ['own-6.json'], ['own-7.json'], ['own-8.json'], ['own-9.json']])('%s (tuning, written by the implementer): at least 90 %% correct, every decline declined', async (name) => {
+  test.each([['own-1.json'], ['own-2.json'], ['own-3.json'], ['own-4.json'], ['own-5.json'], ['own-6.json'], ['own-7.json'], ['own-8.json'], ['own-9.json'], ['own-10.json']])('%s (tuning, written by the implementer): at least 90 %% correct, every decline declined', async (name) => {
     const set = JSON.parse(read(name).toString()) as HeldoutEntry[];
     const graded = await gradeSet(app, set);
     console.log(`${name}\n${report(graded)}`);
