@@ -7,7 +7,7 @@ import type { Request } from 'express';
 import { InvalidArgumentsError } from '../../../packages/errors';
 import { rowView } from '../../../packages/db/row-view';
 import type { GatewayDeps } from '../deps';
-import { adminKit } from './admin-kit';
+import { adminKit, type AuditedAction } from './admin-kit';
 import { LISTINGS, type SellerReputation } from '../../../packages/contracts/listings';
 import { ESCROW, type PurchaseView } from '../../../packages/contracts/escrow';
 import { SUPPORT } from '../../../packages/contracts/support';
@@ -124,6 +124,15 @@ export function operatorActions(deps: GatewayDeps) {
     return Array.isArray(r) ? r : (r?.disputes ?? []);
   };
 
+  /**
+   * An audited operator action that needs a reason, which the affected party sees (`sees`, with an
+   * example reason for the hint when it is missing); `run` gets the reason.
+   */
+  const withReason = (req: Request, input: OperatorInput, sees: { who: string; example: string }, audit: Omit<AuditedAction, 'params' | 'run'> & { run: (reason: string) => Promise<unknown> }) => {
+    const reason = requiredText(input.reason, 'reason', `Say why, e.g. {"reason": "${sees.example}"}; the ${sees.who} sees it.`);
+    return runAudited(req, { ...audit, params: { reason }, run: () => audit.run(reason) });
+  };
+
   return {
     call,
 
@@ -152,16 +161,13 @@ export function operatorActions(deps: GatewayDeps) {
       });
     },
 
-    rejectPayout(req: Request, cashoutId: string, input: OperatorInput) {
-      const reason = requiredText(input.reason, 'reason', 'Say why, e.g. {"reason": "address belongs to a sanctioned service"}; the agent sees it.');
-      return runAudited(req, {
+    rejectPayout: (req: Request, cashoutId: string, input: OperatorInput) =>
+      withReason(req, input, { who: 'agent', example: 'address belongs to a sanctioned service' }, {
         action: 'payouts.reject',
         target: cashoutId,
-        params: { reason },
         before: () => call(req, PAYMENTS.getPayout, { cashoutId }),
-        run: async () => ({ payout: await call(req, PAYMENTS.rejectPayout, { cashoutId, reason }) }),
-      });
-    },
+        run: async (reason) => ({ payout: await call(req, PAYMENTS.rejectPayout, { cashoutId, reason }) }),
+      }),
 
     // ---- disputes ---------------------------------------------------------------------------------
     listDisputes,
@@ -207,16 +213,13 @@ export function operatorActions(deps: GatewayDeps) {
       });
     },
 
-    takeDown(req: Request, listingId: string, input: OperatorInput) {
-      const reason = requiredText(input.reason, 'reason', 'Say why, e.g. {"reason": "offers stolen API keys"}; the seller sees it.');
-      return runAudited(req, {
+    takeDown: (req: Request, listingId: string, input: OperatorInput) =>
+      withReason(req, input, { who: 'seller', example: 'offers stolen API keys' }, {
         action: 'listings.takedown',
         target: listingId,
-        params: { reason },
         before: () => call(req, LISTINGS.get, { listingId }),
-        run: async () => asObject('listing', await call(req, LISTINGS.takeDown, { listingId, reason })),
-      });
-    },
+        run: async (reason) => asObject('listing', await call(req, LISTINGS.takeDown, { listingId, reason })),
+      }),
 
     restore(req: Request, listingId: string, input: OperatorInput) {
       const note = typeof input.note === 'string' && input.note.trim() ? input.note.trim() : undefined;
