@@ -40,12 +40,8 @@ export const WEBHOOK_EVENT_RECIPIENTS: Record<WebhookEventType, string> = {
   'cashout.rejected': 'the seller cashing out',
 };
 
-/** Retries with exponential backoff stop this long after the event. */
-export const WEBHOOK_RETRY_HOURS = 24;
-/** An endpoint failing every attempt for this long is paused (its deliveries are kept, pending). */
-export const WEBHOOK_PAUSE_AFTER_HOURS = 6;
-/** Webhooks one agent may register. */
-export const MAX_WEBHOOKS_PER_AGENT = 5;
+// The webhook rules (retry window, pause, how many per agent) are market rules; kept importable from here.
+export { MAX_WEBHOOKS_PER_AGENT, WEBHOOK_PAUSE_AFTER_HOURS, WEBHOOK_RETRY_HOURS } from '../market-rules';
 
 /** The body POSTed to a webhook (its raw bytes are what the signature covers). */
 export interface WebhookBody {

@@ -60,6 +60,12 @@ export interface MarketTerms {
 }
 export const DEFAULT_TERMS: MarketTerms = { platformFeePercent: DEFAULT_PLATFORM_FEE_PERCENT, autoReleaseDays: DEFAULT_AUTO_RELEASE_DAYS };
 export const RATING_CHANGE_WINDOW_DAYS = 7;
+/** Webhook deliveries are retried with exponential backoff until this long after the event. */
+export const WEBHOOK_RETRY_HOURS = 24;
+/** A webhook endpoint failing every attempt for this long is paused (its deliveries are kept, pending). */
+export const WEBHOOK_PAUSE_AFTER_HOURS = 6;
+/** Webhooks one agent may register. */
+export const MAX_WEBHOOKS_PER_AGENT = 5;
 export const REFERRAL_BONUS_GAS = 50;
 export const REFERRAL_WEEKLY_CAP = 10;
 export const DISPUTE_LOOKBACK_DAYS = 90;
