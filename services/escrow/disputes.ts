@@ -3,7 +3,8 @@ import type { Context, ServiceSchema } from 'moleculer';
 import { DISPUTE_LOOKBACK_DAYS } from '../../packages/market-rules';
 import type { CallMeta } from '../../packages/tool-catalogue/meta';
 import type { DisputeHistory } from '../../packages/contracts/escrow';
-import { iso, lifecycleTool, toView, type PurchaseRow } from './purchases';
+import { iso, toView, type PurchaseRow } from './purchases';
+import { lifecycleTool } from './lifecycle-tool';
 import type { EscrowThis } from './types';
 
 const DAY_MS = 86_400_000;

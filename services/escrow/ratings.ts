@@ -2,7 +2,7 @@
 import type { ServiceSchema } from 'moleculer';
 import { InvalidStateError } from '../../packages/errors';
 import { RATING_CHANGE_WINDOW_DAYS } from '../../packages/market-rules';
-import { lifecycleTool } from './purchases';
+import { lifecycleTool } from './lifecycle-tool';
 
 const DAY_MS = 86_400_000;
 
