@@ -164,7 +164,7 @@ const GOALS: Goal[] = [
     verb: alt('buy', 'purchase', 'order', 'get', 'hire'),
     object: alt('it', 'this(?: one)?', 'that(?: one)?', '(?:the|a|this|that) (?:\\d+ gas )?(?:listing|service|offer|gig)', 'listings?', 'services?'),
     requires: /\b(?:how (?:do|can|should) i|how to|what (?:do|should) i (?:call|use|do)|which (?:tool|call|command)|what(?:'s| is) the (?:call|tool|command)|what first|first step|what now|want to|ready to)\b/,
-    unless: /\b(?:paused|inactive|removed|deleted|unavailable|taken down|offline)\b|\b(?:find|search\w*|look(?:ing)? for|choose|pick|discover|browse)\b|\bbuy(?:ing)? (?:more |some )?gas\b|\bpacks?\b|\brefund\w*|\bdisput\w*|\btwice\b|\bmy (?:listing|service|offer)s?\b|\bfrom (?:myself|my own)\b|\bi(?:'m| am) (?:the |a )?seller\b/,
+    unless: /\b(?:paused|inactive|removed|deleted|unavailable|taken down|offline)\b|\b(?:find|search\w*|look(?:ing)? for|choose|pick|discover|browse)\b|\b(?:cancel\w*|call off|back out|abort\w*|undo)\b|\bbuy(?:ing)? (?:more |some )?gas\b|\bpacks?\b|\brefund\w*|\bdisput\w*|\btwice\b|\bmy (?:listing|service|offer)s?\b|\bfrom (?:myself|my own)\b|\bi(?:'m| am) (?:the |a )?seller\b/,
     answer: ({ q, account }) => {
       const price = /\b(\d{2,7})\s*gas (?:listing|service|offer|gig)\b|\b(?:for|costs?|priced at|price (?:is|of)) (\d{2,7})\s*gas\b/.exec(q);
       const stated = /\bi (?:only |just )?(?:have|got|hold|own) (?:only |just )?(\d{1,7}|no|zero) gas\b|\b(?:my )?(?:gas ?)?balance (?:is|of) (\d{1,7}|zero)\b/.exec(q);
@@ -379,7 +379,7 @@ const GOALS: Goal[] = [
     object: alt('(?:the )?(?:checkout ?)?(?:url|link|page)', 'checkouturl', 'checkout', 'it', 'yet'),
     // A checkout was started (buy_gas) and the human has not paid it: nothing to buy again.
     requires: /^(?=[^]*\b(?:buy_gas|checkout\w*|gas pack|(?:starter|builder|fleet) pack)\b)(?=[^]*\b(?:nobody|no one|not (?:yet )?|hasn'?t|has not|haven'?t|have not|didn'?t|did not|yet|still (?:shows? )?(?:\w+ )?(?:0|zero))\b)/,
-    unless: /\bcard\b|\b(?:lost|lose|closed|misplaced|forgot|can'?t find|cannot find|expired)\b|\bhow (?:much|many)\b|\bfees?\b/,
+    unless: /\bcard\b|\b(?:lost|lose|closed|misplaced|forgot|can'?t find|cannot find|expired)\b|\bhow (?:much|many)\b|\bfees?\b|\b(?:haven'?t|have not|not yet|never) (?:used|called|tried|run|ran|bought)\b|\bhow (?:does|do|to)\b[^.?!]{0,20}\b(?:checkout|buy_gas|buy gas)\b/,
     answer: ({ account }) => ({
       lead:
         'The checkout is still open and nothing is credited (gasBalance stays 0) until your human opens the checkoutUrl and approves the payment: give them that link (get_checkout lists your open checkouts with their checkoutUrl and status). ' +
@@ -393,18 +393,27 @@ const GOALS: Goal[] = [
   {
     name: 'rate the seller',
     sides: ['buyer', 'both', 'unknown'],
-    verb: alt('leave', 'write', 'give', 'post', 'add', 'submit', 'rate', 'review', 'score', 'star'),
+    verb: alt('leave', 'write', 'give', 'post', 'add', 'submit', 'rate'),
     object: alt('(?:a |an |my |some )?(?:\\w+ )?(?:reviews?|ratings?|feedback|stars?|score|testimonial)', 'them', 'the seller', 'him', 'her', 'it', 'their work', 'the (?:work|job|purchase|order)'),
-    requires: /\b(?:reviews?|rat(?:e|ing|ings)|feedback|stars?|testimonial)\b/,
-    unless: /\bfake\b|\bmy own\b|\bmyself\b|\bdisput\w*|\brefund\w*|\bwindow\b|\bchange (?:my|the) (?:rating|review)\b|\bseller'?s? (?:rating|reputation) (?:is|shows)\b|\bhow (?:is|are) (?:ratings?|reputation)\b|\bi(?:'m| am) (?:the |a )?seller\b|\bmy (?:buyer|customer|listing|sale)s?\b/,
+    // A purchase of theirs to rate (not a code review to buy).
+    requires: /^(?=[^]*\b(?:reviews?|rat(?:e|ing|ings)|feedback|stars?|testimonial)\b)(?=[^]*\b(?:seller|them|him|her|purchase|order|completed|confirm\w*|delivered|pur_\w+|job|work)\b)/,
+    unless: /\bcode reviews?\b|\b(?:find|hire|search\w*|looking for|someone|somebody)\b|\brate_purchase (?:says|said|fail\w*|return\w*|answer\w*|gives?|gave|refus\w*)\b|\b(?:not|isn'?t|wasn'?t) (?:yet )?completed\b|\bfake\b|\bmy own\b|\bmyself\b|\bdisput\w*|\brefund\w*|\bwindow\b|\bquality\b|\bsearch\w*|\brank\w*|\bchange (?:my|the) (?:rating|review)\b|\bseller'?s? (?:rating|reputation) (?:is|shows)\b|\bhow (?:is|are) (?:ratings?|reputation)\b|\bi(?:'m| am) (?:the |a )?seller\b|\bmy (?:buyer|customer|listing|sale)s?\b/,
     answer: ({ q, account }) => {
       const p = own(account, 'buyer', ['completed', 'delivered']);
       const pid = /\bpur_\w+/.exec(q)?.[0] ?? p?.id ?? 'pur_…';
+      // Not completed yet (their purchase is delivered, or they also ask how to pay the seller): confirm first,
+      // since only a completed purchase can be rated.
+      const confirmFirst =
+        (!!p && p.status !== 'completed' && !/\bpur_\w+/.test(q)) ||
+        (/\bgets? paid\b|\bpay (?:the seller|them|him|her)\b|\brelease (?:the )?(?:payment|escrow)\b|\bafterwards\b|\bafter (?:that|paying|confirming)\b/.test(q) && !/\bcompleted\b|\bconfirmed\b|\bcalled confirm_delivery\b/.test(q));
       return {
         lead:
+          (confirmFirst ? `First confirm_delivery {"purchaseId": "${p?.id ?? pid}"}: it pays the seller and completes the purchase. ` : '') +
           `You're the buyer and want to leave the seller a review or rating once the purchase is completed: rate_purchase {"purchaseId": "${pid}", "rating": 1–5, "comment"?} — buyer only, after completion (confirmed or auto-released), changeable for a few days. It feeds the seller's ratingAvg, which buyers see in search.` +
-          (p && p.status !== 'completed' ? ` Your purchase ${p.id} is ${p.status}: confirm_delivery first.` : ''),
-        nextStep: { tool: 'rate_purchase', arguments: { purchaseId: pid, rating: 5, comment: 'Delivered what was asked, on time.' } },
+          (p && p.status !== 'completed' ? ` Your purchase ${p.id} is ${p.status}.` : ''),
+        nextStep: confirmFirst
+          ? { tool: 'confirm_delivery', arguments: { purchaseId: p?.id ?? pid } }
+          : { tool: 'rate_purchase', arguments: { purchaseId: pid, rating: 5, comment: 'Delivered what was asked, on time.' } },
         sections: ['ratings'],
         lookedAt: looked(p),
       };
@@ -415,7 +424,7 @@ const GOALS: Goal[] = [
     sides: ['buyer', 'both', 'unknown'],
     verb: alt('cancel', 'call off', 'back out of', 'abort', 'withdraw from', 'undo'),
     object: alt('(?:my|the|this|that|an?|our) (?:\\w+ )?(?:order|purchase|job|request)', 'it', 'pur_\\w+'),
-    unless: /\bconfirm\w*|\blisting\b|\bcheckout\b|\bbuy_gas\b|\bgas pack\b|\bsubscription\b|\bi(?:'m| am) (?:the |a )?seller\b|\bmy (?:buyer|customer|sale)s?\b|\btwice\b|\bby (?:mistake|accident)\b|\bwebhook/,
+    unless: /\bconfirm\w*|\blisting\b|\bcheckout\b|\bbuy_gas\b|\bcash[\s-]?out\w*|\bwithdraw\w*|\bpayouts?\b|\bgas pack\b|\bsubscription\b|\bi(?:'m| am) (?:the |a )?seller\b|\bmy (?:buyer|customer|sale)s?\b|\btwice\b|\bby (?:mistake|accident)\b|\bwebhook/,
     answer: ({ q, account }) => {
       const p = own(account, 'buyer', ['awaiting_approval', 'awaiting_delivery', 'delivered']);
       const pid = /\bpur_\w+/.exec(q)?.[0] ?? p?.id ?? 'pur_…';
@@ -436,10 +445,11 @@ const GOALS: Goal[] = [
     name: 'delivery does not match the listing',
     sides: ['buyer', 'both', 'unknown'],
     reported: true,
-    verb: alt('instead of', 'but', 'wrong', 'different', 'not what', "doesn'?t match", 'does not match', 'mismatch\\w*', 'clearly (?:said|says|stated|states)', 'not the'),
+    verb: alt('instead of', 'but (?:the |my |its )?(?:listing|order|description|title)', 'wrong', 'different', 'not what', "doesn'?t match", 'does not match', 'mismatch\\w*', 'clearly (?:said|says|stated|states)', 'not the (?:\\w+ ){0,2}(?:i|we) (?:asked|ordered|paid|bought|requested)', 'not the (?:language|thing|format|one|file|tool)'),
     object: alt('listing', 'asked for', 'ordered', 'bought', 'promised', 'described', 'advertised', 'language', 'requested', 'paid for'),
-    requires: /\bdeliver\w*|\bget_delivery\b|\bsent\b|\breceived\b|\bgot\b/,
-    unless: /\bi (?:delivered|sold)\b|\bmy (?:buyer|customer|sale)s?\b|\bi(?:'m| am) (?:the |a )?seller\b|\bcompleted\b|\bconfirmed\b|\bnever\b|\bnot (?:yet )?delivered\b|\bhow (?:does|do) (?:disputes?|refunds?) work\b/,
+    requires: /\bdeliver\w*|\bget_delivery\b|\b(?:seller|they|he|she) (?:sent|gave)\b|\b(?:received|got) (?:a|an|the|some)\b/,
+    // Work that is what the listing said, only not to the buyer's taste, is not misrepresented.
+    unless: /\blisting_?id\b|\bi (?:sent|passed|used)\b|\bexactly (?:what|as)\b|\bas (?:described|listed|promised|advertised)\b|\bmatch(?:es|ed)? the (?:listing|description)\b|\bstyle\b|\btaste\b|\bi (?:delivered|sold)\b|\bmy (?:buyer|customer|sale)s?\b|\bi(?:'m| am) (?:the |a )?seller\b|\bcompleted\b|\bconfirmed\b|\bnever\b|\bnot (?:yet )?delivered\b|\bhow (?:does|do) (?:disputes?|refunds?) work\b/,
     answer: ({ q, account, terms }) => {
       const p = own(account, 'buyer', ['delivered', 'awaiting_delivery']);
       const pid = /\bpur_\w+/.exec(q)?.[0] ?? p?.id ?? 'pur_…';
@@ -459,7 +469,7 @@ const GOALS: Goal[] = [
     sides: ['buyer', 'both', 'unknown'],
     verb: alt('which', 'choose', 'pick', 'buy from', 'go with', 'trust', 'prefer', 'select', 'better'),
     object: alt('(?:one|seller|listing|offer|option)s?', 'them', 'of (?:the|these|those) (?:two|three)'),
-    requires: /\bisseed\b|\bsalescount\b|\breputation\b|\bratingavg\b|\bseed\b|\b(?:no|zero|\d+) sales\b|\bunknown\b|\bnew seller\b|\btrack record\b/,
+    requires: /\bisseed\b|\bsalescount\b|\breputation\b|\bratingavg\b|\bseed\b|\b(?:no|zero|\d+) sales\b|\bunknown (?:seller|reputation)\b|\bnew seller\b|\btrack record\b/,
     unless: /\bi(?:'m| am) (?:the |a )?seller\b|\bmy (?:listing|service|offer)s?\b|\bfake\b|\bboost\w*|\binflate\w*/,
     answer: ({ q }) => {
       const price = /\bisseed[^.;]{0,80}?\((\d{1,7}) gas\)|\bisseed[^.;]{0,80}?\b(\d{1,7}) gas\b|\bsalescount \d+[^.;]{0,30}?\b(\d{1,7}) gas\b/.exec(q);

@@ -529,10 +529,11 @@ function groundedDecline(d: Decline, question: string, account: HelpAccount | nu
   if (!/\b(?:disput\w*|escrow|refund\w*|releas\w*|purchase|order|sale|pur_\w+|deliver\w*|buyer|seller)\b/.test(q)) return { decline: d, lookedAt: [] };
   const named = /\bpur_[a-z0-9]+/i.exec(question)?.[0]?.toLowerCase();
   const ps = account.purchases;
+  // Only a purchase the question is about: one it names, or the caller's disputed one when it asks about
+  // the dispute. Other refusals read no account (nothing to cite: the refusal and its pointer suffice).
   const p =
     (named ? ps.find((x) => x.id.toLowerCase() === named) : undefined) ??
-    (/\bdisput\w*/.test(q) ? ps.find((x) => x.status === 'disputed') : undefined) ??
-    ['disputed', 'delivered', 'awaiting_delivery', 'awaiting_approval'].map((s) => ps.find((x) => x.status === s)).find((x) => !!x);
+    (/\bdisput\w*/.test(q) ? ps.find((x) => x.status === 'disputed') : undefined);
   if (!p) return { decline: d, lookedAt: [] };
   const other = p.role === 'seller' ? 'buyer' : 'seller';
   const yours = `Your ${p.role === 'seller' ? 'sale' : 'purchase'} ${p.id} ("${p.listingTitle}", ${p.priceGas} gas) is ${p.status}`;

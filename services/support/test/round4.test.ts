@@ -87,6 +87,16 @@ describe('ask_help round 4: the goals set D missed, in other words', () => {
     expect(a.nextStep?.tool).not.toBe('buy_gas');
   });
 
+  test('a rating asked before the purchase is completed: confirm first', () => {
+    const a = ask('The analysis arrived and it is solid. Which call releases my payment to the seller, and may I review them after?');
+    expect(a.nextStep?.tool).toBe('confirm_delivery');
+  });
+
+  test('work that matches the listing but not the taste is not a mismatch to dispute', () => {
+    const a = ask('The seller delivered a logo exactly as described in the listing, I just dislike the colours. Dispute?');
+    expect(a.nextStep?.tool).not.toBe('dispute_purchase');
+  });
+
   test('a mistyped tool name in unknown_tool is answered with the closest real tool', () => {
     const a = ask('calling {"tool":"cancel_order"} answers 400 unknown_tool. Which name should I use?');
     expect(a.nextStep?.tool).toBe('request_refund');
