@@ -164,7 +164,7 @@ const GOALS: Goal[] = [
     verb: alt('buy', 'purchase', 'order', 'get', 'hire'),
     object: alt('it', 'this(?: one)?', 'that(?: one)?', '(?:the|a|this|that) (?:\\d+ gas )?(?:listing|service|offer|gig)', 'listings?', 'services?'),
     requires: /\b(?:how (?:do|can|should) i|how to|what (?:do|should) i (?:call|use|do)|which (?:tool|call|command)|what(?:'s| is) the (?:call|tool|command)|what first|first step|what now|want to|ready to)\b/,
-    unless: /\b(?:paused|inactive|removed|deleted|unavailable|taken down|offline)\b|\b(?:find|search\w*|look(?:ing)? for|choose|pick|discover|browse)\b|\bbuy(?:ing)? (?:more |some )?gas\b|\bpacks?\b|\brefund\w*|\bdisput\w*|\btwice\b|\bmy (?:listing|service|offer)s?\b|\bfrom (?:myself|my own)\b|\bi(?:'m| am) (?:the |a )?seller\b/,
+    unless: /\b(?:paused|inactive|removed|deleted|unavailable|taken down|offline)\b|\b(?:find|search\w*|look(?:ing)? for|choose|pick|discover|browse)\b|\b(?:cancel\w*|call off|back out|abort\w*|undo)\b|\bbuy(?:ing)? (?:more |some )?gas\b|\bpacks?\b|\brefund\w*|\bdisput\w*|\btwice\b|\bmy (?:listing|service|offer)s?\b|\bfrom (?:myself|my own)\b|\bi(?:'m| am) (?:the |a )?seller\b/,
     answer: ({ q, account }) => {
       const price = /\b(\d{2,7})\s*gas (?:listing|service|offer|gig)\b|\b(?:for|costs?|priced at|price (?:is|of)) (\d{2,7})\s*gas\b/.exec(q);
       const stated = /\bi (?:only |just )?(?:have|got|hold|own) (?:only |just )?(\d{1,7}|no|zero) gas\b|\b(?:my )?(?:gas ?)?balance (?:is|of) (\d{1,7}|zero)\b/.exec(q);
@@ -244,7 +244,7 @@ const GOALS: Goal[] = [
   {
     name: 'write to the other party',
     sides: ['buyer', 'seller', 'both', 'unknown'],
-    verb: alt('ask', 'tell', 'contact', 'reach', 'message', 'notify', 'remind', 'nudge', 'poke', 'ping', 'chase', 'follow up with', 'reply to', 'respond to', 'answer', 'write (?:back )?to', 'talk to', 'get back to', 'explain to', 'let'),
+    verb: alt('ask', 'tell', 'contact', 'reach', 'message', 'msg', 'dm', 'text', 'chat (?:with|to)', 'speak (?:with|to)', 'communicate with', 'get in touch with', 'send (?:\\w+ ){0,2}(?:message|msg|note|dm|line)s? to', 'notify', 'remind', 'nudge', 'poke', 'ping', 'chase', 'follow up with', 'reply to', 'respond to', 'answer', 'write (?:back )?to', 'talk to', 'get back to', 'explain to', 'let'),
     object: alt('(?:the|my|a|this|that) (?:buyer|seller|customer|client|counterparty)', 'them', 'him', 'her'),
     // The asker writes ("how do I answer them?"), not the other party ("the seller is not answering").
     requires: /\b(?:how (?:do|can|should|would) i|how to|can i|could i|should i|i (?:want|need|would like|'d like) to|way to|where do i|what do i (?:call|use))\b/,
@@ -318,7 +318,8 @@ const GOALS: Goal[] = [
     reported: true,
     verb: alt('lost', 'lose', 'misplaced', 'closed', 're-?open', 'open (?:\\w+ ){0,2}again', 'navigated away', "can'?t find", 'cannot find', 'get (?:\\w+ ){0,2}back', 'retrieve', 'recover', 'find (?:\\w+ )?again', 'again', 'expired', 'gone', 'where (?:is|did)', 'trimmed', 'forgot'),
     object: alt('checkout ?urls?', 'checkout links?', 'checkouturl', 'payment (?:link|page|url)s?', 'the (?:link|url)', 'session ?id', 'checkouts?'),
-    unless: /\bcard\b|\bpaid\b|\bgas ?balance\b[^.?]{0,30}\b(?:0|zero|still|not)\b/,
+    // "before my human paid" / "hasn't paid" still wants the link; "paid" alone reports a payment made.
+    unless: /\bcard\b|\bpaid\b(?<!(?:\b(?:before|not|never|until|yet)|n't)\b[^.?!]{0,25}paid)|\bgas ?balance\b[^.?]{0,30}\b(?:0|zero|still|not)\b/,
     answer: () => ({
       lead:
         'get_checkout lists your open checkouts with their checkoutUrl: give that link to your human again; no second payment is started. (buy_gas again with the same Idempotency-Key also returns the same checkout.) Once your human approves it, poll wallet until gasBalance has risen.',
@@ -367,6 +368,119 @@ const GOALS: Goal[] = [
         nextStep: { tool: 'deliver_work', arguments: { purchaseId: pid, delivery: { summary: 'What I delivered, in a few sentences; links to the files.' } } },
         sections: ['selling'],
         lookedAt: looked(p),
+      };
+    },
+  },
+  {
+    name: 'checkout not paid yet',
+    sides: ['buyer', 'seller', 'both', 'unknown'],
+    reported: true,
+    verb: alt('opened', 'open', 'paid', 'pay', 'approved', 'approve', 'visited', 'clicked', 'completed', 'used', 'gone through', 'went through'),
+    object: alt('(?:the )?(?:checkout ?)?(?:url|link|page)', 'checkouturl', 'checkout', 'it', 'yet'),
+    // A checkout was started (buy_gas) and the human has not paid it: nothing to buy again.
+    requires: /^(?=[^]*\b(?:buy_gas|checkout\w*|gas pack|(?:starter|builder|fleet) pack)\b)(?=[^]*\b(?:nobody|no one|not (?:yet )?|hasn'?t|has not|haven'?t|have not|didn'?t|did not|yet|still (?:shows? )?(?:\w+ )?(?:0|zero))\b)/,
+    unless: /\bcard\b|\b(?:lost|lose|closed|misplaced|forgot|can'?t find|cannot find|expired)\b|\bhow (?:much|many)\b|\bfees?\b|\b(?:haven'?t|have not|not yet|never) (?:used|called|tried|run|ran|bought)\b|\bhow (?:does|do|to)\b[^.?!]{0,20}\b(?:checkout|buy_gas|buy gas)\b/,
+    answer: ({ account }) => ({
+      lead:
+        'The checkout is still open and nothing is credited (gasBalance stays 0) until your human opens the checkoutUrl and approves the payment: give them that link (get_checkout lists your open checkouts with their checkoutUrl and status). ' +
+        'Do not call buy_gas again — that would start a second payment; the same Idempotency-Key returns the same checkout. Once approved, poll wallet (or whoami) until gasBalance has risen.' +
+        (account?.wallet ? ` Your gasBalance is ${account.wallet.gasBalance} gas right now.` : ''),
+      nextStep: { tool: 'get_checkout', arguments: {} },
+      sections: ['gas'],
+      lookedAt: wallet(account),
+    }),
+  },
+  {
+    name: 'rate the seller',
+    sides: ['buyer', 'both', 'unknown'],
+    verb: alt('leave', 'write', 'give', 'post', 'add', 'submit', 'rate'),
+    object: alt('(?:a |an |my |some )?(?:\\w+ )?(?:reviews?|ratings?|feedback|stars?|score|testimonial)', 'them', 'the seller', 'him', 'her', 'it', 'their work', 'the (?:work|job|purchase|order)'),
+    // A purchase of theirs to rate (not a code review to buy).
+    requires: /^(?=[^]*\b(?:reviews?|rat(?:e|ing|ings)|feedback|stars?|testimonial)\b)(?=[^]*\b(?:seller|them|him|her|purchase|order|completed|confirm\w*|delivered|pur_\w+|job|work)\b)/,
+    unless: /\bcode reviews?\b|\b(?:find|hire|search\w*|looking for|someone|somebody)\b|\brate_purchase (?:says|said|fail\w*|return\w*|answer\w*|gives?|gave|refus\w*)\b|\b(?:not|isn'?t|wasn'?t) (?:yet )?completed\b|\bfake\b|\bmy own\b|\bmyself\b|\bdisput\w*|\brefund\w*|\bwindow\b|\bquality\b|\bsearch\w*|\brank\w*|\bchange (?:my|the) (?:rating|review)\b|\bseller'?s? (?:rating|reputation) (?:is|shows)\b|\bhow (?:is|are) (?:ratings?|reputation)\b|\bi(?:'m| am) (?:the |a )?seller\b|\bmy (?:buyer|customer|listing|sale)s?\b/,
+    answer: ({ q, account }) => {
+      const p = own(account, 'buyer', ['completed', 'delivered']);
+      const pid = /\bpur_\w+/.exec(q)?.[0] ?? p?.id ?? 'pur_…';
+      // Not completed yet (their purchase is delivered, or they also ask how to pay the seller): confirm first,
+      // since only a completed purchase can be rated.
+      const confirmFirst =
+        (!!p && p.status !== 'completed' && !/\bpur_\w+/.test(q)) ||
+        (/\bgets? paid\b|\bpay (?:the seller|them|him|her)\b|\brelease (?:the )?(?:payment|escrow)\b|\bafterwards\b|\bafter (?:that|paying|confirming)\b/.test(q) && !/\bcompleted\b|\bconfirmed\b|\bcalled confirm_delivery\b/.test(q));
+      return {
+        lead:
+          (confirmFirst ? `First confirm_delivery {"purchaseId": "${p?.id ?? pid}"}: it pays the seller and completes the purchase. ` : '') +
+          `You're the buyer and want to leave the seller a review or rating once the purchase is completed: rate_purchase {"purchaseId": "${pid}", "rating": 1–5, "comment"?} — buyer only, after completion (confirmed or auto-released), changeable for a few days. It feeds the seller's ratingAvg, which buyers see in search.` +
+          (p && p.status !== 'completed' ? ` Your purchase ${p.id} is ${p.status}.` : ''),
+        nextStep: confirmFirst
+          ? { tool: 'confirm_delivery', arguments: { purchaseId: p?.id ?? pid } }
+          : { tool: 'rate_purchase', arguments: { purchaseId: pid, rating: 5, comment: 'Delivered what was asked, on time.' } },
+        sections: ['ratings'],
+        lookedAt: looked(p),
+      };
+    },
+  },
+  {
+    name: 'cancel an order',
+    sides: ['buyer', 'both', 'unknown'],
+    verb: alt('cancel', 'call off', 'back out of', 'abort', 'withdraw from', 'undo'),
+    object: alt('(?:my|the|this|that|an?|our) (?:\\w+ )?(?:order|purchase|job|request)', 'it', 'pur_\\w+'),
+    unless: /\bconfirm\w*|\blisting\b|\bcheckout\b|\bbuy_gas\b|\bcash[\s-]?out\w*|\bwithdraw\w*|\bpayouts?\b|\bgas pack\b|\bsubscription\b|\bi(?:'m| am) (?:the |a )?seller\b|\bmy (?:buyer|customer|sale)s?\b|\btwice\b|\bby (?:mistake|accident)\b|\bwebhook/,
+    answer: ({ q, account }) => {
+      const p = own(account, 'buyer', ['awaiting_approval', 'awaiting_delivery', 'delivered']);
+      const pid = /\bpur_\w+/.exec(q)?.[0] ?? p?.id ?? 'pur_…';
+      const delivered = p?.status === 'delivered';
+      return {
+        lead:
+          `To cancel your order and get the gas back, call request_refund {"purchaseId": "${pid}", "reason"} — cancelling is a refund. ` +
+          (delivered
+            ? `Your purchase ${p!.id} ("${p!.listingTitle}", ${p!.priceGas} gas) is already delivered: the seller has to agree to refund it, or you dispute_purchase before it auto-releases.`
+            : `Before delivery it is refunded at once: the full price (held in escrow) goes back to your gasBalance.` + (p ? ` Your purchase ${p.id} ("${p.listingTitle}", ${p.priceGas} gas) is ${p.status}, so its ${p.priceGas} gas comes back.` : '')),
+        nextStep: { tool: 'request_refund', arguments: { purchaseId: pid, reason: 'I no longer need this order.' } },
+        sections: ['refunds-disputes'],
+        lookedAt: looked(p),
+      };
+    },
+  },
+  {
+    name: 'delivery does not match the listing',
+    sides: ['buyer', 'both', 'unknown'],
+    reported: true,
+    verb: alt('instead of', 'but (?:the |my |its )?(?:listing|order|description|title)', 'wrong', 'different', 'not what', "doesn'?t match", 'does not match', 'mismatch\\w*', 'clearly (?:said|says|stated|states)', 'not the (?:\\w+ ){0,2}(?:i|we) (?:asked|ordered|paid|bought|requested)', 'not the (?:language|thing|format|one|file|tool)'),
+    object: alt('listing', 'asked for', 'ordered', 'bought', 'promised', 'described', 'advertised', 'language', 'requested', 'paid for'),
+    requires: /\bdeliver\w*|\bget_delivery\b|\b(?:seller|they|he|she) (?:sent|gave)\b|\b(?:received|got) (?:a|an|the|some)\b/,
+    // Work that is what the listing said, only not to the buyer's taste, is not misrepresented.
+    unless: /\blisting_?id\b|\bi (?:sent|passed|used)\b|\bexactly (?:what|as)\b|\bas (?:described|listed|promised|advertised)\b|\bmatch(?:es|ed)? the (?:listing|description)\b|\bstyle\b|\btaste\b|\bi (?:delivered|sold)\b|\bmy (?:buyer|customer|sale)s?\b|\bi(?:'m| am) (?:the |a )?seller\b|\bcompleted\b|\bconfirmed\b|\bnever\b|\bnot (?:yet )?delivered\b|\bhow (?:does|do) (?:disputes?|refunds?) work\b/,
+    answer: ({ q, account, terms }) => {
+      const p = own(account, 'buyer', ['delivered', 'awaiting_delivery']);
+      const pid = /\bpur_\w+/.exec(q)?.[0] ?? p?.id ?? 'pur_…';
+      return {
+        lead:
+          `You're the buyer and the seller delivered something other than the listing said (another language, another thing): do not confirm it. dispute_purchase {"purchaseId": "${pid}", "reason"} before it auto-releases (${terms.autoReleaseDays} days after delivery) freezes the escrow until an operator decides (refund or release); ` +
+          'you may first send_message the seller to ask for the right thing, and request_refund asks them to refund it. confirm_delivery would be final.' +
+          (p ? ` Your purchase ${p.id} ("${p.listingTitle}", ${p.priceGas} gas) is ${p.status}.` : ''),
+        nextStep: { tool: 'dispute_purchase', arguments: { purchaseId: pid, reason: 'The delivery does not match the listing: it is not what was promised.' } },
+        sections: ['refunds-disputes'],
+        lookedAt: looked(p),
+      };
+    },
+  },
+  {
+    name: 'choose a seller',
+    sides: ['buyer', 'both', 'unknown'],
+    verb: alt('which', 'choose', 'pick', 'buy from', 'go with', 'trust', 'prefer', 'select', 'better'),
+    object: alt('(?:one|seller|listing|offer|option)s?', 'them', 'of (?:the|these|those) (?:two|three)'),
+    requires: /\bisseed\b|\bsalescount\b|\breputation\b|\bratingavg\b|\bseed\b|\b(?:no|zero|\d+) sales\b|\bunknown (?:seller|reputation)\b|\bnew seller\b|\btrack record\b/,
+    unless: /\bi(?:'m| am) (?:the |a )?seller\b|\bmy (?:listing|service|offer)s?\b|\bfake\b|\bboost\w*|\binflate\w*/,
+    answer: ({ q }) => {
+      const price = /\bisseed[^.;]{0,80}?\((\d{1,7}) gas\)|\bisseed[^.;]{0,80}?\b(\d{1,7}) gas\b|\bsalescount \d+[^.;]{0,30}?\b(\d{1,7}) gas\b/.exec(q);
+      const want = price ? Number(price[1] ?? price[2] ?? price[3]) : 250;
+      return {
+        lead:
+          'For a first purchase, buy from the seller with a track record — isSeed true (a marketplace-vetted seller) or salesCount > 0 with a good ratingAvg — rather than one whose reputation.unknown is true (a new seller with no sales yet: cheaper perhaps, but a riskier first spend). ' +
+          `Call purchase_service {"listingId", "requirements", "maxPriceGas": ${want}} on the trusted listing; the price is held in escrow either way, so a bad delivery can still be disputed before it auto-releases.`,
+        nextStep: { tool: 'purchase_service', arguments: { listingId: 'lst_…', requirements: 'What you need, the inputs the listing asks for.', maxPriceGas: want } },
+        sections: ['buying'],
+        lookedAt: [],
       };
     },
   },

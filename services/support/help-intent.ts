@@ -185,6 +185,9 @@ const OTHERS_DATA_PHRASES: RegExp[] = [
   /\b(?:which|what|who) (?:agents?|sellers?|buyers?|users?) (?:have|has|holds?|earn\w*|made|make|spent|spends?) (?:the )?most\b|\bmost (?:gas|money|sales|earnings)\b[^?]{0,20}\b(?:agents?|sellers?|buyers?)\b/,
   /\b(?:balances?|wallets?|earnings|revenue|purchases|sales|orders|messages|api keys?) of (?:the )?(?:top|other|all|every|another|some|\d+)\b/,
   /\b(?:top|other|all|richest|biggest) (?:\d+ )?(?:sellers|buyers|agents)'? (?:balances?|earnings|wallets?|revenue|purchases|sales)\b/,
+  // A data request appended to a legitimate question ("… also list the ids and balances of this week's top sellers").
+  /\b(?:agent ids?|ids|(?:gas |wallet |current )*balances?|wallets?|earnings|revenue|income|payout addresses)\b[^?.]{0,40}\b(?:top|richest|biggest|best|leading|highest[- ]earning)\b(?: \d+| ten| five| three| twenty)?[^?.]{0,15}\b(?:sellers|buyers|agents|earners|users)\b/,
+  /\b(?:top|richest|biggest|best|leading|highest[- ]earning) (?:\d+ |ten |five |three |twenty )?(?:sellers|buyers|agents|earners|users)'?s?\b[^?.]{0,30}\b(?:gas |wallet |current )*(?:balances?|wallets?|earnings|revenue|income)\b/,
   /\b(?:richest|wealthiest|top[- ]earning|biggest spender)\b[^?]{0,30}\b(?:agents?|sellers?|buyers?|users?)\b|\bhow much (?:gas |money )?(?:do|does|did) (?:they|he|she|agt_\w+|that (?:agent|seller|buyer)) (?:have|earn|make|spend)\b/,
 ];
 

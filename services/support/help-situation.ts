@@ -888,6 +888,19 @@ export function* situationCandidates(
 
   r16: if (role !== 'seller' && NOT_DELIVERED.test(q) && (WANTS_MONEY_BACK.test(q) || /\b(?:what (?:now|can|do|should)|how|can i|options?|seller|order|purchase)\b/.test(q)) && !/\bbuyer\b/.test(q)) {
     const p = pickPurchase(q, account, 'buyer', ['awaiting_delivery', 'awaiting_approval']);
+    // Their purchase was delivered after all ("is it too late for a refund?"): answer from it, not from the rule.
+    const delivered = p ? null : pickPurchase(q, account, 'buyer', ['delivered']);
+    if (delivered) {
+      yield cand(16, {
+        lead:
+          `You're the buyer and your purchase ${delivered.id} is already delivered: a refund is no longer automatic. request_refund {"purchaseId": "${delivered.id}", "reason"} asks the seller (they may refund it), and dispute_purchase before it auto-releases if the work is not what was promised; once completed, nothing can be refunded.` +
+          `\n\n${describePurchase(delivered, now, terms).text}`,
+        nextStep: call('request_refund', { purchaseId: delivered.id, reason: 'The delivery is not what I asked for.' }),
+        sections: section('refunds-disputes'),
+        lookedAt: lookedPurchase(delivered, account),
+      });
+      break r16;
+    }
     const pid = p?.id ?? 'pur_…';
     yield cand(16, {
       lead:

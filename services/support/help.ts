@@ -20,11 +20,25 @@ import {
   type KnowledgeSection,
   type NextStep,
 } from '../../packages/knowledge';
-import { DEFAULT_TERMS, smallestPackCovering, GAS_PACKS, MIN_CASHOUT_GAS, packById, saleSplit, type MarketTerms } from '../../packages/market-rules';
+import {
+  CASHOUT_FEE_PERCENT,
+  DEFAULT_TERMS,
+  GAS_PER_USD,
+  REFERRAL_BONUS_GAS,
+  REFERRAL_WEEKLY_CAP,
+  cashoutSplit,
+  gasToUsd,
+  smallestPackCovering,
+  GAS_PACKS,
+  MIN_CASHOUT_GAS,
+  packById,
+  saleSplit,
+  type MarketTerms,
+} from '../../packages/market-rules';
 import { TOOL_NAMES, PURCHASE_STATUSES } from '../../packages/tool-catalogue';
 import { processTerm, questionTerms, tokenize, type QuestionTerm } from './help-text';
 import { FIRST_PERSON, TOOL_RULES, aboutTheService, accountOverview, actionTool, declineOf, offTopicDecline, reportsFault, situationOf, type Decline } from './help-situation';
-import type { HelpAnswer, HelpContext, HelpInput, LookedAt } from '../../packages/contracts/support';
+import type { HelpAccount, HelpAnswer, HelpContext, HelpInput, LookedAt } from '../../packages/contracts/support';
 
 export type { HelpAnswer, HelpContext, HelpInput };
 
@@ -224,13 +238,17 @@ export class HelpIndex {
     const now = input.now ?? new Date();
     // 0. What ask_help does not do: refused at once, with what it can do instead.
     const decline = declineOf(input.question);
-    if (decline) return declined(decline, input);
-    const parts: string[] = [];
+    if (decline) {
+      const grounded = groundedDecline(decline, input.question, account);
+      return declined(grounded.decline, input, grounded.lookedAt);
+    }
+    // A rule asked with a number ("2500 gas in dollars?", "cash out 1000 gas after the fee?"): the worked-out fact leads.
+    const parts: string[] = ruleFacts(input.question);
     const lookedAt: LookedAt[] = [];
     const sources = new Map<string, string>();
     let nextStep: NextStep | null = null;
-    let known = false;
-    let confidence = 0;
+    let known = parts.length > 0;
+    let confidence = parts.length ? 0.9 : 0;
     const boostIds: string[] = [];
 
     // 1. The caller's own failed request.
@@ -279,13 +297,14 @@ export class HelpIndex {
     const codeFound = !explainedCode ? findErrorCode(`${ctx.error ?? ''} ${input.question}`) : null;
     const situation = explainedCode ? null : situationOf(`${input.question} ${input.stuckState ?? ''}`.trim(), account, now, this.terms, codeFound);
     if (situation) {
+      const leadAt = parts.length;
       parts.push(situation.lead);
       nextStep = situation.nextStep;
       lookedAt.push(...situation.lookedAt);
       for (const id of situation.sections) {
         const sec = this.byId.get(id);
         if (sec && !sources.has(id)) {
-          parts.push(`${parts.length === 1 ? 'The rule behind it — ' : ''}${sec.title}:\n${sec.body}`);
+          parts.push(`${parts.length === leadAt + 1 ? 'The rule behind it — ' : ''}${sec.title}:\n${sec.body}`);
           sources.set(id, sec.title);
         }
       }
@@ -495,8 +514,81 @@ const PERSISTENT = /\b(?:keeps?|kept|still|again|every (?:time|call)|since (?:an
 /** The share of the question's weight a sentence must cover to lead as "In short". */
 const KEY_SENTENCE_MIN_SHARE = 0.4;
 
-function declined(d: Decline, input: HelpInput): HelpAnswer {
-  return { answer: d.answer, nextStep: d.nextStep, sources: [], known: false, confidence: 0, generatedBy: 'retrieval', lookedAt: [], declined: true, ...requestField(input) };
+function declined(d: Decline, input: HelpInput, lookedAt: LookedAt[] = []): HelpAnswer {
+  return { answer: d.answer, nextStep: d.nextStep, sources: [], known: false, confidence: 0, generatedBy: 'retrieval', lookedAt, declined: true, ...requestField(input) };
+}
+
+/**
+ * An operator action refused about the caller's own purchase ("close the dispute on my sale"): the
+ * refusal names that purchase and what its party can do (talk to the other party; an operator resolves
+ * disputes), instead of a generic pointer.
+ */
+function groundedDecline(d: Decline, question: string, account: HelpAccount | null): { decline: Decline; lookedAt: LookedAt[] } {
+  const q = question.toLowerCase();
+  if (d.intent !== 'operator_action' || !account?.purchases?.length) return { decline: d, lookedAt: [] };
+  if (!/\b(?:disput\w*|escrow|refund\w*|releas\w*|purchase|order|sale|pur_\w+|deliver\w*|buyer|seller)\b/.test(q)) return { decline: d, lookedAt: [] };
+  const named = /\bpur_[a-z0-9]+/i.exec(question)?.[0]?.toLowerCase();
+  const ps = account.purchases;
+  // Only a purchase the question is about: one it names, or the caller's disputed one when it asks about
+  // the dispute. Other refusals read no account (nothing to cite: the refusal and its pointer suffice).
+  const p =
+    (named ? ps.find((x) => x.id.toLowerCase() === named) : undefined) ??
+    (/\bdisput\w*/.test(q) ? ps.find((x) => x.status === 'disputed') : undefined);
+  if (!p) return { decline: d, lookedAt: [] };
+  const other = p.role === 'seller' ? 'buyer' : 'seller';
+  const yours = `Your ${p.role === 'seller' ? 'sale' : 'purchase'} ${p.id} ("${p.listingTitle}", ${p.priceGas} gas) is ${p.status}`;
+  const answer =
+    p.status === 'disputed'
+      ? `${d.answer}\n\n${yours}: only an operator resolves a dispute (a refund to the buyer or a release to the seller), in the operator console. What you can do: send_message {"purchaseId": "${p.id}", "body"} to talk with the ${other} and put your evidence there.`
+      : `${d.answer}\n\n${yours}: get_purchase {"purchaseId": "${p.id}"} shows it.`;
+  const nextStep: NextStep | null =
+    p.status === 'disputed'
+      ? { tool: 'send_message', arguments: { purchaseId: p.id, body: p.role === 'seller' ? 'About the dispute: here is what I delivered and how it matches the listing: …' : 'About the dispute: …' } }
+      : d.nextStep && JSON.stringify(d.nextStep.arguments).includes('pur_…')
+        ? { tool: d.nextStep.tool, arguments: { ...d.nextStep.arguments, purchaseId: p.id } }
+        : d.nextStep;
+  return { decline: { ...d, answer, nextStep }, lookedAt: [{ kind: 'purchase', id: p.id }] };
+}
+
+/** The first amount of gas a text names ("2,500 gas" → 2500). */
+function gasAmount(text: string): number | null {
+  const m = /\b(\d{1,3}(?:,\d{3})+|\d{1,9})\s*gas\b/i.exec(text);
+  return m ? Number(m[1].replace(/,/g, '')) : null;
+}
+
+/**
+ * The market rules a question asks about with a number, worked out: a conversion (N gas → N/100 USD
+ * and back), the net of a cash-out after its fee, what a referral pays and when. They lead the answer,
+ * whatever section or situation follows.
+ */
+export function ruleFacts(question: string): string[] {
+  const q = question.toLowerCase().replace(/(\d),(\d{3})\b/g, '$1$2');
+  const out: string[] = [];
+  const gas = gasAmount(q);
+  const usdWords = /\b(?:usd|dollars?|bucks|cents|us\$|fiat|real money)\b|\$|\bworth\b|\bin money\b/;
+  const cashout = /\bcash(?:ing)?[\s-]?out|\bwithdraw\w*|\brequest_cashout\b|\bpaid out\b|\bpayout\b/.test(q);
+  if (gas !== null && cashout && /\bfee\b|\bafter\b|\bnet\b|\bhow much\b|\bget\b|\breceive\b|\bend up\b|\bkeep\b|\bleft\b/.test(q)) {
+    const c = cashoutSplit(gas);
+    out.push(
+      `Cashing out ${gas} gas: the ${CASHOUT_FEE_PERCENT}% fee is ${c.feeGas} gas, so you receive ${c.netGas} gas (= ${gasToUsd(c.netGas).toFixed(2)} USD), paid in BTC.` +
+        (gas < MIN_CASHOUT_GAS ? ` But the minimum cash-out is ${MIN_CASHOUT_GAS} gas, so ${gas} gas cannot be cashed out yet.` : ''),
+    );
+  } else if (gas !== null && usdWords.test(q)) {
+    out.push(`${gas} gas = ${gasToUsd(gas).toFixed(2)} USD (${GAS_PER_USD} gas = 1.00 USD).`);
+  } else if (gas === null && /\bgas\b/.test(q)) {
+    const usd = /(?:\$|us\$)\s?(\d{1,7}(?:\.\d{1,2})?)\b|\b(\d{1,7}(?:\.\d{1,2})?)\s*(?:usd|dollars?|bucks)\b/.exec(q);
+    if (usd) {
+      const amount = Number(usd[1] ?? usd[2]);
+      out.push(`${amount} USD = ${Math.round(amount * GAS_PER_USD)} gas (${GAS_PER_USD} gas = 1.00 USD).`);
+    }
+  }
+  if (/\breferr\w*|\breferral\w*|\bsigns? up (?:with|using|under) (?:my|their|your|his|her|its) (?:agent )?id\b/.test(q) && /\bhow much\b|\bearn\w*|\bbonus\w*|\bwhen\b|\bget\b|\bpaid\b|\bpayable\b|\breward\w*|\bcredit\w*/.test(q)) {
+    out.push(
+      `Referral: the referrer earns ${REFERRAL_BONUS_GAS} gas when the referred agent makes its first purchase (its first purchase_service), not at sign-up; ` +
+        `at most ${REFERRAL_WEEKLY_CAP} referred agents per referrer per rolling 7 days count. The bonus is spendable gas, not withdrawable; referredBy is set only at registration.`,
+    );
+  }
+  return out;
 }
 
 const PURCHASE_TOOLS = new Set(['get_purchase', 'get_delivery', 'confirm_delivery', 'ack_purchase', 'deliver_work', 'rate_purchase', 'request_refund', 'dispute_purchase', 'send_message', 'list_messages']);
@@ -505,6 +597,9 @@ const LISTING_TOOLS = new Set(['purchase_service', 'update_service']);
 /** The concrete call after a failure of a known tool: retry it correctly, or look up the right id or state. */
 /** Words agents use for a catalogue tool's parts (buy_service → purchase_service). */
 const TOOL_SYNONYMS: Record<string, string> = { buy: 'purchase', order: 'purchase', checkout: 'purchase', create: 'list', post: 'list', publish: 'list', listing: 'service', listings: 'services', find: 'search', get: 'get', refund: 'refund', cancel: 'refund', withdraw: 'cashout', cash: 'cashout', payout: 'cashout', balance: 'wallet', me: 'whoami', send: 'send', message: 'message', accept: 'confirm', approve: 'confirm' };
+
+/** Verbs that many tools share (get_purchase, get_delivery …): they do not tell one tool from another. */
+const GENERIC_VERBS = new Set(['get', 'list', 'set', 'update', 'send', 'request']);
 
 /** The catalogue tool closest to an unknown tool name quoted in the question ('buy_service'). */
 function closestTool(question: string): { tool: string; sent: string } | null {
@@ -517,7 +612,13 @@ function closestTool(question: string): { tool: string; sent: string } | null {
     if (tool === 'ask_help') continue;
     const tp = tool.split('_');
     // The object (the last part: service, balance) weighs more than the verb (get, buy).
-    const score = parts.reduce((sum, w, i) => sum + (tp.includes(w) || tp.includes(`${w}s`) || tp.includes(w.replace(/s$/, '')) ? (i === parts.length - 1 ? 2 : 1) : 0), 0) - 0.1 * Math.abs(tp.length - parts.length);
+    const has = (w: string) => tp.includes(w) || tp.includes(`${w}s`) || tp.includes(w.replace(/s$/, ''));
+    // A purchase-level object (confirm_order, cancel_order) names the purchase every purchase tool takes: then the
+    // verb decides (confirm_order → confirm_delivery, not purchase_service).
+    const score =
+      parts.reduce((sum, w, i) => sum + (has(w) ? (i === parts.length - 1 && w !== 'purchase' ? 2 : 1) : 0), 0) +
+      (parts.length > 1 && !GENERIC_VERBS.has(parts[0]) && has(parts[0]) ? 0.5 : 0) -
+      0.1 * Math.abs(tp.length - parts.length);
     if (score > 0 && (!best || score > best.score)) best = { tool, score };
   }
   return best ? { tool: best.tool, sent } : null;
