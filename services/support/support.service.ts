@@ -6,6 +6,7 @@
 import type { Context, Service, ServiceSchema } from 'moleculer';
 import { decodeTimeCursor, timePage } from '../../packages/pagination';
 import { dbMixin, type DbService } from '../../packages/db/mixin';
+import { rowView } from '../../packages/db/row-view';
 import type { Db, Queryable } from '../../packages/db';
 import { toolParams, SEVERITIES, JOURNEY_STEPS } from '../../packages/tool-catalogue';
 import { requireAgent, type CallMeta } from '../../packages/tool-catalogue/meta';
@@ -56,19 +57,12 @@ interface ExperienceRow {
 const iso = (d: Date | string) => new Date(d).toISOString();
 const parseJson = (v: unknown): unknown => (typeof v === 'string' ? JSON.parse(v) : v);
 
+const BUG_COLUMNS = ['id', 'agent_id', 'title', 'description', 'severity', 'status', 'steps', 'provider', 'reproduction', 'expected', 'actual'] as const;
+const EXPERIENCE_COLUMNS = ['id', 'agent_id', 'rating', 'journey_step', 'what_worked', 'what_failed'] as const;
+
 function bugView(row: BugRow) {
   return {
-    id: row.id,
-    agentId: row.agent_id,
-    title: row.title,
-    description: row.description,
-    severity: row.severity,
-    status: row.status,
-    steps: row.steps,
-    provider: row.provider,
-    reproduction: row.reproduction,
-    expected: row.expected,
-    actual: row.actual,
+    ...rowView(row, BUG_COLUMNS),
     context: parseJson(row.context) ?? null,
     request: parseJson(row.request) ?? null,
     count: row.count,
@@ -78,15 +72,7 @@ function bugView(row: BugRow) {
 }
 
 function experienceView(row: ExperienceRow) {
-  return {
-    id: row.id,
-    agentId: row.agent_id,
-    rating: row.rating,
-    journeyStep: row.journey_step,
-    whatWorked: row.what_worked,
-    whatFailed: row.what_failed,
-    createdAt: iso(row.created_at),
-  };
+  return { ...rowView(row, EXPERIENCE_COLUMNS), createdAt: iso(row.created_at) };
 }
 
 /** Keyset cursor over (created_at DESC, id DESC). */
@@ -141,6 +127,30 @@ async function reportPage<R extends { created_at: Date | string; id: string }>(
     [...filters.values, parseSince(p.since), p.agentId ?? null, cursor?.at ?? null, cursor?.id ?? null, limit + 1],
   );
   return timePage(r.rows, limit);
+}
+
+/** A filter of an operator report list: its parameter, the parameter's rule, the SQL type, the column (default: the parameter). */
+type ReportFilter = [param: string, rule: Record<string, unknown>, sqlType: 'text' | 'int', column?: string];
+
+/** An operator action listing one report table, newest first, with its two equality filters and the common ones. */
+function reportList<R extends { created_at: Date | string; id: string }>(
+  table: 'support.bugs' | 'support.experiences',
+  sinceColumn: 'last_reported_at' | 'created_at',
+  key: string,
+  view: (row: R) => unknown,
+  filters: [ReportFilter, ReportFilter],
+) {
+  const where = filters.map(([param, , sqlType, column], i) => `($${i + 1}::${sqlType} IS NULL OR ${column ?? param} = $${i + 1})`).join(' AND ');
+  return {
+    params: { ...Object.fromEntries(filters.map(([param, rule]) => [param, rule])), ...listCommon },
+    async handler(this: SupportThis, ctx: Context<Record<string, unknown> & ListCommon>) {
+      requireOperator(ctx);
+      const p = ctx.params;
+      const values = filters.map(([param]) => p[param] ?? null) as [unknown, unknown];
+      const page = await reportPage<R>(this.db, table, { where, values }, sinceColumn, p);
+      return { [key]: page.rows.map(view), nextCursor: page.nextCursor };
+    },
+  };
 }
 
 type SupportThis = Service & DbService & {
@@ -328,25 +338,10 @@ const SupportService: ServiceSchema = {
     },
 
     /** Operator: bug reports, newest first, with the attached request-log entry. */
-    listBugs: {
-      params: {
-        severity: { type: 'enum', values: [...SEVERITIES], optional: true },
-        status: { type: 'enum', values: [...BUG_STATUSES], optional: true },
-        ...listCommon,
-      },
-      async handler(this: SupportThis, ctx: Context<{ severity?: string; status?: string } & ListCommon>) {
-        requireOperator(ctx);
-        const p = ctx.params;
-        const page = await reportPage<BugRow>(
-          this.db,
-          'support.bugs',
-          { where: '($1::text IS NULL OR severity = $1) AND ($2::text IS NULL OR status = $2)', values: [p.severity ?? null, p.status ?? null] },
-          'last_reported_at',
-          p,
-        );
-        return { bugs: page.rows.map(bugView), nextCursor: page.nextCursor };
-      },
-    },
+    listBugs: reportList('support.bugs', 'last_reported_at', 'bugs', bugView, [
+      ['severity', { type: 'enum', values: [...SEVERITIES], optional: true }, 'text'],
+      ['status', { type: 'enum', values: [...BUG_STATUSES], optional: true }, 'text'],
+    ]),
 
     /** Operator: one bug report. */
     getBug: {
@@ -371,25 +366,10 @@ const SupportService: ServiceSchema = {
     },
 
     /** Operator: experience reports, newest first. */
-    listExperiences: {
-      params: {
-        journeyStep: { type: 'enum', values: [...JOURNEY_STEPS], optional: true },
-        rating: { type: 'number', integer: true, min: 1, max: 5, optional: true, convert: true },
-        ...listCommon,
-      },
-      async handler(this: SupportThis, ctx: Context<{ journeyStep?: string; rating?: number } & ListCommon>) {
-        requireOperator(ctx);
-        const p = ctx.params;
-        const page = await reportPage<ExperienceRow>(
-          this.db,
-          'support.experiences',
-          { where: '($1::text IS NULL OR journey_step = $1) AND ($2::int IS NULL OR rating = $2)', values: [p.journeyStep ?? null, p.rating ?? null] },
-          'created_at',
-          p,
-        );
-        return { experiences: page.rows.map(experienceView), nextCursor: page.nextCursor };
-      },
-    },
+    listExperiences: reportList('support.experiences', 'created_at', 'experiences', experienceView, [
+      ['journeyStep', { type: 'enum', values: [...JOURNEY_STEPS], optional: true }, 'text', 'journey_step'],
+      ['rating', { type: 'number', integer: true, min: 1, max: 5, optional: true, convert: true }, 'int'],
+    ]),
   },
 
   async started(this: Service) {
