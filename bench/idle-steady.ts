@@ -4,29 +4,13 @@
  * processes' CPU (and its nats-server's) read from /proc over IDLE_WINDOW_S (default 30 s).
  * Usage: BENCH_DATABASE_URL=… npx tsx bench/idle-steady.ts
  */
-import fs from 'node:fs';
 import { startCluster } from '../packages/cluster';
+import { natsServerPid, readStat } from './proc';
+
+const cpuMs = (pid: number): number => readStat(pid)?.cpuMs ?? 0;
 
 const SETTLE_S = Number(process.env.IDLE_SETTLE_S ?? 90);
 const WINDOW_S = Number(process.env.IDLE_WINDOW_S ?? 30);
-
-function cpuMs(pid: number): number {
-  const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
-  const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  return ((Number(f[11]) + Number(f[12])) * 1000) / 100;
-}
-
-function natsPid(port: number): number | null {
-  for (const d of fs.readdirSync('/proc').filter((x) => /^\d+$/.test(x))) {
-    try {
-      const cmd = fs.readFileSync(`/proc/${d}/cmdline`, 'utf8').replace(/\0/g, ' ');
-      if (cmd.includes('nats-server') && cmd.includes(` -p ${port}`)) return Number(d);
-    } catch {
-      // gone
-    }
-  }
-  return null;
-}
 
 async function main(): Promise<void> {
   const url = process.env.BENCH_DATABASE_URL || process.env.TEST_DATABASE_URL;
@@ -37,7 +21,7 @@ async function main(): Promise<void> {
   try {
     const procs: Array<{ label: string; pid: number }> = [];
     for (const [service, list] of Object.entries(cluster.processes)) for (const p of list) procs.push({ label: service, pid: p.child.pid! });
-    const nats = natsPid(cluster.nats.port);
+    const nats = natsServerPid(cluster.nats.port);
     if (nats) procs.push({ label: 'nats-server', pid: nats });
     await new Promise((r) => setTimeout(r, SETTLE_S * 1000));
     const before = procs.map((p) => cpuMs(p.pid));

@@ -15,7 +15,8 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { Client } from 'pg';
-import { startCluster, type Cluster } from '../packages/cluster';
+import { clusterNodeArgs, startCluster, type Cluster } from '../packages/cluster';
+import { allPids, cmdline, natsServerPid, readStat } from './proc';
 import type { ServiceName } from '../packages/config';
 import { grantFunder, httpCalls, prepareLifecycles, runLifecycles, type Funder, type LifecycleBenchRow } from './scenarios/lifecycle';
 
@@ -30,28 +31,6 @@ const PRELOAD = `--require ${path.join(__dirname, 'count-messages.cjs')}`;
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 
 // ---------------------------------------------------------------------------------------------- /proc
-
-function readStat(pid: number): { comm: string; cpuMs: number } | null {
-  try {
-    const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    return { comm: stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')')), cpuMs: ((Number(fields[11]) + Number(fields[12])) * 1000) / 100 };
-  } catch {
-    return null;
-  }
-}
-
-function cmdline(pid: number): string {
-  try {
-    return fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').replace(/\0/g, ' ');
-  } catch {
-    return '';
-  }
-}
-
-function allPids(): number[] {
-  return fs.readdirSync('/proc').filter((d) => /^\d+$/.test(d)).map(Number);
-}
 
 /** Postgres processes: backends of `database` and the server's background processes (not other databases' backends). */
 function postgresPids(database: string): { backends: number[]; background: number[] } {
@@ -69,14 +48,6 @@ function postgresPids(database: string): { backends: number[]; background: numbe
     }
   }
   return { backends, background };
-}
-
-function natsServerPid(port: number): number | null {
-  for (const pid of allPids()) {
-    if (readStat(pid)?.comm !== 'nats-server') continue;
-    if (cmdline(pid).includes(` -p ${port} `) || cmdline(pid).endsWith(` -p ${port}`)) return pid;
-  }
-  return null;
 }
 
 export interface TargetProcess {
@@ -204,7 +175,7 @@ export interface TargetResult {
 
 function startNode(args: string[], env: Record<string, string>, ready: RegExp, cwd = ROOT): Promise<{ child: ChildProcess; match: RegExpMatchArray }> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [...(process.env.CLUSTER_NODE_ARGS ?? '').split(' ').filter(Boolean), '--import', 'tsx', ...args], {
+    const child = spawn(process.execPath, [...clusterNodeArgs(), '--import', 'tsx', ...args], {
       cwd,
       env: { ...process.env, ...env, NODE_OPTIONS: `${process.env.NODE_OPTIONS ?? ''} ${PRELOAD}`, BENCH_COUNT_DIR: COUNT_DIR },
       stdio: ['ignore', 'pipe', 'pipe'],

@@ -65,6 +65,11 @@ export function spawnEnv(services: ServiceName[], env: Record<string, string>, b
   return { ...base, ...spawnDefaults(), SERVICES: services.join(','), ...env, PORT: port };
 }
 
+/** CLUSTER_NODE_ARGS: node flags NODE_OPTIONS refuses, for every spawned process (e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof"). */
+export function clusterNodeArgs(): string[] {
+  return (process.env.CLUSTER_NODE_ARGS ?? '').split(' ').filter(Boolean);
+}
+
 /**
  * Starts `src/main.ts` as its own OS process running the given services over NATS.
  * Resolves when the process printed that its services started.
@@ -78,9 +83,7 @@ export async function spawnServices(
   // Every process listens on PORT (workers serve /healthz, /readyz, /metrics there): one port each.
   // A shared env's PORT is the gateway's; a process without the gateway gets a free one.
   const port = opts.port ? String(opts.port) : services.includes('gateway') && env.PORT ? env.PORT : String(await freePort());
-  // CLUSTER_NODE_ARGS: node flags NODE_OPTIONS refuses, for profiling (e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof").
-  const nodeArgs = (process.env.CLUSTER_NODE_ARGS ?? '').split(' ').filter(Boolean);
-  const child = spawn(process.execPath, [...nodeArgs, '--import', 'tsx', path.join(REPO_ROOT, 'src/main.ts')], {
+  const child = spawn(process.execPath, [...clusterNodeArgs(), '--import', 'tsx', path.join(REPO_ROOT, 'src/main.ts')], {
     cwd: REPO_ROOT,
     env: spawnEnv(services, env, opts.baseEnv ?? process.env, port),
     stdio: ['ignore', 'pipe', 'pipe'],

@@ -185,8 +185,7 @@ const EscrowService: ServiceSchema = {
           const terms = listing!;
           inserted = await this.db.transaction(async (tx) => {
             const limits = await lockLimits(tx, agent.id);
-            const priceGas = saleSplit(Number(terms.priceGas), platformFeePercent).priceGas;
-            const { needsApproval } = limits ? checkLimits(limits, priceGas, terms.category ?? null, await spentSince(tx, agent.id, now)) : { needsApproval: false };
+            const { needsApproval } = limits ? checkLimits(limits, Number(terms.priceGas), terms.category ?? null, await spentSince(tx, agent.id, now)) : { needsApproval: false };
             const approvalToken = needsApproval ? newApprovalToken() : null;
             const r = await tx.query<VersionedRow>(`${INSERT_PURCHASE_SQL} ${ON_KEY_CONFLICT}`, valuesFor(terms, needsApproval, approvalToken));
             return r.rows[0];

@@ -13,6 +13,7 @@ import type { Service, ServiceBroker } from 'moleculer';
 import { LISTINGS, LISTINGS_TOPICS, type ListingForPurchase, type ListingTermsChanged } from '../../packages/contracts/listings';
 import type { Db, Queryable } from '../../packages/db';
 import type { OutboxEvent } from '../../packages/outbox';
+import { Recent } from './recent';
 
 /** How long a copy is trusted without news from listings. */
 export const TERMS_FRESH_MS = 10_000;
@@ -97,22 +98,12 @@ export async function listingTerms(db: Db, broker: ServiceBroker, listingId: str
 }
 
 /**
- * The terms this process read last, per listing (at most `max`, oldest out). Only a guess: a purchase on a
- * guess inserts only if escrow's copy still has the guessed version and is fresh (the check is in the insert).
+ * The terms this process read last, per listing. Only a guess: a purchase on a guess inserts only if
+ * escrow's copy still has the guessed version and is fresh (the check is in the insert).
  */
-export class TermsGuesses {
-  private readonly byListing = new Map<string, ListingForPurchase>();
-
-  constructor(private readonly max = 5_000) {}
-
-  get(listingId: string): ListingForPurchase | undefined {
-    return this.byListing.get(listingId);
-  }
-
-  set(listingId: string, terms: ListingForPurchase): void {
-    this.byListing.delete(listingId);
-    if (this.byListing.size >= this.max) this.byListing.delete(this.byListing.keys().next().value as string);
-    this.byListing.set(listingId, terms);
+export class TermsGuesses extends Recent<ListingForPurchase> {
+  constructor() {
+    super(5_000);
   }
 }
 

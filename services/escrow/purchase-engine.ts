@@ -38,6 +38,7 @@ import {
   type Timer,
 } from '../../packages/contracts/purchase-machine';
 import { notFound, type PurchaseRow } from './purchases';
+import { Recent } from './recent';
 
 const DAY_MS = 86_400_000;
 const HOUR_MS = 3_600_000;
@@ -96,35 +97,6 @@ export type VersionedRow = PurchaseRow & { row_version: string };
 /** A row this process knows, with its version; requirements and delivery larger than this are not kept. */
 const KNOWN_ROW_MAX_BYTES = 4_096;
 
-/**
- * The rows this process wrote last, each with its version. `fire` decides from one without reading it
- * again; its write still names the version, so a row another replica (or a sweeper, or the referral
- * check) changed meanwhile is simply not written, and is read and decided again — the answer is exactly
- * what reading first would give. Saves the read of deliver_work and confirm_delivery on the replica that
- * sold the purchase (issue #22). Oldest first out.
- */
-class KnownRows {
-  private readonly rows = new Map<string, VersionedRow>();
-
-  constructor(private readonly max: number) {}
-
-  get(id: string): VersionedRow | undefined {
-    return this.rows.get(id);
-  }
-
-  remember(row: VersionedRow): void {
-    this.rows.delete(row.id);
-    const size = (row.delivery_json?.length ?? 0) + (typeof row.requirements === 'string' ? row.requirements.length : JSON.stringify(row.requirements ?? null).length);
-    if (size > KNOWN_ROW_MAX_BYTES) return;
-    if (this.rows.size >= this.max) this.rows.delete(this.rows.keys().next().value as string);
-    this.rows.set(row.id, row);
-  }
-
-  forget(id: string): void {
-    this.rows.delete(id);
-  }
-}
-
 /** The row without its version column. */
 function unversioned(row: VersionedRow): PurchaseRow {
   const { row_version: _version, ...plain } = row;
@@ -132,7 +104,14 @@ function unversioned(row: VersionedRow): PurchaseRow {
 }
 
 export class PurchaseEngine<T extends string = string> {
-  private readonly known = new KnownRows(2_000);
+  /**
+   * The rows this process wrote last, each with its version. `fire` decides from one without reading it
+   * again; its write still names the version, so a row another replica (or a sweeper, or the referral
+   * check) changed meanwhile is simply not written, and is read and decided again — the answer is exactly
+   * what reading first would give. Saves the read of deliver_work and confirm_delivery on the replica that
+   * sold the purchase (issue #22).
+   */
+  private readonly known = new Recent<VersionedRow>(2_000);
 
   constructor(
     readonly machine: Machine,
@@ -141,7 +120,9 @@ export class PurchaseEngine<T extends string = string> {
 
   /** A row just inserted or written with its version (`RETURNING *, xmin::text AS row_version`): the next fire may skip its read. */
   remember(row: VersionedRow): PurchaseRow {
-    this.known.remember(row);
+    const size = (row.delivery_json?.length ?? 0) + (typeof row.requirements === 'string' ? row.requirements.length : JSON.stringify(row.requirements ?? null).length);
+    if (size <= KNOWN_ROW_MAX_BYTES) this.known.set(row.id, row);
+    else this.known.delete(row.id);
     return unversioned(row);
   }
 
@@ -230,13 +211,13 @@ export class PurchaseEngine<T extends string = string> {
         decided = { who, t, given: typeof input === 'function' ? input(row, t) : input };
       } catch (err) {
         if (!remembered) throw err;
-        this.known.forget(purchaseId);
+        this.known.delete(purchaseId);
         continue;
       }
       const { who, t, given } = decided;
       if (given === null) {
         if (!remembered) return row;
-        this.known.forget(purchaseId);
+        this.known.delete(purchaseId);
         continue;
       }
       const plan = this.plan(row, t, who, given, this.deps.now());
@@ -251,7 +232,7 @@ export class PurchaseEngine<T extends string = string> {
         plan.events,
       );
       if (!changed) {
-        this.known.forget(purchaseId);
+        this.known.delete(purchaseId);
         if (attempt < 4) continue;
         throw this.invalidState(row, 'this call', 'an unchanged purchase (it changed meanwhile; read it again)');
       }
