@@ -9,7 +9,7 @@
 const fs = require('node:fs');
 const path = require('node:path');
 
-const counts = { sql: 0, natsOut: 0, natsIn: 0, jsPublish: 0, jsFetch: 0, jsAck: 0, moleculerRequests: 0 };
+const counts = { sql: 0, sqlInFlight: 0, natsOut: 0, natsIn: 0, jsPublish: 0, jsFetch: 0, jsAck: 0, moleculerRequests: 0 };
 
 function patch(load, method, key) {
   try {
@@ -26,6 +26,30 @@ function patch(load, method, key) {
 }
 
 patch(() => require('pg').Client, 'query', 'sql');
+// How many of this process's SQL statements are in flight when one starts (itself included): what batching
+// concurrent statements into one could group at most (sqlInFlight / sql = the average).
+let inFlight = 0;
+try {
+  const C = require('pg').Client;
+  const counted = C.prototype.query;
+  C.prototype.query = function inFlightCounted(...args) {
+    inFlight++;
+    counts.sqlInFlight += inFlight;
+    let done = false;
+    const end = () => { if (!done) { done = true; inFlight--; } };
+    const cb = args.length && typeof args[args.length - 1] === 'function' ? args.length - 1 : -1;
+    if (cb >= 0) {
+      const orig = args[cb];
+      args[cb] = function ended(...r) { end(); return orig.apply(this, r); };
+    }
+    const result = counted.apply(this, args);
+    if (cb < 0 && result && typeof result.then === 'function') result.then(end, end);
+    else if (cb < 0) end();
+    return result;
+  };
+} catch {
+  // pg is not used by this process
+}
 patch(() => require('nats/lib/nats-base-client/protocol').ProtocolHandler, 'publish', 'natsOut');
 patch(() => require('nats/lib/nats-base-client/protocol').ProtocolHandler, 'processMsg', 'natsIn');
 patch(() => require('nats/lib/jetstream/jsclient').JetStreamClientImpl, 'publish', 'jsPublish');

@@ -379,6 +379,8 @@ async function measure(target: Target, seconds: number): Promise<TargetResult> {
     httpRequests: round((http1 - http0) / n),
     moleculerRequests: round((loadMsg.moleculerRequests ?? 0) / n),
     sqlRoundTrips: round((loadMsg.sql ?? 0) / n),
+    // Per statement, how many of its process's statements were in flight as it started (itself included).
+    sqlInFlightAtStart: round((loadMsg.sqlInFlight ?? 0) / Math.max(1, loadMsg.sql ?? 0)),
     pgTransactions: round(xacts / n),
     rowsWritten: round(rowsWritten / n),
     natsMessagesOut: round((loadMsg.natsOut ?? 0) / n),

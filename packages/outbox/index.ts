@@ -127,18 +127,23 @@ export interface OutboxRow {
  * No relay pass takes them while the lease lasts (OUTBOX_WRITER_LEASE_SECONDS); if the writer dies
  * first, the next pass after it does.
  */
-function leasedOutboxInsertSql(schema: string, eventsParam: string, fromCte: string, audience?: AudiencePredicate): string {
+function leasedOutboxInsertSql(schema: string, events: string, fromCte: string, audience?: AudiencePredicate, orderBy = 'x.n'): string {
   return `INSERT INTO ${schema}.outbox (topic, payload, claimed_until, attempts)
           SELECT e->>'topic', e->'data', now() + make_interval(secs => ${OUTBOX_WRITER_LEASE_SECONDS}), 1
-            FROM ${fromCte}, jsonb_array_elements(${eventsParam}::jsonb) WITH ORDINALITY AS x(e, n)
+            FROM ${fromCte}, jsonb_array_elements(${events}::jsonb) WITH ORDINALITY AS x(e, n)
            ${audience ? `WHERE (e->'audience' IS NULL OR ${audience(`(e->'audience')`)})` : ''}
-           ORDER BY x.n
+           ORDER BY ${orderBy}
           RETURNING id, topic, payload, created_at`;
+}
+
+/** The events as leasedOutboxInsertSql reads them ([{"topic", "data", "audience"?}]). */
+export function outboxEvents(events: ReadonlyArray<OutboxEventSpec>): Array<Record<string, unknown>> {
+  return events.map(([topic, data, audience]) => ({ topic, data: stored(data), ...(audience ? { audience } : {}) }));
 }
 
 /** The jsonb parameter leasedOutboxInsertSql reads. */
 function outboxEventsParam(events: ReadonlyArray<OutboxEventSpec>): string {
-  return JSON.stringify(events.map(([topic, data, audience]) => ({ topic, data: stored(data), ...(audience ? { audience } : {}) })));
+  return JSON.stringify(outboxEvents(events));
 }
 
 /**
@@ -166,6 +171,25 @@ export async function updateWithEvents<T>(
   // change is committed either way: a publish that fails is retried by the relay, never by the caller.
   if (outbox?.length) await relay.publishRows(outbox).catch(() => undefined);
   return row as unknown as T;
+}
+
+/**
+ * Several state changes and their events in ONE statement (its own transaction; issue #22, batching):
+ * `updateSql` is an UPDATE … RETURNING whose rows each carry `batch_n` (the change's place in the batch)
+ * and `batch_events` (outboxEvents of that change's events); one outbox row per event is written for each
+ * row it returns, in batch order. After commit the relay publishes them all. Returns the rows written,
+ * without the two batch columns; a change whose row was not written simply has no row.
+ */
+export async function updateManyWithEvents<T>(db: Queryable, relay: OutboxRelay, updateSql: string, params: unknown[]): Promise<Array<T & { batch_n: number }>> {
+  const r = await db.query<T & { batch_n: number; batch_events?: unknown; outbox: OutboxRow[] | null }>(
+    `WITH u AS (${updateSql}),
+     o AS (${leasedOutboxInsertSql(relay.schema, 'u.batch_events', 'u', relay.audience, 'u.batch_n, x.n')})
+     SELECT u.*, CASE WHEN row_number() OVER () = 1 THEN (SELECT json_agg(o) FROM o) END AS outbox FROM u`,
+    params,
+  );
+  const outbox = r.rows.flatMap((row) => row.outbox ?? []);
+  if (outbox.length) await relay.publishRows(outbox).catch(() => undefined);
+  return r.rows.map(({ outbox: _outbox, batch_events: _events, ...row }) => row as unknown as T & { batch_n: number });
 }
 
 export interface RelayOptions {

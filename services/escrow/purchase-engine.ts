@@ -15,12 +15,16 @@
  *   fireDue   the sweepers: claim due rows with FOR UPDATE SKIP LOCKED and move them in one statement,
  *             with their outbox rows in the same transaction (queries derived from the timers).
  *
- * Each change is first a Plan (pure: the columns and events one transition writes for one row), so
- * several plans could later be applied in one statement; today each is applied alone.
+ * Each change is first a Plan (pure: the columns and events one transition writes for one row), and
+ * the writes of `fire` and `fireFrom` go through a group commit (packages/db/batcher.ts): a lone change
+ * is one statement, as above; changes of different purchases that arrive while earlier ones are being
+ * written go out together as ONE statement (each row with its own version or status check, its own
+ * outbox rows), so under load escrow pays its statements per batch, not per purchase (issue #22).
  */
 import type { Db, Queryable } from '../../packages/db';
 import { InvalidStateError } from '../../packages/errors';
-import { enqueueEvent, updateWithEvents, type OutboxRelay } from '../../packages/outbox';
+import { enqueueEvent, outboxEvents, updateManyWithEvents, updateWithEvents, type OutboxRelay } from '../../packages/outbox';
+import { Batcher, type BatchItem } from '../../packages/db/batcher';
 import { moneyEvents, NOTICES, type EscrowEvent } from './events';
 import {
   ACTOR,
@@ -97,6 +101,41 @@ export type VersionedRow = PurchaseRow & { row_version: string };
 /** A row this process knows, with its version; requirements and delivery larger than this are not kept. */
 const KNOWN_ROW_MAX_BYTES = 4_096;
 
+/**
+ * Batches of purchase writes in flight at once: the next batch takes everything that arrived meanwhile.
+ * Two keep a lone request from ever waiting behind a batch of one; under load each holds many changes.
+ */
+const WRITE_BATCHES_IN_FLIGHT = 2;
+const WRITE_BATCH_MAX = 64;
+
+/** A write of one plan: only if the row is still `version` (fire), or still in one of `from` (fireFrom). */
+interface Write {
+  plan: Plan;
+  version?: string;
+  from?: readonly string[];
+  /** Which columns come back: only the written ones (fire: the rest is the row as read), or all (fireFrom). */
+  returning: 'written' | 'all';
+}
+type Written = (Partial<PurchaseRow> & { row_version: string }) | undefined;
+
+/** A value a batch can carry as JSON text and cast back to its column's type (arrays and buffers go alone). */
+function isScalar(value: unknown): boolean {
+  return value === null || ['string', 'number', 'boolean'].includes(typeof value) || value instanceof Date || value instanceof SqlExpr;
+}
+
+/** Whether `w` can join `batch`: another purchase, scalar values, and the same SQL for a column set by expression. */
+function fitsBatch(batch: readonly Write[], w: Write): boolean {
+  const scalar = (x: Write) => Object.values(x.plan.set).every(isScalar);
+  if (!scalar(w) || !batch.every(scalar)) return false;
+  return batch.every((b) => {
+    if (b.plan.purchaseId === w.plan.purchaseId) return false;
+    return Object.entries(w.plan.set).every(([col, v]) => {
+      const other = b.plan.set[col];
+      return !(v instanceof SqlExpr || other instanceof SqlExpr) || !(col in b.plan.set) || (v instanceof SqlExpr && other instanceof SqlExpr && v.sql === other.sql);
+    });
+  });
+}
+
 /** The row without its version column. */
 function unversioned(row: VersionedRow): PurchaseRow {
   const { row_version: _version, ...plain } = row;
@@ -112,6 +151,16 @@ export class PurchaseEngine<T extends string = string> {
    * sold the purchase (issue #22).
    */
   private readonly known = new Recent<VersionedRow>(2_000);
+  /** The group commit of fire and fireFrom writes; `writes.stats` says how many statements they took. */
+  readonly writes = new Batcher<Write, Written>((batch) => this.writeBatch(batch), {
+    maxInFlight: WRITE_BATCHES_IN_FLIGHT,
+    maxBatch: WRITE_BATCH_MAX,
+    fits: fitsBatch,
+  });
+  /** Batches whose statement failed, so that each write was tried alone (a deadlock between replicas' batches). */
+  batchesRetriedAlone = 0;
+  /** Column → SQL type of the purchases table, read once (a batch casts each value back from JSON text). */
+  private columnTypes?: Promise<Map<string, string>>;
 
   constructor(
     readonly machine: Machine,
@@ -221,16 +270,7 @@ export class PurchaseEngine<T extends string = string> {
         continue;
       }
       const plan = this.plan(row, t, who, given, this.deps.now());
-      const cols = Object.keys(plan.set);
-      const { sql, params } = assignments(plan.set, 3);
-      // Only the written columns come back (a purchase row has ~50): the rest is the row as read.
-      const changed = await updateWithEvents<Partial<PurchaseRow> & { row_version: string }>(
-        this.deps.db,
-        this.deps.relay,
-        `UPDATE ${TABLE} SET ${sql} WHERE id = $1 AND xmin = $2::text::xid RETURNING ${cols.join(', ')}, xmin::text AS row_version`,
-        [purchaseId, version, ...params],
-        plan.events,
-      );
+      const changed = await this.writes.submit({ plan, version, returning: 'written' });
       if (!changed) {
         this.known.delete(purchaseId);
         if (attempt < 4) continue;
@@ -249,15 +289,95 @@ export class PurchaseEngine<T extends string = string> {
     const t = transitionIn(this.machine, trigger, actor, row.status);
     if (!t) throw new Error(`no ${trigger} transition for ${actor} from ${row.status}`);
     const plan = this.plan(row, t, actor, input, this.deps.now());
-    const { sql, params } = assignments(plan.set, 3);
-    const written = await updateWithEvents<VersionedRow>(
+    const written = await this.writes.submit({ plan, from: t.from, returning: 'all' });
+    return written && this.remember({ ...row, ...written } as VersionedRow);
+  }
+
+  /** One write as its own statement: the row's update only if still `version` / in `from`, with its outbox rows. */
+  private async writeOne(w: Write): Promise<Written> {
+    const { sql, params } = assignments(w.plan.set, 3);
+    const check = w.version !== undefined ? 'xmin = $2::text::xid' : 'status = ANY($2::text[])';
+    // fire: only the written columns come back (a purchase row has ~50): the rest is the row as read.
+    const returning = w.returning === 'written' ? Object.keys(w.plan.set).join(', ') : '*';
+    return updateWithEvents<Partial<PurchaseRow> & { row_version: string }>(
       this.deps.db,
       this.deps.relay,
-      `UPDATE ${TABLE} SET ${sql} WHERE id = $1 AND status = ANY($2::text[]) RETURNING *, xmin::text AS row_version`,
-      [row.id, t.from, ...params],
-      plan.events,
+      `UPDATE ${TABLE} SET ${sql} WHERE id = $1 AND ${check} RETURNING ${returning}, xmin::text AS row_version`,
+      [w.plan.purchaseId, w.version ?? w.from, ...params],
+      w.plan.events,
     );
-    return written && this.remember(written);
+  }
+
+  /**
+   * A batch of writes: one alone is writeOne; several are ONE statement — each row updated only if its own
+   * check holds, each value cast back from JSON text to its column's type, each row's outbox rows written
+   * only if the row was — and each write gets exactly what writeOne would have answered. If the statement
+   * fails (a deadlock with another replica's batch, say), each write is tried alone.
+   */
+  private async writeBatch(batch: Array<{ item: Write; settle: BatchItem<Written> }>): Promise<void> {
+    if (batch.length > 1) {
+      let rows: Array<PurchaseRow & { row_version: string; batch_n: number }> | undefined;
+      try {
+        rows = await this.writeMany(batch.map((b) => b.item));
+      } catch {
+        this.batchesRetriedAlone++;
+        rows = undefined;
+      }
+      if (rows) {
+        const byN = new Map(rows.map((r) => [Number(r.batch_n), r]));
+        batch.forEach(({ settle }, n) => {
+          const row = byN.get(n);
+          if (!row) return settle.resolve(undefined);
+          const { batch_n: _n, ...written } = row;
+          settle.resolve(written);
+        });
+        return;
+      }
+    }
+    await Promise.all(batch.map(({ item, settle }) => this.writeOne(item).then(settle.resolve, settle.reject)));
+  }
+
+  private async writeMany(writes: Write[]): Promise<Array<PurchaseRow & { row_version: string; batch_n: number }>> {
+    this.columnTypes ??= this.deps.db
+      .query<{ name: string; type: string }>(
+        `SELECT attname AS name, format_type(atttypid, atttypmod) AS type FROM pg_attribute
+          WHERE attrelid = '${TABLE}'::regclass AND attnum > 0 AND NOT attisdropped`,
+      )
+      .then((r) => new Map(r.rows.map((c) => [c.name, c.type])));
+    const types = await this.columnTypes;
+    const values = new Set<string>();
+    const exprs = new Map<string, string>();
+    for (const { plan } of writes) {
+      for (const [col, v] of Object.entries(plan.set)) {
+        if (!types.has(col)) throw new UndeclaredColumnError(plan.transition.trigger, col);
+        if (v instanceof SqlExpr) exprs.set(col, v.sql);
+        else values.add(col);
+      }
+    }
+    const sets = [
+      ...[...values].map((c) => `${c} = CASE WHEN v.s ? '${c}' THEN (v.s->>'${c}')::${types.get(c)} ELSE ${TABLE}.${c} END`),
+      ...[...exprs].map(([c, sql]) => `${c} = CASE WHEN v.x ? '${c}' THEN ${sql} ELSE ${TABLE}.${c} END`),
+    ];
+    const items = writes.map((w, n) => {
+      const s: Record<string, unknown> = {};
+      const x: Record<string, true> = {};
+      for (const [col, v] of Object.entries(w.plan.set)) {
+        if (v instanceof SqlExpr) x[col] = true;
+        else s[col] = v instanceof Date ? v.toISOString() : v;
+      }
+      return { n, id: w.plan.purchaseId, ver: w.version ?? null, from_status: w.from ?? null, s, x, events: outboxEvents(w.plan.events) };
+    });
+    return updateManyWithEvents<PurchaseRow & { row_version: string }>(
+      this.deps.db,
+      this.deps.relay,
+      `UPDATE ${TABLE} SET ${sets.join(', ')}
+         FROM jsonb_to_recordset($1::jsonb) AS v(n int, id text, ver text, from_status jsonb, s jsonb, x jsonb, events jsonb)
+        WHERE ${TABLE}.id = v.id
+          AND (v.ver IS NULL OR ${TABLE}.xmin = v.ver::xid)
+          AND (v.from_status IS NULL OR v.from_status ? ${TABLE}.status)
+        RETURNING ${TABLE}.*, ${TABLE}.xmin::text AS row_version, v.n AS batch_n, v.events AS batch_events`,
+      [JSON.stringify(items)],
+    );
   }
 
   /** The timed transitions the sweeper fires (derived from the table's `after`). */

@@ -24,6 +24,8 @@ import { AGENTS, AGENTS_TOPICS } from '../../packages/contracts/agents';
 import { ESCROW_TOPICS } from '../../packages/contracts/escrow';
 import { DEFAULT_DELIVERY_DAYS, gasToUsd, MIN_DESCRIPTION_WORDS, saleSplit } from '../../packages/market-rules';
 import { migrations } from './migrations';
+import { completedSalesWriter, saleOf, type CompletedSale } from './completed-sales';
+import type { Batcher } from '../../packages/db/batcher';
 import { assessQuality, type QualityReport } from './quality';
 import { moderate } from './moderation';
 import { buildSearch, LISTING_COLUMNS, SearchCache, tsqueryFor, websearchText, type SearchParams } from './search';
@@ -410,20 +412,9 @@ const ListingsService: ServiceSchema = {
     [ESCROW_TOPICS.completed]: {
       group: 'listings',
       async handler(this: ListingsThis, event: OutboxEvent<{ purchaseId: string; sellerId: string; completedAt?: string }>) {
-        const d = event.data;
-        // One statement (its own transaction): the inbox claim, the sale, and the seller's count —
-        // a redelivered event or an already counted sale changes nothing.
-        await this.readyDb().query(
-          `WITH inbox AS (
-             INSERT INTO listings.inbox (event_id, topic) VALUES ($1, $2) ON CONFLICT (event_id) DO NOTHING RETURNING 1),
-           sale AS (
-             INSERT INTO listings.completed_sales (purchase_id, seller_id, completed_at)
-             SELECT $3, $4, COALESCE($5::timestamptz, now()) FROM inbox
-             ON CONFLICT (purchase_id) DO NOTHING RETURNING seller_id)
-           INSERT INTO listings.sellers (id, sales_count) SELECT seller_id, 1 FROM sale
-           ON CONFLICT (id) DO UPDATE SET sales_count = listings.sellers.sales_count + 1, updated_at = now()`,
-          [event.eventId, event.topic, d.purchaseId, d.sellerId, d.completedAt ?? null],
-        );
+        // The sale and the seller's count, written together with the other sales arriving now (completed-sales.ts).
+        this.completedSales ??= completedSalesWriter(this.readyDb());
+        await this.completedSales.submit(saleOf(event));
       },
     },
     [ESCROW_TOPICS.rated]: {
@@ -656,6 +647,7 @@ interface SellerRow {
 
 type ListingsThis = Service & RuntimeService & DbService & {
   relay: OutboxRelay;
+  completedSales?: Batcher<CompletedSale, void>;
   now(): Date;
   searchCache(): SearchCache<ListingRow & { sort_key: string }>;
   feePercent(): number;

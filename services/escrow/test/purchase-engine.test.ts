@@ -171,4 +171,55 @@ describeWithPostgres('the purchase engine on PostgreSQL: racing fires', () => {
     expect(await wallet(app, s.seller)).toMatchObject({ gasBalance: paid ? purchase.sellerNetGas : 0 });
     expect(await wallet(app, s.buyer)).toMatchObject({ gasBalance: paid ? 1000 - purchase.priceGas : 1000, heldGas: 0 });
   });
+
+  test('purchases moving at once share statements (group commit): each answered as if alone, one money event each, the money exact', async () => {
+    const s = await scenario(app, { fundedGas: 5000, listing: { priceGas: 100 } });
+    const engine: PurchaseEngine<Trigger> = escrow().engine;
+    const bought = await Promise.all(Array.from({ length: 12 }, () => app.api.ok('purchase_service', { listingId: s.listingId }, s.buyer.apiKey)));
+    const ids: string[] = bought.map((b) => b.purchase.id);
+    expect(bought.map((b) => b.purchase.status)).toEqual(ids.map(() => 'awaiting_delivery'));
+    const before = { ...engine.writes.stats };
+    // Deliveries of twelve purchases at once, and — in the same batches — a second, stale delivery of one of them.
+    const delivered = await Promise.allSettled([
+      ...ids.map((purchaseId, i) => app.api.ok('deliver_work', { purchaseId, delivery: { summary: `work ${i}` } }, s.seller.apiKey)),
+      engine.fire(ids[0], 'deliver', 'seller', { delivery_json: '{"summary":"again"}', delivery_sha256: 'x' }),
+    ]);
+    const deliveredOk = delivered.slice(0, 12).map((r) => (r.status === 'fulfilled' ? r.value.purchase.status : r.reason));
+    // The engine's own second delivery and the tool call race on one purchase: exactly one of them wins.
+    const second = delivered[12];
+    if (second.status === 'fulfilled') {
+      expect(deliveredOk.filter((x) => x !== 'delivered')).toHaveLength(1);
+    } else {
+      expect(second.reason).toMatchObject({ type: 'invalid_state' });
+      expect(deliveredOk).toEqual(ids.map(() => 'delivered'));
+    }
+    const confirmed = await Promise.all(ids.map((purchaseId) => app.api.call('confirm_delivery', { purchaseId }, s.buyer.apiKey)));
+    const after = engine.writes.stats;
+    // Fewer statements than writes: concurrent changes went out together.
+    expect(after.items - before.items).toBeGreaterThanOrEqual(24);
+    expect(after.batches - before.batches).toBeLessThan(after.items - before.items);
+    expect(engine.batchesRetriedAlone).toBe(0);
+    expect(confirmed.filter((c) => c.body.ok)).toHaveLength(12);
+    for (const c of confirmed) expect(c.body.result.purchase).toMatchObject({ status: 'completed' });
+    const views = await Promise.all(ids.map((purchaseId) => app.api.ok('get_purchase', { purchaseId }, s.buyer.apiKey)));
+    for (const [i, v] of views.entries()) {
+      expect(v.purchase).toMatchObject({ id: ids[i], status: 'completed' });
+      expect(v.purchase.deliveredAt).toEqual(expect.any(String));
+    }
+    const money = await escrow().db.query(
+      `SELECT payload->>'purchaseId' AS id, count(*)::int AS n FROM escrow.outbox WHERE payload->>'purchaseId' = ANY($1::text[]) AND topic = 'escrow.purchase.completed' GROUP BY 1`,
+      [ids],
+    );
+    expect(money.rows.map((r: any) => r.n)).toEqual(ids.map(() => 1));
+    await escrow().relay.kick();
+    expect(await wallet(app, s.seller)).toMatchObject({ gasBalance: 12 * bought[0].purchase.sellerNetGas });
+    expect(await wallet(app, s.buyer)).toMatchObject({ gasBalance: 5000 - 12 * 100, heldGas: 0 });
+    // Listings counted each sale once (its completed sales are written together too: listings/completed-sales.ts).
+    let salesCount = 0;
+    for (let i = 0; i < 50 && salesCount < 12; i++) {
+      await new Promise((r) => setTimeout(r, 100));
+      salesCount = (await app.api.ok('search_services', { sellerId: s.seller.id })).listings[0].seller.reputation.salesCount;
+    }
+    expect(salesCount).toBe(12);
+  });
 });

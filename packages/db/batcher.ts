@@ -1,0 +1,92 @@
+/**
+ * Group commit for statements of one kind (issue #22, "batching under load"): work submitted while
+ * `maxInFlight` batches are already running waits, and everything waiting when one finishes goes out
+ * together as the next batch. A lone request is sent at once — nothing is delayed by a timer — so
+ * batches form only when the database is the queue: the busier the service, the fewer statements per
+ * unit of work.
+ *
+ * `run(batch)` settles each item (resolve or reject); if it throws, every item of the batch that it did
+ * not settle is rejected with that error. `fits(batch, item)` may keep an item out of a non-empty batch
+ * (it goes in the next one), e.g. two changes of the same row.
+ */
+export interface BatchItem<R> {
+  resolve(value: R): void;
+  reject(err: unknown): void;
+}
+
+export interface BatcherOptions<T> {
+  maxInFlight: number;
+  maxBatch: number;
+  fits?(batch: readonly T[], item: T): boolean;
+}
+
+/** How batches came out so far: their count and the items they held (items / batches = mean size). */
+export interface BatcherStats {
+  batches: number;
+  items: number;
+}
+
+export class Batcher<T, R> {
+  private queue: Array<{ item: T; settle: BatchItem<R> }> = [];
+  private inFlight = 0;
+  readonly stats: BatcherStats = { batches: 0, items: 0 };
+
+  constructor(
+    private readonly run: (batch: Array<{ item: T; settle: BatchItem<R> }>) => Promise<void>,
+    private readonly opts: BatcherOptions<T>,
+  ) {}
+
+  submit(item: T): Promise<R> {
+    return new Promise<R>((resolve, reject) => {
+      this.queue.push({ item, settle: { resolve, reject } });
+      this.pump();
+    });
+  }
+
+  private pump(): void {
+    while (this.inFlight < this.opts.maxInFlight && this.queue.length > 0) {
+      const batch: typeof this.queue = [];
+      const items: T[] = [];
+      const later: typeof this.queue = [];
+      for (const entry of this.queue) {
+        if (batch.length === 0 || (batch.length < this.opts.maxBatch && (!this.opts.fits || this.opts.fits(items, entry.item)))) {
+          batch.push(entry);
+          items.push(entry.item);
+        } else later.push(entry);
+      }
+      this.queue = later;
+      this.inFlight++;
+      this.stats.batches++;
+      this.stats.items += batch.length;
+      void this.send(batch);
+    }
+  }
+
+  private async send(batch: Array<{ item: T; settle: BatchItem<R> }>): Promise<void> {
+    const settled = new Set<BatchItem<R>>();
+    const guarded = batch.map(({ item, settle }) => ({
+      item,
+      settle: {
+        resolve: (v: R) => {
+          if (settled.has(settle)) return;
+          settled.add(settle);
+          settle.resolve(v);
+        },
+        reject: (e: unknown) => {
+          if (settled.has(settle)) return;
+          settled.add(settle);
+          settle.reject(e);
+        },
+      },
+    }));
+    try {
+      await this.run(guarded);
+    } catch (err) {
+      for (const { settle } of guarded) settle.reject(err);
+    } finally {
+      for (const { settle } of guarded) settle.reject(new Error('batch ended without an answer for this item'));
+      this.inFlight--;
+      this.pump();
+    }
+  }
+}

@@ -1,0 +1,57 @@
+/**
+ * Listings, completed sales: each `escrow.purchase.completed` event records the sale once and counts it
+ * for the seller's reputation. The events a replica handles at once (the durable consumer delivers up to
+ * its maxInFlight together) are written as ONE statement — inbox claims, sales, and one count per seller —
+ * with the group commit of packages/db/batcher.ts (issue #22): a lone event is written at once, and what
+ * arrives while a statement runs goes out in the next. A redelivered event or an already counted sale
+ * changes nothing; if the statement fails, every event of it fails and is redelivered.
+ */
+import type { Db } from '../../packages/db';
+import { Batcher } from '../../packages/db/batcher';
+import type { OutboxEvent } from '../../packages/outbox';
+
+export interface CompletedSale {
+  eventId: string;
+  topic: string;
+  purchaseId: string;
+  sellerId: string;
+  completedAt: string | null;
+}
+
+/** The sale of one event: distinct events and purchases per statement (a repeat waits for the next). */
+export function saleOf(event: OutboxEvent<{ purchaseId: string; sellerId: string; completedAt?: string }>): CompletedSale {
+  const d = event.data;
+  return { eventId: event.eventId, topic: event.topic, purchaseId: d.purchaseId, sellerId: d.sellerId, completedAt: d.completedAt ?? null };
+}
+
+export function completedSalesWriter(db: Db): Batcher<CompletedSale, void> {
+  return new Batcher<CompletedSale, void>(
+    async (batch) => {
+      // Sellers are counted in id order, so two replicas' statements lock their rows in the same order.
+      await db.query(
+        `WITH v AS (SELECT * FROM jsonb_to_recordset($1::jsonb)
+                      AS v(event_id text, topic text, purchase_id text, seller_id text, completed_at timestamptz)),
+         inbox AS (
+           INSERT INTO listings.inbox (event_id, topic) SELECT event_id, topic FROM v
+           ON CONFLICT (event_id) DO NOTHING RETURNING event_id),
+         sale AS (
+           INSERT INTO listings.completed_sales (purchase_id, seller_id, completed_at)
+           SELECT v.purchase_id, v.seller_id, COALESCE(v.completed_at, now()) FROM v JOIN inbox ON inbox.event_id = v.event_id
+           ON CONFLICT (purchase_id) DO NOTHING RETURNING seller_id)
+         INSERT INTO listings.sellers (id, sales_count) SELECT seller_id, count(*) FROM sale GROUP BY seller_id ORDER BY seller_id
+         ON CONFLICT (id) DO UPDATE SET sales_count = listings.sellers.sales_count + EXCLUDED.sales_count, updated_at = now()`,
+        [
+          JSON.stringify(
+            batch.map(({ item }) => ({ event_id: item.eventId, topic: item.topic, purchase_id: item.purchaseId, seller_id: item.sellerId, completed_at: item.completedAt })),
+          ),
+        ],
+      );
+      for (const { settle } of batch) settle.resolve();
+    },
+    {
+      maxInFlight: 1,
+      maxBatch: 100,
+      fits: (batch, sale) => batch.every((b) => b.eventId !== sale.eventId && b.purchaseId !== sale.purchaseId),
+    },
+  );
+}
