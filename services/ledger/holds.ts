@@ -8,6 +8,7 @@
  *   voidHold    escrow_holds → buyer (escrow_refund)
  */
 import type { Db, Queryable } from '../../packages/db';
+import { Batcher } from '../../packages/db/batcher';
 import { InvalidArgumentsError, InvalidStateError, NotFoundError } from '../../packages/errors';
 import { newId } from '../../packages/ids';
 import { saleSplit } from '../../packages/market-rules';
@@ -195,6 +196,85 @@ async function settlePendingHold(db: Db, at: Date, key: string, purchaseId: stri
     platformFeeGas: Number(row.platform_fee_gas),
     replayed: false,
   };
+}
+
+/**
+ * Several purchases' settles in ONE statement (the consumer's group commit, issue #22): each pending hold
+ * turns posted, its key is claimed, its seller is credited the held net and its release and fee are
+ * posted — exactly what settlePendingHold writes for one, as one ledger transaction each. The sellers must
+ * be distinct (each credit's balance_after is its own): a seller credited twice, or a key claimed before,
+ * fails the whole statement and nothing moved — the caller then settles each alone. An answer of null for
+ * a purchase: its hold was not pending here (settleHold alone answers it: a replay or invalid_state).
+ */
+export async function settlePendingHolds(db: Db, at: Date, settles: ReadonlyArray<{ key: string; purchaseId: string }>): Promise<Array<SettleResult | null>> {
+  const items = settles.map(({ key, purchaseId }, n) => ({ n, id: newId('txn'), key, purchase_id: purchaseId, fingerprint: JSON.stringify({ purchaseId }) }));
+  const r = await db.query<{ n: number; seller_id: string; amount_gas: string; seller_net_gas: string; platform_fee_gas: string }>(
+    `WITH v AS (SELECT * FROM jsonb_to_recordset($1::jsonb) AS v(n int, id text, key text, purchase_id text, fingerprint text)),
+     h AS (
+       UPDATE ledger.holds SET status = 'posted', final_transaction_id = v.id, resolved_at = $2
+         FROM v WHERE ledger.holds.purchase_id = v.purchase_id AND ledger.holds.status = 'pending'
+       RETURNING v.n, v.id, v.key, v.fingerprint, ledger.holds.purchase_id, ledger.holds.seller_id,
+                 ledger.holds.amount_gas, ledger.holds.seller_net_gas, ledger.holds.platform_fee_gas),
+     claim AS (
+       INSERT INTO ledger.transactions (id, key, type, fingerprint, purchase_id, created_at)
+       SELECT h.id, h.key, 'escrow_settle', h.fingerprint, h.purchase_id, $2 FROM h RETURNING id),
+     moved AS (
+       INSERT INTO ledger.accounts (id, kind, agent_id, balance)
+       SELECT ${agentAccountSql('h.seller_id')}, 'agent', h.seller_id, h.seller_net_gas FROM h JOIN claim ON claim.id = h.id
+        WHERE h.seller_net_gas > 0 ORDER BY h.seller_id
+       ON CONFLICT (id) DO UPDATE SET balance = ledger.accounts.balance + EXCLUDED.balance
+       RETURNING agent_id, balance),
+     posted AS (
+       INSERT INTO ledger.postings (${POSTING_COLUMNS})
+       SELECT h.id, $3, -h.amount_gas, 'escrow_release', NULL, h.purchase_id, NULL, NULL, $2::timestamptz FROM h JOIN claim ON claim.id = h.id
+       UNION ALL
+       SELECT h.id, ${agentAccountSql('h.seller_id')}, h.seller_net_gas, 'sale_earn', moved.balance, h.purchase_id, NULL, NULL, $2::timestamptz
+         FROM h JOIN moved ON moved.agent_id = h.seller_id
+       UNION ALL
+       SELECT h.id, $4, h.platform_fee_gas, 'platform_fee', NULL, h.purchase_id, NULL, NULL, $2::timestamptz FROM h JOIN claim ON claim.id = h.id
+        WHERE h.platform_fee_gas > 0)
+     SELECT h.n, h.seller_id, h.amount_gas, h.seller_net_gas, h.platform_fee_gas FROM h JOIN claim ON claim.id = h.id`,
+    [JSON.stringify(items), at, PLATFORM.escrowHolds, PLATFORM.platformFees],
+  );
+  const byN = new Map(r.rows.map((row) => [Number(row.n), row]));
+  return items.map(({ n, id, purchase_id: purchaseId }) => {
+    const row = byN.get(n);
+    if (!row) return null;
+    return {
+      transactionId: id,
+      purchaseId,
+      status: 'posted',
+      sellerId: row.seller_id,
+      priceGas: Number(row.amount_gas),
+      sellerNetGas: Number(row.seller_net_gas),
+      platformFeeGas: Number(row.platform_fee_gas),
+      replayed: false,
+    };
+  });
+}
+
+/** A settle the completed-purchase consumer asks for: its key, its purchase, and (from the event) its seller. */
+export interface SettleRequest {
+  key: string;
+  purchaseId: string;
+  sellerId: string;
+}
+
+/**
+ * The consumer's group commit of settles: a lone settle is settleHold; settles of distinct purchases and
+ * sellers arriving while one runs go out together (settlePendingHolds), and any that statement does not
+ * settle — or all of them, if it fails — are settled alone, so each answer is exactly settleHold's.
+ */
+export function settleWriter(db: Db, now: () => Date): Batcher<SettleRequest, SettleResult> {
+  const alone = (r: SettleRequest) => settleHold(db, now(), r.key, r.purchaseId);
+  return new Batcher<SettleRequest, SettleResult>(
+    async (batch) => {
+      let results: Array<SettleResult | null> = batch.map(() => null);
+      if (batch.length > 1) results = await settlePendingHolds(db, now(), batch.map((b) => b.item)).catch(() => results);
+      await Promise.all(batch.map(({ item, settle }, i) => (results[i] ? settle.resolve(results[i]!) : alone(item).then(settle.resolve, settle.reject))));
+    },
+    { maxInFlight: 1, maxBatch: 50, fits: (batch, r) => batch.every((b) => b.purchaseId !== r.purchaseId && b.sellerId !== r.sellerId) },
+  );
 }
 
 async function settleHoldStepwise(tx: Queryable, at: Date, key: string, purchaseId: string): Promise<SettleResult> {

@@ -19,9 +19,10 @@ import type { OutboxEvent } from '../../packages/outbox';
 import type { RuntimeService } from '../../packages/runtime';
 import { ESCROW_TOPICS, type PurchaseCompleted, type PurchaseRefunded, type ReferralQualified } from '../../packages/contracts/escrow';
 import { ledgerAudit } from './audit';
-import type { CashoutDebitParams, CreditGasPurchaseParams, HoldParams, HoldView } from '../../packages/contracts/ledger';
+import type { CashoutDebitParams, CreditGasPurchaseParams, HoldParams, HoldView, SettleResult } from '../../packages/contracts/ledger';
 import { migrations } from './migrations';
-import { holdGas, settleHold, voidHold } from './holds';
+import { holdGas, settleHold, settleWriter, voidHold, type SettleRequest } from './holds';
+import type { Batcher } from '../../packages/db/batcher';
 import { creditGasPurchase, creditReferral, debitCashout, finishCashout } from './money-steps';
 import { agentBalance, withdrawableIn, type HoldRow } from './postings';
 import { DEFAULT_PAGE, entriesPage, walletFigures } from './wallet';
@@ -44,7 +45,7 @@ interface LedgerMethods {
   now(): Date;
   consume(event: OutboxEvent, run: () => Promise<unknown>): Promise<void>;
 }
-type LedgerThis = Service & RuntimeService & LedgerMethods & { db: Db; singleWriter: SingleWriterCache<number> | null };
+type LedgerThis = Service & RuntimeService & LedgerMethods & { db: Db; singleWriter: SingleWriterCache<number> | null; settles?: Batcher<SettleRequest, SettleResult> };
 
 function holdView(h: HoldRow): HoldView {
   return {
@@ -197,8 +198,10 @@ const LedgerService: ServiceSchema = {
     [ESCROW_TOPICS.completed]: {
       group: 'ledger',
       async handler(this: LedgerThis, event: OutboxEvent<PurchaseCompleted>) {
-        const { purchaseId } = event.data;
-        await this.consume(event, () => settleHold(this.db, this.now(), `purchase:${purchaseId}:settle`, purchaseId));
+        const { purchaseId, sellerId } = event.data;
+        // Settled together with the other settles arriving now (holds.ts, settleWriter), each as settleHold would.
+        this.settles ??= settleWriter(this.db, () => this.now());
+        await this.consume(event, () => this.settles!.submit({ key: `purchase:${purchaseId}:settle`, purchaseId, sellerId }));
       },
     },
     [ESCROW_TOPICS.refunded]: {

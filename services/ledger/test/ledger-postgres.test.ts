@@ -7,6 +7,7 @@ import { createTestDatabase, describeWithPostgres, startTestApp, type TestDataba
 import { settled, startLedger, uid, type LedgerHarness } from './helpers';
 import { creditGas, expectLedgerClean } from '../../../test/kit/ledger';
 import { openSandboxCheckout, submitSandboxForm } from '../../../test/kit/checkout';
+import { settlePendingHolds, settleWriter } from '../holds';
 
 describeWithPostgres('ledger on PostgreSQL under concurrency', () => {
   let testDb: TestDatabase;
@@ -205,6 +206,47 @@ describeWithPostgres('ledger on PostgreSQL under concurrency', () => {
     for (const e of r.errors) expect(e).toMatchObject({ type: 'invalid_state' });
     expect(await balance(seller)).toBe(50);
   });
+
+  it('settles of many purchases in one statement: each exactly as alone; a seller twice moves nothing; a hold settled before is answered alone', async () => {
+    const holdFor = async (buyer: string, seller: string, amountGas: number) => {
+      const p = uid('pur');
+      await h.call('ledger.hold', { key: `purchase:${p}:hold`, purchaseId: p, buyerId: buyer, sellerId: seller, amountGas });
+      return p;
+    };
+    const buyer = uid('agt');
+    await creditGas(h, buyer, 5000);
+    const sellers = Array.from({ length: 6 }, () => uid('agt'));
+    const purchases = await Promise.all(sellers.map((s, i) => holdFor(buyer, s, 100 + i * 50)));
+    // A seller twice in one statement: it fails whole, nothing moved.
+    const twice = await holdFor(buyer, sellers[0], 100);
+    await expect(settlePendingHolds(h.db, new Date(), [purchases[0], twice].map((p) => ({ key: `purchase:${p}:settle`, purchaseId: p })))).rejects.toThrow();
+    expect(await balance(sellers[0])).toBe(0);
+    // One already settled alone: the statement settles the others and answers null for it (settleHold answers it).
+    await h.call('ledger.settle', { key: `purchase:${purchases[5]}:settle`, purchaseId: purchases[5] });
+    const sellerFiveBefore = await balance(sellers[5]);
+    const results = await settlePendingHolds(h.db, new Date(), purchases.map((p) => ({ key: `purchase:${p}:settle`, purchaseId: p })));
+    expect(results.map((r) => r?.status ?? null)).toEqual(['posted', 'posted', 'posted', 'posted', 'posted', null]);
+    for (const [i, s] of sellers.slice(0, 5).entries()) {
+      const price = 100 + i * 50;
+      const fee = Math.round(price * 0.1);
+      expect(results[i]).toMatchObject({ purchaseId: purchases[i], sellerId: s, priceGas: price, platformFeeGas: fee, sellerNetGas: price - fee, replayed: false });
+      expect(await balance(s)).toBe(price - fee);
+    }
+    expect(await balance(sellers[5])).toBe(sellerFiveBefore);
+    const again = await settlePendingHolds(h.db, new Date(), [{ key: `purchase:${twice}:settle-x`, purchaseId: purchases[0] }, { key: `purchase:${twice}:settle`, purchaseId: twice }]);
+    expect(again[0]).toBeNull();
+    expect(again[1]).toMatchObject({ status: 'posted', sellerId: sellers[0] });
+    // The consumer's writer: settles arriving together share statements, each answered as settleHold would.
+    const moreSellers = Array.from({ length: 12 }, () => uid('agt'));
+    const more = await Promise.all(moreSellers.map((s) => holdFor(buyer, s, 100)));
+    const writer = settleWriter(h.db, () => new Date());
+    const answers = await Promise.all(
+      [...more, more[0]].map((p, i) => writer.submit({ key: `purchase:${p}:settle`, purchaseId: p, sellerId: moreSellers[i % 12] })),
+    );
+    expect(answers.map((a) => a.status)).toEqual(answers.map(() => 'posted'));
+    expect(answers[12]).toMatchObject({ purchaseId: more[0], replayed: true, transactionId: answers[0].transactionId });
+    expect(writer.stats.batches).toBeLessThan(writer.stats.items);
+  });
 });
 
 describeWithPostgres('buying gas on PostgreSQL', () => {
@@ -222,4 +264,5 @@ describeWithPostgres('buying gas on PostgreSQL', () => {
       await app.stop();
     }
   });
+
 });
