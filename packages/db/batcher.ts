@@ -20,19 +20,23 @@ export interface BatcherOptions<T> {
   fits?(batch: readonly T[], item: T): boolean;
 }
 
-/** How batches came out so far: their count and the items they held (items / batches = mean size). */
+/**
+ * How batches came out so far: their count and the items they held (items / batches = mean size), and how
+ * many times a batch's statement failed so that its items were tried one by one (counted by `run`).
+ */
 export interface BatcherStats {
   batches: number;
   items: number;
+  retriedAlone: number;
 }
 
 export class Batcher<T, R> {
   private queue: Array<{ item: T; settle: BatchItem<R> }> = [];
   private inFlight = 0;
-  readonly stats: BatcherStats = { batches: 0, items: 0 };
+  readonly stats: BatcherStats = { batches: 0, items: 0, retriedAlone: 0 };
 
   constructor(
-    private readonly run: (batch: Array<{ item: T; settle: BatchItem<R> }>) => Promise<void>,
+    private readonly run: (batch: Array<{ item: T; settle: BatchItem<R> }>, stats: BatcherStats) => Promise<void>,
     private readonly opts: BatcherOptions<T>,
   ) {}
 
@@ -80,7 +84,7 @@ export class Batcher<T, R> {
       },
     }));
     try {
-      await this.run(guarded);
+      await this.run(guarded, this.stats);
     } catch (err) {
       for (const { settle } of guarded) settle.reject(err);
     } finally {

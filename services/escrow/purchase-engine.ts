@@ -24,7 +24,7 @@
 import type { Db, Queryable } from '../../packages/db';
 import { InvalidStateError } from '../../packages/errors';
 import { enqueueEvent, outboxEvents, updateManyWithEvents, updateWithEvents, type OutboxRelay } from '../../packages/outbox';
-import { Batcher, type BatchItem } from '../../packages/db/batcher';
+import { Batcher, type BatcherStats, type BatchItem } from '../../packages/db/batcher';
 import { moneyEvents, NOTICES, type EscrowEvent } from './events';
 import {
   ACTOR,
@@ -152,13 +152,11 @@ export class PurchaseEngine<T extends string = string> {
    */
   private readonly known = new Recent<VersionedRow>(2_000);
   /** The group commit of fire and fireFrom writes; `writes.stats` says how many statements they took. */
-  readonly writes = new Batcher<Write, Written>((batch) => this.writeBatch(batch), {
+  readonly writes = new Batcher<Write, Written>((batch, stats) => this.writeBatch(batch, stats), {
     maxInFlight: WRITE_BATCHES_IN_FLIGHT,
     maxBatch: WRITE_BATCH_MAX,
     fits: fitsBatch,
   });
-  /** Batches whose statement failed, so that each write was tried alone (a deadlock between replicas' batches). */
-  batchesRetriedAlone = 0;
   /** Column → SQL type of the purchases table, read once (a batch casts each value back from JSON text). */
   private columnTypes?: Promise<Map<string, string>>;
 
@@ -311,16 +309,17 @@ export class PurchaseEngine<T extends string = string> {
   /**
    * A batch of writes: one alone is writeOne; several are ONE statement — each row updated only if its own
    * check holds, each value cast back from JSON text to its column's type, each row's outbox rows written
-   * only if the row was — and each write gets exactly what writeOne would have answered. If the statement
-   * fails (a deadlock with another replica's batch, say), each write is tried alone.
+   * only if the row was — and each write gets exactly what writeOne would have answered. The rows are locked
+   * in id order first, so batches running at once never wait on each other in a circle; if the statement
+   * fails all the same, each write is tried alone.
    */
-  private async writeBatch(batch: Array<{ item: Write; settle: BatchItem<Written> }>): Promise<void> {
+  private async writeBatch(batch: Array<{ item: Write; settle: BatchItem<Written> }>, stats: BatcherStats): Promise<void> {
     if (batch.length > 1) {
       let rows: Array<PurchaseRow & { row_version: string; batch_n: number }> | undefined;
       try {
         rows = await this.writeMany(batch.map((b) => b.item));
       } catch {
-        this.batchesRetriedAlone++;
+        stats.retriedAlone++;
         rows = undefined;
       }
       if (rows) {
@@ -370,8 +369,10 @@ export class PurchaseEngine<T extends string = string> {
     return updateManyWithEvents<PurchaseRow & { row_version: string }>(
       this.deps.db,
       this.deps.relay,
-      `UPDATE ${TABLE} SET ${sets.join(', ')}
-         FROM jsonb_to_recordset($1::jsonb) AS v(n int, id text, ver text, from_status jsonb, s jsonb, x jsonb, events jsonb)
+      `WITH v AS (SELECT * FROM jsonb_to_recordset($1::jsonb) AS v(n int, id text, ver text, from_status jsonb, s jsonb, x jsonb, events jsonb)),
+       locked AS (SELECT id FROM ${TABLE} WHERE id IN (SELECT id FROM v) ORDER BY id FOR UPDATE)
+       UPDATE ${TABLE} SET ${sets.join(', ')}
+         FROM v JOIN locked ON locked.id = v.id
         WHERE ${TABLE}.id = v.id
           AND (v.ver IS NULL OR ${TABLE}.xmin = v.ver::xid)
           AND (v.from_status IS NULL OR v.from_status ? ${TABLE}.status)

@@ -112,6 +112,96 @@ export async function holdGas(db: Db, at: Date, p: HoldParams, feePercent: numbe
   });
 }
 
+/**
+ * Several purchases' holds in ONE statement (the hold action's group commit, issue #22): for each, debit
+ * the buyer (balance >= amount), claim the key, post both legs and record the pending hold — exactly what
+ * holdGas's one statement writes for one. The buyers must be distinct (the caller's batch keeps them so).
+ * A refused debit answers null for that purchase (holdGas alone answers it: insufficient gas, or a replay);
+ * a key claimed before or a second hold of a purchase fails the whole statement and nothing moved. The
+ * buyers' rows are locked in id order first, so two batches running at once never wait on each other in a circle.
+ */
+export async function holdPendings(db: Db, at: Date, holds: ReadonlyArray<HoldParams>, feePercent: number): Promise<Array<HoldResult | null>> {
+  const items = holds.map((p, n) => {
+    const split = splitOf(p, feePercent);
+    return {
+      n,
+      id: newId('txn'),
+      key: p.key,
+      fingerprint: JSON.stringify({ purchaseId: p.purchaseId, buyerId: p.buyerId, sellerId: p.sellerId, amountGas: p.amountGas }),
+      purchase_id: p.purchaseId,
+      account: agentAccount(p.buyerId),
+      buyer_id: p.buyerId,
+      seller_id: p.sellerId,
+      amount: p.amountGas,
+      fee: split.platformFeeGas,
+      net: split.sellerNetGas,
+    };
+  });
+  const r = await db.query<{ n: number }>(
+    `WITH v AS (SELECT * FROM jsonb_to_recordset($1::jsonb) AS v(n int, id text, key text, fingerprint text, purchase_id text, account text,
+                                                              buyer_id text, seller_id text, amount bigint, fee bigint, net bigint)),
+     locked AS (SELECT id FROM ledger.accounts WHERE id IN (SELECT account FROM v) ORDER BY id FOR UPDATE),
+     moved AS (
+       UPDATE ledger.accounts SET balance = ledger.accounts.balance - v.amount
+         FROM v JOIN locked ON locked.id = v.account WHERE ledger.accounts.id = v.account AND ledger.accounts.balance >= v.amount
+       RETURNING v.n, ledger.accounts.balance),
+     claim AS (
+       INSERT INTO ledger.transactions (id, key, type, fingerprint, purchase_id, created_at)
+       SELECT v.id, v.key, 'escrow_hold', v.fingerprint, v.purchase_id, $2 FROM v JOIN moved ON moved.n = v.n RETURNING id),
+     posted AS (
+       INSERT INTO ledger.postings (${POSTING_COLUMNS})
+       SELECT v.id, v.account, -v.amount, 'escrow_hold', moved.balance, v.purchase_id, NULL, NULL, $2::timestamptz
+         FROM v JOIN moved ON moved.n = v.n JOIN claim ON claim.id = v.id
+       UNION ALL
+       SELECT v.id, $3, v.amount, 'escrow_hold', NULL, v.purchase_id, NULL, NULL, $2::timestamptz
+         FROM v JOIN moved ON moved.n = v.n JOIN claim ON claim.id = v.id),
+     held AS (
+       INSERT INTO ledger.holds (purchase_id, buyer_id, seller_id, amount_gas, platform_fee_gas, seller_net_gas, status, hold_transaction_id, created_at)
+       SELECT v.purchase_id, v.buyer_id, v.seller_id, v.amount, v.fee, v.net, 'pending', v.id, $2::timestamptz
+         FROM v JOIN moved ON moved.n = v.n JOIN claim ON claim.id = v.id)
+     SELECT n FROM moved`,
+    [JSON.stringify(items), at, PLATFORM.escrowHolds],
+  );
+  const held = new Set(r.rows.map((row) => Number(row.n)));
+  return items.map(({ n, id, purchase_id: purchaseId, amount }) =>
+    held.has(n) ? { holdId: id, purchaseId, status: 'pending' as const, amountGas: amount, replayed: false } : null,
+  );
+}
+
+/** Whether holdGas would take `p` to its statement (not refuse it first). */
+function isPlainHold(p: HoldParams, feePercent: number): boolean {
+  if (p.buyerId === p.sellerId) return false;
+  try {
+    splitOf(p, feePercent);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * The hold action's group commit: a lone hold is holdGas; holds of distinct buyers and purchases arriving
+ * while one runs go out together (holdPendings), and any that statement does not make — or all of them,
+ * if it fails — are made alone, so each answer is exactly holdGas's.
+ */
+export function holdWriter(db: Db, now: () => Date, feePercent: () => number): Batcher<HoldParams, HoldResult> {
+  const alone = (p: HoldParams) => holdGas(db, now(), p, feePercent());
+  return new Batcher<HoldParams, HoldResult>(
+    async (batch, stats) => {
+      let results: Array<HoldResult | null> = batch.map(() => null);
+      // A hold holdGas refuses before any statement (a buyer holding for itself, a split that does not add up) goes alone.
+      if (batch.length > 1 && batch.every(({ item }) => isPlainHold(item, feePercent()))) {
+        results = await holdPendings(db, now(), batch.map((b) => b.item), feePercent()).catch(() => {
+          stats.retriedAlone++;
+          return results;
+        });
+      }
+      await Promise.all(batch.map(({ item, settle }, i) => (results[i] ? settle.resolve(results[i]!) : alone(item).then(settle.resolve, settle.reject))));
+    },
+    { maxInFlight: 2, maxBatch: 50, fits: (batch, p) => batch.every((b) => b.buyerId !== p.buyerId && b.purchaseId !== p.purchaseId) },
+  );
+}
+
 /** Posts a hold with the amounts it carries: nothing is recomputed at settle time. */
 export async function settleHold(db: Db, at: Date, key: string, purchaseId: string): Promise<SettleResult> {
   const fast = await settlePendingHold(db, at, key, purchaseId).catch(stepwiseOnConflict);
@@ -268,9 +358,14 @@ export interface SettleRequest {
 export function settleWriter(db: Db, now: () => Date): Batcher<SettleRequest, SettleResult> {
   const alone = (r: SettleRequest) => settleHold(db, now(), r.key, r.purchaseId);
   return new Batcher<SettleRequest, SettleResult>(
-    async (batch) => {
+    async (batch, stats) => {
       let results: Array<SettleResult | null> = batch.map(() => null);
-      if (batch.length > 1) results = await settlePendingHolds(db, now(), batch.map((b) => b.item)).catch(() => results);
+      if (batch.length > 1) {
+        results = await settlePendingHolds(db, now(), batch.map((b) => b.item)).catch(() => {
+          stats.retriedAlone++;
+          return results;
+        });
+      }
       await Promise.all(batch.map(({ item, settle }, i) => (results[i] ? settle.resolve(results[i]!) : alone(item).then(settle.resolve, settle.reject))));
     },
     { maxInFlight: 1, maxBatch: 50, fits: (batch, r) => batch.every((b) => b.purchaseId !== r.purchaseId && b.sellerId !== r.sellerId) },

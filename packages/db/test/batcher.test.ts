@@ -34,7 +34,7 @@ describe('Batcher (group commit)', () => {
     expect(sent).toEqual([[1], [2, 3, 4]]);
     gates[1]();
     expect(await Promise.all(rest)).toEqual([20, 30, 40]);
-    expect(b.stats).toEqual({ batches: 2, items: 4 });
+    expect(b.stats).toEqual({ batches: 2, items: 4, retriedAlone: 0 });
   });
 
   test('fits keeps an item for the next batch (e.g. two changes of one row); maxBatch bounds a batch', async () => {

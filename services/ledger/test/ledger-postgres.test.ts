@@ -7,7 +7,7 @@ import { createTestDatabase, describeWithPostgres, startTestApp, type TestDataba
 import { settled, startLedger, uid, type LedgerHarness } from './helpers';
 import { creditGas, expectLedgerClean } from '../../../test/kit/ledger';
 import { openSandboxCheckout, submitSandboxForm } from '../../../test/kit/checkout';
-import { settlePendingHolds, settleWriter } from '../holds';
+import { holdWriter, settlePendingHolds, settleWriter } from '../holds';
 
 describeWithPostgres('ledger on PostgreSQL under concurrency', () => {
   let testDb: TestDatabase;
@@ -246,6 +246,31 @@ describeWithPostgres('ledger on PostgreSQL under concurrency', () => {
     expect(answers.map((a) => a.status)).toEqual(answers.map(() => 'posted'));
     expect(answers[12]).toMatchObject({ purchaseId: more[0], replayed: true, transactionId: answers[0].transactionId });
     expect(writer.stats.batches).toBeLessThan(writer.stats.items);
+    expect(writer.stats.retriedAlone).toBe(0);
+  });
+
+  it('holds of many buyers in one statement: each exactly as alone; a short balance and a replay are answered alone', async () => {
+    const buyers = Array.from({ length: 10 }, () => uid('agt'));
+    for (const [i, b] of buyers.entries()) await creditGas(h, b, i === 3 ? 50 : 1000);
+    const writer = holdWriter(h.db, () => new Date(), () => 10);
+    const params = buyers.map((b) => {
+      const p = uid('pur');
+      return { key: `purchase:${p}:hold`, purchaseId: p, buyerId: b, sellerId: uid('agt'), amountGas: 200, platformFeeGas: 20, sellerNetGas: 180 };
+    });
+    const answers = await Promise.allSettled(params.map((p) => writer.submit(p)));
+    expect(writer.stats.batches).toBeLessThan(writer.stats.items);
+    expect(writer.stats.retriedAlone).toBe(0);
+    answers.push(...(await Promise.allSettled([writer.submit(params[0])])));
+    expect(answers.map((a) => a.status)).toEqual(answers.map((_, i) => (i === 3 ? 'rejected' : 'fulfilled')));
+    expect((answers[3] as PromiseRejectedResult).reason).toMatchObject({ type: 'insufficient_gas' });
+    const first = (answers[0] as PromiseFulfilledResult<any>).value;
+    expect((answers[10] as PromiseFulfilledResult<any>).value).toMatchObject({ holdId: first.holdId, replayed: true });
+    for (const [i, b] of buyers.entries()) {
+      expect(await balance(b)).toBe(i === 3 ? 50 : 800);
+      const hold = await h.call('ledger.getHold', { purchaseId: params[i].purchaseId });
+      if (i === 3) expect(hold).toBeNull();
+      else expect(hold).toMatchObject({ status: 'pending', amountGas: 200 });
+    }
   });
 });
 
