@@ -24,7 +24,7 @@
 import type { Db, Queryable } from '../../packages/db';
 import { InvalidStateError } from '../../packages/errors';
 import { enqueueEvent, outboxEvents, updateManyWithEvents, updateWithEvents, type OutboxRelay } from '../../packages/outbox';
-import { Batcher, type BatcherStats, type BatchItem } from '../../packages/db/batcher';
+import { Batcher, CALLER_WAITS_IN_FLIGHT, type BatcherStats, type BatchItem } from '../../packages/db/batcher';
 import { moneyEvents, NOTICES, type EscrowEvent } from './events';
 import {
   ACTOR,
@@ -101,11 +101,6 @@ export type VersionedRow = PurchaseRow & { row_version: string };
 /** A row this process knows, with its version; requirements and delivery larger than this are not kept. */
 const KNOWN_ROW_MAX_BYTES = 4_096;
 
-/**
- * Batches of purchase writes in flight at once: the next batch takes everything that arrived meanwhile.
- * Two keep a lone request from ever waiting behind a batch of one; under load each holds many changes.
- */
-const WRITE_BATCHES_IN_FLIGHT = 2;
 const WRITE_BATCH_MAX = 64;
 
 /** A write of one plan: only if the row is still `version` (fire), or still in one of `from` (fireFrom). */
@@ -153,7 +148,7 @@ export class PurchaseEngine<T extends string = string> {
   private readonly known = new Recent<VersionedRow>(2_000);
   /** The group commit of fire and fireFrom writes; `writes.stats` says how many statements they took. */
   readonly writes = new Batcher<Write, Written>((batch, stats) => this.writeBatch(batch, stats), {
-    maxInFlight: WRITE_BATCHES_IN_FLIGHT,
+    maxInFlight: CALLER_WAITS_IN_FLIGHT,
     maxBatch: WRITE_BATCH_MAX,
     fits: fitsBatch,
   });

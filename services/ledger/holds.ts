@@ -8,7 +8,7 @@
  *   voidHold    escrow_holds → buyer (escrow_refund)
  */
 import type { Db, Queryable } from '../../packages/db';
-import { Batcher } from '../../packages/db/batcher';
+import { BACKGROUND_IN_FLIGHT, Batcher, CALLER_WAITS_IN_FLIGHT } from '../../packages/db/batcher';
 import { InvalidArgumentsError, InvalidStateError, NotFoundError } from '../../packages/errors';
 import { newId } from '../../packages/ids';
 import { saleSplit } from '../../packages/market-rules';
@@ -198,7 +198,7 @@ export function holdWriter(db: Db, now: () => Date, feePercent: () => number): B
       }
       await Promise.all(batch.map(({ item, settle }, i) => (results[i] ? settle.resolve(results[i]!) : alone(item).then(settle.resolve, settle.reject))));
     },
-    { maxInFlight: 2, maxBatch: 50, fits: (batch, p) => batch.every((b) => b.buyerId !== p.buyerId && b.purchaseId !== p.purchaseId) },
+    { maxInFlight: CALLER_WAITS_IN_FLIGHT, maxBatch: 50, fits: (batch, p) => batch.every((b) => b.buyerId !== p.buyerId && b.purchaseId !== p.purchaseId) },
   );
 }
 
@@ -368,7 +368,7 @@ export function settleWriter(db: Db, now: () => Date): Batcher<SettleRequest, Se
       }
       await Promise.all(batch.map(({ item, settle }, i) => (results[i] ? settle.resolve(results[i]!) : alone(item).then(settle.resolve, settle.reject))));
     },
-    { maxInFlight: 1, maxBatch: 50, fits: (batch, r) => batch.every((b) => b.purchaseId !== r.purchaseId && b.sellerId !== r.sellerId) },
+    { maxInFlight: BACKGROUND_IN_FLIGHT, maxBatch: 50, fits: (batch, r) => batch.every((b) => b.purchaseId !== r.purchaseId && b.sellerId !== r.sellerId) },
   );
 }
 

@@ -7,7 +7,7 @@
  * changes nothing; if the statement fails, every event of it fails and is redelivered.
  */
 import type { Db } from '../../packages/db';
-import { Batcher } from '../../packages/db/batcher';
+import { BACKGROUND_IN_FLIGHT, Batcher } from '../../packages/db/batcher';
 import type { OutboxEvent } from '../../packages/outbox';
 
 export interface CompletedSale {
@@ -49,7 +49,7 @@ export function completedSalesWriter(db: Db): Batcher<CompletedSale, void> {
       for (const { settle } of batch) settle.resolve();
     },
     {
-      maxInFlight: 1,
+      maxInFlight: BACKGROUND_IN_FLIGHT,
       maxBatch: 100,
       fits: (batch, sale) => batch.every((b) => b.eventId !== sale.eventId && b.purchaseId !== sale.purchaseId),
     },
