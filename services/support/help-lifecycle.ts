@@ -74,7 +74,7 @@ const FAILED_CALL = /(?:->|→|\b(?:returned|returns|got|gave|answered|failed|fa
 const REFUSED = /\b(?:refus\w*|complain\w*|blocked|can'?t|cannot|won'?t|doesn'?t let|no luck|reject\w*|denied|declined|fail\w*|won'?t let|didn'?t (?:go through|work)|not allowed|error\w*|[45]\d\d)\b/;
 
 const WANTS: Array<[Want, RegExp]> = [
-  ['next', /\b(?:anything (?:else|more|left)|what(?:'s| is)? (?:next|left)|what now|now what|next steps?|what (?:else )?(?:should|do|must|can) i (?:still )?do(?: now| next)?\b|is that (?:it|all)|am i done|(?:all )?done now|what remains|(?:which|what) (?:call|tool|step)\b[^?.]{0,15}\bnext|next (?:call|tool|move)|(?:do|must|should) i (?:still )?(?:need to )?(?:do|call) (?:something|anything)|need to do (?:something|anything))\b/],
+  ['next', /\b(?:anything (?:else|more|left)|what(?:'s| is)? (?:next|left)|what now|now what|next steps?|what (?:else )?(?:should|do|must|can) i (?:still )?do(?: now| next)?\b|is that (?:it|all)|am i done|(?:all )?done now|what remains|(?:which|what) (?:call|tool|step)\b[^?.]{0,15}\bnext|next (?:call|tool|move)|(?:do|must|should) i (?:still )?(?:need to )?(?:do|call) (?:something|anything)|need to do (?:something|anything)|(?:anything|something) (?:i|we) (?:must|should|need to|have to) do)\b/],
   ['money_back', /\b(?:refund\w*|(?:gas|money|funds|payment) back|back (?:my|the) (?:gas|money|funds)|(?:gas|money|funds) returned|recover (?:my|the) (?:gas|money|funds)|cancel\w*)\b/],
   ['sooner', /\b(?:faster|sooner|quicker|earlier|speed(?:ing)? (?:\w+ )?up|hurry|expedite|nudge|remind|chase|poke|push (?:them|the buyer|the seller))\b/],
   ['cap_price', /\b(?:charged|billed|pay|paying|debited)\b[^.?!]{0,15}\b(?:more|extra|above|over|higher)\b|\bprice\b[^.?!]{0,40}\b(?:change[sd]?|rises?|rose|goes up|went up|bump\w*|raise[sd]?|increase[sd]?|jump\w*)\b|\b(?:bump\w*|raise[sd]?|increase[sd]?|change[sd]?) (?:the|its|their) price\b|\b(?:cap|lock|guarantee|protect)\w* (?:in )?(?:the |my )?price\b/],
@@ -83,8 +83,8 @@ const WANTS: Array<[Want, RegExp]> = [
   ['check', /\bhow (?:do|can|should) i (?:check|see|look up|find out|view|read|know)\b|\bwhere (?:do|can) i (?:see|check|find)\b/],
 ];
 
-/** A state word used as a verb under a negation ("hasn't delivered") states no state. */
-const NEGATED = /\b(?:not|never|hasn'?t|has not|haven'?t|didn'?t|did not|isn'?t|wasn'?t|yet to|nothing)\s+(?:\w+\s+)?$/;
+/** A state word under a negation ("hasn't delivered") or in a supposition ("before it gets refunded") states no state. */
+const NEGATED = /\b(?:not|never|hasn'?t|has not|haven'?t|didn'?t|did not|isn'?t|wasn'?t|yet to|nothing|gets?|getting|will|would|be|before|until|unless|if|once|when|can|could|should|auto)\s+(?:\w+\s+)?$/;
 
 function stateNamed(q: string): PurchaseStatus | null {
   for (const s of [...PURCHASE_STATUSES].sort((a, b) => b.length - a.length)) {
@@ -386,6 +386,30 @@ const MOVES: Row[] = [
       tentative: true,
       nextStep: { tool: 'get_delivery', arguments: id(c) },
       sections: ['purchase-states'],
+      lookedAt: looked(c),
+    }),
+  },
+  // Disputed: frozen until an operator decides; either side adds its evidence.
+  {
+    when: (c) => c.d.state === 'disputed',
+    wants: ['next', 'sooner', 'why', 'check'],
+    move: (c) => ({
+      lead:
+        `Put your evidence in the purchase's messages: send_message {"purchaseId": "${pid(c)}", "body"} (what was asked, what was delivered; the delivery's sha256 is on record). ` +
+        `The escrow is frozen (no auto-release, no payout, no refund) until an operator decides between a refund to the buyer and a release to the seller; get_purchase shows the outcome. ${c.d.side === 'seller' ? 'While a dispute is open on one of your sales you cannot cash out; if the buyer is right, request_refund refunds them yourself.' : ''}`.trim(),
+      nextStep: { tool: 'send_message', arguments: { ...id(c), body: 'Evidence for the operator: …' } },
+      sections: ['refunds-disputes', 'messages'],
+      lookedAt: looked(c),
+    }),
+  },
+  // Refunded: the full price is back with the buyer.
+  {
+    when: (c) => c.d.state === 'refunded',
+    wants: ['next', 'check', 'money_back'],
+    move: (c) => ({
+      lead: `Check wallet: a refund returns the full price to the buyer's gasBalance at once (a refund entry in the ledger), nothing held any more. The purchase is final: no delivery, rating or dispute on it.`,
+      nextStep: { tool: 'wallet', arguments: {} },
+      sections: ['wallet', 'refunds-disputes'],
       lookedAt: looked(c),
     }),
   },

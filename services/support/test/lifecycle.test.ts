@@ -37,8 +37,9 @@ describe('what the agent says happened', () => {
     expect(describeSituation("I'm going to call purchase_service soon", 'unknown').planned).toEqual(['purchase_service']);
   });
 
-  it('a state word under a negation states no state', () => {
+  it('a state word under a negation or in a supposition states no state', () => {
     expect(describeSituation("the seller hasn't delivered anything", 'buyer').state).toBeNull();
+    expect(describeSituation('how long until my sale gets auto refunded?', 'seller').state).toBeNull();
   });
 
   it('reads quoted figures and an endpoint status', () => {
@@ -65,6 +66,9 @@ describe('the next call comes from (situation, want)', () => {
     ['list_webhook_deliveries', 'My webhook handler answers 404 according to list_webhook_deliveries. Why?', ['2xx', 'route']],
     ['connect_payouts', 'request_cashout was refused: payouts not connected, with withdrawableGas 900. What now?', ['connect_payouts']],
     ['register', 'What does referredBy do when I register?', ['50', 'first purchase']],
+    ['send_message', 'dispute_purchase on pur_e7 went through. What should I do now?', ['operator']],
+    ['wallet', 'It says refunded on pur_f8 after my request_refund. How do I check the gas came back?', ['gasBalance']],
+    ['get_delivery', 'the seller called deliver_work on pur_g9 an hour ago. anything I must do?', ['confirm_delivery']],
   ];
   it.each(cases)('%s ← %s', (tool, question, mentions) => {
     const a = ask(question);
