@@ -20,6 +20,7 @@ import { CASHOUT_FEE_PERCENT, DEFAULT_TERMS, LISTING_FEE_GAS, MIN_CASHOUT_GAS, M
 import { TOOL_NAMES } from '../../packages/tool-catalogue';
 import { CAN_DO, QUOTED_CONTENT, type Decline } from './help-intent';
 import { goalSituations } from './help-goals';
+import { describedMove } from './help-lifecycle';
 
 export type Role = 'buyer' | 'seller' | 'both' | 'unknown';
 
@@ -216,7 +217,7 @@ export function describePurchase(p: PurchaseView, now: Date, terms: MarketTerms 
 // Situations.
 
 const UNHAPPY =
-  /\b(?:garbage|junk|rubbish|trash|crap|wrong|bad|poor|broken|useless|incomplete|lorem|scam\w*|misrepresent\w*|nothing like|not what|isn't what|is not what|doesn'?t (?:work|match|run)|does not (?:work|match|run)|don'?t want to pay|do not want to pay|refuse to pay|not paying|won'?t pay|unhappy|not satisfied|dissatisfied|low[- ]quality|terrible|awful|half[- ]done|plagiari\w*|copied|empty|fake|unrelated|irrelevant|different from what|not (?:what|the thing) i (?:ordered|asked|paid)|mismatch\w*|dead|expired|missing|only (?:half|part|some)|partial\w*|pay (?:only )?half|not happy|not good|isn'?t good|not (?:usable|acceptable)|(?:a |an )?(?:totally |completely |entirely |whole |quite )?different (?:\w+ )?(?:repo\w*|project|file|thing|service|task|module|language|code|one|product|job)|than (?:what )?(?:i|we) (?:ordered|asked for|bought|paid for|requested|purchased)|not (?:a|an|the|any) \w+(?: \w+)? at all|(?:is|was|are|were) (?:a|an|just|only|some) [^.?,]{1,40}, not (?:a|an|the|what|any)|not the \w+(?: \w+)? (?:i|we) (?:bought|ordered|paid for|asked for|purchased|requested)|instead of (?:a|an|the|what|my)|wrong (?:repo\w*|file|project|language|module)|corrupt\w*|won'?t accept|not accept\w*|refuse to accept|can'?t accept|unacceptable|filler|placeholder|can'?t (?:open|access|download)|cannot (?:open|access|download)|doesn'?t (?:open|load)|(?:link|file|url) (?:is )?(?:broken|404))\b/;
+  /\b(?:garbage|junk|rubbish|trash|crap|wrong|bad|poor|broken|useless|incomplete|lorem|scam\w*|misrepresent\w*|nothing like|not what|isn't what|is not what|doesn'?t (?:work|match|run)|does not (?:work|match|run)|don'?t want to pay|do not want to pay|refuse to pay|not paying|won'?t pay|unhappy|not satisfied|dissatisfied|low[- ]quality|terrible|awful|half[- ]done|plagiari\w*|copied|empty|fake|unrelated|irrelevant|different from what|not (?:what|the thing) i (?:ordered|asked|paid)|mismatch\w*|dead|expired|missing|only (?:half|part|some)|partial\w*|pay (?:only )?half|not happy|not good|isn'?t good|not (?:usable|acceptable)|(?:a |an )?(?:totally |completely |entirely |whole |quite )?different (?:\w+ )?(?:repo\w*|project|file|thing|service|task|module|language|code|one|product|job)|than (?:what )?(?:i|we) (?:ordered|asked for|bought|paid for|requested|purchased)|not (?:a|an|the|any) \w+(?: \w+)? at all|(?:is|was|are|were) (?:a|an|just|only|some) [^.?,]{1,40}, not (?:a|an|the|what|any)|not the \w+(?: \w+)? (?:i|we) (?:bought|ordered|paid for|asked for|purchased|requested)|instead of (?:a|an|the|what|my)|wrong (?:repo\w*|file|project|language|module)|corrupt\w*|won'?t accept|not accept\w*|refuse to accept|can'?t accept|unacceptable|filler|placeholders?|can'?t (?:open|access|download)|cannot (?:open|access|download)|doesn'?t (?:open|load)|(?:link|file|url) (?:is )?(?:broken|404))\b/;
 const NOT_DELIVERED =
   /\b(?:never (?:delivered|sent|acknowledged|replied|answered|responded)|(?:got|received|have|had) nothing|nothing since|silent|awaiting_delivery (?:for|since) (?:\d+|many|several|a few|over a|more than a) (?:days?|weeks?)|deadline (?:has )?passed|past (?:the )?deadline|missed (?:the )?deadline|no (?:update|progress|news|word)s? since|gone quiet|went (?:quiet|silent)|radio silence|nothing (?:was |has been )?(?:delivered|arrived|came|sent)|nothing yet|no (?:work|files?|result)s? (?:yet|at all|arrived)|(?:hasn'?t|has not|didn'?t|did not|still not|not yet) (?:delivered|sent|acknowledged|replied|responded|started)|not delivered|no delivery|still awaiting_delivery|still (?:waiting|pending)|overdue|late|ghost\w*|disappeared|unresponsive|no reply|no response|(?:too|very|so) slow|taking (?:too |so )?long|taking forever|forever|it'?s been (?:a while|ages|long|days|weeks)|been a while|missed (?:the|its) deadline|past (?:the|its) deadline|(?:\d+|many|several|a few) (?:days|weeks) (?:and|but|later|now|already|since)|it has been (?:\d+|many|several|a few) (?:days|weeks))\b/;
 const DUPLICATE = /\b(?:twice|two (?:purchases|orders|purchase ids)|duplicate\w*|double[- ]?(?:bought|purchased|ordered|charged)|same (?:listing|service|thing|order) (?:twice|again)|bought it again|by (?:mistake|accident)|accidental\w*|changed my mind|don'?t need it anymore|no longer need)\b/;
@@ -286,6 +287,8 @@ function cand(rule: number, situation: Situation): Candidate {
 const RULES = 40;
 /** Where a stated goal ranks among the rules: after the narrow ones (quoted content, a reused key, the account's own figures), before the broad situations. */
 const GOAL_RULE = 12.5;
+/** Where a tentative move of the described situation ranks: just before the stated goals. */
+const DESCRIBED_RULE = 12;
 
 const STOP = new Set(
   'a an the i im i\'m my me we our you your it its is are was were be been am do does did to of in on for at by with and or but not no so if then than this that these those what how why when where who which can could should would will just get got have has had there here any some about from as into out up'.split(' '),
@@ -344,9 +347,15 @@ export function situationOf(
   terms: MarketTerms = DEFAULT_TERMS,
   codeInText: string | null = null,
 ): Situation | null {
+  // The situation the agent describes (its calls, their outcome, the state, what it wants) decides
+  // first; the keyword rules only when it describes none (help-lifecycle.ts). Its stated side, not
+  // its account's, is the side of that situation.
+  const described = describedMove(question, roleOf(question, null), account, terms, UNHAPPY.test(question.toLowerCase()));
+  if (described && !described.tentative) return { ...described, overridesError: true };
   const role = roleOf(question, account);
   let best: { c: Candidate; score: number } | null = null;
-  for (const c of situationCandidates(question, account, now, terms, codeInText)) {
+  const tentative = described ? [cand(DESCRIBED_RULE, { lead: described.lead, nextStep: described.nextStep, sections: described.sections, lookedAt: described.lookedAt })] : [];
+  for (const c of [...tentative, ...situationCandidates(question, account, now, terms, codeInText)]) {
     const score = scoreSituation(c, question, role, account);
     if (!best || score > best.score) best = { c, score };
   }

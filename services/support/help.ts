@@ -603,8 +603,11 @@ const GENERIC_VERBS = new Set(['get', 'list', 'set', 'update', 'send', 'request'
 
 /** The catalogue tool closest to an unknown tool name quoted in the question ('buy_service'). */
 function closestTool(question: string): { tool: string; sent: string } | null {
-  const names = [...question.matchAll(/['"`]([a-z][a-z0-9]*(?:_[a-z0-9]+)+|[a-z]+[A-Z]\w*)['"`]/g)].map((m) => m[1]).filter((n) => !TOOL_NAMES.includes(n));
-  const sent = names[0];
+  const quoted = [...question.matchAll(/['"`]([a-z][a-z0-9]*(?:_[a-z0-9]+)+|[a-z]+[A-Z]\w*)['"`]/g)].map((m) => m[1]);
+  // Or named as the tool called, unquoted ("I called tool get_balance", "Unknown tool get_balance.").
+  const called = [...question.matchAll(/\b(?:tool|called|calling)\s+([a-z][a-z0-9]*(?:_[a-z0-9]+)+|[a-z]+[A-Z]\w*)\b/g)].map((m) => m[1]);
+  // An error code or a state quoted from the answer is not the name that was sent.
+  const sent = [...called, ...quoted].find((n) => !TOOL_NAMES.includes(n) && !(ERROR_CODES as readonly string[]).includes(n) && !(PURCHASE_STATUSES as readonly string[]).includes(n));
   if (!sent) return null;
   const parts = sent.replace(/([a-z])([A-Z])/g, '$1_$2').toLowerCase().split('_').map((w) => TOOL_SYNONYMS[w] ?? w);
   let best: { tool: string; score: number } | null = null;
