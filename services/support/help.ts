@@ -37,7 +37,8 @@ import {
 } from '../../packages/market-rules';
 import { TOOL_NAMES, PURCHASE_STATUSES } from '../../packages/tool-catalogue';
 import { processTerm, questionTerms, tokenize, type QuestionTerm } from './help-text';
-import { FIRST_PERSON, TOOL_RULES, aboutTheService, accountOverview, actionTool, declineOf, offTopicDecline, reportsFault, situationOf, type Decline } from './help-situation';
+import { FIRST_PERSON, TOOL_RULES, aboutTheService, accountOverview, actionTool, declineOf, offTopicDecline, reportsFault, roleOf, situationOf, statesUnseenPurchase, type Decline } from './help-situation';
+import { CALL_CODES, envelopeAnswer, pastedError } from './help-envelope';
 import type { HelpAccount, HelpAnswer, HelpContext, HelpInput, LookedAt } from '../../packages/contracts/support';
 
 export type { HelpAnswer, HelpContext, HelpInput };
@@ -292,14 +293,31 @@ export class HelpIndex {
       }
     }
 
-    // 2. The situation: who is asking, what happened, what they want, from the question and the
+    // 2. A pasted error envelope is the situation: its code, message and details (the current price,
+    //    the field that failed, the seconds to wait) lead, worked out (help-envelope.ts).
+    const pasted = explainedCode ? null : pastedError(`${ctx.error ?? ''} ${input.question}`);
+    const envelope = pasted ? envelopeAnswer(pasted, input.question, roleOf(input.question, null)) : null;
+    if (envelope) {
+      // The figures of a pasted error are its own: no rule is worked out from them ("800 gas … after the fee").
+      parts.length = 0;
+      parts.push(envelope.lead);
+      if (envelope.nextStep) nextStep = envelope.nextStep;
+      known = true;
+      confidence = 0.95;
+    }
+
+    // 3. The situation: who is asking, what happened, what they want, from the question and the
     //    caller's own account; it leads the answer with the call to make (help-situation.ts).
-    const codeFound = !explainedCode ? findErrorCode(`${ctx.error ?? ''} ${input.question}`) : null;
-    const situation = explainedCode ? null : situationOf(`${input.question} ${input.stuckState ?? ''}`.trim(), account, now, this.terms, codeFound);
+    const codeFound = explainedCode ? null : (pasted?.code ?? findErrorCode(`${ctx.error ?? ''} ${input.question}`));
+    let situation = explainedCode ? null : situationOf(`${input.question} ${input.stuckState ?? ''}`.trim(), account, now, this.terms, codeFound);
+    // An envelope about how the call was made (its key, its arguments, its rate) is answered by its
+    // code alone: the tool it names and the state the question tells are secondary — unless a rule is
+    // about that very error (a reused Idempotency-Key).
+    if (situation && pasted && CALL_CODES.has(pasted.code) && (situation.described || !situation.overridesError)) situation = null;
     if (situation) {
       const leadAt = parts.length;
       parts.push(situation.lead);
-      nextStep = situation.nextStep;
+      if (!envelope?.nextStep) nextStep = situation.nextStep;
       lookedAt.push(...situation.lookedAt);
       for (const id of situation.sections) {
         const sec = this.byId.get(id);
@@ -313,14 +331,14 @@ export class HelpIndex {
     }
     const codeInText = situation?.overridesError ? null : codeFound;
 
-    // 3. An error code named in context.error (or the question), when no request explained it.
+    // 4. An error code named in context.error (or the question), when no request explained it.
     if (codeInText) {
       const guide = errorGuide(codeInText)!;
       let line = `${guide.code} (HTTP ${guide.status}): ${guide.cause}\nWhat to do: ${guide.nextStepText}`;
       // The tool that failed: from the context, or named in the pasted message.
       const failedTool = ctx.toolName ?? TOOL_NAMES.find((t) => new RegExp(`\\b${t}\\b`).test(input.question)) ?? null;
-      if (!situation) nextStep = nextStepAfterFailure(guide.code, failedTool) ?? guide.nextStep;
-      if (guide.code === 'invalid_state' && /\bmaxpricegas\b|\bprice (?:rose|went up|was raised|increased|changed)\b|\braised (?:the|its|their) price\b/i.test(input.question)) {
+      if (!situation && !envelope?.nextStep) nextStep = nextStepAfterFailure(guide.code, failedTool) ?? guide.nextStep;
+      if (guide.code === 'invalid_state' && !envelope?.nextStep && /\bmaxpricegas\b|\bprice (?:rose|went up|was raised|increased|changed)\b|\braised (?:the|its|their) price\b/i.test(input.question)) {
         nextStep = { tool: 'purchase_service', arguments: exampleArguments('purchase_service') };
         line += '\nThe seller raised the price after you saw it, so nothing was held: do not just retry. Look at the new price (details.priceGas, or search_services / the listing again); if you still want it, call purchase_service again with maxPriceGas set to the new price and a new Idempotency-Key.';
       }
@@ -329,7 +347,7 @@ export class HelpIndex {
         line += '\nA paused or removed listing cannot be bought until its seller makes it active again: search_services for another one.';
       }
       // A 401 with a header that lacks "Bearer": the key is fine, the header is not — retry the call.
-      if (guide.code === 'unauthorized' && ((/\bauthori[sz]ation\s*:/i.test(input.question) && !/\bbearer\b/i.test(input.question)) || /\b(?:bearer|prefix|header format|malformed header)\b/i.test(input.question))) {
+      if (guide.code === 'unauthorized' && !envelope && ((/\bauthori[sz]ation\s*:/i.test(input.question) && !/\bbearer\b/i.test(input.question)) || /\b(?:bearer|prefix|header format|malformed header)\b/i.test(input.question))) {
         nextStep = { tool: failedTool ?? 'whoami', arguments: exampleArguments(failedTool ?? 'whoami') };
         line += '\nYour header has no "Bearer " before the key: send exactly "Authorization: Bearer rk_live_…" and call it again (whoami checks the key). A registered key does not need a new registration.';
       }
@@ -341,7 +359,7 @@ export class HelpIndex {
           line += `\nThe tool you mean is most likely ${close.tool} (you sent ${close.sent}).`;
         }
       }
-      if (failedTool === 'request_cashout' || failedTool === 'cash_out') {
+      if ((failedTool === 'request_cashout' || failedTool === 'cash_out') && !CALL_CODES.has(guide.code)) {
         line += `\nCash-out rules: at least ${MIN_CASHOUT_GAS} gas, at most wallet.withdrawableGas (sale earnings only), and no open dispute as a seller.`;
       }
       if ((guide.code === 'service_unavailable' || guide.code === 'internal') && PERSISTENT.test(input.question)) {
@@ -350,7 +368,7 @@ export class HelpIndex {
       }
       if (guide.code === 'insufficient_gas') {
         const shortfall = parseShortfall(`${ctx.error ?? ''} ${input.question}`);
-        if (!situation) nextStep = insufficientGasStep(shortfall);
+        if (!situation && !envelope?.nextStep) nextStep = insufficientGasStep(shortfall);
         line += `\n${insufficientGasLine(shortfall)}`;
       }
       parts.push(line);
@@ -365,7 +383,7 @@ export class HelpIndex {
       confidence = Math.max(confidence, 0.95);
     }
 
-    // 4. The stuck state narrows the answer to the transitions it allows.
+    // 5. The stuck state narrows the answer to the transitions it allows.
     const state = findPurchaseState(input.stuckState ?? '');
     if (state) {
       const moves = purchaseTransitions(this.terms).filter((t) => t.from.split(/[ ,]+/).includes(state) || t.from.startsWith(`${state},`));
@@ -380,7 +398,7 @@ export class HelpIndex {
     }
     if (ctx.toolName && TOOL_NAMES.includes(ctx.toolName)) boostIds.push(`tool-${ctx.toolName}`);
 
-    // 5. Retrieval over the question (and the stuck state's words).
+    // 6. Retrieval over the question (and the stuck state's words).
     const query = [input.question, input.stuckState ?? ''].join(' ');
     const { hits, coverage, domain, terms } = this.retrieve(query, { boostIds });
     const anchored = terms.some((t) => ANCHORS.has(t.term));
@@ -445,7 +463,7 @@ export class HelpIndex {
     }
 
     const hasOpen = (account?.purchases ?? []).some((p) => ['awaiting_approval', 'awaiting_delivery', 'delivered', 'disputed'].includes(p.status));
-    if (!known && account && !situation && (FIRST_PERSON.test(input.question) || ACCOUNT_WORDS.test(input.question)) && (anchored || hasOpen || ACCOUNT_WORDS.test(input.question))) {
+    if (!known && account && !situation && !statesUnseenPurchase(input.question, account) && (FIRST_PERSON.test(input.question) || ACCOUNT_WORDS.test(input.question)) && (anchored || hasOpen || ACCOUNT_WORDS.test(input.question))) {
       // A first-person question the documentation cannot place: the caller's own account answers it.
       const overview = accountOverview(account, now, this.terms);
       parts.push(overview.lead);
