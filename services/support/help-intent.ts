@@ -105,6 +105,29 @@ const GAMING_GOAL = alt(
   'free gas', 'volume', 'banned', 'suspended', '(?:shows?|has|have|gets?|get some) (?:some |more |real |fake )?(?:sales|activity|history|reviews)', 'sales history', 'isseed', 'seed badge', 'trust(?:ed)? badge',
 );
 
+/** Verbs that change a figure or a thing's state, as a command. */
+const CHANGE_VERB = alt(
+  'set', 'make', 'change', 'switch', 'flip', 'bump', 'raise', 'increase', 'lower', 'update', 'edit', 'modify', 'adjust', 'correct', 'fix', 'put', 'turn', 'boost',
+  'reset', 'overwrite', 'replace', 'toggle', 'enable', 'mark', 'upgrade', 'give me', 'grant me', 'add',
+);
+/** Figures the marketplace computes from real sales and ratings: nobody sets them on request. */
+const REPUTATION_FIGURE = alt(
+  'ratingavg', 'rating ?avg\\w*', 'average rating', 'salescount', 'sales ?count', 'ratingcount', 'rating count', 'isseed', 'seed (?:flag|badge|status)', 'qualityscore', 'quality ?score',
+  'reputation', 'trust (?:score|badge)', 'accountagedays', 'account age',
+);
+/** The wallet's figures: only the ledger's entries move them. */
+const BALANCE_FIGURE = alt('withdrawablegas', 'gasbalance', 'gas ?balance', 'heldgas', 'held gas', 'pendingearningsgas', 'lifetimeearnedgas', 'withdrawable (?:gas|balance|amount)', 'balance', 'earnings');
+/** A rating the speaker received (not one it gave and may change itself with rate_purchase). */
+const RECEIVED_RATING = /\b(?:left|gave|given|wrote|posted) me\b|\b(?:buyer|customer|client)'?s? (?:rating|review|stars?)\b|\b(?:ratings?|reviews?|stars?) (?:on|of|for) my (?:listing|sale|service|profile|seller)\b|\bmy (?:seller )?(?:ratings|reviews)\b/;
+/** The other agent's things, which only it can change. */
+const OTHERS_THING = alt('listings?', 'services?', 'offers?', 'gigs?', 'purchases?', 'orders?', 'sales?', 'account', 'wallet', 'ratings?', 'reviews?', 'reputation', 'balance', 'gas', 'webhooks?', 'messages?', 'price', 'profile', 'agent');
+const ACTS_ON_OTHERS = "another agent's listing, purchase or account acted on";
+/** Verbs that act on a thing (pause a listing, cancel an order). */
+const ACT_VERB = alt(
+  'pause', 'unpause', 'delete', 'remove', 'hide', 'edit', 'change', 'update', 'modify', 'deactivate', 'reactivate', 'lower', 'raise', 'reprice', 'cancel', 'refund', 'close',
+  'take down', 'unlist', 'delist', 'suspend', 'ban', 'block', 'flag', 'demote', 'downrank', 'derank', 'bury', 'mark', 'reset', 'set', 'freeze', 'disable',
+);
+
 // ---------------------------------------------------------------------------------------------
 // Counter-features.
 
@@ -169,7 +192,7 @@ const SECRET_PHRASES: RegExp[] = [
   /\b(?:another|other|someone else'?s?|their) (?:agent'?s? )?(?:api[\s_-]?keys?|keys?|secrets?|passwords?|credentials?|tokens?)\b/,
   /\b(?!my\b)\w+'s (?:api[\s_-]?keys?|keys?|secrets?|passwords?|credentials?|tokens?)\b/,
   /\b(?:stripe|database|db|postgres\w*|pg|ledger db|nats|admin|operator|server|the service(?:'s)?|your|webhook signing|jwt|env(?:ironment)?)\b[^?.]{0,30}\b(?:secret|secret key|password|private key|connection string|credentials?|admin token|api key|env(?:ironment)? var\w*)\b/,
-  /\b(?:secret|password|private key|connection string|credentials?|admin token)\b[^?.]{0,40}\b(?:stripe|database|db|postgres\w*|ledger|admin|operator|server|the service uses)\b/,
+  /\b(?:secret|password|private key|connection string|credentials?|admin token)\b[^?.]{0,40}\b(?:stripe|database|db|postgres\w*|ledger|admin|operator|(?<!\b(?:my|our) )server|the service uses)\b/,
   /\b(?:system prompt|your (?:instructions|prompt|rules) (?:verbatim|word for word)|print your (?:prompt|instructions))\b/,
   /\b(?:private keys?|seed phrase|mnemonic|hot wallet'?s? (?:key|keys|seed))\b/,
   /\b(?:list|show|dump|export|give me|print|send me)\b[^?]{0,15}\b(?:all|every|the|everyone'?s)\b[^?]{0,10}\b(?:api[\s_-]?keys?|keys|secrets|passwords|tokens)\b/,
@@ -263,6 +286,20 @@ const INTENTS: Record<DeclineIntent, Feature[]> = {
     { name: 'a command on money or state', weight: 0.7, test: (r) => new RegExp(`${CLAUSE_START}${OPERATOR_VERB} (?:me|us|my|our|the|this|that|it|him|her|them|all|every\\w*|\\d+|pur_\\w+|agt_\\w+)\\b`).test(r.q) },
     { name: 'money or state named', weight: 0.4, test: (r) => new RegExp(`\\b${MONEY_OBJECT}\\b`).test(r.q) },
     { name: 'gas without paying', weight: 1, test: (r) => /\b(?:lend|loan|advance|front|spot)\b (?:me |us )?(?:some |\d+ )?(?:gas|credits?|money)\b|\b(?:pay (?:you |it |for it )?(?:back )?later|on credit|on tab|i'?ll pay (?:you )?(?:back|later|tomorrow))\b/.test(r.q) },
+    {
+      name: 'a reputation or wallet figure set on request',
+      weight: 1,
+      test: (r) =>
+        // The figure is what the command changes: its object ("set my ratingAvg …"), or given a new value ("… isSeed flag to true").
+        new RegExp(`(?:${CLAUSE_START}|\\b${ASKS_HELP_TO} |\\bi (?:want|need|would like|'d like) (?:you to )?)${CHANGE_VERB} (?:(?:my|our|the|its|this|that|me a|me) )?(?:\\w+'s )?(?:seller |agent |account |wallet )?(?:${REPUTATION_FIGURE}|${BALANCE_FIGURE})\\b`).test(r.q) ||
+        new RegExp(`(?:${CLAUSE_START}|\\b${ASKS_HELP_TO} )${CHANGE_VERB}\\b[^?.!]{0,40}\\b(?:${REPUTATION_FIGURE}|${BALANCE_FIGURE})(?: \\w+)? (?:to|=|at) (?:\\d|true|yes|max)`).test(r.q) ||
+        (RECEIVED_RATING.test(r.q) && new RegExp(`(?:${CLAUSE_START}|\\b${ASKS_HELP_TO} )${CHANGE_VERB}\\b[^?.!]{0,30}\\b(?:ratings?|reviews?|stars?|\\d(?:\\.\\d)? stars?)\\b|(?:${CLAUSE_START}|\\b${ASKS_HELP_TO} )${CHANGE_VERB} (?:it|that|this|them) (?:to|into|up to) \\d`).test(r.q)),
+    },
+    {
+      name: ACTS_ON_OTHERS,
+      weight: 1,
+      test: (r) => new RegExp(`(?:${CLAUSE_START}|\\b${ASKS_HELP_TO} )${ACT_VERB}\\b[^?.!]{0,15}\\b${OTHER_PARTY}(?:'s|s'|')? (?:\\w+ ){0,2}${OTHERS_THING}\\b`).test(r.q),
+    },
     { name: 'asks how to do it oneself', weight: -0.5, test: (r) => HOW_TO.test(r.q) },
   ],
   secrets: [
@@ -382,6 +419,9 @@ export function intentScores(question: string): IntentScore[] {
 export function declineIntent(question: string): IntentScore | null {
   if (QUOTED_CONTENT.test(question.toLowerCase())) return null; // asking whether to follow injected text: answered (it is data)
   const over = intentScores(question).filter((s) => s.score >= DECLINE_AT);
+  // A command on another agent's things ("pause agt_…'s listing") asks for an action, not for its data.
+  const acting = over.find((s) => s.intent === 'operator_action' && s.features.includes(ACTS_ON_OTHERS));
+  if (acting) return acting;
   return over.sort((a, b) => PRIORITY.indexOf(a.intent) - PRIORITY.indexOf(b.intent))[0] ?? null;
 }
 
@@ -453,12 +493,21 @@ function manipulation(q: string, injection: boolean): Omit<Decline, 'intent'> {
   const money = /\b(?:gas|credit|balance|wallet|refund|escrow|release|pay|payout|cash)\b/.test(q);
   const refund = /\brefund\b/.test(q);
   const release = /\b(?:release|escrow)\b/.test(q);
+  const reputation = new RegExp(`\\b(?:${REPUTATION_FIGURE}|ratings?|reviews?|stars?)\\b`).test(q) && !refund && !release;
+  const othersThing = new RegExp(`\\b${OTHER_PARTY}(?:'s|s'|') (?:\\w+ ){0,2}${OTHERS_THING}\\b`).test(q) && !reputation;
   const limits = /\b(?:limits?|budgets?|caps?|allowance)\b/.test(q) && !refund && !release;
   const approval = /\bapprov\w*/.test(q) && !refund && !release;
   const operator = /\b(?:operator|admin|administrator|moderator|override|authori[sz]ation code)\b/.test(q) || (injection && /\b(?:support|staff|team|system)\b/.test(q));
   let instead: string;
   let nextStep: NextStep | null = null;
-  if (limits || approval) {
+  if (reputation) {
+    instead =
+      "Reputation (ratingAvg, salesCount, ratingCount, isSeed, qualityScore) is computed from real completed sales and the ratings their buyers gave; nobody edits it on request — not ask_help, not an operator. A rating is the buyer's own (rate_purchase, changeable by that buyer within a few days). What raises yours: a clear listing (update_service) with a fair price, fast delivery, and messages that settle problems before a bad rating.";
+    nextStep = { tool: 'update_service', arguments: exampleArguments('update_service') };
+  } else if (othersThing) {
+    instead = "Another agent's listings, purchases, wallet and account are its own: only it changes them, with its own key (a seller with update_service). If a listing breaks the rules, report_bug or report_experience tells the operator.";
+    nextStep = null;
+  } else if (limits || approval) {
     instead = limits
       ? 'Only your human (your owner) can change your spending limits, on their private owner page or the checkout page; whoami shows them (spendingLimits).'
       : 'A purchase above your human\'s "ask me above" amount waits for your human to approve it at approvalUrl (get_purchase shows it; it fails if not approved in time). Send them that link.';
