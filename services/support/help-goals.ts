@@ -10,7 +10,7 @@
 import type { PurchaseView } from '../../packages/contracts/escrow';
 import type { HelpAccount, LookedAt, NextStep } from '../../packages/contracts/support';
 import { exampleArguments } from '../../packages/knowledge';
-import { CASHOUT_FEE_PERCENT, DEFAULT_TERMS, MIN_CASHOUT_GAS, smallestPackCovering, type MarketTerms } from '../../packages/market-rules';
+import { CASHOUT_FEE_PERCENT, CATEGORY_ANCHOR_GAS, DEFAULT_TERMS, MIN_CASHOUT_GAS, PRICE_BANDS, smallestPackCovering, type MarketTerms } from '../../packages/market-rules';
 
 export type Side = 'buyer' | 'seller' | 'both' | 'unknown';
 
@@ -242,10 +242,47 @@ const GOALS: Goal[] = [
     },
   },
   {
+    name: 'a listing that does not sell',
+    sides: ['seller', 'both', 'unknown'],
+    reported: true,
+    verb: alt(
+      '(?:zero|no|0|not a single|not one|not any|hardly any|few) (?:\\w+ )?(?:sales?|orders?|buyers?|purchases?|takers|customers?|clients?|interest)',
+      '(?:nobody|no one|noone|no buyer|not a single buyer)(?: has| have)? (?:\\w+ )?(?:bought|ordered|purchased|booked|hired)',
+      "(?:isn'?t|is not|not|doesn'?t|does not|hasn'?t|has not|never|won'?t) (?:been )?(?:sell(?:ing)?|sold|getting (?:any )?(?:orders|sales|buyers)|converting)",
+      "(?:sells|sold) (?:nothing|badly|poorly)",
+    ),
+    object: alt('sales?', 'orders?', 'buyers?', 'purchases?', 'takers', 'customers?', 'clients?', 'interest', 'bought', 'ordered', 'purchased', 'booked', 'hired', 'sell(?:ing)?', 'sold', 'converting'),
+    // The asker's own listing, live: a rejected or invisible one, or being told of orders, is another situation.
+    requires: /\bmy (?:listing|service|offer|gig)s?\b|\blst_\w+|\blist_service\b|\bi(?:'m| am) (?:the |a )?seller\b|\bseller here\b|\bi (?:sell|listed|offer)\b|\bmy (?:first |new )?(?:listing|service)\b/,
+    unless: /\bnotif\w*|\bwebhooks?\b|\b(?:know|told|informed|alerted) (?:when|if)\b|\brejected\b|\blisting_rejected\b|\b422\b|\b(?:not|never|doesn'?t|does not|isn'?t|can'?t|cannot) (?:\w+ )?(?:show(?:ing)?|appear\w*|visible|found|find it|listed)\b|\bpaused\b|\bbuy(?:ing)? gas\b|\bcash(?:ing)?[\s-]?out\b|\bwithdraw\w*/,
+    answer: ({ q }) => {
+      const price = /\b(\d{2,7})\s*gas\b/.exec(q);
+      const priceGas = price ? Number(price[1]) : null;
+      const category = Object.keys(CATEGORY_ANCHOR_GAS).find((c) => new RegExp(`\\b${c}\\b`).test(q)) ?? null;
+      const anchor = category ? CATEGORY_ANCHOR_GAS[category] : null;
+      const band = priceGas !== null ? PRICE_BANDS.find((b) => priceGas >= b.minGas && priceGas <= b.maxGas) : undefined;
+      const bands = PRICE_BANDS.map((b) => `${b.id} ${b.minGas}–${b.maxGas}`).join(', ');
+      const high = priceGas !== null && anchor !== null && priceGas > anchor * 2;
+      const listingId = /\blst_\w+/.exec(q)?.[0] ?? 'lst_…';
+      return {
+        lead:
+          `Your listing is live but not selling: change it in place with update_service {"listingId": "${listingId}", …the fields to change} — no second listing (list_service would create a new one). ` +
+          (priceGas !== null
+            ? `Price first: ${priceGas} gas is ${band ? `in the ${band.id} band (${band.minGas}–${band.maxGas} gas)` : 'outside the usual bands'}${anchor !== null ? `, and the ${category} anchor is ${anchor} gas` : ''}` +
+              (high ? `: for what you describe that is far above what buyers pay, so lower priceGas toward ${anchor} gas (bands: ${bands}). ` : `; buyers compare it with the bands (${bands}) for the size of the job. `)
+            : `Check the price against the bands (${bands} gas) and your category's anchor (${Object.entries(CATEGORY_ANCHOR_GAS).map(([c, g]) => `${c} ${g}`).join(', ')}). `) +
+          'Then the description: a concrete skill in the title, the inputs the buyer provides, exactly what you deliver (format, size), scope and delivery days — that raises qualityScore, which search ranks by. Look at it as buyers do with search_services {"q", "category"}; a first sale and its rating make the next ones easier.',
+        nextStep: { tool: 'update_service', arguments: { listingId, ...(high && anchor !== null ? { priceGas: anchor } : { description: 'The input you send, what I deliver (format, size), scope and delivery days.' }) } },
+        sections: ['pricing', 'selling'],
+        lookedAt: [],
+      };
+    },
+  },
+  {
     name: 'write to the other party',
     sides: ['buyer', 'seller', 'both', 'unknown'],
-    verb: alt('ask', 'tell', 'contact', 'reach', 'message', 'msg', 'dm', 'text', 'chat (?:with|to)', 'speak (?:with|to)', 'communicate with', 'get in touch with', 'send (?:\\w+ ){0,2}(?:message|msg|note|dm|line)s? to', 'notify', 'remind', 'nudge', 'poke', 'ping', 'chase', 'follow up with', 'reply to', 'respond to', 'answer', 'write (?:back )?to', 'talk to', 'get back to', 'explain to', 'let'),
-    object: alt('(?:the|my|a|this|that) (?:buyer|seller|customer|client|counterparty)', 'them', 'him', 'her'),
+    verb: alt('ask', 'tell', 'contact', 'reach', 'message', 'msg', 'dm', 'text', 'chat (?:with|to)', 'speak (?:with|to)', 'talk (?:with|to)', 'converse with', 'discuss (?:\\w+ ){0,3}with', 'have a word with', 'communicate with', 'get in touch with', 'send (?:\\w+ ){0,2}(?:message|msg|note|dm|line)s? to', 'notify', 'remind', 'nudge', 'poke', 'ping', 'chase', 'follow up with', 'reply to', 'respond to', 'answer', 'write (?:back )?to', 'talk to', 'get back to', 'explain to', 'let'),
+    object: alt('(?:the|my|a|this|that|our) (?:buyer|seller|customer|client|counterparty|other party)', 'them', 'him', 'her', '(?:whoever|the (?:one|agent|person|party) (?:who|that)) (?:bought|ordered|purchased|sold|is selling|delivered)'),
     // The asker writes ("how do I answer them?"), not the other party ("the seller is not answering").
     requires: /\b(?:how (?:do|can|should|would) i|how to|can i|could i|should i|i (?:want|need|would like|'d like) to|way to|where do i|what do i (?:call|use))\b/,
     unless: /\bhow (?:do|can) i (?:find|choose|trust)\b|\b(?:tell|know|see) (?:whether|if)\b|\bask_help\b|\bdisput\w*|\b(?:read|see|check|view|find|get|where (?:are|is|do i (?:see|find|read)))\b[^.?!]{0,20}\b(?:messages|replies|reply|answers?)\b/,
@@ -353,10 +390,10 @@ const GOALS: Goal[] = [
   {
     name: 'deliver the work',
     sides: ['seller', 'both', 'unknown'],
-    verb: alt('deliver', 'hand (?:\\w+ ){0,2}(?:over|in)', 'submit', 'send', 'upload', 'give', 'turn (?:\\w+ ){0,2}in', 'ship', 'return'),
+    verb: alt('deliver', 'hand (?:\\w+ ){0,2}(?:over|in|to)', 'pass (?:\\w+ ){0,2}(?:on|over|to)', 'submit', 'send', 'upload', 'give', 'turn (?:\\w+ ){0,2}in', 'ship', 'return'),
     object: alt('work', 'results?', 'review', 'report', 'files?', 'code', 'it', 'delivery', 'order', 'job', 'deliverables?', 'tests?', 'output'),
     requires: /\b(?:i(?:'ve| have)? (?:just )?(?:finished|completed|done|wrote|written|built|made|prepared)|(?:is|are|it'?s) (?:done|ready|finished|complete)|how (?:do|can|should) i|how to|what (?:do|should) i (?:call|use)|which (?:tool|call))\b/,
-    unless: /\bdisput\w*|\balready delivered\b|\bdeliver(?:ed)? (?:it )?(?:again|twice)\b|\bwrong file\b|\bcorrect\w*\b|\bnever\b|\bhasn'?t\b|\bhas not\b|\bthe seller\b|\bi (?:bought|ordered|purchased)\b|\bwebhooks?\b|\bmessage\b|\bbuyer (?:hasn'?t|never|did not|didn'?t)\b/,
+    unless: /\bdisput\w*|\balready delivered\b|\bdeliver(?:ed)? (?:it )?(?:again|twice)\b|\bwrong file\b|\bcorrect\w*\b|\bnever\b|\bhasn'?t\b|\bhas not\b|\b(?<!(?:i am|i'm|as|am) )the seller\b|\bi (?:bought|ordered|purchased)\b|\bwebhooks?\b|\bmessage\b|\bbuyer (?:hasn'?t|never|did not|didn'?t)\b/,
     answer: ({ account, side, terms }) => {
       const p = own(account, 'seller', ['awaiting_delivery']);
       const pid = p?.id ?? 'pur_…';
@@ -504,6 +541,22 @@ const GOALS: Goal[] = [
   },
 ];
 
+/** The purchase or listing the question names stands in for a placeholder id (pur_…, lst_…) in the answer. */
+export function namedIds(question: string, a: Omit<GoalSituation, 'goal'>): Omit<GoalSituation, 'goal'> {
+  const ids: Array<[string, string | undefined]> = [
+    ['pur_…', /\bpur_[A-Za-z0-9]+/.exec(question)?.[0]],
+    ['lst_…', /\blst_[A-Za-z0-9]+/.exec(question)?.[0]],
+  ];
+  let { lead } = a;
+  const args = { ...a.nextStep.arguments };
+  for (const [placeholder, id] of ids) {
+    if (!id) continue;
+    lead = lead.split(placeholder).join(id);
+    for (const [k, v] of Object.entries(args)) if (v === placeholder) args[k] = id;
+  }
+  return { ...a, lead, nextStep: { ...a.nextStep, arguments: args } };
+}
+
 /** A sentence that asks or wants something (a question, "I'd like …", "please …"), as opposed to one that tells what happened. */
 const ASKING = /\?|^\s*(?:how|what|where|which|why|when|who|can|could|should|would|is|are|do|does|did)\b|\b(?:i'?d like|would like|want(?:s|ed)? to|i want|i need|i wish|i'?m trying to|trying to|please|help me|how (?:do|can|should) i|how to)\b/;
 
@@ -534,7 +587,7 @@ export function goalSituations(question: string, side: Side, account: HelpAccoun
     const verb = new RegExp(`\\b${g.verb}(?:s|es|ing)?\\b`);
     const object = new RegExp(`\\b${g.object}\\b`);
     if (!(g.reported ? q : ask).split(/[.?!;\n]+/).some((sentence) => verb.test(sentence) && object.test(sentence))) continue;
-    out.push({ goal: g.name, ...g.answer({ q, side, account, terms }) });
+    out.push({ goal: g.name, ...namedIds(question, g.answer({ q, side, account, terms })) });
   }
   return out;
 }

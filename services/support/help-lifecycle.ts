@@ -35,6 +35,8 @@ export interface Described {
   planned: string[];
   /** The purchase state it is in: stated, else the state its last call leaves a purchase in. */
   state: PurchaseStatus | null;
+  /** The state is named in the question (not inferred from a call). */
+  stateStated: boolean;
   side: Side | null;
   /** Figures it quotes (wallet fields, lastStatusCode …), by lower-case name. */
   figures: Map<string, number>;
@@ -120,7 +122,8 @@ export function describe(question: string, stated: 'buyer' | 'seller' | 'both' |
   }
   // A state the agent names wins; else the one its last successful purchase call leads to.
   const last = [...called].reverse().find((t) => STATE_AFTER.has(t) && !failed.has(t));
-  const state = stateNamed(q) ?? (last ? STATE_AFTER.get(last)!.state : null);
+  const named = stateNamed(q);
+  const state = named ?? (last ? STATE_AFTER.get(last)!.state : null);
   const who = last ? STATE_AFTER.get(last)!.who : [];
   const caller: Side | null = who.length === 1 ? (who[0] as Side) : null;
   const side: Side | null = stated === 'buyer' || stated === 'seller' ? stated : caller && last && byOther.has(last) ? (caller === 'buyer' ? 'seller' : 'buyer') : caller;
@@ -133,6 +136,7 @@ export function describe(question: string, stated: 'buyer' | 'seller' | 'both' |
     called,
     planned,
     state,
+    stateStated: named !== null,
     side,
     figures,
     endpointStatus,
@@ -153,6 +157,8 @@ export interface Move {
   lookedAt: LookedAt[];
   /** The move depends on something the question may say in other words (the verdict on a delivery): then it competes with the keyword rules instead of deciding. */
   tentative?: boolean;
+  /** Only the state and side were read, not what is wanted: a candidate ranked after the specific rules. */
+  fallback?: boolean;
 }
 
 interface Ctx {
@@ -330,6 +336,19 @@ const MOVES: Row[] = [
       lookedAt: looked(c),
     }),
   },
+  // The seller gives the money back: before completion a seller's request_refund refunds the buyer at once.
+  {
+    when: (c) => (c.d.state === 'awaiting_delivery' || c.d.state === 'delivered') && c.d.side === 'seller',
+    wants: ['money_back'],
+    move: (c) => ({
+      lead:
+        `As the seller you refund the buyer yourself: request_refund {"purchaseId": "${pid(c)}", "reason"} returns the full price to the buyer's gasBalance at once (the purchase becomes refunded; you earn nothing on it). ` +
+        'A seller can do that any time before completion, delivered or not; tell the buyer with send_message.',
+      nextStep: { tool: 'request_refund', arguments: { ...id(c), reason: 'Refunded by the seller.' } },
+      sections: ['refunds-disputes'],
+      lookedAt: looked(c),
+    }),
+  },
   // Delivered, seller side: the buyer decides; auto-release is the floor, a message the way to be paid sooner.
   {
     when: (c) => inState(c, 'delivered', 'seller'),
@@ -491,5 +510,11 @@ export function describedMove(
   if (!d.called.length && !d.planned.length && !d.state && !d.figures.size && d.endpointStatus === null && !d.listingId) return null;
   // Rows are in table order, narrowest first (a refused call before the state it left alone).
   const row = MOVES.find((r) => r.wants.some((w) => d.wants.includes(w)) && r.when(c));
-  return row ? row.move(c) : null;
+  if (row) return row.move(c);
+  // A state and a side stated with a want the table does not know ("how do I hand it over?"): the call
+  // that state waits for from that side, as a candidate beside the keyword rules (it does not decide).
+  if (!d.stateStated || (stated !== 'buyer' && stated !== 'seller') || d.refused) return null;
+  const next = MOVES.find((r) => r.wants.includes('next') && r.when(c))?.move(c);
+  // The call it just made is not its next one.
+  return next && !d.called.includes(next.nextStep.tool) ? { ...next, tentative: true, fallback: true } : null;
 }

@@ -19,8 +19,8 @@ import { exampleArguments } from '../../packages/knowledge';
 import { CASHOUT_FEE_PERCENT, DEFAULT_TERMS, LISTING_FEE_GAS, MIN_CASHOUT_GAS, MIN_DISPUTE_REASON_CHARS, PASS_SCORE, RATING_CHANGE_WINDOW_DAYS, type MarketTerms } from '../../packages/market-rules';
 import { TOOL_NAMES } from '../../packages/tool-catalogue';
 import { CAN_DO, QUOTED_CONTENT, type Decline } from './help-intent';
-import { goalSituations } from './help-goals';
-import { describedMove } from './help-lifecycle';
+import { goalSituations, namedIds } from './help-goals';
+import { describe, describedMove } from './help-lifecycle';
 
 export type Role = 'buyer' | 'seller' | 'both' | 'unknown';
 
@@ -33,6 +33,8 @@ export interface Situation {
   lookedAt: LookedAt[];
   /** An explained error code in the question is better answered by this situation. */
   overridesError?: boolean;
+  /** Read from the situation the question describes (help-lifecycle.ts), not from a keyword rule. */
+  described?: boolean;
 }
 
 export type { Decline } from './help-intent';
@@ -135,6 +137,64 @@ function pickPurchase(q: string, account: HelpAccount | null | undefined, role: 
   return states.length ? null : (mine[0] ?? null);
 }
 
+/**
+ * The question states a purchase of its own that the account does not hold — a pur_… not among its
+ * purchases, or a purchase state none of them is in: then the account says nothing about that
+ * purchase ("you have no purchases" would contradict what the agent sees), and the question is answered
+ * from what it states.
+ */
+export function statesUnseenPurchase(q: string, account: HelpAccount | null | undefined): boolean {
+  const purchases = account?.purchases;
+  if (!purchases) return false;
+  const named = /\bpur_[A-Za-z0-9]+/.exec(q)?.[0]?.toLowerCase();
+  if (named) return !purchases.some((p) => p.id.toLowerCase() === named);
+  const state = describe(q, 'unknown').state;
+  return !!state && !purchases.some((p) => p.status === state);
+}
+
+/**
+ * The spending-limit figures a question quotes (whoami's spendingLimits fields: "dailyBudgetGas 1000,
+ * spentTodayGas 850"), merged over the account's limits: what the agent quotes is the situation.
+ */
+function statedLimits(
+  q: string,
+  account: HelpAccount | null | undefined,
+): { limits: NonNullable<HelpAccount['limits']>; all: boolean; daily?: number; spentToday?: number; weekly?: number; spentWeek?: number } | null {
+  const f = (name: string): number | undefined => {
+    const m = new RegExp(`\\b${name}\\b["']?\\s*(?:is|=|:|of|at)?\\s*(\\d{1,9})\\b`).exec(q);
+    return m ? Number(m[1]) : undefined;
+  };
+  const per = f('perpurchasemaxgas');
+  const daily = f('dailybudgetgas');
+  const weekly = f('weeklybudgetgas');
+  const spentToday = f('spenttodaygas');
+  const spentWeek = f('spentthisweekgas');
+  const remToday = f('remainingtodaygas');
+  const remWeek = f('remainingthisweekgas');
+  const approval = f('approvalabovegas');
+  if ([per, daily, weekly, remToday, remWeek, approval].every((x) => x === undefined)) return null;
+  const base = account?.limits ?? null;
+  return {
+    limits: {
+      perPurchaseMaxGas: per ?? base?.perPurchaseMaxGas ?? null,
+      dailyBudgetGas: daily ?? base?.dailyBudgetGas ?? null,
+      weeklyBudgetGas: weekly ?? base?.weeklyBudgetGas ?? null,
+      allowedCategories: base?.allowedCategories ?? null,
+      approvalAboveGas: approval ?? base?.approvalAboveGas ?? null,
+      spentTodayGas: spentToday ?? base?.spentTodayGas ?? 0,
+      spentThisWeekGas: spentWeek ?? base?.spentThisWeekGas ?? 0,
+      remainingTodayGas: remToday ?? (daily !== undefined ? Math.max(0, daily - (spentToday ?? 0)) : (base?.remainingTodayGas ?? null)),
+      remainingThisWeekGas: remWeek ?? (weekly !== undefined ? Math.max(0, weekly - (spentWeek ?? 0)) : (base?.remainingThisWeekGas ?? null)),
+      setByHuman: true,
+    },
+    all: !base?.setByHuman,
+    daily,
+    spentToday,
+    weekly,
+    spentWeek,
+  };
+}
+
 /** A named pur_… that is not among the caller's own purchases. */
 function unknownNamedPurchase(q: string, account: HelpAccount | null | undefined): string | null {
   const named = /\bpur_[A-Za-z0-9]+/.exec(q)?.[0];
@@ -161,7 +221,7 @@ export function describePurchase(p: PurchaseView, now: Date, terms: MarketTerms 
         ? {
             text:
               `Your purchase ${label(p)} is not delivered yet (awaiting_delivery since ${ago(p.createdAt, now)}; ${p.acknowledgedAt ? `the seller acknowledged it ${ago(p.acknowledgedAt, now)}, so they have started` : 'the seller has not acknowledged it yet (ack_purchase), so it is not known to have started'}). ` +
-              `The seller has until ${p.deliverBy ?? 'the delivery deadline'} (${until(p.deliverBy, now)}); undelivered by then it is refunded to you automatically, and request_refund refunds it at once before delivery.`,
+              `The seller has until ${p.deliverBy ?? 'the delivery deadline'} (deliverBy, the delivery deadline: ${until(p.deliverBy, now)}); undelivered by then it is refunded to you automatically, and request_refund refunds it at once before delivery.`,
             step: call('get_purchase', id),
           }
         : {
@@ -228,13 +288,18 @@ const STATUS_WORDS =
   /\b(?:status|done|ready|finished|complete|going on|happening|where is|what'?s up with|update on|progress|any news|how long|when (?:will|does|do)|waiting|pending|stuck|releases?)\b/;
 /** The caller's human's spending limits (not a rate limit, not "is there a limit" on something else). */
 const SPENDING =
-  /\b(?:spending|purchase|per[- ]purchase|daily|weekly|buying)\s+(?:limits?|caps?|budgets?|max\w*)\b|\b(?:my|daily|weekly|the|owner'?s|human'?s) budgets?\b(?! (?:of|is) (?:about|around|roughly)? ?\d)|\bbudget (?:limit|cap)s?\b|\ballowance\b|\bmy (?:spending )?limits?\b|\blimits? (?:my (?:human|owner)|(?:that )?(?:my )?(?:human|owner) (?:set|sets|put))|\b(?:set|imposed) by my (?:human|owner)\b|\bperpurchasemax\b|\bspend\w*\b[^?]{0,30}\blimit|\blimit\w*\b[^?]{0,30}\bspend\w*|\bhow much (?:can i|i can|am i allowed to|may i) (?:spend|buy)\b|\b(?:my )?(?:human|owner) (?:set|sets|configured|put|changed|restricted|limited)\b|\ballowed to (?:buy|spend|purchase)\b|\b(?:buy|spend|purchase)\b[^?]{0,20}\b(?:above|over|more than)\s*\d+|\bmost expensive\b[^?]{0,30}\b(?:allowed|can i|i can|may i)\b|\b(?:caps?|max\w*)\b[^?]{0,30}\bspend/;
+  /\b(?:spending|purchase|per[- ]purchase|daily|weekly|buying)\s+(?:limits?|caps?|budgets?|max\w*)\b|\b(?:my|daily|weekly|the|owner'?s|human'?s) budgets?\b(?! (?:of|is) (?:about|around|roughly)? ?\d)|\bbudget (?:limit|cap)s?\b|\ballowance\b|\bmy (?:spending )?limits?\b|\blimits? (?:my (?:human|owner)|(?:that )?(?:my )?(?:human|owner) (?:set|sets|put))|\b(?:set|imposed) by my (?:human|owner)\b|\bperpurchasemax\b|\bspend\w*\b[^?]{0,30}\blimit|\blimit\w*\b[^?]{0,30}\bspend\w*|\bhow much (?:can i|i can|am i allowed to|may i) (?:spend|buy)\b|\b(?:my )?(?:human|owner) (?:set|sets|configured|put|changed|restricted|limited)\b|\ballowed to (?:buy|spend|purchase)\b|\b(?:buy|spend|purchase)\b[^?]{0,20}\b(?:above|over|more than)\s*\d+|\bmost expensive\b[^?]{0,30}\b(?:allowed|can i|i can|may i)\b|\b(?:caps?|max\w*)\b[^?]{0,30}\bspend|\b(?:most expensive|priciest|highest[- ]priced|biggest|largest|max(?:imum)?)\b[^?]{0,40}\b(?:can i|i can|i'?m allowed|am i allowed|allowed|may i|am i able)\b[^?]{0,20}\b(?:buy|spend|purchase|afford|order)|\bhow much\b[^?]{0,30}\b(?:in one go|per purchase|at once|in a single (?:purchase|order))/;
 /** A question that points at the caller's current purchase without naming it. */
 const DEICTIC =
   /\b(?:what (?:should|do|can|must) (?:i|we) do|what now|what next|next steps?|now what|can i still|is it (?:done|ready|late|safe)|has (?:the )?(?:seller|buyer|it)|did (?:the )?(?:seller|buyer)|when (?:will|do|does|should|can|is)|expect\w*|how long|(?:is there )?(?:something|anything) (?:i need|to do|for me)|need to do|(?:my|the) delivery|what i got|options?|forever|where do i stand|changed my mind|been a while|should i (?:dispute|refund|cancel|wait|confirm)|what did i (?:get|receive|buy)|ready|do nothing|if i (?:wait|ignore|don'?t)|waiting on me|complain\w*|unhappy|the (?:seller|buyer|customer)\b|started|progress|any news|status|update|stuck|cancel|refund|confirm|release|paid|pay)\b/;
+/** What was sent never reached the asker's side ("my endpoint saw no event", "the log shows no request"). */
+const NOT_RECEIVED =
+  /\b(?:saw|seen|sees|see|got|gets|received|receives|logged|recorded|shows?|showed|shown|had|has|hit|reached|registered|caught)\b (?:no|nothing|zero|not a single|none|not one)\b|\bno (?:\w+ )?(?:requests?|calls?|posts?|hits?|events?|deliver(?:y|ies)|traffic|incoming)\b|\bnever (?:saw|seen|got|received|arrived|came|reached|hit|fired|showed up|called)\b|\b(?:didn'?t|did not|doesn'?t|does not|hasn'?t|has not|haven'?t|have not|never|not) (?:\w+ )?(?:see|seen|get|gotten|receive|received|arrive|arrived|reach|reached|hit|come|came|fire|fired|show up|called)\b|\bnothing (?:\w+ )?(?:arrived|came|reached|showed up|hit)\b/;
+
 /** Words of a question about something other than a purchase (then the documentation answers it). */
 const OTHER_TOPIC = /\b(?:listing|list_service|webhook|cash[\s-]?out|withdraw\w*|gas pack|buy gas|register|api key|mcp|referral|fee|limit|budget|search)\b/;
-const CAN_BUY = /\b(?:can i|could i|am i allowed|allowed to|able to|may i)\b[^?]{0,30}\b(?:buy|purchase|afford|spend|order)\b|\b(?:buy|purchase)\b[^?]{0,30}\bcosts?\b/;
+const CAN_BUY =
+  /\b(?:can i|could i|am i allowed|allowed to|able to|may i)\b[^?]{0,30}\b(?:buy|purchase|afford|spend|order)\b|\b(?:buy|purchase)\b[^?]{0,30}\bcosts?\b|^(?=[^]*\b(?:am i (?:allowed|permitted|able)|can i|could i|may i|is (?:it|that) (?:ok|okay|allowed|possible)|will (?:it|that|the purchase) (?:go through|work|be allowed))\b)(?=[^]*\b(?:buy|purchas\w*|afford|spend)\b)(?![^]*\b(?:cancel\w*|refund\w*|disput\w*|sell\w*)\b)/;
 const OWN_ORDER = /\b(?:my|the|this|that|our) (?:order|purchase|sale|last sale|last order|job)s?\b|\bpur_[a-z0-9]+|\border i (?:just )?got\b|\bsomeone (?:bought|ordered)\b|\banything waiting\b/;
 
 const STATES = ['awaiting_approval', 'awaiting_delivery', 'delivered', 'disputed', 'completed', 'refunded', 'failed', 'pending'];
@@ -289,6 +354,8 @@ const RULES = 40;
 const GOAL_RULE = 12.5;
 /** Where a tentative move of the described situation ranks: just before the stated goals. */
 const DESCRIBED_RULE = 12;
+/** Where the call a stated state waits for ranks when nothing says what is wanted: after the specific rules, before the catch-alls. */
+const FALLBACK_RULE = 30;
 
 const STOP = new Set(
   'a an the i im i\'m my me we our you your it its is are was were be been am do does did to of in on for at by with and or but not no so if then than this that these those what how why when where who which can could should would will just get got have has had there here any some about from as into out up'.split(' '),
@@ -351,15 +418,22 @@ export function situationOf(
   // first; the keyword rules only when it describes none (help-lifecycle.ts). Its stated side, not
   // its account's, is the side of that situation.
   const described = describedMove(question, roleOf(question, null), account, terms, UNHAPPY.test(question.toLowerCase()));
-  if (described && !described.tentative) return { ...described, overridesError: true };
+  if (described && !described.tentative) return withNamedIds(question, { ...described, overridesError: true, described: true });
   const role = roleOf(question, account);
   let best: { c: Candidate; score: number } | null = null;
-  const tentative = described ? [cand(DESCRIBED_RULE, { lead: described.lead, nextStep: described.nextStep, sections: described.sections, lookedAt: described.lookedAt })] : [];
+  const tentative = described ? [cand(described.fallback ? FALLBACK_RULE : DESCRIBED_RULE, { lead: described.lead, nextStep: described.nextStep, sections: described.sections, lookedAt: described.lookedAt, described: true })] : [];
   for (const c of [...tentative, ...situationCandidates(question, account, now, terms, codeInText)]) {
     const score = scoreSituation(c, question, role, account);
     if (!best || score > best.score) best = { c, score };
   }
-  return best?.c.situation ?? null;
+  return best ? withNamedIds(question, best.c.situation) : null;
+}
+
+/** The purchase or listing the question names stands in for a placeholder id in the situation's lead and call. */
+function withNamedIds(question: string, s: Situation): Situation {
+  if (!s.nextStep) return s;
+  const named = namedIds(question, { lead: s.lead, nextStep: s.nextStep, sections: s.sections, lookedAt: s.lookedAt });
+  return { ...s, lead: named.lead, nextStep: named.nextStep };
 }
 
 /** Every situation rule that matches the question, in rule order (one candidate per rule). */
@@ -374,7 +448,8 @@ export function* situationCandidates(
   const role = roleOf(question, account);
   const haveAccount = !!account;
   const named = unknownNamedPurchase(q, account);
-  const notMine = named ? ` (${named} is not one of your purchases or sales: check the id with list_orders.)` : '';
+  // Only an account with purchases can say a named one is not among them; an empty one says nothing about it.
+  const notMine = named && account?.purchases?.length ? ` (${named} is not one of your purchases or sales: check the id with list_orders.)` : '';
 
   // Text quoted from a delivery or message, asked about: it is data.
   r1: if (QUOTED_CONTENT.test(q) && /\b(?:instruction|ignore|call |send |confirm|transfer|do what|follow)\b/.test(q)) {
@@ -532,7 +607,9 @@ export function* situationCandidates(
   }
 
   // When escrow releases by itself: the auto-release rule, with the caller's own delivered purchase.
-  r3i: if (/\b(?:how (?:long|many (?:days|hours)|soon|much time)|when|after how)\b[^?]{0,70}\b(?:auto[- ]?releas\w*|releas\w* (?:automatically|by itself|on its own)|(?:escrow|payment|gas) (?:is |gets |will be )?(?:auto[- ]?)?releas\w*)|\b(?:auto[- ]?releas\w*) (?:time|delay|period|window|days)\b/.test(q) && !/\bdisput\w*|\brefund\w*/.test(q)) {
+  r3i: if ((/\b(?:how (?:long|many (?:days|hours)|soon|much time)|when|after how)\b[^?]{0,70}\b(?:auto[- ]?releas\w*|releas\w* (?:automatically|by itself|on its own)|(?:escrow|payment|gas) (?:is |gets |will be )?(?:auto[- ]?)?releas\w*)|\b(?:auto[- ]?releas\w*) (?:time|delay|period|window|days)\b/.test(q) ||
+    // The money moving to the seller by itself, asked as a time ("how much time before my gas goes to the seller automatically?").
+    (/\b(?:how (?:long|many (?:days|hours)|soon|much time)|when|after how|time (?:left|remaining)|until when)\b[^?]{0,80}\b(?:automati\w*|by itself|on its own)\b/.test(q) && /\b(?:gas|money|payment|escrow|funds|paid|pays?|seller|release\w*)\b/.test(q) && !/\b(?:cancel\w*|undelivered|not delivered|never delivered|deadline|deliverby|checkout|buy_gas|credited)\b/.test(q))) && !/\bdisput\w*|\brefund\w*/.test(q)) {
     const p = pickPurchase(q, account, null, ['delivered']);
     yield cand(3.96, {
       lead:
@@ -614,23 +691,29 @@ export function* situationCandidates(
 
   // "Can I buy something that costs N gas?": the caller's limits and balance answer it.
   const price = /\b(\d{2,7})\s*gas\b/.exec(q);
-  r5: if (price && account && (CAN_BUY.test(q) || (/\b(?:refus\w*|reject\w*|denied|forbidden|blocked|fail\w*|not allowed|won'?t let|didn'?t go through|403)\b/.test(q) && /\b(?:buy|purchase|order)\w*/.test(q))) && !(codeInText && codeInText !== 'forbidden')) {
+  const statedL = statedLimits(q, account);
+  r5: if (price && (account || statedL) && (CAN_BUY.test(q) || (/\b(?:refus\w*|reject\w*|denied|forbidden|blocked|fail\w*|not allowed|won'?t let|didn'?t go through|403)\b/.test(q) && /\b(?:buy|purchase|order)\w*/.test(q))) && !(codeInText && codeInText !== 'forbidden')) {
     const want = Number(price[1]);
-    const l = account.limits;
-    const w = account.wallet;
-    const looked: LookedAt[] = [...(l ? [{ kind: 'spending_limits' as const, id: account.agentId }] : []), ...(w ? [{ kind: 'wallet' as const, id: account.agentId }] : [])];
+    // The limits the question quotes are the situation; the account's fill in what it leaves open.
+    const l = statedL?.limits ?? account?.limits ?? null;
+    const w = account?.wallet ?? null;
+    const looked: LookedAt[] = account
+      ? [...(l && !statedL?.all ? [{ kind: 'spending_limits' as const, id: account.agentId }] : []), ...(w ? [{ kind: 'wallet' as const, id: account.agentId }] : [])]
+      : [];
+    const today = statedL?.daily !== undefined ? ` (dailyBudgetGas ${statedL.daily} − spentTodayGas ${statedL.spentToday ?? 0})` : '';
+    const week = statedL?.weekly !== undefined ? ` (weeklyBudgetGas ${statedL.weekly} − spentThisWeekGas ${statedL.spentWeek ?? 0})` : '';
     const over = l
       ? [
           l.perPurchaseMaxGas !== null && want > l.perPurchaseMaxGas ? `above your per-purchase limit of ${l.perPurchaseMaxGas} gas` : null,
-          l.remainingTodayGas !== null && want > l.remainingTodayGas ? `above what is left of today's budget (${l.remainingTodayGas} gas)` : null,
-          l.remainingThisWeekGas !== null && want > l.remainingThisWeekGas ? `above what is left of this week's budget (${l.remainingThisWeekGas} gas)` : null,
+          l.remainingTodayGas !== null && want > l.remainingTodayGas ? `above what is left of today's budget: ${l.remainingTodayGas} gas remaining${today}` : null,
+          l.remainingThisWeekGas !== null && want > l.remainingThisWeekGas ? `above what is left of this week's budget: ${l.remainingThisWeekGas} gas remaining${week}` : null,
         ].filter(Boolean)
       : [];
     if (l && over.length) {
       const cap = Math.min(...[l.perPurchaseMaxGas, l.remainingTodayGas, l.remainingThisWeekGas].filter((x): x is number => x !== null));
       yield cand(5, {
         lead:
-          `No: ${want} gas is ${over.join(' and ')} that your human set, so purchase_service would answer 403 forbidden and hold nothing${w ? ` (even though your gasBalance is ${w.gasBalance} gas)` : ''}. ` +
+          `No: ${want} gas is ${over.join(' and ')} that your human set, so purchase_service would answer 403 forbidden and hold nothing${w && w.gasBalance >= want ? ` (even though your gasBalance is ${w.gasBalance} gas)` : ''}. ` +
           `Only your human can raise the limit, on their private owner page (or the checkout page); no tool and not ask_help can change it. Meanwhile, search_services {"maxPriceGas": ${cap}} finds listings within it.`,
         nextStep: call('search_services', { q: 'jest tests', maxPriceGas: cap }),
         sections: section('spending-limits'),
@@ -697,10 +780,12 @@ export function* situationCandidates(
   }
 
   // Webhooks that fail or do not arrive.
-  r8: if (/\bwebhooks?\b|\bcallbacks?\b|\bnotifications?\b/.test(q) && /\b(?:do i have|my webhooks?|any webhooks?|which webhooks?|fail\w*|(?:not|isn'?t|aren'?t|never|stopped) (?:receiving|getting|arriving|working|firing|called|coming)|nothing|didn'?t (?:get|receive|fire|arrive)|no (?:events?|calls?|posts?)|nothing (?:arrives|arrived|comes)|stopped|paused|retr\w*|broken|errors?|did (?:my|it)|working)\b/.test(q) && !/\b(?:i got an?|i received an?)\b[^?]{0,30}\bwebhook\b/.test(q)) {
+  r8: if ((/\bwebhooks?\b|\bcallbacks?\b|\bnotifications?\b/.test(q) || (/\bset_webhook\b/.test(q) && /\b(?:endpoint|server|handler|url|logs?)\b/.test(q))) && (NOT_RECEIVED.test(q) || /\b(?:do i have|my webhooks?|any webhooks?|which webhooks?|fail\w*|(?:not|isn'?t|aren'?t|never|stopped) (?:receiving|getting|arriving|working|firing|called|coming)|nothing|didn'?t (?:get|receive|fire|arrive)|no (?:events?|calls?|posts?)|nothing (?:arrives|arrived|comes)|stopped|paused|retr\w*|broken|errors?|did (?:my|it)|working)\b/.test(q)) && !/\b(?:i got an?|i received an?)\b[^?]{0,30}\bwebhook\b/.test(q)) {
     const hooks = account?.webhooks ?? null;
     const failed = account?.failedDeliveries ?? [];
-    if (account && hooks) {
+    // A webhook the agent says it registered is the situation: an account without one does not make it "no webhook".
+    const stated = /\bset_webhook\b|\b(?:registered|set ?up|added|created|configured|have|had) (?:a |an |my |the |our )?(?:\w+ )?webhooks?\b|\bmy webhooks?\b|\bwebhooks? (?:is|was|are|were) (?:registered|set|set up|configured)\b/.test(q);
+    if (account && hooks && (hooks.length || !stated)) {
       const looked: LookedAt[] = [{ kind: 'webhooks', id: account.agentId }, ...hooks.map((h) => ({ kind: 'webhook' as const, id: h.id })), ...failed.slice(0, 5).map((d) => ({ kind: 'webhook_delivery' as const, id: d.id }))];
       if (!hooks.length) {
         const howToSee = /\b(?:how|where)\b[^?]{0,15}\b(?:see|check|list|view|find|read)\b/.test(q);
@@ -725,13 +810,15 @@ export function* situationCandidates(
       });
       break r8;
     }
+    const noneOnThisKey = account && hooks && !hooks.length ? ' (The key you asked with has no webhook: if you registered it with another agent\'s key, list its deliveries with that key.)' : '';
     yield cand(8, {
       lead:
-        'list_webhook_deliveries shows your webhooks and each delivery with its status (pending, delivered, failed), attempts, the last HTTP status or error and the next retry: a failing one names why. ' +
-        `Your endpoint must be https on a public address and answer 2xx; failures are retried with backoff for ${WEBHOOK_RETRY_HOURS} hours, and a webhook failing for hours is paused until set_webhook is called with its url again.`,
+        'list_webhook_deliveries shows your webhooks and each delivery with its status (pending, delivered, failed), attempts, the last HTTP status or error and the next retry: a failing one names why — or shows that no event of that type was sent (the webhook subscribes only to the events it lists). ' +
+        `Your endpoint must be https on a public address and answer 2xx; failures are retried with backoff for ${WEBHOOK_RETRY_HOURS} hours, and a webhook failing for hours is paused until set_webhook is called with its url again.` +
+        noneOnThisKey,
       nextStep: call('list_webhook_deliveries', {}),
       sections: section('webhooks'),
-      lookedAt: [],
+      lookedAt: noneOnThisKey && account ? [{ kind: 'webhooks', id: account.agentId }] : [],
     });
     break r8;
   }
@@ -1021,7 +1108,7 @@ export function* situationCandidates(
         });
         break r21;
       }
-      if (wantsOrders && !/\bpoll/.test(q)) {
+      if (wantsOrders && !/\bpoll/.test(q) && !statesUnseenPurchase(q, account)) {
         yield cand(21, {
           lead:
             (haveAccount && account?.purchases ? 'You have no open orders as a seller right now. ' : '') +
@@ -1067,7 +1154,7 @@ export function* situationCandidates(
       yield cand(22, { lead: d.text + notMine, nextStep: d.step, sections: section('purchase-states'), lookedAt: lookedPurchase(p, account) });
       break r22;
     }
-    if (account?.purchases && !account.purchases.length && !stateNamed && !/\b(?:i|we) (?:bought|purchased|ordered|paid)\b/.test(q)) {
+    if (account?.purchases && !account.purchases.length && !stateNamed && !statesUnseenPurchase(q, account) && !/\b(?:i|we) (?:bought|purchased|ordered|paid)\b/.test(q)) {
       // "How do I check my order?" asks for a tool even when the account has none yet: name it.
       const howTool = /\bhow (?:do|can|should) i\b|\bhow to\b/.test(q) ? actionTool(q) : null;
       yield cand(22, {
@@ -1115,7 +1202,7 @@ export function* situationCandidates(
   }
 
   // "Anything pending on my side?": the caller's account in a few lines.
-  r25: if (account && /\b(?:anything|something) (?:pending|waiting|open|to do|for me|i should do)\b|\bon my (?:side|plate|end)\b|\bmy (?:to-?do|status|situation)\b|\bwhere do i stand\b|\b(?:overview|summary) of my\b/.test(q)) {
+  r25: if (account && !statesUnseenPurchase(q, account) && /\b(?:anything|something) (?:pending|waiting|open|to do|for me|i should do)\b|\bon my (?:side|plate|end)\b|\bmy (?:to-?do|status|situation)\b|\bwhere do i stand\b|\b(?:overview|summary) of my\b/.test(q)) {
     yield cand(25, accountOverview(account, now, terms));
     break r25;
   }
