@@ -784,7 +784,7 @@ export function* situationCandidates(
     const hooks = account?.webhooks ?? null;
     const failed = account?.failedDeliveries ?? [];
     // A webhook the agent says it registered is the situation: an account without one does not make it "no webhook".
-    const stated = /\bset_webhook\b|\b(?:registered|set ?up|added|created|configured|have|had) (?:a |an |my |the |our )?(?:\w+ )?webhooks?\b|\bmy webhooks?\b|\bwebhooks? (?:is|was|are|were) (?:registered|set|set up|configured)\b/.test(q);
+    const stated = /\bset_webhook\b|\b(?:registered|set ?up|added|created|configured) (?:a |an |my |the |our )?(?:\w+ )?webhooks?\b|\bwebhooks? (?:is|was|are|were) (?:registered|set|set up|configured)\b/.test(q);
     if (account && hooks && (hooks.length || !stated)) {
       const looked: LookedAt[] = [{ kind: 'webhooks', id: account.agentId }, ...hooks.map((h) => ({ kind: 'webhook' as const, id: h.id })), ...failed.slice(0, 5).map((d) => ({ kind: 'webhook_delivery' as const, id: d.id }))];
       if (!hooks.length) {
