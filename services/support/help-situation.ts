@@ -148,8 +148,10 @@ export function statesUnseenPurchase(q: string, account: HelpAccount | null | un
   if (!purchases) return false;
   const named = /\bpur_[A-Za-z0-9]+/.exec(q)?.[0]?.toLowerCase();
   if (named) return !purchases.some((p) => p.id.toLowerCase() === named);
+  // A state stated as a purchase's (awaiting_delivery, "status is disputed"), not an everyday word ("anything pending?").
   const state = describe(q, 'unknown').state;
-  return !!state && !purchases.some((p) => p.status === state);
+  const asStatus = !!state && (state.includes('_') || new RegExp(`\\b(?:status|state|shows?|showing|is now|is still|still|list_orders|get_purchase)\\W{0,3}(?:\\w+\\W{1,3})?${state}\\b`).test(q));
+  return asStatus && !purchases.some((p) => p.status === state);
 }
 
 /**
