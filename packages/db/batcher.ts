@@ -7,7 +7,7 @@
  *
  * `run(batch)` settles each item (resolve or reject); if it throws, every item of the batch that it did
  * not settle is rejected with that error. `fits(batch, item)` may keep an item out of a non-empty batch
- * (it goes in the next one), e.g. two changes of the same row.
+ * (it goes in the next one); `keys(item)` keeps two changes of one row apart, in a batch and in flight.
  */
 /**
  * Batches in flight for work a caller waits on (a tool call's statement): a batch runs on ONE PostgreSQL
@@ -17,7 +17,7 @@
  */
 export const CALLER_WAITS_IN_FLIGHT = 4;
 /** For consumers nobody waits on (settles, sale counts): one at a time, so batches are as large as they come. */
-export const BACKGROUND_IN_FLIGHT = 1;
+export const BACKGROUND_IN_FLIGHT = 4;
 
 export interface BatchItem<R> {
   resolve(value: R): void;
@@ -28,6 +28,12 @@ export interface BatcherOptions<T> {
   maxInFlight: number;
   maxBatch: number;
   fits?(batch: readonly T[], item: T): boolean;
+  /**
+   * The rows an item changes (a purchase id, an account): two items with a key in common are never in
+   * flight at once — the second waits for the first's batch — so this process's batches never lock the
+   * same row, and never wait on each other.
+   */
+  keys?(item: T): readonly string[];
 }
 
 /**
@@ -43,6 +49,8 @@ export interface BatcherStats {
 export class Batcher<T, R> {
   private queue: Array<{ item: T; settle: BatchItem<R> }> = [];
   private inFlight = 0;
+  /** The keys of the items in flight (opts.keys). */
+  private readonly busy = new Set<string>();
   readonly stats: BatcherStats = { batches: 0, items: 0, retriedAlone: 0 };
 
   constructor(
@@ -63,12 +71,17 @@ export class Batcher<T, R> {
       const items: T[] = [];
       const later: typeof this.queue = [];
       for (const entry of this.queue) {
-        if (batch.length === 0 || (batch.length < this.opts.maxBatch && (!this.opts.fits || this.opts.fits(items, entry.item)))) {
+        const keys = this.opts.keys?.(entry.item) ?? [];
+        const free = keys.every((k) => !this.busy.has(k));
+        if (free && (batch.length === 0 || (batch.length < this.opts.maxBatch && (!this.opts.fits || this.opts.fits(items, entry.item))))) {
           batch.push(entry);
           items.push(entry.item);
+          for (const k of keys) this.busy.add(k);
         } else later.push(entry);
       }
       this.queue = later;
+      // Everything waiting shares a key with work in flight: the batch that ends frees it and pumps again.
+      if (batch.length === 0) return;
       this.inFlight++;
       this.stats.batches++;
       this.stats.items += batch.length;
@@ -99,6 +112,7 @@ export class Batcher<T, R> {
       for (const { settle } of guarded) settle.reject(err);
     } finally {
       for (const { settle } of guarded) settle.reject(new Error('batch ended without an answer for this item'));
+      for (const { item } of batch) for (const k of this.opts.keys?.(item) ?? []) this.busy.delete(k);
       this.inFlight--;
       this.pump();
     }

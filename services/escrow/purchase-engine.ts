@@ -118,12 +118,11 @@ function isScalar(value: unknown): boolean {
   return value === null || ['string', 'number', 'boolean'].includes(typeof value) || value instanceof Date || value instanceof SqlExpr;
 }
 
-/** Whether `w` can join `batch`: another purchase, scalar values, and the same SQL for a column set by expression. */
+/** Whether `w` can join `batch`: scalar values, and the same SQL for a column set by expression (one purchase per batch: `keys`). */
 function fitsBatch(batch: readonly Write[], w: Write): boolean {
   const scalar = (x: Write) => Object.values(x.plan.set).every(isScalar);
   if (!scalar(w) || !batch.every(scalar)) return false;
   return batch.every((b) => {
-    if (b.plan.purchaseId === w.plan.purchaseId) return false;
     return Object.entries(w.plan.set).every(([col, v]) => {
       const other = b.plan.set[col];
       return !(v instanceof SqlExpr || other instanceof SqlExpr) || !(col in b.plan.set) || (v instanceof SqlExpr && other instanceof SqlExpr && v.sql === other.sql);
@@ -151,6 +150,7 @@ export class PurchaseEngine<T extends string = string> {
     maxInFlight: CALLER_WAITS_IN_FLIGHT,
     maxBatch: WRITE_BATCH_MAX,
     fits: fitsBatch,
+    keys: (w) => [w.plan.purchaseId],
   });
   /** Column → SQL type of the purchases table, read once (a batch casts each value back from JSON text). */
   private columnTypes?: Promise<Map<string, string>>;
@@ -304,9 +304,9 @@ export class PurchaseEngine<T extends string = string> {
   /**
    * A batch of writes: one alone is writeOne; several are ONE statement — each row updated only if its own
    * check holds, each value cast back from JSON text to its column's type, each row's outbox rows written
-   * only if the row was — and each write gets exactly what writeOne would have answered. The rows are locked
-   * in id order first, so batches running at once never wait on each other in a circle; if the statement
-   * fails all the same, each write is tried alone.
+   * only if the row was — and each write gets exactly what writeOne would have answered. This process never
+   * has two batches on one purchase (`keys`); if the statement fails (a deadlock with another replica's batch,
+   * say), each write is tried alone.
    */
   private async writeBatch(batch: Array<{ item: Write; settle: BatchItem<Written> }>, stats: BatcherStats): Promise<void> {
     if (batch.length > 1) {
@@ -364,10 +364,8 @@ export class PurchaseEngine<T extends string = string> {
     return updateManyWithEvents<PurchaseRow & { row_version: string }>(
       this.deps.db,
       this.deps.relay,
-      `WITH v AS (SELECT * FROM jsonb_to_recordset($1::jsonb) AS v(n int, id text, ver text, from_status jsonb, s jsonb, x jsonb, events jsonb)),
-       locked AS (SELECT id FROM ${TABLE} WHERE id IN (SELECT id FROM v) ORDER BY id FOR UPDATE)
-       UPDATE ${TABLE} SET ${sets.join(', ')}
-         FROM v JOIN locked ON locked.id = v.id
+      `UPDATE ${TABLE} SET ${sets.join(', ')}
+         FROM jsonb_to_recordset($1::jsonb) AS v(n int, id text, ver text, from_status jsonb, s jsonb, x jsonb, events jsonb)
         WHERE ${TABLE}.id = v.id
           AND (v.ver IS NULL OR ${TABLE}.xmin = v.ver::xid)
           AND (v.from_status IS NULL OR v.from_status ? ${TABLE}.status)

@@ -117,8 +117,7 @@ export async function holdGas(db: Db, at: Date, p: HoldParams, feePercent: numbe
  * the buyer (balance >= amount), claim the key, post both legs and record the pending hold — exactly what
  * holdGas's one statement writes for one. The buyers must be distinct (the caller's batch keeps them so).
  * A refused debit answers null for that purchase (holdGas alone answers it: insufficient gas, or a replay);
- * a key claimed before or a second hold of a purchase fails the whole statement and nothing moved. The
- * buyers' rows are locked in id order first, so two batches running at once never wait on each other in a circle.
+ * a key claimed before or a second hold of a purchase fails the whole statement and nothing moved.
  */
 export async function holdPendings(db: Db, at: Date, holds: ReadonlyArray<HoldParams>, feePercent: number): Promise<Array<HoldResult | null>> {
   const items = holds.map((p, n) => {
@@ -140,10 +139,9 @@ export async function holdPendings(db: Db, at: Date, holds: ReadonlyArray<HoldPa
   const r = await db.query<{ n: number }>(
     `WITH v AS (SELECT * FROM jsonb_to_recordset($1::jsonb) AS v(n int, id text, key text, fingerprint text, purchase_id text, account text,
                                                               buyer_id text, seller_id text, amount bigint, fee bigint, net bigint)),
-     locked AS (SELECT id FROM ledger.accounts WHERE id IN (SELECT account FROM v) ORDER BY id FOR UPDATE),
      moved AS (
        UPDATE ledger.accounts SET balance = ledger.accounts.balance - v.amount
-         FROM v JOIN locked ON locked.id = v.account WHERE ledger.accounts.id = v.account AND ledger.accounts.balance >= v.amount
+         FROM v WHERE ledger.accounts.id = v.account AND ledger.accounts.balance >= v.amount
        RETURNING v.n, ledger.accounts.balance),
      claim AS (
        INSERT INTO ledger.transactions (id, key, type, fingerprint, purchase_id, created_at)
@@ -180,8 +178,8 @@ function isPlainHold(p: HoldParams, feePercent: number): boolean {
 }
 
 /**
- * The hold action's group commit: a lone hold is holdGas; holds of distinct buyers and purchases arriving
- * while one runs go out together (holdPendings), and any that statement does not make — or all of them,
+ * The hold action's group commit: a lone hold is holdGas; holds arriving while one runs go out together
+ * (holdPendings; a buyer or purchase is in one batch in flight at a time), and any that statement does not make — or all of them,
  * if it fails — are made alone, so each answer is exactly holdGas's.
  */
 export function holdWriter(db: Db, now: () => Date, feePercent: () => number): Batcher<HoldParams, HoldResult> {
@@ -198,7 +196,7 @@ export function holdWriter(db: Db, now: () => Date, feePercent: () => number): B
       }
       await Promise.all(batch.map(({ item, settle }, i) => (results[i] ? settle.resolve(results[i]!) : alone(item).then(settle.resolve, settle.reject))));
     },
-    { maxInFlight: CALLER_WAITS_IN_FLIGHT, maxBatch: 50, fits: (batch, p) => batch.every((b) => b.buyerId !== p.buyerId && b.purchaseId !== p.purchaseId) },
+    { maxInFlight: CALLER_WAITS_IN_FLIGHT, maxBatch: 50, keys: (p) => [p.buyerId, p.purchaseId] },
   );
 }
 
@@ -368,7 +366,7 @@ export function settleWriter(db: Db, now: () => Date): Batcher<SettleRequest, Se
       }
       await Promise.all(batch.map(({ item, settle }, i) => (results[i] ? settle.resolve(results[i]!) : alone(item).then(settle.resolve, settle.reject))));
     },
-    { maxInFlight: BACKGROUND_IN_FLIGHT, maxBatch: 50, fits: (batch, r) => batch.every((b) => b.purchaseId !== r.purchaseId && b.sellerId !== r.sellerId) },
+    { maxInFlight: BACKGROUND_IN_FLIGHT, maxBatch: 50, keys: (r) => [r.sellerId, r.purchaseId] },
   );
 }
 

@@ -51,7 +51,7 @@ export function completedSalesWriter(db: Db): Batcher<CompletedSale, void> {
     {
       maxInFlight: BACKGROUND_IN_FLIGHT,
       maxBatch: 100,
-      fits: (batch, sale) => batch.every((b) => b.eventId !== sale.eventId && b.purchaseId !== sale.purchaseId),
+      keys: (sale) => [sale.eventId, sale.purchaseId, sale.sellerId],
     },
   );
 }

@@ -78,4 +78,31 @@ describe('Batcher (group commit)', () => {
     await expect(p3).rejects.toThrow('deadlock detected');
     expect(await b.submit(4)).toBe(4);
   });
+
+  test('keys: an item waits while another with a key in common is in flight, in its batch or another', async () => {
+    const sent: string[][] = [];
+    const gates: Array<() => void> = [];
+    const b = new Batcher<string, void>(
+      async (batch) => {
+        sent.push(batch.map((x) => x.item));
+        const gate = deferred();
+        gates.push(gate.release);
+        await gate.done;
+        for (const { settle } of batch) settle.resolve();
+      },
+      { maxInFlight: 4, maxBatch: 10, keys: (item) => [item[0]] },
+    );
+    const all = ['a1', 'b1', 'a2', 'c1'].map((x) => b.submit(x));
+    // a1, b1, c1 each went at once (four may fly); a2 waits for a1's batch.
+    expect(sent).toEqual([['a1'], ['b1'], ['c1']]);
+    gates[1]();
+    await new Promise((r) => setImmediate(r));
+    expect(sent).toEqual([['a1'], ['b1'], ['c1']]);
+    gates[0]();
+    await new Promise((r) => setImmediate(r));
+    expect(sent).toEqual([['a1'], ['b1'], ['c1'], ['a2']]);
+    gates[2]();
+    gates[3]();
+    await Promise.all(all);
+  });
 });
