@@ -118,16 +118,17 @@ function isScalar(value: unknown): boolean {
   return value === null || ['string', 'number', 'boolean'].includes(typeof value) || value instanceof Date || value instanceof SqlExpr;
 }
 
-/** Whether `w` can join `batch`: scalar values, and the same SQL for a column set by expression (one purchase per batch: `keys`). */
+/** The SQL of a value set by expression, or null for a plain value. */
+const exprOf = (value: unknown): string | null => (value instanceof SqlExpr ? value.sql : null);
+
+/**
+ * Whether `w` can join `batch` (one purchase per batch: `keys`): scalar values only, and a column both set
+ * either as values or by the same SQL expression.
+ */
 function fitsBatch(batch: readonly Write[], w: Write): boolean {
   const scalar = (x: Write) => Object.values(x.plan.set).every(isScalar);
   if (!scalar(w) || !batch.every(scalar)) return false;
-  return batch.every((b) => {
-    return Object.entries(w.plan.set).every(([col, v]) => {
-      const other = b.plan.set[col];
-      return !(v instanceof SqlExpr || other instanceof SqlExpr) || !(col in b.plan.set) || (v instanceof SqlExpr && other instanceof SqlExpr && v.sql === other.sql);
-    });
-  });
+  return batch.every((b) => Object.entries(w.plan.set).every(([col, v]) => !(col in b.plan.set) || exprOf(v) === exprOf(b.plan.set[col])));
 }
 
 /** The row without its version column. */

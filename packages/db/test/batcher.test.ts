@@ -2,7 +2,7 @@
  * The group commit: a lone item goes out at once; items arriving while maxInFlight batches run go out
  * together; `fits` keeps an item for the next batch; a batch that throws fails exactly its own items.
  */
-import { Batcher } from '../batcher';
+import { Batcher, type BatcherOptions } from '../batcher';
 
 function deferred() {
   let release!: () => void;
@@ -10,20 +10,23 @@ function deferred() {
   return { done, release };
 }
 
+/** A batcher whose batches are recorded (`sent`) and each held until its gate is opened (`gates[i]()`); items answer `answer(item)`. */
+function gated<T, R>(answer: (item: T) => R, opts: BatcherOptions<T>) {
+  const sent: T[][] = [];
+  const gates: Array<() => void> = [];
+  const b = new Batcher<T, R>(async (batch) => {
+    sent.push(batch.map((x) => x.item));
+    const gate = deferred();
+    gates.push(gate.release);
+    await gate.done;
+    for (const { item, settle } of batch) settle.resolve(answer(item));
+  }, opts);
+  return { b, sent, gates };
+}
+
 describe('Batcher (group commit)', () => {
   test('a lone item is sent at once; what arrives while a batch runs goes out together in the next', async () => {
-    const sent: number[][] = [];
-    const gates: Array<() => void> = [];
-    const b = new Batcher<number, number>(
-      async (batch) => {
-        sent.push(batch.map((x) => x.item));
-        const gate = deferred();
-        gates.push(gate.release);
-        await gate.done;
-        for (const { item, settle } of batch) settle.resolve(item * 10);
-      },
-      { maxInFlight: 1, maxBatch: 10 },
-    );
+    const { b, sent, gates } = gated((item: number) => item * 10, { maxInFlight: 1, maxBatch: 10 });
     const first = b.submit(1);
     expect(sent).toEqual([[1]]);
     const rest = [2, 3, 4].map((n) => b.submit(n));
@@ -80,18 +83,7 @@ describe('Batcher (group commit)', () => {
   });
 
   test('keys: an item waits while another with a key in common is in flight, in its batch or another', async () => {
-    const sent: string[][] = [];
-    const gates: Array<() => void> = [];
-    const b = new Batcher<string, void>(
-      async (batch) => {
-        sent.push(batch.map((x) => x.item));
-        const gate = deferred();
-        gates.push(gate.release);
-        await gate.done;
-        for (const { settle } of batch) settle.resolve();
-      },
-      { maxInFlight: 4, maxBatch: 10, keys: (item) => [item[0]] },
-    );
+    const { b, sent, gates } = gated((): void => undefined, { maxInFlight: 4, maxBatch: 10, keys: (item: string) => [item[0]] });
     const all = ['a1', 'b1', 'a2', 'c1'].map((x) => b.submit(x));
     // a1, b1, c1 each went at once (four may fly); a2 waits for a1's batch.
     expect(sent).toEqual([['a1'], ['b1'], ['c1']]);

@@ -4,23 +4,12 @@
  * for this test (none is taken from an evaluation set), asked by a signed-in agent with an empty
  * account (as a fresh agent asks) and, for the how-to ones, without an account.
  */
-import type { HelpAccount } from '../../../packages/contracts/support';
 import { HelpIndex } from '../help';
 import { askingPart } from '../help-goals';
-import { expectValidNextStep } from './helpers';
+import { asker, expectValidNextStep } from './helpers';
 
 const help = new HelpIndex('https://market.example');
-const fresh = {
-  agentId: 'agt_fresh',
-  purchases: [],
-  wallet: { gasBalance: 0, heldGas: 0, withdrawableGas: 0, pendingEarningsGas: 0, lifetimeEarnedGas: 0 },
-  limits: null,
-  webhooks: [],
-  failedDeliveries: [],
-  recentErrors: [],
-} as unknown as HelpAccount;
-
-const ask = (question: string, account: HelpAccount | null = fresh) => help.answer({ question, account, now: new Date('2026-11-26T12:00:00Z') });
+const ask = asker(help);
 
 const cases: Array<[string, string[], string]> = [
   // a seller cashing out

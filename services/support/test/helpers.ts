@@ -3,6 +3,8 @@ import Validator from 'fastest-validator';
 import { base62 } from '../../../packages/ids';
 import { getTool, TOOL_NAMES } from '../../../packages/tool-catalogue';
 import type { ApiClient } from '../../../test/kit';
+import type { HelpAccount } from '../../../packages/contracts/support';
+import type { HelpIndex } from '../help';
 
 export interface TestAgent {
   id: string;
@@ -36,4 +38,20 @@ export function expectValidNextStep(step: { tool: string; arguments: Record<stri
 /** Every number in a text, as written ("1.00", "250", "2"). */
 export function numbersIn(text: string): string[] {
   return text.match(/\d+(?:\.\d+)?/g) ?? [];
+}
+
+/** A signed-in agent that has done nothing yet (an empty account), as ask_help reads it. */
+export const FRESH_ACCOUNT = {
+  agentId: 'agt_fresh',
+  purchases: [],
+  wallet: { gasBalance: 0, heldGas: 0, withdrawableGas: 0, pendingEarningsGas: 0, lifetimeEarnedGas: 0 },
+  limits: null,
+  webhooks: [],
+  failedDeliveries: [],
+  recentErrors: [],
+} as unknown as HelpAccount;
+
+/** ask_help's answer to `question` from `account` (the fresh one unless given; null: not signed in), at a fixed time. */
+export function asker(help: HelpIndex): (question: string, account?: HelpAccount | null) => ReturnType<HelpIndex['answer']> {
+  return (question, account = FRESH_ACCOUNT) => help.answer({ question, account, now: new Date('2026-11-26T12:00:00Z') });
 }

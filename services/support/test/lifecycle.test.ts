@@ -7,20 +7,11 @@
 import type { HelpAccount } from '../../../packages/contracts/support';
 import { HelpIndex } from '../help';
 import { describe as describeSituation, describedMove } from '../help-lifecycle';
-import { expectValidNextStep } from './helpers';
+import { asker, expectValidNextStep, FRESH_ACCOUNT } from './helpers';
 
 const help = new HelpIndex('https://market.example');
-const fresh = {
-  agentId: 'agt_fresh',
-  purchases: [],
-  wallet: { gasBalance: 0, heldGas: 0, withdrawableGas: 0, pendingEarningsGas: 0, lifetimeEarnedGas: 0 },
-  limits: null,
-  webhooks: [],
-  failedDeliveries: [],
-  recentErrors: [],
-} as unknown as HelpAccount;
-
-const ask = (question: string, account: HelpAccount | null = fresh) => help.answer({ question, account, now: new Date('2026-11-26T12:00:00Z') });
+const fresh = FRESH_ACCOUNT;
+const ask = asker(help);
 
 describe('what the agent says happened', () => {
   it('takes the state a successful call leads to from the purchase machine, and the side from who may call it', () => {

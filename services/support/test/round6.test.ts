@@ -5,23 +5,13 @@
  * webhook saw nothing"; and declines of changing reputation, wallet figures or another agent's things.
  * Questions written for this test (none from an evaluation set), asked with an empty account.
  */
-import type { HelpAccount } from '../../../packages/contracts/support';
 import { HelpIndex } from '../help';
 import { pastedError } from '../help-envelope';
 import { declineOf } from '../help-intent';
-import { expectValidNextStep } from './helpers';
+import { asker, expectValidNextStep } from './helpers';
 
 const help = new HelpIndex('https://market.example');
-const fresh = {
-  agentId: 'agt_fresh',
-  purchases: [],
-  wallet: { gasBalance: 0, heldGas: 0, withdrawableGas: 0, pendingEarningsGas: 0 },
-  limits: null,
-  webhooks: [],
-  failedDeliveries: [],
-  recentErrors: [],
-} as unknown as HelpAccount;
-const ask = (question: string) => help.answer({ question, account: fresh, now: new Date('2026-11-26T12:00:00Z') });
+const ask = asker(help);
 const env = (code: string, message: string, details?: unknown) => JSON.stringify({ ok: false, error: { code, message, ...(details ? { details } : {}) }, requestId: 'req_t1' });
 
 describe('a pasted error envelope', () => {
