@@ -1,10 +1,11 @@
 /**
  * Listings, completed sales: each `escrow.purchase.completed` event records the sale once and counts it
  * for the seller's reputation. The events a replica handles at once (the durable consumer delivers up to
- * its maxInFlight together) are written as ONE statement — inbox claims, sales, and one count per seller —
- * with the group commit of packages/db/batcher.ts (issue #22): a lone event is written at once, and what
- * arrives while a statement runs goes out in the next. A redelivered event or an already counted sale
- * changes nothing; if the statement fails, every event of it fails and is redelivered.
+ * its maxInFlight together) are written as ONE statement — sales, and one count per seller — with the group
+ * commit of packages/db/batcher.ts (issue #22): a lone event is written at once, and what arrives while a
+ * statement runs goes out in the next. The sale's purchase id is its own dedupe (a purchase completes once),
+ * so no inbox row is written: a redelivered event or an already counted sale changes nothing; if the
+ * statement fails, every event of it fails and is redelivered.
  */
 import type { Db } from '../../packages/db';
 import { BACKGROUND_IN_FLIGHT, Batcher } from '../../packages/db/batcher';
@@ -30,19 +31,16 @@ export function completedSalesWriter(db: Db): Batcher<CompletedSale, void> {
       // Sellers are counted in id order, so two replicas' statements lock their rows in the same order.
       await db.query(
         `WITH v AS (SELECT * FROM jsonb_to_recordset($1::jsonb)
-                      AS v(event_id text, topic text, purchase_id text, seller_id text, completed_at timestamptz)),
-         inbox AS (
-           INSERT INTO listings.inbox (event_id, topic) SELECT event_id, topic FROM v
-           ON CONFLICT (event_id) DO NOTHING RETURNING event_id),
+                      AS v(purchase_id text, seller_id text, completed_at timestamptz)),
          sale AS (
            INSERT INTO listings.completed_sales (purchase_id, seller_id, completed_at)
-           SELECT v.purchase_id, v.seller_id, COALESCE(v.completed_at, now()) FROM v JOIN inbox ON inbox.event_id = v.event_id
+           SELECT v.purchase_id, v.seller_id, COALESCE(v.completed_at, now()) FROM v
            ON CONFLICT (purchase_id) DO NOTHING RETURNING seller_id)
          INSERT INTO listings.sellers (id, sales_count) SELECT seller_id, count(*) FROM sale GROUP BY seller_id ORDER BY seller_id
          ON CONFLICT (id) DO UPDATE SET sales_count = listings.sellers.sales_count + EXCLUDED.sales_count, updated_at = now()`,
         [
           JSON.stringify(
-            batch.map(({ item }) => ({ event_id: item.eventId, topic: item.topic, purchase_id: item.purchaseId, seller_id: item.sellerId, completed_at: item.completedAt })),
+            batch.map(({ item }) => ({ purchase_id: item.purchaseId, seller_id: item.sellerId, completed_at: item.completedAt })),
           ),
         ],
       );
