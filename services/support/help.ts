@@ -35,7 +35,9 @@ import {
   saleSplit,
   type MarketTerms,
 } from '../../packages/market-rules';
-import { TOOL_NAMES, PURCHASE_STATUSES } from '../../packages/tool-catalogue';
+import { TOOL_NAMES, PURCHASE_STATUSES, TOOLS } from '../../packages/tool-catalogue';
+import { askingPart } from './help-goals';
+import { wantedCall } from './help-want';
 import { processTerm, questionTerms, tokenize, type QuestionTerm } from './help-text';
 import { FIRST_PERSON, TOOL_RULES, aboutTheService, accountOverview, actionTool, declineOf, offTopicDecline, reportsFault, roleOf, situationOf, statesUnseenPurchase, type Decline } from './help-situation';
 import { CALL_CODES, envelopeAnswer, pastedError } from './help-envelope';
@@ -62,6 +64,13 @@ interface IndexedSection {
   body: string;
   tagText: string;
   kind: 'concept' | 'error' | 'tool';
+}
+
+/** A catalogue tool as a candidate next call: its BM25 score and the weighted share of the question it matches. */
+export interface RankedTool {
+  tool: string;
+  score: number;
+  coverage: number;
 }
 
 export interface Retrieved {
@@ -96,6 +105,10 @@ const EXPANSION_WEIGHT = 0.5;
 const RUNNER_UP_SHARE = 0.75;
 const KIND_BOOST: Record<IndexedSection['kind'], number> = { concept: 1.25, error: 1, tool: 0.8 };
 const ERROR_CODES = errorGuides().map((e) => e.code);
+/** Tools that are another tool's old name (buy_credits, cash_out): never suggested over the tool itself. */
+const ALIASES = new Set(TOOLS.filter((t) => t.aliasOf).map((t) => t.name));
+/** Each tool's catalogue description, first sentence: what a suggested call does. */
+const TOOL_LINES = new Map(TOOLS.map((t) => [t.name, /^[^]*?[.!?](?=\s|$)/.exec(t.description)?.[0] ?? t.description]));
 /** The first code of each HTTP status (400 → invalid_arguments, the common one). */
 const ERROR_CODE_BY_STATUS = new Map<number, string>();
 for (const e of errorGuides()) if (!ERROR_CODE_BY_STATUS.has(e.status)) ERROR_CODE_BY_STATUS.set(e.status, e.code);
@@ -204,6 +217,37 @@ export class HelpIndex {
       .map(({ coverage: _c, ...h }) => h);
     const coverage = hits.length ? coverageOf(hits[0].matched) : 0;
     return { hits, coverage, domain, termCount: terms.length, terms };
+  }
+
+  /**
+   * The catalogue's tools ranked by how well the question matches each one's description and
+   * arguments (the same BM25 index, restricted to the tool sections): the words of the sentences
+   * that ask or want ("how do I …", "I want …") count fully, the ones that tell what happened half.
+   */
+  rankTools(question: string): RankedTool[] {
+    const known = (t: string) => this.docFrequency.has(t);
+    const terms = questionTerms(question, known);
+    if (!terms.length) return [];
+    const weights = terms.map((t) => this.termWeight(t).weight);
+    const total = weights.reduce((a, b) => a + b, 0) || 1;
+    const asked = new Set(questionTerms(askingPart(question.toLowerCase()), known).flatMap((t) => [t.term, ...t.expansions]));
+    const originals = new Set(terms.map((t) => t.term));
+    const all = [...new Set(terms.flatMap((t) => [t.term, ...t.expansions]))];
+    return this.search
+      .search(all.join(' '), {
+        tokenize: (t) => t.split(' ').filter(Boolean),
+        processTerm: (t) => t,
+        filter: (r) => r.kind === 'tool',
+        // The tags repeat the name's parts ("orders"): a word of the question meets the description instead.
+        fields: ['title', 'body'],
+        boostTerm: (term) => (originals.has(term) ? 1 : EXPANSION_WEIGHT) * (asked.has(term) ? 1 : 0.5),
+      })
+      .map((r) => {
+        const matched = new Set(r.queryTerms);
+        const coverage = terms.reduce((sum, t, i) => sum + (matched.has(t.term) || t.expansions.some((e) => matched.has(e)) ? weights[i] : 0), 0) / total;
+        return { tool: String(r.id).slice('tool-'.length), score: r.score, coverage };
+      })
+      .filter((r) => !ALIASES.has(r.tool));
   }
 
   /**
@@ -495,6 +539,12 @@ export class HelpIndex {
         : null;
       return { answer: parts.join('\n\n'), nextStep, sources: [], known: false, confidence: 0, generatedBy: 'retrieval', lookedAt, ...requestField(input) };
     }
+    // The call the asker says it wants, when the chosen one only shows the state or is out of turn (help-want.ts).
+    const wanted = wantedCall(input.question, nextStep, this.rankTools(input.question), TOOL_LINES, explainedCode !== null || codeInText !== null || envelope !== null);
+    if (wanted) {
+      nextStep = wanted.nextStep;
+      parts.unshift(wanted.lead);
+    }
     // report_bug is the next step only when the question reports a fault.
     if (nextStep?.tool === 'report_bug' && !reportsFault(`${input.question} ${ctx.error ?? ''} ${explainedCode ?? ''} ${codeInText ?? ''}`) && !/\breport_bug\b|\breport (?:a )?bug\b/i.test(input.question)) nextStep = null;
     // A caller who is signed in is registered: register is its next step only for a lost or leaked key or a second agent.
@@ -526,8 +576,8 @@ const LAST_CALL = /\b(?:my|the) (?:last|latest|previous|most recent|recent) (?:c
 /** Words of a first-person question about one's own dealings ("is there something I need to do?"). */
 const ACCOUNT_WORDS = /\b(?:bought|ordered|got|get|receive\w*|pending|side|mine|sold|work|ready|job|order|purchase|sale|delivery|delivered|happy|unhappy|need to do|something|anything|waiting|expect\w*|status|next|now|still|yet|done|paid|money|stuck|options?|forever|stand|overview|summary|situation|account)\b/i;
 
-/** A failure that keeps happening (then it is a fault worth a bug report). */
-const PERSISTENT = /\b(?:keeps?|kept|still|again|every (?:time|call)|since (?:an? )?(?:hour|day|yesterday|this morning|\d+)|for (?:an? |\d+ )?(?:hours?|minutes?|days?)|retried|repeatedly|persist\w*|always)\b/i;
+/** A failure that keeps happening (then it is a fault worth a bug report); "if I try again" is a retry, not a repeat. */
+const PERSISTENT = /\b(?:keeps?|kept|still|(?:fail\w*|error\w*|happen\w*|broke|down|503|500) again|every (?:time|call)|since (?:an? )?(?:hour|day|yesterday|this morning|\d+)|for (?:an? |\d+ )?(?:hours?|minutes?|days?)|retried|repeatedly|persist\w*|always)\b/i;
 
 /** The share of the question's weight a sentence must cover to lead as "In short". */
 const KEY_SENTENCE_MIN_SHARE = 0.4;
@@ -623,7 +673,7 @@ const GENERIC_VERBS = new Set(['get', 'list', 'set', 'update', 'send', 'request'
 function closestTool(question: string): { tool: string; sent: string } | null {
   const quoted = [...question.matchAll(/['"`]([a-z][a-z0-9]*(?:_[a-z0-9]+)+|[a-z]+[A-Z]\w*)['"`]/g)].map((m) => m[1]);
   // Or named as the tool called, unquoted ("I called tool get_balance", "Unknown tool get_balance.").
-  const called = [...question.matchAll(/\b(?:tool|called|calling)\s+([a-z][a-z0-9]*(?:_[a-z0-9]+)+|[a-z]+[A-Z]\w*)\b/g)].map((m) => m[1]);
+  const called = [...question.matchAll(/\b(?:tool|called|calling):?\s+([a-z][a-z0-9]*(?:_[a-z0-9]+)+|[a-z]+[A-Z]\w*)\b/g)].map((m) => m[1]);
   // An error code or a state quoted from the answer is not the name that was sent.
   const sent = [...called, ...quoted].find((n) => !TOOL_NAMES.includes(n) && !(ERROR_CODES as readonly string[]).includes(n) && !(PURCHASE_STATUSES as readonly string[]).includes(n));
   if (!sent) return null;

@@ -1,0 +1,72 @@
+/**
+ * The call the asker wants next (issue #26, round 7). The rules and situations of help-situation.ts
+ * pick a call for a state ("delivered → get_delivery"); the asker often says which action it wants
+ * instead ("the work is good, what do I call so the seller gets paid?", "I finished, which call now?",
+ * "I forgot to tell the seller the repo URL"). Those words are matched against every tool's catalogue
+ * description and arguments (HelpIndex.rankTools, the BM25 index the answers come from), and the
+ * candidates are gated by what the situation allows:
+ *   - a purchase state and side the question states admit only the purchase machine's calls for
+ *     that side from that state (allowedCalls), so a refund, a new purchase or a rating out of turn
+ *     is never suggested;
+ *   - a tool the asker says it already called successfully is not its next call.
+ * The ranked call replaces the chosen one only when the chosen one is soft — a read that only shows
+ * the state (get_purchase, get_delivery …), a call already made, a call the stated state does not
+ * allow, or none — and the catalogue clearly prefers the other.
+ */
+import type { NextStep } from '../../packages/contracts/support';
+import type { RankedTool } from './help';
+import { exampleArguments } from '../../packages/knowledge';
+import { PURCHASE_BOUND, allowedCalls, describe } from './help-lifecycle';
+import { TOOLS } from '../../packages/tool-catalogue';
+import { askingPart, namedIds } from './help-goals';
+import { roleOf } from './help-situation';
+
+/** Calls that show where things stand: a default when nothing says what is wanted, not a want. */
+const STATE_READS = new Set(['get_purchase', 'get_delivery', 'list_messages', 'list_orders']);
+/** Never a ranked next call: asking again, or filing a bug (only a reported fault leads there). */
+const NOT_RANKED = new Set(['ask_help', 'report_bug', 'report_experience']);
+/** Calls that change something: made once, they are behind the asker (a read may be made again). */
+const MUTATING = new Set(TOOLS.filter((t) => t.mutating).map((t) => t.name));
+/** Asking to look at something: then a read is what is wanted. */
+const ASKS_TO_SEE = /\b(?:see|look|read|view|check|show|open|download|status|where|track)\b/;
+/** Asking for a call to make (not how things will turn out): "which call now?", "what do I do next?". */
+const ASKS_FOR_A_CALL = /\b(?:what (?:do|should|can|must) i (?:do|call)|what i do|which (?:call|tool)|next|now|how (?:do|can|should) i|want to|need to)\b/;
+/** The wanted call matches the question at least this share as well as the best-matching tool not yet called. */
+const MIN_SHARE_OF_BEST = 0.3;
+
+export interface WantedCall {
+  nextStep: NextStep;
+  /** The line that leads the answer with it. */
+  lead: string;
+}
+
+/**
+ * The call the asker wants, when it should replace `chosen`; null when `chosen` stands. `ranked` is
+ * HelpIndex.rankTools(question); `descriptions` the catalogue's first sentence of each tool.
+ */
+export function wantedCall(question: string, chosen: NextStep | null, ranked: RankedTool[], descriptions: Map<string, string>, errorExplained: boolean): WantedCall | null {
+  const role = roleOf(question, null);
+  const d = describe(question, role);
+  const side = d.side;
+  const allowed = d.state && d.stateStated && side ? allowedCalls(d.state, side) : null;
+  const ask = askingPart(question.toLowerCase());
+  // What the asker says it already did (and that worked) is behind it: not a tool the question asks
+  // about ("what does ack_purchase do?"), a call that failed or may not have gone through (it may be
+  // retried), or a call the other party made.
+  const said = new Set(d.called.filter((t) => !d.failed.includes(t) && !d.byOther.includes(t) && !new RegExp(`\\b${t}\\b`).test(ask)));
+  const done = new Set([...said].filter((t) => MUTATING.has(t) && !d.refused));
+  const fits = (tool: string) => !allowed || !PURCHASE_BOUND.has(tool) || allowed.has(tool);
+  const current = chosen?.tool ?? null;
+  // A read that only shows the stated purchase, when the asker asks for a call and not to look.
+  const readInstead = allowed !== null && current !== null && STATE_READS.has(current) && ASKS_FOR_A_CALL.test(ask) && !ASKS_TO_SEE.test(ask);
+  const soft = current === null || (!errorExplained && (done.has(current) || !fits(current))) || readInstead;
+  if (!soft) return null;
+  const candidates = ranked.filter(
+    (r) => !NOT_RANKED.has(r.tool) && !said.has(r.tool) && !d.planned.includes(r.tool) && (allowed ? allowed.has(r.tool) : true) && !(readInstead && STATE_READS.has(r.tool)),
+  );
+  const best = candidates[0];
+  const top = ranked.find((r) => !NOT_RANKED.has(r.tool) && !said.has(r.tool));
+  if (!best || best.tool === current || !top || best.score < top.score * MIN_SHARE_OF_BEST) return null;
+  const step = namedIds(question, { lead: '', nextStep: { tool: best.tool, arguments: exampleArguments(best.tool) }, sections: [], lookedAt: [] }).nextStep;
+  return { nextStep: step, lead: `Call ${best.tool} ${JSON.stringify(step.arguments)}: ${descriptions.get(best.tool) ?? ''}`.trim() };
+}
