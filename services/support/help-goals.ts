@@ -161,7 +161,7 @@ const GOALS: Goal[] = [
   {
     name: 'buy a listing',
     sides: ['buyer', 'both', 'unknown'],
-    verb: alt('buy', 'purchase', 'order', 'get', 'hire'),
+    verb: alt('buy', 'purchase', 'hire'),
     object: alt('it', 'this(?: one)?', 'that(?: one)?', '(?:the|a|this|that) (?:\\d+ gas )?(?:listing|service|offer|gig)', 'listings?', 'services?'),
     requires: /\b(?:how (?:do|can|should) i|how to|what (?:do|should) i (?:call|use|do)|which (?:tool|call|command)|what(?:'s| is) the (?:call|tool|command)|what first|first step|what now|want to|ready to)\b/,
     unless: /\b(?:paused|inactive|removed|deleted|unavailable|taken down|offline)\b|\b(?:find|search\w*|look(?:ing)? for|choose|pick|discover|browse)\b|\b(?:cancel\w*|call off|back out|abort\w*|undo)\b|\bbuy(?:ing)? (?:more |some )?gas\b|\bpacks?\b|\brefund\w*|\bdisput\w*|\btwice\b|\bmy (?:listing|service|offer)s?\b|\bfrom (?:myself|my own)\b|\bi(?:'m| am) (?:the |a )?seller\b/,

@@ -105,6 +105,8 @@ const EXPANSION_WEIGHT = 0.5;
 const RUNNER_UP_SHARE = 0.75;
 const KIND_BOOST: Record<IndexedSection['kind'], number> = { concept: 1.25, error: 1, tool: 0.8 };
 const ERROR_CODES = errorGuides().map((e) => e.code);
+/** Error codes whose guide alone says what to do next, whatever purchase the question tells of. */
+const SELF_EXPLAINING = new Set(['insufficient_gas', 'unknown_tool', 'not_found']);
 /** Tools that are another tool's old name (buy_credits, cash_out): never suggested over the tool itself. */
 const ALIASES = new Set(TOOLS.filter((t) => t.aliasOf).map((t) => t.name));
 /** Each tool's catalogue description, first sentence: what a suggested call does. */
@@ -357,7 +359,9 @@ export class HelpIndex {
     // An envelope about how the call was made (its key, its arguments, its rate) is answered by its
     // code alone: the tool it names and the state the question tells are secondary — unless a rule is
     // about that very error (a reused Idempotency-Key).
-    if (situation && pasted && CALL_CODES.has(pasted.code) && (situation.described || !situation.overridesError)) situation = null;
+    // The same for a code whose own guide names the fix (not enough gas → buy_gas, an unknown tool → its right
+    // name, nothing found → search again), pasted or quoted: the purchase the question tells of is not what failed.
+    if (situation && codeFound && (CALL_CODES.has(codeFound) || SELF_EXPLAINING.has(codeFound)) && (pasted || SELF_EXPLAINING.has(codeFound)) && (situation.described || !situation.overridesError)) situation = null;
     if (situation) {
       const leadAt = parts.length;
       parts.push(situation.lead);
@@ -677,6 +681,9 @@ function closestTool(question: string): { tool: string; sent: string } | null {
   // An error code or a state quoted from the answer is not the name that was sent.
   const sent = [...called, ...quoted].find((n) => !TOOL_NAMES.includes(n) && !(ERROR_CODES as readonly string[]).includes(n) && !(PURCHASE_STATUSES as readonly string[]).includes(n));
   if (!sent) return null;
+  // A typo of a real name ("buy_gaz") is that name, before any synonym is tried.
+  const typo = TOOL_NAMES.find((t) => oneEditApart(sent.toLowerCase(), t));
+  if (typo) return { tool: typo, sent };
   const parts = sent.replace(/([a-z])([A-Z])/g, '$1_$2').toLowerCase().split('_').map((w) => TOOL_SYNONYMS[w] ?? w);
   let best: { tool: string; score: number } | null = null;
   for (const tool of TOOL_NAMES) {
