@@ -75,9 +75,9 @@ const OTHER_PARTY = /\b(?:(?:the|my) (?:buyer|seller|customer|client)|they|he|sh
 const FIGURE = /\b(gasbalance|heldgas|pendingearningsgas|withdrawablegas|laststatuscode|pricegas|maxpricegas|attempts)\b["']?\s*(?:is|=|:|of|at)?\s*(\d{1,9})\b/g;
 
 /** A call's answer that is an error (then the call moved nothing). */
-const FAILED_CALL = /(?:->|→|\b(?:returned|returns|got|gave|answered|failed|fails|errored|threw|refused|rejected|http|status)\b)\W{0,3}(?:[45]\d\d\b|\{\s*"ok"\s*:\s*false|[a-z]+_[a-z_]+\b)|\b(?:error|refused|rejected|failed|denied)\b/;
+const FAILED_CALL = /(?:->|→|\b(?:returned|returns|got|gave|answered|failed|fails|errored|threw|refused|rejected|http|status)\b)\W{0,3}(?:[45]\d\d\b|\{\s*"ok"\s*:\s*false|[a-z]+_[a-z_]+\b)|\b(?:error\w*|refused|rejected|fail\w*|denied|came back [45]\d\d|timed? ?out|timeout|econn\w+)\b/;
 
-const REFUSED = /\b(?:timed? ?out|timeout|econn\w+|network error|refus\w*|complain\w*|blocked|can'?t|cannot|won'?t|doesn'?t let|no luck|reject\w*|denied|declined|fail\w*|won'?t let|didn'?t (?:go through|work)|not allowed|error\w*|[45]\d\d)\b/;
+const REFUSED = /\b(?:refus\w*|complain\w*|blocked|can'?t|cannot|won'?t|doesn'?t let|no luck|reject\w*|denied|declined|fail\w*|won'?t let|didn'?t (?:go through|work)|not allowed|error\w*|[45]\d\d)\b/;
 
 const WANTS: Array<[Want, RegExp]> = [
   ['next', /\b(?:anything (?:else|more|left)|what(?:'s| is)? (?:next|left)|what now|now what|next steps?|what (?:else )?(?:should|do|must|can) i (?:still )?do(?: now| next)?\b|is that (?:it|all)|am i done|(?:all )?done now|what remains|(?:which|what) (?:call|tool|step)\b[^?.]{0,15}\bnext|next (?:call|tool|move)|(?:do|must|should) i (?:still )?(?:need to )?(?:do|call) (?:something|anything)|need to do (?:something|anything)|(?:anything|something) (?:i|we) (?:must|should|need to|have to) do)\b/],

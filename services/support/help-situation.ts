@@ -197,6 +197,32 @@ function statedLimits(
   };
 }
 
+/**
+ * The caller's account as the question states it: the wallet figures and spending limits the agent
+ * quotes (wallet and whoami fields: "withdrawableGas 1340", "dailyBudgetGas 2000, spentTodayGas 1500")
+ * stand in for the account's, so every answer works from what the agent sees — its figures may be
+ * another key's, or a moment old — instead of contradicting them.
+ */
+export function withStatedFigures(question: string, account: HelpAccount | null): HelpAccount | null {
+  if (!account) return account;
+  const q = question.toLowerCase();
+  const figures = describe(q, 'unknown').figures;
+  const limits = statedLimits(q, account);
+  const walletFields = { gasBalance: 'gasbalance', heldGas: 'heldgas', pendingEarningsGas: 'pendingearningsgas', withdrawableGas: 'withdrawablegas' } as const;
+  const quoted = Object.values(walletFields).some((f) => figures.has(f));
+  if (!quoted && !limits) return account;
+  const w = account.wallet ?? { gasBalance: 0, heldGas: 0, pendingEarningsGas: 0, withdrawableGas: 0 };
+  const wallet = quoted
+    ? {
+        gasBalance: figures.get(walletFields.gasBalance) ?? w.gasBalance,
+        heldGas: figures.get(walletFields.heldGas) ?? w.heldGas,
+        pendingEarningsGas: figures.get(walletFields.pendingEarningsGas) ?? w.pendingEarningsGas,
+        withdrawableGas: figures.get(walletFields.withdrawableGas) ?? w.withdrawableGas,
+      }
+    : account.wallet;
+  return { ...account, wallet, limits: limits?.limits ?? account.limits };
+}
+
 /** A named pur_… that is not among the caller's own purchases. */
 function unknownNamedPurchase(q: string, account: HelpAccount | null | undefined): string | null {
   const named = /\bpur_[A-Za-z0-9]+/.exec(q)?.[0];

@@ -27,6 +27,26 @@ const STATE_READS = new Set(['get_purchase', 'get_delivery', 'list_messages', 'l
 const NOT_RANKED = new Set(['ask_help', 'report_bug', 'report_experience']);
 /** Calls that change something: made once, they are behind the asker (a read may be made again). */
 const MUTATING = new Set(TOOLS.filter((t) => t.mutating).map((t) => t.name));
+/**
+ * The calls that go with a call, from the catalogue's own words: a tool whose description names another
+ * ("Needs connect_payouts first", "Poll it after buy_gas", "Then poll wallet") goes with it, both ways.
+ * After a call the asker made, these are its likely next calls.
+ */
+const GOES_WITH = new Map<string, Set<string>>(TOOLS.map((t) => [t.name, new Set<string>()]));
+for (const a of TOOLS) {
+  for (const b of TOOLS) {
+    if (a.name === b.name || a.aliasOf === b.name || b.aliasOf === a.name || !new RegExp(`\\b${b.name}\\b`).test(a.description)) continue;
+    GOES_WITH.get(a.name)!.add(b.name);
+    GOES_WITH.get(b.name)!.add(a.name);
+  }
+}
+/** How much more a call that goes with one the asker just made counts. */
+const GOES_WITH_BOOST = 3;
+/** Without that link or a stated purchase state, a replacement must match at least this weighted share of the question. */
+const MIN_COVERAGE = 0.3;
+
+/** A call whose outcome is unknown (it timed out): it may have to be retried, it is not behind the asker. */
+const UNKNOWN_OUTCOME = /\b(?:timed? ?out|timeout|econn\w+|network error|connection (?:reset|refused|dropped|closed)|no response)\b/;
 /** Asking to look at something: then a read is what is wanted. */
 const ASKS_TO_SEE = /\b(?:see|look|read|view|check|show|open|download|status|where|track)\b/;
 /** Asking for a call to make (not how things will turn out): "which call now?", "what do I do next?". */
@@ -54,17 +74,21 @@ export function wantedCall(question: string, chosen: NextStep | null, ranked: Ra
   // about ("what does ack_purchase do?"), a call that failed or may not have gone through (it may be
   // retried), or a call the other party made.
   const said = new Set(d.called.filter((t) => !d.failed.includes(t) && !d.byOther.includes(t) && !new RegExp(`\\b${t}\\b`).test(ask)));
-  const done = new Set([...said].filter((t) => MUTATING.has(t) && !d.refused));
+  const done = new Set([...said].filter((t) => MUTATING.has(t) && !UNKNOWN_OUTCOME.test(question.toLowerCase())));
   const fits = (tool: string) => !allowed || !PURCHASE_BOUND.has(tool) || allowed.has(tool);
   const current = chosen?.tool ?? null;
   // A read that only shows the stated purchase, when the asker asks for a call and not to look.
   const readInstead = allowed !== null && current !== null && STATE_READS.has(current) && ASKS_FOR_A_CALL.test(ask) && !ASKS_TO_SEE.test(ask);
   const soft = current === null || (!errorExplained && (done.has(current) || !fits(current))) || readInstead;
   if (!soft) return null;
-  const candidates = ranked.filter(
-    (r) => !NOT_RANKED.has(r.tool) && !said.has(r.tool) && !d.planned.includes(r.tool) && (allowed ? allowed.has(r.tool) : true) && !(readInstead && STATE_READS.has(r.tool)),
-  );
+  const follows = (tool: string) => [...done].some((t) => GOES_WITH.get(t)?.has(tool));
+  const candidates = ranked
+    .filter((r) => !NOT_RANKED.has(r.tool) && !said.has(r.tool) && !d.planned.includes(r.tool) && (allowed ? allowed.has(r.tool) : true) && !(readInstead && STATE_READS.has(r.tool)))
+    .map((r) => ({ ...r, score: r.score * (follows(r.tool) ? GOES_WITH_BOOST : 1) }))
+    .sort((a, b) => b.score - a.score);
   const best = candidates[0];
+  // Outside a stated purchase the machine does not narrow the candidates: the catalogue must be sure.
+  if (best && !allowed && !follows(best.tool) && best.coverage < MIN_COVERAGE) return null;
   const top = ranked.find((r) => !NOT_RANKED.has(r.tool) && !said.has(r.tool));
   if (!best || best.tool === current || !top || best.score < top.score * MIN_SHARE_OF_BEST) return null;
   const step = namedIds(question, { lead: '', nextStep: { tool: best.tool, arguments: exampleArguments(best.tool) }, sections: [], lookedAt: [] }).nextStep;

@@ -39,7 +39,7 @@ import { TOOL_NAMES, PURCHASE_STATUSES, TOOLS } from '../../packages/tool-catalo
 import { askingPart } from './help-goals';
 import { wantedCall } from './help-want';
 import { processTerm, questionTerms, tokenize, type QuestionTerm } from './help-text';
-import { FIRST_PERSON, TOOL_RULES, aboutTheService, accountOverview, actionTool, declineOf, offTopicDecline, reportsFault, roleOf, situationOf, statesUnseenPurchase, type Decline } from './help-situation';
+import { FIRST_PERSON, TOOL_RULES, aboutTheService, accountOverview, actionTool, declineOf, offTopicDecline, reportsFault, roleOf, situationOf, statesUnseenPurchase, withStatedFigures, type Decline } from './help-situation';
 import { CALL_CODES, envelopeAnswer, pastedError } from './help-envelope';
 import type { HelpAccount, HelpAnswer, HelpContext, HelpInput, LookedAt } from '../../packages/contracts/support';
 
@@ -281,7 +281,7 @@ export class HelpIndex {
   /** The retrieval answer: context first (own request, error code, stuck state), then the best sections. */
   answer(input: HelpInput): HelpAnswer {
     const ctx = input.context ?? {};
-    const account = input.account ?? null;
+    const account = withStatedFigures(input.question, input.account ?? null);
     const now = input.now ?? new Date();
     // 0. What ask_help does not do: refused at once, with what it can do instead.
     const decline = declineOf(input.question);
