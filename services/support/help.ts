@@ -92,13 +92,19 @@ const COVERAGE_MIN = 0.3;
  */
 const ANCHORED_DOMAIN_MIN = 0.3;
 const ANCHORED_COVERAGE_MIN = 0.2;
+/** Parts of tool names that say nothing about this marketplace by themselves ("get", "send", "report a bug"). */
+const CATALOGUE_GENERIC_WORDS = new Set(['get', 'list', 'set', 'update', 'send', 'request', 'delete', 'ask', 'help', 'report', 'bug', 'work', 'out', 'connect', 'experience', 'whoami']);
 const ANCHORS = new Set(
   [
     'gas', 'escrow', 'listing', 'listings', 'seller', 'sellers', 'buyer', 'buyers', 'purchase', 'purchases', 'delivery',
     'deliverable', 'dispute', 'disputes', 'refund', 'refunds', 'cashout', 'payout', 'payouts', 'webhook', 'webhooks',
     'mcp', 'apikey', 'wallet', 'checkout', 'marketplace', 'sale', 'sales', 'commission', 'offer', 'offers', 'order', 'orders',
-    'agent', 'service', 'services', 'card',
-  ].map((w) => processTerm(w)!),
+    'agent', 'service', 'services', 'card', 'sell', 'buy',
+    // The catalogue's own verbs and objects (rate_purchase, confirm_delivery …) name this marketplace's actions too.
+    ...TOOLS.filter((t) => !t.aliasOf).flatMap((t) => t.name.split('_')).filter((w) => !CATALOGUE_GENERIC_WORDS.has(w)),
+  ]
+    .map((w) => processTerm(w))
+    .filter((w): w is string => !!w),
 );
 const EXPANSION_WEIGHT = 0.5;
 /** A second section scoring at least this share of the best one is answered in full too. */
