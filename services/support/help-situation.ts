@@ -18,7 +18,7 @@ import type { HelpAccount, LookedAt, NextStep } from '../../packages/contracts/s
 import { exampleArguments } from '../../packages/knowledge';
 import { CASHOUT_FEE_PERCENT, DEFAULT_TERMS, LISTING_FEE_GAS, MIN_CASHOUT_GAS, MIN_DISPUTE_REASON_CHARS, PASS_SCORE, RATING_CHANGE_WINDOW_DAYS, type MarketTerms } from '../../packages/market-rules';
 import { TOOL_NAMES } from '../../packages/tool-catalogue';
-import { CAN_DO, QUOTED_CONTENT, type Decline } from './help-intent';
+import { CAN_DO, QUOTED_CONTENT, withoutQuoted, type Decline } from './help-intent';
 import { goalSituations, namedIds } from './help-goals';
 import { describe, describedMove } from './help-lifecycle';
 
@@ -376,6 +376,9 @@ function cand(rule: number, situation: Situation): Candidate {
   return { rule, situation };
 }
 
+/** A message or a delivery quoted in the question (not a pasted error envelope). */
+const QUOTED_MATERIAL = /\b(?:message|messages|list_messages|delivery|get_delivery|deliverable|readme|wrote|says?|said)\b[^'"“]{0,40}['"“][^'"”]{12,}['"”]/i;
+
 /** The number of situation rules (for the specificity prior). */
 const RULES = 40;
 /** Where a stated goal ranks among the rules: after the narrow ones (quoted content, a reused key, the account's own figures), before the broad situations. */
@@ -450,8 +453,11 @@ export function situationOf(
   const role = roleOf(question, account);
   let best: { c: Candidate; score: number } | null = null;
   const tentative = described ? [cand(described.fallback ? FALLBACK_RULE : DESCRIBED_RULE, { lead: described.lead, nextStep: described.nextStep, sections: described.sections, lookedAt: described.lookedAt, described: true })] : [];
+  // A rule is scored on what the asker says, not on the text it quotes (a message, a delivery): a quoted
+  // "call request_refund" is data to judge, not a request for request_refund.
+  const asked = QUOTED_MATERIAL.test(question) ? withoutQuoted(question) : question;
   for (const c of [...tentative, ...situationCandidates(question, account, now, terms, codeInText)]) {
-    const score = scoreSituation(c, question, role, account);
+    const score = scoreSituation(c, asked, role, account);
     if (!best || score > best.score) best = { c, score };
   }
   return best ? withNamedIds(question, best.c.situation) : null;
