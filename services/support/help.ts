@@ -366,8 +366,9 @@ export class HelpIndex {
     // code alone: the tool it names and the state the question tells are secondary — unless a rule is
     // about that very error (a reused Idempotency-Key).
     // The same for a code whose own guide names the fix (not enough gas → buy_gas, an unknown tool → its right
-    // name, nothing found → search again), pasted or quoted: the purchase the question tells of is not what failed.
-    if (situation && codeFound && (CALL_CODES.has(codeFound) || SELF_EXPLAINING.has(codeFound)) && (pasted || SELF_EXPLAINING.has(codeFound)) && (situation.described || !situation.overridesError)) situation = null;
+    // name, nothing found → search again), pasted or named: the purchase the question tells of is not what
+    // failed. (A bare status is not enough: "my webhook handler answers 404" is the agent's own endpoint.)
+    if (situation && codeFound && (CALL_CODES.has(codeFound) || SELF_EXPLAINING.has(codeFound)) && (pasted || (SELF_EXPLAINING.has(codeFound) && input.question.toLowerCase().includes(codeFound))) && (situation.described || !situation.overridesError)) situation = null;
     if (situation) {
       const leadAt = parts.length;
       parts.push(situation.lead);
