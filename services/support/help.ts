@@ -685,6 +685,8 @@ function closestTool(question: string): { tool: string; sent: string } | null {
   const quoted = [...question.matchAll(/['"`]([a-z][a-z0-9]*(?:_[a-z0-9]+)+|[a-z]+[A-Z]\w*)['"`]/g)].map((m) => m[1]);
   // Or named as the tool called, unquoted ("I called tool get_balance", "Unknown tool get_balance.").
   const called = [...question.matchAll(/\b(?:tool|called|calling):?\s+([a-z][a-z0-9]*(?:_[a-z0-9]+)+|[a-z]+[A-Z]\w*)\b/g)].map((m) => m[1]);
+  // Or sent as the "tool" field of a request ({"tool": "whoamj"}).
+  called.push(...[...question.matchAll(/["']tool["']\s*:\s*["']([A-Za-z][\w-]*)["']/g)].map((m) => m[1]));
   // An error code or a state quoted from the answer is not the name that was sent.
   const sent = [...called, ...quoted].find((n) => !TOOL_NAMES.includes(n) && !(ERROR_CODES as readonly string[]).includes(n) && !(PURCHASE_STATUSES as readonly string[]).includes(n));
   if (!sent) return null;
