@@ -911,7 +911,14 @@ export function* situationCandidates(
         (w.pendingEarningsGas ? `${w.pendingEarningsGas} gas more are pending (delivered sales not yet completed). ` : '') +
         (pending.length ? `Your open sales: ${pending.slice(0, 3).map((p) => `${p.id} (${p.status})`).join(', ')} — they become withdrawable when the buyer confirms or ${terms.autoReleaseDays} days after delivery. ` : '') +
         (noAddress ? `The payout address is the missing step: connect_payouts {"btcAddress": "bc1q…"} sets where your BTC goes (once); then request_cashout {"amountGas"} (${CASHOUT_FEE_PERCENT}% fee, paid in BTC).` : `Cash out with connect_payouts {"btcAddress"} once, then request_cashout {"amountGas"} (${CASHOUT_FEE_PERCENT}% fee, paid in BTC).`),
-      nextStep: noAddress ? call('connect_payouts', exampleArguments('connect_payouts')) : enough && !openDispute ? call('request_cashout', { amountGas: w.withdrawableGas }) : call('wallet', {}),
+      // What blocks the cash-out decides the call: the missing address, the disputed sale, or nothing.
+      nextStep: noAddress
+        ? call('connect_payouts', exampleArguments('connect_payouts'))
+        : openDispute
+          ? describePurchase(disputed!, now, terms).step
+          : enough
+            ? call('request_cashout', { amountGas: w.withdrawableGas })
+            : call('wallet', {}),
       sections: section('cashout'),
       lookedAt: [{ kind: 'wallet', id: account.agentId }, ...[...(disputed ? [disputed] : []), ...pending.slice(0, 3)].map((p) => ({ kind: 'purchase' as const, id: p.id }))],
     });
