@@ -45,6 +45,13 @@ const GOES_WITH_BOOST = 3;
 /** Without that link or a stated purchase state, a replacement must match at least this weighted share of the question. */
 const MIN_COVERAGE = 0.3;
 
+/** A section's example call gives way only to a tool matching this many times better… */
+const EXAMPLE_MARGIN = 2;
+/** …and this weighted share of the question. */
+const EXAMPLE_COVERAGE = 0.6;
+/** Asking what follows from something (not which call to make): the section's call stands. */
+const ASKS_AN_OUTCOME = /\bwhat (?:happens|will happen|would happen)\b|\bwhat if\b/;
+
 /** A call whose outcome is unknown (it timed out): it may have to be retried, it is not behind the asker. */
 const UNKNOWN_OUTCOME = /\b(?:timed? ?out|timeout|econn\w+|network error|connection (?:reset|refused|dropped|closed)|no response)\b/;
 /** Asking to look at something: then a read is what is wanted. */
@@ -64,7 +71,7 @@ export interface WantedCall {
  * The call the asker wants, when it should replace `chosen`; null when `chosen` stands. `ranked` is
  * HelpIndex.rankTools(question); `descriptions` the catalogue's first sentence of each tool.
  */
-export function wantedCall(question: string, chosen: NextStep | null, ranked: RankedTool[], descriptions: Map<string, string>, errorExplained: boolean): WantedCall | null {
+export function wantedCall(question: string, chosen: NextStep | null, ranked: RankedTool[], descriptions: Map<string, string>, errorExplained: boolean, sectionExample = false): WantedCall | null {
   const role = roleOf(question, null);
   const d = describe(question, role);
   const side = d.side;
@@ -79,7 +86,9 @@ export function wantedCall(question: string, chosen: NextStep | null, ranked: Ra
   const current = chosen?.tool ?? null;
   // A read that only shows the stated purchase, when the asker asks for a call and not to look.
   const readInstead = allowed !== null && current !== null && STATE_READS.has(current) && ASKS_FOR_A_CALL.test(ask) && !ASKS_TO_SEE.test(ask);
-  const soft = current === null || (!errorExplained && (done.has(current) || !fits(current))) || readInstead;
+  // A section's example call, when the catalogue matches another tool far better and most of the question.
+  const example = sectionExample && !errorExplained && !ASKS_AN_OUTCOME.test(ask);
+  const soft = current === null || (!errorExplained && (done.has(current) || !fits(current))) || readInstead || example;
   if (!soft) return null;
   const follows = (tool: string) => [...done].some((t) => GOES_WITH.get(t)?.has(tool));
   const candidates = ranked
@@ -91,6 +100,8 @@ export function wantedCall(question: string, chosen: NextStep | null, ranked: Ra
   if (best && !allowed && !follows(best.tool) && best.coverage < MIN_COVERAGE) return null;
   const top = ranked.find((r) => !NOT_RANKED.has(r.tool) && !said.has(r.tool));
   if (!best || best.tool === current || !top || best.score < top.score * MIN_SHARE_OF_BEST) return null;
+  const currentScore = ranked.find((r) => r.tool === current)?.score ?? 0;
+  if (example && !readInstead && current !== null && (best.score < currentScore * EXAMPLE_MARGIN || best.coverage < EXAMPLE_COVERAGE)) return null;
   const step = namedIds(question, { lead: '', nextStep: { tool: best.tool, arguments: exampleArguments(best.tool) }, sections: [], lookedAt: [] }).nextStep;
   return { nextStep: step, lead: `Call ${best.tool} ${JSON.stringify(step.arguments)}: ${descriptions.get(best.tool) ?? ''}`.trim() };
 }

@@ -300,6 +300,8 @@ export class HelpIndex {
     const lookedAt: LookedAt[] = [];
     const sources = new Map<string, string>();
     let nextStep: NextStep | null = null;
+    /** The call is only the best section's example, not one the question asked for. */
+    let sectionExample = false;
     let known = parts.length > 0;
     let confidence = parts.length ? 0.9 : 0;
     const boostIds: string[] = [];
@@ -512,7 +514,10 @@ export class HelpIndex {
       // A question naming one tool ("what do I send in deliver_work?") is about that tool.
       const named = explained || situation ? [] : TOOL_NAMES.filter((t) => t !== 'ask_help' && new RegExp(`\\b${t}\\b`).test(input.question));
       if (!nextStep && named.length === 1) nextStep = { tool: named[0], arguments: exampleArguments(named[0]) };
-      if (!nextStep && top.nextStep) nextStep = top.nextStep;
+      if (!nextStep && top.nextStep) {
+        nextStep = top.nextStep;
+        sectionExample = true;
+      }
       known = true;
       confidence = Math.max(confidence, Math.min(0.9, 0.4 + coverage * 0.5));
     }
@@ -551,7 +556,7 @@ export class HelpIndex {
       return { answer: parts.join('\n\n'), nextStep, sources: [], known: false, confidence: 0, generatedBy: 'retrieval', lookedAt, ...requestField(input) };
     }
     // The call the asker says it wants, when the chosen one only shows the state or is out of turn (help-want.ts).
-    const wanted = wantedCall(input.question, nextStep, this.rankTools(input.question), TOOL_LINES, explainedCode !== null || codeInText !== null || envelope !== null);
+    const wanted = wantedCall(input.question, nextStep, this.rankTools(input.question), TOOL_LINES, explainedCode !== null || codeInText !== null || envelope !== null, sectionExample);
     if (wanted) {
       nextStep = wanted.nextStep;
       parts.unshift(wanted.lead);
