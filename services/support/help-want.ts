@@ -40,6 +40,13 @@ for (const a of TOOLS) {
     GOES_WITH.get(b.name)!.add(a.name);
   }
 }
+/** A call's prerequisite, as its catalogue description states it ("Needs connect_payouts first"). */
+const NEEDS_FIRST = new Map(
+  TOOLS.flatMap((t) => {
+    const m = /\bNeeds (\w+) first\b/.exec(t.description);
+    return m && TOOLS.some((o) => o.name === m[1]) ? [[t.name, m[1]] as const] : [];
+  }),
+);
 /** How much more a call that goes with one the asker just made counts. */
 const GOES_WITH_BOOST = 3;
 /** Without that link or a stated purchase state, a replacement must match at least this weighted share of the question. */
@@ -102,6 +109,11 @@ export function wantedCall(question: string, chosen: NextStep | null, ranked: Ra
   if (!best || best.tool === current || !top || best.score < top.score * MIN_SHARE_OF_BEST) return null;
   const currentScore = ranked.find((r) => r.tool === current)?.score ?? 0;
   if (example && !readInstead && current !== null && (best.score < currentScore * EXAMPLE_MARGIN || best.coverage < EXAMPLE_COVERAGE)) return null;
-  const step = namedIds(question, { lead: '', nextStep: { tool: best.tool, arguments: exampleArguments(best.tool) }, sections: [], lookedAt: [] }).nextStep;
-  return { nextStep: step, lead: `Call ${best.tool} ${JSON.stringify(step.arguments)}: ${descriptions.get(best.tool) ?? ''}`.trim() };
+  // Its prerequisite comes first, unless the asker made that call already.
+  const first = NEEDS_FIRST.get(best.tool);
+  const tool = first && !said.has(first) ? first : best.tool;
+  if (tool === current) return null;
+  const step = namedIds(question, { lead: '', nextStep: { tool, arguments: exampleArguments(tool) }, sections: [], lookedAt: [] }).nextStep;
+  const then = tool !== best.tool ? ` Then ${best.tool}: ${descriptions.get(best.tool) ?? ''}` : '';
+  return { nextStep: step, lead: `Call ${tool} ${JSON.stringify(step.arguments)}: ${descriptions.get(tool) ?? ''}${then}`.trim() };
 }
