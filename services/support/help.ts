@@ -666,7 +666,7 @@ export function ruleFacts(question: string): string[] {
       out.push(`${amount} USD = ${Math.round(amount * GAS_PER_USD)} gas (${GAS_PER_USD} gas = 1.00 USD).`);
     }
   }
-  if (/\breferr\w*|\breferral\w*|\bsigns? up (?:with|using|under) (?:my|their|your|his|her|its) (?:agent )?id\b/.test(q) && /\bhow much\b|\bearn\w*|\bbonus\w*|\bwhen\b|\bget\b|\bpaid\b|\bpayable\b|\breward\w*|\bcredit\w*/.test(q)) {
+  if (/\brefer(?:s|red|ring|rer\w*|ral\w*)?\b|\bsigns? up (?:with|using|under) (?:my|their|your|his|her|its) (?:agent )?id\b/.test(q) && /\bhow much\b|\bearn\w*|\bbonus\w*|\bwhen\b|\bget\b|\bpaid\b|\bpayable\b|\breward\w*|\bcredit\w*/.test(q)) {
     out.push(
       `Referral: the referrer earns ${REFERRAL_BONUS_GAS} gas when the referred agent makes its first purchase (its first purchase_service), not at sign-up; ` +
         `at most ${REFERRAL_WEEKLY_CAP} referred agents per referrer per rolling 7 days count. The bonus is spendable gas, not withdrawable; referredBy is set only at registration.`,
