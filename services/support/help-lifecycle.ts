@@ -556,3 +556,9 @@ const DELIVERED_SINCE = ((): Set<string> => {
   }
   return seen;
 })();
+
+/** Whether a side ever makes a call: a tool the purchase machine gives only to the other side is never this side's. */
+export function sideMakes(tool: string, side: Side): boolean {
+  const whos = TRANSITIONS.filter((t) => t.tool === tool).flatMap((t) => t.who);
+  return !whos.length || whos.includes(side) || !whos.some((w) => w === 'buyer' || w === 'seller');
+}

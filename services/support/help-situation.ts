@@ -19,7 +19,7 @@ import { exampleArguments } from '../../packages/knowledge';
 import { CASHOUT_FEE_PERCENT, DEFAULT_TERMS, LISTING_FEE_GAS, MIN_CASHOUT_GAS, MIN_DISPUTE_REASON_CHARS, PASS_SCORE, RATING_CHANGE_WINDOW_DAYS, type MarketTerms } from '../../packages/market-rules';
 import { TOOL_NAMES } from '../../packages/tool-catalogue';
 import { CAN_DO, QUOTED_CONTENT, withoutQuoted, type Decline } from './help-intent';
-import { goalSituations, namedIds } from './help-goals';
+import { askingPart, goalSituations, namedIds } from './help-goals';
 import { describe, describedMove } from './help-lifecycle';
 
 export type Role = 'buyer' | 'seller' | 'both' | 'unknown';
@@ -327,7 +327,7 @@ const NOT_RECEIVED =
 /** Words of a question about something other than a purchase (then the documentation answers it). */
 const OTHER_TOPIC = /\b(?:listing|list_service|webhook|cash[\s-]?out|withdraw\w*|gas pack|buy gas|register|api key|mcp|referral|fee|limit|budget|search)\b/;
 const CAN_BUY =
-  /\b(?:can i|could i|am i allowed|allowed to|able to|may i)\b[^?]{0,30}\b(?:buy|purchase|afford|spend|order)\b|\b(?:buy|purchase)\b[^?]{0,30}\bcosts?\b|^(?=[^]*\b(?:am i (?:allowed|permitted|able)|can i|could i|may i|is (?:it|that) (?:ok|okay|allowed|possible)|will (?:it|that|the purchase) (?:go through|work|be allowed))\b)(?=[^]*\b(?:buy|purchas\w*|afford|spend)\b)(?![^]*\b(?:cancel\w*|refund\w*|disput\w*|sell\w*)\b)/;
+  /\b(?:can i|could i|am i allowed|allowed to|able to|may i)\b[^?]{0,30}\b(?:buy|purchase|afford|spend|order)\b|\b(?:buy|purchase)\b[^?]{0,30}\bcosts?\b|^(?=[^]*\b(?:am i (?:allowed|permitted|able)|can i|could i|may i|is (?:it|that) (?:ok|okay|allowed|possible)|will (?:it|that|this|the purchase|my purchase|purchase_service) (?:go through|work|succeed|be allowed))\b)(?=[^]*\b(?:buy|purchas\w*|afford|spend)\b)(?![^]*\b(?:cancel\w*|refund\w*|disput\w*|sell\w*)\b)/;
 const OWN_ORDER = /\b(?:my|the|this|that|our) (?:order|purchase|sale|last sale|last order|job)s?\b|\bpur_[a-z0-9]+|\border i (?:just )?got\b|\bsomeone (?:bought|ordered)\b|\banything waiting\b/;
 
 const STATES = ['awaiting_approval', 'awaiting_delivery', 'delivered', 'disputed', 'completed', 'refunded', 'failed', 'pending'];
@@ -392,6 +392,9 @@ const STOP = new Set(
   'a an the i im i\'m my me we our you your it its is are was were be been am do does did to of in on for at by with and or but not no so if then than this that these those what how why when where who which can could should would will just get got have has had there here any some about from as into out up'.split(' '),
 );
 
+/** How much a word of the question's telling part (not its asking part) counts in a rule's fit. */
+const ASIDE_WEIGHT = 0.75;
+
 /** Content words of a text; a tool name also counts as its parts (request_refund → request, refund). */
 function words(text: string): Set<string> {
   const out = new Set<string>();
@@ -420,10 +423,12 @@ function sideOf(s: Situation): 'buyer' | 'seller' | null {
 export function scoreSituation(c: Candidate, question: string, role: Role, account: HelpAccount | null | undefined): number {
   const s = c.situation;
   const qw = words(question);
+  // The words of the sentences that ask count fully; the ones that tell the situation count half.
+  const asked = words(askingPart(question.toLowerCase()));
   const first = s.lead.split(/(?<=[.:])\s/)[0] ?? s.lead;
   const lw = words(`${first} ${s.nextStep?.tool ?? ''}`);
   let overlap = 0;
-  for (const w of qw) if (lw.has(w)) overlap++;
+  for (const w of qw) if (lw.has(w)) overlap += asked.has(w) ? 1 : ASIDE_WEIGHT;
   const tool = s.nextStep?.tool ?? '';
   const toolNamed = tool && new RegExp(`\\b${tool}\\b`).test(question.toLowerCase()) ? 1 : 0;
   const side = sideOf(s);

@@ -16,7 +16,7 @@
 import type { NextStep } from '../../packages/contracts/support';
 import type { RankedTool } from './help';
 import { exampleArguments } from '../../packages/knowledge';
-import { PURCHASE_BOUND, allowedCalls, describe } from './help-lifecycle';
+import { PURCHASE_BOUND, allowedCalls, describe, sideMakes } from './help-lifecycle';
 import { TOOLS } from '../../packages/tool-catalogue';
 import { askingPart, namedIds } from './help-goals';
 import { roleOf } from './help-situation';
@@ -89,7 +89,9 @@ export function wantedCall(question: string, chosen: NextStep | null, ranked: Ra
   // retried), or a call the other party made.
   const said = new Set(d.called.filter((t) => !d.failed.includes(t) && !d.byOther.includes(t) && !new RegExp(`\\b${t}\\b`).test(ask)));
   const done = new Set([...said].filter((t) => MUTATING.has(t) && !UNKNOWN_OUTCOME.test(question.toLowerCase())));
-  const fits = (tool: string) => !allowed || !PURCHASE_BOUND.has(tool) || allowed.has(tool);
+  // A call the machine gives only to the other side is out of turn for the side the asker states.
+  const stated = role === 'buyer' || role === 'seller' ? role : null;
+  const fits = (tool: string) => (!allowed || !PURCHASE_BOUND.has(tool) || allowed.has(tool)) && (!stated || sideMakes(tool, stated));
   const current = chosen?.tool ?? null;
   // A read that only shows the stated purchase, when the asker asks for a call and not to look.
   const readInstead = allowed !== null && current !== null && STATE_READS.has(current) && ASKS_FOR_A_CALL.test(ask) && !ASKS_TO_SEE.test(ask);
@@ -99,7 +101,7 @@ export function wantedCall(question: string, chosen: NextStep | null, ranked: Ra
   if (!soft) return null;
   const follows = (tool: string) => [...done].some((t) => GOES_WITH.get(t)?.has(tool));
   const candidates = ranked
-    .filter((r) => !NOT_RANKED.has(r.tool) && !said.has(r.tool) && !d.planned.includes(r.tool) && (allowed ? allowed.has(r.tool) : true) && !(readInstead && STATE_READS.has(r.tool)))
+    .filter((r) => !NOT_RANKED.has(r.tool) && !said.has(r.tool) && !d.planned.includes(r.tool) && (allowed ? allowed.has(r.tool) : fits(r.tool)) && !(readInstead && STATE_READS.has(r.tool)))
     .map((r) => ({ ...r, score: r.score * (follows(r.tool) ? GOES_WITH_BOOST : 1) }))
     .sort((a, b) => b.score - a.score);
   const best = candidates[0];

@@ -115,8 +115,8 @@ const ERROR_CODES = errorGuides().map((e) => e.code);
 const SELF_EXPLAINING = new Set(['insufficient_gas', 'unknown_tool', 'not_found']);
 /** Tools that are another tool's old name (buy_credits, cash_out): never suggested over the tool itself. */
 const ALIASES = new Set(TOOLS.filter((t) => t.aliasOf).map((t) => t.name));
-/** Each tool's catalogue description, first sentence: what a suggested call does. */
-const TOOL_LINES = new Map(TOOLS.map((t) => [t.name, /^[^]*?[.!?](?=\s|$)/.exec(t.description)?.[0] ?? t.description]));
+/** Each tool's catalogue description: what a suggested call does (and its rule: "A price change never affects purchases already made"). */
+const TOOL_LINES = new Map(TOOLS.map((t) => [t.name, t.description]));
 /** The first code of each HTTP status (400 → invalid_arguments, the common one). */
 const ERROR_CODE_BY_STATUS = new Map<number, string>();
 for (const e of errorGuides()) if (!ERROR_CODE_BY_STATUS.has(e.status)) ERROR_CODE_BY_STATUS.set(e.status, e.code);
