@@ -537,14 +537,9 @@ export const PURCHASE_BOUND = new Set([
   ...TRANSITIONS.filter((t) => TOOL_NAMES.includes(t.tool)).map((t) => t.tool),
 ]);
 
-/**
- * The calls a side may make on a purchase in a state: the purchase machine's transitions from that
- * state for that side (a seller in awaiting_delivery: ack_purchase, deliver_work, request_refund,
- * dispute_purchase), and the reads and messages.
- */
-export function allowedCalls(state: PurchaseStatus, side: Side): Set<string> {
-  const moves = TRANSITIONS.filter((t) => t.from.includes(state) && t.who.includes(side) && TOOL_NAMES.includes(t.tool)).map((t) => t.tool);
-  return new Set([...moves, ...PURCHASE_READS[side].filter((tool) => tool !== 'get_delivery' || DELIVERED_SINCE.has(state))]);
+/** The transitions a side may fire from a state (no reads): empty when the purchase waits for someone else. */
+export function movesOf(state: PurchaseStatus, side: Side): string[] {
+  return TRANSITIONS.filter((t) => t.from.includes(state) && t.who.includes(side) && TOOL_NAMES.includes(t.tool)).map((t) => t.tool);
 }
 
 /** The states a purchase can be in once delivered (the deliver transition's state and what follows it): get_delivery has something to read. */
@@ -552,10 +547,24 @@ const DELIVERED_SINCE = ((): Set<string> => {
   const seen = new Set<string>(TRANSITIONS.filter((t) => t.tool === 'deliver_work' && t.to).map((t) => t.to!));
   for (let grew = true; grew; ) {
     grew = false;
-    for (const t of TRANSITIONS) if (t.to && t.from.some((f) => seen.has(f)) && !seen.has(t.to)) grew = seen.add(t.to).size > 0;
+    for (const t of TRANSITIONS) {
+      if (t.to && t.from.some((f) => seen.has(f)) && !seen.has(t.to)) {
+        seen.add(t.to);
+        grew = true;
+      }
+    }
   }
   return seen;
 })();
+
+/**
+ * The calls a side may make on a purchase in a state: the purchase machine's transitions from that
+ * state for that side (a seller in awaiting_delivery: ack_purchase, deliver_work, request_refund,
+ * dispute_purchase), and the reads and messages.
+ */
+export function allowedCalls(state: PurchaseStatus, side: Side): Set<string> {
+  return new Set([...movesOf(state, side), ...PURCHASE_READS[side].filter((tool) => tool !== 'get_delivery' || DELIVERED_SINCE.has(state))]);
+}
 
 /** Whether a side ever makes a call: a tool the purchase machine gives only to the other side is never this side's. */
 export function sideMakes(tool: string, side: Side): boolean {

@@ -16,7 +16,7 @@
 import type { NextStep } from '../../packages/contracts/support';
 import type { RankedTool } from './help';
 import { exampleArguments } from '../../packages/knowledge';
-import { PURCHASE_BOUND, allowedCalls, describe, sideMakes } from './help-lifecycle';
+import { PURCHASE_BOUND, allowedCalls, describe, movesOf, sideMakes } from './help-lifecycle';
 import { TOOLS } from '../../packages/tool-catalogue';
 import { askingPart, namedIds } from './help-goals';
 import { roleOf } from './help-situation';
@@ -62,10 +62,10 @@ const ASKS_AN_OUTCOME = /\bwhat (?:happens|will happen|would happen)\b|\bwhat if
 /** A call whose outcome is unknown (it timed out): it may have to be retried, it is not behind the asker. */
 const UNKNOWN_OUTCOME = /\b(?:timed? ?out|timeout|econn\w+|network error|connection (?:reset|refused|dropped|closed)|no response)\b/;
 /** Asking to look at something: then a read is what is wanted. */
-const ASKS_TO_SEE = /\b(?:see|look|read|view|check|show|open|download|status|where|track)\b/;
+const ASKS_TO_SEE = /\b(?:see|look (?:at|up|into|for)|read|view|check|show|open|download|status|where|track)\b/;
 /** Asking for a call to make (not how things will turn out): "which call now?", "what do I do next?". */
 const ASKS_FOR_A_CALL = /\b(?:what (?:do|should|can|must) i (?:do|call)|what i do|which (?:call|tool)|next|now|how (?:do|can|should) i|want to|need to)\b/;
-/** The wanted call matches the question at least this share as well as the best-matching tool not yet called. */
+/** Outside a stated purchase, the wanted call matches the question at least this share as well as the best-matching tool not yet called. */
 const MIN_SHARE_OF_BEST = 0.3;
 
 export interface WantedCall {
@@ -94,7 +94,8 @@ export function wantedCall(question: string, chosen: NextStep | null, ranked: Ra
   const fits = (tool: string) => (!allowed || !PURCHASE_BOUND.has(tool) || allowed.has(tool)) && (!stated || sideMakes(tool, stated));
   const current = chosen?.tool ?? null;
   // A read that only shows the stated purchase, when the asker asks for a call and not to look.
-  const readInstead = allowed !== null && current !== null && STATE_READS.has(current) && ASKS_FOR_A_CALL.test(ask) && !ASKS_TO_SEE.test(ask);
+  // (Only when the machine gives this side a move from this state: else the purchase waits for someone else, and watching it is right.)
+  const readInstead = allowed !== null && movesOf(d.state!, side!).length > 0 && current !== null && STATE_READS.has(current) && ASKS_FOR_A_CALL.test(ask) && !ASKS_TO_SEE.test(ask);
   // A section's example call, when the catalogue matches another tool far better and most of the question.
   const example = sectionExample && !errorExplained && !ASKS_AN_OUTCOME.test(ask);
   const soft = current === null || (!errorExplained && (done.has(current) || !fits(current))) || readInstead || example;
@@ -108,7 +109,7 @@ export function wantedCall(question: string, chosen: NextStep | null, ranked: Ra
   // Outside a stated purchase the machine does not narrow the candidates: the catalogue must be sure.
   if (best && !allowed && !follows(best.tool) && best.coverage < MIN_COVERAGE) return null;
   const top = ranked.find((r) => !NOT_RANKED.has(r.tool) && !said.has(r.tool));
-  if (!best || best.tool === current || !top || best.score < top.score * MIN_SHARE_OF_BEST) return null;
+  if (!best || best.tool === current || !top || (!allowed && best.score < top.score * MIN_SHARE_OF_BEST)) return null;
   const currentScore = ranked.find((r) => r.tool === current)?.score ?? 0;
   if (example && !readInstead && current !== null && (best.score < currentScore * EXAMPLE_MARGIN || best.coverage < EXAMPLE_COVERAGE)) return null;
   // Its prerequisite comes first, unless the asker made that call already.
