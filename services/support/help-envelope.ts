@@ -34,6 +34,9 @@ export interface EnvelopeAnswer {
  */
 export const CALL_CODES = new Set(['unauthorized', 'invalid_arguments', 'rate_limited', 'unknown_tool', 'service_unavailable', 'internal', 'not_implemented']);
 
+/** The agent calls in a loop to notice changes (a 429 it caused that way is better answered with a webhook). */
+const POLLING = /\bpoll\w*|\bevery \d+ ?(?:s\b|secs?\b|seconds?\b|ms\b)|\bevery (?:second|few seconds)\b|\bin a (?:tight )?loop\b/;
+
 const CODES = new Set(errorGuides().map((e) => e.code as string));
 
 /** A JSON string's contents after `"key":` (quotes optional on the key, either quote on the value). */
@@ -287,7 +290,8 @@ export function envelopeAnswer(e: PastedError, question: string, stated: 'buyer'
       return {
         lead:
           `${said} You are over the per-minute call limit of your key: ${wait !== null ? `wait ${wait} seconds (details.retryAfterSeconds, also the Retry-After header)` : 'wait the seconds of the Retry-After header'}, then retry the same call; nothing was done by the refused one. ` +
-          'Space your calls out (back off a little more after each 429, and cache what does not change) instead of retrying at once.',
+          'Space your calls out (back off a little more after each 429, and cache what does not change) instead of retrying at once.' +
+          (POLLING.test(q) ? ` To notice new orders, deliveries and payments at once without polling, register a webhook: set_webhook ${JSON.stringify(exampleArguments('set_webhook'))} — each event is POSTed to you, and a slow poll every few minutes is enough as a fallback.` : ''),
         nextStep: tool ? withIds(tool, question) : null,
       };
     }

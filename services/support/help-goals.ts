@@ -161,15 +161,16 @@ const GOALS: Goal[] = [
   {
     name: 'buy a listing',
     sides: ['buyer', 'both', 'unknown'],
-    verb: alt('buy', 'purchase', 'order', 'get', 'hire'),
+    verb: alt('buy', 'purchase', 'hire'),
     object: alt('it', 'this(?: one)?', 'that(?: one)?', '(?:the|a|this|that) (?:\\d+ gas )?(?:listing|service|offer|gig)', 'listings?', 'services?'),
     requires: /\b(?:how (?:do|can|should) i|how to|what (?:do|should) i (?:call|use|do)|which (?:tool|call|command)|what(?:'s| is) the (?:call|tool|command)|what first|first step|what now|want to|ready to)\b/,
     unless: /\b(?:paused|inactive|removed|deleted|unavailable|taken down|offline)\b|\b(?:find|search\w*|look(?:ing)? for|choose|pick|discover|browse)\b|\b(?:cancel\w*|call off|back out|abort\w*|undo)\b|\bbuy(?:ing)? (?:more |some )?gas\b|\bpacks?\b|\brefund\w*|\bdisput\w*|\btwice\b|\bmy (?:listing|service|offer)s?\b|\bfrom (?:myself|my own)\b|\bi(?:'m| am) (?:the |a )?seller\b/,
     answer: ({ q, account }) => {
       const price = /\b(\d{2,7})\s*gas (?:listing|service|offer|gig)\b|\b(?:for|costs?|priced at|price (?:is|of)) (\d{2,7})\s*gas\b/.exec(q);
-      const stated = /\bi (?:only |just )?(?:have|got|hold|own) (?:only |just )?(\d{1,7}|no|zero) gas\b|\b(?:my )?(?:gas ?)?balance (?:is|of) (\d{1,7}|zero)\b/.exec(q);
+      const stated = /\bi (?:only |just )?(?:have|got|hold|own) (?:only |just )?(\d{1,7}|no|zero) gas\b|\b(?:my )?(?:gas ?)?balance(?: is| of|:)? (\d{1,7}|zero)\b|\b(?:wallet|whoami) (?:only )?(?:shows|says) (\d{1,7}) gas\b/.exec(q);
       const want = price ? Number(price[1] ?? price[2]) : null;
-      const have = stated ? (/^\d/.test(stated[1] ?? stated[2]) ? Number(stated[1] ?? stated[2]) : 0) : null;
+      const figure = stated ? (stated[1] ?? stated[2] ?? stated[3]) : null;
+      const have = figure !== null ? (/^\d/.test(figure) ? Number(figure) : 0) : null;
       const short = have !== null && (have === 0 || (want !== null && have < want));
       const limits = limitsText(account, want);
       const step: NextStep = short ? { tool: 'buy_gas', arguments: { packId: smallestPackCovering(want !== null && have !== null ? want - have : 1).id } } : { tool: 'purchase_service', arguments: { listingId: 'lst_…', requirements: 'What you need, the inputs the listing asks for.', maxPriceGas: want ?? 250 } };

@@ -22,7 +22,7 @@ import {
   WEBHOOK_RETRY_HOURS,
   type MarketTerms,
 } from '../../packages/market-rules';
-import { PURCHASE_STATUSES, TOOL_NAMES } from '../../packages/tool-catalogue';
+import { PURCHASE_STATUSES, TOOL_NAMES, TOOLS } from '../../packages/tool-catalogue';
 
 export type Want = 'next' | 'money_back' | 'sooner' | 'cap_price' | 'why' | 'explain' | 'check';
 type Side = 'buyer' | 'seller';
@@ -33,6 +33,10 @@ export interface Described {
   called: string[];
   /** Tools it is about to call. */
   planned: string[];
+  /** Tools it called that answered with an error (retrying one may be its next step). */
+  failed: string[];
+  /** Tools the other party called ("the buyer called request_refund"): not the asker's own moves. */
+  byOther: string[];
   /** The purchase state it is in: stated, else the state its last call leaves a purchase in. */
   state: PurchaseStatus | null;
   /** The state is named in the question (not inferred from a call). */
@@ -71,7 +75,7 @@ const OTHER_PARTY = /\b(?:(?:the|my) (?:buyer|seller|customer|client)|they|he|sh
 const FIGURE = /\b(gasbalance|heldgas|pendingearningsgas|withdrawablegas|laststatuscode|pricegas|maxpricegas|attempts)\b["']?\s*(?:is|=|:|of|at)?\s*(\d{1,9})\b/g;
 
 /** A call's answer that is an error (then the call moved nothing). */
-const FAILED_CALL = /(?:->|→|\b(?:returned|returns|got|gave|answered|failed|fails|errored|threw|refused|rejected|http|status)\b)\W{0,3}(?:[45]\d\d\b|\{\s*"ok"\s*:\s*false|[a-z]+_[a-z_]+\b)|\b(?:error|refused|rejected|failed|denied)\b/;
+const FAILED_CALL = /(?:->|→|\b(?:returned|returns|got|gave|answered|failed|fails|errored|threw|refused|rejected|http|status)\b)\W{0,3}(?:[45]\d\d\b|\{\s*"ok"\s*:\s*false|[a-z]+_[a-z_]+\b)|\b(?:error\w*|refused|rejected|fail\w*|denied|came back [45]\d\d|timed? ?out|timeout|econn\w+)\b/;
 
 const REFUSED = /\b(?:refus\w*|complain\w*|blocked|can'?t|cannot|won'?t|doesn'?t let|no luck|reject\w*|denied|declined|fail\w*|won'?t let|didn'?t (?:go through|work)|not allowed|error\w*|[45]\d\d)\b/;
 
@@ -135,6 +139,8 @@ export function describe(question: string, stated: 'buyer' | 'seller' | 'both' |
   return {
     called,
     planned,
+    failed: [...failed],
+    byOther: [...byOther],
     state,
     stateStated: named !== null,
     side,
@@ -517,4 +523,51 @@ export function describedMove(
   const next = MOVES.find((r) => r.wants.includes('next') && r.when(c))?.move(c);
   // The call it just made is not its next one.
   return next && !d.called.includes(next.nextStep.tool) ? { ...next, tentative: true, fallback: true } : null;
+}
+
+/** Reads and messages either party may use on a funded purchase (no transition: they move nothing). */
+const PURCHASE_READS: Record<Side, string[]> = {
+  buyer: ['get_purchase', 'get_delivery', 'send_message', 'list_messages', 'list_orders'],
+  seller: ['get_purchase', 'send_message', 'list_messages', 'list_orders'],
+};
+
+/** Tools that act on one purchase (take a purchaseId) or create one: the ones a purchase's state gates. */
+export const PURCHASE_BOUND = new Set([
+  ...TOOLS.filter((t) => 'purchaseId' in t.params).map((t) => t.name),
+  ...TRANSITIONS.filter((t) => TOOL_NAMES.includes(t.tool)).map((t) => t.tool),
+]);
+
+/** The transitions a side may fire from a state (no reads): empty when the purchase waits for someone else. */
+export function movesOf(state: PurchaseStatus, side: Side): string[] {
+  return TRANSITIONS.filter((t) => t.from.includes(state) && t.who.includes(side) && TOOL_NAMES.includes(t.tool)).map((t) => t.tool);
+}
+
+/** The states a purchase can be in once delivered (the deliver transition's state and what follows it): get_delivery has something to read. */
+const DELIVERED_SINCE = ((): Set<string> => {
+  const seen = new Set<string>(TRANSITIONS.filter((t) => t.tool === 'deliver_work' && t.to).map((t) => t.to!));
+  for (let grew = true; grew; ) {
+    grew = false;
+    for (const t of TRANSITIONS) {
+      if (t.to && t.from.some((f) => seen.has(f)) && !seen.has(t.to)) {
+        seen.add(t.to);
+        grew = true;
+      }
+    }
+  }
+  return seen;
+})();
+
+/**
+ * The calls a side may make on a purchase in a state: the purchase machine's transitions from that
+ * state for that side (a seller in awaiting_delivery: ack_purchase, deliver_work, request_refund,
+ * dispute_purchase), and the reads and messages.
+ */
+export function allowedCalls(state: PurchaseStatus, side: Side): Set<string> {
+  return new Set([...movesOf(state, side), ...PURCHASE_READS[side].filter((tool) => tool !== 'get_delivery' || DELIVERED_SINCE.has(state))]);
+}
+
+/** Whether a side ever makes a call: a tool the purchase machine gives only to the other side is never this side's. */
+export function sideMakes(tool: string, side: Side): boolean {
+  const whos = TRANSITIONS.filter((t) => t.tool === tool).flatMap((t) => t.who);
+  return !whos.length || whos.includes(side) || !whos.some((w) => w === 'buyer' || w === 'seller');
 }

@@ -18,8 +18,8 @@ import type { HelpAccount, LookedAt, NextStep } from '../../packages/contracts/s
 import { exampleArguments } from '../../packages/knowledge';
 import { CASHOUT_FEE_PERCENT, DEFAULT_TERMS, LISTING_FEE_GAS, MIN_CASHOUT_GAS, MIN_DISPUTE_REASON_CHARS, PASS_SCORE, RATING_CHANGE_WINDOW_DAYS, type MarketTerms } from '../../packages/market-rules';
 import { TOOL_NAMES } from '../../packages/tool-catalogue';
-import { CAN_DO, QUOTED_CONTENT, type Decline } from './help-intent';
-import { goalSituations, namedIds } from './help-goals';
+import { CAN_DO, QUOTED_CONTENT, withoutQuoted, type Decline } from './help-intent';
+import { askingPart, goalSituations, namedIds } from './help-goals';
 import { describe, describedMove } from './help-lifecycle';
 
 export type Role = 'buyer' | 'seller' | 'both' | 'unknown';
@@ -197,6 +197,32 @@ function statedLimits(
   };
 }
 
+/**
+ * The caller's account as the question states it: the wallet figures and spending limits the agent
+ * quotes (wallet and whoami fields: "withdrawableGas 1340", "dailyBudgetGas 2000, spentTodayGas 1500")
+ * stand in for the account's, so every answer works from what the agent sees — its figures may be
+ * another key's, or a moment old — instead of contradicting them.
+ */
+export function withStatedFigures(question: string, account: HelpAccount | null): HelpAccount | null {
+  if (!account) return account;
+  const q = question.toLowerCase();
+  const figures = describe(q, 'unknown').figures;
+  const limits = statedLimits(q, account);
+  const walletFields = { gasBalance: 'gasbalance', heldGas: 'heldgas', pendingEarningsGas: 'pendingearningsgas', withdrawableGas: 'withdrawablegas' } as const;
+  const quoted = Object.values(walletFields).some((f) => figures.has(f));
+  if (!quoted && !limits) return account;
+  const w = account.wallet ?? { gasBalance: 0, heldGas: 0, pendingEarningsGas: 0, withdrawableGas: 0 };
+  const wallet = quoted
+    ? {
+        gasBalance: figures.get(walletFields.gasBalance) ?? w.gasBalance,
+        heldGas: figures.get(walletFields.heldGas) ?? w.heldGas,
+        pendingEarningsGas: figures.get(walletFields.pendingEarningsGas) ?? w.pendingEarningsGas,
+        withdrawableGas: figures.get(walletFields.withdrawableGas) ?? w.withdrawableGas,
+      }
+    : account.wallet;
+  return { ...account, wallet, limits: limits?.limits ?? account.limits };
+}
+
 /** A named pur_… that is not among the caller's own purchases. */
 function unknownNamedPurchase(q: string, account: HelpAccount | null | undefined): string | null {
   const named = /\bpur_[A-Za-z0-9]+/.exec(q)?.[0];
@@ -301,7 +327,7 @@ const NOT_RECEIVED =
 /** Words of a question about something other than a purchase (then the documentation answers it). */
 const OTHER_TOPIC = /\b(?:listing|list_service|webhook|cash[\s-]?out|withdraw\w*|gas pack|buy gas|register|api key|mcp|referral|fee|limit|budget|search)\b/;
 const CAN_BUY =
-  /\b(?:can i|could i|am i allowed|allowed to|able to|may i)\b[^?]{0,30}\b(?:buy|purchase|afford|spend|order)\b|\b(?:buy|purchase)\b[^?]{0,30}\bcosts?\b|^(?=[^]*\b(?:am i (?:allowed|permitted|able)|can i|could i|may i|is (?:it|that) (?:ok|okay|allowed|possible)|will (?:it|that|the purchase) (?:go through|work|be allowed))\b)(?=[^]*\b(?:buy|purchas\w*|afford|spend)\b)(?![^]*\b(?:cancel\w*|refund\w*|disput\w*|sell\w*)\b)/;
+  /\b(?:can i|could i|am i allowed|allowed to|able to|may i)\b[^?]{0,30}\b(?:buy|purchase|afford|spend|order)\b|\b(?:buy|purchase)\b[^?]{0,30}\bcosts?\b|^(?=[^]*\b(?:am i (?:allowed|permitted|able)|can i|could i|may i|is (?:it|that) (?:ok|okay|allowed|possible)|will (?:it|that|this|the purchase|my purchase|purchase_service) (?:go through|work|succeed|be allowed))\b)(?=[^]*\b(?:buy|purchas\w*|afford|spend)\b)(?![^]*\b(?:cancel\w*|refund\w*|disput\w*|sell\w*)\b)/;
 const OWN_ORDER = /\b(?:my|the|this|that|our) (?:order|purchase|sale|last sale|last order|job)s?\b|\bpur_[a-z0-9]+|\border i (?:just )?got\b|\bsomeone (?:bought|ordered)\b|\banything waiting\b/;
 
 const STATES = ['awaiting_approval', 'awaiting_delivery', 'delivered', 'disputed', 'completed', 'refunded', 'failed', 'pending'];
@@ -350,6 +376,9 @@ function cand(rule: number, situation: Situation): Candidate {
   return { rule, situation };
 }
 
+/** A message or a delivery quoted in the question (not a pasted error envelope). */
+const QUOTED_MATERIAL = /\b(?:message|messages|list_messages|delivery|get_delivery|deliverable|readme|wrote|says?|said)\b[^'"“]{0,40}['"“][^'"”]{12,}['"”]/i;
+
 /** The number of situation rules (for the specificity prior). */
 const RULES = 40;
 /** Where a stated goal ranks among the rules: after the narrow ones (quoted content, a reused key, the account's own figures), before the broad situations. */
@@ -362,6 +391,9 @@ const FALLBACK_RULE = 30;
 const STOP = new Set(
   'a an the i im i\'m my me we our you your it its is are was were be been am do does did to of in on for at by with and or but not no so if then than this that these those what how why when where who which can could should would will just get got have has had there here any some about from as into out up'.split(' '),
 );
+
+/** How much a word of the question's telling part (not its asking part) counts in a rule's fit. */
+const ASIDE_WEIGHT = 0.75;
 
 /** Content words of a text; a tool name also counts as its parts (request_refund → request, refund). */
 function words(text: string): Set<string> {
@@ -391,10 +423,12 @@ function sideOf(s: Situation): 'buyer' | 'seller' | null {
 export function scoreSituation(c: Candidate, question: string, role: Role, account: HelpAccount | null | undefined): number {
   const s = c.situation;
   const qw = words(question);
+  // The words of the sentences that ask count fully; the ones that tell the situation count half.
+  const asked = words(askingPart(question.toLowerCase()));
   const first = s.lead.split(/(?<=[.:])\s/)[0] ?? s.lead;
   const lw = words(`${first} ${s.nextStep?.tool ?? ''}`);
   let overlap = 0;
-  for (const w of qw) if (lw.has(w)) overlap++;
+  for (const w of qw) if (lw.has(w)) overlap += asked.has(w) ? 1 : ASIDE_WEIGHT;
   const tool = s.nextStep?.tool ?? '';
   const toolNamed = tool && new RegExp(`\\b${tool}\\b`).test(question.toLowerCase()) ? 1 : 0;
   const side = sideOf(s);
@@ -424,8 +458,11 @@ export function situationOf(
   const role = roleOf(question, account);
   let best: { c: Candidate; score: number } | null = null;
   const tentative = described ? [cand(described.fallback ? FALLBACK_RULE : DESCRIBED_RULE, { lead: described.lead, nextStep: described.nextStep, sections: described.sections, lookedAt: described.lookedAt, described: true })] : [];
+  // A rule is scored on what the asker says, not on the text it quotes (a message, a delivery): a quoted
+  // "call request_refund" is data to judge, not a request for request_refund.
+  const asked = QUOTED_MATERIAL.test(question) ? withoutQuoted(question) : question;
   for (const c of [...tentative, ...situationCandidates(question, account, now, terms, codeInText)]) {
-    const score = scoreSituation(c, question, role, account);
+    const score = scoreSituation(c, asked, role, account);
     if (!best || score > best.score) best = { c, score };
   }
   return best ? withNamedIds(question, best.c.situation) : null;
@@ -879,7 +916,14 @@ export function* situationCandidates(
         (w.pendingEarningsGas ? `${w.pendingEarningsGas} gas more are pending (delivered sales not yet completed). ` : '') +
         (pending.length ? `Your open sales: ${pending.slice(0, 3).map((p) => `${p.id} (${p.status})`).join(', ')} — they become withdrawable when the buyer confirms or ${terms.autoReleaseDays} days after delivery. ` : '') +
         (noAddress ? `The payout address is the missing step: connect_payouts {"btcAddress": "bc1q…"} sets where your BTC goes (once); then request_cashout {"amountGas"} (${CASHOUT_FEE_PERCENT}% fee, paid in BTC).` : `Cash out with connect_payouts {"btcAddress"} once, then request_cashout {"amountGas"} (${CASHOUT_FEE_PERCENT}% fee, paid in BTC).`),
-      nextStep: noAddress ? call('connect_payouts', exampleArguments('connect_payouts')) : enough && !openDispute ? call('request_cashout', { amountGas: w.withdrawableGas }) : call('wallet', {}),
+      // What blocks the cash-out decides the call: the missing address, the disputed sale, or nothing.
+      nextStep: noAddress
+        ? call('connect_payouts', exampleArguments('connect_payouts'))
+        : openDispute
+          ? describePurchase(disputed!, now, terms).step
+          : enough
+            ? call('request_cashout', { amountGas: w.withdrawableGas })
+            : call('wallet', {}),
       sections: section('cashout'),
       lookedAt: [{ kind: 'wallet', id: account.agentId }, ...[...(disputed ? [disputed] : []), ...pending.slice(0, 3)].map((p) => ({ kind: 'purchase' as const, id: p.id }))],
     });

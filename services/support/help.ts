@@ -35,9 +35,11 @@ import {
   saleSplit,
   type MarketTerms,
 } from '../../packages/market-rules';
-import { TOOL_NAMES, PURCHASE_STATUSES } from '../../packages/tool-catalogue';
+import { TOOL_NAMES, PURCHASE_STATUSES, TOOLS } from '../../packages/tool-catalogue';
+import { askingPart } from './help-goals';
+import { wantedCall } from './help-want';
 import { processTerm, questionTerms, tokenize, type QuestionTerm } from './help-text';
-import { FIRST_PERSON, TOOL_RULES, aboutTheService, accountOverview, actionTool, declineOf, offTopicDecline, reportsFault, roleOf, situationOf, statesUnseenPurchase, type Decline } from './help-situation';
+import { FIRST_PERSON, TOOL_RULES, aboutTheService, accountOverview, actionTool, declineOf, offTopicDecline, reportsFault, roleOf, situationOf, statesUnseenPurchase, withStatedFigures, type Decline } from './help-situation';
 import { CALL_CODES, envelopeAnswer, pastedError } from './help-envelope';
 import type { HelpAccount, HelpAnswer, HelpContext, HelpInput, LookedAt } from '../../packages/contracts/support';
 
@@ -64,6 +66,13 @@ interface IndexedSection {
   kind: 'concept' | 'error' | 'tool';
 }
 
+/** A catalogue tool as a candidate next call: its BM25 score and the weighted share of the question it matches. */
+export interface RankedTool {
+  tool: string;
+  score: number;
+  coverage: number;
+}
+
 export interface Retrieved {
   section: KnowledgeSection;
   score: number;
@@ -83,19 +92,31 @@ const COVERAGE_MIN = 0.3;
  */
 const ANCHORED_DOMAIN_MIN = 0.3;
 const ANCHORED_COVERAGE_MIN = 0.2;
+/** Parts of tool names that say nothing about this marketplace by themselves ("get", "send", "report a bug"). */
+const CATALOGUE_GENERIC_WORDS = new Set(['get', 'list', 'set', 'update', 'send', 'request', 'delete', 'ask', 'help', 'report', 'bug', 'work', 'out', 'connect', 'experience', 'whoami']);
 const ANCHORS = new Set(
   [
     'gas', 'escrow', 'listing', 'listings', 'seller', 'sellers', 'buyer', 'buyers', 'purchase', 'purchases', 'delivery',
     'deliverable', 'dispute', 'disputes', 'refund', 'refunds', 'cashout', 'payout', 'payouts', 'webhook', 'webhooks',
     'mcp', 'apikey', 'wallet', 'checkout', 'marketplace', 'sale', 'sales', 'commission', 'offer', 'offers', 'order', 'orders',
-    'agent', 'service', 'services', 'card',
-  ].map((w) => processTerm(w)!),
+    'agent', 'service', 'services', 'card', 'sell', 'buy',
+    // The catalogue's own verbs and objects (rate_purchase, confirm_delivery …) name this marketplace's actions too.
+    ...TOOLS.filter((t) => !t.aliasOf).flatMap((t) => t.name.split('_')).filter((w) => !CATALOGUE_GENERIC_WORDS.has(w)),
+  ]
+    .map((w) => processTerm(w))
+    .filter((w): w is string => !!w),
 );
 const EXPANSION_WEIGHT = 0.5;
 /** A second section scoring at least this share of the best one is answered in full too. */
 const RUNNER_UP_SHARE = 0.75;
 const KIND_BOOST: Record<IndexedSection['kind'], number> = { concept: 1.25, error: 1, tool: 0.8 };
 const ERROR_CODES = errorGuides().map((e) => e.code);
+/** Error codes whose guide alone says what to do next, whatever purchase the question tells of. */
+const SELF_EXPLAINING = new Set(['insufficient_gas', 'unknown_tool', 'not_found']);
+/** Tools that are another tool's old name (buy_credits, cash_out): never suggested over the tool itself. */
+const ALIASES = new Set(TOOLS.filter((t) => t.aliasOf).map((t) => t.name));
+/** Each tool's catalogue description: what a suggested call does (and its rule: "A price change never affects purchases already made"). */
+const TOOL_LINES = new Map(TOOLS.map((t) => [t.name, t.description]));
 /** The first code of each HTTP status (400 → invalid_arguments, the common one). */
 const ERROR_CODE_BY_STATUS = new Map<number, string>();
 for (const e of errorGuides()) if (!ERROR_CODE_BY_STATUS.has(e.status)) ERROR_CODE_BY_STATUS.set(e.status, e.code);
@@ -207,6 +228,37 @@ export class HelpIndex {
   }
 
   /**
+   * The catalogue's tools ranked by how well the question matches each one's description and
+   * arguments (the same BM25 index, restricted to the tool sections): the words of the sentences
+   * that ask or want ("how do I …", "I want …") count fully, the ones that tell what happened half.
+   */
+  rankTools(question: string): RankedTool[] {
+    const known = (t: string) => this.docFrequency.has(t);
+    const terms = questionTerms(question, known);
+    if (!terms.length) return [];
+    const weights = terms.map((t) => this.termWeight(t).weight);
+    const total = weights.reduce((a, b) => a + b, 0) || 1;
+    const asked = new Set(questionTerms(askingPart(question.toLowerCase()), known).flatMap((t) => [t.term, ...t.expansions]));
+    const originals = new Set(terms.map((t) => t.term));
+    const all = [...new Set(terms.flatMap((t) => [t.term, ...t.expansions]))];
+    return this.search
+      .search(all.join(' '), {
+        tokenize: (t) => t.split(' ').filter(Boolean),
+        processTerm: (t) => t,
+        filter: (r) => r.kind === 'tool',
+        // The tags repeat the name's parts ("orders"): a word of the question meets the description instead.
+        fields: ['title', 'body'],
+        boostTerm: (term) => (originals.has(term) ? 1 : EXPANSION_WEIGHT) * (asked.has(term) ? 1 : 0.5),
+      })
+      .map((r) => {
+        const matched = new Set(r.queryTerms);
+        const coverage = terms.reduce((sum, t, i) => sum + (matched.has(t.term) || t.expansions.some((e) => matched.has(e)) ? weights[i] : 0), 0) / total;
+        return { tool: String(r.id).slice('tool-'.length), score: r.score, coverage };
+      })
+      .filter((r) => !ALIASES.has(r.tool));
+  }
+
+  /**
    * The sentence of the retrieved sections that answers most of the question (weighted by how much
    * each of its words says), so the fact asked for leads the answer instead of hiding in a section.
    */
@@ -235,7 +287,7 @@ export class HelpIndex {
   /** The retrieval answer: context first (own request, error code, stuck state), then the best sections. */
   answer(input: HelpInput): HelpAnswer {
     const ctx = input.context ?? {};
-    const account = input.account ?? null;
+    const account = withStatedFigures(input.question, input.account ?? null);
     const now = input.now ?? new Date();
     // 0. What ask_help does not do: refused at once, with what it can do instead.
     const decline = declineOf(input.question);
@@ -248,6 +300,8 @@ export class HelpIndex {
     const lookedAt: LookedAt[] = [];
     const sources = new Map<string, string>();
     let nextStep: NextStep | null = null;
+    /** The call is only the best section's example, not one the question asked for. */
+    let sectionExample = false;
     let known = parts.length > 0;
     let confidence = parts.length ? 0.9 : 0;
     const boostIds: string[] = [];
@@ -313,7 +367,10 @@ export class HelpIndex {
     // An envelope about how the call was made (its key, its arguments, its rate) is answered by its
     // code alone: the tool it names and the state the question tells are secondary — unless a rule is
     // about that very error (a reused Idempotency-Key).
-    if (situation && pasted && CALL_CODES.has(pasted.code) && (situation.described || !situation.overridesError)) situation = null;
+    // The same for a code whose own guide names the fix (not enough gas → buy_gas, an unknown tool → its right
+    // name, nothing found → search again), pasted or named: the purchase the question tells of is not what
+    // failed. (A bare status is not enough: "my webhook handler answers 404" is the agent's own endpoint.)
+    if (situation && codeFound && (CALL_CODES.has(codeFound) || SELF_EXPLAINING.has(codeFound)) && (pasted || (SELF_EXPLAINING.has(codeFound) && input.question.toLowerCase().includes(codeFound))) && (situation.described || !situation.overridesError)) situation = null;
     if (situation) {
       const leadAt = parts.length;
       parts.push(situation.lead);
@@ -457,7 +514,10 @@ export class HelpIndex {
       // A question naming one tool ("what do I send in deliver_work?") is about that tool.
       const named = explained || situation ? [] : TOOL_NAMES.filter((t) => t !== 'ask_help' && new RegExp(`\\b${t}\\b`).test(input.question));
       if (!nextStep && named.length === 1) nextStep = { tool: named[0], arguments: exampleArguments(named[0]) };
-      if (!nextStep && top.nextStep) nextStep = top.nextStep;
+      if (!nextStep && top.nextStep) {
+        nextStep = top.nextStep;
+        sectionExample = true;
+      }
       known = true;
       confidence = Math.max(confidence, Math.min(0.9, 0.4 + coverage * 0.5));
     }
@@ -495,6 +555,12 @@ export class HelpIndex {
         : null;
       return { answer: parts.join('\n\n'), nextStep, sources: [], known: false, confidence: 0, generatedBy: 'retrieval', lookedAt, ...requestField(input) };
     }
+    // The call the asker says it wants, when the chosen one only shows the state or is out of turn (help-want.ts).
+    const wanted = wantedCall(input.question, nextStep, this.rankTools(input.question), TOOL_LINES, explainedCode !== null || codeInText !== null || envelope !== null, sectionExample);
+    if (wanted) {
+      nextStep = wanted.nextStep;
+      parts.unshift(wanted.lead);
+    }
     // report_bug is the next step only when the question reports a fault.
     if (nextStep?.tool === 'report_bug' && !reportsFault(`${input.question} ${ctx.error ?? ''} ${explainedCode ?? ''} ${codeInText ?? ''}`) && !/\breport_bug\b|\breport (?:a )?bug\b/i.test(input.question)) nextStep = null;
     // A caller who is signed in is registered: register is its next step only for a lost or leaked key or a second agent.
@@ -526,8 +592,8 @@ const LAST_CALL = /\b(?:my|the) (?:last|latest|previous|most recent|recent) (?:c
 /** Words of a first-person question about one's own dealings ("is there something I need to do?"). */
 const ACCOUNT_WORDS = /\b(?:bought|ordered|got|get|receive\w*|pending|side|mine|sold|work|ready|job|order|purchase|sale|delivery|delivered|happy|unhappy|need to do|something|anything|waiting|expect\w*|status|next|now|still|yet|done|paid|money|stuck|options?|forever|stand|overview|summary|situation|account)\b/i;
 
-/** A failure that keeps happening (then it is a fault worth a bug report). */
-const PERSISTENT = /\b(?:keeps?|kept|still|again|every (?:time|call)|since (?:an? )?(?:hour|day|yesterday|this morning|\d+)|for (?:an? |\d+ )?(?:hours?|minutes?|days?)|retried|repeatedly|persist\w*|always)\b/i;
+/** A failure that keeps happening (then it is a fault worth a bug report); "if I try again" is a retry, not a repeat. */
+const PERSISTENT = /\b(?:keeps?|kept|still|(?:fail\w*|error\w*|happen\w*|broke|down|503|500) again|every (?:time|call)|since (?:an? )?(?:hour|day|yesterday|this morning|\d+)|for (?:an? |\d+ )?(?:hours?|minutes?|days?)|retried|repeatedly|persist\w*|always)\b/i;
 
 /** The share of the question's weight a sentence must cover to lead as "In short". */
 const KEY_SENTENCE_MIN_SHARE = 0.4;
@@ -600,7 +666,7 @@ export function ruleFacts(question: string): string[] {
       out.push(`${amount} USD = ${Math.round(amount * GAS_PER_USD)} gas (${GAS_PER_USD} gas = 1.00 USD).`);
     }
   }
-  if (/\breferr\w*|\breferral\w*|\bsigns? up (?:with|using|under) (?:my|their|your|his|her|its) (?:agent )?id\b/.test(q) && /\bhow much\b|\bearn\w*|\bbonus\w*|\bwhen\b|\bget\b|\bpaid\b|\bpayable\b|\breward\w*|\bcredit\w*/.test(q)) {
+  if (/\brefer(?:s|red|ring|rer\w*|ral\w*)?\b|\bsigns? up (?:with|using|under) (?:my|their|your|his|her|its) (?:agent )?id\b/.test(q) && /\bhow much\b|\bearn\w*|\bbonus\w*|\bwhen\b|\bget\b|\bpaid\b|\bpayable\b|\breward\w*|\bcredit\w*/.test(q)) {
     out.push(
       `Referral: the referrer earns ${REFERRAL_BONUS_GAS} gas when the referred agent makes its first purchase (its first purchase_service), not at sign-up; ` +
         `at most ${REFERRAL_WEEKLY_CAP} referred agents per referrer per rolling 7 days count. The bonus is spendable gas, not withdrawable; referredBy is set only at registration.`,
@@ -623,10 +689,15 @@ const GENERIC_VERBS = new Set(['get', 'list', 'set', 'update', 'send', 'request'
 function closestTool(question: string): { tool: string; sent: string } | null {
   const quoted = [...question.matchAll(/['"`]([a-z][a-z0-9]*(?:_[a-z0-9]+)+|[a-z]+[A-Z]\w*)['"`]/g)].map((m) => m[1]);
   // Or named as the tool called, unquoted ("I called tool get_balance", "Unknown tool get_balance.").
-  const called = [...question.matchAll(/\b(?:tool|called|calling)\s+([a-z][a-z0-9]*(?:_[a-z0-9]+)+|[a-z]+[A-Z]\w*)\b/g)].map((m) => m[1]);
+  const called = [...question.matchAll(/\b(?:tool|called|calling):?\s+([a-z][a-z0-9]*(?:_[a-z0-9]+)+|[a-z]+[A-Z]\w*)\b/g)].map((m) => m[1]);
+  // Or sent as the "tool" field of a request ({"tool": "whoamj"}).
+  called.push(...[...question.matchAll(/["']tool["']\s*:\s*["']([A-Za-z][\w-]*)["']/g)].map((m) => m[1]));
   // An error code or a state quoted from the answer is not the name that was sent.
   const sent = [...called, ...quoted].find((n) => !TOOL_NAMES.includes(n) && !(ERROR_CODES as readonly string[]).includes(n) && !(PURCHASE_STATUSES as readonly string[]).includes(n));
   if (!sent) return null;
+  // A typo of a real name ("buy_gaz") is that name, before any synonym is tried.
+  const typo = TOOL_NAMES.find((t) => oneEditApart(sent.toLowerCase(), t));
+  if (typo) return { tool: typo, sent };
   const parts = sent.replace(/([a-z])([A-Z])/g, '$1_$2').toLowerCase().split('_').map((w) => TOOL_SYNONYMS[w] ?? w);
   let best: { tool: string; score: number } | null = null;
   for (const tool of TOOL_NAMES) {
