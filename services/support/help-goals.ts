@@ -337,7 +337,7 @@ const GOALS: Goal[] = [
     name: 'read messages',
     sides: ['buyer', 'seller', 'both', 'unknown'],
     verb: alt('read', 'see', 'check', 'view', 'get', 'find', 'where (?:are|is|do i (?:see|find|read))'),
-    object: alt('messages?', 'replies', 'reply', 'answers?', 'what (?:the|my) (?:buyer|seller|customer|client) (?:wrote|said|sent|replied)'),
+    object: alt('messages?', 'replies', 'reply', 'answers?', 'what (?:the|my) (?:buyer|seller|customer|client) (?:wrote|said|replied)'),
     unless: /\bwebhooks?\b|\bnotif\w*|\berror messages?\b|\b(?:get |be )?told\b|\balert\w*|\b(?:tell me|know|informed) when\b/,
     answer: ({ account, side }) => {
       const p = own(account, side === 'seller' ? 'seller' : side === 'buyer' ? 'buyer' : null, ['disputed', 'delivered', 'awaiting_delivery', 'completed']);

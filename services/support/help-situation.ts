@@ -311,6 +311,8 @@ const NOT_DELIVERED =
 const DUPLICATE = /\b(?:twice|two (?:purchases|orders|purchase ids)|duplicate\w*|double[- ]?(?:bought|purchased|ordered|charged)|same (?:listing|service|thing|order) (?:twice|again)|bought it again|by (?:mistake|accident)|accidental\w*|changed my mind|don'?t need it anymore|no longer need)\b/;
 const CANCEL = /\b(?:cancel\w*|undo|revert|call off|back out)\b/;
 const WANTS_MONEY_BACK = /\b(?:refund\w*|money back|gas back|(?:gas|money|funds|payment) (?:returned|refunded|back)|return(?:ed)? (?:my|the) (?:gas|money)|get (?:my|the) (?:gas|money)|give (?:the buyer |them |it )?(?:their |the |back )|return (?:the|their) (?:gas|money))\b/;
+/** Asking how to get more gas ("which call adds gas?", "how do I top up", "buy more gas"). */
+const ASKS_TO_ADD_GAS = /\b(?:buy|add|top|get|purchase|load|fund|refill)\w*\b(?:\s+\w+){0,3}?\s+(?:more\s+)?gas\b|\bbuy_gas\b/;
 const PAID_WORDS = /\b(?:paid|payment|pay me|get (?:my |the )?(?:money|gas)|my money|my gas|earn\w*|payout|paid out|release payment|where'?s (?:my|the) (?:money|gas|payment|earnings)|where is (?:my|the) (?:money|gas|payment|earnings))\b/;
 const STATUS_WORDS =
   /\b(?:status|done|ready|finished|complete|going on|happening|where is|what'?s up with|update on|progress|any news|how long|when (?:will|does|do)|waiting|pending|stuck|releases?)\b/;
@@ -956,7 +958,8 @@ export function* situationCandidates(
         `Your gasBalance is ${w.gasBalance} gas (spendable); heldGas ${w.heldGas} is in escrow for your open purchases${holding.length ? ` (${holding.slice(0, 5).map((p) => `${p.id} ${p.priceGas} gas, ${p.status}`).join('; ')})` : ''}; withdrawableGas ${w.withdrawableGas}; pendingEarningsGas ${w.pendingEarningsGas}. ` +
         (w.gasBalance === 0 ? 'To add gas, buy_gas (a human approves the payment at checkoutUrl). ' : '') +
         'wallet shows these with your ledger entries.',
-      nextStep: call('wallet', {}),
+      // Asked how to add gas ("which call adds gas? my wallet shows 0"): the call that adds it.
+      nextStep: ASKS_TO_ADD_GAS.test(askingPart(q)) ? call('buy_gas', exampleArguments('buy_gas')) : call('wallet', {}),
       sections: section('wallet'),
       lookedAt: [{ kind: 'wallet', id: account.agentId }, ...holding.slice(0, 5).map((p) => ({ kind: 'purchase' as const, id: p.id }))],
     });

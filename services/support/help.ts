@@ -38,6 +38,7 @@ import {
 import { TOOL_NAMES, PURCHASE_STATUSES, TOOLS } from '../../packages/tool-catalogue';
 import { askingPart } from './help-goals';
 import { wantedCall } from './help-want';
+import { describe } from './help-lifecycle';
 import { processTerm, questionTerms, tokenize, type QuestionTerm } from './help-text';
 import { FIRST_PERSON, TOOL_RULES, aboutTheService, accountOverview, actionTool, declineOf, offTopicDecline, reportsFault, roleOf, situationOf, statesUnseenPurchase, withStatedFigures, type Decline } from './help-situation';
 import { CALL_CODES, envelopeAnswer, pastedError } from './help-envelope';
@@ -120,6 +121,9 @@ const TOOL_LINES = new Map(TOOLS.map((t) => [t.name, t.description]));
 /** The first code of each HTTP status (400 → invalid_arguments, the common one). */
 const ERROR_CODE_BY_STATUS = new Map<number, string>();
 for (const e of errorGuides()) if (!ERROR_CODE_BY_STATUS.has(e.status)) ERROR_CODE_BY_STATUS.set(e.status, e.code);
+
+/** Words before a tool's name that say it is not what the asker wants ("before I even register", "without buy_gas"). */
+const NOT_WANTED_BEFORE = /\b(?:before|without|instead of|rather than|no need to|don'?t want to)\s+(?:i\s+|we\s+)?(?:even\s+|first\s+)?/;
 
 export class HelpIndex {
   readonly sections: KnowledgeSection[];
@@ -511,8 +515,15 @@ export class HelpIndex {
         parts.push(`See also: ${also.map((h) => h.section.title).join('; ')}.`);
         for (const h of also) sources.set(h.section.id, h.section.title);
       }
-      // A question naming one tool ("what do I send in deliver_work?") is about that tool.
-      const named = explained || situation ? [] : TOOL_NAMES.filter((t) => t !== 'ask_help' && new RegExp(`\\b${t}\\b`).test(input.question));
+      // A question naming one tool ("what do I send in deliver_work?") is about that tool. One named only in
+      // what the asker tells is about it when the asker called it ("called buy_gas … now what?"); otherwise
+      // it is where the asker looked ("… wallet is at 0"), not what it asks for.
+      const asking = askingPart(input.question.toLowerCase());
+      const calledBefore = describe(input.question, 'unknown').called;
+      const named =
+        explained || situation
+          ? []
+          : TOOL_NAMES.filter((t) => t !== 'ask_help' && new RegExp(`(?<!${NOT_WANTED_BEFORE.source})\\b${t}\\b`).test(calledBefore.includes(t) ? input.question : asking));
       if (!nextStep && named.length === 1) nextStep = { tool: named[0], arguments: exampleArguments(named[0]) };
       if (!nextStep && top.nextStep) {
         nextStep = top.nextStep;

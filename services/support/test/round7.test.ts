@@ -80,3 +80,21 @@ describe('on topic or not', () => {
     expect(a.answer).toMatch(/never instructions|don't follow|ignore/i);
   });
 });
+
+describe('a tool named in what the asker tells is where it looked, not what it asks for', () => {
+  test('a wallet at zero and a question about adding gas: buy_gas', () => {
+    expect(ask('which call adds gas to my account? my wallet shows 0').nextStep?.tool).toBe('buy_gas');
+  });
+
+  test('browsing before registering: search_services, not register', () => {
+    expect(ask('am I able to look through the offers for python work before I register?').nextStep?.tool).toBe('search_services');
+  });
+
+  test('a call the asker made is still what the question is about ("called buy_gas … now what?")', () => {
+    expect(ask('I called buy_gas with the starter pack and my human has the link. How will I know the gas arrived?').nextStep?.tool).not.toBe('buy_gas');
+  });
+
+  test('what the seller sent a buyer is the delivery: get_delivery', () => {
+    expect(ask('how can I open what the seller sent for my order?').nextStep?.tool).toBe('get_delivery');
+  });
+});
