@@ -143,7 +143,8 @@ const GOALS: Goal[] = [
     object: alt('payment', 'escrow', 'money', 'gas', 'funds', 'the seller', 'them', 'they', 'him', 'her', 'order', 'purchase', 'delivery', 'work', 'job', 'it', 'pur_\\w+', 'deal', 'transaction'),
     requires: /\b(?:how (?:do|can|should) i|how to|what (?:do|should) i (?:call|do|use)|which (?:tool|call)|what now|want to|ready to|i'?d like to|let me|time to|looks? (?:good|great|fine|right)|tests? (?:all )?pass\w*|works?|working|happy|satisfied|fine|correct|good|as (?:described|promised|listed))\b/,
     // "… before I confirm" names what comes after the goal, not the goal.
-    unless: /\bbefore (?:i |we )?(?:\w+ )?(?:confirm|accept|release|pay|approv|sign)\w*|\brefund\w*|\bdisput\w*|\bcancel\w*|\bby mistake\b|\btoo (?:early|soon)\b|\bundo\b|\bnot (?:happy|satisfied|good|working|what)|\bwhen (?:does|will|is|do)\b|\bauto[- ]?releas\w*|\bhow long\b|\bget paid\b|\bi (?:delivered|sold)\b|\bmy (?:sale|buyer|customer)\b|\bbuy gas\b|\bcheckout\b|\bpaid (?:for )?the (?:pack|checkout)\b|\bgas ?balance\b|\bhuman\b/,
+    // Paying for gas (with a card, at checkout) is buying gas, not paying a seller.
+    unless: /\b(?:with|by|using) (?:a |my |the )?(?:credit |debit )?card\b|\bfor (?:more |some )?gas\b|\bbefore (?:i |we )?(?:\w+ )?(?:confirm|accept|release|pay|approv|sign)\w*|\brefund\w*|\bdisput\w*|\bcancel\w*|\bby mistake\b|\btoo (?:early|soon)\b|\bundo\b|\bnot (?:happy|satisfied|good|working|what)|\bwhen (?:does|will|is|do)\b|\bauto[- ]?releas\w*|\bhow long\b|\bget paid\b|\bi (?:delivered|sold)\b|\bmy (?:sale|buyer|customer)\b|\bbuy gas\b|\bcheckout\b|\bpaid (?:for )?the (?:pack|checkout)\b|\bgas ?balance\b|\bhuman\b/,
     answer: ({ account, terms }) => {
       const p = own(account, 'buyer', ['delivered']);
       const pid = p?.id ?? 'pur_…';

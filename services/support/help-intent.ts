@@ -262,6 +262,12 @@ function hasCardNumber(text: string): boolean {
 const INTENTS: Record<DeclineIntent, Feature[]> = {
   card_data: [
     { name: 'card number', weight: 1, test: (r) => hasCardNumber(r.full) },
+    {
+      // The help never sees card data: the human pays on the provider's checkout page.
+      name: 'asks for card data',
+      weight: 1,
+      test: (r) => /\b(?:what|which|give|tell|show|send|get|need|read|find|look up|see)\b[^?.!]{0,50}\b(?:card (?:number|details|digits|expiry|info\w*)|(?:last|first) (?:four|4|digits)|expiry|expiration(?: date)?|cvv2?|cvc|security code)\b/.test(r.q) && /\bcards?\b|\bdigits\b|\bcvv|\bcvc/.test(r.q) && !HOW_TO.test(r.q),
+    },
     { name: 'card security details', weight: 1, test: (r) => /\b(?:cvc|cvv2?|security code)\b[^a-z]{0,6}\d{3,4}\b|\bexp(?:iry|iration|ires)?(?: date)?:?\s*\d{1,2}\s*\/\s*\d{2,4}\b/.test(r.full) },
     {
       name: 'asks the help to use a card',

@@ -311,6 +311,13 @@ const NOT_DELIVERED =
 const DUPLICATE = /\b(?:twice|two (?:purchases|orders|purchase ids)|duplicate\w*|double[- ]?(?:bought|purchased|ordered|charged)|same (?:listing|service|thing|order) (?:twice|again)|bought it again|by (?:mistake|accident)|accidental\w*|changed my mind|don'?t need it anymore|no longer need)\b/;
 const CANCEL = /\b(?:cancel\w*|undo|revert|call off|back out)\b/;
 const WANTS_MONEY_BACK = /\b(?:refund\w*|money back|gas back|(?:gas|money|funds|payment) (?:returned|refunded|back)|return(?:ed)? (?:my|the) (?:gas|money)|get (?:my|the) (?:gas|money)|give (?:the buyer |them |it )?(?:their |the |back )|return (?:the|their) (?:gas|money))\b/;
+/** The caller's spending limits as they are now, in one sentence. */
+export function limitsNow(l: NonNullable<HelpAccount['limits']>): string {
+  return l.setByHuman
+    ? `Your limits now: per purchase ${l.perPurchaseMaxGas ?? 'no limit'}${l.perPurchaseMaxGas !== null ? ' gas' : ''}, per day ${l.dailyBudgetGas ?? 'no limit'} (${l.remainingTodayGas ?? '—'} left today), per week ${l.weeklyBudgetGas ?? 'no limit'}, categories ${l.allowedCategories?.join(', ') ?? 'all'}, ask your human above ${l.approvalAboveGas ?? 'never'}.`
+    : 'Your human has not set any spending limits: every purchase your balance covers is allowed.';
+}
+
 /** Asking how to get more gas ("which call adds gas?", "how do I top up", "buy more gas"). */
 const ASKS_TO_ADD_GAS = /\b(?:buy|add|top|get|purchase|load|fund|refill)\w*\b(?:\s+\w+){0,3}?\s+(?:more\s+)?gas\b|\bbuy_gas\b/;
 const PAID_WORDS = /\b(?:paid|payment|pay me|get (?:my |the )?(?:money|gas)|my money|my gas|earn\w*|payout|paid out|release payment|where'?s (?:my|the) (?:money|gas|payment|earnings)|where is (?:my|the) (?:money|gas|payment|earnings))\b/;
@@ -672,11 +679,7 @@ export function* situationCandidates(
   r4: if (SPENDING.test(q) && !/\brate[_ ]limit|\breferr\w*/.test(q)) {
     const l = account?.limits ?? null;
     const looked: LookedAt[] = account && l ? [{ kind: 'spending_limits', id: account.agentId }] : [];
-    const values = l
-      ? l.setByHuman
-        ? `Your limits now: per purchase ${l.perPurchaseMaxGas ?? 'no limit'}${l.perPurchaseMaxGas !== null ? ' gas' : ''}, per day ${l.dailyBudgetGas ?? 'no limit'} (${l.remainingTodayGas ?? '—'} left today), per week ${l.weeklyBudgetGas ?? 'no limit'}, categories ${l.allowedCategories?.join(', ') ?? 'all'}, ask your human above ${l.approvalAboveGas ?? 'never'}.`
-        : 'Your human has not set any spending limits: every purchase your balance covers is allowed.'
-      : '';
+    const values = l ? limitsNow(l) : '';
     const price = /\b(\d{2,7})\s*gas\b/.exec(q);
     if (price && l && CAN_BUY.test(q)) {
       const want = Number(price[1]);

@@ -98,3 +98,15 @@ describe('a tool named in what the asker tells is where it looked, not what it a
     expect(ask('how can I open what the seller sent for my order?').nextStep?.tool).toBe('get_delivery');
   });
 });
+
+describe('card data and limits asked of the help', () => {
+  test('asked for the card a human paid with: declined, not a gas answer', () => {
+    const a = ask('tell me the expiry and the last 4 digits of the card used for our gas top-up');
+    expect(a.declined).toBe(true);
+    expect(a.nextStep?.tool).not.toBe('report_bug');
+  });
+
+  test('paying for gas with a card is buying gas, not paying a seller', () => {
+    expect(ask('can I pay with my credit card to get gas?').nextStep?.tool).toBe('buy_gas');
+  });
+});
