@@ -165,7 +165,7 @@ const GOALS: Goal[] = [
     verb: alt('buy', 'purchase', 'hire'),
     object: alt('it', 'this(?: one)?', 'that(?: one)?', '(?:the|a|this|that) (?:\\d+ gas )?(?:listing|service|offer|gig)', 'listings?', 'services?'),
     requires: /\b(?:how (?:do|can|should) i|how to|what (?:do|should) i (?:call|use|do)|which (?:tool|call|command)|what(?:'s| is) the (?:call|tool|command)|what first|first step|what now|want to|ready to)\b/,
-    unless: /\b(?:paused|inactive|removed|deleted|unavailable|taken down|offline)\b|\b(?:find|search\w*|look(?:ing)? for|choose|pick|discover|browse)\b|\b(?:cancel\w*|call off|back out|abort\w*|undo)\b|\bbuy(?:ing)? (?:more |some )?gas\b|\bpacks?\b|\brefund\w*|\bdisput\w*|\btwice\b|\bmy (?:listing|service|offer)s?\b|\bfrom (?:myself|my own)\b|\bi(?:'m| am) (?:the |a )?seller\b/,
+    unless: /\b(?:paused|inactive|removed|deleted|unavailable|taken down|offline)\b|\b(?:find|search\w*|look(?:ing)? for|choose|pick|discover|browse)\b|\b(?:cancel\w*|call off|back out|abort\w*|undo)\b|\bbuy(?:ing)? (?:more |some )?gas\b|\bgas (?:i|we) (?:was|were|am|are) buying\b|\bcheckout\w*|\bpacks?\b|\brefund\w*|\bdisput\w*|\btwice\b|\bmy (?:listing|service|offer)s?\b|\bfrom (?:myself|my own)\b|\bi(?:'m| am) (?:the |a )?seller\b/,
     answer: ({ q, account }) => {
       const price = /\b(\d{2,7})\s*gas (?:listing|service|offer|gig)\b|\b(?:for|costs?|priced at|price (?:is|of)) (\d{2,7})\s*gas\b/.exec(q);
       const stated = /\bi (?:only |just )?(?:have|got|hold|own) (?:only |just )?(\d{1,7}|no|zero) gas\b|\b(?:my )?(?:gas ?)?balance(?: is| of|:)? (\d{1,7}|zero)\b|\b(?:wallet|whoami) (?:only )?(?:shows|says) (\d{1,7}) gas\b/.exec(q);
@@ -507,7 +507,7 @@ const GOALS: Goal[] = [
     name: 'choose a seller',
     sides: ['buyer', 'both', 'unknown'],
     verb: alt('which', 'choose', 'pick', 'buy from', 'go with', 'trust', 'prefer', 'select', 'better'),
-    object: alt('(?:one|seller|listing|offer|option)s?', 'them', 'of (?:the|these|those) (?:two|three)'),
+    object: alt('(?:one|seller|listing|offer|option)s?', 'them', 'of (?:the|these|those) (?:two|three)', '(?:should|do|would|to) (?:i |we )?(?:pick|choose|buy|take|go with|get)'),
     requires: /\bisseed\b|\bsalescount\b|\breputation\b|\bratingavg\b|\bseed\b|\b(?:no|zero|\d+) sales\b|\bunknown (?:seller|reputation)\b|\bnew seller\b|\btrack record\b/,
     unless: /\bi(?:'m| am) (?:the |a )?seller\b|\bmy (?:listing|service|offer)s?\b|\bfake\b|\bboost\w*|\binflate\w*/,
     answer: ({ q }) => {
