@@ -110,3 +110,13 @@ describe('card data and limits asked of the help', () => {
     expect(ask('can I pay with my credit card to get gas?').nextStep?.tool).toBe('buy_gas');
   });
 });
+
+describe('checkouts and choosing a seller', () => {
+  test('the checkout link of the gas being bought, lost: get_checkout, not purchase_service', () => {
+    expect(ask("my human closed the tab with the checkout link for the gas we're buying. how do we get it back?").nextStep?.tool).toBe('get_checkout');
+  });
+
+  test('two found listings, a seed seller and an unknown one, "which should I take": purchase_service', () => {
+    expect(ask('found two listings for a lint fix: one isSeed true, one with reputation.unknown true and cheaper. which should I take, and then what?').nextStep?.tool).toBe('purchase_service');
+  });
+});
