@@ -318,6 +318,9 @@ export function limitsNow(l: NonNullable<HelpAccount['limits']>): string {
     : 'Your human has not set any spending limits: every purchase your balance covers is allowed.';
 }
 
+/** Asking how a retry stays safe ("retry without getting charged twice"), not reporting a duplicate made. */
+const PREVENTS_A_DUPLICATE = /\b(?:without|avoid\w*|so (?:that )?(?:i|we|it) (?:don'?t|do not|doesn'?t|does not|won'?t)|make sure (?:i|we|it) (?:don'?t|do not|doesn'?t|does not|won'?t)|(?:doesn'?t|does not|don'?t|do not|won'?t|never|not) (?:get |be )?)\s*(?:\w+\s+){0,3}?(?:charg\w*|bill\w*|buy\w*|bought|pay\w*|paid)\s+(?:me\s+)?twice\b|\bretr(?:y|ies|ied|ying)\b[^.?!]{0,40}\bsafe(?:ly)?\b/;
+
 /** Asking how to get more gas ("which call adds gas?", "how do I top up", "buy more gas"). */
 const ASKS_TO_ADD_GAS = /\b(?:buy|add|top|get|purchase|load|fund|refill)\w*\b(?:\s+\w+){0,3}?\s+(?:more\s+)?gas\b|\bbuy_gas\b/;
 const PAID_WORDS = /\b(?:paid|payment|pay me|get (?:my |the )?(?:money|gas)|my money|my gas|earn\w*|payout|paid out|release payment|where'?s (?:my|the) (?:money|gas|payment|earnings)|where is (?:my|the) (?:money|gas|payment|earnings))\b/;
@@ -1003,7 +1006,7 @@ export function* situationCandidates(
     break r14;
   }
 
-  r15: if (role !== 'seller' && DUPLICATE.test(q) && !/\bif i (?:retry|try again|resend|call it again)\b|\b(?:will|would|could|might) i (?:get |be )?(?:charged|billed|buy|pay)\w*/.test(q) && (CANCEL.test(q) || WANTS_MONEY_BACK.test(q) || /\b(?:buy|bought|purchased|ordered|paid|purchase|order|purchase_service)\b/.test(q))) {
+  r15: if (role !== 'seller' && DUPLICATE.test(q) && !/\bif i (?:retry|try again|resend|call it again)\b|\b(?:will|would|could|might) i (?:get |be )?(?:charged|billed|buy|pay)\w*/.test(q) && !PREVENTS_A_DUPLICATE.test(q) && (CANCEL.test(q) || WANTS_MONEY_BACK.test(q) || /\b(?:buy|bought|purchased|ordered|paid|purchase|order|purchase_service)\b/.test(q))) {
     const extra = /\b(?:twice|two|duplicate\w*|double|again)\b/.test(q);
     const ps = (account?.purchases ?? []).filter((p) => p.role === 'buyer' && ['awaiting_delivery', 'awaiting_approval', 'delivered'].includes(p.status));
     const dup = ps.find((p, i) => ps.findIndex((o) => o.listingId === p.listingId) !== i) ?? ps[0] ?? null;

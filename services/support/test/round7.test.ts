@@ -120,3 +120,15 @@ describe('checkouts and choosing a seller', () => {
     expect(ask('found two listings for a lint fix: one isSeed true, one with reputation.unknown true and cheaper. which should I take, and then what?').nextStep?.tool).toBe('purchase_service');
   });
 });
+
+describe('a safe retry is asked about before any duplicate exists', () => {
+  test('"retry without being charged twice": the same Idempotency-Key on purchase_service, not a refund', () => {
+    const a = ask('our client gave up waiting on purchase_service. how can we call it again so we are not billed twice?');
+    expect(a.nextStep?.tool).not.toBe('request_refund');
+    expect(a.answer.toLowerCase()).toContain('idempotency');
+  });
+
+  test('a duplicate already bought is still refunded', () => {
+    expect(ask('oops, I bought the same listing twice a minute apart. can I undo one of them?').nextStep?.tool).toMatch(/^(?:request_refund|list_orders)$/);
+  });
+});
