@@ -318,8 +318,8 @@ export function limitsNow(l: NonNullable<HelpAccount['limits']>): string {
     : 'Your human has not set any spending limits: every purchase your balance covers is allowed.';
 }
 
-/** Asking how a retry stays safe ("retry without getting charged twice"), not reporting a duplicate made. */
-const PREVENTS_A_DUPLICATE = /\b(?:without|avoid\w*|so (?:that )?(?:i|we|it) (?:don'?t|do not|doesn'?t|does not|won'?t)|make sure (?:i|we|it) (?:don'?t|do not|doesn'?t|does not|won'?t)|(?:doesn'?t|does not|don'?t|do not|won'?t|never|not) (?:get |be )?)\s*(?:\w+\s+){0,3}?(?:charg\w*|bill\w*|buy\w*|bought|pay\w*|paid)\s+(?:me\s+)?twice\b|\bretr(?:y|ies|ied|ying)\b[^.?!]{0,40}\bsafe(?:ly)?\b/;
+/** Asking about a retry ("if I retry …", "will I be charged twice?", "retry without getting charged twice"), not reporting a duplicate made. */
+const ASKS_ABOUT_A_RETRY = /\bif i (?:retry|try again|resend|call it again)\b|\b(?:will|would|could|might) i (?:get |be )?(?:charged|billed|buy|pay)\w*|\b(?:without|avoid\w*|so (?:that )?(?:i|we|it) (?:don'?t|do not|doesn'?t|does not|won'?t)|make sure (?:i|we|it) (?:don'?t|do not|doesn'?t|does not|won'?t)|(?:doesn'?t|does not|don'?t|do not|won'?t|never|not) (?:get |be )?)\s*(?:\w+\s+){0,3}?(?:charg\w*|bill\w*|buy\w*|bought|pay\w*|paid)\s+(?:me\s+)?twice\b|\bretr(?:y|ies|ied|ying)\b[^.?!]{0,40}\bsafe(?:ly)?\b/;
 
 /** Asking how to get more gas ("which call adds gas?", "how do I top up", "buy more gas"). */
 const ASKS_TO_ADD_GAS = /\b(?:buy|add|top|get|purchase|load|fund|refill)\w*\b(?:\s+\w+){0,3}?\s+(?:more\s+)?gas\b|\bbuy_gas\b/;
@@ -327,7 +327,7 @@ const PAID_WORDS = /\b(?:paid|payment|pay me|get (?:my |the )?(?:money|gas)|my m
 const STATUS_WORDS =
   /\b(?:status|done|ready|finished|complete|going on|happening|where is|what'?s up with|update on|progress|any news|how long|when (?:will|does|do)|waiting|pending|stuck|releases?)\b/;
 /** The caller's human's spending limits (not a rate limit, not "is there a limit" on something else). */
-const SPENDING =
+export const SPENDING =
   /\b(?:spending|purchase|per[- ]purchase|daily|weekly|buying)\s+(?:limits?|caps?|budgets?|max\w*)\b|\b(?:my|daily|weekly|the|owner'?s|human'?s) budgets?\b(?! (?:of|is) (?:about|around|roughly)? ?\d)|\bbudget (?:limit|cap)s?\b|\ballowance\b|\bmy (?:spending )?limits?\b|\blimits? (?:my (?:human|owner)|(?:that )?(?:my )?(?:human|owner) (?:set|sets|put))|\b(?:set|imposed) by my (?:human|owner)\b|\bperpurchasemax\b|\bspend\w*\b[^?]{0,30}\blimit|\blimit\w*\b[^?]{0,30}\bspend\w*|\bhow much (?:can i|i can|am i allowed to|may i) (?:spend|buy)\b|\b(?:my )?(?:human|owner) (?:set|sets|configured|put|changed|restricted|limited)\b|\ballowed to (?:buy|spend|purchase)\b|\b(?:buy|spend|purchase)\b[^?]{0,20}\b(?:above|over|more than)\s*\d+|\bmost expensive\b[^?]{0,30}\b(?:allowed|can i|i can|may i)\b|\b(?:caps?|max\w*)\b[^?]{0,30}\bspend|\b(?:most expensive|priciest|highest[- ]priced|biggest|largest|max(?:imum)?)\b[^?]{0,40}\b(?:can i|i can|i'?m allowed|am i allowed|allowed|may i|am i able)\b[^?]{0,20}\b(?:buy|spend|purchase|afford|order)|\bhow much\b[^?]{0,30}\b(?:in one go|per purchase|at once|in a single (?:purchase|order))/;
 /** A question that points at the caller's current purchase without naming it. */
 const DEICTIC =
@@ -1006,7 +1006,7 @@ export function* situationCandidates(
     break r14;
   }
 
-  r15: if (role !== 'seller' && DUPLICATE.test(q) && !/\bif i (?:retry|try again|resend|call it again)\b|\b(?:will|would|could|might) i (?:get |be )?(?:charged|billed|buy|pay)\w*/.test(q) && !PREVENTS_A_DUPLICATE.test(q) && (CANCEL.test(q) || WANTS_MONEY_BACK.test(q) || /\b(?:buy|bought|purchased|ordered|paid|purchase|order|purchase_service)\b/.test(q))) {
+  r15: if (role !== 'seller' && DUPLICATE.test(q) && !ASKS_ABOUT_A_RETRY.test(q) && (CANCEL.test(q) || WANTS_MONEY_BACK.test(q) || /\b(?:buy|bought|purchased|ordered|paid|purchase|order|purchase_service)\b/.test(q))) {
     const extra = /\b(?:twice|two|duplicate\w*|double|again)\b/.test(q);
     const ps = (account?.purchases ?? []).filter((p) => p.role === 'buyer' && ['awaiting_delivery', 'awaiting_approval', 'delivered'].includes(p.status));
     const dup = ps.find((p, i) => ps.findIndex((o) => o.listingId === p.listingId) !== i) ?? ps[0] ?? null;

@@ -40,7 +40,7 @@ import { askingPart } from './help-goals';
 import { wantedCall } from './help-want';
 import { describe } from './help-lifecycle';
 import { processTerm, questionTerms, tokenize, type QuestionTerm } from './help-text';
-import { FIRST_PERSON, TOOL_RULES, aboutTheService, limitsNow, accountOverview, actionTool, declineOf, offTopicDecline, reportsFault, roleOf, situationOf, statesUnseenPurchase, withStatedFigures, type Decline } from './help-situation';
+import { FIRST_PERSON, SPENDING, TOOL_RULES, aboutTheService, accountOverview, actionTool, declineOf, offTopicDecline, limitsNow, reportsFault, roleOf, situationOf, statesUnseenPurchase, withStatedFigures, type Decline } from './help-situation';
 import { CALL_CODES, envelopeAnswer, pastedError } from './help-envelope';
 import type { HelpAccount, HelpAnswer, HelpContext, HelpInput, LookedAt } from '../../packages/contracts/support';
 
@@ -121,9 +121,6 @@ const TOOL_LINES = new Map(TOOLS.map((t) => [t.name, t.description]));
 /** The first code of each HTTP status (400 → invalid_arguments, the common one). */
 const ERROR_CODE_BY_STATUS = new Map<number, string>();
 for (const e of errorGuides()) if (!ERROR_CODE_BY_STATUS.has(e.status)) ERROR_CODE_BY_STATUS.set(e.status, e.code);
-
-/** The caller's spending limits named ("my per-purchase limit", "daily budget"). */
-const SPENDING_LIMITS = /\b(?:limits?|budgets?|cap|spending)\b/;
 
 /** Words before a tool's name that say it is not what the asker wants ("before I even register", "without buy_gas"). */
 const NOT_WANTED_BEFORE = /\b(?:before|without|instead of|rather than|no need to|don'?t want to)\s+(?:i\s+|we\s+)?(?:even\s+|first\s+)?/;
@@ -624,7 +621,7 @@ function declined(d: Decline, input: HelpInput, lookedAt: LookedAt[] = []): Help
 function groundedDecline(d: Decline, question: string, account: HelpAccount | null): { decline: Decline; lookedAt: LookedAt[] } {
   const q = question.toLowerCase();
   // A change of the caller's own limits asked of the help: the refusal says what they are now.
-  if (d.intent === 'operator_action' && account?.limits && SPENDING_LIMITS.test(q)) {
+  if (d.intent === 'operator_action' && account?.limits && SPENDING.test(q)) {
     return { decline: { ...d, answer: `${d.answer}\n\n${limitsNow(account.limits)}` }, lookedAt: [{ kind: 'spending_limits', id: account.agentId }] };
   }
   if (d.intent !== 'operator_action' || !account?.purchases?.length) return { decline: d, lookedAt: [] };
