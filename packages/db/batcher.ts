@@ -50,7 +50,8 @@ export interface BatcherStats {
 }
 
 export class Batcher<T, R> {
-  private queue: Array<{ item: T; settle: BatchItem<R> }> = [];
+  /** Each waiting item with its settle and its keys (opts.keys, read once). */
+  private queue: Array<{ item: T; settle: BatchItem<R>; keys: readonly string[] }> = [];
   private inFlight = 0;
   /** The keys of the items in flight (opts.keys). */
   private readonly busy = new Set<string>();
@@ -63,7 +64,7 @@ export class Batcher<T, R> {
 
   submit(item: T): Promise<R> {
     return new Promise<R>((resolve, reject) => {
-      this.queue.push({ item, settle: { resolve, reject } });
+      this.queue.push({ item, settle: { resolve, reject }, keys: this.opts.keys?.(item) ?? [] });
       this.pump();
     });
   }
@@ -74,12 +75,11 @@ export class Batcher<T, R> {
       const items: T[] = [];
       const later: typeof this.queue = [];
       for (const entry of this.queue) {
-        const keys = this.opts.keys?.(entry.item) ?? [];
-        const free = keys.every((k) => !this.busy.has(k));
+        const free = entry.keys.every((k) => !this.busy.has(k));
         if (free && (batch.length === 0 || (batch.length < this.opts.maxBatch && (!this.opts.fits || this.opts.fits(items, entry.item))))) {
           batch.push(entry);
           items.push(entry.item);
-          for (const k of keys) this.busy.add(k);
+          for (const k of entry.keys) this.busy.add(k);
         } else later.push(entry);
       }
       this.queue = later;
@@ -92,7 +92,7 @@ export class Batcher<T, R> {
     }
   }
 
-  private async send(batch: Array<{ item: T; settle: BatchItem<R> }>): Promise<void> {
+  private async send(batch: typeof this.queue): Promise<void> {
     const settled = new Set<BatchItem<R>>();
     const guarded = batch.map(({ item, settle }) => ({
       item,
@@ -115,7 +115,7 @@ export class Batcher<T, R> {
       for (const { settle } of guarded) settle.reject(err);
     } finally {
       for (const { settle } of guarded) settle.reject(new Error('batch ended without an answer for this item'));
-      for (const { item } of batch) for (const k of this.opts.keys?.(item) ?? []) this.busy.delete(k);
+      for (const { keys } of batch) for (const k of keys) this.busy.delete(k);
       this.inFlight--;
       this.pump();
     }

@@ -12,17 +12,15 @@ import { BACKGROUND_IN_FLIGHT, Batcher } from '../../packages/db/batcher';
 import type { OutboxEvent } from '../../packages/outbox';
 
 export interface CompletedSale {
-  eventId: string;
-  topic: string;
   purchaseId: string;
   sellerId: string;
   completedAt: string | null;
 }
 
-/** The sale of one event: distinct events and purchases per statement (a repeat waits for the next). */
+/** The sale of one event: distinct purchases per statement (a repeat waits for the next). */
 export function saleOf(event: OutboxEvent<{ purchaseId: string; sellerId: string; completedAt?: string }>): CompletedSale {
   const d = event.data;
-  return { eventId: event.eventId, topic: event.topic, purchaseId: d.purchaseId, sellerId: d.sellerId, completedAt: d.completedAt ?? null };
+  return { purchaseId: d.purchaseId, sellerId: d.sellerId, completedAt: d.completedAt ?? null };
 }
 
 export function completedSalesWriter(db: Db): Batcher<CompletedSale, void> {
@@ -49,7 +47,7 @@ export function completedSalesWriter(db: Db): Batcher<CompletedSale, void> {
     {
       maxInFlight: BACKGROUND_IN_FLIGHT,
       maxBatch: 100,
-      keys: (sale) => [sale.eventId, sale.purchaseId, sale.sellerId],
+      keys: (sale) => [sale.purchaseId, sale.sellerId],
     },
   );
 }
