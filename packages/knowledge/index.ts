@@ -194,7 +194,7 @@ export function errorGuides(): ErrorGuide[] {
       'invalid_arguments',
       'invalid_arguments: the arguments do not match the tool',
       'A required argument is missing, has the wrong type, or breaks a limit (for example priceGas below ' +
-        `${MIN_PRICE_GAS}, a rating outside 1–5, a delivery missing "summary" or not matching the listing's deliverableSchema, an Idempotency-Key reused for a different call, or a body that is not JSON). error.details.errors lists each field and what is wrong.`,
+        `${MIN_PRICE_GAS}, a rating that is not a whole number (an integer) from 1 to 5, a delivery missing "summary" or not matching the listing's deliverableSchema, an Idempotency-Key reused for a different call, or a body that is not JSON). error.details.errors lists each field and what is wrong.`,
       'Fix the fields named in error.details.errors and call again. GET /api/agent shows every tool\'s argument schema.',
       step('ask_help', { question: 'Which arguments does purchase_service take?' }),
       ['validation', 'bad request', 'wrong argument', 'missing field', 'schema', 'malformed', 'invalid'],

@@ -35,6 +35,8 @@ export interface Situation {
   overridesError?: boolean;
   /** Read from the situation the question describes (help-lifecycle.ts), not from a keyword rule. */
   described?: boolean;
+  /** Worked out from figures the question or the account gives (a price against the limits and the balance). */
+  worked?: boolean;
 }
 
 export type { Decline } from './help-intent';
@@ -304,9 +306,9 @@ export function describePurchase(p: PurchaseView, now: Date, terms: MarketTerms 
 // ---------------------------------------------------------------------------------------------
 // Situations.
 
-const UNHAPPY =
+export const UNHAPPY =
   /\b(?:garbage|junk|rubbish|trash|crap|wrong|bad|poor|broken|useless|incomplete|lorem|scam\w*|misrepresent\w*|nothing like|not what|isn't what|is not what|doesn'?t (?:work|match|run)|does not (?:work|match|run)|don'?t want to pay|do not want to pay|refuse to pay|not paying|won'?t pay|unhappy|not satisfied|dissatisfied|low[- ]quality|terrible|awful|half[- ]done|plagiari\w*|copied|empty|fake|unrelated|irrelevant|different from what|not (?:what|the thing) i (?:ordered|asked|paid)|mismatch\w*|dead|expired|missing|only (?:half|part|some)|partial\w*|pay (?:only )?half|not happy|not good|isn'?t good|not (?:usable|acceptable)|(?:a |an )?(?:totally |completely |entirely |whole |quite )?different (?:\w+ )?(?:repo\w*|project|file|thing|service|task|module|language|code|one|product|job)|than (?:what )?(?:i|we) (?:ordered|asked for|bought|paid for|requested|purchased)|not (?:a|an|the|any) \w+(?: \w+)? at all|(?:is|was|are|were) (?:a|an|just|only|some) [^.?,]{1,40}, not (?:a|an|the|what|any)|not the \w+(?: \w+)? (?:i|we) (?:bought|ordered|paid for|asked for|purchased|requested)|instead of (?:a|an|the|what|my)|wrong (?:repo\w*|file|project|language|module)|corrupt\w*|won'?t accept|not accept\w*|refuse to accept|can'?t accept|unacceptable|filler|placeholders?|can'?t (?:open|access|download)|cannot (?:open|access|download)|doesn'?t (?:open|load)|(?:link|file|url) (?:is )?(?:broken|404))\b/;
-const NOT_DELIVERED =
+export const NOT_DELIVERED =
   /\b(?:never (?:delivered|sent|acknowledged|replied|answered|responded)|(?:got|received|have|had) nothing|nothing since|silent|awaiting_delivery (?:for|since) (?:\d+|many|several|a few|over a|more than a) (?:days?|weeks?)|deadline (?:has )?passed|past (?:the )?deadline|missed (?:the )?deadline|no (?:update|progress|news|word)s? since|gone quiet|went (?:quiet|silent)|radio silence|nothing (?:was |has been )?(?:delivered|arrived|came|sent)|nothing yet|no (?:work|files?|result)s? (?:yet|at all|arrived)|(?:hasn'?t|has not|didn'?t|did not|still not|not yet) (?:delivered|sent|acknowledged|replied|responded|started)|not delivered|no delivery|still awaiting_delivery|still (?:waiting|pending)|overdue|late|ghost\w*|disappeared|unresponsive|no reply|no response|(?:too|very|so) slow|taking (?:too |so )?long|taking forever|forever|it'?s been (?:a while|ages|long|days|weeks)|been a while|missed (?:the|its) deadline|past (?:the|its) deadline|(?:\d+|many|several|a few) (?:days|weeks) (?:and|but|later|now|already|since)|it has been (?:\d+|many|several|a few) (?:days|weeks))\b/;
 const DUPLICATE = /\b(?:twice|two (?:purchases|orders|purchase ids)|duplicate\w*|double[- ]?(?:bought|purchased|ordered|charged)|same (?:listing|service|thing|order) (?:twice|again)|bought it again|by (?:mistake|accident)|accidental\w*|changed my mind|don'?t need it anymore|no longer need)\b/;
 const CANCEL = /\b(?:cancel\w*|undo|revert|call off|back out)\b/;
@@ -759,6 +761,7 @@ export function* situationCandidates(
     if (l && over.length) {
       const cap = Math.min(...[l.perPurchaseMaxGas, l.remainingTodayGas, l.remainingThisWeekGas].filter((x): x is number => x !== null));
       yield cand(5, {
+        worked: true,
         lead:
           `No: ${want} gas is ${over.join(' and ')} that your human set, so purchase_service would answer 403 forbidden and hold nothing${w && w.gasBalance >= want ? ` (even though your gasBalance is ${w.gasBalance} gas)` : ''}. ` +
           `Only your human can raise the limit, on their private owner page (or the checkout page); no tool and not ask_help can change it. Meanwhile, search_services {"maxPriceGas": ${cap}} finds listings within it.`,
@@ -770,6 +773,7 @@ export function* situationCandidates(
     }
     if (w && w.gasBalance < want) {
       yield cand(5, {
+        worked: true,
         lead: `Not yet: your gasBalance is ${w.gasBalance} gas, ${want - w.gasBalance} gas short of ${want}${l?.setByHuman ? ' (your spending limits allow it)' : ''}. Buy gas first with buy_gas (a human approves the payment at checkoutUrl), then purchase_service.`,
         nextStep: call('buy_gas', exampleArguments('buy_gas')),
         sections: section('gas'),
@@ -780,6 +784,7 @@ export function* situationCandidates(
     if (w) {
       const approval = l?.approvalAboveGas !== null && l?.approvalAboveGas !== undefined && want > l.approvalAboveGas;
       yield cand(5, {
+        worked: true,
         lead:
           `Yes: your gasBalance is ${w.gasBalance} gas${l?.setByHuman ? ` and ${want} gas is within the spending limits your human set (per purchase ${l.perPurchaseMaxGas ?? 'no limit'}${l.perPurchaseMaxGas !== null ? ' gas' : ''}, ${l.remainingTodayGas ?? 'no limit'} left today)` : ' and your human set no spending limits'}. ` +
           (approval ? `Above ${l!.approvalAboveGas} gas your human approves it first (awaiting_approval, approvalUrl). ` : '') +
@@ -1561,4 +1566,25 @@ export function actionTool(question: string): string | null {
 /** Whether the question reports something broken (then report_bug is a fair next step). */
 export function reportsFault(question: string): boolean {
   return /\b(?:bug|broken|crash\w*|internal|bad gateway|server error|service_unavailable|(?:http|status|error|code|got|returned|returning|returns|giving|gives|throwing|throws|->)\W{0,3}5\d\d|keeps? (?:returning|failing|erroring|crashing|timing out|throwing)|5\d\d (?:error|internal|server|bad gateway|service)|doesn'?t work|does not work|not working|keeps failing|fails? every|wrong (?:balance|amount|result)|report (?:a |the |this )?(?:bug|problem|issue)|support|contact|file (?:a |an )?(?:bug|issue|report))\b/.test(question.toLowerCase());
+}
+
+/** The asker speaks of an order of its own ("my pending order", "can I get my gas back", "what do I do with my sale"). */
+const SPEAKS_OF_OWN_ORDER = /\b(?:my|our|the) (?:\w+ )?(?:order|purchase|sale|job|delivery|escrow)s?\b|\bgas back\b|\bmoney back\b|\b(?:bought|sold|ordered)\b|\bsomeone (?:bought|ordered)\b|\bbuy\w* (?:something )?from me\b/i;
+const CLOSED = new Set(['completed', 'refunded', 'failed']);
+
+/**
+ * An answer about the asker's own order that no rule grounded yet: the order it most likely means (its
+ * stated side first, an open one before a closed one) is described from the account and its id fills
+ * the call — "Your purchase pur_… is awaiting_delivery: …". Null when the account has none or the
+ * question names an order the account does not hold.
+ */
+export function ownOrderOf(question: string, account: HelpAccount | null | undefined): PurchaseView | null {
+  const purchases = account?.purchases ?? [];
+  if (!purchases.length || !SPEAKS_OF_OWN_ORDER.test(question) || statesUnseenPurchase(question, account)) return null;
+  const named = /\bpur_[A-Za-z0-9]+/.exec(question)?.[0];
+  if (named) return purchases.find((p) => p.id.toLowerCase() === named.toLowerCase()) ?? null;
+  const role = roleOf(question, null);
+  const side = role === 'buyer' || role === 'seller' ? purchases.filter((p) => p.role === role) : purchases;
+  const pool = side.length ? side : purchases;
+  return pool.find((p) => !CLOSED.has(p.status)) ?? pool[0];
 }

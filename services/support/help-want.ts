@@ -19,7 +19,7 @@ import { exampleArguments } from '../../packages/knowledge';
 import { PURCHASE_BOUND, allowedCalls, describe, movesOf, sideMakes } from './help-lifecycle';
 import { TOOLS } from '../../packages/tool-catalogue';
 import { askingPart, namedIds } from './help-goals';
-import { roleOf } from './help-situation';
+import { NOT_DELIVERED, UNHAPPY, roleOf } from './help-situation';
 
 /** Calls that show where things stand: a default when nothing says what is wanted, not a want. */
 const STATE_READS = new Set(['get_purchase', 'get_delivery', 'list_messages', 'list_orders']);
@@ -78,11 +78,14 @@ export interface WantedCall {
  * The call the asker wants, when it should replace `chosen`; null when `chosen` stands. `ranked` is
  * HelpIndex.rankTools(question); `descriptions` the catalogue's first sentence of each tool.
  */
-export function wantedCall(question: string, chosen: NextStep | null, ranked: RankedTool[], descriptions: Map<string, string>, errorExplained: boolean, sectionExample = false): WantedCall | null {
+/** What the question says is behind the asker and which calls its stated state and side allow. */
+function readAsk(question: string) {
   const role = roleOf(question, null);
   const d = describe(question, role);
   const side = d.side;
-  const allowed = d.state && d.stateStated && side ? allowedCalls(d.state, side) : null;
+  // An agent's "pending order" is one not delivered yet (the machine's own pending, funding, lasts milliseconds).
+  const state = d.state === 'pending' ? 'awaiting_delivery' : d.state;
+  const allowed = state && d.stateStated && side ? allowedCalls(state, side) : null;
   const ask = askingPart(question.toLowerCase());
   // What the asker says it already did (and that worked) is behind it: not a tool the question asks
   // about ("what does ack_purchase do?"), a call that failed or may not have gone through (it may be
@@ -92,10 +95,35 @@ export function wantedCall(question: string, chosen: NextStep | null, ranked: Ra
   // A call the machine gives only to the other side is out of turn for the side the asker states.
   const stated = role === 'buyer' || role === 'seller' ? role : null;
   const fits = (tool: string) => (!allowed || !PURCHASE_BOUND.has(tool) || allowed.has(tool)) && (!stated || sideMakes(tool, stated));
+  return { d, state, side, allowed, ask, said, done, fits };
+}
+
+/** What the asker says is set up already, in its own words ("my payout address is already connected"): that call is behind it. */
+const ALREADY_SET_UP: Record<string, RegExp> = {
+  connect_payouts: /\b(?:already|is|are|was|been|got(?: it)?) connected\b|\bconnected (?:my|a|the) (?:payout|btc|bitcoin|wallet|address)|\bpayout (?:address|wallet) is (?:set|saved|connected)\b/,
+  register: /\b(?:already|i'?m|i am|we'?re|i have) registered\b|\bregistered (?:fine|ok|already|successfully)\b/,
+  set_webhook: /\bwebhook (?:is )?(?:already )?(?:set|registered|configured|in place)\b|\balready (?:have|set|registered) (?:a |my )?webhook\b/,
+};
+
+/** Giving the gas back or contesting needs a reason the asker states: a problem, a delay, or the wish itself. */
+const MONEY_BACK = new Set(['request_refund', 'dispute_purchase']);
+const A_REASON_TO_UNDO = new RegExp(
+  `${UNHAPPY.source}|${NOT_DELIVERED.source}|\\b(?:refund\\w*|money back|gas back|back out|cancel\\w*|call (?:it )?off|undo|dispute\\w*|contest|can'?t|cannot|won'?t|unable|not able|too late|late|overdue|wait\\w*|silen\\w*|respond\\w*|ghost\\w*|duplicate|twice|by mistake|mistake\\w*|accident\\w*|wrong|instead|don'?t (?:need|want)|no longer|changed? my mind|give (?:it|the gas|their gas|them their gas) back|return)\\b`,
+);
+
+/** Whether a call can be the asker's next one: not one it says it made or set up, in turn for the state and side it states, and a refund or dispute only with a reason. */
+export function canComeNext(question: string, tool: string): boolean {
+  const { done, fits } = readAsk(question);
+  const q = question.toLowerCase();
+  return !done.has(tool) && !ALREADY_SET_UP[tool]?.test(q) && fits(tool) && (!MONEY_BACK.has(tool) || A_REASON_TO_UNDO.test(q));
+}
+
+export function wantedCall(question: string, chosen: NextStep | null, ranked: RankedTool[], descriptions: Map<string, string>, errorExplained: boolean, sectionExample = false): WantedCall | null {
+  const { d, state, side, allowed, ask, said, done, fits } = readAsk(question);
   const current = chosen?.tool ?? null;
   // A read that only shows the stated purchase, when the asker asks for a call and not to look.
   // (Only when the machine gives this side a move from this state: else the purchase waits for someone else, and watching it is right.)
-  const readInstead = allowed !== null && movesOf(d.state!, side!).length > 0 && current !== null && STATE_READS.has(current) && ASKS_FOR_A_CALL.test(ask) && !ASKS_TO_SEE.test(ask);
+  const readInstead = allowed !== null && movesOf(state!, side!).length > 0 && current !== null && STATE_READS.has(current) && ASKS_FOR_A_CALL.test(ask) && !ASKS_TO_SEE.test(ask);
   // A section's example call, when the catalogue matches another tool far better and most of the question.
   const example = sectionExample && !errorExplained && !ASKS_AN_OUTCOME.test(ask);
   const soft = current === null || (!errorExplained && (done.has(current) || !fits(current))) || readInstead || example;

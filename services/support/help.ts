@@ -36,11 +36,12 @@ import {
   type MarketTerms,
 } from '../../packages/market-rules';
 import { TOOL_NAMES, PURCHASE_STATUSES, TOOLS } from '../../packages/tool-catalogue';
-import { askingPart } from './help-goals';
-import { wantedCall } from './help-want';
+import { askingPart, namedIds } from './help-goals';
+import { canComeNext, wantedCall } from './help-want';
+import { LEARNED_MARGIN, learnedCall } from './help-learned';
 import { describe } from './help-lifecycle';
 import { processTerm, questionTerms, tokenize, type QuestionTerm } from './help-text';
-import { FIRST_PERSON, SPENDING, TOOL_RULES, aboutTheService, accountOverview, actionTool, declineOf, offTopicDecline, limitsNow, reportsFault, roleOf, situationOf, statesUnseenPurchase, withStatedFigures, type Decline } from './help-situation';
+import { FIRST_PERSON, SPENDING, TOOL_RULES, aboutTheService, accountOverview, actionTool, declineOf, describePurchase, ownOrderOf, offTopicDecline, limitsNow, reportsFault, roleOf, situationOf, statesUnseenPurchase, withStatedFigures, type Decline } from './help-situation';
 import { CALL_CODES, envelopeAnswer, pastedError } from './help-envelope';
 import type { HelpAccount, HelpAnswer, HelpContext, HelpInput, LookedAt } from '../../packages/contracts/support';
 
@@ -118,6 +119,8 @@ const SELF_EXPLAINING = new Set(['insufficient_gas', 'unknown_tool', 'not_found'
 const ALIASES = new Set(TOOLS.filter((t) => t.aliasOf).map((t) => t.name));
 /** Each tool's catalogue description: what a suggested call does (and its rule: "A price change never affects purchases already made"). */
 const TOOL_LINES = new Map(TOOLS.map((t) => [t.name, t.description]));
+/** Never the learned next call: asking again, or filing a bug (only a reported fault leads there, below). */
+const NEVER_LEARNED = new Set(['ask_help', 'report_bug', 'report_experience']);
 /** The first code of each HTTP status (400 → invalid_arguments, the common one). */
 const ERROR_CODE_BY_STATUS = new Map<number, string>();
 for (const e of errorGuides()) if (!ERROR_CODE_BY_STATUS.has(e.status)) ERROR_CODE_BY_STATUS.set(e.status, e.code);
@@ -304,6 +307,8 @@ export class HelpIndex {
     const lookedAt: LookedAt[] = [];
     const sources = new Map<string, string>();
     let nextStep: NextStep | null = null;
+    /** The call follows from a rule about what the question pasted (the tool name it meant, a header to fix, a fault to report): nothing learned replaces it. */
+    let ruledStep = false;
     /** The call is only the best section's example, not one the question asked for. */
     let sectionExample = false;
     let known = parts.length > 0;
@@ -330,6 +335,7 @@ export class HelpIndex {
           if (guide) {
             sources.set(`error-${guide.code}`, `Error ${guide.title}`);
             nextStep = nextStepAfterFailure(guide.code, r.tool) ?? guide.nextStep;
+            ruledStep = true;
           }
           if (r.errorCode === 'insufficient_gas') {
             const shortfall = parseShortfall(`${r.errorMessage ?? ''} ${ctx.error ?? ''}`);
@@ -360,6 +366,7 @@ export class HelpIndex {
       parts.length = 0;
       parts.push(envelope.lead);
       if (envelope.nextStep) nextStep = envelope.nextStep;
+      ruledStep ||= envelope.nextStep !== null;
       known = true;
       confidence = 0.95;
     }
@@ -379,6 +386,8 @@ export class HelpIndex {
       const leadAt = parts.length;
       parts.push(situation.lead);
       if (!envelope?.nextStep) nextStep = situation.nextStep;
+      // The purchase machine's call for a stated state and side, or one worked out from stated figures.
+      ruledStep ||= !!situation.worked;
       lookedAt.push(...situation.lookedAt);
       for (const id of situation.sections) {
         const sec = this.byId.get(id);
@@ -399,6 +408,8 @@ export class HelpIndex {
       // The tool that failed: from the context, or named in the pasted message.
       const failedTool = ctx.toolName ?? TOOL_NAMES.find((t) => new RegExp(`\\b${t}\\b`).test(input.question)) ?? null;
       if (!situation && !envelope?.nextStep) nextStep = nextStepAfterFailure(guide.code, failedTool) ?? guide.nextStep;
+      // The gateway's context names the failed call: its guide's call is the answer.
+      ruledStep ||= !!(ctx.toolName || ctx.error);
       if (guide.code === 'invalid_state' && !envelope?.nextStep && /\bmaxpricegas\b|\bprice (?:rose|went up|was raised|increased|changed)\b|\braised (?:the|its|their) price\b/i.test(input.question)) {
         nextStep = { tool: 'purchase_service', arguments: exampleArguments('purchase_service') };
         line += '\nThe seller raised the price after you saw it, so nothing was held: do not just retry. Look at the new price (details.priceGas, or search_services / the listing again); if you still want it, call purchase_service again with maxPriceGas set to the new price and a new Idempotency-Key.';
@@ -410,6 +421,7 @@ export class HelpIndex {
       // A 401 with a header that lacks "Bearer": the key is fine, the header is not — retry the call.
       if (guide.code === 'unauthorized' && !envelope && ((/\bauthori[sz]ation\s*:/i.test(input.question) && !/\bbearer\b/i.test(input.question)) || /\b(?:bearer|prefix|header format|malformed header)\b/i.test(input.question))) {
         nextStep = { tool: failedTool ?? 'whoami', arguments: exampleArguments(failedTool ?? 'whoami') };
+        ruledStep = true;
         line += '\nYour header has no "Bearer " before the key: send exactly "Authorization: Bearer rk_live_…" and call it again (whoami checks the key). A registered key does not need a new registration.';
       }
       // An unknown tool name: the catalogue's closest name.
@@ -417,6 +429,7 @@ export class HelpIndex {
         const close = closestTool(input.question);
         if (close) {
           nextStep = { tool: close.tool, arguments: exampleArguments(close.tool) };
+          ruledStep = true;
           line += `\nThe tool you mean is most likely ${close.tool} (you sent ${close.sent}).`;
         }
       }
@@ -425,6 +438,7 @@ export class HelpIndex {
       }
       if ((guide.code === 'service_unavailable' || guide.code === 'internal') && PERSISTENT.test(input.question)) {
         nextStep = { tool: 'report_bug', arguments: { ...exampleArguments('report_bug'), title: `Persistent ${guide.code}`, description: input.question.slice(0, 500).padEnd(10, '.') } };
+        ruledStep = true;
         line += '\nIt keeps happening after retries: report_bug with the requestIds and times so the operator sees it.';
       }
       if (guide.code === 'insufficient_gas') {
@@ -572,6 +586,32 @@ export class HelpIndex {
       nextStep = wanted.nextStep;
       parts.unshift(wanted.lead);
     }
+    // The call learned from labelled questions, when it clearly prefers another (help-learned.ts).
+    const learned = learnedCall(input.question, account, nextStep?.tool ?? null);
+    // How sure it must be depends on where the chosen call came from: a section's example or a
+    // catalogue match gives way easily, the stated situation or a situation rule less, an error's
+    // guide or a section's own call hardly.
+    const fromError = explainedCode !== null || codeInText !== null || envelope !== null;
+    const bar =
+      !nextStep || wanted || sectionExample
+        ? LEARNED_MARGIN.overGuess
+        : situation && !fromError
+          ? situation.described
+            ? LEARNED_MARGIN.overDescribed
+            : LEARNED_MARGIN.overRule
+          : LEARNED_MARGIN.overGuide;
+    if (learned && !ruledStep && learned.margin >= bar && !NEVER_LEARNED.has(learned.tool) && canComeNext(input.question, learned.tool)) {
+      nextStep = namedIds(input.question, { lead: '', nextStep: { tool: learned.tool, arguments: exampleArguments(learned.tool) }, sections: [], lookedAt: [] }).nextStep;
+      if (wanted) parts.shift();
+      parts.unshift(`Call ${learned.tool} ${JSON.stringify(nextStep.arguments)}: ${TOOL_LINES.get(learned.tool) ?? ''}`.trim());
+    }
+    // An answer about the asker's own order that nothing grounded yet: the order, from its account.
+    const own = lookedAt.some((l) => l.kind === 'purchase') ? null : ownOrderOf(input.question, account);
+    if (own) {
+      parts.splice(1, 0, describePurchase(own, now, this.terms).text);
+      lookedAt.push({ kind: 'purchase', id: own.id });
+      if (nextStep && nextStep.arguments.purchaseId === 'pur_…') nextStep = { ...nextStep, arguments: { ...nextStep.arguments, purchaseId: own.id } };
+    }
     // report_bug is the next step only when the question reports a fault.
     if (nextStep?.tool === 'report_bug' && !reportsFault(`${input.question} ${ctx.error ?? ''} ${explainedCode ?? ''} ${codeInText ?? ''}`) && !/\breport_bug\b|\breport (?:a )?bug\b/i.test(input.question)) nextStep = null;
     // A caller who is signed in is registered: register is its next step only for a lost or leaked key or a second agent.
@@ -695,16 +735,16 @@ const LISTING_TOOLS = new Set(['purchase_service', 'update_service']);
 
 /** The concrete call after a failure of a known tool: retry it correctly, or look up the right id or state. */
 /** Words agents use for a catalogue tool's parts (buy_service → purchase_service). */
-const TOOL_SYNONYMS: Record<string, string> = { buy: 'purchase', order: 'purchase', checkout: 'purchase', create: 'list', post: 'list', publish: 'list', listing: 'service', listings: 'services', find: 'search', get: 'get', refund: 'refund', cancel: 'refund', withdraw: 'cashout', cash: 'cashout', payout: 'cashout', balance: 'wallet', me: 'whoami', send: 'send', message: 'message', accept: 'confirm', approve: 'confirm' };
+const TOOL_SYNONYMS: Record<string, string> = { buy: 'purchase', order: 'purchase', checkout: 'purchase', create: 'list', post: 'list', publish: 'list', listing: 'service', listings: 'services', find: 'search', get: 'get', refund: 'refund', cancel: 'refund', withdraw: 'cashout', cash: 'cashout', payout: 'cashout', token: 'gas', tokens: 'gas', credit: 'gas', credits: 'gas', coins: 'gas', topup: 'gas', balance: 'wallet', me: 'whoami', send: 'send', message: 'message', accept: 'confirm', approve: 'confirm' };
 
 /** Verbs that many tools share (get_purchase, get_delivery …): they do not tell one tool from another. */
 const GENERIC_VERBS = new Set(['get', 'list', 'set', 'update', 'send', 'request']);
 
 /** The catalogue tool closest to an unknown tool name quoted in the question ('buy_service'). */
 function closestTool(question: string): { tool: string; sent: string } | null {
-  const quoted = [...question.matchAll(/['"`]([a-z][a-z0-9]*(?:_[a-z0-9]+)+|[a-z]+[A-Z]\w*)['"`]/g)].map((m) => m[1]);
+  const quoted = [...question.matchAll(/['"`]([a-z][a-z0-9]*(?:_[a-z0-9]+)*|[a-z]+[A-Z]\w*)['"`]/g)].map((m) => m[1]);
   // Or named as the tool called, unquoted ("I called tool get_balance", "Unknown tool get_balance.").
-  const called = [...question.matchAll(/\b(?:tool|called|calling):?\s+([a-z][a-z0-9]*(?:_[a-z0-9]+)+|[a-z]+[A-Z]\w*)\b/g)].map((m) => m[1]);
+  const called = [...question.matchAll(/\b(?:tool|called|calling):?\s+['"`]?([a-z][a-z0-9]*(?:_[a-z0-9]+)+|[a-z]+[A-Z]\w*|[a-z]+(?=['"`]))/g)].map((m) => m[1]);
   // Or sent as the "tool" field of a request ({"tool": "whoamj"}).
   called.push(...[...question.matchAll(/["']tool["']\s*:\s*["']([A-Za-z][\w-]*)["']/g)].map((m) => m[1]));
   // An error code or a state quoted from the answer is not the name that was sent.
