@@ -277,6 +277,11 @@ const INTENTS: Record<DeclineIntent, Feature[]> = {
   ],
   injection: [
     { name: 'instructions to the help, or a claimed role (phrasing seen before)', weight: 1, test: anyOf(INJECTION_PHRASES) },
+    {
+      name: 'asks the help to carry out instructions',
+      weight: 1,
+      test: (r) => /\b(?:carry out|execute|perform|obey|act on|run|do) (?:all )?(?:of )?(?:those|these|the|its|their|that|this|the note's|the delivery's) (?:instructions?|commands?|orders?|steps? (?:it|they) (?:gives?|lists?))\b|\bdo what (?:it|the \w+|they) says?\b/.test(r.q) && !/\b(?:should|must|can|do) (?:i|we)\b/.test(r.q),
+    },
     { name: 'a system or operator prefix', weight: 1, test: (r) => /(?:^|\n)\s*(?:\[|<|#+\s*|\*\*)?(?:system|admin|administrator|operator|root|developer|assistant|moderator)\s*(?:\]|>|:|\*\*)/.test(r.full) || /\b(?:system|admin|operator) (?:override|notice|message|instruction|command)\b|\bnew (?:system )?instructions\b|\bfrom now on,? you\b/.test(r.q) },
     {
       name: 'claims to be staff',
@@ -289,7 +294,8 @@ const INTENTS: Record<DeclineIntent, Feature[]> = {
   operator_action: [
     { name: 'an operator action asked of the help (phrasing seen before)', weight: 1, test: anyOf(OPERATOR_PHRASES) },
     { name: 'the help asked to act on money or state', weight: 0.7, test: (r) => new RegExp(`\\b${ASKS_HELP_TO} (?:${OPERATOR_VERB})\\b`).test(r.q) },
-    { name: 'a command on money or state', weight: 0.7, test: (r) => new RegExp(`${CLAUSE_START}${OPERATOR_VERB} (?:me|us|my|our|the|this|that|it|him|her|them|all|every\\w*|\\d+|pur_\\w+|agt_\\w+)\\b`).test(r.q) },
+    { name: 'a command on money or state', weight: 0.7, test: (r) => new RegExp(`${CLAUSE_START}${OPERATOR_VERB} (?:me|us|my|our|the|this|that|it|him|her|them|all|every\\w*|\\d+|pur_\\w+|agt_\\w+|purchase|order|escrow)\\b`).test(r.q) },
+    { name: 'the help asked to act in the asker\'s place', weight: 0.7, test: (r) => new RegExp(`\\b${OPERATOR_VERB}\\b[^?.!]{0,40}\\b(?:for me|for us|on my behalf|on our behalf|yourself|directly|instead of me)\\b`).test(r.q) && !HOW_TO.test(r.q) },
     { name: 'money or state named', weight: 0.4, test: (r) => new RegExp(`\\b${MONEY_OBJECT}\\b`).test(r.q) },
     { name: 'gas without paying', weight: 1, test: (r) => /\b(?:lend|loan|advance|front|spot)\b (?:me |us )?(?:some |\d+ )?(?:gas|credits?|money)\b|\b(?:pay (?:you |it |for it )?(?:back )?later|on credit|on tab|i'?ll pay (?:you )?(?:back|later|tomorrow))\b/.test(r.q) },
     {

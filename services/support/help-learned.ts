@@ -30,10 +30,10 @@ export interface LabelledQuestion {
 const SMOOTHING = 0.03;
 /**
  * How much more (log-likelihood) the learned call must score than the readers' call to replace it:
- * over a guess (a section's example call, a catalogue match, none), over the call for the situation the
- * question describes, over a situation rule's call, and over the call an error's guide or a section names. Chosen leave-one-set-out (docs/decisions.md).
+ * over a guess (a section's example call, a catalogue match, none), over a situation rule's call, and
+ * over the call an error's guide or a section names. Chosen leave-one-set-out (docs/decisions.md).
  */
-export const LEARNED_MARGIN = { overGuess: 2, overDescribed: 3, overRule: 4, overGuide: 6 };
+export const LEARNED_MARGIN = { overGuess: 2, overRule: 4, overGuide: 6 };
 const CATALOGUE = new Set(TOOLS.map((t) => t.name));
 
 /** Words and adjacent word pairs of a question, and the asker's situation as one more word. */

@@ -307,8 +307,11 @@ export class HelpIndex {
     const lookedAt: LookedAt[] = [];
     const sources = new Map<string, string>();
     let nextStep: NextStep | null = null;
-    /** The call follows from a rule about what the question pasted (the tool name it meant, a header to fix, a fault to report): nothing learned replaces it. */
-    let ruledStep = false;
+    /**
+     * The call follows from what the question pasted or states (the tool name it meant, a header to fix, a
+     * fault to report, the purchase machine's move for a stated state, figures worked out): nothing learned replaces it.
+     */
+    let ruledStep = parts.length > 0;
     /** The call is only the best section's example, not one the question asked for. */
     let sectionExample = false;
     let known = parts.length > 0;
@@ -387,7 +390,7 @@ export class HelpIndex {
       parts.push(situation.lead);
       if (!envelope?.nextStep) nextStep = situation.nextStep;
       // The purchase machine's call for a stated state and side, or one worked out from stated figures.
-      ruledStep ||= !!situation.worked;
+      ruledStep ||= !!(situation.described || situation.worked);
       lookedAt.push(...situation.lookedAt);
       for (const id of situation.sections) {
         const sec = this.byId.get(id);
@@ -410,6 +413,11 @@ export class HelpIndex {
       if (!situation && !envelope?.nextStep) nextStep = nextStepAfterFailure(guide.code, failedTool) ?? guide.nextStep;
       // The gateway's context names the failed call: its guide's call is the answer.
       ruledStep ||= !!(ctx.toolName || ctx.error);
+      // A call that failed for a moment (unreachable, rate limited) is retried as it was: the same call and Idempotency-Key.
+      if ((guide.code === 'service_unavailable' || guide.code === 'rate_limited') && failedTool && !envelope?.nextStep && !PERSISTENT.test(input.question)) {
+        nextStep = { tool: failedTool, arguments: exampleArguments(failedTool) };
+        ruledStep = true;
+      }
       if (guide.code === 'invalid_state' && !envelope?.nextStep && /\bmaxpricegas\b|\bprice (?:rose|went up|was raised|increased|changed)\b|\braised (?:the|its|their) price\b/i.test(input.question)) {
         nextStep = { tool: 'purchase_service', arguments: exampleArguments('purchase_service') };
         line += '\nThe seller raised the price after you saw it, so nothing was held: do not just retry. Look at the new price (details.priceGas, or search_services / the listing again); if you still want it, call purchase_service again with maxPriceGas set to the new price and a new Idempotency-Key.';
@@ -589,16 +597,14 @@ export class HelpIndex {
     // The call learned from labelled questions, when it clearly prefers another (help-learned.ts).
     const learned = learnedCall(input.question, account, nextStep?.tool ?? null);
     // How sure it must be depends on where the chosen call came from: a section's example or a
-    // catalogue match gives way easily, the stated situation or a situation rule less, an error's
-    // guide or a section's own call hardly.
+    // catalogue match gives way easily, a situation rule less, an error's guide or a section's own
+    // call hardly. (A rule worked out with the question's numbers leads unchanged.)
     const fromError = explainedCode !== null || codeInText !== null || envelope !== null;
     const bar =
       !nextStep || wanted || sectionExample
         ? LEARNED_MARGIN.overGuess
         : situation && !fromError
-          ? situation.described
-            ? LEARNED_MARGIN.overDescribed
-            : LEARNED_MARGIN.overRule
+          ? LEARNED_MARGIN.overRule
           : LEARNED_MARGIN.overGuide;
     if (learned && !ruledStep && learned.margin >= bar && !NEVER_LEARNED.has(learned.tool) && canComeNext(input.question, learned.tool)) {
       nextStep = namedIds(input.question, { lead: '', nextStep: { tool: learned.tool, arguments: exampleArguments(learned.tool) }, sections: [], lookedAt: [] }).nextStep;
