@@ -74,10 +74,6 @@ export interface WantedCall {
   lead: string;
 }
 
-/**
- * The call the asker wants, when it should replace `chosen`; null when `chosen` stands. `ranked` is
- * HelpIndex.rankTools(question); `descriptions` the catalogue's first sentence of each tool.
- */
 /** What the question says is behind the asker and which calls its stated state and side allow. */
 function readAsk(question: string) {
   const role = roleOf(question, null);
@@ -118,6 +114,10 @@ export function canComeNext(question: string, tool: string): boolean {
   return !done.has(tool) && !ALREADY_SET_UP[tool]?.test(q) && fits(tool) && (!MONEY_BACK.has(tool) || A_REASON_TO_UNDO.test(q));
 }
 
+/**
+ * The call the asker wants, when it should replace `chosen`; null when `chosen` stands. `ranked` is
+ * HelpIndex.rankTools(question); `descriptions` the catalogue's first sentence of each tool.
+ */
 export function wantedCall(question: string, chosen: NextStep | null, ranked: RankedTool[], descriptions: Map<string, string>, errorExplained: boolean, sectionExample = false): WantedCall | null {
   const { d, state, side, allowed, ask, said, done, fits } = readAsk(question);
   const current = chosen?.tool ?? null;
