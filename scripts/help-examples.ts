@@ -8,26 +8,16 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import type { LabelledQuestion } from '../services/support/help-learned';
+import { tuningSets } from '../services/support/test/heldout/sets';
 
-const DIR = path.join(__dirname, '../services/support/test/heldout');
 const OUT = path.join(__dirname, '../packages/knowledge/labelled-questions.json');
 
-interface Entry {
-  question: string;
-  setup?: string;
-  expect: { nextStep?: string[] };
-}
-
-const files = fs
-  .readdirSync(DIR)
-  .filter((f) => /^[\w-]+\.json$/.test(f) && !f.includes('graded'))
-  .sort();
+const sets = tuningSets();
 const out: LabelledQuestion[] = [];
-for (const f of files) {
-  const entries = JSON.parse(fs.readFileSync(path.join(DIR, f), 'utf8')) as Entry[];
+for (const { name, entries } of sets) {
   for (const e of entries) {
     if (!e.expect.nextStep?.length) continue;
-    out.push({ set: f.replace(/\.json$/, ''), q: e.question, ...(e.setup && e.setup !== 'none' ? { setup: e.setup } : {}), next: e.expect.nextStep });
+    out.push({ set: name, q: e.question, ...(e.setup && e.setup !== 'none' ? { setup: e.setup } : {}), next: e.expect.nextStep });
   }
 }
 // The labelled questions of the support service's own tests (`['tool', 'question']`, `['tool', ['accepted', …], 'question']`,
@@ -47,4 +37,4 @@ for (const f of fs.readdirSync(TESTS).filter((x) => x.endsWith('.test.ts')).sort
   for (const m of src.matchAll(CASE)) out.push({ set, q: unquote(m[1] ?? m[2]), next: [m[3]] });
 }
 fs.writeFileSync(OUT, `[\n${out.map((x) => JSON.stringify(x)).join(',\n')}\n]\n`);
-console.log(`${out.length} labelled questions from ${files.length} sets → ${path.relative(process.cwd(), OUT)}`);
+console.log(`${out.length} labelled questions from ${sets.length} sets → ${path.relative(process.cwd(), OUT)}`);

@@ -119,11 +119,10 @@ export function excludeLabelledSets(sets: string[]): void {
 export function accountSituation(account: HelpAccount | null | undefined): string | null {
   if (!account) return null;
   for (const p of account.purchases ?? []) {
-    const side = p.buyerId === account.agentId ? 'buyer' : 'seller';
-    if (side === 'buyer' && p.status === 'delivered') return 'buyer_delivered';
-    if (side === 'buyer' && p.status === 'awaiting_delivery') return 'buyer_pending';
-    if (side === 'seller' && p.status === 'awaiting_delivery') return 'seller_pending';
-    if (side === 'seller' && p.status === 'disputed') return 'seller_disputed';
+    if (p.role === 'buyer' && p.status === 'delivered') return 'buyer_delivered';
+    if (p.role === 'buyer' && p.status === 'awaiting_delivery') return 'buyer_pending';
+    if (p.role === 'seller' && p.status === 'awaiting_delivery') return 'seller_pending';
+    if (p.role === 'seller' && p.status === 'disputed') return 'seller_disputed';
   }
   return account.limits?.setByHuman && account.limits.perPurchaseMaxGas !== null ? 'buyer_limits' : null;
 }

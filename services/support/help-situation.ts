@@ -126,11 +126,21 @@ function label(p: PurchaseView): string {
 const DISPUTE_REASON = 'The delivery does not match the listing: it is not what was promised.';
 const SUMMARY = 'What I delivered, in a few sentences; links to the files.';
 
+/** The pur_… a question names, as written; null when it names none. */
+function namedPurchaseId(q: string): string | null {
+  return /\bpur_[A-Za-z0-9]+/.exec(q)?.[0] ?? null;
+}
+
+/** The caller's own purchase of that id (ids compared case-insensitively), or null. */
+function purchaseWithId(account: HelpAccount | null | undefined, id: string): PurchaseView | null {
+  return account?.purchases?.find((p) => p.id.toLowerCase() === id.toLowerCase()) ?? null;
+}
+
 /** The caller's purchase the question is about: one it names, else the newest of the preferred states for the role. */
 function pickPurchase(q: string, account: HelpAccount | null | undefined, role: 'buyer' | 'seller' | null, states: string[] = []): PurchaseView | null {
   const purchases = account?.purchases ?? [];
-  const named = /\bpur_[A-Za-z0-9]+/.exec(q)?.[0];
-  if (named) return purchases.find((p) => p.id.toLowerCase() === named.toLowerCase()) ?? null;
+  const named = namedPurchaseId(q);
+  if (named) return purchaseWithId(account, named);
   const mine = purchases.filter((p) => !role || p.role === role);
   for (const s of states) {
     const hit = mine.find((p) => p.status === s);
@@ -148,8 +158,8 @@ function pickPurchase(q: string, account: HelpAccount | null | undefined, role: 
 export function statesUnseenPurchase(q: string, account: HelpAccount | null | undefined): boolean {
   const purchases = account?.purchases;
   if (!purchases) return false;
-  const named = /\bpur_[A-Za-z0-9]+/.exec(q)?.[0]?.toLowerCase();
-  if (named) return !purchases.some((p) => p.id.toLowerCase() === named);
+  const named = namedPurchaseId(q);
+  if (named) return !purchaseWithId(account, named);
   // A state stated as a purchase's (awaiting_delivery, "status is disputed"), not an everyday word ("anything pending?").
   const state = describe(q, 'unknown').state;
   const asStatus = !!state && (state.includes('_') || new RegExp(`\\b(?:status|state|shows?|showing|is now|is still|still|list_orders|get_purchase)\\W{0,3}(?:\\w+\\W{1,3})?${state}\\b`).test(q));
@@ -227,9 +237,9 @@ export function withStatedFigures(question: string, account: HelpAccount | null)
 
 /** A named pur_… that is not among the caller's own purchases. */
 function unknownNamedPurchase(q: string, account: HelpAccount | null | undefined): string | null {
-  const named = /\bpur_[A-Za-z0-9]+/.exec(q)?.[0];
+  const named = namedPurchaseId(q);
   if (!named || !account?.purchases) return null;
-  return account.purchases.some((p) => p.id.toLowerCase() === named.toLowerCase()) ? null : named;
+  return purchaseWithId(account, named) ? null : named;
 }
 
 /** One of the caller's purchases in words, and the call its state and the caller's side lead to. */
@@ -1581,8 +1591,8 @@ const CLOSED = new Set(['completed', 'refunded', 'failed']);
 export function ownOrderOf(question: string, account: HelpAccount | null | undefined): PurchaseView | null {
   const purchases = account?.purchases ?? [];
   if (!purchases.length || !SPEAKS_OF_OWN_ORDER.test(question) || statesUnseenPurchase(question, account)) return null;
-  const named = /\bpur_[A-Za-z0-9]+/.exec(question)?.[0];
-  if (named) return purchases.find((p) => p.id.toLowerCase() === named.toLowerCase()) ?? null;
+  const named = namedPurchaseId(question);
+  if (named) return purchaseWithId(account, named);
   const role = roleOf(question, null);
   const side = role === 'buyer' || role === 'seller' ? purchases.filter((p) => p.role === role) : purchases;
   const pool = side.length ? side : purchases;

@@ -74,8 +74,16 @@ export interface WantedCall {
   lead: string;
 }
 
+/** The last question read (wantedCall and canComeNext read the same question in one answer). */
+let lastRead: { question: string; read: ReturnType<typeof readQuestion> } | null = null;
+
 /** What the question says is behind the asker and which calls its stated state and side allow. */
-function readAsk(question: string) {
+function readAsk(question: string): ReturnType<typeof readQuestion> {
+  if (lastRead?.question !== question) lastRead = { question, read: readQuestion(question) };
+  return lastRead.read;
+}
+
+function readQuestion(question: string) {
   const role = roleOf(question, null);
   const d = describe(question, role);
   const side = d.side;
@@ -144,7 +152,11 @@ export function wantedCall(question: string, chosen: NextStep | null, ranked: Ra
   const first = NEEDS_FIRST.get(best.tool);
   const tool = first && !said.has(first) ? first : best.tool;
   if (tool === current) return null;
+  return callTo(question, tool, descriptions, tool !== best.tool ? ` Then ${best.tool}: ${descriptions.get(best.tool) ?? ''}` : '');
+}
+
+/** A call to suggest, with the ids the question names, and the line that leads the answer with it (then `then`). */
+export function callTo(question: string, tool: string, descriptions: Map<string, string>, then = ''): WantedCall {
   const step = namedIds(question, { lead: '', nextStep: { tool, arguments: exampleArguments(tool) }, sections: [], lookedAt: [] }).nextStep;
-  const then = tool !== best.tool ? ` Then ${best.tool}: ${descriptions.get(best.tool) ?? ''}` : '';
   return { nextStep: step, lead: `Call ${tool} ${JSON.stringify(step.arguments)}: ${descriptions.get(tool) ?? ''}${then}`.trim() };
 }

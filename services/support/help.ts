@@ -36,8 +36,8 @@ import {
   type MarketTerms,
 } from '../../packages/market-rules';
 import { TOOL_NAMES, PURCHASE_STATUSES, TOOLS } from '../../packages/tool-catalogue';
-import { askingPart, namedIds } from './help-goals';
-import { canComeNext, wantedCall } from './help-want';
+import { askingPart } from './help-goals';
+import { callTo, canComeNext, wantedCall } from './help-want';
 import { LEARNED_MARGIN, learnedCall } from './help-learned';
 import { describe } from './help-lifecycle';
 import { processTerm, questionTerms, tokenize, type QuestionTerm } from './help-text';
@@ -607,9 +607,10 @@ export class HelpIndex {
           ? LEARNED_MARGIN.overRule
           : LEARNED_MARGIN.overGuide;
     if (learned && !ruledStep && learned.margin >= bar && !NEVER_LEARNED.has(learned.tool) && canComeNext(input.question, learned.tool)) {
-      nextStep = namedIds(input.question, { lead: '', nextStep: { tool: learned.tool, arguments: exampleArguments(learned.tool) }, sections: [], lookedAt: [] }).nextStep;
+      const call = callTo(input.question, learned.tool, TOOL_LINES);
+      nextStep = call.nextStep;
       if (wanted) parts.shift();
-      parts.unshift(`Call ${learned.tool} ${JSON.stringify(nextStep.arguments)}: ${TOOL_LINES.get(learned.tool) ?? ''}`.trim());
+      parts.unshift(call.lead);
     }
     // An answer about the asker's own order that nothing grounded yet: the order, from its account.
     const own = lookedAt.some((l) => l.kind === 'purchase') ? null : ownOrderOf(input.question, account);

@@ -4,13 +4,12 @@
  * one the asker made or set up, one out of turn, or a refund nobody asked a reason for — and an answer
  * about the asker's own order is grounded in that order. Questions written for this test.
  */
-import fs from 'node:fs';
-import path from 'node:path';
 import { HelpIndex } from '../help';
 import { accountSituation, learnedCall, type LabelledQuestion } from '../help-learned';
 import { canComeNext } from '../help-want';
 import labelled from '../../../packages/knowledge/labelled-questions.json';
 import { asker, expectValidNextStep, FRESH_ACCOUNT } from './helpers';
+import { tuningSets } from './heldout/sets';
 import type { HelpAccount } from '../../../packages/contracts/support';
 
 const help = new HelpIndex('https://market.example');
@@ -30,11 +29,9 @@ function withPurchase(role: 'buyer' | 'seller', status: string): HelpAccount {
 
 describe('the labelled questions', () => {
   test('hold every tuning set question that names a next call (npm run help:examples is current)', () => {
-    const dir = path.join(__dirname, 'heldout');
-    for (const f of fs.readdirSync(dir).filter((x) => /^[\w-]+\.json$/.test(x) && !x.includes('graded'))) {
-      const entries = JSON.parse(fs.readFileSync(path.join(dir, f), 'utf8')) as Array<{ expect: { nextStep?: string[] } }>;
+    for (const { name, entries } of tuningSets()) {
       const expected = entries.filter((e) => e.expect.nextStep?.length).length;
-      expect([f, (labelled as LabelledQuestion[]).filter((e) => e.set === f.replace(/\.json$/, '')).length]).toEqual([f, expected]);
+      expect([name, (labelled as LabelledQuestion[]).filter((e) => e.set === name).length]).toEqual([name, expected]);
     }
   });
 
