@@ -16,11 +16,14 @@ import type { PurchaseView } from '../../packages/contracts/escrow';
 import { WEBHOOK_RETRY_HOURS } from '../../packages/contracts/notifications';
 import type { HelpAccount, LookedAt, NextStep } from '../../packages/contracts/support';
 import { exampleArguments } from '../../packages/knowledge';
-import { CASHOUT_FEE_PERCENT, DEFAULT_TERMS, LISTING_FEE_GAS, MIN_CASHOUT_GAS, MIN_DISPUTE_REASON_CHARS, PASS_SCORE, RATING_CHANGE_WINDOW_DAYS, type MarketTerms } from '../../packages/market-rules';
+import { CASHOUT_FEE_PERCENT, DEFAULT_TERMS, LISTING_FEE_GAS, MIN_CASHOUT_GAS, MIN_DISPUTE_REASON_CHARS, PASS_SCORE, RATING_CHANGE_WINDOW_DAYS, SPENDING_LIMIT_RULES, type MarketTerms } from '../../packages/market-rules';
 import { TOOL_NAMES } from '../../packages/tool-catalogue';
 import { CAN_DO, QUOTED_CONTENT, withoutQuoted, type Decline } from './help-intent';
 import { askingPart, goalSituations, namedIds } from './help-goals';
 import { describe, describedMove } from './help-lifecycle';
+
+/** The rules a spending-limit refusal (403) names in details.rule. */
+const LIMIT_RULE = new RegExp(`\\b(?:${SPENDING_LIMIT_RULES.join('|')})\\b`);
 
 export type Role = 'buyer' | 'seller' | 'both' | 'unknown';
 
@@ -751,7 +754,8 @@ export function* situationCandidates(
   // "Can I buy something that costs N gas?": the caller's limits and balance answer it.
   const price = /\b(\d{2,7})\s*gas\b/.exec(q);
   const statedL = statedLimits(q, account);
-  r5: if (price && (account || statedL) && (CAN_BUY.test(q) || (/\b(?:refus\w*|reject\w*|denied|forbidden|blocked|fail\w*|not allowed|won'?t let|didn'?t go through|403)\b/.test(q) && /\b(?:buy|purchase|order)\w*/.test(q))) && !(codeInText && codeInText !== 'forbidden')) {
+  // A pasted refusal naming the limit's rule (details.rule) is answered by the limit (r6), not the balance.
+  r5: if (price && (account || statedL) && (CAN_BUY.test(q) || (/\b(?:refus\w*|reject\w*|denied|forbidden|blocked|fail\w*|not allowed|won'?t let|didn'?t go through|403)\b/.test(q) && /\b(?:buy|purchase|order)\w*/.test(q))) && !(codeInText && codeInText !== 'forbidden') && !LIMIT_RULE.test(q)) {
     const want = Number(price[1]);
     // The limits the question quotes are the situation; the account's fill in what it leaves open.
     const l = statedL?.limits ?? account?.limits ?? null;
