@@ -15,9 +15,10 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { Client } from 'pg';
-import { clusterNodeArgs, startCluster, type Cluster } from '../packages/cluster';
+import { clusterNodeArgs, freePort, startCluster, type Cluster } from '../packages/cluster';
+import { startPrivateNats } from '../packages/cluster/nats-server';
 import { allPids, cmdline, natsServerPid, readStat } from './proc';
-import type { ServiceName } from '../packages/config';
+import { ALL_SERVICES, type ServiceName } from '../packages/config';
 import { grantFunder, httpCalls, prepareLifecycles, runLifecycles, type Funder, type LifecycleBenchRow } from './scenarios/lifecycle';
 
 const ROOT = path.resolve(__dirname, '..');
@@ -270,6 +271,7 @@ async function oneProcessTarget(pgUrl: string, root = ROOT, suffix = ''): Promis
   };
   const { child } = await startNode(['src/main.ts'], env, /listening on http:\/\/localhost:(\d+)/, root);
   const baseUrl = `http://127.0.0.1:${port}`;
+  await experimentSql(db.url);
   return {
     name: `one process (PostgreSQL, in-process bus)${suffix}`,
     baseUrl,
@@ -283,6 +285,91 @@ async function oneProcessTarget(pgUrl: string, root = ROOT, suffix = ''): Promis
       fs.rmSync(dataDir, { recursive: true, force: true });
     },
   };
+}
+
+/**
+ * BENCH_EXPERIMENT_SQL: run once against the one-process target's database after its migrations, before
+ * the load — to bound what a schema feature costs (round 5 dropped every secondary index, foreign key and
+ * the balance trigger of the purchase path's tables this way). An experiment, never a result to report as
+ * the project's: the guarantees it removes are the project's.
+ */
+async function experimentSql(url: string): Promise<void> {
+  const sql = process.env.BENCH_EXPERIMENT_SQL;
+  if (!sql) return;
+  const { Client } = await import('pg');
+  const client = new Client(url);
+  await client.connect();
+  try {
+    await client.query(sql);
+  } finally {
+    await client.end();
+  }
+}
+
+/**
+ * An experiment, run only when BENCH_TARGETS names it: the services grouped into fewer processes over a
+ * private nats-server, to measure what crossing fewer processes on the purchase path would buy (round 5).
+ * Not the production shape: no bus users and one database role for every process (the cluster's least
+ * privilege has one NATS user per process); its "every service alone" row is the same harness unsplit, the
+ * fair comparison for the grouped rows.
+ */
+async function groupedTarget(pgUrl: string, groups: ServiceName[][]): Promise<Target> {
+  const db = await freshDatabase(pgUrl);
+  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'market-bench-grouped-'));
+  const nats = await startPrivateNats({ dir: path.join(dataDir, 'nats') });
+  const token = 'bench-admin-token-0123456789abcdef0123456789abcdef';
+  const port = await freePort();
+  const children: Array<{ label: string; child: ChildProcess }> = [];
+  const stop = async () => {
+    for (const c of children.reverse()) await stopChild(c.child);
+    await nats.stop();
+    fs.rmSync(dataDir, { recursive: true, force: true });
+  };
+  try {
+    // One at a time, the gateway's group first: each process runs its services' migrations.
+    for (const group of groups) {
+      const env = {
+        PORT: group.includes('gateway') ? String(port) : '0',
+        DATA_DIR: dataDir,
+        DATABASE_URL: db.url,
+        TRANSPORTER: nats.url,
+        NAMESPACE: 'bench-grouped',
+        ADMIN_TOKEN: token,
+        LOG_LEVEL: 'warn',
+        SEED_ON_EMPTY: 'false',
+        RATE_LIMIT_PER_MINUTE: '0',
+        NODE_ENV: 'development',
+        SERVICES: group.join(','),
+      };
+      const { child } = await startNode(['src/main.ts'], env, /services: /);
+      children.push({ label: group.join('+'), child });
+    }
+    const baseUrl = `http://127.0.0.1:${port}`;
+    for (let i = 0; i < 60 && !(await fetch(`${baseUrl}/readyz`).catch(() => null))?.ok; i++) await sleep(500);
+    return {
+      name: `experiment: ${groups.length < ALL_SERVICES.length ? groups.filter((g) => g.length > 1).map((g) => g.join('+')).join(', ') + ' in one process' : 'every service alone'}`,
+      baseUrl,
+      database: db.name,
+      adminDbUrl: db.url,
+      processes: children.map((c) => ({ label: c.label, pid: c.child.pid! })),
+      natsPid: natsServerPid(nats.port),
+      audit: () => adminAudit(baseUrl, token),
+      stop,
+    };
+  } catch (err) {
+    await stop();
+    throw err;
+  }
+}
+
+/** The experiment's groupings (BENCH_TARGETS=experiment runs all three). */
+function groupings(): Array<[string, ServiceName[][]]> {
+  const alone = (except: ServiceName[]) => ALL_SERVICES.filter((s) => !except.includes(s)).map((s) => [s]);
+  return [
+    ['experiment split', alone([])],
+    ['experiment gateway+escrow+ledger', [['gateway', 'escrow', 'ledger'], ...alone(['gateway', 'escrow', 'ledger'])]],
+    ['experiment escrow+ledger', [['escrow', 'ledger'], ...alone(['escrow', 'ledger'])]],
+  ];
 }
 
 async function distributedTarget(pgUrl: string, replicas: number, root = ROOT, suffix = ''): Promise<Target> {
@@ -428,12 +515,15 @@ export async function lifecycleTargets(pgUrl: string, seconds: number, opts: { r
           ['distributed 1× before', () => distributedTarget(pgUrl, 1, BEFORE, ' BEFORE')],
         ] as Array<[string, () => Promise<Target>]>)
       : []),
+    ...groupings().map(([name, groups]) => [name, () => groupedTarget(pgUrl, groups)] as [string, () => Promise<Target>]),
     ...(opts.replicas2 ? ([['distributed 2×', () => distributedTarget(pgUrl, 2)]] as Array<[string, () => Promise<Target>]>) : []),
   ];
   const only = process.env.BENCH_TARGETS?.split(',').map((s) => s.trim());
   const results: TargetResult[] = [];
   for (const [name, make] of makers) {
     if (only && !only.some((o) => name === o || (name.startsWith(o) && !name.endsWith('before')) || (o === 'before' && name.endsWith('before')))) continue;
+    // Experiments run only when named.
+    if (name.startsWith('experiment') && !only?.some((o) => name.startsWith(o))) continue;
     log(`lifecycles: starting ${name}`);
     const target = await make();
     try {
