@@ -204,10 +204,11 @@ async function stopChild(child: ChildProcess): Promise<void> {
   if (child.exitCode === null) child.kill('SIGKILL');
 }
 
-async function freshDatabase(serverUrl: string): Promise<{ url: string; name: string }> {
+/** A database of the target's own, dropped by the target's stop (a bench run leaves none behind). */
+async function freshDatabase(serverUrl: string): Promise<{ url: string; name: string; drop(): Promise<void> }> {
   const { createTestDatabase } = await import('../test/kit/database');
-  const url = (await createTestDatabase(serverUrl)).url;
-  return { url, name: new URL(url).pathname.slice(1) };
+  const db = await createTestDatabase(serverUrl);
+  return { url: db.url, name: new URL(db.url).pathname.slice(1), drop: () => db.drop().catch(() => undefined) };
 }
 
 async function adminAudit(baseUrl: string, token: string): Promise<{ ok: boolean; text: string }> {
@@ -242,7 +243,10 @@ async function monolithTarget(pgUrl: string): Promise<Target> {
       const body = (await (await fetch(`${baseUrl}/audit`)).json()) as { ok: boolean };
       return { ok: body.ok, text: `${body.ok ? 'clean' : 'FAILED'} ${JSON.stringify(body)}` };
     },
-    stop: () => stopChild(child),
+    async stop() {
+      await stopChild(child);
+      await db.drop();
+    },
   };
 }
 
@@ -283,6 +287,7 @@ async function oneProcessTarget(pgUrl: string, root = ROOT, suffix = ''): Promis
     async stop() {
       await stopChild(child);
       fs.rmSync(dataDir, { recursive: true, force: true });
+      await db.drop();
     },
   };
 }
@@ -324,6 +329,7 @@ async function groupedTarget(pgUrl: string, groups: ServiceName[][]): Promise<Ta
     for (const c of children.reverse()) await stopChild(c.child);
     await nats.stop();
     fs.rmSync(dataDir, { recursive: true, force: true });
+    await db.drop();
   };
   try {
     // One at a time, the gateway's group first: each process runs its services' migrations.
