@@ -7,7 +7,7 @@
  * machine, not from phrases. Nothing here is read from the caller's account unless the question
  * leaves it open: what the agent states wins over what its account holds.
  */
-import { TRANSITIONS, type PurchaseStatus } from '../../packages/contracts/purchase-machine';
+import { STATES, TRANSITIONS, type PurchaseStatus } from '../../packages/contracts/purchase-machine';
 import type { PurchaseView } from '../../packages/contracts/escrow';
 import type { HelpAccount, LookedAt, NextStep } from '../../packages/contracts/support';
 import { exampleArguments } from '../../packages/knowledge';
@@ -247,6 +247,9 @@ function cashoutRule(c: Ctx): string {
   );
 }
 
+/** A purchase whose status is failed ("returned a purchase with status failed"), not a call or a delivery that failed. */
+export const PURCHASE_FAILED = /\b(?:status|state)\W{0,3}(?:is |was |of |=\s*)?["']?failed\b|\bpurchase (?:is|was|has|came back|ended(?: up)?)\W{0,3}(?:in |as )?(?:status )?failed\b/;
+
 const MOVES: Row[] = [
   // Before buying: maxPriceGas caps what is charged.
   {
@@ -435,6 +438,19 @@ const MOVES: Row[] = [
       lead: `Check wallet: a refund returns the full price to the buyer's gasBalance at once (a refund entry in the ledger), nothing held any more. The purchase is final: no delivery, rating or dispute on it.`,
       nextStep: { tool: 'wallet', arguments: {} },
       sections: ['wallet', 'refunds-disputes'],
+      lookedAt: looked(c),
+    }),
+  },
+  // Failed: final, nothing charged; its failureReason says why and what to do before buying again.
+  {
+    when: (c) => c.d.state === 'failed' && PURCHASE_FAILED.test(c.q),
+    wants: ['why', 'next', 'check', 'money_back'],
+    move: (c) => ({
+      lead:
+        `Read its failureReason: get_purchase {"purchaseId": "${pid(c)}"}. ${STATES.failed.next} ` +
+        'A failed purchase is final; buy again with purchase_service and a new Idempotency-Key once the reason is dealt with.',
+      nextStep: { tool: 'get_purchase', arguments: id(c) },
+      sections: ['purchase-states', 'buying'],
       lookedAt: looked(c),
     }),
   },

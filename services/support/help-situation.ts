@@ -20,10 +20,15 @@ import { CASHOUT_FEE_PERCENT, DEFAULT_TERMS, LISTING_FEE_GAS, MIN_CASHOUT_GAS, M
 import { TOOL_NAMES } from '../../packages/tool-catalogue';
 import { CAN_DO, QUOTED_CONTENT, withoutQuoted, type Decline } from './help-intent';
 import { askingPart, goalSituations, namedIds } from './help-goals';
-import { describe, describedMove } from './help-lifecycle';
+import { describe, describedMove, PURCHASE_FAILED } from './help-lifecycle';
 
 /** The rules a spending-limit refusal (403) names in details.rule. */
 const LIMIT_RULE = new RegExp(`\\b(?:${SPENDING_LIMIT_RULES.join('|')})\\b`);
+
+/** A pasted refusal that is a spending limit: its rule, or a 403 quoting the limit's message or remainingGas. */
+function limitRefusal(q: string): boolean {
+  return LIMIT_RULE.test(q) || (/\b(?:403|forbidden)\b/.test(q) && /\bspending limit|\bremaininggas\b/.test(q));
+}
 
 export type Role = 'buyer' | 'seller' | 'both' | 'unknown';
 
@@ -755,7 +760,7 @@ export function* situationCandidates(
   const price = /\b(\d{2,7})\s*gas\b/.exec(q);
   const statedL = statedLimits(q, account);
   // A pasted refusal naming the limit's rule (details.rule) is answered by the limit (r6), not the balance.
-  r5: if (price && (account || statedL) && (CAN_BUY.test(q) || (/\b(?:refus\w*|reject\w*|denied|forbidden|blocked|fail\w*|not allowed|won'?t let|didn'?t go through|403)\b/.test(q) && /\b(?:buy|purchase|order)\w*/.test(q))) && !(codeInText && codeInText !== 'forbidden') && !LIMIT_RULE.test(q)) {
+  r5: if (price && (account || statedL) && (CAN_BUY.test(q) || (/\b(?:refus\w*|reject\w*|denied|forbidden|blocked|fail\w*|not allowed|won'?t let|didn'?t go through|403)\b/.test(q) && /\b(?:buy|purchase|order)\w*/.test(q))) && !(codeInText && codeInText !== 'forbidden') && !limitRefusal(q)) {
     const want = Number(price[1]);
     // The limits the question quotes are the situation; the account's fill in what it leaves open.
     const l = statedL?.limits ?? account?.limits ?? null;
@@ -912,8 +917,8 @@ export function* situationCandidates(
     break r9;
   }
 
-  // The caller's own recent failed calls.
-  r10: if (account?.recentErrors && /\b(?:calls?|requests?|errors?)\b/.test(q) && /\bfail\w*|\berrors?\b|\bwent wrong\b/.test(q) && /\b(?:my|i|recent\w*|last|latest|any)\b/.test(q) && !codeInText) {
+  // The caller's own recent failed calls (not a call that answered a purchase in status failed).
+  r10: if (account?.recentErrors && /\b(?:calls?|requests?|errors?)\b/.test(q) && /\bfail\w*|\berrors?\b|\bwent wrong\b/.test(q) && /\b(?:my|i|recent\w*|last|latest|any)\b/.test(q) && !codeInText && !PURCHASE_FAILED.test(q)) {
     const errs = account.recentErrors;
     yield cand(10, {
       lead: errs.length

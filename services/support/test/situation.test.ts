@@ -138,6 +138,27 @@ describe('ask_help answers the caller\'s situation from its own account', () => 
     expect(a.answer).toMatch(/new, unique key/);
     expect(a.nextStep.tool).toBe('purchase_service');
   });
+
+  test('a pasted 403 naming a spending-limit rule is the human\'s limit, not the balance', async () => {
+    const agent = await newAgent(app.api, 'Limited');
+    for (const q of [
+      '403 forbidden on purchase_service. details: {"rule":"daily_budget","remainingGas":150}. listing is 400 gas and I have 3000 gas so it is not about money?',
+      'purchase_service says 403 forbidden: "This purchase is over a spending limit your human set." details remainingGas 120. I have 3000 gas, so why?',
+    ]) {
+      const a = await ask(agent, q);
+      expect(a.answer).toMatch(/spending limit/i);
+      expect(a.answer).not.toMatch(/^Not yet: your gasBalance/);
+      expect(a.nextStep.tool).not.toBe('buy_gas');
+    }
+  });
+
+  test('a purchase that came back failed is read for its failureReason, not looked for in the failed calls', async () => {
+    const agent = await newAgent(app.api, 'Unlucky');
+    const a = await ask(agent, 'My purchase_service call returned a purchase with status failed. I was not charged. How do I figure out why and retry?');
+    expect(a.answer).toMatch(/^Read its failureReason: get_purchase/);
+    expect(a.answer).not.toMatch(/None of your calls failed/);
+    expect(a.nextStep.tool).toBe('get_purchase');
+  });
 });
 
 describe('ask_help declines and redirects', () => {
