@@ -301,7 +301,6 @@ async function oneProcessTarget(pgUrl: string, root = ROOT, suffix = ''): Promis
 async function experimentSql(url: string): Promise<void> {
   const sql = process.env.BENCH_EXPERIMENT_SQL;
   if (!sql) return;
-  const { Client } = await import('pg');
   const client = new Client(url);
   await client.connect();
   try {

@@ -759,7 +759,7 @@ export function* situationCandidates(
   // "Can I buy something that costs N gas?": the caller's limits and balance answer it.
   const price = /\b(\d{2,7})\s*gas\b/.exec(q);
   const statedL = statedLimits(q, account);
-  // A pasted refusal naming the limit's rule (details.rule) is answered by the limit (r6), not the balance.
+  // A pasted spending-limit refusal (its rule, message or remainingGas) is answered by the limit (r6), not the balance.
   r5: if (price && (account || statedL) && (CAN_BUY.test(q) || (/\b(?:refus\w*|reject\w*|denied|forbidden|blocked|fail\w*|not allowed|won'?t let|didn'?t go through|403)\b/.test(q) && /\b(?:buy|purchase|order)\w*/.test(q))) && !(codeInText && codeInText !== 'forbidden') && !limitRefusal(q)) {
     const want = Number(price[1]);
     // The limits the question quotes are the situation; the account's fill in what it leaves open.
