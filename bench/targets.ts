@@ -256,23 +256,27 @@ async function monolithTarget(pgUrl: string): Promise<Target> {
  */
 const BEFORE = process.env.BENCH_BEFORE ? path.resolve(process.env.BENCH_BEFORE) : null;
 
-async function oneProcessTarget(pgUrl: string, root = ROOT, suffix = ''): Promise<Target> {
-  const db = await freshDatabase(pgUrl);
-  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'market-bench-one-'));
-  const token = 'bench-admin-token-0123456789abcdef0123456789abcdef';
-  const port = 3800 + Math.floor(Math.random() * 90);
-  const env = {
-    PORT: String(port),
+/** The operator token of the targets the bench starts itself (the cluster makes its own). */
+const BENCH_ADMIN_TOKEN = 'bench-admin-token-0123456789abcdef0123456789abcdef';
+
+/** What a `src/main.ts` the bench starts itself gets: its store and data, quiet logs, no rate limit, no seed. */
+function marketEnv(dataDir: string, databaseUrl: string): Record<string, string> {
+  return {
     DATA_DIR: dataDir,
-    DATABASE_URL: db.url,
-    TRANSPORTER: '',
-    ADMIN_TOKEN: token,
+    DATABASE_URL: databaseUrl,
+    ADMIN_TOKEN: BENCH_ADMIN_TOKEN,
     LOG_LEVEL: 'warn',
     SEED_ON_EMPTY: 'false',
     RATE_LIMIT_PER_MINUTE: '0',
     NODE_ENV: 'development',
-    SERVICES: '',
   };
+}
+
+async function oneProcessTarget(pgUrl: string, root = ROOT, suffix = ''): Promise<Target> {
+  const db = await freshDatabase(pgUrl);
+  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'market-bench-one-'));
+  const port = 3800 + Math.floor(Math.random() * 90);
+  const env = { ...marketEnv(dataDir, db.url), PORT: String(port), TRANSPORTER: '', SERVICES: '' };
   const { child } = await startNode(['src/main.ts'], env, /listening on http:\/\/localhost:(\d+)/, root);
   const baseUrl = `http://127.0.0.1:${port}`;
   await experimentSql(db.url);
@@ -283,7 +287,7 @@ async function oneProcessTarget(pgUrl: string, root = ROOT, suffix = ''): Promis
     adminDbUrl: db.url,
     processes: [{ label: 'marketplace', pid: child.pid! }],
     natsPid: null,
-    audit: () => adminAudit(baseUrl, token),
+    audit: () => adminAudit(baseUrl, BENCH_ADMIN_TOKEN),
     async stop() {
       await stopChild(child);
       fs.rmSync(dataDir, { recursive: true, force: true });
@@ -321,7 +325,6 @@ async function groupedTarget(pgUrl: string, groups: ServiceName[][]): Promise<Ta
   const db = await freshDatabase(pgUrl);
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'market-bench-grouped-'));
   const nats = await startPrivateNats({ dir: path.join(dataDir, 'nats') });
-  const token = 'bench-admin-token-0123456789abcdef0123456789abcdef';
   const port = await freePort();
   const children: Array<{ label: string; child: ChildProcess }> = [];
   const stop = async () => {
@@ -334,16 +337,10 @@ async function groupedTarget(pgUrl: string, groups: ServiceName[][]): Promise<Ta
     // One at a time, the gateway's group first: each process runs its services' migrations.
     for (const group of groups) {
       const env = {
+        ...marketEnv(dataDir, db.url),
         PORT: group.includes('gateway') ? String(port) : '0',
-        DATA_DIR: dataDir,
-        DATABASE_URL: db.url,
         TRANSPORTER: nats.url,
         NAMESPACE: 'bench-grouped',
-        ADMIN_TOKEN: token,
-        LOG_LEVEL: 'warn',
-        SEED_ON_EMPTY: 'false',
-        RATE_LIMIT_PER_MINUTE: '0',
-        NODE_ENV: 'development',
         SERVICES: group.join(','),
       };
       const { child } = await startNode(['src/main.ts'], env, /services: /);
@@ -358,7 +355,7 @@ async function groupedTarget(pgUrl: string, groups: ServiceName[][]): Promise<Ta
       adminDbUrl: db.url,
       processes: children.map((c) => ({ label: c.label, pid: c.child.pid! })),
       natsPid: natsServerPid(nats.port),
-      audit: () => adminAudit(baseUrl, token),
+      audit: () => adminAudit(baseUrl, BENCH_ADMIN_TOKEN),
       stop,
     };
   } catch (err) {

@@ -817,7 +817,7 @@ export function* situationCandidates(
   }
 
   // A 403 that is a spending limit, not a role problem.
-  r6: if ((codeInText === 'forbidden' || (!codeInText && !!account?.limits?.setByHuman && /\b(?:403|forbidden|refus\w*|reject\w*|denied|blocked|not allowed)\b/.test(q))) && (/\b(?:limit|budget|perpurchasemax|per_purchase_max|daily_budget|weekly_budget|category_not_allowed|remaininggas)\b/.test(q) || (!!account?.limits?.setByHuman && /\b(?:buy|bought|purchas\w*|order\w*)\b/.test(q)))) {
+  r6: if ((codeInText === 'forbidden' || (!codeInText && !!account?.limits?.setByHuman && /\b(?:403|forbidden|refus\w*|reject\w*|denied|blocked|not allowed)\b/.test(q))) && (LIMIT_RULE.test(q) || /\b(?:limit|budget|perpurchasemax|remaininggas)\b/.test(q) || (!!account?.limits?.setByHuman && /\b(?:buy|bought|purchas\w*|order\w*)\b/.test(q)))) {
     const rem = /remaining(?:gas)?["']?\s*[:=]\s*(\d+)/i.exec(question) ?? /limit of (\d+)/i.exec(question);
     const l = account?.limits?.setByHuman ? account.limits : null;
     const own = l ? [l.perPurchaseMaxGas, l.remainingTodayGas, l.remainingThisWeekGas].filter((x): x is number => x !== null) : [];
