@@ -1,6 +1,7 @@
 /**
- * `npm run db:roles [-- --admin-url URL] [--prefix market_] [--services a,b] [--out FILE]`: creates one
- * PostgreSQL LOGIN role per service that can use only its own schema (see packages/db/roles.ts).
+ * `npm run db:roles [-- --admin-url URL] [--prefix market_] [--services a,b] [--connection-limit N] [--out FILE]`:
+ * creates one PostgreSQL LOGIN role per service that can use only its own schema and database, with at most N
+ * connections (see packages/db/roles.ts).
  * The admin URL: --admin-url, else DATABASE_ADMIN_URL, else DATABASE_URL.
  *
  * Passwords: when <SERVICE>_DATABASE_URL is set (compose's db-admin.env, the Kubernetes job's Secret, both
@@ -10,7 +11,7 @@
  */
 import fs from 'node:fs';
 import { ALL_SERVICES, type ServiceName } from '../packages/config';
-import { createServiceRoles, DEFAULT_ROLE_PREFIX, givenCredentialsFromEnv } from '../packages/db/roles';
+import { createServiceRoles, databasesOpenToEveryone, DEFAULT_CONNECTION_LIMIT, DEFAULT_ROLE_PREFIX, givenCredentialsFromEnv } from '../packages/db/roles';
 
 export { createServiceRoles, dropServiceRoles, givenCredentialsFromEnv, roleName, type ServiceRole } from '../packages/db/roles';
 
@@ -32,10 +33,19 @@ async function main(): Promise<number> {
     return 2;
   }
   const given = givenCredentialsFromEnv(process.env, services);
-  const roles = await createServiceRoles({ adminUrl, services, prefix: arg('prefix') ?? DEFAULT_ROLE_PREFIX, given });
+  const connectionLimit = Number(arg('connection-limit') ?? DEFAULT_CONNECTION_LIMIT);
+  if (!Number.isInteger(connectionLimit) || connectionLimit < 1) {
+    console.error(`--connection-limit must be a positive integer (replicas × DATABASE_POOL_MAX, with room for a roll); got ${arg('connection-limit')}`);
+    return 2;
+  }
+  const roles = await createServiceRoles({ adminUrl, services, prefix: arg('prefix') ?? DEFAULT_ROLE_PREFIX, given, connectionLimit });
   for (const r of roles) {
     const how = r.passwordSource === 'given' ? `password of ${r.service.toUpperCase()}_DATABASE_URL ${r.passwordChanged ? 'set' : 'unchanged'}` : 'password generated';
-    console.log(`role ${r.role} (${r.service}): own schema only; ${how}`);
+    console.log(`role ${r.role} (${r.service}): own schema only, at most ${connectionLimit} connections; ${how}`);
+  }
+  const open = await databasesOpenToEveryone(adminUrl);
+  if (open.length) {
+    console.log(`note: every role may still connect to ${open.join(', ')} (PostgreSQL's default CONNECT for PUBLIC); refuse the service roles there in pg_hba.conf (docs/operations.md)`);
   }
   // Only generated passwords are news to the operator; given ones are not printed again.
   const generated = roles.filter((r) => r.passwordSource === 'generated');

@@ -65,7 +65,12 @@ export interface FaultOptions {
 /** The cluster (packages/cluster: bus auth, a role per service, a process per replica) plus a client broker and readiness probes. */
 class Cluster {
   inner!: LibCluster;
+  /** With the gateway's credentials: the ledger's reads and audit. */
   client!: ServiceBroker;
+  /** With payments' credentials: the only row that may credit gas (the load's buyers are funded so). */
+  payments!: ServiceBroker;
+  /** With escrow's credentials: the only row that may look at holds. */
+  escrow!: ServiceBroker;
 
   get nats() {
     return this.inner.nats;
@@ -99,11 +104,17 @@ class Cluster {
         RATE_LIMIT_PER_MINUTE: '0',
       },
     });
-    // The test's own broker uses the gateway's credentials (the gateway may call every service).
-    const config = loadConfig({ ...this.inner.clientEnv('gateway'), DATA_DIR: 'memory://', LOG_LEVEL: 'error', NODE_ENV: 'test' });
-    this.client = createBroker({ config, services: [], brokerOptions: { nodeID: `faults-client-${process.pid}` } });
-    await this.client.start();
-    await this.client.waitForServices(['ledger', 'escrow', 'listings', 'agents', 'payments', 'gateway'], 60_000);
+    // The test's own brokers, each with one service's credentials: the call table holds for them too.
+    const clientAs = async (service: 'gateway' | 'payments' | 'escrow', waitFor: string[]) => {
+      const config = loadConfig({ ...this.inner.clientEnv(service), DATA_DIR: 'memory://', LOG_LEVEL: 'error', NODE_ENV: 'test' });
+      const broker = createBroker({ config, services: [], brokerOptions: { nodeID: `faults-client-${process.pid}` } });
+      await broker.start();
+      await broker.waitForServices(waitFor, 60_000);
+      return broker;
+    };
+    this.client = await clientAs('gateway', ['ledger', 'escrow', 'listings', 'agents', 'payments']);
+    this.payments = await clientAs('payments', ['ledger']);
+    this.escrow = await clientAs('escrow', ['ledger']);
     for (const port of this.gatewayPorts) await this.waitReady(port, 60_000, (b) => ['agents', 'ledger', 'escrow', 'listings'].every((s) => b?.services?.[s]));
   }
 
@@ -129,7 +140,7 @@ class Cluster {
   }
 
   async stop(): Promise<void> {
-    await this.client?.stop().catch(() => undefined);
+    for (const b of [this.client, this.payments, this.escrow]) await b?.stop().catch(() => undefined);
     await this.inner?.stop();
   }
 }
@@ -312,7 +323,7 @@ export async function runFaultScenario(opts: FaultOptions): Promise<FaultRun> {
       const b = await register(`Fault Buyer ${i}`);
       const sessionId = `cs_fault_${b.id}`;
       const gas = 1_000_000;
-      await cluster.client.call(LEDGER.creditGasPurchase, { key: `checkout:${sessionId}`, agentId: b.id, gas, sessionId, packId: 'fleet' });
+      await cluster.payments.call(LEDGER.creditGasPurchase, { key: `checkout:${sessionId}`, agentId: b.id, gas, sessionId, packId: 'fleet' });
       funded.set(b.id, gas);
       buyers.push(b);
     }
@@ -327,7 +338,7 @@ export async function runFaultScenario(opts: FaultOptions): Promise<FaultRun> {
       // Every hold settled (or voided): the events reached the ledger.
       const deadline = Date.now() + 180_000;
       for (;;) {
-        const open = await cluster.client.call<unknown[], any>(LEDGER.openHolds, {}, { timeout: 10_000 }).catch(() => null);
+        const open = await cluster.escrow.call<unknown[], any>(LEDGER.openHolds, {}, { timeout: 10_000 }).catch(() => null);
         if (open && open.length === 0) break;
         if (Date.now() > deadline) throw new Error(`${fault}: ${open?.length ?? '?'} holds still open after 180 s`);
         await sleep(250);
@@ -345,7 +356,7 @@ export async function runFaultScenario(opts: FaultOptions): Promise<FaultRun> {
       const earned = new Map<string, number>();
       const spent = new Map<string, number>();
       for (const [purchaseId, { buyerId, sellerId }] of load.purchases) {
-        const hold = await cluster.client.call<{ status: string } | null, any>(LEDGER.getHold, { purchaseId });
+        const hold = await cluster.escrow.call<{ status: string } | null, any>(LEDGER.getHold, { purchaseId });
         if (hold?.status !== 'posted') throw new Error(`${fault}: purchase ${purchaseId} hold is ${hold?.status}, expected posted`);
         earned.set(sellerId, (earned.get(sellerId) ?? 0) + SELLER_NET);
         spent.set(buyerId, (spent.get(buyerId) ?? 0) + PRICE);
@@ -399,7 +410,7 @@ export async function runFaultScenario(opts: FaultOptions): Promise<FaultRun> {
         await sleep((stopS * 1000) / 2 - 2_000);
         const holds = await Promise.all(
           confirmed.map((purchaseId) =>
-            cluster.client.call<{ status: string } | null, any>(LEDGER.getHold, { purchaseId }, { timeout: 3_000, retries: 1 }).catch(() => null),
+            cluster.escrow.call<{ status: string } | null, any>(LEDGER.getHold, { purchaseId }, { timeout: 3_000, retries: 1 }).catch(() => null),
           ),
         );
         const posted = holds.filter((h) => h?.status === 'posted').length;

@@ -3,14 +3,14 @@
  * No TRANSPORTER: all services in one process on the in-process bus.
  * TRANSPORTER=nats://…: services talk over NATS; durable channels use JetStream.
  */
-import { randomBytes } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import os from 'node:os';
 import { Errors, ServiceBroker, type BrokerOptions, type CallingOptions, type Context, type LogLevels, type Middleware, type ServiceSchema } from 'moleculer';
 import type { Config } from '../config';
 import { systemClock, withRuntime, type Clock } from '../runtime';
 import { DurableEventsMiddleware, JetStreamDurableTransport, LocalDurableTransport, type DurableTransport } from './durable';
 import { FailoverMiddleware } from './failover';
-import { LAYERS, mayCall, serviceOfAction, type ServiceName as CallTableService } from '../call-table';
+import { LAYERS, mayCall, ownerOfNode, serviceOfAction, type ServiceName as CallTableService } from '../call-table';
 import { AuthNatsTransporter, BusPermissionError } from './nats-transporter';
 import { inProcessPrometheusReporter } from './metrics';
 import { actionEndpoints } from './registry';
@@ -53,7 +53,7 @@ export function durableTransport(config: Config): DurableTransport {
 
 /** The first subject token of this process's node ID: its bus user (a service name), else its services. */
 function nodeIdOwner(config: Config): string {
-  return config.natsUser ?? (config.services.join('+').slice(0, 40) || 'client');
+  return config.natsUser ?? (config.services.join('+') || 'client');
 }
 
 /**
@@ -81,7 +81,7 @@ function transporterFor(config: Config): BrokerOptions['transporter'] {
  * refuse it too; this spares the failover retries of a call that can never be allowed).
  */
 function checkCallTable(broker: ServiceBroker, config: Config): void {
-  const user = config.natsUser && (LAYERS as readonly string[]).includes(config.natsUser) ? (config.natsUser as CallTableService) : null;
+  const user = busUser(config);
   if (!user) return;
   const call = broker.call.bind(broker);
   broker.call = function (this: ServiceBroker, action: string, params?: unknown, opts?: CallingOptions) {
@@ -96,29 +96,72 @@ function checkCallTable(broker: ServiceBroker, config: Config): void {
   } as ServiceBroker['call'];
 }
 
+/** The process's bus user when it is one of the call table's services (the cluster's bus auth), else null. */
+function busUser(config: Config): CallTableService | null {
+  return config.natsUser && (LAYERS as readonly string[]).includes(config.natsUser) ? (config.natsUser as CallTableService) : null;
+}
+
+function refuseCaller(action: string, caller: string, why: string): Promise<never> {
+  return Promise.reject(new Errors.MoleculerError(`Bus permission denied: ${action} ${why} (called from ${caller})`, 403, 'BUS_PERMISSION_DENIED', { action, caller, source: 'callee' }));
+}
+
 /**
- * Moleculer's internal actions ($node.list, $node.health, …) answer only calls from their own process:
- * a caller may publish to REQ.<callee>.<node> (its row of the call table), and those subjects carry
- * $node.* requests too, so the callee refuses them (they were never part of the table).
+ * The callee's own check of who calls it. Moleculer's internal actions ($node.list, $node.health, …)
+ * answer only their own process. With bus auth, every other action answers a remote node only when the
+ * call table's row of that node's service names it — so money steps (ledger writes, payments' credits)
+ * and identity (agents.authenticate) refuse any caller outside their row, even if the bus's permissions
+ * were wider than the table. The node's service is bound to its bus user by the transporter.
  */
-const LocalInternalActionsMiddleware = {
-  name: 'LocalInternalActions',
-  localAction(handler: (ctx: Context) => unknown, action: { name: string }) {
-    if (!action.name.startsWith('$node.')) return handler;
-    return function (this: unknown, ctx: Context) {
-      const broker = ctx.broker as ServiceBroker;
-      if (ctx.nodeID && ctx.nodeID !== broker.nodeID) {
-        return Promise.reject(
-          new Errors.MoleculerError(`${action.name} answers only its own process (called from ${ctx.nodeID})`, 403, 'BUS_PERMISSION_DENIED', {
-            action: action.name,
-            source: 'callee',
-          }),
-        );
-      }
-      return handler(ctx);
-    };
-  },
-};
+function CalleeGuardMiddleware(config: Config) {
+  const withAuth = busUser(config) !== null;
+  return {
+    name: 'CalleeGuard',
+    localAction(handler: (ctx: Context) => unknown, action: { name: string }) {
+      const internal = action.name.startsWith('$node.');
+      if (!internal && !withAuth) return handler;
+      return function (this: unknown, ctx: Context) {
+        const broker = ctx.broker as ServiceBroker;
+        if (ctx.nodeID && ctx.nodeID !== broker.nodeID) {
+          if (internal) return refuseCaller(action.name, ctx.nodeID, 'answers only its own process');
+          const caller = ownerOfNode(ctx.nodeID);
+          if (!(LAYERS as readonly string[]).includes(caller) || !mayCall(caller as CallTableService, action.name)) {
+            return refuseCaller(action.name, ctx.nodeID, `is not in the call table's row of "${caller}"`);
+          }
+        }
+        return handler(ctx);
+      };
+    },
+  };
+}
+
+/** A Moleculer service as a node announces it (INFO). */
+interface AnnouncedService {
+  name?: unknown;
+}
+
+/**
+ * No node can claim another service: a node whose id says "notifications.…" (its service, bound to its
+ * bus user) and announces one of the call table's other services (say `agents`, to be sent
+ * agents.authenticate) is ignored and logged; its announcement never reaches the registry.
+ */
+function refuseForeignClaims(broker: ServiceBroker): void {
+  const registry = broker.registry as unknown as { processNodeInfo(payload: { sender?: string; services?: AnnouncedService[] }): unknown };
+  const processNodeInfo = registry.processNodeInfo.bind(registry);
+  const logged = new Set<string>();
+  registry.processNodeInfo = (payload) => {
+    const nodeID = String(payload.sender);
+    const owners = ownerOfNode(nodeID).split('+');
+    const claimed = (payload.services ?? [])
+      .map((s) => String(s.name))
+      .filter((name) => (LAYERS as readonly string[]).includes(name) && !owners.includes(name));
+    if (claimed.length === 0) return processNodeInfo(payload);
+    if (!logged.has(nodeID) && logged.size < 1_000) {
+      logged.add(nodeID);
+      broker.logger.warn(`bus: ignored node ${nodeID}: it announces ${claimed.join(', ')}, which its id does not own`);
+    }
+    return null;
+  };
+}
 
 /** `broker.getCpuUsage` without sampling the host: this process's CPU % since the previous heartbeat. */
 function processCpuUsage(): () => Promise<{ avg: number; usages: number[] }> {
@@ -196,15 +239,20 @@ export function createBroker(opts: CreateBrokerOptions): ServiceBroker {
       asMiddleware(FailoverMiddleware({ retries: 4, delayMs: 100, maxDelayMs: 1_000 })),
       // Event-loop lag, heap, GC, handles, DB pools, JetStream backlog (when metrics are on).
       asMiddleware(RuntimeMetricsMiddleware()),
-      ...(config.transporter ? [asMiddleware(LocalInternalActionsMiddleware)] : []),
+      ...(config.transporter ? [asMiddleware(CalleeGuardMiddleware(config))] : []),
       ...extraMiddlewares,
       // Last = outermost (Moleculer wraps in order): the others run inside the request's context and span.
       asMiddleware(TelemetryMiddleware()),
     ],
     validator: true,
+    // Request ids from the system's random source: a forged answer would need the id of a pending call.
+    uidGenerator: () => randomUUID(),
     ...brokerOptions,
   });
-  if (config.transporter) checkCallTable(broker, config);
+  if (config.transporter) {
+    checkCallTable(broker, config);
+    refuseForeignClaims(broker);
+  }
   // Moleculer measures the host's CPU before every heartbeat (os.cpus() three times, 200 ms of timers) for a
   // CPU-based balancing strategy we do not use; this process's own share, from one cheap counter, instead.
   broker.getCpuUsage = processCpuUsage();

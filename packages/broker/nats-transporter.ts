@@ -2,6 +2,12 @@
  * Moleculer's NATS transporter with per-service credentials and the call table's permissions
  * (packages/call-table/nats-auth.ts generates the server's side of them):
  * - connects as NATS_USER with NATS_PASSWORD and a per-user inbox prefix;
+ * - binds every packet to its bus user: the subject ends with the sender's service (a request's also
+ *   names its action), the server lets each user publish only subjects ending with its own name and
+ *   only the actions of its row, and a received packet whose sender field names another service, whose
+ *   action differs from its subject's, or whose answer comes from a node the request was not sent to
+ *   is dropped and logged — so one service's credentials can neither pose as another service's node
+ *   nor reach an action outside its row;
  * - subscribes only to the subjects its user may (a service that calls nobody does not listen to
  *   other nodes' INFO, so it never discovers their actions); a subscription the server refuses
  *   anyway is logged, never passed to Moleculer as a message;
@@ -13,7 +19,7 @@
 import { Errors, Transporters, type LoggerInstance, type ServiceBroker } from 'moleculer';
 import type { NatsConnection, Subscription } from 'nats';
 import { inboxPrefixFor, permissionsFor } from '../call-table/nats-auth';
-import { LAYERS, type ServiceName } from '../call-table';
+import { LAYERS, mayCall, ownerOfNode, type ServiceName } from '../call-table';
 
 /**
  * A call waiting for its answer, as Moleculer's transit keeps it. Its typings say `action: string`;
@@ -25,7 +31,7 @@ interface PendingCall {
   reject(err: Error): void;
 }
 
-/** The part of Moleculer's transit that rejects pending calls. */
+/** The part of Moleculer's transit that keeps and rejects pending calls. */
 interface PendingCalls {
   pendingRequests?: Map<string, PendingCall>;
   removePendingRequest(id: string): void;
@@ -80,6 +86,23 @@ interface NatsTransporterBase {
   getTopicName(cmd: string, nodeID?: string): string;
   receive(cmd: string, data: Buffer): unknown;
   send(topic: string, data: Buffer, meta: object): Promise<void>;
+  serialize(packet: OutgoingPacket): Buffer;
+  deserialize(cmd: string, data: Buffer): { payload?: PacketPayload } | null;
+  messageHandler(cmd: string, packet: unknown): unknown;
+}
+
+/** The fields of a Moleculer packet's payload this transporter reads. */
+interface PacketPayload {
+  sender?: unknown;
+  action?: unknown;
+  id?: unknown;
+}
+
+/** A packet as Moleculer's transit hands it to the transporter. */
+interface OutgoingPacket {
+  type: string;
+  target?: string | null;
+  payload: { id?: string; action?: string };
 }
 
 const NatsTransporter = Transporters.NATS as unknown as new (opts: Record<string, unknown>) => NatsTransporterBase;
@@ -88,6 +111,8 @@ export class AuthNatsTransporter extends NatsTransporter {
   private readonly user: string;
   private readonly allow: { publish: string[]; subscribe: string[] } | null;
   readonly precheck: boolean;
+  /** When each kind of dropped packet was last logged: a flood of forgeries is logged once a minute. */
+  private readonly droppedLogged = new Map<string, number>();
 
   constructor(opts: AuthNatsOptions) {
     const servers = opts.url.split(',').map((u) => u.trim()).filter(Boolean);
@@ -98,7 +123,7 @@ export class AuthNatsTransporter extends NatsTransporter {
     this.precheck = opts.precheck !== false;
   }
 
-  /** Subjects already checked: a process publishes to a few dozen (REQ/RES.<node>, EVENT, INFO…), every call. */
+  /** Subjects already checked: a process publishes to a few hundred (one per callee node and action), every call. */
   private readonly publishable = new Map<string, boolean>();
 
   private mayPublish(subject: string): boolean {
@@ -107,7 +132,7 @@ export class AuthNatsTransporter extends NatsTransporter {
     if (ok === undefined) {
       ok = this.allow.publish.some((p) => subjectMatches(p, subject));
       // Node ids change as replicas restart: bounded, emptied rather than grown.
-      if (this.publishable.size >= 1_000) this.publishable.clear();
+      if (this.publishable.size >= 5_000) this.publishable.clear();
       this.publishable.set(subject, ok);
     }
     return ok;
@@ -117,15 +142,73 @@ export class AuthNatsTransporter extends NatsTransporter {
     return !this.allow || this.allow.subscribe.some((p) => subjectMatches(p, subject));
   }
 
+  /**
+   * The subject a packet travels on: Moleculer's (MOL-<ns>.<TYPE>[.<target node>]), then the action for
+   * a request, then the sender's service — the token the server's permissions tie to this bus user.
+   */
+  subjectOf(packet: OutgoingPacket): string {
+    const base = this.getTopicName(packet.type, packet.target ?? undefined);
+    return packet.type === 'REQ' ? `${base}.${packet.payload.action}.${this.user}` : `${base}.${this.user}`;
+  }
+
+  publish(packet: OutgoingPacket): Promise<void> {
+    return this.send(this.subjectOf(packet), this.serialize(packet), { packet });
+  }
+
   /** Wraps Moleculer's handler: a subscription the server closes with an error is not a message. */
-  private handler(cmd: string, subject: string) {
-    return (err: Error | null, msg: { data?: Uint8Array }) => {
-      if (err || !msg?.data) {
-        this.logger.error(`bus: the NATS server refused ${this.user}'s subscription to ${subject}: ${err?.message ?? 'closed'}`);
+  private handler(cmd: string, base: string) {
+    return (err: Error | null, msg: { data?: Uint8Array; subject?: string }) => {
+      if (err || !msg?.data || !msg.subject) {
+        this.logger.error(`bus: the NATS server refused ${this.user}'s subscription to ${base}: ${err?.message ?? 'closed'}`);
         return;
       }
-      this.receive(cmd, Buffer.from(msg.data));
+      this.receiveFrom(cmd, base, msg.subject, Buffer.from(msg.data));
     };
+  }
+
+  /** Hands Moleculer a packet only when its subject's sender (and action) are the packet's own. */
+  private receiveFrom(cmd: string, base: string, subject: string, data: Buffer): void {
+    const rest = subject.slice(base.length + 1);
+    const dot = rest.lastIndexOf('.');
+    const service = rest.slice(dot + 1);
+    const action = dot < 0 ? null : rest.slice(0, dot);
+    try {
+      const packet = this.deserialize(cmd, data);
+      const why = this.refusal(cmd, service, action, packet?.payload);
+      if (why) {
+        this.dropped(cmd, service, subject, why);
+        return;
+      }
+      void this.messageHandler(cmd, packet);
+    } catch (err) {
+      this.dropped(cmd, service, subject, `it cannot be read (${(err as Error).message})`);
+    }
+  }
+
+  /** Why a received packet is not what its subject says it is, or null when it is. */
+  private refusal(cmd: string, service: string, action: string | null, payload: PacketPayload | undefined): string | null {
+    const sender = payload?.sender;
+    if (typeof sender !== 'string' || ownerOfNode(sender) !== service) return `its sender (${String(sender)}) is not a ${service} node`;
+    if (cmd === 'REQ') {
+      if (action === null || payload?.action !== action) return `it asks for ${String(payload?.action)} on a subject for ${action}`;
+      if (!(LAYERS as readonly string[]).includes(service) || !mayCall(service as ServiceName, action)) return `the call table does not let ${service} call ${action}`;
+    } else if (action !== null) {
+      return 'its subject has more tokens than a sender';
+    }
+    if (cmd === 'RES') {
+      const pending = (this.broker.transit as unknown as PendingCalls | undefined)?.pendingRequests?.get(String(payload?.id));
+      if (pending?.nodeID && pending.nodeID !== sender) return `it answers a request that was sent to ${pending.nodeID}`;
+    }
+    return null;
+  }
+
+  private dropped(cmd: string, service: string, subject: string, why: string): void {
+    const key = `${cmd} ${service}`;
+    const now = Date.now();
+    if ((this.droppedLogged.get(key) ?? 0) > now - 60_000) return;
+    if (this.droppedLogged.size >= 1_000) this.droppedLogged.clear();
+    this.droppedLogged.set(key, now);
+    this.logger.warn(`bus: dropped a ${cmd} packet on ${subject}: ${why} (logged once a minute per kind)`);
   }
 
   override async connect(): Promise<void> {
@@ -133,29 +216,23 @@ export class AuthNatsTransporter extends NatsTransporter {
     void this.watchPermissions();
   }
 
+  /** Packets addressed to everyone end with one token (the sender), those addressed to a node with its action too. */
   subscribe(cmd: string, nodeID?: string): Promise<void> {
-    const t = this.getTopicName(cmd, nodeID);
-    if (!this.maySubscribe(t)) {
-      this.logger.debug(`bus: ${this.user} does not listen to ${t} (not in its permissions)`);
+    const base = this.getTopicName(cmd, nodeID);
+    const subject = cmd === 'REQ' && nodeID ? `${base}.>` : `${base}.*`;
+    if (!this.maySubscribe(subject)) {
+      this.logger.debug(`bus: ${this.user} does not listen to ${subject} (not in its permissions)`);
       return Promise.resolve();
     }
-    this.client.subscribe(t, { callback: this.handler(cmd, t) });
+    this.client.subscribe(subject, { callback: this.handler(cmd, base) });
     return Promise.resolve();
   }
 
-  // With disableBalancer (not how createBroker runs) Moleculer would subscribe REQB.<action> / EVENTB.<group>.<event>
-  // queue groups; the generated permissions allow neither, so these only keep such a broker from subscribing.
-  subscribeBalancedRequest(action: string): void {
-    const topic = `${this.prefix}.REQB.${action}`;
-    if (!this.maySubscribe(topic)) return;
-    this.subscriptions.push(this.client.subscribe(topic, { queue: action, callback: this.handler('REQ', topic) }));
-  }
+  // With disableBalancer (not how createBroker runs) Moleculer would send REQB.<action> / EVENTB.<group>.<event>
+  // to NATS queue groups; the generated permissions allow neither, and these subscribe to neither.
+  subscribeBalancedRequest(): void {}
 
-  subscribeBalancedEvent(event: string, group: string): void {
-    const topic = `${this.prefix}.EVENTB.${group}.${event}`.replace(/\*\*.*$/g, '>');
-    if (!this.maySubscribe(topic)) return;
-    this.subscriptions.push(this.client.subscribe(topic, { queue: group, callback: this.handler('EVENT', topic) }));
-  }
+  subscribeBalancedEvent(): void {}
 
   override send(topic: string, data: Buffer, meta: { packet?: { type?: string; payload?: { id?: string; action?: string } } }): Promise<void> {
     if (this.precheck && !this.mayPublish(topic)) {
@@ -171,32 +248,30 @@ export class AuthNatsTransporter extends NatsTransporter {
   }
 
   /**
-   * Rejects the pending request(s) the refused subject carried: by id, or every one sent to that node
-   * (REQ.<nodeID>: the server refuses per callee service, so all of them were refused) or, for a
-   * REQB.<action> subject, to that action. Each error names its call's action.
+   * Rejects the pending request(s) the refused subject carried: by id, or every one sent to that node for
+   * that action (REQ.<service>.<node>.<action>.<sender>: the server refuses per action). Each error names
+   * its call's action.
    */
   private rejectPending(subject: string, source: 'server' | 'call-table', id?: string): void {
     const transit = this.broker.transit as unknown as PendingCalls | undefined;
     const pending = transit?.pendingRequests ?? new Map<string, PendingCall>();
-    const reqb = `${this.prefix}.REQB.`;
     const req = `${this.prefix}.REQ.`;
+    const tokens = subject.startsWith(req) ? subject.slice(req.length).split('.') : [];
+    const node = tokens.slice(0, 2).join('.');
+    const refused = tokens.slice(2, -1).join('.');
     const actions = new Set<string>();
     for (const [reqId, r] of [...pending.entries()]) {
-      const match =
-        id !== undefined
-          ? reqId === id
-          : (subject.startsWith(reqb) && r.action?.name === subject.slice(reqb.length)) || (subject.startsWith(req) && r.nodeID === subject.slice(req.length));
+      const match = id !== undefined ? reqId === id : tokens.length > 3 && r.nodeID === node && r.action?.name === refused;
       if (!match) continue;
       const action: string | null = r.action?.name ?? null;
       if (action) actions.add(action);
       transit?.removePendingRequest(reqId);
       r.reject(new BusPermissionError(this.user, subject, action, source));
     }
-    const what = actions.size ? [...actions].join(', ') : subject.startsWith(reqb) ? subject.slice(reqb.length) : null;
+    const what = actions.size ? [...actions].join(', ') : refused || null;
     const error = new BusPermissionError(this.user, subject, what, source);
     this.logger.error(`${error.message}${actions.size ? '' : ' (no pending call matched)'}`);
   }
-
   private async watchPermissions(): Promise<void> {
     const client = this.client;
     if (!client?.status) return;

@@ -4,31 +4,126 @@
  * and the broker refuses a call outside it before it reaches the bus. A bottom package: it imports
  * only the services' contracts (names and types), never a service.
  */
-import { AGENTS_TOPICS } from '../contracts/agents';
-import { ESCROW_TOPICS } from '../contracts/escrow';
-import { LISTINGS_TOPICS } from '../contracts/listings';
-import { NOTIFICATIONS_TOPICS } from '../contracts/notifications';
-import { PAYMENTS_TOPICS } from '../contracts/payments';
+import { AGENTS, AGENTS_TOPICS } from '../contracts/agents';
+import { ESCROW, ESCROW_TOPICS } from '../contracts/escrow';
+import { LEDGER } from '../contracts/ledger';
+import { LISTINGS, LISTINGS_TOPICS } from '../contracts/listings';
+import { NOTIFICATIONS, NOTIFICATIONS_TOPICS } from '../contracts/notifications';
+import { PAYMENTS, PAYMENTS_TOPICS } from '../contracts/payments';
+import { SUPPORT } from '../contracts/support';
 
 /**
- * The services' layers (docs/architecture.md): a service may call only the services listed for it,
- * all of them below it. The ledger is the bottom and calls nobody; reads never write.
+ * The services' layers (docs/architecture.md): a service may call only services below it.
+ * The ledger is the bottom and calls nobody; reads never write.
  */
 export const LAYERS = ['gateway', 'support', 'notifications', 'payments', 'escrow', 'listings', 'agents', 'ledger'] as const;
 export type ServiceName = (typeof LAYERS)[number];
 
-/** caller → the callees it may use (each strictly below it). */
-export const ALLOWED_CALLS: Record<ServiceName, readonly ServiceName[]> = {
-  gateway: ['support', 'notifications', 'payments', 'escrow', 'listings', 'agents', 'ledger'],
+/**
+ * caller → the other services' actions it may call, one by one. The bus carries each request on a
+ * subject that names its action and its caller (packages/broker/nats-transporter.ts), and the NATS
+ * server lets each service publish only the actions of its row (nats-auth.ts): the gateway may ask
+ * the ledger for a balance and cannot reach a money step. A test reads the source and checks that
+ * each row is exactly what the service's code calls.
+ */
+export const CALLS: Record<ServiceName, readonly string[]> = {
+  gateway: [
+    AGENTS.authenticate,
+    AGENTS.get,
+    AGENTS.register,
+    AGENTS.setSeed,
+    AGENTS.whoami,
+    ESCROW.ack,
+    ESCROW.approval,
+    ESCROW.auditHolds,
+    ESCROW.claimCheckoutLimits,
+    ESCROW.confirm,
+    ESCROW.createOwnerLink,
+    ESCROW.decideApproval,
+    ESCROW.deliver,
+    ESCROW.dispute,
+    ESCROW.get,
+    ESCROW.getDelivery,
+    ESCROW.limitsOf,
+    ESCROW.liquidity,
+    ESCROW.listDisputes,
+    ESCROW.listMessages,
+    ESCROW.listOrders,
+    ESCROW.metricsSnapshot,
+    ESCROW.ownerLink,
+    ESCROW.ownerLinks,
+    ESCROW.purchase,
+    ESCROW.rate,
+    ESCROW.recentPurchases,
+    ESCROW.requestRefund,
+    ESCROW.resolveDispute,
+    ESCROW.revokeOtherOwnerLinks,
+    ESCROW.revokeOwnerLink,
+    ESCROW.sendMessage,
+    ESCROW.setLimits,
+    ESCROW.stageCheckoutLimits,
+    // The ledger's reads only: no money step.
+    LEDGER.audit,
+    LEDGER.balance,
+    LEDGER.metricsSnapshot,
+    LEDGER.walletFigures,
+    LISTINGS.create,
+    LISTINGS.get,
+    LISTINGS.getForPurchase,
+    LISTINGS.reputation,
+    LISTINGS.restore,
+    LISTINGS.search,
+    LISTINGS.seed,
+    LISTINGS.stats,
+    LISTINGS.takeDown,
+    LISTINGS.update,
+    NOTIFICATIONS.deleteWebhook,
+    NOTIFICATIONS.listDeliveries,
+    NOTIFICATIONS.setWebhook,
+    PAYMENTS.buyGas,
+    PAYMENTS.connectPayouts,
+    PAYMENTS.getCheckout,
+    PAYMENTS.getPayout,
+    PAYMENTS.listCashouts,
+    PAYMENTS.listCheckouts,
+    PAYMENTS.listPayouts,
+    PAYMENTS.markPayoutPaid,
+    PAYMENTS.reconcileSession,
+    PAYMENTS.rejectPayout,
+    PAYMENTS.requestCashout,
+    PAYMENTS.sandboxApprove,
+    PAYMENTS.sandboxDecline,
+    PAYMENTS.stripeWebhook,
+    SUPPORT.askHelp,
+    SUPPORT.getBug,
+    SUPPORT.listBugs,
+    SUPPORT.listExperiences,
+    SUPPORT.reportBug,
+    SUPPORT.reportExperience,
+    SUPPORT.setBugStatus,
+    SUPPORT.summary,
+  ],
   support: [],
   // A leaf consumer of escrow's and payments' durable events; it calls nobody.
   notifications: [],
-  payments: ['escrow', 'ledger'],
-  escrow: ['listings', 'agents', 'ledger'],
-  listings: ['agents'],
+  // Gas credits and cash-outs are payments' to post.
+  payments: [ESCROW.disputeHistory, LEDGER.cashoutDebit, LEDGER.cashoutPaid, LEDGER.cashoutReturn, LEDGER.creditGasPurchase, LEDGER.withdrawable],
+  // Holds are escrow's to place (settle and void travel as its durable events).
+  escrow: [AGENTS.count, AGENTS.get, LEDGER.balance, LEDGER.getHold, LEDGER.hold, LEDGER.holdsOf, LEDGER.openHolds, LISTINGS.getForPurchase],
+  listings: [AGENTS.get, AGENTS.register],
   agents: [],
   ledger: [],
 };
+
+/** caller → the services it may call: the services of its row of CALLS. */
+export const ALLOWED_CALLS: Record<ServiceName, readonly ServiceName[]> = Object.fromEntries(
+  LAYERS.map((s) => [s, LAYERS.filter((callee) => CALLS[s].some((a) => serviceOfAction(a) === callee))]),
+) as unknown as Record<ServiceName, readonly ServiceName[]>;
+
+/** callee → the services whose rows name one of its actions (the only ones it answers). */
+export function callersOf(service: ServiceName): ServiceName[] {
+  return LAYERS.filter((c) => ALLOWED_CALLS[c].includes(service));
+}
 
 /** The durable-event topics each service publishes (through its outbox): only the owner may publish them. */
 export const DURABLE_PUBLISHES: Record<ServiceName, readonly string[]> = {
@@ -86,11 +181,15 @@ export function serviceOfAction(action: string): ServiceName | null {
   return (LAYERS as readonly string[]).includes(name) ? (name as ServiceName) : null;
 }
 
-/** Whether the caller's row of the table allows calling the action (a service may call its own actions). */
+/** Whether the caller's row of the table names the action (a service may call its own actions). */
 export function mayCall(caller: ServiceName, action: string): boolean {
-  const callee = serviceOfAction(action);
-  if (!callee) return false;
-  return callee === caller || ALLOWED_CALLS[caller].includes(callee);
+  return serviceOfAction(action) === caller || CALLS[caller].includes(action);
+}
+
+/** The service a node belongs to: the first token of its id ("ledger.vm-1-abc" → "ledger"). */
+export function ownerOfNode(nodeID: string): string {
+  const dot = nodeID.indexOf('.');
+  return dot < 0 ? nodeID : nodeID.slice(0, dot);
 }
 
 /** The edges that break the table: unknown services, calls not allowed, or calls to a layer at or above the caller. */

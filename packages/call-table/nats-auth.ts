@@ -4,25 +4,26 @@
  * for their namespace. One user per service; its password is an environment-variable reference
  * ($NATS_PASSWORD_<SERVICE>) that nats-server resolves from its own environment, so no secret is in the file.
  *
- * Moleculer subjects (prefix MOL-<namespace>; Moleculer's own balancer picks the replica and sends the request
- * to REQ.<nodeID>; node IDs are "<service>.<host>-<pid>-<rand>", so REQ.<nodeID> is REQ.<service>.…):
- *   every node    publishes INFO, INFO.>, DISCOVER, DISCOVER.>, HEARTBEAT, DISCONNECT, PONG.>;
- *                 subscribes DISCOVER, DISCOVER.<self>.>, PING, PING.<self>.>, REQ.<self>.>, EVENT.<self>.>
- *   a caller      also subscribes INFO, INFO.<self>.>, HEARTBEAT, DISCONNECT, RES.<self>.>, PONG.<self>.>
- *                 and publishes REQ.<callee>.> for each callee of its row only. (Moleculer's internal
- *                 $node.* actions travel on the same subjects; a node answers them only from itself:
- *                 LocalInternalActionsMiddleware in packages/broker.)
- *   a callee      publishes RES.<caller>.> for each service whose row names it.
- * A service that calls nobody never hears other nodes' INFO: a broker with its credentials cannot even
- * discover other services' actions.
+ * Moleculer subjects (prefix MOL-<namespace>), as the bus-auth transporter writes them
+ * (packages/broker/nats-transporter.ts): every packet's subject ends with its sender's service, and the
+ * server lets each user publish only subjects that end with its own name; receivers drop a packet whose
+ * sender field names another service. Node IDs are "<service>.<host>-<pid>-<rand>" (two tokens).
+ *   broadcasts      INFO.<S>, DISCOVER.<S>, HEARTBEAT.<S>, DISCONNECT.<S>    (S: the sender's service)
+ *   a request       REQ.<callee node>.<action>.<S>   — only the actions of S's row of the call table
+ *   replies         RES.<caller node>.<S>, INFO.<caller node>.<S>, PONG.<caller node>.<S> — to S's callers only
+ *   a discovery     DISCOVER.<callee node>.<S>        — to S's callees only
+ * A service subscribes to the broadcasts (INFO and HEARTBEAT only if it calls someone) and to the
+ * subjects addressed to its own nodes. A service that calls nobody never hears other nodes' INFO: a broker
+ * with its credentials cannot even discover other services' actions. (Moleculer's internal $node.* actions
+ * are in nobody's row.)
  *
  * JetStream (packages/broker/durable.ts): every user may look up and create the namespace's two streams
  * (fixed config; no update, delete or purge); it publishes only the durable topics it owns, and, for each
- * topic it consumes, uses only its own durable consumer's API subjects, acks, and the topic's dead-letter
- * subject. Replies come to a per-user inbox prefix (_INBOX_<service>), the only inbox it may subscribe to.
+ * topic it consumes, uses only its own durable consumer's API subjects (created only with that topic as
+ * its filter: CONSUMER.CREATE.<stream>.<consumer>.<filter>), acks, and the topic's dead-letter subject. Replies come to a per-user inbox prefix (_INBOX_<service>), the only inbox it may subscribe to.
  */
 import { randomBytes } from 'node:crypto';
-import { ALLOWED_CALLS, DURABLE_CONSUMES, DURABLE_PUBLISHES, LAYERS, type ServiceName } from './index';
+import { ALLOWED_CALLS, CALLS, callersOf, DURABLE_CONSUMES, DURABLE_PUBLISHES, LAYERS, serviceOfAction, type ServiceName } from './index';
 
 export const DEFAULT_NAMESPACE = 'agent-market';
 
@@ -66,19 +67,16 @@ export function permissionsFor(service: ServiceName, namespace = DEFAULT_NAMESPA
   const ns = jetStreamName(namespace);
   const streams = [`${ns}_EVENTS`, `${ns}_DEAD_LETTER`];
   const callees = ALLOWED_CALLS[service];
-  const callers = LAYERS.filter((c) => ALLOWED_CALLS[c].includes(service));
+  const callers = callersOf(service);
   const isCaller = callees.length > 0;
+  // A node ID is two tokens: its service and one more.
+  const nodesOf = (s: ServiceName) => `${s}.*`;
 
   const publish = [
-    `${p}.INFO`,
-    `${p}.INFO.>`,
-    `${p}.DISCOVER`,
-    `${p}.DISCOVER.>`,
-    `${p}.HEARTBEAT`,
-    `${p}.DISCONNECT`,
-    `${p}.PONG.>`,
-    ...callees.map((c) => `${p}.REQ.${c}.>`),
-    ...callers.map((c) => `${p}.RES.${c}.>`),
+    ...['INFO', 'DISCOVER', 'HEARTBEAT', 'DISCONNECT'].map((cmd) => `${p}.${cmd}.${service}`),
+    ...CALLS[service].map((action) => `${p}.REQ.${nodesOf(serviceOfAction(action)!)}.${action}.${service}`),
+    ...callees.map((c) => `${p}.DISCOVER.${nodesOf(c)}.${service}`),
+    ...callers.flatMap((c) => ['RES', 'INFO', 'PONG'].map((cmd) => `${p}.${cmd}.${nodesOf(c)}.${service}`)),
     // JetStream: account info, the two streams (look up / create), own topics, own consumers.
     '$JS.API.INFO',
     ...streams.flatMap((s) => [`$JS.API.STREAM.INFO.${s}`, `$JS.API.STREAM.CREATE.${s}`]),
@@ -88,24 +86,25 @@ export function permissionsFor(service: ServiceName, namespace = DEFAULT_NAMESPA
       const s = streams[0];
       return [
         `$JS.API.CONSUMER.INFO.${s}.${d}`,
-        `$JS.API.CONSUMER.CREATE.${s}.${d}`,
-        `$JS.API.CONSUMER.CREATE.${s}.${d}.>`,
-        `$JS.API.CONSUMER.DURABLE.CREATE.${s}.${d}`,
+        // Created (or updated) only with its own filter: the server takes the filter from this subject and
+        // refuses a config whose filter differs, so a service cannot widen its consumer to other topics.
+        `$JS.API.CONSUMER.CREATE.${s}.${d}.${ns}.events.${t}`,
         `$JS.API.CONSUMER.MSG.NEXT.${s}.${d}`,
         `$JS.ACK.${s}.${d}.>`,
         `${ns}.dead.${t}`,
       ];
     }),
   ];
+  const own = nodesOf(service);
   const subscribe = [
-    `${p}.DISCOVER`,
-    `${p}.DISCOVER.${service}.>`,
-    `${p}.PING`,
-    `${p}.PING.${service}.>`,
-    `${p}.REQ.${service}.>`,
-    `${p}.EVENT.${service}.>`,
+    `${p}.DISCOVER.*`,
+    `${p}.DISCOVER.${own}.*`,
+    `${p}.PING.*`,
+    `${p}.PING.${own}.*`,
+    `${p}.REQ.${own}.>`,
+    `${p}.EVENT.${own}.>`,
     ...(isCaller
-      ? [`${p}.INFO`, `${p}.INFO.${service}.>`, `${p}.HEARTBEAT`, `${p}.DISCONNECT`, `${p}.RES.${service}.>`, `${p}.PONG.${service}.>`]
+      ? [`${p}.INFO.*`, `${p}.INFO.${own}.*`, `${p}.HEARTBEAT.*`, `${p}.DISCONNECT.*`, `${p}.RES.${own}.*`, `${p}.PONG.${own}.*`]
       : []),
     `${inboxPrefixFor(service)}.>`,
   ];

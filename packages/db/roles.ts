@@ -3,7 +3,8 @@
  * owns its own schema and nothing else. Run once by an operator with an admin URL; each service then
  * connects (and runs its migrations) as its role through <SERVICE>_DATABASE_URL.
  *
- * Per service: the role (created, or its password set), CONNECT on the database, its schema created
+ * Per service: the role (created, or its password set) with a connection limit, CONNECT on the database
+ * (taken from PUBLIC: only the service roles and the admin connect to it), its schema created
  * and owned by it (tables, sequences, views, types and functions of an existing installation handed
  * over), no access to any other service's schema, and no CREATE on public. Extensions the migrations
  * need are created here, as the admin (none today).
@@ -49,7 +50,12 @@ export interface CreateRolesOptions {
   extensions?: readonly string[];
   /** Per service, the credentials to set (see givenCredentialsFromEnv); a service without any gets a generated password. */
   given?: Partial<Record<ServiceName, GivenCredentials>>;
+  /** Connections each role may hold at once (default DEFAULT_CONNECTION_LIMIT): replicas × DATABASE_POOL_MAX, plus room for a roll. */
+  connectionLimit?: number;
 }
+
+/** 10 replicas × the default pool of 10 connections (DATABASE_POOL_MAX), doubled for a rolling restart. */
+export const DEFAULT_CONNECTION_LIMIT = 200;
 
 /**
  * <SERVICE>_DATABASE_URL of each service in env (compose's db-admin.env, the job's Secret): its user is the
@@ -120,6 +126,10 @@ export async function createServiceRoles(opts: CreateRolesOptions): Promise<Serv
     for (const ext of opts.extensions ?? REQUIRED_EXTENSIONS) await admin.query(`CREATE EXTENSION IF NOT EXISTS ${ident(ext)}`);
     // PostgreSQL 15 already refuses CREATE on public to ordinary roles; older servers did not.
     await admin.query('REVOKE CREATE ON SCHEMA public FROM PUBLIC');
+    // Every role may connect to a new database by default: only the service roles (granted below) may here.
+    await admin.query(`REVOKE CONNECT ON DATABASE "${database.replace(/"/g, '""')}" FROM PUBLIC`);
+    const connectionLimit = opts.connectionLimit ?? DEFAULT_CONNECTION_LIMIT;
+    if (!Number.isInteger(connectionLimit) || connectionLimit < 1) throw new Error(`connectionLimit must be a positive integer (got ${connectionLimit})`);
     for (const service of services) {
       const schema = ident(service);
       const given = opts.given?.[service];
@@ -138,7 +148,7 @@ export async function createServiceRoles(opts: CreateRolesOptions): Promise<Serv
               .catch(() => null)
           : null;
         passwordChanged = !passwordMatches(stored, role, password);
-        const attrs = 'LOGIN NOSUPERUSER NOCREATEDB NOCREATEROLE NOINHERIT';
+        const attrs = `LOGIN NOSUPERUSER NOCREATEDB NOCREATEROLE NOINHERIT CONNECTION LIMIT ${connectionLimit}`;
         const secret = admin.escapeLiteral(hashable(password) ? scramVerifier(password) : password);
         await admin.query(`${exists ? 'ALTER' : 'CREATE'} ROLE ${role} ${attrs}${passwordChanged ? ` PASSWORD ${secret}` : ''}`);
       } finally {
@@ -166,6 +176,26 @@ export async function createServiceRoles(opts: CreateRolesOptions): Promise<Serv
     await admin.end();
   }
   return out;
+}
+
+/**
+ * The server's other databases every role may connect to (PostgreSQL grants CONNECT to PUBLIC by default).
+ * The service roles can log in there too; only the server's pg_hba.conf can refuse that without touching
+ * other owners' databases, so `npm run db:roles` names them and the operations docs give the lines.
+ */
+export async function databasesOpenToEveryone(adminUrl: string): Promise<string[]> {
+  const admin = new Client({ connectionString: adminUrl });
+  await admin.connect();
+  try {
+    const { rows } = await admin.query<{ name: string }>(
+      `SELECT datname AS name FROM pg_database
+        WHERE datallowconn AND datname <> current_database() AND has_database_privilege('public', oid, 'CONNECT')
+        ORDER BY datname`,
+    );
+    return rows.map((r) => r.name);
+  } finally {
+    await admin.end();
+  }
 }
 
 /** An existing installation (tables made by the admin role): everything in the schema now belongs to the service's role. */

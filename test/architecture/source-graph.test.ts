@@ -4,8 +4,9 @@
  * compiler and checked against the one table (layers.ts) and the contracts:
  * - imports: packages/ import no service (nor src/, scripts/, bench/); no service imports another's files;
  *   nothing under packages/, services/ or src/ imports a test folder or the test kit (test/kit);
- * - calls: a reference to another service's action constant (`LEDGER.hold`) is an edge caller → owner,
- *   and must be in ALLOWED_CALLS; the tool catalogue and the ledger audit are the gateway's;
+ * - calls: a reference to another service's action constant (`LEDGER.hold`) is an edge caller → owner
+ *   and a call of that action: each service's row of CALLS is exactly the actions its code names (the bus
+ *   permissions are generated from it); the tool catalogue and the ledger audit are the gateway's;
  * - durable topics: a reference to another service's topic (`ESCROW_TOPICS.completed`) is a consumer edge,
  *   and must be in CONSUMES;
  * - no string action names outside packages/contracts: callers use the constants, and every action a
@@ -14,7 +15,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import ts from 'typescript';
-import { ALLOWED_CALLS, CONSUMES, LAYERS, type ServiceName } from './layers';
+import { ALLOWED_CALLS, CALLS, CONSUMES, LAYERS, type ServiceName } from './layers';
 import { SERVICE_SCHEMAS } from '../../src/services';
 import * as agents from '../../packages/contracts/agents';
 import * as escrow from '../../packages/contracts/escrow';
@@ -30,6 +31,8 @@ const CONTRACTS: Record<string, Record<string, unknown>> = { agents, escrow, gat
 
 /** Constant object name (LEDGER, ESCROW_TOPICS) → owning service and kind, and every action name value. */
 const ACTION_OBJECTS = new Map<string, ServiceName>();
+/** Action constant object → its key → action name (LEDGER.hold → 'ledger.hold'). */
+const ACTION_VALUES = new Map<string, Record<string, unknown>>();
 const TOPIC_OBJECTS = new Map<string, ServiceName>();
 const ACTION_NAMES = new Set<string>();
 for (const [service, mod] of Object.entries(CONTRACTS)) {
@@ -40,6 +43,7 @@ for (const [service, mod] of Object.entries(CONTRACTS)) {
     if (name.endsWith('_TOPICS')) TOPIC_OBJECTS.set(name, service as ServiceName);
     else {
       ACTION_OBJECTS.set(name, service as ServiceName);
+      ACTION_VALUES.set(name, value as Record<string, unknown>);
       for (const v of strings) ACTION_NAMES.add(v);
     }
   }
@@ -71,11 +75,13 @@ interface Finding {
   imports: string[];
   stringNames: string[];
   calls: Set<string>;
+  /** caller -> action (gateway->ledger.balance): what each service's code names of other services. */
+  actions: Set<string>;
   consumes: Set<string>;
 }
 
 function scan(files: string[]): Finding {
-  const found: Finding = { imports: [], stringNames: [], calls: new Set(), consumes: new Set() };
+  const found: Finding = { imports: [], stringNames: [], calls: new Set(), actions: new Set(), consumes: new Set() };
   for (const file of files) {
     const text = fs.readFileSync(path.join(ROOT, file), 'utf8');
     const sf = ts.createSourceFile(file, text, ts.ScriptTarget.ES2022, true, file.endsWith('x') ? ts.ScriptKind.TSX : ts.ScriptKind.TS);
@@ -98,7 +104,10 @@ function scan(files: string[]): Finding {
         const object = node.expression.text;
         const callee = ACTION_OBJECTS.get(object);
         const producer = TOPIC_OBJECTS.get(object);
-        if (callee && callee !== owner) found.calls.add(`${owner}->${callee}`);
+        if (callee && callee !== owner) {
+          found.calls.add(`${owner}->${callee}`);
+          found.actions.add(`${owner}->${String(ACTION_VALUES.get(object)?.[node.name.text])}`);
+        }
         if (producer && producer !== owner) found.consumes.add(`${owner}<-${producer}`);
       }
       ts.forEachChild(node, visit);
@@ -140,6 +149,12 @@ describe('the call graph read from the source', () => {
     // The table is not wider than the code: every allowed edge is used somewhere.
     const unused = LAYERS.flatMap((from) => ALLOWED_CALLS[from].map((to) => `${from}->${to}`)).filter((e) => !found.calls.has(e));
     expect(unused).toEqual([]);
+  });
+
+  test("each row of the call table is exactly the other services' actions its service's code names", () => {
+    const table = new Set(LAYERS.flatMap((from) => CALLS[from].map((a) => `${from}->${a}`)));
+    expect([...found.actions].filter((e) => !table.has(e)).sort()).toEqual([]);
+    expect([...table].filter((e) => !found.actions.has(e)).sort()).toEqual([]);
   });
 
   test('every durable topic a service reads is in the table of consumers', () => {

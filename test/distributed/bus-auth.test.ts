@@ -2,8 +2,10 @@
  * Least privilege on the bus and in the database, on a cluster started like `npm run cluster`
  * (packages/cluster): every service its own process with its own NATS user and PostgreSQL role.
  * (a) a connection without valid credentials is refused; (b) a broker with the agents service's
- * credentials cannot mint gas, and a caller the table does not allow is refused by the server within
- * 2 s; (c) the ledger's database credentials cannot read escrow's tables. And a buyer/seller journey
+ * credentials cannot mint gas; the gateway's reach the ledger's reads but never its money steps (refused
+ * by the server within 2 s, or dropped by the ledger when smuggled under a read's subject or another
+ * service's name); notifications' cannot announce a node serving agents.authenticate (issue 39's two
+ * Criticals, as raw NATS clients); (c) the ledger's database credentials cannot read escrow's tables. And a buyer/seller journey
  * through the gateway works, with a clean ledger audit.
  */
 import type { ServiceBroker } from 'moleculer';
@@ -11,6 +13,8 @@ import { connect } from 'nats';
 import { Client } from 'pg';
 import { createBroker } from '../../packages/broker';
 import { AuthNatsTransporter } from '../../packages/broker/nats-transporter';
+import { durableConsumerName, jetStreamName } from '../../packages/call-table/nats-auth';
+import { ESCROW_TOPICS } from '../../packages/contracts/escrow';
 import { loadConfig, type ServiceName } from '../../packages/config';
 import { ApiClient, describeCluster, eventually, startCluster, TEST_DATABASE_URL, type Cluster } from '../kit';
 import { openSandboxCheckout, submitSandboxForm } from '../kit/checkout';
@@ -90,31 +94,137 @@ describeCluster('bus and database least privilege (cluster with auth, real NATS 
     const refused = (async () => {
       for await (const s of nc.status()) if (s.type === 'error' && s.data === 'PERMISSIONS_VIOLATION') return (s as any).permissionContext;
     })();
-    // Requests go to the ledger node Moleculer's balancer picks: REQ.<ledger node ID> = REQ.ledger.<host>-<pid>-<rand>.
-    const ledgerNode = `MOL-${cluster.namespace}.REQ.ledger.forged-1-abc`;
+    // Requests go to the ledger node Moleculer's balancer picks, for one action, signed by the caller:
+    // REQ.<ledger node ID>.<action>.<caller> = REQ.ledger.<host>-<pid>-<rand>.ledger.creditGasPurchase.agents.
+    const ledgerNode = `MOL-${cluster.namespace}.REQ.ledger.forged-1-abc.ledger.creditGasPurchase.agents`;
     nc.publish(ledgerNode, new TextEncoder().encode('{}'));
     await expect(refused).resolves.toMatchObject({ operation: 'publish', subject: ledgerNode });
     await nc.close();
     expect((await api.ok('wallet', {}, victim.apiKey)).gasBalance).toBe(0);
   });
 
-  it('(b) a caller whose row does not name the ledger is refused by the server within 2 s with a clear error', async () => {
+  it("(b) the gateway's credentials reach the ledger's reads, never its money steps: refused by the server within 2 s", async () => {
     const victim = await newAgent({ api }, 'Victim2');
-    // listings may call agents only; with the client-side check off, the request reaches the bus.
-    const listings = await brokerAs('listings', { precheck: false });
-    await listings.waitForServices(['ledger'], 30_000);
-    const t0 = Date.now();
-    const err = await listings
-      .call('ledger.creditGasPurchase', { key: 'checkout:cko_forged2', agentId: victim.id, gas: 1_000_000, sessionId: 'cko_forged2', packId: 'starter' })
-      .catch((e) => e);
-    expect(Date.now() - t0).toBeLessThan(2_000);
-    expect(err).toMatchObject({ type: 'BUS_PERMISSION_DENIED', code: 403, data: { user: 'listings', source: 'server' } });
-    expect(err.message).toContain('ledger.creditGasPurchase');
+    const attacker = await newAgent({ api }, 'Attacker2');
+    // With the client-side check off, the requests reach the bus as a modified client's would.
+    const gateway = await brokerAs('gateway', { precheck: false });
+    await gateway.waitForServices(['ledger'], 30_000);
+    await expect(gateway.call('ledger.balance', { agentId: victim.id })).resolves.toMatchObject({ gasBalance: 0 });
+    const forged: [string, object][] = [
+      ['ledger.creditGasPurchase', { key: 'checkout:cko_forged2', agentId: attacker.id, gas: 1_000_000, sessionId: 'cko_forged2', packId: 'starter' }],
+      ['ledger.hold', { key: 'hold:pur_rtfake1', purchaseId: 'pur_rtfake1', buyerId: victim.id, sellerId: attacker.id, amountGas: 1_900, platformFeeGas: 0, sellerNetGas: 1_900 }],
+      ['ledger.settle', { key: 'settle:pur_rtfake1', purchaseId: 'pur_rtfake1' }],
+    ];
+    for (const [action, params] of forged) {
+      const t0 = Date.now();
+      const err = await gateway.call(action, params).catch((e) => e);
+      expect(Date.now() - t0).toBeLessThan(2_000);
+      expect(err).toMatchObject({ type: 'BUS_PERMISSION_DENIED', code: 403, data: { user: 'gateway', source: 'server' } });
+      expect(err.message).toContain(action);
+    }
     // With the check on (the default), the call table refuses it before it reaches the bus.
-    const checked = await brokerAs('listings');
+    const checked = await brokerAs('gateway');
     await checked.waitForServices(['ledger'], 30_000);
-    await expect(checked.call('ledger.balance', { agentId: victim.id })).rejects.toMatchObject({ type: 'BUS_PERMISSION_DENIED', data: { source: 'call-table' } });
-    expect((await api.ok('wallet', {}, victim.apiKey)).gasBalance).toBe(0);
+    await expect(checked.call('ledger.creditGasPurchase', { key: 'checkout:cko_forged3', agentId: attacker.id, gas: 5, sessionId: 'cko_forged3', packId: 'starter' }))
+      .rejects.toMatchObject({ type: 'BUS_PERMISSION_DENIED', data: { source: 'call-table' } });
+    expect((await api.ok('wallet', {}, attacker.apiKey)).gasBalance).toBe(0);
+  });
+
+  it("(b) a raw client with the gateway's credentials cannot smuggle a money step into a subject it may use, nor sign as payments", async () => {
+    const attacker = await newAgent({ api }, 'Attacker3');
+    const gateway = await brokerAs('gateway');
+    await gateway.waitForServices(['ledger'], 30_000);
+    const ledgerNode = gateway.registry.getNodeList({ onlyAvailable: true, withServices: false }).find((n: any) => n.id.startsWith('ledger.'))!.id;
+    const nc = await connect({ servers: cluster.nats.url, user: 'gateway', pass: cluster.credentials.gateway.natsPassword, inboxPrefix: '_INBOX_gateway', reconnect: false });
+    const violations: { operation: string; subject: string }[] = [];
+    void (async () => {
+      for await (const st of nc.status()) if (st.type === 'error' && st.data === 'PERMISSIONS_VIOLATION') violations.push((st as any).permissionContext);
+    })();
+    const p = `MOL-${cluster.namespace}`;
+    const credit = (sender: string) => ({
+      ver: '4', sender, id: `req-${sender}`, action: 'ledger.creditGasPurchase', params: { key: `checkout:cko_${sender.length}x`, agentId: attacker.id, gas: 1_000_000, sessionId: 'cko_smuggled', packId: 'starter' },
+      meta: {}, timeout: 5_000, level: 1, tracing: null, parentID: null, requestID: `req-${sender}`, caller: null, stream: false,
+    });
+    const send = (subject: string, payload: object) => nc.publish(subject, new TextEncoder().encode(JSON.stringify(payload)));
+    // The money step's own subject: refused by the server.
+    send(`${p}.REQ.${ledgerNode}.ledger.creditGasPurchase.gateway`, credit('gateway.raw-1'));
+    // A subject the gateway may use (a balance read), carrying the money step: the ledger's node drops it.
+    send(`${p}.REQ.${ledgerNode}.ledger.balance.gateway`, credit('gateway.raw-1'));
+    // Signed as payments in the packet: the subject says gateway, so the ledger's node drops it.
+    send(`${p}.REQ.${ledgerNode}.ledger.balance.gateway`, { ...credit('payments.raw-1'), action: 'ledger.balance' });
+    // Signed as payments in the subject: refused by the server.
+    send(`${p}.REQ.${ledgerNode}.ledger.creditGasPurchase.payments`, credit('payments.raw-1'));
+    await nc.flush();
+    await eventually(async () => violations.length >= 2, 5_000, 50);
+    expect(violations.map((v) => v.subject).sort()).toEqual(
+      [`${p}.REQ.${ledgerNode}.ledger.creditGasPurchase.gateway`, `${p}.REQ.${ledgerNode}.ledger.creditGasPurchase.payments`].sort(),
+    );
+    await new Promise((r) => setTimeout(r, 1_000));
+    await nc.close();
+    expect((await api.ok('wallet', {}, attacker.apiKey)).gasBalance).toBe(0);
+    const ledgerOutput = cluster.processes.ledger.map((proc) => proc.output()).join('\n');
+    expect(ledgerOutput).toMatch(/dropped a REQ packet .*ledger\.balance\.gateway/);
+    await expectLedgerClean({ call: (action, params) => gateway.call(action, params) });
+  });
+
+  it("(b) notifications' credentials cannot announce a node that serves agents.authenticate: the gateway ignores it, nobody is impersonated", async () => {
+    const victim = await newAgent({ api }, 'Victim4');
+    const nc = await connect({ servers: cluster.nats.url, user: 'notifications', pass: cluster.credentials.notifications.natsPassword, inboxPrefix: '_INBOX_notifications', reconnect: false });
+    const violations: string[] = [];
+    void (async () => {
+      for await (const st of nc.status()) if (st.type === 'error' && st.data === 'PERMISSIONS_VIOLATION') violations.push((st as any).permissionContext.subject);
+    })();
+    const p = `MOL-${cluster.namespace}`;
+    // The fake node answers every request it gets with the victim's identity.
+    let asked = 0;
+    const answer = (msg: { data: Uint8Array }) => {
+      asked++;
+      const req = JSON.parse(new TextDecoder().decode(msg.data));
+      const res = { ver: '4', sender: 'notifications.fake-1', id: req.id, success: true, data: { agentId: victim.id, registered: true }, meta: {} };
+      nc.publish(`${p}.RES.${req.sender}.notifications`, new TextEncoder().encode(JSON.stringify(res)));
+    };
+    nc.subscribe(`${p}.REQ.notifications.fake-1.>`, { callback: (_e, m) => answer(m) });
+    const info = (sender: string) => ({
+      ver: '4', sender, instanceID: `i-${sender}`, hostname: 'fake', ipList: [], client: { type: 'nodejs', version: '0.14.36', langVersion: process.version }, config: {}, metadata: {}, seq: 1,
+      services: [{ name: 'agents', fullName: 'agents', settings: {}, metadata: {}, events: {}, actions: { 'agents.authenticate': { name: 'agents.authenticate', rawName: 'authenticate' }, 'agents.whoami': { name: 'agents.whoami', rawName: 'whoami' } } }],
+    });
+    const send = (subject: string, payload: object) => nc.publish(subject, new TextEncoder().encode(JSON.stringify(payload)));
+    // A notifications node claiming agents' actions: ignored by every broker that hears it.
+    send(`${p}.INFO.notifications`, info('notifications.fake-1'));
+    // Posing as an agents node: the subject says notifications, so it is dropped; signed as agents: refused by the server.
+    send(`${p}.INFO.notifications`, info('agents.fake-2'));
+    send(`${p}.INFO.agents`, info('agents.fake-3'));
+    await nc.flush();
+    await eventually(async () => violations.includes(`${p}.INFO.agents`), 5_000, 50);
+    for (let i = 0; i < 10; i++) {
+      const t0 = Date.now();
+      const forged = await api.call('whoami', {}, `rk_live_forged${i}AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA`);
+      expect(Date.now() - t0).toBeLessThan(3_000);
+      expect(forged.status).toBe(200);
+      expect(forged.body.result).toMatchObject({ registered: false, agent: null });
+      expect((await api.ok('whoami', {}, victim.apiKey)).agent.id).toBe(victim.id);
+    }
+    expect(asked).toBe(0);
+    await nc.close();
+    const gatewayOutput = cluster.processes.gateway.map((proc) => proc.output()).join('\n');
+    expect(gatewayOutput).toContain('ignored node notifications.fake-1: it announces agents');
+    expect(gatewayOutput).toMatch(/dropped a INFO packet on \S+\.INFO\.notifications: its sender \(agents\.fake-2\) is not a notifications node/);
+  });
+
+  it('a service cannot widen its own durable consumer to other topics (the server pins the filter)', async () => {
+    const nc = await connect({ servers: cluster.nats.url, user: 'notifications', pass: cluster.credentials.notifications.natsPassword, inboxPrefix: '_INBOX_notifications', reconnect: false });
+    try {
+      const jsm = await nc.jetstreamManager();
+      const ns = jetStreamName(cluster.namespace);
+      const durable = durableConsumerName('notifications', ESCROW_TOPICS.created);
+      const own = await jsm.consumers.info(`${ns}_EVENTS`, durable);
+      expect(own.config.filter_subject).toBe(`${ns}.events.${ESCROW_TOPICS.created}`);
+      await expect(jsm.consumers.update(`${ns}_EVENTS`, durable, { filter_subject: `${ns}.events.>` })).rejects.toThrow();
+      await expect(jsm.consumers.add(`${ns}_EVENTS`, { ...own.config, filter_subject: `${ns}.events.>` })).rejects.toThrow();
+      expect((await jsm.consumers.info(`${ns}_EVENTS`, durable)).config.filter_subject).toBe(`${ns}.events.${ESCROW_TOPICS.created}`);
+    } finally {
+      await nc.close();
+    }
   });
 
   it("a caller allowed to reach a service's nodes cannot call their internal $node actions", async () => {

@@ -3,7 +3,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { SERVICE_SCHEMAS } from '../../../src/services';
 import { subjectMatches } from '../../broker/nats-transporter';
-import { ALLOWED_CALLS, DURABLE_CONSUMES, LAYERS, mayCall } from '../index';
+import { ALLOWED_CALLS, CALLS, DURABLE_CONSUMES, LAYERS, mayCall } from '../index';
 import { natsAuthConfig, permissionsFor } from '../nats-auth';
 
 const allows = (patterns: string[], subject: string) => patterns.some((p) => subjectMatches(p, subject));
@@ -28,32 +28,52 @@ describe('bus permissions generated from the call table', () => {
     }
   });
 
-  it('lets a caller publish requests only to its row, and each service receive only its own', () => {
+  it('lets a caller publish requests only for the actions of its row, signed with its own name, and each service receive only its own', () => {
     const ns = 'MOL-agent-market';
     const agents = permissionsFor('agents');
     const gateway = permissionsFor('gateway');
     const escrow = permissionsFor('escrow');
-    // Requests go to the node Moleculer's balancer picked: REQ.<service>.<host>-<pid>-<rand>.
-    expect(allows(gateway.publish, `${ns}.REQ.ledger.vm-1-abc`)).toBe(true);
-    expect(allows(agents.publish, `${ns}.REQ.ledger.vm-1-abc`)).toBe(false);
-    expect(allows(escrow.publish, `${ns}.REQ.ledger.vm-1-abc`)).toBe(true);
-    expect(allows(escrow.publish, `${ns}.REQ.payments.vm-1-abc`)).toBe(false);
-    expect(allows(escrow.subscribe, `${ns}.REQ.escrow.vm-1-abc`)).toBe(true);
-    expect(allows(escrow.subscribe, `${ns}.REQ.ledger.vm-1-abc`)).toBe(false);
+    const payments = permissionsFor('payments');
+    // REQ.<callee node>.<action>.<caller>: the node Moleculer's balancer picked, the action, the caller's service.
+    expect(allows(gateway.publish, `${ns}.REQ.ledger.vm-1-abc.ledger.balance.gateway`)).toBe(true);
+    // The gateway reads balances; it cannot reach the ledger's money steps.
+    for (const step of ['creditGasPurchase', 'hold', 'settle', 'void', 'cashoutDebit', 'referralBonus']) {
+      expect(allows(gateway.publish, `${ns}.REQ.ledger.vm-1-abc.ledger.${step}.gateway`)).toBe(false);
+    }
+    expect(allows(payments.publish, `${ns}.REQ.ledger.vm-1-abc.ledger.creditGasPurchase.payments`)).toBe(true);
+    expect(allows(escrow.publish, `${ns}.REQ.ledger.vm-1-abc.ledger.hold.escrow`)).toBe(true);
+    expect(allows(escrow.publish, `${ns}.REQ.ledger.vm-1-abc.ledger.creditGasPurchase.escrow`)).toBe(false);
+    // A caller cannot sign as another service, nor aim an action at another service's nodes.
+    expect(allows(gateway.publish, `${ns}.REQ.ledger.vm-1-abc.ledger.balance.escrow`)).toBe(false);
+    expect(allows(gateway.publish, `${ns}.REQ.notifications.vm-1-abc.ledger.balance.gateway`)).toBe(false);
+    expect(allows(agents.publish, `${ns}.REQ.ledger.vm-1-abc.ledger.balance.agents`)).toBe(false);
+    expect(allows(escrow.publish, `${ns}.REQ.payments.vm-1-abc.payments.buyGas.escrow`)).toBe(false);
+    expect(allows(escrow.subscribe, `${ns}.REQ.escrow.vm-1-abc.>`)).toBe(true);
+    expect(allows(escrow.subscribe, `${ns}.REQ.ledger.vm-1-abc.>`)).toBe(false);
     // No NATS queue groups: nobody may publish or subscribe to REQB.
     for (const s of LAYERS) {
       expect(permissionsFor(s).publish.some((p) => p.includes('.REQB.'))).toBe(false);
       expect(permissionsFor(s).subscribe.some((p) => p.includes('.REQB.'))).toBe(false);
     }
-    // Replies only to the callers' nodes, and only one's own.
-    expect(allows(permissionsFor('ledger').publish, `${ns}.RES.escrow.vm-1-abc`)).toBe(true);
-    expect(allows(permissionsFor('ledger').publish, `${ns}.RES.listings.vm-1-abc`)).toBe(false);
-    expect(allows(escrow.subscribe, `${ns}.RES.gateway.vm-1-abc`)).toBe(false);
+    // Replies only to the callers' nodes, and only signed with one's own name.
+    expect(allows(permissionsFor('ledger').publish, `${ns}.RES.escrow.vm-1-abc.ledger`)).toBe(true);
+    expect(allows(permissionsFor('ledger').publish, `${ns}.RES.escrow.vm-1-abc.agents`)).toBe(false);
+    expect(allows(permissionsFor('ledger').publish, `${ns}.RES.listings.vm-1-abc.ledger`)).toBe(false);
+    expect(allows(escrow.subscribe, `${ns}.RES.gateway.vm-1-abc.*`)).toBe(false);
+    // Announcements are signed too: notifications announces itself, never an agents node.
+    const notifications = permissionsFor('notifications');
+    expect(allows(notifications.publish, `${ns}.INFO.notifications`)).toBe(true);
+    for (const cmd of ['INFO', 'HEARTBEAT', 'DISCONNECT', 'DISCOVER']) expect(allows(notifications.publish, `${ns}.${cmd}.agents`)).toBe(false);
+    expect(allows(notifications.publish, `${ns}.INFO.gateway.vm-1-abc.agents`)).toBe(false);
     // A service that calls nobody does not hear other nodes' INFO.
-    expect(allows(agents.subscribe, `${ns}.INFO`)).toBe(false);
-    expect(allows(gateway.subscribe, `${ns}.INFO`)).toBe(true);
-    for (const caller of LAYERS) for (const callee of ALLOWED_CALLS[caller]) expect(mayCall(caller, `${callee}.anything`)).toBe(true);
+    expect(allows(agents.subscribe, `${ns}.INFO.*`)).toBe(false);
+    expect(allows(gateway.subscribe, `${ns}.INFO.*`)).toBe(true);
+    for (const caller of LAYERS) for (const action of CALLS[caller]) expect(mayCall(caller, action)).toBe(true);
     expect(mayCall('agents', 'ledger.creditGasPurchase')).toBe(false);
+    expect(mayCall('gateway', 'ledger.creditGasPurchase')).toBe(false);
+    expect(mayCall('gateway', 'ledger.balance')).toBe(true);
+    // The services of each row are its callees, all below it.
+    for (const caller of LAYERS) for (const callee of ALLOWED_CALLS[caller]) expect(LAYERS.indexOf(callee)).toBeGreaterThan(LAYERS.indexOf(caller));
   });
 
   it('lets only the owner publish a durable topic, and only a consumer use its consumer', () => {

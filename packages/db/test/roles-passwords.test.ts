@@ -75,9 +75,9 @@ describeWithPostgres('npm run db:roles with the passwords compose and the Kubern
 
   it('sets exactly the given passwords, generates only the one not given, and prints no given password', async () => {
     const out = await dbRoles();
-    expect(out).toContain(`role ${prefix}ledger (ledger): own schema only; password of LEDGER_DATABASE_URL set`);
-    expect(out).toContain(`role ${prefix}escrow (escrow): own schema only; password of ESCROW_DATABASE_URL set`);
-    expect(out).toContain(`role ${prefix}agents (agents): own schema only; password generated`);
+    expect(out).toContain(`role ${prefix}ledger (ledger): own schema only, at most 200 connections; password of LEDGER_DATABASE_URL set`);
+    expect(out).toContain(`role ${prefix}escrow (escrow): own schema only, at most 200 connections; password of ESCROW_DATABASE_URL set`);
+    expect(out).toContain(`role ${prefix}agents (agents): own schema only, at most 200 connections; password generated`);
     expect(out).not.toContain(passwords.ledger);
     expect(out).not.toContain(passwords.escrow);
     expect(passwordMatches(await stored(`${prefix}ledger`), `${prefix}ledger`, passwords.ledger)).toBe(true);
@@ -91,8 +91,8 @@ describeWithPostgres('npm run db:roles with the passwords compose and the Kubern
   it('is idempotent: a re-run with the same URLs leaves the given passwords exactly as they were', async () => {
     const before = { ledger: await stored(`${prefix}ledger`), escrow: await stored(`${prefix}escrow`) };
     const out = await dbRoles();
-    expect(out).toContain(`role ${prefix}ledger (ledger): own schema only; password of LEDGER_DATABASE_URL unchanged`);
-    expect(out).toContain(`role ${prefix}escrow (escrow): own schema only; password of ESCROW_DATABASE_URL unchanged`);
+    expect(out).toContain(`role ${prefix}ledger (ledger): own schema only, at most 200 connections; password of LEDGER_DATABASE_URL unchanged`);
+    expect(out).toContain(`role ${prefix}escrow (escrow): own schema only, at most 200 connections; password of ESCROW_DATABASE_URL unchanged`);
     expect(await stored(`${prefix}ledger`)).toBe(before.ledger);
     expect(await stored(`${prefix}escrow`)).toBe(before.escrow);
     // A changed URL (a rotated Secret) sets the new password.

@@ -6,7 +6,7 @@ import { Client } from 'pg';
 import { base62 } from '../../ids';
 import { createTestDatabase, describeWithPostgres, type TestDatabase } from '../../../test/kit';
 import { migrate, openDb } from '..';
-import { createServiceRoles, dropServiceRoles, type ServiceRole } from '../roles';
+import { createServiceRoles, databasesOpenToEveryone, DEFAULT_CONNECTION_LIMIT, dropServiceRoles, type ServiceRole } from '../roles';
 import { migrations as ledgerMigrations } from '../../../services/ledger/migrations';
 import { migrations as escrowMigrations } from '../../../services/escrow/migrations';
 
@@ -44,6 +44,34 @@ describeWithPostgres('db:roles (real PostgreSQL)', () => {
     } finally {
       await db.close();
     }
+  });
+
+  it('limits each role\'s connections and takes CONNECT on the database from PUBLIC (only the service roles connect)', async () => {
+    const admin = new Client({ connectionString: tdb.url });
+    await admin.connect();
+    try {
+      const { rows } = await admin.query<{ rolname: string; rolconnlimit: number }>('SELECT rolname, rolconnlimit FROM pg_roles WHERE rolname LIKE $1 ORDER BY rolname', [`${prefix}%`]);
+      expect(rows).toEqual([
+        { rolname: `${prefix}escrow`, rolconnlimit: DEFAULT_CONNECTION_LIMIT },
+        { rolname: `${prefix}ledger`, rolconnlimit: DEFAULT_CONNECTION_LIMIT },
+      ]);
+      const db = (await admin.query<{ db: string }>('SELECT current_database() AS db')).rows[0].db;
+      const open = await admin.query<{ ok: boolean }>(`SELECT has_database_privilege('public', $1, 'CONNECT') AS ok`, [db]);
+      expect(open.rows[0].ok).toBe(false);
+      expect(await databasesOpenToEveryone(tdb.url)).not.toContain(db);
+      // A role that is not a service's cannot connect to the marketplace's database any more.
+      const outsider = `${prefix}outsider`;
+      await admin.query(`CREATE ROLE ${outsider} LOGIN PASSWORD 'outsider-pw'`);
+      const url = new URL(tdb.url);
+      url.username = outsider;
+      url.password = 'outsider-pw';
+      const c = new Client({ connectionString: url.toString() });
+      await expect(c.connect()).rejects.toThrow(/permission denied for database/);
+      await admin.query(`DROP ROLE ${outsider}`);
+    } finally {
+      await admin.end();
+    }
+    await expect(createServiceRoles({ adminUrl: tdb.url, prefix, services: ['escrow'], connectionLimit: 0 })).rejects.toThrow(/connectionLimit/);
   });
 
   it('can run again (it rotates the passwords) and still leaves each role its own schema only', async () => {

@@ -10,6 +10,7 @@ import { createTestDatabase, describeWithPostgres, type TestDatabase } from '../
 import { SharedLimits, STORE_TIMEOUT_MS } from '../limits';
 import { AuthFailureThrottle } from '../auth-throttle';
 import { migrations } from '../migrations';
+import { ConsoleSessions, SIGNIN_MAX_FAILURES, SIGNIN_WINDOW_MS } from '../web/admin/session';
 
 function warnings() {
   const lines: any[] = [];
@@ -72,6 +73,22 @@ describeWithPostgres('shared limits (PostgreSQL)', () => {
     for (let i = 0; i < 5; i++) await c.fail('apiKey', '198.51.100.8', `req_s${i}`, 'digest-of-one-stale-key');
     await expect(c.fail('apiKey', '198.51.100.8', 'req_new', 'digest-of-a-new-key')).resolves.toBeUndefined();
     await expect(c.fail('apiKey', '198.51.100.8', 'req_new2', 'digest-of-another-key')).rejects.toMatchObject({ type: 'rate_limited' });
+  });
+
+  it("the operator console's sign-in lock-out is one count across replicas: 5 wrong tokens in all, then 429", async () => {
+    const config = { adminToken: `adm_${'r'.repeat(40)}` } as any;
+    const broker = { logger: undefined } as any;
+    const a = new ConsoleSessions({ config, operatorToken: null, db: replicaA, broker });
+    const b = new ConsoleSessions({ config, operatorToken: null, db: replicaB, broker });
+    const waits: number[] = [];
+    for (let i = 0; i < 7; i++) waits.push(await (i % 2 ? b : a).failed('203.0.113.9'));
+    expect(waits.slice(0, SIGNIN_MAX_FAILURES)).toEqual(Array(SIGNIN_MAX_FAILURES).fill(0));
+    for (const w of waits.slice(SIGNIN_MAX_FAILURES)) {
+      expect(w).toBeGreaterThan(0);
+      expect(w).toBeLessThanOrEqual(SIGNIN_WINDOW_MS / 1000);
+    }
+    // Another address has its own count.
+    expect(await b.failed('203.0.113.10')).toBe(0);
   });
 });
 

@@ -67,7 +67,7 @@ export function registerAdminConsole(app: Express, deps: GatewayDeps): void {
     signInPage(req, res, sessions.enabled() ? 200 : 404, null);
   });
 
-  app.post('/admin/login', formBody, (req, res) => {
+  app.post('/admin/login', formBody, async (req, res) => {
     if (!sessions.enabled()) {
       signInPage(req, res, 404, null);
       return;
@@ -79,9 +79,9 @@ export function registerAdminConsole(app: Express, deps: GatewayDeps): void {
     // The token is always checked: the right one signs in whatever others typed from this address;
     // only wrong ones are slowed (429 once this address is past the limit).
     const ip = req.ip ?? req.socket.remoteAddress ?? 'unknown';
-    const wait = sessions.throttled(ip);
     const token = typeof req.body?.token === 'string' ? req.body.token.trim() : '';
     if (!token || !sessions.signIn(req, res, token)) {
+      const wait = await sessions.failed(ip);
       if (wait > 0) {
         res.set('retry-after', String(wait));
         signInPage(req, res, 429, `Too many wrong tokens. Try again in ${Math.ceil(wait / 60)} minutes.`);

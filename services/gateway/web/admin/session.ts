@@ -3,7 +3,8 @@
  * token from loopback — the same two credentials /api/admin accepts) is exchanged for a session
  * cookie: HttpOnly, SameSite=Strict, Path=/admin, expiring after SESSION_TTL_MS. The cookie is
  * signed with a key derived from that credential, so it works on every gateway replica and
- * changing ADMIN_TOKEN ends every session. Failed sign-ins are throttled per client address.
+ * changing ADMIN_TOKEN ends every session. Failed sign-ins are throttled per client address, counted
+ * in the store every gateway replica shares (limits.ts): 5 in 15 minutes whatever replica answers.
  * Each session has a random id in its cookie; signing out records the id as ended in the gateway's
  * schema (gateway.console_sessions), so a copied cookie dies with the session on every replica
  * (issue #23). console-routes checks that list on every request.
@@ -11,6 +12,7 @@
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { Request, Response } from 'express';
 import type { GatewayDeps } from '../../deps';
+import { SharedLimits, type SharedCounter } from '../../limits';
 import { isHttps, readCookie } from '../csrf';
 
 export const SESSION_COOKIE = 'market_admin';
@@ -32,9 +34,12 @@ function isLoopback(req: Request): boolean {
 }
 
 export class ConsoleSessions {
-  private failures = new Map<string, { count: number; resetAt: number }>();
+  private readonly failures: SharedCounter;
 
-  constructor(private readonly deps: Pick<GatewayDeps, 'config' | 'operatorToken'>) {}
+  constructor(private readonly deps: Pick<GatewayDeps, 'config' | 'operatorToken' | 'db' | 'broker'>) {
+    const limits = new SharedLimits({ db: deps.db, logger: deps.broker.logger });
+    this.failures = limits.counter('console-signin', SIGNIN_MAX_FAILURES, SIGNIN_WINDOW_MS / 1000);
+  }
 
   /** Whether a credential is configured at all (else the console is off, as /api/admin is). */
   enabled(): boolean {
@@ -57,20 +62,10 @@ export class ConsoleSessions {
     return createHmac('sha256', key).update(`${credential}.${expiresAt}.${sid}`).digest('base64url');
   }
 
-  /** Seconds until this address may try again, or 0. */
-  throttled(ip: string, now = Date.now()): number {
-    const f = this.failures.get(ip);
-    if (!f || f.resetAt <= now) return 0;
-    return f.count >= SIGNIN_MAX_FAILURES ? Math.ceil((f.resetAt - now) / 1000) : 0;
-  }
-
-  private fail(ip: string, now = Date.now()): void {
-    const f = this.failures.get(ip);
-    if (!f || f.resetAt <= now) this.failures.set(ip, { count: 1, resetAt: now + SIGNIN_WINDOW_MS });
-    else f.count += 1;
-    if (this.failures.size > 10_000) {
-      for (const [k, v] of this.failures) if (v.resetAt <= now) this.failures.delete(k);
-    }
+  /** Counts a wrong token from this address; the seconds until it may try again once past the limit, else 0. */
+  async failed(ip: string): Promise<number> {
+    const v = await this.failures.consume(ip);
+    return v.allowed ? 0 : v.retryAfterSeconds;
   }
 
   /** Checks a typed token; on success sets the session cookie and answers who signed in. */
@@ -79,11 +74,7 @@ export class ConsoleSessions {
     let credential: Credential | null = null;
     if (adminToken && safeEqual(token, adminToken)) credential = 'admin-token';
     else if (this.deps.operatorToken && isLoopback(req) && safeEqual(token, this.deps.operatorToken)) credential = 'local-operator';
-    if (!credential) {
-      this.fail(req.ip ?? req.socket.remoteAddress ?? 'unknown', now);
-      return null;
-    }
-    this.failures.delete(req.ip ?? req.socket.remoteAddress ?? 'unknown');
+    if (!credential) return null;
     const expiresAt = now + SESSION_TTL_MS;
     const sid = randomBytes(16).toString('base64url');
     const value = `v2.${credential}.${expiresAt}.${sid}.${this.signature(credential, expiresAt, sid)}`;
