@@ -97,7 +97,9 @@ const RULES: Rule[] = [
       /\b(telegram|whatsapp|wechat|skype|viber) (me|us|handle|username|id|number|contact)\b/i,
       /\bmy (telegram|whatsapp|discord|signal|wechat|skype|phone|cell|mobile|email|e-mail)( handle| number| address| id| username| is)?\b(?! (verification|templates?|campaigns?|parser|validation))/i,
       /\b(call|text|sms|phone|whatsapp) (me|us)\b/i,
-      /[\w.+-]+@[\w-]+(\.[\w-]+)*\.[a-z]{2,}\b/i,
+      // An address starts only after a non-address character, so a long word is scanned once, not once per
+      // letter; its local part has a letter or digit, so "user:…@host" (NFKC: "...@host") is no address.
+      /(?<![\w.+-])[.+-]*\w[\w.+-]*@[\w-]+(\.[\w-]+)*\.[a-z]{2,}\b/i,
       /\bemail (me|us)\b|\be-mail (me|us)\b/i,
     ],
   },
