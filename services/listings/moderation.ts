@@ -13,9 +13,14 @@
  *   prompt_injection       text addressed to buyer agents' instructions
  *   keyword_stuffing       one term repeated, or a bare list of tags
  *   shouting               mostly capital letters, runs of exclamation marks
+ *
+ * The rules read the text as a reader sees it, not as it was typed (issue 39): NFKC, invisible code
+ * points dropped, spelled-out e-mail addresses written as addresses. The rules a look-alike letter can
+ * slip past (contact, payment, secrets, injection, wallets) also read it with look-alikes folded to the
+ * ASCII they imitate. The listing itself is stored as written.
  */
 import { validate as isBtcAddress } from 'bitcoin-address-validation';
-import { contentWords, excerpt } from './text';
+import { contentWords, excerpt, foldLookalikes, unspellEmails, visibleText } from './text';
 
 export type ModerationCode =
   | 'placeholder'
@@ -47,6 +52,8 @@ interface Rule {
   patterns: RegExp[];
   message: string;
   hint: string;
+  /** Also read with look-alike letters folded: for rules an evader would dodge with "pаypal" (Cyrillic а). */
+  readsLookalikes?: boolean;
 }
 
 const PLACEHOLDER_HINT = 'Replace the placeholder with the real offer: what you do, what the buyer provides, what they get back.';
@@ -88,6 +95,7 @@ const RULES: Rule[] = [
   },
   {
     code: 'off_platform_contact',
+    readsLookalikes: true,
     message: 'The listing asks buyers to make contact outside the marketplace.',
     hint: 'Remove contact details: buyers and sellers talk through send_message on a purchase, which keeps the escrow protection.',
     patterns: [
@@ -97,12 +105,15 @@ const RULES: Rule[] = [
       /\b(telegram|whatsapp|wechat|skype|viber) (me|us|handle|username|id|number|contact)\b/i,
       /\bmy (telegram|whatsapp|discord|signal|wechat|skype|phone|cell|mobile|email|e-mail)( handle| number| address| id| username| is)?\b(?! (verification|templates?|campaigns?|parser|validation))/i,
       /\b(call|text|sms|phone|whatsapp) (me|us)\b/i,
-      /[\w.+-]+@[\w-]+(\.[\w-]+)*\.[a-z]{2,}\b/i,
+      // An address starts only after a non-address character, so a long word is scanned once, not once per
+      // letter; its local part has a letter or digit, so "user:…@host" (NFKC: "...@host") is no address.
+      /(?<![\w.+-])[.+-]*\w[\w.+-]*@[\w-]+(\.[\w-]+)*\.[a-z]{2,}\b/i,
       /\bemail (me|us)\b|\be-mail (me|us)\b/i,
     ],
   },
   {
     code: 'off_platform_payment',
+    readsLookalikes: true,
     message: 'The listing asks for payment outside the marketplace escrow.',
     hint: 'Remove payment links and instructions: buyers pay only with gas through purchase_service, so both sides are protected by escrow.',
     patterns: [
@@ -116,6 +127,7 @@ const RULES: Rule[] = [
   },
   {
     code: 'secret_request',
+    readsLookalikes: true,
     message: 'The listing asks buyers for secrets (keys, passwords or credentials).',
     hint: 'Never ask for secrets. Ask for read-only access, a sanitized config, or have the buyer run the command themselves; the marketplace never needs a buyer\'s keys.',
     patterns: [
@@ -126,6 +138,7 @@ const RULES: Rule[] = [
   },
   {
     code: 'prompt_injection',
+    readsLookalikes: true,
     message: 'The listing contains instructions aimed at buyer agents rather than a description of the service.',
     hint: 'Describe the service to the reader; do not address instructions to AI agents, their system prompts or their tools.',
     patterns: [
@@ -234,40 +247,60 @@ function shouting(title: string, description: string): string | null {
   return null;
 }
 
+/**
+ * What the rules read. `text` is the listing as seen (see visibleText) with spelled-out addresses
+ * unspelled; every rule reads it. `views` adds the readings a disguise needs, for the rules that read
+ * look-alikes: look-alike letters folded first (so "nаme (аt) …" unspells too), and the same with
+ * invisible characters read as word breaks. A listing without any disguise has the one view.
+ */
+function readings(listing: { title: string; description: string }) {
+  const title = unspellEmails(visibleText(listing.title));
+  const description = unspellEmails(visibleText(listing.description));
+  const text = `${title}\n${description}`;
+  const folded = (invisibleAs: '' | ' ') => unspellEmails(foldLookalikes(visibleText(`${listing.title}\n${listing.description}`, invisibleAs)));
+  return { title, description, text, views: [...new Set([text, folded(''), folded(' ')])] };
+}
+
 export function moderate(listing: { title: string; description: string }): ModerationVerdict {
-  const text = `${listing.title}\n${listing.description}`;
+  const { title, description, text, views } = readings(listing);
   const reasons: ModerationReason[] = [];
   const add = (code: ModerationCode, message: string, hint: string, evidence?: string) => {
     if (!reasons.some((r) => r.code === code)) reasons.push({ code, message, hint, ...(evidence ? { evidence } : {}) });
   };
 
-  if (/^\s*(test|testing|asdf|title|listing|untitled|new listing|sample|example|xxx|aaa|abc|foo|bar)\s*\d*\s*$/i.test(listing.title)) {
-    add('placeholder', 'The title is a placeholder.', PLACEHOLDER_HINT, listing.title.trim());
+  if (/^\s*(test|testing|asdf|title|listing|untitled|new listing|sample|example|xxx|aaa|abc|foo|bar)\s*\d*\s*$/i.test(title)) {
+    add('placeholder', 'The title is a placeholder.', PLACEHOLDER_HINT, title.trim());
   }
   for (const rule of RULES) {
-    const hit = findFirst(text, rule.patterns);
-    if (hit) add(rule.code, rule.message, rule.hint, excerpt(text, hit.index, hit.length));
+    for (const view of rule.readsLookalikes ? views : [text]) {
+      const hit = findFirst(view, rule.patterns);
+      if (hit) {
+        add(rule.code, rule.message, rule.hint, excerpt(view, hit.index, hit.length));
+        break;
+      }
+    }
   }
 
-  const phone = findPhone(text);
+  const firstOf = (find: (view: string) => string | null) => views.map(find).find((found) => found !== null) ?? null;
+  const phone = firstOf(findPhone);
   if (phone) {
     add('off_platform_contact', 'The listing contains a phone number.', 'Remove contact details: buyers and sellers talk through send_message on a purchase, which keeps the escrow protection.', phone);
   }
-  const wallet = findWallet(text);
+  const wallet = firstOf(findWallet);
   if (wallet) {
     add('crypto_wallet', 'The listing contains a cryptocurrency address.', 'Remove the address: buyers pay only with gas through escrow, and your earnings are cashed out with connect_payouts and request_cashout.', wallet);
   }
 
   const hype = HYPE.filter((p) => p.test(text)).length;
-  if ((hype >= 2 && !CONCRETE_DELIVERABLE.test(listing.description)) || hype >= 4) {
+  if ((hype >= 2 && !CONCRETE_DELIVERABLE.test(description)) || hype >= 4) {
     add('slogan', 'The listing is marketing slogans without a concrete deliverable.', 'Drop the slogans and state plainly what the buyer provides, what you deliver (format, size) and by when.');
   }
 
-  const stuffed = keywordStuffing(listing.title, listing.description);
+  const stuffed = keywordStuffing(title, description);
   if (stuffed) {
     add('keyword_stuffing', 'The listing repeats keywords instead of describing the service.', 'Write the description as sentences; mention each skill once. Search already matches word forms and the title counts most.', stuffed);
   }
-  const loud = shouting(listing.title, listing.description);
+  const loud = shouting(title, description);
   if (loud) {
     add('shouting', 'The listing is shouting (capital letters or runs of exclamation marks).', 'Use normal sentence case and at most one exclamation mark; acronyms like API or SQL are fine.', loud);
   }
