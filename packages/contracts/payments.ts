@@ -51,6 +51,9 @@ export interface CashoutFinished {
 /** A checkout session's state: open → paid → completed, or declined / expired. */
 export type CheckoutStatus = 'open' | 'paid' | 'completed' | 'declined' | 'expired';
 
+/** Paid at the card: `paid` while the ledger credit is being made, `completed` once it was (fulfil). */
+export const PAID_CHECKOUT_STATUSES: readonly CheckoutStatus[] = ['paid', 'completed'];
+
 export interface CheckoutView {
   id: string;
   provider: 'sandbox' | 'stripe';

@@ -13,8 +13,16 @@ import type { RecordQuery } from '../../packages/contracts/ledger';
 import { isoOrNull, recordPage, RECORD_QUERY_PARAMS } from '../../packages/ledger-audit/records';
 import { FUNDED_STATUSES, HELD_STATUSES, OPEN_STATUSES } from '../../packages/contracts/purchase-machine';
 import type { EscrowThis } from './types';
+import type { PurchaseRow } from './purchases';
 
 const DAY_MS = 86_400_000;
+
+interface ReferralCheckRow {
+  buyer_id: string;
+  referrer_id: string;
+  purchase_id: string;
+  checked_at: Date | string;
+}
 /** A purchase closed a moment ago may still have its event on the way to the ledger: re-check once after this. */
 const AUDIT_RECHECK_MS = 1500;
 const CHUNK = 500;
@@ -129,7 +137,7 @@ export const reportsMixin: Partial<ServiceSchema> = {
     purchaseRecords: {
       params: RECORD_QUERY_PARAMS,
       async handler(this: EscrowThis, ctx: Context<RecordQuery>) {
-        return recordPage<Record<string, any>, PurchaseRecord>(
+        return recordPage<PurchaseRow, PurchaseRecord>(
           this.db,
           {
             select: `SELECT id, buyer_id, seller_id, price_gas, platform_fee_gas, seller_net_gas, status, completed_at, refunded_at, updated_at
@@ -160,7 +168,7 @@ export const reportsMixin: Partial<ServiceSchema> = {
     referralRecords: {
       params: RECORD_QUERY_PARAMS,
       async handler(this: EscrowThis, ctx: Context<RecordQuery>) {
-        return recordPage<Record<string, any>, ReferralRecord>(
+        return recordPage<ReferralCheckRow, ReferralRecord>(
           this.db,
           {
             select: 'SELECT buyer_id, referrer_id, purchase_id, checked_at FROM escrow.referral_checks WHERE referrer_id IS NOT NULL AND referrer_id <> buyer_id',

@@ -14,11 +14,28 @@ import type {
   ReferralOutcomeRecord,
 } from '../../packages/contracts/ledger';
 
-type Row = Record<string, any>;
+import type { CashoutRow, HoldRow } from './postings';
+
+type Stamped = { created_at: Date | string; resolved_at?: Date | string | null };
+interface GasCreditRow {
+  id: string;
+  key: string;
+  session_id: string | null;
+  created_at: Date | string;
+  agent_id: string;
+  amount: string;
+}
+interface ReferralOutcomeRow {
+  referred_id: string;
+  referrer_id: string;
+  credited: boolean;
+  reason: string | null;
+  created_at: Date | string;
+}
 
 /** Each gas_purchase transaction with what it moved to whom: its agent leg, not what its fingerprint says. */
 export function gasCreditRecords(db: Queryable, q: RecordQuery, at: Date): Promise<RecordPage<GasCreditRecord>> {
-  return recordPage<Row, GasCreditRecord>(
+  return recordPage<GasCreditRow, GasCreditRecord>(
     db,
     {
       select: `SELECT t.id, t.key, t.session_id, t.created_at, a.agent_id, p.amount
@@ -36,7 +53,7 @@ export function gasCreditRecords(db: Queryable, q: RecordQuery, at: Date): Promi
 }
 
 export function holdRecords(db: Queryable, q: RecordQuery, at: Date): Promise<RecordPage<HoldRecord>> {
-  return recordPage<Row, HoldRecord>(
+  return recordPage<HoldRow & Stamped, HoldRecord>(
     db,
     { select: 'SELECT * FROM ledger.holds WHERE true', key: 'purchase_id', order: 'purchase_id', pageFilter: 'status = ANY($2::text[])' },
     q,
@@ -56,7 +73,7 @@ export function holdRecords(db: Queryable, q: RecordQuery, at: Date): Promise<Re
 }
 
 export function cashoutRecords(db: Queryable, q: RecordQuery, at: Date): Promise<RecordPage<CashoutDebitRecord>> {
-  return recordPage<Row, CashoutDebitRecord>(
+  return recordPage<CashoutRow & Stamped, CashoutDebitRecord>(
     db,
     { select: 'SELECT * FROM ledger.cashouts WHERE true', key: 'cashout_id', order: 'cashout_id', pageFilter: 'status = ANY($2::text[])' },
     q,
@@ -74,7 +91,7 @@ export function cashoutRecords(db: Queryable, q: RecordQuery, at: Date): Promise
 }
 
 export function referralRecords(db: Queryable, q: RecordQuery, at: Date): Promise<RecordPage<ReferralOutcomeRecord>> {
-  return recordPage<Row, ReferralOutcomeRecord>(
+  return recordPage<ReferralOutcomeRow, ReferralOutcomeRecord>(
     db,
     { select: 'SELECT * FROM ledger.referral_outcomes WHERE true', key: 'referred_id', order: 'referred_id' },
     q,
