@@ -14,6 +14,9 @@ export const ESCROW = {
   openPurchaseIds: 'escrow.openPurchaseIds',
   openPurchases: 'escrow.openPurchases',
   auditHolds: 'escrow.auditHolds',
+  // Read-only pages of escrow's side for the reconciling audit (packages/ledger-audit joins them).
+  purchaseRecords: 'escrow.purchaseRecords',
+  referralRecords: 'escrow.referralRecords',
   liquidity: 'escrow.liquidity',
   sweep: 'escrow.sweep',
   // spending limits and approvals: called by the gateway's pages for people only (no tool reaches them)
@@ -247,4 +250,26 @@ export interface EscrowMetricsSnapshot {
   /** Outbox events (settle/refund/referral) not yet handed to the bus, and the age of the oldest in seconds. */
   outboxPending: number;
   settlementLagSeconds: number;
+}
+
+/** A purchase as the reconciling audit compares it with its ledger hold: parties, price and the split quoted at purchase. */
+export interface PurchaseRecord {
+  purchaseId: string;
+  buyerId: string;
+  sellerId: string;
+  priceGas: number;
+  platformFeeGas: number;
+  sellerNetGas: number;
+  status: PurchaseStatus;
+  completedAt: string | null;
+  refundedAt: string | null;
+  updatedAt: string;
+}
+
+/** A referred buyer's first funded purchase that qualified its referrer (escrow.referral.qualified was written with it). */
+export interface ReferralRecord {
+  referredId: string;
+  referrerId: string;
+  purchaseId: string;
+  checkedAt: string;
 }

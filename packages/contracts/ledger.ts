@@ -22,6 +22,11 @@ export const LEDGER = {
   holdsOf: 'ledger.holdsOf',
   getHold: 'ledger.getHold',
   audit: 'ledger.audit',
+  // Read-only pages of the ledger's side for the reconciling audit (packages/ledger-audit joins them).
+  gasCreditRecords: 'ledger.gasCreditRecords',
+  holdRecords: 'ledger.holdRecords',
+  cashoutRecords: 'ledger.cashoutRecords',
+  referralRecords: 'ledger.referralRecords',
   metricsSnapshot: 'ledger.metricsSnapshot',
 } as const;
 
@@ -147,4 +152,61 @@ export interface LedgerMetricsSnapshot {
   saleEarnedTotal: number;
   platformFeesTotal: number;
   heldGas: number;
+}
+
+/**
+ * One page of a service's side of the reconciling audit: compact records in the owner's key order.
+ * `asOf` is the owner's clock when it read them, so an item's age is measured on the clock that stamped it.
+ */
+export interface RecordPage<R> {
+  items: R[];
+  nextCursor: string | null;
+  asOf: string;
+}
+
+/**
+ * What the record actions take: a page (`cursor`, `limit`, optionally `statuses`), or the records of
+ * these keys (`ids`: every status, no paging).
+ */
+export interface RecordQuery {
+  cursor?: string;
+  limit?: number;
+  ids?: string[];
+  statuses?: string[];
+}
+
+/** A gas_purchase credit as it was posted: the agent leg of the transaction. */
+export interface GasCreditRecord {
+  transactionId: string;
+  key: string;
+  sessionId: string | null;
+  agentId: string;
+  gas: number;
+  createdAt: string;
+}
+
+export interface HoldRecord extends HoldView {
+  createdAt: string;
+  resolvedAt: string | null;
+}
+
+export type CashoutDebitStatus = 'pending' | 'paid' | 'returned';
+
+export interface CashoutDebitRecord {
+  cashoutId: string;
+  agentId: string;
+  amountGas: number;
+  feeGas: number;
+  status: CashoutDebitStatus;
+  createdAt: string;
+  resolvedAt: string | null;
+}
+
+/** One referred agent's outcome: credited (a referral_bonus was posted) or refused (self referral, weekly cap). */
+export interface ReferralOutcomeRecord {
+  referredId: string;
+  referrerId: string;
+  credited: boolean;
+  reason: string | null;
+  createdAt: string;
 }

@@ -18,6 +18,9 @@ export const PAYMENTS = {
   rejectPayout: 'payments.rejectPayout',
   sweepCashouts: 'payments.sweepCashouts',
   listCheckouts: 'payments.listCheckouts',
+  // Read-only pages of payments' side for the reconciling audit (packages/ledger-audit joins them).
+  checkoutRecords: 'payments.checkoutRecords',
+  payoutRecords: 'payments.payoutRecords',
 } as const;
 
 /** Facts payments publishes through its outbox for notifications (webhooks); no money consumer. */
@@ -48,6 +51,9 @@ export interface CashoutFinished {
 /** A checkout session's state: open → paid → completed, or declined / expired. */
 export type CheckoutStatus = 'open' | 'paid' | 'completed' | 'declined' | 'expired';
 
+/** Paid at the card: `paid` while the ledger credit is being made, `completed` once it was (fulfil). */
+export const PAID_CHECKOUT_STATUSES: readonly CheckoutStatus[] = ['paid', 'completed'];
+
 export interface CheckoutView {
   id: string;
   provider: 'sandbox' | 'stripe';
@@ -70,4 +76,29 @@ export interface FulfilResult {
   status: CheckoutStatus;
   gas: number;
   gasBalance?: number;
+}
+
+/** A checkout as the reconciling audit compares it with the ledger's gas_purchase credit. */
+export interface CheckoutRecord {
+  sessionId: string;
+  agentId: string;
+  packId: string;
+  gas: number;
+  status: CheckoutStatus;
+  paidAt: string | null;
+  createdAt: string;
+}
+
+/** requested → pending (ledger debited) | failed; pending → paying → paid; pending → rejecting → rejected (gas returned). */
+export type PayoutStatus = 'requested' | 'pending' | 'paying' | 'paid' | 'rejecting' | 'rejected' | 'failed';
+
+/** A cash-out as the reconciling audit compares it with the ledger's cash-out debit. */
+export interface PayoutRecord {
+  cashoutId: string;
+  agentId: string;
+  amountGas: number;
+  feeGas: number;
+  status: PayoutStatus;
+  createdAt: string;
+  updatedAt: string;
 }

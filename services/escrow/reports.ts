@@ -1,17 +1,28 @@
 /**
  * Escrow, reads for others: the audit cross-check with the ledger (escrow is one layer above it,
- * so escrow asks the ledger, never the reverse) and the public liquidity figures. Reads never write.
+ * so escrow asks the ledger, never the reverse), its side of the reconciling audit (purchase and
+ * referral records, joined by packages/ledger-audit) and the public liquidity figures. Reads never write.
  */
 import type { Context, ServiceSchema } from 'moleculer';
 import { DEMAND_FOCUS_CATEGORIES } from '../../packages/market-rules';
 import { AGENTS } from '../../packages/contracts/agents';
 import { LEDGER, type HoldView } from '../../packages/contracts/ledger';
 import type { AuditCheck } from '../../packages/contracts/ledger';
-import type { OpenPurchase } from '../../packages/contracts/escrow';
+import type { OpenPurchase, PurchaseRecord, ReferralRecord } from '../../packages/contracts/escrow';
+import type { RecordQuery } from '../../packages/contracts/ledger';
+import { isoOrNull, recordPage, RECORD_QUERY_PARAMS } from '../../packages/ledger-audit/records';
 import { FUNDED_STATUSES, HELD_STATUSES, OPEN_STATUSES } from '../../packages/contracts/purchase-machine';
 import type { EscrowThis } from './types';
+import type { PurchaseRow } from './purchases';
 
 const DAY_MS = 86_400_000;
+
+interface ReferralCheckRow {
+  buyer_id: string;
+  referrer_id: string;
+  purchase_id: string;
+  checked_at: Date | string;
+}
 /** A purchase closed a moment ago may still have its event on the way to the ledger: re-check once after this. */
 const AUDIT_RECHECK_MS = 1500;
 const CHUNK = 500;
@@ -119,6 +130,55 @@ export const reportsMixin: Partial<ServiceSchema> = {
     auditHolds: {
       async handler(this: EscrowThis, ctx: Context): Promise<AuditCheck[]> {
         return [await holdsBelongToOpenPurchases(this, ctx), await openPurchasesHaveHolds(this, ctx)];
+      },
+    },
+
+    /** The reconciling audit's page of purchases (parties, price, quoted split, status); `ids` are purchase ids. Reads only. */
+    purchaseRecords: {
+      params: RECORD_QUERY_PARAMS,
+      async handler(this: EscrowThis, ctx: Context<RecordQuery>) {
+        return recordPage<PurchaseRow, PurchaseRecord>(
+          this.db,
+          {
+            select: `SELECT id, buyer_id, seller_id, price_gas, platform_fee_gas, seller_net_gas, status, completed_at, refunded_at, updated_at
+                       FROM escrow.purchases WHERE true`,
+            key: 'id',
+            order: 'id',
+            pageFilter: 'status = ANY($2::text[])',
+          },
+          ctx.params,
+          (p) => ({
+            purchaseId: p.id,
+            buyerId: p.buyer_id,
+            sellerId: p.seller_id,
+            priceGas: Number(p.price_gas),
+            platformFeeGas: Number(p.platform_fee_gas),
+            sellerNetGas: Number(p.seller_net_gas),
+            status: p.status,
+            completedAt: isoOrNull(p.completed_at),
+            refundedAt: isoOrNull(p.refunded_at),
+            updatedAt: isoOrNull(p.updated_at)!,
+          }),
+          this.now(),
+        );
+      },
+    },
+
+    /** The reconciling audit's page of qualified referrals (a referrer other than the buyer); `ids` are referred agents' ids. Reads only. */
+    referralRecords: {
+      params: RECORD_QUERY_PARAMS,
+      async handler(this: EscrowThis, ctx: Context<RecordQuery>) {
+        return recordPage<ReferralCheckRow, ReferralRecord>(
+          this.db,
+          {
+            select: 'SELECT buyer_id, referrer_id, purchase_id, checked_at FROM escrow.referral_checks WHERE referrer_id IS NOT NULL AND referrer_id <> buyer_id',
+            key: 'buyer_id',
+            order: 'buyer_id',
+          },
+          ctx.params,
+          (c) => ({ referredId: c.buyer_id, referrerId: c.referrer_id, purchaseId: c.purchase_id, checkedAt: isoOrNull(c.checked_at)! }),
+          this.now(),
+        );
       },
     },
 

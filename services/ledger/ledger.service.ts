@@ -9,6 +9,7 @@
  *   money-steps.ts  gas credits, referral bonuses, cash-outs
  *   wallet.ts       entries and wallet figures (reads)
  *   audit.ts        the ledger's own invariants
+ *   audit-records.ts  its side of the reconciling audit (read-only pages)
  *   contracts.ts    action names and parameter/result types for callers
  */
 import type { Context, Service, ServiceSchema } from 'moleculer';
@@ -19,7 +20,9 @@ import type { OutboxEvent } from '../../packages/outbox';
 import type { RuntimeService } from '../../packages/runtime';
 import { ESCROW_TOPICS, type PurchaseCompleted, type PurchaseRefunded, type ReferralQualified } from '../../packages/contracts/escrow';
 import { ledgerAudit } from './audit';
-import type { CashoutDebitParams, CreditGasPurchaseParams, HoldParams, HoldResult, HoldView, SettleResult } from '../../packages/contracts/ledger';
+import { cashoutRecords, gasCreditRecords, holdRecords, referralRecords } from './audit-records';
+import { RECORD_QUERY_PARAMS } from '../../packages/ledger-audit/records';
+import type { CashoutDebitParams, CreditGasPurchaseParams, HoldParams, HoldResult, HoldView, RecordQuery, SettleResult } from '../../packages/contracts/ledger';
 import { migrations } from './migrations';
 import { holdWriter, settleHold, settleWriter, voidHold, type SettleRequest } from './holds';
 import type { Batcher } from '../../packages/db/batcher';
@@ -192,6 +195,40 @@ const LedgerService: ServiceSchema = {
     audit: {
       async handler(this: LedgerThis) {
         return ledgerAudit(this.db);
+      },
+    },
+
+    // The reconciling audit's pages (packages/ledger-audit joins them with payments and escrow). Reads only.
+
+    /** gas_purchase credits as posted (agent, gas, session); `ids` are session ids. */
+    gasCreditRecords: {
+      params: RECORD_QUERY_PARAMS,
+      async handler(this: LedgerThis, ctx: Context<RecordQuery>) {
+        return gasCreditRecords(this.db, ctx.params, this.now());
+      },
+    },
+
+    /** Holds with their parties, price and split; `ids` are purchase ids, `statuses` filter pages. */
+    holdRecords: {
+      params: RECORD_QUERY_PARAMS,
+      async handler(this: LedgerThis, ctx: Context<RecordQuery>) {
+        return holdRecords(this.db, ctx.params, this.now());
+      },
+    },
+
+    /** Cash-out debits (amount, fee, agent, pending/paid/returned); `ids` are cash-out ids. */
+    cashoutRecords: {
+      params: RECORD_QUERY_PARAMS,
+      async handler(this: LedgerThis, ctx: Context<RecordQuery>) {
+        return cashoutRecords(this.db, ctx.params, this.now());
+      },
+    },
+
+    /** Referral outcomes (credited or refused); `ids` are referred agents' ids. */
+    referralRecords: {
+      params: RECORD_QUERY_PARAMS,
+      async handler(this: LedgerThis, ctx: Context<RecordQuery>) {
+        return referralRecords(this.db, ctx.params, this.now());
       },
     },
   },

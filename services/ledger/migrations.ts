@@ -162,4 +162,10 @@ export const migrations: Migration[] = [
           FROM ledger.accounts a;
     `,
   },
+  {
+    version: 4,
+    name: 'transactions are found by their checkout session',
+    // The reconciling audit looks gas credits up by session id (ledger.gasCreditRecords with ids).
+    sql: `CREATE INDEX transactions_session ON ledger.transactions (session_id) WHERE session_id IS NOT NULL;`,
+  },
 ];

@@ -19,7 +19,9 @@ import { migrations } from './migrations';
 import { createStripeClient, verifyStripeEvent, type StripeCheckoutSession, type StripeClient, type StripeEvent } from './stripe';
 import { LEDGER } from '../../packages/contracts/ledger';
 import { enqueueEvent, startRelay, type OutboxRelay } from '../../packages/outbox';
-import { PAYMENTS_TOPICS, type CheckoutStatus, type CheckoutView, type FulfilResult, type GasCredited } from '../../packages/contracts/payments';
+import { PAYMENTS_TOPICS, type CheckoutRecord, type CheckoutStatus, type CheckoutView, type FulfilResult, type GasCredited } from '../../packages/contracts/payments';
+import type { RecordQuery } from '../../packages/contracts/ledger';
+import { isoOrNull, recordPage, RECORD_QUERY_PARAMS } from '../../packages/ledger-audit/records';
 
 export const SANDBOX_SESSION_TTL_MS = 24 * 3_600_000;
 export interface CheckoutRow {
@@ -169,6 +171,20 @@ const PaymentsService: ServiceSchema = {
           [agent.id, this.clock.now()],
         );
         return { checkouts: r.rows.map((row) => checkoutOfBuyer(row, this.config.publicBaseUrl)) };
+      },
+    },
+
+    /** The reconciling audit's page of checkouts (agent, gas, status, paid at); `ids` are session ids. Reads only. */
+    checkoutRecords: {
+      params: RECORD_QUERY_PARAMS,
+      async handler(this: PaymentsThis, ctx: Context<RecordQuery>) {
+        return recordPage<CheckoutRow, CheckoutRecord>(
+          this.db,
+          { select: 'SELECT * FROM payments.checkout_sessions WHERE true', key: 'id', order: 'id', pageFilter: 'status = ANY($2::text[])' },
+          ctx.params,
+          (r) => ({ sessionId: r.id, agentId: r.agent_id, packId: r.pack_id, gas: Number(r.gas), status: r.status, paidAt: isoOrNull(r.paid_at), createdAt: isoOrNull(r.created_at)! }),
+          this.clock.now(),
+        );
       },
     },
 

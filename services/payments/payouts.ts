@@ -20,10 +20,12 @@ import { toolParams } from '../../packages/tool-catalogue';
 import { LEDGER, type CashoutDebitParams } from '../../packages/contracts/ledger';
 import { ESCROW } from '../../packages/contracts/escrow';
 import { enqueueEvent } from '../../packages/outbox';
-import { PAYMENTS_TOPICS, type CashoutFinished } from '../../packages/contracts/payments';
+import { PAYMENTS_TOPICS, type CashoutFinished, type PayoutRecord, type PayoutStatus } from '../../packages/contracts/payments';
+import type { RecordQuery } from '../../packages/contracts/ledger';
+import { isoOrNull, recordPage, RECORD_QUERY_PARAMS } from '../../packages/ledger-audit/records';
 import { requireAgent, type CallMeta } from '../../packages/tool-catalogue/meta';
 
-export type CashoutStatus = 'requested' | 'pending' | 'paying' | 'paid' | 'rejecting' | 'rejected' | 'failed';
+export type CashoutStatus = PayoutStatus;
 /** What agents see: the intermediate states are reported as the state they are leaving. */
 export type PublicCashoutStatus = 'pending' | 'paid' | 'rejected';
 
@@ -501,6 +503,28 @@ export const payoutsMixin: Partial<ServiceSchema> = {
         }
         if (row.status === 'rejecting') row = await this.finishRejecting(row, ctx);
         return toOperatorView(row);
+      },
+    },
+
+    /** The reconciling audit's page of cash-outs (agent, amount, fee, status); `ids` are cash-out ids. Reads only. */
+    payoutRecords: {
+      params: RECORD_QUERY_PARAMS,
+      async handler(this: PayoutsThis, ctx: Context<RecordQuery>) {
+        return recordPage<CashoutRow, PayoutRecord>(
+          this.db,
+          { select: `SELECT ${COLUMNS} FROM payments.cashouts WHERE true`, key: 'id', order: 'id', pageFilter: 'status = ANY($2::text[])' },
+          ctx.params,
+          (c) => ({
+            cashoutId: c.id,
+            agentId: c.agent_id,
+            amountGas: Number(c.amount_gas),
+            feeGas: Number(c.fee_gas),
+            status: c.status,
+            createdAt: isoOrNull(c.created_at)!,
+            updatedAt: isoOrNull(c.updated_at)!,
+          }),
+          this.clock.now(),
+        );
       },
     },
 

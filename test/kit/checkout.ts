@@ -67,3 +67,11 @@ export async function openPage(url: string, cookie = ''): Promise<{ cookie: stri
 export async function decideSandboxCheckout(checkoutUrl: string, decision: 'approve' | 'decline' = 'approve') {
   return submitSandboxForm(await openSandboxCheckout(checkoutUrl), decision);
 }
+
+/** An agent buys a gas pack the way its human does: buy_gas, then Approve on the sandbox checkout page. */
+export async function buyGasByCard(app: { baseUrl: string; api: { ok<T = any>(tool: string, args?: Record<string, unknown>, apiKey?: string | null): Promise<T> } }, apiKey: string, packId = 'starter') {
+  const checkout = await app.api.ok<{ sessionId: string; checkoutUrl: string; gas: number }>('buy_gas', { packId }, apiKey);
+  const approved = await decideSandboxCheckout(`${app.baseUrl}${new URL(checkout.checkoutUrl).pathname}`, 'approve');
+  if (approved.status !== 200) throw new Error(`sandbox approve answered ${approved.status}`);
+  return checkout;
+}
