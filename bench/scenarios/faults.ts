@@ -19,6 +19,8 @@ import { startCluster, type Cluster as LibCluster, type ServiceProcess } from '.
 import { loadConfig, type ServiceName } from '../../packages/config';
 import { base62 } from '../../packages/ids';
 import { LEDGER } from '../../packages/contracts/ledger';
+import { PAYMENTS } from '../../packages/contracts/payments';
+import { auditMoney } from '../../packages/ledger-audit';
 
 const PRICE = 100; // fee 10, seller 90
 const SELLER_NET = 90;
@@ -319,11 +321,29 @@ export async function runFaultScenario(opts: FaultOptions): Promise<FaultRun> {
     }
     const buyers: Agent[] = [];
     const funded = new Map<string, number>();
+    // Funded as a buyer is: buy_gas, then the (sandbox) checkout approved — so the reconciling audit finds a
+    // paid checkout behind every credit.
+    const FLEET_CHECKOUTS = 4;
     for (let i = 0; i < 6; i++) {
       const b = await register(`Fault Buyer ${i}`);
-      const sessionId = `cs_fault_${b.id}`;
-      const gas = 1_000_000;
-      await cluster.payments.call(LEDGER.creditGasPurchase, { key: `checkout:${sessionId}`, agentId: b.id, gas, sessionId, packId: 'fleet' });
+      let gas = 0;
+      for (let c = 0; c < FLEET_CHECKOUTS; c++) {
+        const res = await fetch(`${gw}/api/agent`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', authorization: `Bearer ${b.apiKey}` },
+          body: JSON.stringify({ tool: 'buy_gas', arguments: { packId: 'fleet' } }),
+        });
+        const body = (await res.json()) as any;
+        if (!body.ok) throw new Error(`buy_gas: ${JSON.stringify(body)}`);
+        await cluster.client.call(PAYMENTS.sandboxApprove, { sessionId: body.result.sessionId });
+        gas += body.result.gas as number;
+      }
+      for (let t = 0; ; t++) {
+        const { gasBalance } = await cluster.client.call<{ gasBalance: number }, any>(LEDGER.balance, { agentId: b.id });
+        if (gasBalance === gas) break;
+        if (t > 200) throw new Error(`buyer ${b.id}: ${gasBalance} gas after ${FLEET_CHECKOUTS} approved checkouts of ${gas}`);
+        await sleep(100);
+      }
       funded.set(b.id, gas);
       buyers.push(b);
     }
@@ -352,6 +372,10 @@ export async function runFaultScenario(opts: FaultOptions): Promise<FaultRun> {
         await sleep(500);
       }
       if (!audit?.ok) throw new Error(`${fault}: ledger audit failed: ${JSON.stringify(audit?.checks?.filter((c: any) => !c.ok))}`);
+      // Reconciled with payments and escrow: every credit a paid checkout, every settle a completed purchase with its split.
+      const reconciled = await auditMoney((action, params = {}) => cluster.client.call(action, params, { timeout: 60_000 }), { reconcile: true });
+      const broken = reconciled.checks.filter((c) => !c.ok || c.skipped);
+      if (broken.length) throw new Error(`${fault}: reconciling audit failed: ${JSON.stringify(broken)}`);
       // Every purchase completed, its hold posted once; balances exact to the gas.
       const earned = new Map<string, number>();
       const spent = new Map<string, number>();
