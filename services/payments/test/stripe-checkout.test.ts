@@ -3,7 +3,7 @@
  * webhooks signed with the SDK's test-header helper and posted to the gateway's raw-body route.
  */
 import Stripe from 'stripe';
-import { eventually, startTestApp, type TestApp } from '../../../test/kit';
+import { describeWithPostgres, eventually, startTestApp, type TestApp } from '../../../test/kit';
 import { startStripeStandIn, type StripeStandIn } from '../../../test/kit/stripe-standin';
 import { expectLedgerClean } from '../../../test/kit/ledger';
 import { openPage, postPageForm } from '../../../test/kit/checkout';
@@ -318,5 +318,29 @@ describe('Stripe checkout (real SDK, local stand-in)', () => {
     const ok = stripe.signedEvent('checkout.session.async_payment_succeeded', delayed.sessionId);
     expect((await post(ok.payload, ok.signature)).body.result.credited).toBe(true);
     expect(await balance(agentId)).toBe(500);
+  });
+});
+
+describeWithPostgres('Stripe checkout owner claim on PostgreSQL (issue #39)', () => {
+  let stripe: StripeStandIn;
+  let app: TestApp;
+  beforeAll(async () => {
+    stripe = await startStripeStandIn();
+    app = await startTestApp({ postgres: true, env: { STRIPE_SECRET_KEY: stripe.secretKey, STRIPE_WEBHOOK_SECRET: stripe.webhookSecret, STRIPE_API_BASE: stripe.url } });
+  });
+  afterAll(async () => {
+    await app?.stop();
+    await stripe?.stop();
+  });
+
+  it('the payer\'s return page opened many times at once gives exactly one owner link', async () => {
+    const { apiKey, agent } = await app.api.register('Racing Claims');
+    const buy = await app.api.ok('buy_gas', { packId: 'starter' }, apiKey);
+    stripe.markPaid(buy.sessionId);
+    const u = new URL(stripe.sessions.get(buy.sessionId)!.success_url!.replace('{CHECKOUT_SESSION_ID}', buy.sessionId));
+    const pages = await Promise.all(Array.from({ length: 8 }, async () => (await fetch(`${app.baseUrl}${u.pathname}${u.search}`)).text()));
+    expect(pages.filter((html) => /\/owner\/[A-Za-z0-9_-]{20,}/.test(html))).toHaveLength(1);
+    expect((await app.call('ledger.balance', { agentId: agent.id })).gasBalance).toBe(500);
+    await expectLedgerClean(app);
   });
 });
