@@ -131,6 +131,7 @@ export function registerPaymentsRoutes(app: Express, deps: GatewayDeps): void {
       const s = await broker.call<CheckoutView, { sessionId: string; claim?: string }>(PAYMENTS.getCheckout, { sessionId: id, ...(claim ? { claim } : {}) }).catch(() => null);
       const paid = !!s && (s.status === 'paid' || s.status === 'completed');
       if (s && paid && s.claimValid) {
+        const confirmed = `The payment is confirmed: ${s.gas} gas ${s.status === 'completed' ? 'were added' : 'are being added'} to the agent's balance.`;
         const browser = readCheckoutBrowserKey(req, id) ?? undefined;
         const claimed = await broker
           .call<{ ownerToken: string | null; limitsApplied: boolean }, { sessionId: string; agentId: string; browser?: string }>(ESCROW.claimCheckoutLimits, { sessionId: id, agentId: s.agentId, browser })
@@ -139,16 +140,16 @@ export function registerPaymentsRoutes(app: Express, deps: GatewayDeps): void {
             return null;
           });
         if (!claimed) {
-          message = `The payment is confirmed: ${s.gas} gas were added to the agent's balance. Your private owner link could not be made right now: keep this page and reload it in a minute to get it.`;
+          message = `${confirmed} Your private owner link could not be made right now: keep this page and reload it in a minute to get it.`;
         } else if (claimed.ownerToken) {
           ownerUrl = `${ctx.baseUrl}/owner/${claimed.ownerToken}`;
           setOwnerCookie(req, res, s.agentId, claimed.ownerToken);
           limits = await broker.call<SpendingLimitsView, { agentId: string }>(ESCROW.limitsOf, { agentId: s.agentId }).catch(() => undefined);
-          message = `The payment is confirmed: ${s.gas} gas were added to the agent's balance. ${
+          message = `${confirmed} ${
             claimed.limitsApplied ? 'The spending limits you set before paying are now in force.' : 'The agent\'s spending limits are unchanged.'
           } You change them on your private owner page below.`;
         } else {
-          message = `The payment is confirmed: ${s.gas} gas were added to the agent's balance. The private owner link of this payment was already shown, on the first visit of this page, and is never shown twice. If that was not you, the link may have leaked: tell the operator.`;
+          message = `${confirmed} The private owner link of this payment was already shown, on the first visit of this page, and is never shown twice. If that was not you, the link may have leaked: tell the operator.`;
         }
       } else if (s && paid) {
         message = 'The payment is confirmed; the gas is on the agent\'s balance. The private owner link and the spending limits of this checkout go only to the person who paid, on the page Stripe returned them to after paying: this visit gets no owner link and changes nothing.';
