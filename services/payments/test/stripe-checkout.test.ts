@@ -194,6 +194,25 @@ describe('Stripe checkout (real SDK, local stand-in)', () => {
     expect(await done(payerReturn(other.buy.sessionId))).toMatch(OWNER_LINK);
   });
 
+  it('issue #39: when escrow cannot make the owner link, the payer is told to reload, and the claim still works then', async () => {
+    const { agentId, buy } = await buyer('Escrow Hiccup');
+    stripe.markPaid(buy.sessionId);
+    const escrow = app.broker.getLocalService('escrow') as any;
+    await escrow.db.query('ALTER TABLE escrow.owner_links RENAME TO owner_links_gone');
+    let first: string;
+    try {
+      first = await done(payerReturn(buy.sessionId));
+    } finally {
+      await escrow.db.query('ALTER TABLE escrow.owner_links_gone RENAME TO owner_links');
+    }
+    expect(first).not.toMatch(/\/owner\//);
+    expect(first).toMatch(/could not be made right now: keep this page and reload it/);
+    // The claim was rolled back with the failed link: the reload gets it, once.
+    expect(await done(payerReturn(buy.sessionId))).toMatch(OWNER_LINK);
+    expect(await done(payerReturn(buy.sessionId))).not.toMatch(/\/owner\//);
+    expect(await balance(agentId)).toBe(500);
+  });
+
   it('a retried buy_gas with the same idempotency key sends Stripe the same request (same claim secret) and opens one session', async () => {
     const { agent } = await app.api.register('Retrying Buyer');
     const meta = { agent: { id: agent.id, displayName: 'Retrying Buyer' }, idempotencyKey: 'retry-1' };
