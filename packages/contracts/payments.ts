@@ -67,6 +67,11 @@ export interface CheckoutView {
   expiresAt: string;
   createdAt: string;
   completedAt: string | null;
+  /**
+   * Asked with a `claim`: whether it is this Stripe session's one-time owner-claim secret, which only
+   * the payer's browser gets (Stripe redirects it to success_url after paying).
+   */
+  claimValid?: boolean;
 }
 
 export interface FulfilResult {

@@ -161,7 +161,7 @@ export const limitsMixin: Partial<ServiceSchema> = {
     setLimits: {
       params: { agentId: 'string', limits: 'object' },
       async handler(this: EscrowThis, ctx: Context<{ agentId: string; limits: SpendingLimitsInput }>): Promise<SpendingLimitsView> {
-        await saveLimits(this, ctx.params.agentId, ctx.params.limits);
+        await saveLimits(this.db, ctx.params.agentId, ctx.params.limits, this.now().toISOString());
         const r = await this.db.query<LimitsRow>('SELECT * FROM escrow.spending_limits WHERE agent_id = $1', [ctx.params.agentId]);
         return limitsView(r.rows[0], await spentSince(this.db, ctx.params.agentId, this.now()));
       },
@@ -171,7 +171,7 @@ export const limitsMixin: Partial<ServiceSchema> = {
     createOwnerLink: {
       params: { agentId: 'string' },
       async handler(this: EscrowThis, ctx: Context<{ agentId: string }>): Promise<{ token: string }> {
-        return { token: await newOwnerLink(this, ctx.params.agentId) };
+        return { token: await newOwnerLink(this.db, ctx.params.agentId, this.now().toISOString()) };
       },
     },
 
@@ -227,7 +227,7 @@ export const limitsMixin: Partial<ServiceSchema> = {
      * Limits submitted on the page before a Stripe payment, bound to the FIRST browser that submits it:
      * that browser may resubmit (its limits are replaced), any other browser is refused (staged: false)
      * and changes nothing. Last-writer-wins here let the agent, which has the checkout URL too, replace
-     * its human's limits and take the owner link (issue #23).
+     * its human's limits (issue #23). They apply only if the payer's browser is the one that staged them.
      */
     stageCheckoutLimits: {
       params: { sessionId: 'string', agentId: 'string', limits: { type: 'object', nullable: true, optional: true }, browser: 'string' },
@@ -244,20 +244,31 @@ export const limitsMixin: Partial<ServiceSchema> = {
     },
 
     /**
-     * After the payment is confirmed, in the browser that submitted the page: applies its limits and
-     * returns a new owner link, once. Another browser (or a second visit) gets nothing.
+     * The payer claims a paid Stripe checkout (the gateway checked with payments the one-time secret Stripe
+     * returned them with): a new owner link, once per checkout; a second claim gets nothing. The limits
+     * staged on the page before paying apply only when `browser` is the one that staged them; limits staged
+     * by another browser (the agent, which opened the page first) are dropped and the limits in force stay
+     * as they are (issue #39). One transaction: a failure leaves the checkout unclaimed, to claim again.
      */
     claimCheckoutLimits: {
-      params: { sessionId: 'string', agentId: 'string', browser: 'string' },
-      async handler(this: EscrowThis, ctx: Context<{ sessionId: string; agentId: string; browser: string }>): Promise<{ ownerToken: string | null; limitsApplied: boolean }> {
-        const r = await this.db.query<{ limits: SpendingLimitsInput | null }>(
-          `UPDATE escrow.checkout_limits SET claimed_at = $4 WHERE session_id = $1 AND agent_id = $2 AND browser_sha256 = $3 AND claimed_at IS NULL RETURNING limits`,
-          [ctx.params.sessionId, ctx.params.agentId, sha256(ctx.params.browser), this.now().toISOString()],
-        );
-        if (!r.rows[0]) return { ownerToken: null, limitsApplied: false };
-        const limits = r.rows[0].limits;
-        if (limits) await saveLimits(this, ctx.params.agentId, limits);
-        return { ownerToken: await newOwnerLink(this, ctx.params.agentId), limitsApplied: !!limits };
+      params: { sessionId: 'string', agentId: 'string', browser: { type: 'string', optional: true } },
+      async handler(this: EscrowThis, ctx: Context<{ sessionId: string; agentId: string; browser?: string }>): Promise<{ ownerToken: string | null; limitsApplied: boolean }> {
+        const { sessionId, agentId, browser } = ctx.params;
+        const now = this.now().toISOString();
+        return this.db.transaction(async (tx) => {
+          const r = await tx.query<{ limits: SpendingLimitsInput | null; browser_sha256: string | null }>(
+            `INSERT INTO escrow.checkout_limits (session_id, agent_id, limits, browser_sha256, created_at, claimed_at) VALUES ($1, $2, NULL, NULL, $3, $3)
+             ON CONFLICT (session_id) DO UPDATE SET claimed_at = $3
+               WHERE escrow.checkout_limits.claimed_at IS NULL AND escrow.checkout_limits.agent_id = $2
+             RETURNING limits, browser_sha256`,
+            [sessionId, agentId, now],
+          );
+          const row = r.rows[0];
+          if (!row) return { ownerToken: null, limitsApplied: false };
+          const staged = browser && row.browser_sha256 === sha256(browser) ? row.limits : null;
+          if (staged) await saveLimits(tx, agentId, staged, now);
+          return { ownerToken: await newOwnerLink(tx, agentId, now), limitsApplied: !!staged };
+        });
       },
     },
 
@@ -310,21 +321,21 @@ export const limitsMixin: Partial<ServiceSchema> = {
   },
 };
 
-async function saveLimits(self: EscrowThis, agentId: string, input: SpendingLimitsInput): Promise<void> {
+async function saveLimits(db: Queryable, agentId: string, input: SpendingLimitsInput, now: string): Promise<void> {
   const l = cleanLimits(input);
-  await self.db.query(
+  await db.query(
     `INSERT INTO escrow.spending_limits (agent_id, per_purchase_max_gas, daily_budget_gas, weekly_budget_gas, allowed_categories, approval_above_gas, updated_at)
      VALUES ($1, $2, $3, $4, $5, $6, $7)
      ON CONFLICT (agent_id) DO UPDATE SET per_purchase_max_gas = $2, daily_budget_gas = $3, weekly_budget_gas = $4,
        allowed_categories = $5, approval_above_gas = $6, updated_at = $7`,
-    [agentId, l.perPurchaseMaxGas, l.dailyBudgetGas, l.weeklyBudgetGas, l.allowedCategories, l.approvalAboveGas, self.now().toISOString()],
+    [agentId, l.perPurchaseMaxGas, l.dailyBudgetGas, l.weeklyBudgetGas, l.allowedCategories, l.approvalAboveGas, now],
   );
 }
 
 /** A new private owner link; the token is returned once and only its hash is kept. */
-async function newOwnerLink(self: EscrowThis, agentId: string): Promise<string> {
+async function newOwnerLink(db: Queryable, agentId: string, now: string): Promise<string> {
   const token = randomBytes(24).toString('base64url');
-  await self.db.query('INSERT INTO escrow.owner_links (token_sha256, agent_id, created_at) VALUES ($1, $2, $3)', [sha256(token), agentId, self.now().toISOString()]);
+  await db.query('INSERT INTO escrow.owner_links (token_sha256, agent_id, created_at) VALUES ($1, $2, $3)', [sha256(token), agentId, now]);
   return token;
 }
 

@@ -144,4 +144,11 @@ export const migrations: Migration[] = [
     name: 'a copy of listings\' buying terms (issue #22: buying calls no service but the ledger)',
     sql: LISTING_TERMS_SQL,
   },
+  {
+    version: 5,
+    name: 'a Stripe checkout claimed by a payer who staged no limits (issue #39)',
+    // The payer claims the owner link with the secret Stripe returned them with; the browser that
+    // submitted the page before paying (if any) only decides whose staged limits apply.
+    sql: 'ALTER TABLE escrow.checkout_limits ALTER COLUMN browser_sha256 DROP NOT NULL',
+  },
 ];

@@ -40,6 +40,15 @@ export const migrations: Migration[] = [
       );
     `,
   },
+  {
+    version: 2,
+    name: 'the owner-claim secret of a Stripe checkout (issue #39)',
+    sql: `
+      -- sha256 of the one-time secret in the Stripe session's success_url: only the browser Stripe sends
+      -- there after paying (the payer's) can claim the owner link. NULL for sandbox sessions.
+      ALTER TABLE payments.checkout_sessions ADD COLUMN owner_claim_sha256 text;
+    `,
+  },
   // ---- payouts (services/payments/payouts.ts, the cash-out issue): versions 100+ so the two never collide. ----
   {
     version: 100,

@@ -16,7 +16,7 @@ import type { RuntimeService } from '../../packages/runtime';
 import { DEFAULT_PACK_ID, GAS_PACKS, GAS_PER_USD, packById } from '../../packages/market-rules';
 import { payoutsMixin } from './payouts';
 import { migrations } from './migrations';
-import { createStripeClient, verifyStripeEvent, type StripeCheckoutSession, type StripeClient, type StripeEvent } from './stripe';
+import { createStripeClient, ownerClaimMatches, ownerClaimSecret, sha256Hex, verifyStripeEvent, type StripeCheckoutSession, type StripeClient, type StripeEvent } from './stripe';
 import { LEDGER } from '../../packages/contracts/ledger';
 import { enqueueEvent, startRelay, type OutboxRelay } from '../../packages/outbox';
 import { PAYMENTS_TOPICS, type CheckoutRecord, type CheckoutStatus, type CheckoutView, type FulfilResult, type GasCredited } from '../../packages/contracts/payments';
@@ -37,6 +37,8 @@ export interface CheckoutRow {
   created_at: Date;
   paid_at: Date | null;
   completed_at: Date | null;
+  /** Stripe: sha256 of the owner-claim secret in the session's success_url (./stripe.ts ownerClaimSecret). */
+  owner_claim_sha256: string | null;
 }
 
 /** How many open sessions one wallet/whoami poll re-checks. */
@@ -103,8 +105,12 @@ const PaymentsService: ServiceSchema = {
         let checkoutUrl: string;
         let expiresAt: Date;
         let provider: CheckoutRow['provider'];
+        let ownerClaimSha256: string | null = null;
         if (this.stripe) {
           const requestOptions = ctx.meta.idempotencyKey ? { idempotencyKey: `buy_gas:${agent.id}:${ctx.meta.idempotencyKey}`.slice(0, 255) } : undefined;
+          // Only the payer's browser is sent to success_url: the owner link is claimed with this secret (issue #39).
+          const claim = ownerClaimSecret(config.stripeSecretKey!, requestOptions?.idempotencyKey);
+          ownerClaimSha256 = sha256Hex(claim);
           const session = await this.stripe.checkout.sessions
             .create(
               {
@@ -121,7 +127,7 @@ const PaymentsService: ServiceSchema = {
                     },
                   },
                 ],
-                success_url: `${config.publicBaseUrl}/checkout/done?session_id={CHECKOUT_SESSION_ID}`,
+                success_url: `${config.publicBaseUrl}/checkout/done?session_id={CHECKOUT_SESSION_ID}&claim=${claim}`,
                 cancel_url: `${config.publicBaseUrl}/checkout/cancelled`,
               },
               requestOptions,
@@ -146,9 +152,9 @@ const PaymentsService: ServiceSchema = {
           provider = 'sandbox';
         }
         await this.db.query(
-          `INSERT INTO payments.checkout_sessions (id, provider, agent_id, pack_id, gas, usd_cents, status, checkout_url, expires_at, created_at)
-           VALUES ($1, $2, $3, $4, $5, $6, 'open', $7, $8, $9) ON CONFLICT (id) DO NOTHING`,
-          [id, provider, agent.id, pack.id, pack.gas, usdCents, checkoutUrl, expiresAt, now],
+          `INSERT INTO payments.checkout_sessions (id, provider, agent_id, pack_id, gas, usd_cents, status, checkout_url, expires_at, created_at, owner_claim_sha256)
+           VALUES ($1, $2, $3, $4, $5, $6, 'open', $7, $8, $9, $10) ON CONFLICT (id) DO NOTHING`,
+          [id, provider, agent.id, pack.id, pack.gas, usdCents, checkoutUrl, expiresAt, now, ownerClaimSha256],
         );
         return { checkoutUrl: humanCheckoutUrl(config.publicBaseUrl, { id, provider, checkout_url: checkoutUrl }), sessionId: id, packId: pack.id, gas: pack.gas, usd: pack.usd, expiresAt: expiresAt.toISOString() };
       },
@@ -188,13 +194,17 @@ const PaymentsService: ServiceSchema = {
       },
     },
 
-    /** Internal: one checkout session (the sandbox page). */
+    /**
+     * Internal: one checkout session (the checkout pages). With `claim` (the return page's), also whether it
+     * is this session's owner-claim secret, i.e. whether the browser holding it is the one Stripe sent back.
+     */
     getCheckout: {
-      params: { sessionId: SESSION_ID },
-      async handler(this: PaymentsThis, ctx: Context<{ sessionId: string }>) {
+      params: { sessionId: SESSION_ID, claim: { type: 'string', optional: true, max: 200 } },
+      async handler(this: PaymentsThis, ctx: Context<{ sessionId: string; claim?: string }>): Promise<CheckoutView> {
         const row = await this.loadSession(ctx.params.sessionId);
         if (!row) throw new NotFoundError('No such checkout session.', { hint: 'Start a new one with buy_gas.' });
-        return toView(await this.expireIfDue(row));
+        const view = toView(await this.expireIfDue(row));
+        return ctx.params.claim === undefined ? view : { ...view, claimValid: ownerClaimMatches(row.owner_claim_sha256, ctx.params.claim) };
       },
     },
 

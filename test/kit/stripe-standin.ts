@@ -95,7 +95,8 @@ export async function startStripeStandIn(opts: StandInOptions = {}): Promise<Str
   const secretKey = opts.secretKey ?? `sk_test_${base62(24)}`;
   const webhookSecret = opts.webhookSecret ?? `whsec_${base62(32)}`;
   const sessions = new Map<string, StandInSession>();
-  const idempotent = new Map<string, string>();
+  /** Idempotency key → the session it created and the request body it was first used with. */
+  const idempotent = new Map<string, { id: string; body: string }>();
   const requests: Array<{ method: string; path: string }> = [];
   let pageBase = '';
   let webhookUrl = opts.webhookUrl ?? null;
@@ -150,7 +151,16 @@ export async function startStripeStandIn(opts: StandInOptions = {}): Promise<Str
       let m: RegExpExecArray | null;
       if (method === 'POST' && url.pathname === '/v1/checkout/sessions') {
         const key = req.headers['idempotency-key'];
-        if (typeof key === 'string' && idempotent.has(key)) return send(sessions.get(idempotent.get(key)!));
+        const first = typeof key === 'string' ? idempotent.get(key) : undefined;
+        if (first) {
+          // As Stripe: a key reused with other parameters is an error, not a replay.
+          if (first.body !== body) {
+            res.writeHead(400, { 'content-type': 'application/json' });
+            res.end(JSON.stringify({ error: { type: 'idempotency_error', message: `Keys for idempotent requests can only be used with the same parameters they were first used with. Try using a key other than '${key}' if you meant to execute a different request.` } }));
+            return;
+          }
+          return send(sessions.get(first.id));
+        }
         const p = parseStripeForm(body);
         if (p.mode !== 'payment') return stripeError(res, 400, 'mode must be payment', 'parameter_invalid');
         const items: any[] = Array.isArray(p.line_items) ? p.line_items : [];
@@ -188,7 +198,7 @@ export async function startStripeStandIn(opts: StandInOptions = {}): Promise<Str
           payment_intent: null,
         };
         sessions.set(id, session);
-        if (typeof key === 'string') idempotent.set(key, id);
+        if (typeof key === 'string') idempotent.set(key, { id, body });
         return send(session);
       }
       if (method === 'GET' && (m = /^\/v1\/checkout\/sessions\/([^/]+)$/.exec(url.pathname))) {

@@ -115,31 +115,51 @@ export function registerPaymentsRoutes(app: Express, deps: GatewayDeps): void {
     else result(res, 409, 'Nothing to decline', statusSentence({ status: r.status, gas: 0 }), id);
   });
 
-  // Stripe sends the browser here after payment. Gas is never credited from this page: it only asks
-  // payments to re-check the session with Stripe server-side (the webhook usually got there first).
-  // The browser that submitted the page before Stripe (and only it) gets the owner link, once, when paid.
+  // Stripe sends the payer's browser here after payment, with the checkout's one-time claim secret in
+  // the query (its success_url; see services/payments/stripe.ts ownerClaimSecret). Gas is never credited
+  // from this page: it only asks payments to re-check the session with Stripe server-side (the webhook
+  // usually got there first). The owner link goes, once, to the browser holding the claim secret of a
+  // paid session: the payer, not the first browser that opened the checkout page (issue #39).
   app.get('/checkout/done', async (req, res) => {
     const id = typeof req.query.session_id === 'string' ? req.query.session_id.slice(0, 255) : '';
+    const claim = typeof req.query.claim === 'string' ? req.query.claim.slice(0, 200) : '';
     let ownerUrl: string | undefined;
-    let notHere = false;
+    let limits: SpendingLimitsView | undefined;
+    let message = 'Your payment is being confirmed; the gas appears on the agent\'s balance within seconds.';
     if (id) {
       await broker.call(PAYMENTS.reconcileSession, { sessionId: id }).catch(() => undefined);
-      const s = await broker.call<CheckoutView, { sessionId: string }>(PAYMENTS.getCheckout, { sessionId: id }).catch(() => null);
-      if (s && (s.status === 'paid' || s.status === 'completed')) {
-        const browser = readCheckoutBrowserKey(req, id);
-        const claim = browser
-          ? await broker.call<{ ownerToken: string | null }, Record<string, string>>(ESCROW.claimCheckoutLimits, { sessionId: id, agentId: s.agentId, browser }).catch(() => ({ ownerToken: null }))
-          : { ownerToken: null };
-        if (claim.ownerToken) {
-          ownerUrl = `${ctx.baseUrl}/owner/${claim.ownerToken}`;
-          setOwnerCookie(req, res, s.agentId, claim.ownerToken);
-        } else notHere = true;
+      const s = await broker.call<CheckoutView, { sessionId: string; claim?: string }>(PAYMENTS.getCheckout, { sessionId: id, ...(claim ? { claim } : {}) }).catch(() => null);
+      const paid = !!s && (s.status === 'paid' || s.status === 'completed');
+      if (s && paid && s.claimValid) {
+        const confirmed = `The payment is confirmed: ${s.gas} gas ${s.status === 'completed' ? 'were added' : 'are being added'} to the agent's balance.`;
+        const browser = readCheckoutBrowserKey(req, id) ?? undefined;
+        const claimed = await broker
+          .call<{ ownerToken: string | null; limitsApplied: boolean }, { sessionId: string; agentId: string; browser?: string }>(ESCROW.claimCheckoutLimits, { sessionId: id, agentId: s.agentId, browser })
+          .catch((err: Error) => {
+            deps.broker.logger.warn(`checkout done ${redactPath(`/checkout/${id}`)}: owner link not issued (${err.message})`);
+            return null;
+          });
+        if (!claimed) {
+          message = `${confirmed} Your private owner link could not be made right now: keep this page and reload it in a minute to get it.`;
+        } else if (claimed.ownerToken) {
+          ownerUrl = `${ctx.baseUrl}/owner/${claimed.ownerToken}`;
+          setOwnerCookie(req, res, s.agentId, claimed.ownerToken);
+          limits = await broker.call<SpendingLimitsView, { agentId: string }>(ESCROW.limitsOf, { agentId: s.agentId }).catch(() => undefined);
+          message = `${confirmed} ${
+            claimed.limitsApplied ? 'The spending limits you set before paying are now in force.' : 'The agent\'s spending limits are unchanged.'
+          } You change them on your private owner page below.`;
+        } else {
+          message = `${confirmed} The private owner link of this payment was already shown, on the first visit of this page, and is never shown twice. If that was not you, the link may have leaked: tell the operator.`;
+        }
+      } else if (s && paid) {
+        message = 'The payment is confirmed; the gas is on the agent\'s balance. The private owner link and the spending limits of this checkout go only to the person who paid, on the page Stripe returned them to after paying: this visit gets no owner link and changes nothing.';
+      } else if (s && (s.status === 'expired' || s.status === 'declined')) {
+        message = statusSentence(s);
+      } else if (s?.claimValid && s.status === 'open') {
+        message = 'Your payment is being confirmed; the gas appears on the agent\'s balance within seconds. Keep this page and reload it in a minute: your private owner link appears here once the payment is confirmed, and your spending limits apply from then.';
       }
     }
-    const message = notHere
-      ? 'The payment is confirmed; the gas is on the agent\'s balance. The owner link and the spending limits of this checkout belong only to the browser that filled in the checkout page before paying, and only on its first visit here: this visit gets no owner link and changes nothing.'
-      : 'Your payment is being confirmed; the gas appears on the agent\'s balance within seconds. Your spending limits apply from then.';
-    sendPage(res, 200, CheckoutResultPage({ title: 'Thank you', message, ownerUrl, ctx }));
+    sendPage(res, 200, CheckoutResultPage({ title: 'Thank you', message, ownerUrl, limits, ctx }));
   });
 
   app.get('/checkout/cancelled', (_req, res) => {
@@ -180,11 +200,12 @@ export function registerPaymentsRoutes(app: Express, deps: GatewayDeps): void {
       return;
     }
     const limits = parseLimitsForm(req.body ?? {});
-    // The first browser to submit this page owns it: only it goes on to pay, sets the limits and gets the owner link.
+    // The first browser to submit this page owns it: only its limits are staged, and they apply only if it is also
+    // the browser that pays (the owner link goes to the payer: /checkout/done).
     const staged = await broker.call<{ staged: boolean }, Record<string, unknown>>(ESCROW.stageCheckoutLimits, { sessionId: id, agentId: s.agentId, limits, browser: checkoutBrowserKey(req, res, id) });
     if (!staged.staged) {
       result(res, 409, 'Another browser is paying this checkout',
-        'Another browser already filled in this checkout page and went on to payment. Only that browser sets the spending limits and gets the private owner link. Nothing was changed. If that was not you, do not pay this checkout: ask your agent to call buy_gas again and open the new link yourself before anyone else.');
+        'Another browser already filled in this checkout page and went on to payment. Nothing was changed. If that was not you, do not pay this checkout: ask your agent to call buy_gas again and open the new link yourself before anyone else.');
       return;
     }
     res.redirect(303, s.checkoutUrl);

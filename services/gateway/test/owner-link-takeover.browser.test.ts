@@ -6,6 +6,9 @@
  *
  * Stripe mode runs against the Stripe stand-in, whose hosted page is on another site (localhost vs
  * 127.0.0.1) so the return to /checkout/done is a cross-site navigation, as from checkout.stripe.com.
+ *
+ * Issue #39, "the agent takes its human's owner link" in Stripe mode: the agent opens and submits the
+ * page first, then hands its human the Stripe page it was sent to; the owner link goes to the payer.
  */
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { eventually, freePort, startTestApp, type TestApp } from '../../../test/kit';
@@ -116,6 +119,72 @@ describeWithChromium('owner link takeover (issue #23) in Chromium', () => {
         expect(told).toMatch(/do not pay/i);
         // The agent resubmitting with other limits is its own row; it never replaced the human's.
         expect((await app.api.ok('whoami', {}, buyer.apiKey)).agent.spendingLimits.dailyBudgetGas).toBeNull();
+      } finally {
+        await close();
+      }
+    });
+    it('issue #39: the agent submits the page first and hands its human the Stripe page; the payer gets the owner link, the agent none, and the limits in force stay', async () => {
+      const buyer = await newAgent(app, 'Buyer Three');
+      const listing = await newListing(app, await newAgent(app, 'Seller Three'), { priceGas: 300 });
+      // The human's limits from an earlier checkout.
+      await app.call('escrow.setLimits', { agentId: buyer.id, limits: { perPurchaseMaxGas: 400, dailyBudgetGas: 500, approvalAboveGas: 50 } });
+      const checkout = await app.api.ok('buy_gas', { packId: 'builder' }, buyer.apiKey);
+      const { human, agent, close } = await twoBrowsers(app.baseUrl);
+      try {
+        // Browser A, the agent: opens the checkout page first, empties the limit fields, continues to Stripe.
+        await agent.goto(path(checkout.checkoutUrl));
+        for (const label of ['Maximum per purchase (gas)', 'Budget per day (gas, UTC day)', 'Ask me to approve purchases above (gas)']) await agent.getByLabel(label).fill('');
+        await agent.getByRole('button', { name: /^Continue to payment/ }).click();
+        await agent.waitForURL(/\/pay\//);
+        const stripePage = agent.url();
+        expect(stripePage).not.toMatch(/claim/);
+        expect(await agent.content()).not.toMatch(/claim=/);
+
+        // Browser B, the human: opens the Stripe page the agent handed over, pays, and is sent back.
+        await human.goto(stripePage);
+        await human.getByRole('button', { name: 'Pay' }).click();
+        await human.waitForURL(/\/checkout\/done\?session_id=/);
+        const ownerHref = await human.locator('a[data-owner-link]').getAttribute('href');
+        expect(ownerHref).toMatch(/\/owner\/[A-Za-z0-9_-]{20,}/);
+        const receipt = await human.locator('main').innerText();
+        expect(receipt).toMatch(/spending limits are unchanged/);
+        expect(receipt).toMatch(/Spending limits now in force/);
+        expect(receipt).toMatch(/500 gas/);
+
+        // A comes back to the return page (it knows the session id, and holds the checkout-browser cookie): nothing.
+        await agent.goto(`/checkout/done?session_id=${encodeURIComponent(checkout.sessionId)}`);
+        expect(await agent.locator('a[data-owner-link]').count()).toBe(0);
+        expect(await agent.locator('main').innerText()).toMatch(/this visit gets no owner link and changes nothing/);
+        // Nor can it submit the page again now.
+        await agent.goto(path(checkout.checkoutUrl));
+        expect(await agent.getByRole('button', { name: /^Continue to payment/ }).count()).toBe(0);
+
+        // The agent got its gas; the human's limits still hold: the 300-gas purchase waits for the human.
+        await eventually(async () => (await app.api.ok('wallet', {}, buyer.apiKey)).gasBalance === 2000);
+        expect((await app.api.ok('whoami', {}, buyer.apiKey)).agent.spendingLimits).toMatchObject({ perPurchaseMaxGas: 400, dailyBudgetGas: 500, approvalAboveGas: 50 });
+        const p = (await app.api.ok('purchase_service', { listingId: listing.id }, buyer.apiKey)).purchase;
+        expect(p.status).toBe('awaiting_approval');
+        // The agent's browser holds no owner link, so it cannot approve its own purchase.
+        await agent.goto(path(p.approvalUrl));
+        expect(await agent.getByRole('button', { name: /^Approve/ }).count()).toBe(0);
+        expect(await agent.locator('main').innerText()).toMatch(/Only the owner of this agent can approve/);
+
+        // The owner link works for B: the only live link, and its limit form saves.
+        await human.goto(path(ownerHref!));
+        const owner = await human.locator('main').innerText();
+        expect(owner).toMatch(/Only this link opens the owner page of this agent/);
+        await human.getByLabel('Budget per day (gas, UTC day)').fill('600');
+        await human.getByRole('button', { name: 'Save limits' }).click();
+        await human.waitForURL(/saved=1/);
+        expect((await app.api.ok('whoami', {}, buyer.apiKey)).agent.spendingLimits).toMatchObject({ dailyBudgetGas: 600, approvalAboveGas: 50 });
+        // B approves the purchase from its own browser (the owner cookie came with the receipt).
+        await human.goto(path(p.approvalUrl));
+        await human.getByRole('button', { name: /^Approve/ }).click();
+        expect(await human.locator('h1').innerText()).toBe('Purchase approved');
+        // Still the only owner link: the agent could neither take nor replace it.
+        await human.goto(path(ownerHref!));
+        expect(await human.locator('main').innerText()).toMatch(/Only this link opens the owner page of this agent/);
+        await expectLedgerClean(app);
       } finally {
         await close();
       }

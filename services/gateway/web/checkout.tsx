@@ -9,7 +9,7 @@ import { Layout } from './render';
 import { LocalTime } from './components';
 import { PRODUCT_NAME, timeLeft, usd } from './format';
 import { CSRF_FIELD } from './csrf';
-import { LimitFields } from './limits';
+import { LimitFields, SpendingTable } from './limits';
 import type { SpendingLimitsView } from '../../../packages/contracts/escrow';
 
 export interface CheckoutContext {
@@ -162,7 +162,9 @@ export function PayCheckoutPage(props: { session: CheckoutView; agent: { id: str
       <form method="post" action={`/checkout/${encodeURIComponent(s.id)}/continue`} class="stack">
         <input type="hidden" name={CSRF_FIELD} value={csrf} />
         <LimitFields limits={props.limits} />
-        <p class="muted">The limits take effect once the payment is confirmed; the receipt then gives you a private owner link.</p>
+        <p class="muted">
+          The limits take effect when you come back from paying: the page Stripe returns you to (only the person who pays is sent there) gives you the private owner link, once.
+        </p>
         <button type="submit" class="primary">
           Continue to payment ({usd(s.gas)} USD)
         </button>
@@ -171,7 +173,8 @@ export function PayCheckoutPage(props: { session: CheckoutView; agent: { id: str
   );
 }
 
-export function CheckoutResultPage(props: { title: string; message: string; sessionId?: string; ownerUrl?: string; ctx: CheckoutContext }): VNode {
+/** `limits`: those now in force, shown with the owner link (Stripe's return page). */
+export function CheckoutResultPage(props: { title: string; message: string; sessionId?: string; ownerUrl?: string; limits?: SpendingLimitsView; ctx: CheckoutContext }): VNode {
   return (
     <Layout title={props.title} noindex>
       <div class="narrow">
@@ -188,6 +191,12 @@ export function CheckoutResultPage(props: { title: string; message: string; sess
             <p>
               <a href={props.ownerUrl} data-owner-link="">{props.ownerUrl}</a>
             </p>
+            {props.limits ? (
+              <>
+                <h3>Spending limits now in force</h3>
+                <SpendingTable limits={props.limits} />
+              </>
+            ) : null}
           </div>
         ) : null}
         {props.sessionId ? (

@@ -24,8 +24,10 @@ export function readOwnerCookie(req: Request, agentId: string): string | null {
 }
 
 /**
- * The browser that submits a Stripe checkout's page (/checkout/<id>/continue) is the one the owner
- * link goes to on /checkout/done. It is recognised by a random secret in its own HttpOnly cookie,
+ * The browser that submits a Stripe checkout's page (/checkout/<id>/continue) stages its spending
+ * limits; they apply only if that browser is also the payer's, the one that claims the owner link on
+ * /checkout/done with the secret Stripe returns it with (issue #39: this cookie is no proof of paying —
+ * the agent can submit the page first). It is recognised by a random secret in its own HttpOnly cookie,
  * SameSite=Lax (not the CSRF cookie, which is Strict): Stripe sends the browser back from another
  * site, and a Strict cookie is not sent on that navigation.
  */
@@ -45,7 +47,7 @@ export function checkoutBrowserKey(req: Request, res: Response, sessionId: strin
   return `${secret}:${sessionId}`;
 }
 
-/** The same proof on the return from Stripe, or null when the browser has no such cookie (it gets nothing). */
+/** The same key on the return from Stripe, or null when the browser has no such cookie (its staged limits, if any, are not its to apply). */
 export function readCheckoutBrowserKey(req: Request, sessionId: string): string | null {
   const secret = readCookie(req, CHECKOUT_BROWSER_COOKIE);
   return validBrowserSecret(secret) ? `${secret}:${sessionId}` : null;

@@ -3,7 +3,7 @@
  * webhooks signed with the SDK's test-header helper and posted to the gateway's raw-body route.
  */
 import Stripe from 'stripe';
-import { eventually, startTestApp, type TestApp } from '../../../test/kit';
+import { describeWithPostgres, eventually, startTestApp, type TestApp } from '../../../test/kit';
 import { startStripeStandIn, type StripeStandIn } from '../../../test/kit/stripe-standin';
 import { expectLedgerClean } from '../../../test/kit/ledger';
 import { openPage, postPageForm } from '../../../test/kit/checkout';
@@ -35,6 +35,15 @@ describe('Stripe checkout (real SDK, local stand-in)', () => {
     return { status: res.status, body: (await res.json()) as any };
   };
   const balance = async (agentId: string) => (await app.call('ledger.balance', { agentId })).gasBalance;
+  /** This server's page at the path and query of a URL it made (PUBLIC_BASE_URL is not this test server). */
+  const here = (url: string) => {
+    const u = new URL(url);
+    return `${app.baseUrl}${u.pathname}${u.search}`;
+  };
+  /** Where Stripe sends the payer's browser after paying: success_url, with its one-time claim secret. */
+  const payerReturn = (sessionId: string) => here(stripe.sessions.get(sessionId)!.success_url!.replace('{CHECKOUT_SESSION_ID}', sessionId));
+  const done = async (url: string, cookie = '') => (await fetch(url, { headers: cookie ? { cookie } : {} })).text();
+  const OWNER_LINK = /\/owner\/[A-Za-z0-9_-]{20,}/;
 
   async function buyer(name: string) {
     const { apiKey, agent } = await app.api.register(name);
@@ -88,17 +97,29 @@ describe('Stripe checkout (real SDK, local stand-in)', () => {
       expect((await app.api.ok('whoami', {}, apiKey)).agent.spendingLimits.dailyBudgetGas).toBeNull();
       const page = await fetch(stripePage);
       expect(await page.text()).toContain('<form method="post">');
-      expect((await fetch(stripePage, { method: 'POST' })).status).toBe(200);
+      // Paying sends the browser to success_url; the claim secret is in it, and nowhere the agent can see.
+      const paid = await fetch(stripePage, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: 'return=1', redirect: 'manual' });
+      expect(paid.status).toBe(303);
+      const receipt = here(paid.headers.get('location')!);
+      expect(receipt).toMatch(new RegExp(`/checkout/done\\?session_id=${buy.sessionId}&claim=[A-Za-z0-9_-]{40,}$`));
+      for (const seen of [buy.checkoutUrl, stripePage, ours.html, next.html, JSON.stringify(await app.api.ok('get_checkout', {}, apiKey))]) {
+        expect(seen).not.toContain(new URL(receipt).searchParams.get('claim'));
+      }
       // Nothing polls wallet/whoami and the sweeper is off in tests: only the webhook can credit.
       await eventually(async () => (await balance(agentId)) === 500);
-      // Another browser (the agent) returning to the receipt gets no owner link and applies nothing.
-      const stranger = await fetch(`${app.baseUrl}/checkout/done?session_id=${buy.sessionId}`);
-      expect(await stranger.text()).not.toMatch(/\/owner\//);
-      const done = await fetch(`${app.baseUrl}/checkout/done?session_id=${buy.sessionId}`, { headers: { cookie: next.cookie } });
-      expect(await done.text()).toMatch(/\/owner\/[A-Za-z0-9_-]{20,}/);
+      // Another browser (the agent) returning to the receipt without the claim gets no owner link and applies
+      // nothing; nor does the browser that staged the limits, without it (issue #39: the cookie is not the payer).
+      expect(await done(`${app.baseUrl}/checkout/done?session_id=${buy.sessionId}`)).not.toMatch(/\/owner\//);
+      expect(await done(`${app.baseUrl}/checkout/done?session_id=${buy.sessionId}`, next.cookie)).not.toMatch(/\/owner\//);
+      expect((await app.api.ok('whoami', {}, apiKey)).agent.spendingLimits.dailyBudgetGas).toBeNull();
+      const receiptHtml = await done(receipt, next.cookie);
+      expect(receiptHtml).toMatch(OWNER_LINK);
+      expect(receiptHtml).toMatch(/The spending limits you set before paying are now in force/);
+      expect(receiptHtml).toMatch(/Spending limits now in force/);
       expect((await app.api.ok('whoami', {}, apiKey)).agent.spendingLimits).toMatchObject({ dailyBudgetGas: 300, approvalAboveGas: 100 });
-      const again = await fetch(`${app.baseUrl}/checkout/done?session_id=${buy.sessionId}`, { headers: { cookie: next.cookie } });
-      expect(await again.text()).not.toMatch(/\/owner\//);
+      const again = await done(receipt, next.cookie);
+      expect(again).not.toMatch(/\/owner\//);
+      expect(again).toMatch(/already shown/);
     } finally {
       stripe.setWebhookUrl(null);
     }
@@ -119,19 +140,87 @@ describe('Stripe checkout (real SDK, local stand-in)', () => {
     const again = await postPageForm(`${app.baseUrl}/checkout/${buy.sessionId}/continue`, { cookie: humanNext.cookie, csrf: human.csrf }, { limitsForm: '1', dailyBudgetGas: '300', approvalAboveGas: '100' });
     expect(again.status).toBe(303);
     stripe.markPaid(buy.sessionId);
-    const agentDone = await fetch(`${app.baseUrl}/checkout/done?session_id=${buy.sessionId}`, { headers: { cookie: agentNext.cookie } });
-    const agentHtml = await agentDone.text();
+    const agentHtml = await done(`${app.baseUrl}/checkout/done?session_id=${buy.sessionId}`, agentNext.cookie);
     expect(agentHtml).not.toMatch(/\/owner\//);
     expect(agentHtml).toMatch(/this visit gets no owner link and changes nothing/);
     expect((await app.api.ok('whoami', {}, apiKey)).agent.spendingLimits.dailyBudgetGas).toBeNull();
-    const humanDone = await fetch(`${app.baseUrl}/checkout/done?session_id=${buy.sessionId}`, { headers: { cookie: again.cookie } });
-    expect(await humanDone.text()).toMatch(/\/owner\/[A-Za-z0-9_-]{20,}/);
+    expect(await done(payerReturn(buy.sessionId), again.cookie)).toMatch(OWNER_LINK);
     expect((await app.api.ok('whoami', {}, apiKey)).agent.spendingLimits).toMatchObject({ dailyBudgetGas: 300, approvalAboveGas: 100 });
     // After the payment the agent's page has nothing to submit.
     const late = await postPageForm(`${app.baseUrl}/checkout/${buy.sessionId}/continue`, agent, { limitsForm: '1' });
     expect(late.status).toBe(409);
     expect((await app.api.ok('whoami', {}, apiKey)).agent.spendingLimits).toMatchObject({ dailyBudgetGas: 300, approvalAboveGas: 100 });
     expect(await balance(agentId)).toBe(500);
+  });
+
+  it('issue #39: the agent submits the page first with no limits and hands its human the Stripe page; the payer gets the owner link and the limits in force stay', async () => {
+    const { apiKey, agentId, buy } = await buyer('Front Runner');
+    // The human's limits from before (an earlier checkout).
+    await app.call('escrow.setLimits', { agentId, limits: { perPurchaseMaxGas: 400, dailyBudgetGas: 500, approvalAboveGas: 50 } });
+    const agent = await openPage(here(buy.checkoutUrl));
+    const agentNext = await postPageForm(`${app.baseUrl}/checkout/${buy.sessionId}/continue`, agent, { limitsForm: '1' });
+    expect(agentNext.status).toBe(303);
+    // The human pays on the Stripe page the agent handed over and is sent back with the claim; the agent polls done meanwhile.
+    stripe.markPaid(buy.sessionId);
+    const agentDone = await done(`${app.baseUrl}/checkout/done?session_id=${buy.sessionId}`, agentNext.cookie);
+    expect(agentDone).not.toMatch(/\/owner\//);
+    expect(agentDone).toMatch(/this visit gets no owner link and changes nothing/);
+    const humanDone = await done(payerReturn(buy.sessionId));
+    expect(humanDone).toMatch(OWNER_LINK);
+    expect(humanDone).toMatch(/spending limits are unchanged/);
+    // The agent's staged "no limits" never applied; nor do they when it comes back later with its cookie.
+    expect(await done(`${app.baseUrl}/checkout/done?session_id=${buy.sessionId}`, agentNext.cookie)).not.toMatch(/\/owner\//);
+    expect((await app.api.ok('whoami', {}, apiKey)).agent.spendingLimits).toMatchObject({ perPurchaseMaxGas: 400, dailyBudgetGas: 500, approvalAboveGas: 50 });
+    expect(await balance(agentId)).toBe(500);
+  });
+
+  it('issue #39: a wrong claim gets nothing; a claim that arrives before the payment is confirmed keeps working until it is used', async () => {
+    const { agentId, buy } = await buyer('Early Return');
+    const real = payerReturn(buy.sessionId);
+    const forged = real.replace(/claim=[^&]+/, 'claim=' + 'A'.repeat(43));
+    expect(await done(real)).toMatch(/reload it in a minute/);
+    expect(await done(real)).not.toMatch(/\/owner\//);
+    stripe.markPaid(buy.sessionId);
+    expect(await done(forged)).not.toMatch(/\/owner\//);
+    expect(await done(real.replace(/&claim=[^&]+/, ''))).not.toMatch(/\/owner\//);
+    // The return page asks Stripe server-side (no webhook here), credits, and hands out the owner link once.
+    expect(await done(real)).toMatch(OWNER_LINK);
+    expect(await done(real)).not.toMatch(/\/owner\//);
+    expect(await balance(agentId)).toBe(500);
+    // A claim secret of one session is worth nothing on another.
+    const other = await buyer('Other Session');
+    stripe.markPaid(other.buy.sessionId);
+    expect(await done(real.replace(buy.sessionId, other.buy.sessionId))).not.toMatch(/\/owner\//);
+    expect(await done(payerReturn(other.buy.sessionId))).toMatch(OWNER_LINK);
+  });
+
+  it('issue #39: when escrow cannot make the owner link, the payer is told to reload, and the claim still works then', async () => {
+    const { agentId, buy } = await buyer('Escrow Hiccup');
+    stripe.markPaid(buy.sessionId);
+    const escrow = app.broker.getLocalService('escrow') as any;
+    await escrow.db.query('ALTER TABLE escrow.owner_links RENAME TO owner_links_gone');
+    let first: string;
+    try {
+      first = await done(payerReturn(buy.sessionId));
+    } finally {
+      await escrow.db.query('ALTER TABLE escrow.owner_links_gone RENAME TO owner_links');
+    }
+    expect(first).not.toMatch(/\/owner\//);
+    expect(first).toMatch(/could not be made right now: keep this page and reload it/);
+    // The claim was rolled back with the failed link: the reload gets it, once.
+    expect(await done(payerReturn(buy.sessionId))).toMatch(OWNER_LINK);
+    expect(await done(payerReturn(buy.sessionId))).not.toMatch(/\/owner\//);
+    expect(await balance(agentId)).toBe(500);
+  });
+
+  it('a retried buy_gas with the same idempotency key sends Stripe the same request (same claim secret) and opens one session', async () => {
+    const { agent } = await app.api.register('Retrying Buyer');
+    const meta = { agent: { id: agent.id, displayName: 'Retrying Buyer' }, idempotencyKey: 'retry-1' };
+    const first = await app.call('payments.buyGas', { packId: 'starter' }, meta);
+    const second = await app.call('payments.buyGas', { packId: 'starter' }, meta);
+    expect(second.sessionId).toBe(first.sessionId);
+    stripe.markPaid(first.sessionId);
+    expect(await done(payerReturn(first.sessionId))).toMatch(OWNER_LINK);
   });
 
   it('bad signature, forged, tampered, stale and malformed webhooks are 400 and credit nothing', async () => {
@@ -248,5 +337,29 @@ describe('Stripe checkout (real SDK, local stand-in)', () => {
     const ok = stripe.signedEvent('checkout.session.async_payment_succeeded', delayed.sessionId);
     expect((await post(ok.payload, ok.signature)).body.result.credited).toBe(true);
     expect(await balance(agentId)).toBe(500);
+  });
+});
+
+describeWithPostgres('Stripe checkout owner claim on PostgreSQL (issue #39)', () => {
+  let stripe: StripeStandIn;
+  let app: TestApp;
+  beforeAll(async () => {
+    stripe = await startStripeStandIn();
+    app = await startTestApp({ postgres: true, env: { STRIPE_SECRET_KEY: stripe.secretKey, STRIPE_WEBHOOK_SECRET: stripe.webhookSecret, STRIPE_API_BASE: stripe.url } });
+  });
+  afterAll(async () => {
+    await app?.stop();
+    await stripe?.stop();
+  });
+
+  it('the payer\'s return page opened many times at once gives exactly one owner link', async () => {
+    const { apiKey, agent } = await app.api.register('Racing Claims');
+    const buy = await app.api.ok('buy_gas', { packId: 'starter' }, apiKey);
+    stripe.markPaid(buy.sessionId);
+    const u = new URL(stripe.sessions.get(buy.sessionId)!.success_url!.replace('{CHECKOUT_SESSION_ID}', buy.sessionId));
+    const pages = await Promise.all(Array.from({ length: 8 }, async () => (await fetch(`${app.baseUrl}${u.pathname}${u.search}`)).text()));
+    expect(pages.filter((html) => /\/owner\/[A-Za-z0-9_-]{20,}/.test(html))).toHaveLength(1);
+    expect((await app.call('ledger.balance', { agentId: agent.id })).gasBalance).toBe(500);
+    await expectLedgerClean(app);
   });
 });
