@@ -88,7 +88,7 @@ function checkCallTable(broker: ServiceBroker, config: Config): void {
     const precheck = (broker.transit?.tx as { precheck?: boolean } | undefined)?.precheck !== false;
     const callee = typeof action === 'string' ? serviceOfAction(action) : null;
     if (precheck && callee && !mayCall(user, action) && !actionEndpoints(broker, action)?.hasLocal()) {
-      const err = new BusPermissionError(user, `MOL-${config.namespace}.REQ.${callee}.*`, action, 'call-table');
+      const err = new BusPermissionError(user, `MOL-${config.namespace}.REQ.${callee}.*.${action}.${user}`, action, 'call-table');
       broker.logger.error(err.message);
       return Promise.reject(err);
     }

@@ -6,7 +6,9 @@
  */
 import path from 'node:path';
 import type { Middleware, ServiceBroker } from 'moleculer';
-import { loadConfig, type Config } from '../../packages/config';
+import { createBroker } from '../../packages/broker';
+import type { Cluster } from '../../packages/cluster';
+import { loadConfig, type Config, type ServiceName } from '../../packages/config';
 import { ManualClock, type Clock } from '../../packages/runtime';
 import { createMarketplace, gatewayPort } from '../../src/app';
 
@@ -154,6 +156,19 @@ export async function startTestApp(opts: StartOptions = {}): Promise<TestApp> {
 }
 
 export { spawnServices, startCluster, type Cluster, type ClusterOptions, type ServiceProcess } from '../../packages/cluster';
+
+/**
+ * A broker of the test's own with one service's bus credentials on a cluster (packages/cluster): it may call
+ * only that service's row of the call table (payments' credits gas, escrow's holds, the gateway's reads and
+ * audits). Started, and waiting for `waitFor`; stop it after.
+ */
+export async function clusterBroker(cluster: Cluster, service: ServiceName, waitFor: string[] = []): Promise<ServiceBroker> {
+  const config = loadConfig({ ...cluster.clientEnv(service), DATA_DIR: 'memory://', LOG_LEVEL: 'error', NODE_ENV: 'test' });
+  const broker = createBroker({ config, services: [] });
+  await broker.start();
+  if (waitFor.length) await broker.waitForServices(waitFor, 30_000);
+  return broker;
+}
 
 /** Polls until fn returns a truthy value (or throws after timeoutMs). For eventually-consistent reads. */
 export async function eventually<T>(fn: () => Promise<T | null | undefined | false>, timeoutMs = 10_000, intervalMs = 50): Promise<T> {

@@ -6,7 +6,7 @@
  */
 import { auditMoney } from '../../../packages/ledger-audit';
 import type { ServiceBroker } from 'moleculer';
-import { ApiClient, describeCluster, eventually, startCluster, TEST_DATABASE_URL, type Cluster } from '../../../test/kit';
+import { ApiClient, clusterBroker, describeCluster, eventually, startCluster, TEST_DATABASE_URL, type Cluster } from '../../../test/kit';
 import { createBroker } from '../../../packages/broker';
 import { loadConfig, type ServiceName } from '../../../packages/config';
 import { LISTING_DESCRIPTION } from './helpers';
@@ -26,6 +26,8 @@ describeCluster('escrow crash test (separate processes, NATS JetStream with bus 
   let cluster: Cluster;
   let api: ApiClient;
   let client: ServiceBroker;
+  let payer: ServiceBroker;
+  let holdsReader: ServiceBroker;
   const buyers: Agent[] = [];
   const sellers: Array<Agent & { listingId: string }> = [];
   const fundedGas = new Map<string, number>();
@@ -45,10 +47,13 @@ describeCluster('escrow crash test (separate processes, NATS JetStream with bus 
       env: { NODE_ENV: 'test', HOST: '127.0.0.1', REQUEST_TIMEOUT_MS: '2500', SWEEP_INTERVAL_MS: '500' },
     });
     api = new ApiClient(cluster.gateways[0]);
-    // The test's broker uses the gateway's credentials (it funds buyers and audits).
+    // The test's brokers, each within its row of the call table: the gateway's audit and read balances,
+    // payments' fund buyers, escrow's read holds.
     const config = loadConfig({ ...cluster.clientEnv('gateway'), NODE_ID: `crash-test-client-${process.pid}`, DATA_DIR: 'memory://', LOG_LEVEL: 'error', NODE_ENV: 'test' });
     client = createBroker({ config, services: [] });
     await client.start();
+    payer = await clusterBroker(cluster, 'payments', ['ledger']);
+    holdsReader = await clusterBroker(cluster, 'escrow', ['ledger']);
     await eventually(async () => {
       const r = await api.get('/readyz');
       return r.status === 200 && ['agents', 'listings', 'escrow', 'ledger', 'payments'].every((s) => r.body.services[s]);
@@ -73,6 +78,8 @@ describeCluster('escrow crash test (separate processes, NATS JetStream with bus 
 
   afterAll(async () => {
     await client?.stop().catch(() => undefined);
+    await payer?.stop().catch(() => undefined);
+    await holdsReader?.stop().catch(() => undefined);
     await cluster?.stop();
   }, 60_000);
 
@@ -80,7 +87,7 @@ describeCluster('escrow crash test (separate processes, NATS JetStream with bus 
     const perBuyer = Math.ceil(LIFECYCLES / BUYERS) * PRICE;
     for (const b of buyers) {
       const sessionId = `cs_crash_${run}_${b.id}`;
-      await client.call('ledger.creditGasPurchase', { key: `checkout:${sessionId}`, agentId: b.id, gas: perBuyer, sessionId, packId: 'builder' });
+      await payer.call('ledger.creditGasPurchase', { key: `checkout:${sessionId}`, agentId: b.id, gas: perBuyer, sessionId, packId: 'builder' });
       fundedGas.set(b.id, fundedGas.get(b.id)! + perBuyer);
     }
   }
@@ -159,7 +166,7 @@ describeCluster('escrow crash test (separate processes, NATS JetStream with bus 
   async function verifyConsistent(): Promise<void> {
     // Eventually: every escrow event has reached the ledger (JetStream redelivers after the crash).
     await eventually(async () => {
-      const holds = await client.call<Array<{ purchaseId: string }>>('ledger.openHolds');
+      const holds = await holdsReader.call<Array<{ purchaseId: string }>>('ledger.openHolds');
       return holds.length === 0;
     }, 90_000, 500);
     // The audit reads every account and asks escrow about every open item: give it time, and wait until
@@ -172,7 +179,7 @@ describeCluster('escrow crash test (separate processes, NATS JetStream with bus 
 
     // Each purchase ended as the test drove it, with exactly one hold resolved the same way.
     for (const [purchaseId, want] of outcomes) {
-      const hold = await client.call<{ status: string } | null, { purchaseId: string }>('ledger.getHold', { purchaseId });
+      const hold = await holdsReader.call<{ status: string } | null, { purchaseId: string }>('ledger.getHold', { purchaseId });
       expect({ purchaseId, hold: hold?.status }).toEqual({ purchaseId, hold: want === 'completed' ? 'posted' : 'voided' });
     }
     // No duplicate purchases from retries; every balance exact to the gas.

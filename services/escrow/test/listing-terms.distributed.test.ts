@@ -7,33 +7,36 @@ import type { ServiceBroker } from 'moleculer';
 import { Client } from 'pg';
 import { createBroker } from '../../../packages/broker';
 import { loadConfig } from '../../../packages/config';
-import { ApiClient, describeCluster, eventually, startCluster, TEST_DATABASE_URL, type Cluster } from '../../../test/kit';
+import { ApiClient, clusterBroker, describeCluster, eventually, startCluster, TEST_DATABASE_URL, type Cluster } from '../../../test/kit';
 import { creditGas, expectLedgerClean } from '../../../test/kit/ledger';
 import { LISTING_DESCRIPTION } from './helpers';
 
 describeCluster('listing terms carried by events (separate processes)', () => {
   let cluster: Cluster;
   let client: ServiceBroker;
+  let payer: ServiceBroker;
   let api: ApiClient;
 
   beforeAll(async () => {
     cluster = await startCluster({ fresh: true, port: 0, postgresUrl: TEST_DATABASE_URL!, env: { NODE_ENV: 'test', HOST: '127.0.0.1' } });
-    // The test's broker uses the gateway's credentials (it credits gas and audits).
+    // The test's brokers: the gateway's credentials audit; payments' credit gas (payments' row of the call table).
     client = createBroker({ config: loadConfig({ ...cluster.clientEnv('gateway'), DATA_DIR: 'memory://', LOG_LEVEL: 'error', NODE_ENV: 'test' }), services: [] });
     await client.start();
     await client.waitForServices(['ledger', 'escrow'], 30_000);
+    payer = await clusterBroker(cluster, 'payments', ['ledger']);
     api = new ApiClient(cluster.gateways[0]);
   }, 240_000);
 
   afterAll(async () => {
     await client?.stop();
+    await payer?.stop();
     await cluster?.stop();
   }, 60_000);
 
   it('a price change reaches escrow\'s copy and the next purchase pays it', async () => {
     const seller = await api.register('Terms Seller');
     const buyer = await api.register('Terms Buyer');
-    await creditGas(client, buyer.agent.id, 2000);
+    await creditGas(payer, buyer.agent.id, 2000);
     const { listing } = await api.ok(
       'list_service',
       { title: 'Write Jest unit tests for a TypeScript module', description: LISTING_DESCRIPTION, priceGas: 300, category: 'codegen' },

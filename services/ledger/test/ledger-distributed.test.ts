@@ -76,7 +76,11 @@ describeCluster('ledger and payments over NATS (separate processes, bus auth, a 
     await (client as any).sendToChannel('escrow.purchase.completed', event);
     await (client as any).sendToChannel('escrow.purchase.completed', event);
     await eventually(async () => (await client.call<any, any>('ledger.balance', { agentId: seller })).gasBalance === 90, 20_000, 100);
-    await client.call('ledger.void', { key: `purchase:${held[1]}:void`, purchaseId: held[1] });
+    // A refund voids its hold from escrow's refunded event (escrow's row of the call table has no ledger.void).
+    const refunded = { eventId: uid('evt'), topic: 'escrow.purchase.refunded', occurredAt: new Date().toISOString(),
+      data: { purchaseId: held[1], buyerId: agent.id, sellerId: seller, listingId: uid('lst'), priceGas: 100, refundedAt: new Date().toISOString() } };
+    await (client as any).sendToChannel('escrow.purchase.refunded', refunded);
+    await eventually(async () => (await client.call<any, any>('ledger.getHold', { purchaseId: held[1] }))?.status === 'voided', 20_000, 100);
 
     const wallet = await api.ok('wallet', {}, apiKey);
     expect(wallet).toMatchObject({ gasBalance: 100, heldGas: 300 });

@@ -6,7 +6,7 @@
 import type { ServiceBroker } from 'moleculer';
 import { createBroker } from '../../../packages/broker';
 import { loadConfig } from '../../../packages/config';
-import { ApiClient, describeCluster, eventually, startCluster, TEST_DATABASE_URL, type Cluster } from '../../../test/kit';
+import { ApiClient, clusterBroker, describeCluster, eventually, startCluster, TEST_DATABASE_URL, type Cluster } from '../../../test/kit';
 import { creditGas, expectLedgerClean } from '../../../test/kit/ledger';
 import { LISTING_DESCRIPTION } from '../../escrow/test/helpers';
 import { readmeVerify, startReceiver, type Receiver } from './receiver';
@@ -14,6 +14,7 @@ import { readmeVerify, startReceiver, type Receiver } from './receiver';
 describeCluster('webhooks across a restart of the notifications process', () => {
   let cluster: Cluster;
   let client: ServiceBroker;
+  let payer: ServiceBroker;
   let api: ApiClient;
   let receiver: Receiver;
 
@@ -25,18 +26,20 @@ describeCluster('webhooks across a restart of the notifications process', () => 
       postgresUrl: TEST_DATABASE_URL!,
       env: { NODE_ENV: 'test', HOST: '127.0.0.1', SWEEP_INTERVAL_MS: '500', WEBHOOK_ALLOW_PRIVATE: 'true' },
     });
-    // The test's broker uses the gateway's credentials (it credits gas and audits).
+    // The test's brokers: the gateway's credentials audit; payments' credit gas (payments' row of the call table).
     client = createBroker({
       config: loadConfig({ ...cluster.clientEnv('gateway'), DATA_DIR: 'memory://', LOG_LEVEL: 'error', NODE_ENV: 'test' }),
       services: [],
     });
     await client.start();
     await client.waitForServices(['ledger', 'escrow'], 30_000);
+    payer = await clusterBroker(cluster, 'payments', ['ledger']);
     api = new ApiClient(cluster.gateways[0]);
   }, 240_000);
 
   afterAll(async () => {
     await client?.stop();
+    await payer?.stop();
     await cluster?.stop();
     await receiver?.close();
   }, 60_000);
@@ -45,7 +48,7 @@ describeCluster('webhooks across a restart of the notifications process', () => 
     const seller = await api.register('Webhook Seller');
     const buyer = await api.register('Webhook Buyer');
     const hook = await api.ok('set_webhook', { url: receiver.url, events: ['purchase.created', 'purchase.completed'] }, seller.apiKey);
-    await creditGas(client, buyer.agent.id, 5000);
+    await creditGas(payer, buyer.agent.id, 5000);
     const { listing } = await api.ok(
       'list_service',
       { title: 'Write Jest unit tests for a TypeScript module', description: LISTING_DESCRIPTION, priceGas: 300, category: 'codegen' },
