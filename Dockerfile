@@ -1,9 +1,9 @@
 # One image for every service; SERVICES picks which one a container runs.
 # Multi-stage: compile with dev dependencies, then run the compiled JavaScript with production
 # dependencies only (no TypeScript, tsx or esbuild at run time), as the non-root `node` user.
-# BASE_IMAGE: any Node 20 image with npm and a `node` user (uid 1000). Machines without a registry
+# BASE_IMAGE: any Node 24 (LTS) image with npm and a `node` user (uid 1000). Machines without a registry
 # build a local one first: scripts/containers/build-local-images.sh.
-ARG BASE_IMAGE=node:20-bookworm-slim
+ARG BASE_IMAGE=node:24-bookworm-slim
 
 FROM ${BASE_IMAGE} AS build
 WORKDIR /app

@@ -10,7 +10,7 @@
  * Refreshed every 10 s and before each scrape that can wait for it. Only figures of this process: nothing
  * about the host (Moleculer's process/OS metrics stay off).
  */
-import { monitorEventLoopDelay, PerformanceObserver, type IntervalHistogram } from 'node:perf_hooks';
+import { monitorEventLoopDelay, PerformanceObserver } from 'node:perf_hooks';
 import type { ServiceBroker } from 'moleculer';
 import { poolStats } from '../db';
 import { durableEventsOf } from './durable';
@@ -42,7 +42,7 @@ function servesWithoutRefresh(broker: ServiceBroker): boolean {
 }
 
 export class RuntimeMetrics {
-  private readonly lag: IntervalHistogram;
+  private readonly lag: ReturnType<typeof monitorEventLoopDelay>;
   private gc: PerformanceObserver | null = null;
   private timer: NodeJS.Timeout | null = null;
   private refreshing: Promise<void> | null = null;

@@ -1,15 +1,15 @@
 #!/usr/bin/env bash
 # Builds, on a machine that reaches no image registry, the local images that stand in for the official
-# ones: a Debian bookworm base (debootstrap), PostgreSQL, NATS (JetStream), nginx, a Node 20 base, and
+# ones: a Debian bookworm base (debootstrap), PostgreSQL, NATS (JetStream), nginx, a Node base, and
 # the marketplace image from the repo's Dockerfile on top of that Node base.
 #   scripts/containers/build-local-images.sh [--bases-only]   (DOCKER_HOST must point at a running engine)
 # Base images already present are kept (delete them, or set REBUILD=1, to build again). Needs root
 # (debootstrap) and Debian's debootstrap package.
 #
-# The Node base is the host's own Node 20 binary and npm (the versions the tests run on), copied in;
+# The Node base is the host's own Node binary and npm (those first on PATH: .ci/run puts Node 24 there), copied in;
 # the host's CA certificates go into that base only, because this machine's outbound HTTPS is
 # intercepted and `npm ci` inside `docker build` otherwise fails with SELF_SIGNED_CERT_IN_CHAIN.
-# None of this is in the repo's Dockerfile, whose default base is the official node:20 image.
+# None of this is in the repo's Dockerfile, whose default base is the official node:24 image.
 set -euo pipefail
 cd "$(dirname "$0")"
 REPO_ROOT=$(cd ../.. && pwd)
@@ -19,7 +19,7 @@ BASE=${LOCAL_BASE_IMAGE:-local/bookworm}
 POSTGRES=${LOCAL_POSTGRES_IMAGE:-local/postgres:15}
 NATS=${LOCAL_NATS_IMAGE:-local/nats:2.9}
 NGINX=${LOCAL_NGINX_IMAGE:-local/nginx}
-NODE=${LOCAL_NODE_IMAGE:-local/node:20}
+NODE=${LOCAL_NODE_IMAGE:-local/node:$(node -p 'process.versions.node.split(".")[0]')}
 MARKET=${LOCAL_MARKET_IMAGE:-agent-market:local}
 
 have() { [[ "${REBUILD:-0}" != 1 ]] && docker image inspect "$1" >/dev/null 2>&1; }
