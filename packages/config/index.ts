@@ -10,71 +10,95 @@ export const ALL_SERVICES = ['gateway', 'agents', 'listings', 'escrow', 'ledger'
 export type ServiceName = (typeof ALL_SERVICES)[number];
 
 export interface Config {
+  /** `production` refuses the sandbox checkout, testnet payouts and WEBHOOK_ALLOW_PRIVATE, and needs a 32-character ADMIN_TOKEN. @default development */
   nodeEnv: string;
+  /** HTTP port of the process: the gateway, or /healthz, /readyz and /metrics for a process without it. */
   port: number;
+  /** The interface PORT binds. */
   host: string;
+  /** The address agents and people use (checkout URLs, llms.txt, OpenAPI); its host is accepted by /mcp. @default http://localhost:$PORT */
   publicBaseUrl: string;
-  /** Unset: every service in one process on the in-process bus. */
+  /** `nats://host:4222`: services talk over NATS, durable events over JetStream. Unset: every service in one process on the in-process bus. @default unset = in-process bus */
   transporter: string | null;
   /** Moleculer namespace; also prefixes durable channel (JetStream stream) names. */
   namespace: string;
-  /** Unset: PGlite persisted in dataDir ("memory://" keeps it in memory, for tests). */
+  /** PostgreSQL connection string; each service uses its own schema. Required with TRANSPORTER. Unset: PGlite persisted in DATA_DIR ("memory://" keeps it in memory, for tests). @default unset = PGlite */
   databaseUrl: string | null;
   /**
    * <SERVICE>_DATABASE_URL (GATEWAY_DATABASE_URL, LEDGER_DATABASE_URL, …): a service's own URL (its own
-   * role, or its own PostgreSQL cluster); a service without one uses databaseUrl. See databaseUrlFor().
+   * role from `npm run db:roles`, or its own PostgreSQL cluster); a service without one uses DATABASE_URL. See databaseUrlFor().
+   * @default unset = DATABASE_URL
    */
   serviceDatabaseUrls: Partial<Record<ServiceName, string>>;
-  /** NATS_USER / NATS_PASSWORD (or NATS_PASSWORD_FILE): this process's bus credentials (one user per service). */
+  /** NATS_USER: this process's bus user, its service's name in deploy/nats/auth.conf (`npm run bus:config`). Unset: no bus authentication. */
   natsUser: string | null;
+  /** NATS_PASSWORD, or NATS_PASSWORD_FILE (a file holding it): the bus user's password; goes with NATS_USER. */
   natsPassword: string | null;
+  /** Where PGlite keeps its files (and the local operator token). @default ./data */
   dataDir: string;
   /** Connections per process in the PostgreSQL pool (DATABASE_POOL_MAX); size it as replicas × this ≤ max_connections. */
   databasePoolMax: number;
+  /** Comma list of the services this process runs (gateway, agents, listings, escrow, ledger, payments, support, notifications); a subset needs TRANSPORTER. @default all */
   services: ServiceName[];
+  /** Moleculer node id; unset = `<services>.<host>-<pid>-<random>`, unique per process start. */
   nodeId: string | null;
+  /** Moleculer request timeout between services, in ms. */
   requestTimeoutMs: number;
-  /** Moleculer heartbeats: a node silent for heartbeatTimeoutS is dropped and its pending calls fail over. */
+  /** Moleculer heartbeat interval in seconds: a node silent for HEARTBEAT_TIMEOUT_S is dropped and its pending calls fail over. */
   heartbeatIntervalS: number;
+  /** Seconds without a heartbeat before a node is dropped (greater than HEARTBEAT_INTERVAL_S). */
   heartbeatTimeoutS: number;
+  /** Turns on Stripe Checkout instead of the sandbox checkout (required with NODE_ENV=production). */
   stripeSecretKey: string | null;
+  /** The Stripe webhook endpoint's signing secret (`whsec_…`); webhooks are verified over the raw body. */
   stripeWebhookSecret: string | null;
-  /** For the local Stripe stand-in in tests: host/port/protocol the SDK talks to. */
+  /** Another Stripe API address (the tests' local stand-in, test/kit/stripe-standin.ts). */
   stripeApiBase: string | null;
+  /** Bearer token of /api/admin/*, the operator CLIs and the /admin console sign-in; at least 32 characters when NODE_ENV=production. @default unset = admin API off */
   adminToken: string | null;
   /** Shown on the checkout and terms pages (OPERATOR_CONTACT: an e-mail address or URL); null = not published. */
   operatorContact: string | null;
+  /** Days after delivery before escrow releases a purchase on its own. */
   autoReleaseDays: number;
   /** The platform's share of a sale, fixed on each purchase when it is bought (PLATFORM_FEE_PERCENT, 0–50). */
   platformFeePercent: number;
+  /** Tool calls per agent (or per IP without a key) per minute, counted across gateway replicas; 0 = off. */
   rateLimitPerMinute: number;
+  /** How long the gateway caches a resolved API key, in ms (a revoked key stops working within it). */
   authCacheTtlMs: number;
+  /** Payout address network, mainnet or testnet; testnet is refused when NODE_ENV=production. */
   btcNetwork: 'mainnet' | 'testnet';
+  /** Seed a few honest listings on the first start of an empty embedded (PGlite) database; never with DATABASE_URL. */
   seedOnEmpty: boolean;
+  /** Optional OpenAI-compatible endpoint that phrases ask_help answers from the retrieved passages only. */
   helpLlmUrl: string | null;
+  /** The API key for HELP_LLM_URL. */
   helpLlmKey: string | null;
+  /** The model asked at HELP_LLM_URL. */
   helpLlmModel: string;
+  /** pino log level (`debug`: one line per action and durable event handled, with requestId). */
   logLevel: string;
-  /** Sweepers (auto-release, reconciliation, outbox relay) poll at this interval; 0 disables the timers. */
+  /** Sweepers (auto-release, reconciliation, outbox relay) poll at this interval in ms; 0 disables the timers. */
   sweepIntervalMs: number;
-  /** /mcp DNS-rebinding guard: extra Host names accepted besides localhost and PUBLIC_BASE_URL's host (ALLOWED_HOSTS). */
+  /** /mcp DNS-rebinding guard: extra Host names accepted besides localhost and PUBLIC_BASE_URL's host (ALLOWED_HOSTS). @default empty */
   allowedHosts: string[];
-  /** /mcp: extra browser Origins accepted (ALLOWED_ORIGINS, full origins like https://app.example; "*" = every origin). */
+  /** /mcp: extra browser Origins accepted (ALLOWED_ORIGINS, full origins like https://app.example; "*" = every origin). @default empty */
   allowedOrigins: string[];
   /**
    * TRUST_PROXY: whether X-Forwarded-For names the client (express "trust proxy"). false (default): the
    * TCP peer is the client. A hop count, or a list of proxy addresses/subnets ("loopback", "10.0.0.0/8").
+   * @default off
    */
   trustProxy: boolean | number | string[];
-  /** METRICS_TOKEN: GET /metrics on the gateway port answers only "Authorization: Bearer <token>" (unset = off there); a worker's /metrics needs it when set. */
+  /** METRICS_TOKEN: GET /metrics on the gateway port answers only "Authorization: Bearer <token>" (unset = off there); a worker's /metrics needs it when set. @default unset = off */
   metricsToken: string | null;
-  /** METRICS_PORT: an internal Prometheus listener (no token) bound to metricsHost; unset = none. */
+  /** METRICS_PORT: an internal Prometheus listener (no token) bound to METRICS_HOST; unset = none. */
   metricsPort: number | null;
   /** METRICS_HOST: the address that listener binds (default 127.0.0.1, loopback only). */
   metricsHost: string;
-  /** Failed admin-token or API-key authentications per client and minute before 429 (AUTH_FAILURES_PER_MINUTE). */
+  /** Failed admin-token, API-key or metrics-token authentications per client and minute before 429 (AUTH_FAILURES_PER_MINUTE); a valid credential always passes. */
   authFailuresPerMinute: number;
-  /** Webhooks may target plain http and private/loopback addresses (WEBHOOK_ALLOW_PRIVATE; development and tests only). */
+  /** Webhooks may target plain http and private/loopback addresses (WEBHOOK_ALLOW_PRIVATE; development and tests only, refused in production). */
   webhookAllowPrivate: boolean;
 }
 

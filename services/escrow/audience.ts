@@ -4,7 +4,7 @@
  * webhook. Notifications publishes `notifications.webhooks_changed` (durable, through its outbox) whenever
  * an agent's webhooks change; escrow keeps the latest answer per agent here, ordered by its version.
  * Money events (completed, refunded) and rated are always written: the ledger and listings read them.
- * Decision and its consistency window: docs/decisions.md, "Issue 22 — notices only for agents with webhooks".
+ * Decision and its consistency window: docs/adr/0020-signed-webhooks.md (and 0003).
  */
 import type { Service } from 'moleculer';
 import { NOTIFICATIONS_TOPICS, type WebhooksChanged } from '../../packages/contracts/notifications';

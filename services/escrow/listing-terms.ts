@@ -7,7 +7,7 @@
  * A copy is used only while it is fresh (refreshed by an event or a read within TERMS_FRESH_MS); a listing
  * escrow has not heard of, or whose copy is older, is asked of listings (the call every purchase made before)
  * and the answer stored. So a lost or delayed event costs one call, never a purchase on terms older than
- * that. Decision and its consistency window: docs/decisions.md, "Issue 22 — listing terms carried by events".
+ * that. Decision and its consistency window: docs/adr/0003-each-service-owns-its-data.md.
  */
 import type { Service, ServiceBroker } from 'moleculer';
 import { LISTINGS, LISTINGS_TOPICS, type ListingForPurchase, type ListingTermsChanged } from '../../packages/contracts/listings';

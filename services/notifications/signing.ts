@@ -9,7 +9,7 @@ export function signatureHeader(secret: string, rawBody: string, unixSeconds: nu
   return `t=${unixSeconds},v1=${v1}`;
 }
 
-/** What a receiver does (README): recompute and compare in constant time, and refuse old timestamps. */
+/** What a receiver does (docs/agents.md, Webhooks): recompute and compare in constant time, and refuse old timestamps. */
 export function verifySignature(secret: string, rawBody: string, header: string, nowSeconds: number, toleranceSeconds = 300): boolean {
   const parts = Object.fromEntries(header.split(',').map((kv) => kv.split('=', 2) as [string, string]));
   const t = Number(parts.t);

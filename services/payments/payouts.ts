@@ -300,7 +300,7 @@ export const payoutsMixin: Partial<ServiceSchema> = {
           });
         }
 
-        // 2. A clean dispute history as a seller (docs/decisions.md).
+        // 2. A clean dispute history as a seller (docs/adr/0011-cash-out.md).
         const disputes = await ctx.call<{ openAsSeller: number; lostLast90Days: number }, { sellerId: string }>(ESCROW.disputeHistory, { sellerId: agent.id });
         if (disputes.openAsSeller > 0) {
           throw new InvalidStateError(`Cash-out is paused while you have ${disputes.openAsSeller} open dispute(s) as a seller.`, {

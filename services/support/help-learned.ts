@@ -10,7 +10,7 @@
  *
  * It replaces the readers' call only when it prefers its own by a clear margin (LEARNED_MARGIN), never a
  * call ruled by what was pasted or stated (help.ts), and never one the asker made or that is out of turn;
- * measured leave-one-set-out (each set graded by a model that never saw it) in docs/decisions.md.
+ * measured leave-one-set-out (each set graded by a model that never saw it) in docs/adr/0026-ask-help-design.md.
  */
 import { TOOLS } from '../../packages/tool-catalogue';
 import type { HelpAccount } from '../../packages/contracts/support';
@@ -31,7 +31,7 @@ const SMOOTHING = 0.03;
 /**
  * How much more (log-likelihood) the learned call must score than the readers' call to replace it:
  * over a guess (a section's example call, a catalogue match, none), over a situation rule's call, and
- * over the call an error's guide or a section names. Chosen leave-one-set-out (docs/decisions.md).
+ * over the call an error's guide or a section names. Chosen leave-one-set-out (docs/adr/0026-ask-help-design.md).
  */
 export const LEARNED_MARGIN = { overGuess: 2, overRule: 4, overGuide: 6 };
 const CATALOGUE = new Set(TOOLS.map((t) => t.name));

@@ -81,7 +81,7 @@ describeCompose('docker-compose.yml (built image, published gateway, journey, sc
       NODE_ENV: 'development',
       MARKET_SECRETS_DIR: secretsDir,
     };
-    // As the README says: the per-process env files first (the gateway's ADMIN_TOKEN from the environment).
+    // As docs/operations.md says: the per-process env files first (the gateway's ADMIN_TOKEN from the environment).
     await run(`${REPO_ROOT}/scripts/market-secrets.sh`, [secretsDir], { env });
     if (!works('docker', ['image', 'inspect', MARKET_IMAGE])) {
       const base = process.env.BASE_IMAGE ? ['--build-arg', `BASE_IMAGE=${process.env.BASE_IMAGE}`] : [];

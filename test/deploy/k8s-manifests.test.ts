@@ -6,7 +6,7 @@
  *     unknown fields rejected (a `readinesProbe` typo fails);
  *   - policies: non-root, read-only root filesystem, no privilege escalation, resources, probes on every
  *     long-running pod; no Secret object and no secret value in any manifest; each service reads only its
- *     own Secret; every Secret referenced is named in the README; NetworkPolicies deny by default and
+ *     own Secret; every Secret referenced is named in docs/operations.md; NetworkPolicies deny by default and
  *     allow exactly the traffic the architecture needs (evaluated per pod).
  */
 import { execFileSync } from 'node:child_process';
@@ -242,8 +242,8 @@ describe('Kubernetes manifests (deploy/k8s: kustomize base + overlays, jobs)', (
     expect(audit.spec.template.spec.containers[0].envFrom).toBeUndefined();
   });
 
-  it('every Secret a manifest references is named in the README section "Deploying on Kubernetes"', () => {
-    const readme = fs.readFileSync(path.join(REPO_ROOT, 'README.md'), 'utf8');
+  it('every Secret a manifest references is named in docs/operations.md, section "Deploying on Kubernetes"', () => {
+    const readme = fs.readFileSync(path.join(REPO_ROOT, 'docs/operations.md'), 'utf8');
     const section = readme.slice(readme.indexOf('## Deploying on Kubernetes'));
     expect(section.length).toBeLessThan(readme.length);
     const names = new Set([...rendered.dev, ...rendered.prod, ...jobs].flatMap(secretRefs));

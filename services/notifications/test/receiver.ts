@@ -53,7 +53,7 @@ export async function startReceiver(): Promise<Receiver> {
   };
 }
 
-/** The README's receiver check, verbatim in spirit: HMAC-SHA256 of "<t>.<raw body>", constant-time compare. */
+/** The receiver check of docs/agents.md, verbatim in spirit: HMAC-SHA256 of "<t>.<raw body>", constant-time compare. */
 export function readmeVerify(secret: string, raw: string, header: string): boolean {
   // eslint-disable-next-line @typescript-eslint/no-require-imports
   const crypto = require('node:crypto');

@@ -1,7 +1,7 @@
 /**
  * Signed webhooks end to end, in-process on PGlite: a local receiver gets purchase.created (seller),
  * purchase.delivered (buyer), purchase.completed (both), message.received and gas.credited, each
- * signed so that the README's check verifies it; a failing receiver is retried with backoff.
+ * signed so that the documented check (docs/agents.md) verifies it; a failing receiver is retried with backoff.
  */
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
@@ -131,8 +131,8 @@ describe('signed webhooks', () => {
     await expectLedgerClean(app);
   }, 30_000);
 
-  it("the README's receiver verifies a real delivery (and would refuse a forged one)", async () => {
-    const readme = fs.readFileSync(path.join(REPO_ROOT, 'README.md'), 'utf8');
+  it("the documented receiver (docs/agents.md) verifies a real delivery (and would refuse a forged one)", async () => {
+    const readme = fs.readFileSync(path.join(REPO_ROOT, 'docs/agents.md'), 'utf8');
     const code = /A receiver that verifies the signature[^\n]*\n\n```js\n([\s\S]*?)```/.exec(readme)![1];
     expect(code.trim().split('\n').length).toBeLessThanOrEqual(10);
     const port = await freePort();

@@ -1,7 +1,7 @@
 /**
  * The held-out sets of issue #26, kept as written (frozen: FROZEN records their sha256). set-A is the
  * tuning set and is graded here on every run, each account-style question asked by a caller whose
- * account is built for real (grader.ts); set-B was graded once, at the end (docs/decisions.md), and is
+ * account is built for real (grader.ts); set-B was graded once, at the end (heldout/README.md; docs/adr/0026-ask-help-design.md), and is
  * only checked for being unchanged; set-C (round 2) likewise was graded once with npm run help:eval
  * (set-C.result.txt) and is only checked here, never graded in the test run. own-1.json and own-2.json are tuning sets written by the
  * implementer (not blind) after set-A, to check fixes on questions set-A does not have. A new
