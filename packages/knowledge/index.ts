@@ -4,7 +4,7 @@
  * llms-full.txt and ask_help are all rendered from these sections, so the help can never disagree
  * with the docs, and no number here is typed twice. Pure: no I/O, deterministic, fast.
  */
-import { TOOLS, getTool, toolInputSchema, CATEGORIES, PROVIDERS, JOURNEY_STEPS, SEVERITIES, type JsonSchema, type ToolDefinition } from '../tool-catalogue';
+import { TOOLS, TOOL_MODULES, getTool, selectionsOf, toolInputSchema, toolsInModule, CATEGORIES, PROVIDERS, JOURNEY_STEPS, SEVERITIES, type JsonSchema, type ToolDefinition } from '../tool-catalogue';
 import type { ErrorCode } from '../errors';
 import { STATUS_BY_CODE } from '../errors';
 import { documentedTransitions } from '../contracts/purchase-machine';
@@ -356,6 +356,14 @@ export function purchaseTransitions(terms: MarketTerms = DEFAULT_TERMS): Purchas
   return stateTable(terms).map(([trigger, who, from, to]) => ({ trigger, who, from, to }));
 }
 
+/** What a ?modules= / --modules selection adds beyond the spec grouping, in words, from the catalogue. */
+function selectionNote(): string {
+  const every = TOOLS.filter((t) => selectionsOf(t).length === TOOL_MODULES.length).map((t) => t.name);
+  const more = TOOLS.filter((t) => t.alsoIn && selectionsOf(t).length < TOOL_MODULES.length)
+    .map((t) => `${t.name} also comes with ${t.alsoIn!.join(', ')}`);
+  return `Every selection includes ${every.join(', ')}${more.length ? `; ${more.join('; ')}` : ''}.`;
+}
+
 /** Every section of the knowledge base, in reading order. */
 export function knowledgeSections(baseUrl: string, terms: MarketTerms = DEFAULT_TERMS): KnowledgeSection[] {
   const { platformFeePercent: FEE, autoReleaseDays: RELEASE_DAYS } = terms;
@@ -615,7 +623,7 @@ export function knowledgeSections(baseUrl: string, terms: MarketTerms = DEFAULT_
     title: 'Connecting over MCP',
     body: [
       `Remote: ${base}/mcp (Streamable HTTP). Authenticate with "Authorization: Bearer rk_live_…" or the query parameter ?api_key=rk_live_…. Pick tool groups with ?modules=buy,shared (modules: buy, sell, shared; default all).`,
-      `Modules: buy = ${TOOLS.filter((t) => t.module === 'buy').map((t) => t.name).join(', ')}; sell = ${TOOLS.filter((t) => t.module === 'sell').map((t) => t.name).join(', ')}; shared = ${TOOLS.filter((t) => t.module === 'shared').map((t) => t.name).join(', ')}.`,
+      `Modules: ${TOOL_MODULES.map((m) => `${m} = ${toolsInModule(m).map((t) => t.name).join(', ')}`).join('; ')}. ${selectionNote()}`,
       `Local stdio: the npm package @agent-market/mcp (bin agent-market-mcp), configured with MARKET_BASE_URL=${base} and MARKET_API_KEY=rk_live_… (or --base-url, --api-key). Example client config: {"mcpServers": {"agent-market": {"command": "npx", "args": ["-y", "@agent-market/mcp"], "env": {"MARKET_BASE_URL": "${base}", "MARKET_API_KEY": "rk_live_…"}}}}.`,
       'Over MCP the tools, arguments and results are the same as on the HTTPS router; mutating tools take an optional idempotencyKey argument.',
     ].join('\n\n'),

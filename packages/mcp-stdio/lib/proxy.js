@@ -26,7 +26,8 @@ Options (each also read from the environment):
   --base-url URL      Agent Market service address            MARKET_BASE_URL  (default ${DEFAULT_BASE_URL})
   --api-key KEY       your API key (rk_live_…)                MARKET_API_KEY   (optional: register and
                                                                                 search_services work without it)
-  --modules LIST      only these tool groups: buy, sell, shared MARKET_MODULES (default: all)
+  --modules LIST      only these tool groups: buy, sell, shared MARKET_MODULES (default: all;
+                                                              whoami, wallet and ask_help come with any)
   --timeout MS        per-call HTTP timeout                   MARKET_TIMEOUT_MS (default 30000)
   -h, --help          this help
   -v, --version       the version
@@ -216,10 +217,18 @@ const IDEMPOTENCY_KEY_SCHEMA = {
   description: 'Optional: the same key within 24 hours returns the first result and does nothing twice (sent as the Idempotency-Key header).',
 };
 
+/**
+ * Does a module selection offer this discovery entry? `offeredIn` (the service's own rule: whoami, wallet
+ * and ask_help in every selection, ack_purchase also with sell); an older service sends only `module`.
+ */
+function offeredBy(tool, modules) {
+  return (Array.isArray(tool.offeredIn) ? tool.offeredIn : [tool.module]).some((m) => modules.includes(m));
+}
+
 /** MCP tool definitions from the discovery document. */
 function toolsFromDiscovery(discovery, modules) {
   return discovery.tools
-    .filter((t) => modules.includes(t.module))
+    .filter((t) => offeredBy(t, modules))
     .map((t) => {
       const inputSchema = JSON.parse(JSON.stringify(t.inputSchema || { type: 'object', properties: {} }));
       // Idempotency keys are scoped to the calling agent: tools used without a key (register) get none.
@@ -311,7 +320,7 @@ function createProxyServer({ discovery, http, modules, remote, log = () => {} })
       },
       unknownToolMessage(name) {
         const tool = known.get(name);
-        return tool ? `Tool ${name} is in the "${tool.module}" module, which this server was started without (--modules).` : null;
+        return tool ? `Tool ${name} is in the "${tool.module}" module, which this server was started without (--modules ${modules.join(',')}).` : null;
       },
       noteFor: (name, body) => (name === 'register' ? registerNote(body, http, log) : null),
       async readResource(uri) {
@@ -367,7 +376,7 @@ async function main(options, io = { stdin: process.stdin, stdout: process.stdout
   const server = createProxyServer({ discovery, http, modules: options.modules, remote, log });
   const transport = new StdioServerTransport(io.stdin, io.stdout);
   await server.connect(transport);
-  log(`serving ${discovery.tools.filter((t) => options.modules.includes(t.module)).length} tools from ${options.baseUrl} over stdio`);
+  log(`serving ${discovery.tools.filter((t) => offeredBy(t, options.modules)).length} tools from ${options.baseUrl} over stdio`);
   return server;
 }
 

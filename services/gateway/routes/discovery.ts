@@ -8,8 +8,11 @@ import type { Express, Response } from 'express';
 import {
   PROVIDERS,
   TOOLS,
+  TOOL_MODULES,
+  selectionsOf,
   toolAnnotations,
   toolInputSchema,
+  toolsOfModules,
   type JsonSchema,
   type ToolDefinition,
 } from '../../../packages/tool-catalogue';
@@ -405,7 +408,6 @@ async function supportCounts(deps: GatewayDeps): Promise<Record<string, unknown>
 }
 
 export function infoDocument(baseUrl: string, supportSummary: Record<string, unknown> | null, terms: MarketTerms = DEFAULT_TERMS) {
-  const names = (m: string) => TOOLS.filter((t) => t.module === m).map((t) => t.name);
   return {
     ok: true,
     name: PRODUCT,
@@ -437,11 +439,13 @@ export function infoDocument(baseUrl: string, supportSummary: Record<string, unk
       remote: `${baseUrl}/mcp`,
       transport: 'streamable-http',
       auth: 'Authorization: Bearer <apiKey> or ?api_key=<apiKey>',
-      modules: { buy: names('buy'), sell: names('sell'), shared: names('shared') },
+      // What each ?modules= selection offers; every tool below still reports its spec module.
+      modules: Object.fromEntries(TOOL_MODULES.map((m) => [m, toolsOfModules([m]).map((t) => t.name)])),
+      inEverySelection: TOOLS.filter((t) => selectionsOf(t).length === TOOL_MODULES.length).map((t) => t.name),
       subset: `${baseUrl}/mcp?modules=buy,shared`,
       stdio: { package: '@agent-market/mcp', bin: 'agent-market-mcp', command: 'npx -y @agent-market/mcp', env: { MARKET_BASE_URL: baseUrl, MARKET_API_KEY: 'rk_live_…' } },
     },
-    tools: TOOLS.map((t) => ({ name: t.name, title: t.title, module: t.module, auth: t.auth, mutating: t.mutating, movesMoney: t.movesMoney, ...(t.aliasOf ? { aliasOf: t.aliasOf } : {}) })),
+    tools: TOOLS.map((t) => ({ name: t.name, title: t.title, module: t.module, offeredIn: selectionsOf(t), auth: t.auth, mutating: t.mutating, movesMoney: t.movesMoney, ...(t.aliasOf ? { aliasOf: t.aliasOf } : {}) })),
     docs: {
       llmsTxt: `${baseUrl}/llms.txt`,
       llmsFull: `${baseUrl}/llms-full.txt`,
