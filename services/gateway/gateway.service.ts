@@ -18,6 +18,7 @@ import { SharedLimits } from './limits';
 import { GatewayMetrics } from './metrics';
 import { migrations } from './migrations';
 import { OPERATOR_TOKEN_FILE } from './deps';
+import { gracefulClose, type GracefulClose } from './graceful-close';
 
 /** Above the 60 s idle timeout of common load balancers (AWS ALB, GCP, nginx upstream keepalive_timeout). */
 export const KEEP_ALIVE_TIMEOUT_MS = 65_000;
@@ -30,6 +31,7 @@ type GatewayThis = Service & RuntimeService & DbService & {
   dispatcher: ToolDispatcher;
   operatorToken: string | null;
   server?: Server;
+  closer?: GracefulClose;
   port(): number;
 };
 
@@ -108,6 +110,7 @@ const GatewayService: ServiceSchema = {
     // headersTimeout must exceed keepAliveTimeout, or a slow first header on a reused socket is cut.
     self.server!.keepAliveTimeout = KEEP_ALIVE_TIMEOUT_MS;
     self.server!.headersTimeout = KEEP_ALIVE_TIMEOUT_MS + 1_000;
+    self.closer = gracefulClose(self.server!);
     self.logger.info(`gateway listening on port ${self.port()}`);
   },
 
@@ -116,15 +119,8 @@ const GatewayService: ServiceSchema = {
     self.isStopping = true;
     clearInterval(self.pruneTimer);
     if (self.metricsTimer) clearInterval(self.metricsTimer);
-    const server = self.server;
-    if (server) {
-      // Stop accepting, let in-flight requests finish, then drop idle keep-alive sockets.
-      const closed = new Promise<void>((resolve) => server.close(() => resolve()));
-      server.closeIdleConnections();
-      const force = setTimeout(() => server.closeAllConnections(), 10_000);
-      await closed;
-      clearTimeout(force);
-    }
+    // Stop accepting, let in-flight requests finish (answered with Connection: close), drop idle sockets.
+    await self.closer?.close(10_000);
     await self.requestLog?.stop();
   },
 };
