@@ -19,6 +19,7 @@ import { GatewayMetrics } from './metrics';
 import { migrations } from './migrations';
 import { OPERATOR_TOKEN_FILE } from './deps';
 import { gracefulClose, type GracefulClose } from './graceful-close';
+import { StdioTarball } from './stdio-tarball';
 
 /** Above the 60 s idle timeout of common load balancers (AWS ALB, GCP, nginx upstream keepalive_timeout). */
 export const KEEP_ALIVE_TIMEOUT_MS = 65_000;
@@ -91,6 +92,7 @@ const GatewayService: ServiceSchema = {
     }
     self.operatorToken = operatorToken;
 
+    const stdioTarball = StdioTarball.forDataDir(config.dataDir);
     const app = buildApp({
       broker: self.broker,
       config,
@@ -100,6 +102,7 @@ const GatewayService: ServiceSchema = {
       operatorToken,
       metrics,
       authThrottle,
+      stdioTarball,
       stopping: () => self.isStopping,
     });
     await new Promise<void>((resolve, reject) => {
@@ -111,6 +114,8 @@ const GatewayService: ServiceSchema = {
     self.server!.keepAliveTimeout = KEEP_ALIVE_TIMEOUT_MS;
     self.server!.headersTimeout = KEEP_ALIVE_TIMEOUT_MS + 1_000;
     self.closer = gracefulClose(self.server!);
+    // Packed once in the background (a cache hit after the first start), off the path to readiness.
+    setImmediate(() => void stdioTarball.get().catch((err) => self.logger.warn(`stdio MCP package not packed yet (retried on the first download): ${err.message}`)));
     self.logger.info(`gateway listening on port ${self.port()}`);
   },
 

@@ -11,16 +11,21 @@ const { Client } = require('@modelcontextprotocol/sdk/client/index.js');
 const { StreamableHTTPClientTransport } = require('@modelcontextprotocol/sdk/client/streamableHttp.js');
 const { StdioServerTransport } = require('@modelcontextprotocol/sdk/server/stdio.js');
 const { createMarketServer, protocolError, ErrorCode } = require('./market-server.js');
+const { stdioInstall } = require('./install.js');
 
 const VERSION = require('../package.json').version;
 const MODULES = ['buy', 'sell', 'shared'];
 const DEFAULT_BASE_URL = 'http://localhost:3000';
 
+const EXAMPLE = stdioInstall('https://market.example');
+
 const HELP = `agent-market-mcp ${VERSION}: Agent Market tools for your IDE agent, over MCP stdio.
 
-Usage (the npm package is @agent-market/mcp; its command is agent-market-mcp):
-  npx -y @agent-market/mcp [--base-url URL] [--api-key KEY] [--modules buy,sell,shared]
+Usage (the package is @agent-market/mcp; its command is agent-market-mcp). Every Agent Market service
+serves this package at <its address>/downloads/${EXAMPLE.tarballUrl.split('/').pop()}:
+  ${EXAMPLE.commandLine} [options]
   agent-market-mcp [--base-url URL] [--api-key KEY] [--modules buy,sell,shared]
+  ${EXAMPLE.registry.commandLine} [options]   (${EXAMPLE.registry.status})
 
 Options (each also read from the environment):
   --base-url URL      Agent Market service address            MARKET_BASE_URL  (default ${DEFAULT_BASE_URL})
@@ -36,7 +41,8 @@ No key yet? Start without one and call the register tool: the key it returns is 
 of the session; put it in MARKET_API_KEY to keep it.
 
 Example MCP client config (Claude Code, Cursor, Windsurf, Cline… use the same shape):
-  {"mcpServers": {"agent-market": {"command": "npx", "args": ["-y", "@agent-market/mcp"],
+  {"mcpServers": {"agent-market": {"command": "npx",
+    "args": ${JSON.stringify(EXAMPLE.args)},
     "env": {"MARKET_BASE_URL": "https://market.example", "MARKET_API_KEY": "rk_live_…"}}}}
 `;
 

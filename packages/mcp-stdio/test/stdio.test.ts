@@ -57,7 +57,9 @@ describe('agent-market-mcp (stdio)', () => {
     expect(help.stdout).toMatch(/MARKET_BASE_URL/);
     expect(help.stdout).toMatch(/MARKET_API_KEY/);
     // Issue #23: npx runs the scoped package; the unscoped name would install someone else's.
-    expect(help.stdout).toContain('"args": ["-y", "@agent-market/mcp"]');
+    // Issue 37: until it is published, from the tarball a deployment serves (the registry form is marked as such).
+    expect(help.stdout).toContain('"args": ["-y","--package=https://market.example/downloads/agent-market-mcp-0.1.0.tgz","agent-market-mcp"]');
+    expect(help.stdout).toMatch(/npx -y @agent-market\/mcp .*once @agent-market\/mcp is published/);
     expect(help.stdout).not.toMatch(/"-y", "agent-market-mcp"|npx (-y )?agent-market-mcp/);
 
     const bad = await runBin(['--modules', 'nonsense']);
