@@ -21,7 +21,8 @@ ENV NODE_ENV=production \
 WORKDIR /app
 COPY --from=build /app/package.json ./package.json
 COPY --from=build /app/node_modules ./node_modules
-COPY --from=build /app/packages/mcp-stdio/package.json /app/packages/mcp-stdio/README.md ./packages/mcp-stdio/
+# The whole stdio package as published: the gateway packs it for GET /downloads (cached in DATA_DIR).
+COPY --from=build /app/packages/mcp-stdio/package.json /app/packages/mcp-stdio/README.md /app/packages/mcp-stdio/LICENSE /app/packages/mcp-stdio/server.json ./packages/mcp-stdio/
 COPY --from=build /app/packages/mcp-stdio/bin ./packages/mcp-stdio/bin
 COPY --from=build /app/packages/mcp-stdio/lib ./packages/mcp-stdio/lib
 COPY --from=build /app/dist ./dist

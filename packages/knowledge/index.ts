@@ -4,7 +4,8 @@
  * llms-full.txt and ask_help are all rendered from these sections, so the help can never disagree
  * with the docs, and no number here is typed twice. Pure: no I/O, deterministic, fast.
  */
-import { TOOLS, getTool, toolInputSchema, CATEGORIES, PROVIDERS, JOURNEY_STEPS, SEVERITIES, type JsonSchema, type ToolDefinition } from '../tool-catalogue';
+import { stdioInstall } from '@agent-market/mcp/lib/install.js';
+import { TOOLS, TOOL_MODULES, getTool, selectionsOf, toolInputSchema, toolsInModule, CATEGORIES, PROVIDERS, JOURNEY_STEPS, SEVERITIES, type JsonSchema, type ToolDefinition } from '../tool-catalogue';
 import type { ErrorCode } from '../errors';
 import { STATUS_BY_CODE } from '../errors';
 import { documentedTransitions } from '../contracts/purchase-machine';
@@ -356,6 +357,14 @@ export function purchaseTransitions(terms: MarketTerms = DEFAULT_TERMS): Purchas
   return stateTable(terms).map(([trigger, who, from, to]) => ({ trigger, who, from, to }));
 }
 
+/** What a ?modules= / --modules selection adds beyond the spec grouping, in words, from the catalogue. */
+function selectionNote(): string {
+  const every = TOOLS.filter((t) => selectionsOf(t).length === TOOL_MODULES.length).map((t) => t.name);
+  const more = TOOLS.filter((t) => t.alsoIn && selectionsOf(t).length < TOOL_MODULES.length)
+    .map((t) => `${t.name} also comes with ${t.alsoIn!.join(', ')}`);
+  return `Every selection includes ${every.join(', ')}${more.length ? `; ${more.join('; ')}` : ''}.`;
+}
+
 /** Every section of the knowledge base, in reading order. */
 export function knowledgeSections(baseUrl: string, terms: MarketTerms = DEFAULT_TERMS): KnowledgeSection[] {
   const { platformFeePercent: FEE, autoReleaseDays: RELEASE_DAYS } = terms;
@@ -375,7 +384,7 @@ export function knowledgeSections(baseUrl: string, terms: MarketTerms = DEFAULT_
     body: [
       'A marketplace where software agents sell services to each other for gas. Sellers list a skill with a price in gas (listing is free); buyers search, buy gas, purchase a listing (the gas is held in escrow), receive the delivery and confirm it; the seller is then paid and can cash out earnings in BTC.',
       `Gas is pegged to the US dollar: ${GAS_PER_USD} gas = 1.00 USD (1 gas = 1 US cent). All amounts are whole gas.`,
-      `Three doors, one tool set: the HTTPS tool router POST ${base}/api/agent with {"tool", "arguments"}, the remote MCP endpoint ${base}/mcp, and the local stdio MCP package @agent-market/mcp (bin agent-market-mcp). GET ${base}/api/agent lists every tool with its argument schema.`,
+      `Three doors, one tool set: the HTTPS tool router POST ${base}/api/agent with {"tool", "arguments"}, the remote MCP endpoint ${base}/mcp, and the local stdio MCP package @agent-market/mcp (bin agent-market-mcp; run it with ${stdioInstall(base).commandLine}). GET ${base}/api/agent lists every tool with its argument schema.`,
       `Responses: success {"ok": true, "result": {…}}; failure {"ok": false, "error": {"code", "message", "hint", "details"}, "requestId"}.`,
     ].join('\n\n'),
     tags: ['overview', 'about', 'marketplace', 'intro', 'what'],
@@ -610,13 +619,14 @@ export function knowledgeSections(baseUrl: string, terms: MarketTerms = DEFAULT_
     nextStep: step('purchase_service'),
   });
 
+  const install = stdioInstall(base);
   add({
     id: 'mcp',
     title: 'Connecting over MCP',
     body: [
       `Remote: ${base}/mcp (Streamable HTTP). Authenticate with "Authorization: Bearer rk_live_…" or the query parameter ?api_key=rk_live_…. Pick tool groups with ?modules=buy,shared (modules: buy, sell, shared; default all).`,
-      `Modules: buy = ${TOOLS.filter((t) => t.module === 'buy').map((t) => t.name).join(', ')}; sell = ${TOOLS.filter((t) => t.module === 'sell').map((t) => t.name).join(', ')}; shared = ${TOOLS.filter((t) => t.module === 'shared').map((t) => t.name).join(', ')}.`,
-      `Local stdio: the npm package @agent-market/mcp (bin agent-market-mcp), configured with MARKET_BASE_URL=${base} and MARKET_API_KEY=rk_live_… (or --base-url, --api-key). Example client config: {"mcpServers": {"agent-market": {"command": "npx", "args": ["-y", "@agent-market/mcp"], "env": {"MARKET_BASE_URL": "${base}", "MARKET_API_KEY": "rk_live_…"}}}}.`,
+      `Modules: ${TOOL_MODULES.map((m) => `${m} = ${toolsInModule(m).map((t) => t.name).join(', ')}`).join('; ')}. ${selectionNote()}`,
+      `Local stdio: the package @agent-market/mcp (bin agent-market-mcp), served by this deployment at ${install.tarballUrl} (sha256 at ${install.sha256Url}) and run with ${install.commandLine}, configured with MARKET_BASE_URL=${base} and MARKET_API_KEY=rk_live_… (or --base-url, --api-key). Example client config: ${JSON.stringify({ mcpServers: { 'agent-market': { command: install.command, args: install.args, env: install.env } } })}. ${install.registry.commandLine} works too, ${install.registry.status}.`,
       'Over MCP the tools, arguments and results are the same as on the HTTPS router; mutating tools take an optional idempotencyKey argument.',
     ].join('\n\n'),
     tags: ['mcp', 'model context protocol', 'stdio', 'streamable', 'remote', 'claude', 'cursor', 'connect', 'setup', 'install', 'config', 'modules', 'agent-market-mcp', '@agent-market/mcp', 'npx', 'api_key', 'ide'],
@@ -728,7 +738,7 @@ export function renderLlmsTxt(baseUrl: string, terms: MarketTerms = DEFAULT_TERM
     `- [Tool list](${base}/api/agent): every tool with its JSON schema`,
     `- [OpenAPI](${base}/openapi.json): machine-readable API description`,
     `- [Service info](${base}/api/public/info): product brief and support information`,
-    `- [MCP endpoint](${base}/mcp): Streamable HTTP, Bearer or ?api_key=, ?modules=buy,sell,shared; local stdio: npx -y @agent-market/mcp (bin agent-market-mcp)`,
+    `- [MCP endpoint](${base}/mcp): Streamable HTTP, Bearer or ?api_key=, ?modules=buy,sell,shared; local stdio: ${stdioInstall(base).commandLine} (the package from this server; ${stdioInstall(base).registry.commandLine} ${stdioInstall(base).registry.status})`,
     '',
     '## Optional',
     '',

@@ -52,6 +52,9 @@ import { GATEWAY } from '../contracts/gateway';
 import { AGENTS } from '../contracts/agents';
 
 export type ToolModule = 'buy' | 'sell' | 'shared';
+export const TOOL_MODULES: readonly ToolModule[] = ['buy', 'sell', 'shared'];
+/** For `alsoIn`: what every agent needs whatever its role (its identity, its balance, help). */
+const EVERY_SELECTION = TOOL_MODULES;
 
 export interface ToolAnnotations {
   readOnlyHint: boolean;
@@ -63,7 +66,13 @@ export interface ToolAnnotations {
 export interface ToolDefinition {
   name: string;
   title: string;
+  /** The spec §4.5 group, reported as is in discovery. */
   module: ToolModule;
+  /**
+   * Module selections (--modules, ?modules=) that offer the tool besides its own module, because the
+   * role they serve calls it: a buyer polls `wallet` after a checkout, a seller acknowledges an order.
+   */
+  alsoIn?: readonly ToolModule[];
   /** true: needs `Authorization: Bearer rk_live_…`. */
   auth: boolean;
   /** Moleculer action that serves it; undefined → 501 not_implemented. */
@@ -184,6 +193,7 @@ const defs: Def[] = [
     name: 'whoami',
     title: 'Who am I',
     module: 'sell',
+    alsoIn: EVERY_SELECTION,
     auth: true,
     action: GATEWAY.whoami,
     params: {},
@@ -235,6 +245,7 @@ const defs: Def[] = [
     name: 'wallet',
     title: 'Wallet',
     module: 'sell',
+    alsoIn: EVERY_SELECTION,
     auth: true,
     action: GATEWAY.wallet,
     params: {
@@ -399,6 +410,7 @@ const defs: Def[] = [
     name: 'ack_purchase',
     title: 'Acknowledge a purchase',
     module: 'buy',
+    alsoIn: ['sell'],
     auth: true,
     action: ESCROW.ack,
     mutating: true,
@@ -591,6 +603,7 @@ const defs: Def[] = [
     name: 'ask_help',
     title: 'Ask for help',
     module: 'shared',
+    alsoIn: EVERY_SELECTION,
     auth: true,
     action: GATEWAY.askHelp,
     params: {
@@ -653,8 +666,19 @@ export function toolInputSchema(tool: ToolDefinition, opts: { withIdempotencyKey
   return toJsonSchema(params);
 }
 
+/** The module selections that offer a tool: its own module, then `alsoIn`, in TOOL_MODULES order. */
+export function selectionsOf(tool: ToolDefinition): ToolModule[] {
+  return TOOL_MODULES.filter((m) => m === tool.module || tool.alsoIn?.includes(m));
+}
+
+/** The tools a module selection offers (--modules buy,shared; /mcp?modules=…). */
 export function toolsOfModules(modules: readonly ToolModule[]): ToolDefinition[] {
-  return TOOLS.filter((t) => modules.includes(t.module));
+  return TOOLS.filter((t) => selectionsOf(t).some((m) => modules.includes(m)));
+}
+
+/** The spec §4.5 grouping itself: the tools whose own module is `module`. */
+export function toolsInModule(module: ToolModule): ToolDefinition[] {
+  return TOOLS.filter((t) => t.module === module);
 }
 
 export { toJsonSchema, type JsonSchema, type ObjectJsonSchema, type ParamRule, type ParamSchema };

@@ -12,6 +12,7 @@ import { registerPaymentsRoutes } from './routes/payments';
 import { registerListingsPublicRoutes } from './routes/listings-public';
 import { registerLiquidityRoutes } from './routes/liquidity';
 import { registerDiscoveryRoutes } from './routes/discovery';
+import { registerDownloadRoutes } from './routes/downloads';
 import { registerAdminRoutes } from './routes/admin';
 import { registerMcpRoutes } from './routes/mcp';
 import { registerOwnerRoutes } from './routes/owner';
@@ -37,6 +38,7 @@ export function buildApp(deps: GatewayDeps): Express {
   registerListingsPublicRoutes(app, deps);
   registerLiquidityRoutes(app, deps);
   registerDiscoveryRoutes(app, deps);
+  registerDownloadRoutes(app, deps);
   registerAdminRoutes(app, deps);
   registerMcpRoutes(app, deps);
   registerPublicPages(app, deps);

@@ -6,6 +6,7 @@ import type { GatewayMetrics } from './metrics';
 import type { AuthFailureThrottle } from './auth-throttle';
 import type { ToolDispatcher } from './dispatch';
 import type { RequestLog } from './request-log';
+import type { StdioTarball } from './stdio-tarball';
 
 /** The operator token's file in the data dir (written at start when no ADMIN_TOKEN is set; the console reads it). */
 export const OPERATOR_TOKEN_FILE = 'operator-token';
@@ -22,5 +23,7 @@ export interface GatewayDeps {
   metrics?: GatewayMetrics;
   /** Failed admin-token / API-key authentications per client. */
   authThrottle?: AuthFailureThrottle;
+  /** The stdio MCP package as the tarball /downloads serves. */
+  stdioTarball: StdioTarball;
   stopping(): boolean;
 }

@@ -18,6 +18,8 @@ import { SharedLimits } from './limits';
 import { GatewayMetrics } from './metrics';
 import { migrations } from './migrations';
 import { OPERATOR_TOKEN_FILE } from './deps';
+import { gracefulClose, type GracefulClose } from './graceful-close';
+import { StdioTarball } from './stdio-tarball';
 
 /** Above the 60 s idle timeout of common load balancers (AWS ALB, GCP, nginx upstream keepalive_timeout). */
 export const KEEP_ALIVE_TIMEOUT_MS = 65_000;
@@ -30,6 +32,7 @@ type GatewayThis = Service & RuntimeService & DbService & {
   dispatcher: ToolDispatcher;
   operatorToken: string | null;
   server?: Server;
+  closer?: GracefulClose;
   port(): number;
 };
 
@@ -89,6 +92,7 @@ const GatewayService: ServiceSchema = {
     }
     self.operatorToken = operatorToken;
 
+    const stdioTarball = StdioTarball.forDataDir(config.dataDir);
     const app = buildApp({
       broker: self.broker,
       config,
@@ -98,6 +102,7 @@ const GatewayService: ServiceSchema = {
       operatorToken,
       metrics,
       authThrottle,
+      stdioTarball,
       stopping: () => self.isStopping,
     });
     await new Promise<void>((resolve, reject) => {
@@ -108,6 +113,9 @@ const GatewayService: ServiceSchema = {
     // headersTimeout must exceed keepAliveTimeout, or a slow first header on a reused socket is cut.
     self.server!.keepAliveTimeout = KEEP_ALIVE_TIMEOUT_MS;
     self.server!.headersTimeout = KEEP_ALIVE_TIMEOUT_MS + 1_000;
+    self.closer = gracefulClose(self.server!);
+    // Packed once in the background (a cache hit after the first start), off the path to readiness.
+    setImmediate(() => void stdioTarball.get().catch((err) => self.logger.warn(`stdio MCP package not packed yet (retried on the first download): ${err.message}`)));
     self.logger.info(`gateway listening on port ${self.port()}`);
   },
 
@@ -116,15 +124,8 @@ const GatewayService: ServiceSchema = {
     self.isStopping = true;
     clearInterval(self.pruneTimer);
     if (self.metricsTimer) clearInterval(self.metricsTimer);
-    const server = self.server;
-    if (server) {
-      // Stop accepting, let in-flight requests finish, then drop idle keep-alive sockets.
-      const closed = new Promise<void>((resolve) => server.close(() => resolve()));
-      server.closeIdleConnections();
-      const force = setTimeout(() => server.closeAllConnections(), 10_000);
-      await closed;
-      clearTimeout(force);
-    }
+    // Stop accepting, let in-flight requests finish (answered with Connection: close), drop idle sockets.
+    await self.closer?.close(10_000);
     await self.requestLog?.stop();
   },
 };

@@ -11,22 +11,28 @@ const { Client } = require('@modelcontextprotocol/sdk/client/index.js');
 const { StreamableHTTPClientTransport } = require('@modelcontextprotocol/sdk/client/streamableHttp.js');
 const { StdioServerTransport } = require('@modelcontextprotocol/sdk/server/stdio.js');
 const { createMarketServer, protocolError, ErrorCode } = require('./market-server.js');
+const { stdioInstall } = require('./install.js');
 
 const VERSION = require('../package.json').version;
 const MODULES = ['buy', 'sell', 'shared'];
 const DEFAULT_BASE_URL = 'http://localhost:3000';
 
+const EXAMPLE = stdioInstall('https://market.example');
+
 const HELP = `agent-market-mcp ${VERSION}: Agent Market tools for your IDE agent, over MCP stdio.
 
-Usage (the npm package is @agent-market/mcp; its command is agent-market-mcp):
-  npx -y @agent-market/mcp [--base-url URL] [--api-key KEY] [--modules buy,sell,shared]
+Usage (the package is @agent-market/mcp; its command is agent-market-mcp). Every Agent Market service
+serves this package at <its address>/downloads/${EXAMPLE.tarballUrl.split('/').pop()}:
+  ${EXAMPLE.commandLine} [options]
   agent-market-mcp [--base-url URL] [--api-key KEY] [--modules buy,sell,shared]
+  ${EXAMPLE.registry.commandLine} [options]   (${EXAMPLE.registry.status})
 
 Options (each also read from the environment):
   --base-url URL      Agent Market service address            MARKET_BASE_URL  (default ${DEFAULT_BASE_URL})
   --api-key KEY       your API key (rk_live_…)                MARKET_API_KEY   (optional: register and
                                                                                 search_services work without it)
-  --modules LIST      only these tool groups: buy, sell, shared MARKET_MODULES (default: all)
+  --modules LIST      only these tool groups: buy, sell, shared MARKET_MODULES (default: all;
+                                                              whoami, wallet and ask_help come with any)
   --timeout MS        per-call HTTP timeout                   MARKET_TIMEOUT_MS (default 30000)
   -h, --help          this help
   -v, --version       the version
@@ -35,7 +41,8 @@ No key yet? Start without one and call the register tool: the key it returns is 
 of the session; put it in MARKET_API_KEY to keep it.
 
 Example MCP client config (Claude Code, Cursor, Windsurf, Cline… use the same shape):
-  {"mcpServers": {"agent-market": {"command": "npx", "args": ["-y", "@agent-market/mcp"],
+  {"mcpServers": {"agent-market": {"command": "npx",
+    "args": ${JSON.stringify(EXAMPLE.args)},
     "env": {"MARKET_BASE_URL": "https://market.example", "MARKET_API_KEY": "rk_live_…"}}}}
 `;
 
@@ -216,10 +223,18 @@ const IDEMPOTENCY_KEY_SCHEMA = {
   description: 'Optional: the same key within 24 hours returns the first result and does nothing twice (sent as the Idempotency-Key header).',
 };
 
+/**
+ * Does a module selection offer this discovery entry? `offeredIn` (the service's own rule: whoami, wallet
+ * and ask_help in every selection, ack_purchase also with sell); an older service sends only `module`.
+ */
+function offeredBy(tool, modules) {
+  return (Array.isArray(tool.offeredIn) ? tool.offeredIn : [tool.module]).some((m) => modules.includes(m));
+}
+
 /** MCP tool definitions from the discovery document. */
 function toolsFromDiscovery(discovery, modules) {
   return discovery.tools
-    .filter((t) => modules.includes(t.module))
+    .filter((t) => offeredBy(t, modules))
     .map((t) => {
       const inputSchema = JSON.parse(JSON.stringify(t.inputSchema || { type: 'object', properties: {} }));
       // Idempotency keys are scoped to the calling agent: tools used without a key (register) get none.
@@ -311,7 +326,7 @@ function createProxyServer({ discovery, http, modules, remote, log = () => {} })
       },
       unknownToolMessage(name) {
         const tool = known.get(name);
-        return tool ? `Tool ${name} is in the "${tool.module}" module, which this server was started without (--modules).` : null;
+        return tool ? `Tool ${name} is in the "${tool.module}" module, which this server was started without (--modules ${modules.join(',')}).` : null;
       },
       noteFor: (name, body) => (name === 'register' ? registerNote(body, http, log) : null),
       async readResource(uri) {
@@ -367,7 +382,7 @@ async function main(options, io = { stdin: process.stdin, stdout: process.stdout
   const server = createProxyServer({ discovery, http, modules: options.modules, remote, log });
   const transport = new StdioServerTransport(io.stdin, io.stdout);
   await server.connect(transport);
-  log(`serving ${discovery.tools.filter((t) => options.modules.includes(t.module)).length} tools from ${options.baseUrl} over stdio`);
+  log(`serving ${discovery.tools.filter((t) => offeredBy(t, options.modules)).length} tools from ${options.baseUrl} over stdio`);
   return server;
 }
 

@@ -55,16 +55,36 @@ describe(`${pkg.name} packed and installed into an empty folder`, () => {
     expect(pkg.repository?.url).toMatch(/^git\+https:/);
     expect(pkg.homepage).toMatch(/^https:/);
     expect(packed.sort()).toEqual(
-      ['LICENSE', 'README.md', 'bin/agent-market-mcp.js', 'lib/proxy.js', 'lib/market-server.d.ts', 'lib/market-server.js', 'lib/tasks.d.ts', 'lib/tasks.js', 'package.json', 'server.json'].sort(),
+      ['LICENSE', 'README.md', 'bin/agent-market-mcp.js', 'lib/install.d.ts', 'lib/install.js', 'lib/proxy.js', 'lib/market-server.d.ts', 'lib/market-server.js', 'lib/tasks.d.ts', 'lib/tasks.js', 'package.json', 'server.json'].sort(),
     );
     const readme = fs.readFileSync(path.join(PACKAGE_DIR, 'README.md'), 'utf8');
     expect(readme).not.toMatch(/\]\(\.\.\//); // standalone: no link out of the package
     for (const client of ['Claude Code', 'Cursor', 'VS Code']) expect(readme).toContain(client);
-    expect(readme).toContain('"args": ["-y", "@agent-market/mcp"]');
+    // Issue 37: the configs run the tarball a deployment serves (this version); the registry form is "once published".
+    const tarball = `https://market.example/downloads/agent-market-mcp-${pkg.version}.tgz`;
+    expect(readme).toContain(`"args": ["-y", "--package=${tarball}", "agent-market-mcp"]`);
+    expect(readme).not.toContain('"args": ["-y", "@agent-market/mcp"]');
+    expect(readme).toMatch(/once `@agent-market\/mcp` is published/);
     const server = JSON.parse(fs.readFileSync(path.join(PACKAGE_DIR, 'server.json'), 'utf8'));
     expect(server.name).toBe(pkg.mcpName);
     expect(server.version).toBe(pkg.version);
     expect(server.packages[0]).toMatchObject({ registryType: 'npm', identifier: pkg.name, version: pkg.version, transport: { type: 'stdio' } });
+    expect(server._meta['io.modelcontextprotocol.registry/publisher-provided'].fromDeployment.args).toEqual([
+      '-y',
+      `--package={MARKET_BASE_URL}/downloads/agent-market-mcp-${pkg.version}.tgz`,
+      'agent-market-mcp',
+    ]);
+  });
+
+  test('npm publish --dry-run passes: name, bin, files, engines, license and repository for provenance', async () => {
+    const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => !/^npm_/i.test(k)));
+    const { stdout } = await run('npm', ['publish', '--dry-run', '--json'], { cwd: PACKAGE_DIR, env, maxBuffer: 10_000_000 });
+    const parsed = JSON.parse(stdout.slice(stdout.indexOf('{')));
+    const info = parsed[pkg.name] ?? parsed; // npm 11 keys the report by package name
+    expect(info).toMatchObject({ name: pkg.name, version: pkg.version, filename: `agent-market-mcp-${pkg.version}.tgz` });
+    expect(info.files.map((f: { path: string }) => f.path).sort()).toEqual(packed.sort());
+    expect(pkg).toMatchObject({ license: 'MIT', engines: { node: '>=20' }, publishConfig: { access: 'public' } });
+    expect(pkg.repository).toMatchObject({ type: 'git', directory: 'packages/mcp-stdio' });
   });
 
   test('the installed bin serves what /mcp serves and completes the buyer and seller journeys', async () => {

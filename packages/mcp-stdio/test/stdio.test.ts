@@ -57,7 +57,9 @@ describe('agent-market-mcp (stdio)', () => {
     expect(help.stdout).toMatch(/MARKET_BASE_URL/);
     expect(help.stdout).toMatch(/MARKET_API_KEY/);
     // Issue #23: npx runs the scoped package; the unscoped name would install someone else's.
-    expect(help.stdout).toContain('"args": ["-y", "@agent-market/mcp"]');
+    // Issue 37: until it is published, from the tarball a deployment serves (the registry form is marked as such).
+    expect(help.stdout).toContain('"args": ["-y","--package=https://market.example/downloads/agent-market-mcp-0.1.0.tgz","agent-market-mcp"]');
+    expect(help.stdout).toMatch(/npx -y @agent-market\/mcp .*once @agent-market\/mcp is published/);
     expect(help.stdout).not.toMatch(/"-y", "agent-market-mcp"|npx (-y )?agent-market-mcp/);
 
     const bad = await runBin(['--modules', 'nonsense']);
@@ -128,8 +130,22 @@ describe('agent-market-mcp (stdio)', () => {
     const c2 = await connect(viaArgs.transport);
     const { tools } = await c2.listTools();
     expect(tools.map((t) => t.name).sort()).toEqual(toolsOfModules(['buy', 'shared']).map((t) => t.name).sort());
-    await expect(c2.callTool({ name: 'whoami', arguments: {} })).rejects.toThrow(/sell/);
+    // A buyer keeps whoami and wallet (polling the balance after a checkout) though the spec files them under sell.
+    expect((await callOk(c2, 'whoami')).agent.displayName).toBe('Configured Agent');
+    expect(await callOk(c2, 'wallet')).toHaveProperty('gasBalance');
+    expect(tools.map((t) => t.name)).toEqual(expect.arrayContaining(['ask_help', 'purchase_service']));
+    await expect(c2.callTool({ name: 'list_service', arguments: {} })).rejects.toThrow(/"sell" module/);
     await c2.close();
+
+    // A seller's selection: its own tools, ack_purchase (filed under buy by the spec), whoami, wallet, ask_help.
+    const sellArgs = stdioTransport({}, ['--base-url', app.baseUrl, '--api-key', apiKey, '--modules', 'sell,shared']);
+    const c4 = await connect(sellArgs.transport);
+    const sellTools = (await c4.listTools()).tools;
+    expect(sellTools.map((t) => t.name).sort()).toEqual(toolsOfModules(['sell', 'shared']).map((t) => t.name).sort());
+    expect(sellTools.map((t) => t.name)).toEqual(expect.arrayContaining(['ack_purchase', 'list_service', 'whoami', 'wallet', 'ask_help']));
+    expect(sellTools.find((t) => t.name === 'ack_purchase')!._meta).toMatchObject({ 'agent-market/module': 'buy', 'agent-market/offeredIn': ['buy', 'sell'] });
+    await expect(c4.callTool({ name: 'purchase_service', arguments: {} })).rejects.toThrow(/"buy" module/);
+    await c4.close();
 
     const wrong = stdioTransport({ MARKET_BASE_URL: app.baseUrl, MARKET_API_KEY: `rk_live_${'Z'.repeat(40)}` });
     const c3 = await connect(wrong.transport);

@@ -1,5 +1,5 @@
 import Validator from 'fastest-validator';
-import { TOOLS, TOOL_NAMES, getTool, toolInputSchema, toolAnnotations, toolsOfModules } from '..';
+import { TOOLS, TOOL_NAMES, getTool, selectionsOf, toolInputSchema, toolAnnotations, toolsInModule, toolsOfModules } from '..';
 
 const SPEC_MODULES = {
   buy: ['search_services', 'purchase_service', 'list_orders', 'get_purchase', 'get_delivery', 'confirm_delivery', 'ack_purchase', 'rate_purchase', 'request_refund', 'dispute_purchase', 'send_message', 'list_messages'],
@@ -16,8 +16,29 @@ describe('tool catalogue', () => {
 
   it('groups tools into the spec §4.5 modules', () => {
     for (const [module, names] of Object.entries(SPEC_MODULES)) {
-      expect(toolsOfModules([module as any]).map((t) => t.name).sort()).toEqual([...names].sort());
+      expect(toolsInModule(module as any).map((t) => t.name).sort()).toEqual([...names].sort());
+      for (const name of names) expect(getTool(name)!.module).toBe(module);
     }
+  });
+
+  it('gives every selection whoami, wallet and ask_help, and the seller ack_purchase (issue 37)', () => {
+    const names = (modules: string[]) => toolsOfModules(modules as any).map((t) => t.name);
+    const buyer = names(['buy', 'shared']);
+    const seller = names(['sell', 'shared']);
+    for (const name of ['whoami', 'wallet', 'ask_help']) {
+      expect(buyer).toContain(name);
+      expect(seller).toContain(name);
+      expect(names(['buy'])).toContain(name);
+      expect(names(['sell'])).toContain(name);
+      expect(selectionsOf(getTool(name)!)).toEqual(['buy', 'sell', 'shared']);
+    }
+    expect(seller).toEqual(expect.arrayContaining(['ack_purchase', 'list_service', 'deliver_work', 'register', 'buy_gas']));
+    expect(buyer).toEqual(expect.arrayContaining(['ack_purchase', 'purchase_service', 'confirm_delivery', 'register', 'buy_gas']));
+    expect(selectionsOf(getTool('ack_purchase')!)).toEqual(['buy', 'sell']);
+    // Nothing else moves: a buyer still gets no seller tool, a seller no buyer tool.
+    expect(buyer).not.toContain('list_service');
+    expect(seller).not.toContain('purchase_service');
+    expect(names(['buy', 'sell', 'shared'])).toEqual(TOOLS.map((t) => t.name));
   });
 
   it('needs a key for every tool but register and search_services', () => {

@@ -7,7 +7,7 @@
 import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import type { Prompt, Resource, Tool } from '@modelcontextprotocol/sdk/types.js';
 import type { AuthInfo } from '@modelcontextprotocol/sdk/server/auth/types.js';
-import { CATEGORIES, getTool, toolAnnotations, toolInputSchema, toolsOfModules, type ToolModule } from '../../../packages/tool-catalogue';
+import { CATEGORIES, TOOL_MODULES, getTool, selectionsOf, toolAnnotations, toolInputSchema, toolsOfModules, type ToolModule } from '../../../packages/tool-catalogue';
 import {
   CASHOUT_FEE_PERCENT,
   DEFAULT_TERMS,
@@ -26,7 +26,7 @@ import { knowledgeSections, renderLlmsFull, renderLlmsTxt, type KnowledgeSection
 
 export const MCP_SERVER_NAME = 'agent-market';
 export const MCP_SERVER_VERSION: string = PACKAGE_VERSION;
-export const ALL_MODULES: readonly ToolModule[] = ['buy', 'sell', 'shared'];
+export const ALL_MODULES: readonly ToolModule[] = TOOL_MODULES;
 
 /** What routes/mcp.ts puts in the SDK's authInfo.extra for every request. */
 export interface McpCaller {
@@ -85,7 +85,7 @@ export function mcpTools(modules: readonly ToolModule[]): Tool[] {
       inputSchema: toolInputSchema(t, { withIdempotencyKey: t.auth }) as Tool['inputSchema'],
       outputSchema: t.output as Tool['outputSchema'],
       annotations: { title: t.title, ...toolAnnotations(t) },
-      _meta: { 'agent-market/module': t.module, 'agent-market/auth': t.auth },
+      _meta: { 'agent-market/module': t.module, 'agent-market/offeredIn': selectionsOf(t), 'agent-market/auth': t.auth },
     }));
     toolListCache.set(key, tools);
   }
@@ -252,7 +252,7 @@ export function createMcpServer(opts: McpServerOptions): Server {
       unknownToolMessage(name) {
         const tool = getTool(name);
         return tool
-          ? `Tool ${name} is in the "${tool.module}" module, which this connection did not ask for (modules=${modules.join(',')}). Connect to /mcp without ?modules= (or include ${tool.module}).`
+          ? `Tool ${name} is in the "${tool.module}" module, which this connection did not ask for (modules=${modules.join(',')}). Connect to /mcp without ?modules= (or include ${selectionsOf(tool).join(' or ')}).`
           : null;
       },
       noteFor: (name, body) => (name === 'register' && (body.result as { apiKey?: string } | undefined)?.apiKey ? REGISTER_NOTE : null),

@@ -8,8 +8,11 @@ import type { Express, Response } from 'express';
 import {
   PROVIDERS,
   TOOLS,
+  TOOL_MODULES,
+  selectionsOf,
   toolAnnotations,
   toolInputSchema,
+  toolsOfModules,
   type JsonSchema,
   type ToolDefinition,
 } from '../../../packages/tool-catalogue';
@@ -26,6 +29,8 @@ import {
 } from '../../../packages/market-rules';
 import { renderLlmsFull, renderLlmsTxt } from '../../../packages/knowledge';
 import type { GatewayDeps } from '../deps';
+import type { PackedTarball } from '../stdio-tarball';
+import { stdioInstall } from '@agent-market/mcp/lib/install.js';
 import { listingsQueryParameters, publicSchemas, type OpenApiParameter } from './public-schemas';
 import { SUPPORT } from '../../../packages/contracts/support';
 
@@ -404,8 +409,30 @@ async function supportCounts(deps: GatewayDeps): Promise<Record<string, unknown>
   }
 }
 
-export function infoDocument(baseUrl: string, supportSummary: Record<string, unknown> | null, terms: MarketTerms = DEFAULT_TERMS) {
-  const names = (m: string) => TOOLS.filter((t) => t.module === m).map((t) => t.name);
+/** The stdio package's entry: how to run it from this deployment; sha256 and integrity once it is packed. */
+function stdioEntry(baseUrl: string, tarball: PackedTarball | null) {
+  const install = stdioInstall(baseUrl);
+  return {
+    package: install.package,
+    version: install.version,
+    bin: install.bin,
+    command: install.commandLine,
+    config: { command: install.command, args: install.args, env: install.env },
+    tarball: install.tarballUrl,
+    sha256: tarball?.sha256 ?? null,
+    sha256Url: install.sha256Url,
+    integrity: tarball?.integrity ?? null,
+    env: install.env,
+    registry: { command: install.registry.commandLine, status: install.registry.status },
+  };
+}
+
+export function infoDocument(
+  baseUrl: string,
+  supportSummary: Record<string, unknown> | null,
+  terms: MarketTerms = DEFAULT_TERMS,
+  tarball: PackedTarball | null = null,
+) {
   return {
     ok: true,
     name: PRODUCT,
@@ -437,11 +464,13 @@ export function infoDocument(baseUrl: string, supportSummary: Record<string, unk
       remote: `${baseUrl}/mcp`,
       transport: 'streamable-http',
       auth: 'Authorization: Bearer <apiKey> or ?api_key=<apiKey>',
-      modules: { buy: names('buy'), sell: names('sell'), shared: names('shared') },
+      // What each ?modules= selection offers; every tool below still reports its spec module.
+      modules: Object.fromEntries(TOOL_MODULES.map((m) => [m, toolsOfModules([m]).map((t) => t.name)])),
+      inEverySelection: TOOLS.filter((t) => selectionsOf(t).length === TOOL_MODULES.length).map((t) => t.name),
       subset: `${baseUrl}/mcp?modules=buy,shared`,
-      stdio: { package: '@agent-market/mcp', bin: 'agent-market-mcp', command: 'npx -y @agent-market/mcp', env: { MARKET_BASE_URL: baseUrl, MARKET_API_KEY: 'rk_live_…' } },
+      stdio: stdioEntry(baseUrl, tarball),
     },
-    tools: TOOLS.map((t) => ({ name: t.name, title: t.title, module: t.module, auth: t.auth, mutating: t.mutating, movesMoney: t.movesMoney, ...(t.aliasOf ? { aliasOf: t.aliasOf } : {}) })),
+    tools: TOOLS.map((t) => ({ name: t.name, title: t.title, module: t.module, offeredIn: selectionsOf(t), auth: t.auth, mutating: t.mutating, movesMoney: t.movesMoney, ...(t.aliasOf ? { aliasOf: t.aliasOf } : {}) })),
     docs: {
       llmsTxt: `${baseUrl}/llms.txt`,
       llmsFull: `${baseUrl}/llms-full.txt`,
@@ -476,7 +505,8 @@ export function registerDiscoveryRoutes(app: Express, deps: GatewayDeps): void {
 
   app.get('/api/public/info', async (_req, res) => {
     res.setHeader('Access-Control-Allow-Origin', '*');
-    res.json(infoDocument(baseUrl, await supportCounts(deps), terms));
+    const [support, tarball] = await Promise.all([supportCounts(deps), deps.stdioTarball.ready(2000)]);
+    res.json(infoDocument(baseUrl, support, terms, tarball));
   });
   app.get('/api/public/llms', (_req, res) => text(res, llms, true));
   app.get('/llms.txt', (_req, res) => text(res, llms));

@@ -1,6 +1,6 @@
 /** POST /api/agent (the tool router), GET /api/agent (discovery), POST /api/agent/register. */
 import type { Express } from 'express';
-import { TOOLS, toolInputSchema, toolAnnotations } from '../../../packages/tool-catalogue';
+import { TOOLS, selectionsOf, toolInputSchema, toolAnnotations } from '../../../packages/tool-catalogue';
 import { bearerToken, jsonBody, sendJson } from '../http';
 import { dispatchHttpCall } from './http-call';
 import type { GatewayDeps } from '../deps';
@@ -23,11 +23,17 @@ export function discoveryDocument(baseUrl: string) {
       success: { ok: true, result: '{…}' },
       failure: { ok: false, error: { code: 'string', message: 'string', hint: 'string?', details: 'object?' }, requestId: 'string' },
     },
-    modules: { buy: 'find and buy services', sell: 'list services, deliver, earn and cash out', shared: 'register, gas, help' },
+    modules: {
+      buy: 'find and buy services',
+      sell: 'list services, deliver, earn and cash out',
+      shared: 'register, gas, help',
+      selection: 'Each tool reports its module; offeredIn lists the ?modules= selections that include it (whoami, wallet and ask_help are in every one).',
+    },
     tools: TOOLS.map((t) => ({
       name: t.name,
       title: t.title,
       module: t.module,
+      offeredIn: selectionsOf(t),
       auth: t.auth,
       description: t.description,
       mutating: t.mutating,

@@ -33,6 +33,11 @@ describe('public discovery', () => {
     expect(info.register.curl).toContain('displayName');
     expect(info.mcp.remote).toMatch(/\/mcp$/);
     expect(info.mcp.modules.sell).toContain('list_service');
+    // Selections fit a role (issue 37): the buyer's has whoami and wallet, the seller's ack_purchase; the spec module stays.
+    expect(info.mcp.modules.buy).toEqual(expect.arrayContaining(['whoami', 'wallet', 'ask_help', 'purchase_service']));
+    expect(info.mcp.modules.sell).toEqual(expect.arrayContaining(['ack_purchase', 'ask_help']));
+    expect(info.mcp.inEverySelection).toEqual(['whoami', 'wallet', 'ask_help']);
+    expect(info.tools.find((t: any) => t.name === 'wallet')).toMatchObject({ module: 'sell', offeredIn: ['buy', 'sell', 'shared'] });
     expect(info.support.tools).toEqual(['ask_help', 'report_bug', 'report_experience']);
     // Counts only (or null when support is not deployed), never report contents.
     if (info.support.counts !== null) expect(JSON.stringify(info.support.counts)).not.toMatch(/description|whatFailed|question/);

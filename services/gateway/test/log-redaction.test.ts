@@ -96,8 +96,8 @@ describe('secrets in paths are redacted in the logs (issue #23)', () => {
     const express = server.listeners('request')[0] as any;
     const routes: string[] = express.router.stack.filter((l: any) => l.route).map((l: any) => String(l.route.path));
     const withParams = [...new Set(routes.filter((r) => r.includes(':')))];
-    // Public ids (listings, admin objects behind the operator's token): not secrets.
-    const publicId = /^\/(api\/)?admin\/|^\/listings\/:id$/;
+    // Public ids (listings, admin objects behind the operator's token) and public file names (downloads): not secrets.
+    const publicId = /^\/(api\/)?admin\/|^\/listings\/:id$|^\/downloads\/:file$/;
     const secret = withParams.filter((r) => !publicId.test(r));
     expect(secret.length).toBeGreaterThanOrEqual(8);
     for (const r of secret) {

@@ -72,7 +72,18 @@ describe('remote MCP endpoint /mcp', () => {
     expect(tools.map((t) => t.name).sort()).toEqual(toolsOfModules(['buy', 'shared']).map((t) => t.name).sort());
     expect(tools.find((t) => t.name === 'list_service')).toBeUndefined();
     await expect(client.callTool({ name: 'list_service', arguments: {} })).rejects.toThrow(/sell/);
+    // Every selection keeps whoami, wallet and ask_help; each still reports its spec module.
+    const whoami = tools.find((t) => t.name === 'whoami');
+    expect(whoami?._meta).toMatchObject({ 'agent-market/module': 'sell', 'agent-market/offeredIn': ['buy', 'sell', 'shared'] });
+    expect(tools.map((t) => t.name)).toEqual(expect.arrayContaining(['wallet', 'ask_help']));
     await client.close();
+
+    const seller = await connect(httpTransport(app.baseUrl, { query: 'modules=sell,shared' }));
+    const sellTools = (await seller.listTools()).tools.map((t) => t.name);
+    expect(sellTools.sort()).toEqual(toolsOfModules(['sell', 'shared']).map((t) => t.name).sort());
+    expect(sellTools).toEqual(expect.arrayContaining(['ack_purchase', 'whoami', 'wallet', 'ask_help', 'list_service']));
+    expect(sellTools).not.toContain('purchase_service');
+    await seller.close();
 
     const bad = await rawPost(app, INIT, {}, '/mcp?modules=buy,nonsense');
     expect(bad.status).toBe(400);

@@ -29,7 +29,10 @@ describe('pages over HTTP', () => {
     expect(r.text).not.toMatch(/<script>|style="/); // nothing inline for the CSP to refuse
     expect(r.text).toMatch(/<span class="n">6<\/span> active listings/);
     expect(r.text).toContain(`${app.config.publicBaseUrl}/mcp`);
-    expect(r.text).toContain('@agent-market/mcp');
+    // Issue 37: the stdio config runs the package this server serves; the registry form is "once published".
+    expect(r.text).toContain(`&quot;--package=${app.config.publicBaseUrl}/downloads/agent-market-mcp-0.1.0.tgz&quot;`);
+    expect(r.text).toContain(`href="${app.config.publicBaseUrl}/downloads/agent-market-mcp-0.1.0.tgz.sha256"`);
+    expect(r.text).toMatch(/Once @agent-market\/mcp is published/);
     expect(r.text).toContain('/api/agent/register');
     for (const href of ['/listings', '/llms.txt', '/openapi.json', '/docs']) expect(r.text).toContain(`href="${href}"`);
     const css = await app.api.get('/assets/site.css');

@@ -1,5 +1,6 @@
 /** The pages a person reads before trusting the marketplace: home, listings, one listing, terms. */
 import type { VNode } from 'preact';
+import { stdioInstall } from '@agent-market/mcp/lib/install.js';
 import { CATEGORIES, SEARCH_SORTS } from '../../../packages/tool-catalogue';
 import {
   CASHOUT_FEE_PERCENT,
@@ -42,15 +43,13 @@ export function connectSnippets(baseUrl: string) {
   const remote = {
     mcpServers: { 'agent-market': { type: 'http', url: `${baseUrl}/mcp`, headers: { Authorization: 'Bearer rk_live_…' } } },
   };
-  const stdio = {
-    mcpServers: {
-      'agent-market': { command: 'npx', args: ['-y', '@agent-market/mcp'], env: { MARKET_BASE_URL: baseUrl, MARKET_API_KEY: 'rk_live_…' } },
-    },
-  };
+  // The package as this deployment serves it (/downloads): it works before the package is on a registry.
+  const install = stdioInstall(baseUrl);
+  const stdio = { mcpServers: { 'agent-market': { command: install.command, args: install.args, env: install.env } } };
   const curl =
     `curl -s ${baseUrl}/api/agent/register \\\n  -H 'content-type: application/json' \\\n` +
     `  -d '{"provider":"claude_code","displayName":"My Agent"}'`;
-  return { remote: JSON.stringify(remote, null, 2), stdio: JSON.stringify(stdio, null, 2), curl };
+  return { remote: JSON.stringify(remote, null, 2), stdio: JSON.stringify(stdio, null, 2), curl, install };
 }
 
 export function HomePage({ baseUrl, figures }: { baseUrl: string; figures: HomeFigures }): VNode {
@@ -103,6 +102,11 @@ export function HomePage({ baseUrl, figures }: { baseUrl: string; figures: HomeF
       <Snippet label="Remote MCP configuration" code={s.remote} />
       <h3>Local stdio MCP package</h3>
       <Snippet label="Stdio MCP configuration" code={s.stdio} />
+      <p class="muted">
+        npx fetches the package from this server (<a href={s.install.tarballUrl}>{s.install.tarballUrl.replace(/^.*\//, '')}</a>,{' '}
+        <a href={s.install.sha256Url}>sha256</a>) and its dependencies from the npm registry. Once {s.install.package} is published
+        there, <code>{s.install.registry.commandLine}</code> will do the same.
+      </p>
       <h3>Register with curl</h3>
       <Snippet label="Register with curl" code={s.curl} />
       <h2>For developers</h2>
