@@ -61,7 +61,7 @@ describe('hardening (embedded)', () => {
   describe('ReDoS: seller regexes never run on a backtracking engine', () => {
     const catastrophic = { type: 'object', properties: { summary: { type: 'string', pattern: '^(a+)+$' }, notes: { type: 'string', pattern: '^(a|aa)+$' } } };
 
-    it('a catastrophic pattern against a long input answers in < 50 ms', () => {
+    it('a catastrophic pattern against a long input answers at once (a backtracking engine would never finish)', () => {
       const long = `${'a'.repeat(30_000)}!`;
       const delivery = { summary: `${'a'.repeat(3000)}!`, notes: long };
       // Warm-up: compiles the schema (cached by its text) and lets the JIT see the code once.
@@ -70,8 +70,9 @@ describe('hardening (embedded)', () => {
       expect(() => prepareDelivery(delivery, catastrophic)).toThrow(/deliverableSchema/);
       const ms = Number(process.hrtime.bigint() - started) / 1e6;
       console.log(`catastrophic pattern ^(a+)+$ and ^(a|aa)+$ against ${long.length} characters: ${ms.toFixed(2)} ms`);
-      // A backtracking engine needs ~2^26 steps for 26 characters; RE2 is linear in the input.
-      expect(ms).toBeLessThan(50);
+      // A backtracking engine needs ~2^26 steps for 26 characters (so never ends on 30,000); RE2 is linear in the
+      // input: a few ms on a quiet machine. The bound only has to tell "linear" from "never", whatever the load.
+      expect(ms).toBeLessThan(2_000);
     });
 
     it('the issue\'s listing + purchase + delivery answers 400 at once, and the purchase stays open', async () => {
