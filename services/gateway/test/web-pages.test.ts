@@ -36,6 +36,17 @@ describe('pages over HTTP', () => {
     expect(css.headers.get('content-type')).toMatch(/text\/css/);
   });
 
+  it('every page names a site icon, and /favicon.ico and /favicon.svg answer with an image browsers may cache', async () => {
+    for (const page of ['/', '/listings', '/terms', '/no-such-page']) expect((await app.api.get(page, HTML)).text).toContain('<link rel="icon" href="/favicon.svg" type="image/svg+xml"/>');
+    for (const path of ['/favicon.ico', '/favicon.svg']) {
+      const icon = await fetch(`${app.baseUrl}${path}`);
+      expect(icon.status).toBe(200);
+      expect(icon.headers.get('content-type')).toMatch(/^image\/svg\+xml/);
+      expect(icon.headers.get('cache-control')).toBe('public, max-age=86400');
+      expect(await icon.text()).toMatch(/^<svg [^>]*xmlns="http:\/\/www.w3.org\/2000\/svg"/);
+    }
+  });
+
   it('search terms are escaped; a bad cursor is a page with the hint, not a crash', async () => {
     const r = await app.api.get(`/listings?q=${encodeURIComponent('<script>alert(1)</script>')}`, HTML);
     expect(r.status).toBe(200);
