@@ -53,6 +53,7 @@ button.danger { background: #fff; border-color: var(--bad); color: var(--bad); }
 dl.facts { display: grid; grid-template-columns: max-content 1fr; gap: .35rem 1rem; margin: .5rem 0 1rem; }
 dl.facts dt { color: var(--muted); }
 dl.facts dd { margin: 0; font-weight: 600; overflow-wrap: anywhere; }
+dl.facts dd .muted { font-weight: 400; font-size: .9rem; }
 .card { border: 1px solid var(--line); border-radius: 8px; padding: 1.25rem; margin-bottom: 1rem; }
 .card > h2:first-child, .card > h3:first-child { margin-top: 0; }
 .narrow { max-width: 36rem; }
