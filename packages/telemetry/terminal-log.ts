@@ -5,7 +5,7 @@
  * - Moleculer's own start-up chatter (its broker and registry modules, and each service's
  *   "started"/"waiting for" lines) is shown only at LOG_LEVEL=debug or trace;
  * - the other info lines written while the process starts are held until the entry point has
- *   printed its banner (`releaseStartupLines`), or until the process exits, whichever comes first.
+ *   printed its banner (`releaseStartupLines`), or the process exits, or a minute has passed.
  * Warnings and errors are never held.
  */
 /** Moleculer's own modules: at a terminal they speak only when something is wrong (unless LOG_LEVEL=debug). */
@@ -17,6 +17,7 @@ const SERVICE_LIFECYCLE = [/^Service '[^']+' (started|stopped)\.$/, /^Waiting fo
 const LEVELS: Record<number, string> = { 10: 'TRACE', 20: 'DEBUG', 30: 'INFO', 40: 'WARN', 50: 'ERROR', 60: 'FATAL' };
 const COLOURS: Record<number, string> = { 40: '\x1b[33m', 50: '\x1b[31m', 60: '\x1b[31m' };
 const WARN = 40;
+const HOLD_AT_MOST_MS = 60_000;
 /** Fields every line carries, or that the line's layout already shows. */
 const LAYOUT_FIELDS = new Set(['level', 'time', 'pid', 'hostname', 'nodeID', 'ns', 'mod', 'svc', 'msg', 'err']);
 
@@ -73,6 +74,8 @@ export function terminalLogDestination(level: string, out: Output = process.stdo
   if (held && !heldOutput) {
     heldOutput = out;
     process.once('exit', flush);
+    // A process whose entry point prints no banner (a script) still shows its lines, a little late.
+    setTimeout(flush, HOLD_AT_MOST_MS).unref();
   }
   return {
     write(line: string) {
