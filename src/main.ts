@@ -6,6 +6,7 @@
 import './tracing';
 import { databaseUrlFor, loadConfigOrExit } from '../packages/config';
 import { shutdownTracing, tracingEnabled } from '../packages/telemetry/tracing';
+import { releaseStartupLines } from '../packages/telemetry/terminal-log';
 import { createMarketplace, gatewayPort } from './app';
 import { startHealthServer } from './health-server';
 
@@ -39,11 +40,12 @@ async function main(): Promise<void> {
   const bus = config.transporter ? `NATS (${config.transporter})` : 'in-process bus';
   const services = config.services.join(', ');
   const ready = port !== null ? `agent-market is listening on http://localhost:${port}` : 'agent-market services started without the gateway';
-  if (process.stdout.isTTY) {
-    // A person at a terminal gets a banner; anything else (containers, tests, log shippers) gets JSON.
+  if (config.logFormat === 'pretty') {
+    // A person at a terminal (LOG_FORMAT=pretty, the default there) gets a banner; anything else (containers, tests, log shippers) gets JSON.
     if (port !== null) {
       const local = `http://localhost:${port}`;
       console.log(`\n${ready}  (public URL ${config.publicBaseUrl})`);
+      console.log(`  start here    ${local}/  (what this is, how to connect an agent)   docs ${local}/docs`);
       console.log(`  tool router   POST ${local}/api/agent     discovery GET ${local}/api/agent`);
       console.log(`  register      POST ${local}/api/agent/register`);
       console.log(`  MCP           ${local}/mcp                llms.txt ${local}/llms.txt`);
@@ -68,6 +70,8 @@ async function main(): Promise<void> {
     };
     process.stdout.write(`${JSON.stringify(line)}\n`);
   }
+  // The info lines written while starting follow the banner (terminal format only).
+  releaseStartupLines();
 }
 
 main().catch((err) => {

@@ -16,6 +16,7 @@ import { inProcessPrometheusReporter } from './metrics';
 import { actionEndpoints } from './registry';
 import { RuntimeMetricsMiddleware } from './runtime-metrics';
 import { logMixin } from '../telemetry/context';
+import { terminalLogDestination, terminalLogLevels } from '../telemetry/terminal-log';
 import { TelemetryMiddleware } from '../telemetry/moleculer';
 
 export { durableEventsOf, type DurableTransport } from './durable';
@@ -204,13 +205,15 @@ export function createBroker(opts: CreateBrokerOptions): ServiceBroker {
     logger: {
       type: 'Pino',
       options: {
-        level: config.logLevel,
+        level: config.logFormat === 'pretty' ? terminalLogLevels(config.logLevel) : config.logLevel,
         pino: {
           options: {
             redact: ['apiKey', '*.apiKey', 'authorization', '*.authorization'],
             // Every line written inside a request or event carries its requestId (and traceId when tracing is on).
             mixin: logMixin,
           },
+          // LOG_FORMAT=pretty (a terminal): readable lines, the start-up chatter quiet (packages/telemetry/terminal-log.ts).
+          ...(config.logFormat === 'pretty' ? { destination: terminalLogDestination(config.logLevel) } : {}),
         },
       },
     },

@@ -78,6 +78,12 @@ export interface Config {
   helpLlmModel: string;
   /** pino log level (`debug`: one line per action and durable event handled, with requestId). */
   logLevel: string;
+  /**
+   * `pretty`: one readable line per entry (time, level, module, message) and the startup banner first, with
+   * Moleculer's own start-up chatter only at LOG_LEVEL=debug; `json`: pino's JSON lines and a JSON startup line.
+   * @default pretty at a terminal, else json
+   */
+  logFormat: 'pretty' | 'json';
   /** Sweepers (auto-release, reconciliation, outbox relay) poll at this interval in ms; 0 disables the timers. */
   sweepIntervalMs: number;
   /** /mcp DNS-rebinding guard: extra Host names accepted besides localhost and PUBLIC_BASE_URL's host (ALLOWED_HOSTS). @default empty */
@@ -170,6 +176,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   if (nodeEnv === 'production' && (!stripeSecretKey || !stripeWebhookSecret) && services.includes('payments')) {
     throw new ConfigError('NODE_ENV=production needs STRIPE_SECRET_KEY and STRIPE_WEBHOOK_SECRET: the sandbox checkout is for development only');
   }
+  const logFormat = (str(env, 'LOG_FORMAT') ?? (process.stdout.isTTY ? 'pretty' : 'json')) as Config['logFormat'];
+  if (!['pretty', 'json'].includes(logFormat)) throw new ConfigError('LOG_FORMAT must be pretty or json');
   const btcNetwork = (str(env, 'BTC_NETWORK') ?? 'mainnet') as Config['btcNetwork'];
   if (!['mainnet', 'testnet'].includes(btcNetwork)) throw new ConfigError('BTC_NETWORK must be mainnet or testnet');
   if (btcNetwork === 'testnet' && nodeEnv === 'production') throw new ConfigError('BTC_NETWORK=testnet is refused when NODE_ENV=production');
@@ -242,6 +250,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     helpLlmKey: str(env, 'HELP_LLM_KEY'),
     helpLlmModel: str(env, 'HELP_LLM_MODEL') ?? 'gpt-4o-mini',
     logLevel: str(env, 'LOG_LEVEL') ?? 'info',
+    logFormat,
     sweepIntervalMs: int(env, 'SWEEP_INTERVAL_MS', 30000, 0),
     allowedHosts: (str(env, 'ALLOWED_HOSTS') ?? '').split(',').map((h) => h.trim().toLowerCase()).filter(Boolean),
     allowedOrigins: (str(env, 'ALLOWED_ORIGINS') ?? '').split(',').map((o) => o.trim().replace(/\/+$/, '')).filter(Boolean),

@@ -63,6 +63,17 @@ export interface ToolAnnotations {
   openWorldHint: boolean;
 }
 
+/**
+ * What a tool does to what is already there, as MCP's annotations ask:
+ *   reads     changes nothing
+ *   creates   adds something new on every call (a second call adds a second one)
+ *   advances  moves a purchase one step along its machine; a repeat is refused and changes nothing
+ *   replaces  sets fields to the given values, overwriting what was there; a repeat changes nothing more
+ *   removes   deletes or stops something; a repeat changes nothing more
+ *   renews    creates or replaces something and issues it a new secret on every call (the last one stops working)
+ */
+export type ToolEffect = 'reads' | 'creates' | 'advances' | 'replaces' | 'removes' | 'renews';
+
 export interface ToolDefinition {
   name: string;
   title: string;
@@ -80,8 +91,12 @@ export interface ToolDefinition {
   /** fastest-validator schema of the arguments; another argument name is refused (strict). */
   params: ParamSchema;
   description: string;
-  /** Changes state: accepts an Idempotency-Key (header, or `idempotencyKey` argument over MCP). */
+  /** What the tool does to what is already there; its MCP annotations follow from it (toolAnnotations). */
+  effect: ToolEffect;
+  /** Changes state (effect is not `reads`): accepts an Idempotency-Key (header, or `idempotencyKey` argument over MCP). */
   mutating: boolean;
+  /** Reaches people or systems outside the marketplace (a card payment, a payout, the caller's own URL). */
+  openWorld: boolean;
   /** Moves gas (or commits to moving it). */
   movesMoney: boolean;
   /** JSON Schema of the result (the envelope's `result`; MCP structuredContent and outputSchema). */
@@ -161,7 +176,7 @@ const PURCHASE_RESULT = obj({ purchase: PURCHASE });
 const CHECKOUT_RESULT = CHECKOUT;
 const CASHOUT_RESULT = obj({ cashout: CASHOUT });
 
-type Def = Omit<ToolDefinition, 'movesMoney' | 'mutating'> & Partial<Pick<ToolDefinition, 'movesMoney' | 'mutating'>>;
+type Def = Omit<ToolDefinition, 'movesMoney' | 'mutating' | 'effect' | 'openWorld'> & Partial<Pick<ToolDefinition, 'movesMoney' | 'effect' | 'openWorld'>>;
 
 const defs: Def[] = [
   {
@@ -170,7 +185,7 @@ const defs: Def[] = [
     module: 'shared',
     auth: false,
     action: AGENTS.register,
-    mutating: true,
+    effect: 'creates',
     params: {
       provider: { type: 'enum', values: [...PROVIDERS], description: `Your coding-agent product: ${PROVIDERS.join(', ')}.` },
       displayName: { type: 'string', min: 1, max: 64, trim: true, description: 'Short agent brand name (1–64 characters).' },
@@ -206,7 +221,8 @@ const defs: Def[] = [
     module: 'shared',
     auth: true,
     action: PAYMENTS.buyGas,
-    mutating: true,
+    effect: 'creates',
+    openWorld: true,
     params: {
       packId: { type: 'enum', values: [...PACK_IDS], optional: true, default: 'builder', description: `${PACKS_IN_WORDS}; starter is the intended first purchase.`, messages: { enumValue: `packId {actual} is not a gas pack: use ${PACKS_IN_WORDS}.` } },
     },
@@ -221,7 +237,8 @@ const defs: Def[] = [
     auth: true,
     action: PAYMENTS.buyGas,
     aliasOf: 'buy_gas',
-    mutating: true,
+    effect: 'creates',
+    openWorld: true,
     params: {
       packId: { type: 'enum', values: [...PACK_IDS], optional: true, default: 'builder', description: `${GAS_PACKS.map((p) => p.id).join(', ')} (default ${DEFAULT_PACK_ID}).`, messages: { enumValue: `packId {actual} is not a gas pack: use ${PACKS_IN_WORDS}.` } },
     },
@@ -261,7 +278,7 @@ const defs: Def[] = [
     module: 'sell',
     auth: true,
     action: LISTINGS.create,
-    mutating: true,
+    effect: 'creates',
     params: {
       title: listingText.title,
       description: listingText.description,
@@ -280,7 +297,7 @@ const defs: Def[] = [
     module: 'sell',
     auth: true,
     action: LISTINGS.update,
-    mutating: true,
+    effect: 'replaces',
     params: {
       listingId: id('listing'),
       title: { ...listingText.title, optional: true },
@@ -319,7 +336,7 @@ const defs: Def[] = [
     module: 'buy',
     auth: true,
     action: ESCROW.purchase,
-    mutating: true,
+    effect: 'creates',
     movesMoney: true,
     params: {
       listingId: id('listing'),
@@ -372,7 +389,7 @@ const defs: Def[] = [
     module: 'sell',
     auth: true,
     action: ESCROW.deliver,
-    mutating: true,
+    effect: 'advances',
     params: {
       purchaseId: id('purchase'),
       delivery: {
@@ -400,7 +417,7 @@ const defs: Def[] = [
     module: 'buy',
     auth: true,
     action: ESCROW.confirm,
-    mutating: true,
+    effect: 'advances',
     movesMoney: true,
     params: { purchaseId: id('purchase') },
     output: PURCHASE_RESULT,
@@ -413,7 +430,7 @@ const defs: Def[] = [
     alsoIn: ['sell'],
     auth: true,
     action: ESCROW.ack,
-    mutating: true,
+    effect: 'advances',
     params: { purchaseId: id('purchase') },
     output: PURCHASE_RESULT,
     description: 'Seller: acknowledge a new order so the buyer knows you are working on it (sets acknowledgedAt).',
@@ -424,7 +441,7 @@ const defs: Def[] = [
     module: 'buy',
     auth: true,
     action: ESCROW.rate,
-    mutating: true,
+    effect: 'replaces',
     params: {
       purchaseId: id('purchase'),
       rating: { type: 'number', integer: true, min: 1, max: 5, description: 'Integer 1 to 5.' },
@@ -439,7 +456,7 @@ const defs: Def[] = [
     module: 'buy',
     auth: true,
     action: ESCROW.requestRefund,
-    mutating: true,
+    effect: 'advances',
     movesMoney: true,
     params: { purchaseId: id('purchase'), reason: { type: 'string', optional: true, max: 4000, description: 'Why you want the money back (optional, shown to the other party).' } },
     output: PURCHASE_RESULT,
@@ -452,7 +469,7 @@ const defs: Def[] = [
     module: 'buy',
     auth: true,
     action: ESCROW.dispute,
-    mutating: true,
+    effect: 'advances',
     movesMoney: true,
     params: { purchaseId: id('purchase'), reason: { type: 'string', min: MIN_DISPUTE_REASON_CHARS, max: 4000, description: 'What went wrong: non-delivery or clear misrepresentation.' } },
     output: PURCHASE_RESULT,
@@ -464,7 +481,7 @@ const defs: Def[] = [
     module: 'buy',
     auth: true,
     action: ESCROW.sendMessage,
-    mutating: true,
+    effect: 'creates',
     params: { purchaseId: id('purchase'), body: { type: 'string', min: 1, max: 4000, description: 'The message text (1–4000 characters).' } },
     output: obj({ message: MESSAGE }),
     description: 'Send a message to the other party of a purchase (buyer ↔ seller only).',
@@ -485,7 +502,7 @@ const defs: Def[] = [
     module: 'sell',
     auth: true,
     action: PAYMENTS.connectPayouts,
-    mutating: true,
+    effect: 'replaces',
     params: { btcAddress: { type: 'string', min: 14, max: 100, trim: true, description: 'A checksummed Bitcoin address (bech32/bech32m or base58).' } },
     output: obj({ payouts: obj({ btcAddress: str(), network: str(), addressType: str(), connectedAt: time(), replacedAddress: nullable(str()) }, ['replacedAddress']), next: str() }, ['next']),
     description: 'Set (or replace) the Bitcoin address the operator pays your cash-outs to.',
@@ -496,7 +513,8 @@ const defs: Def[] = [
     module: 'sell',
     auth: true,
     action: PAYMENTS.requestCashout,
-    mutating: true,
+    effect: 'creates',
+    openWorld: true,
     movesMoney: true,
     params: { amountGas: { type: 'number', integer: true, min: 1, max: MAX_GAS_ARGUMENT, optional: true, description: `Gas to cash out (default: all withdrawable; minimum ${MIN_CASHOUT_GAS}).` } },
     output: CASHOUT_RESULT,
@@ -509,7 +527,8 @@ const defs: Def[] = [
     auth: true,
     action: PAYMENTS.requestCashout,
     aliasOf: 'request_cashout',
-    mutating: true,
+    effect: 'creates',
+    openWorld: true,
     movesMoney: true,
     params: { amountGas: { type: 'number', integer: true, min: 1, max: MAX_GAS_ARGUMENT, optional: true, description: 'Gas to cash out (default: all withdrawable).' } },
     output: CASHOUT_RESULT,
@@ -521,7 +540,8 @@ const defs: Def[] = [
     module: 'shared',
     auth: true,
     action: NOTIFICATIONS.setWebhook,
-    mutating: true,
+    effect: 'renews',
+    openWorld: true,
     params: {
       url: { type: 'string', min: 8, max: 2000, trim: true, description: 'A public https URL that receives the POSTs.' },
       events: {
@@ -546,7 +566,7 @@ const defs: Def[] = [
     module: 'shared',
     auth: true,
     action: NOTIFICATIONS.deleteWebhook,
-    mutating: true,
+    effect: 'removes',
     params: { webhookId: id('webhook') },
     output: obj({ deleted: schemas.bool(), webhook: WEBHOOK }),
     description: 'Stop a webhook: nothing more is sent to it, and its pending deliveries are dropped.',
@@ -568,7 +588,7 @@ const defs: Def[] = [
     module: 'shared',
     auth: true,
     action: GATEWAY.reportBug,
-    mutating: true,
+    effect: 'creates',
     params: {
       title: { type: 'string', min: 3, max: 200, trim: true, description: 'One line naming the problem.' },
       description: { type: 'string', min: 10, max: 8000, trim: true, description: 'What went wrong (at least 10 characters).' },
@@ -589,7 +609,7 @@ const defs: Def[] = [
     module: 'shared',
     auth: true,
     action: SUPPORT.reportExperience,
-    mutating: true,
+    effect: 'creates',
     params: {
       rating: { type: 'number', integer: true, min: 1, max: 5, description: 'Integer 1 to 5.' },
       journeyStep: { type: 'enum', values: [...JOURNEY_STEPS], optional: true, default: 'other', description: `The step: ${JOURNEY_STEPS.join(', ')}.` },
@@ -616,10 +636,12 @@ const defs: Def[] = [
   },
 ];
 
-export const TOOLS: readonly ToolDefinition[] = defs.map((d) => ({
-  mutating: false,
+export const TOOLS: readonly ToolDefinition[] = defs.map(({ effect = 'reads', ...d }) => ({
   movesMoney: false,
+  openWorld: false,
   ...d,
+  effect,
+  mutating: effect !== 'reads',
 }));
 
 const byName = new Map(TOOLS.map((t) => [t.name, t]));
@@ -637,14 +659,17 @@ export function toolParams(name: string): ParamSchema {
   return tool.params;
 }
 
-/** Annotations for MCP: honest about reads, money moves and idempotency. */
+/**
+ * Annotations for MCP, from the tool's effect: moving gas, overwriting, deleting and rotating a secret are destructive;
+ * a tool is idempotent when the same arguments a second time change nothing more (without an
+ * idempotencyKey: a key makes any mutating tool answer a repeat with its first result).
+ */
 export function toolAnnotations(tool: ToolDefinition): ToolAnnotations {
   return {
-    readOnlyHint: !tool.mutating,
-    destructiveHint: tool.movesMoney,
-    // Reads are idempotent; mutating tools are idempotent when called with the same idempotencyKey.
-    idempotentHint: !tool.mutating || ['ack_purchase', 'connect_payouts', 'update_service'].includes(tool.name),
-    openWorldHint: false,
+    readOnlyHint: tool.effect === 'reads',
+    destructiveHint: tool.movesMoney || tool.effect === 'replaces' || tool.effect === 'removes' || tool.effect === 'renews',
+    idempotentHint: tool.effect !== 'creates' && tool.effect !== 'renews',
+    openWorldHint: tool.openWorld,
   };
 }
 

@@ -75,6 +75,34 @@ describe('tool catalogue', () => {
     expect(toolAnnotations(getTool('confirm_delivery')!)).toMatchObject({ readOnlyHint: false, destructiveHint: true });
   });
 
+  it('annotates what an MCP client sees honestly: deleting, overwriting and spending are destructive; a repeat that changes nothing is idempotent', () => {
+    const hints = (name: string) => {
+      const a = toolAnnotations(getTool(name)!);
+      return [a.readOnlyHint, a.destructiveHint, a.idempotentHint, a.openWorldHint].map((h) => (h ? 1 : 0)).join('');
+    };
+    //                                 read destr idem open
+    expect(hints('delete_webhook')).toBe('0110'); // deletes; deleting twice changes nothing more
+    expect(hints('set_webhook')).toBe('0101'); // the same url again rotates its secret; POSTs to the caller's URL
+    expect(hints('update_service')).toBe('0110'); // overwrites the listing's fields
+    expect(hints('connect_payouts')).toBe('0110'); // replaces the payout address
+    expect(hints('rate_purchase')).toBe('0110'); // a rating may be changed
+    expect(hints('purchase_service')).toBe('0100'); // spends; buying twice buys twice
+    expect(hints('confirm_delivery')).toBe('0110'); // releases escrow once; a repeat is refused
+    expect(hints('request_cashout')).toBe('0101'); // paid out in BTC outside the marketplace
+    expect(hints('buy_gas')).toBe('0001'); // a person pays by card; each call opens a new checkout
+    expect(hints('send_message')).toBe('0000');
+    expect(hints('ack_purchase')).toBe('0010');
+    for (const t of TOOLS) {
+      const a = toolAnnotations(t);
+      expect({ tool: t.name, readOnly: a.readOnlyHint }).toEqual({ tool: t.name, readOnly: !t.mutating });
+      if (a.readOnlyHint) expect({ tool: t.name, destructive: a.destructiveHint, idempotent: a.idempotentHint }).toEqual({ tool: t.name, destructive: false, idempotent: true });
+      if (t.movesMoney) expect({ tool: t.name, destructive: a.destructiveHint }).toEqual({ tool: t.name, destructive: true });
+      // A tool whose title or description says it deletes, stops, replaces or changes something is destructive.
+      if (/\b(delete|stop|replace|change)/i.test(`${t.title} ${t.description.split('.')[0]}`)) expect({ tool: t.name, destructive: a.destructiveHint }).toEqual({ tool: t.name, destructive: true });
+    }
+    for (const [alias, target] of [['buy_credits', 'buy_gas'], ['cash_out', 'request_cashout']]) expect(hints(alias)).toBe(hints(target));
+  });
+
   it('validates arguments with fastest-validator as the services do', () => {
     const v = new Validator();
     const check = v.compile({ ...getTool('rate_purchase')!.params });

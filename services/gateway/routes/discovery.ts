@@ -33,6 +33,8 @@ import type { PackedTarball } from '../stdio-tarball';
 import { stdioInstall } from '@agent-market/mcp/lib/install.js';
 import { listingsQueryParameters, publicSchemas, type OpenApiParameter } from './public-schemas';
 import { SUPPORT } from '../../../packages/contracts/support';
+import { PUBLIC_NAV } from '../web/render';
+import { ASSET_ICON } from '../web/format';
 
 export const API_VERSION = '0.1.0';
 const PRODUCT = 'Agent Market';
@@ -340,7 +342,7 @@ export function renderApiReference(doc: OpenApiDocument): string {
   for (const [path, item] of Object.entries(doc.paths)) {
     for (const [method, op] of Object.entries(item)) {
       const id = anchor(`${method}-${path}`);
-      toc.push(`<li><a href="#${id}"><code>${method.toUpperCase()} ${esc(path)}</code></a> — ${esc(op.summary)}</li>`);
+      const tools: string[] = [];
       const parts = [`<section id="${id}"><h2><code>${method.toUpperCase()} ${esc(path)}</code></h2><p><strong>${esc(op.summary)}</strong></p><p>${esc(op.description)}</p>`];
       parts.push(`<p>Authentication: ${op.security && op.security.length === 0 ? 'none' : op.security?.some((s) => Object.keys(s).length === 0) ? 'optional bearer key (required by most tools)' : 'bearer key'}.</p>`);
       if (op.parameters?.length) {
@@ -358,6 +360,7 @@ export function renderApiReference(doc: OpenApiDocument): string {
           for (const variant of resolved.oneOf) {
             const call = resolve(doc, variant);
             const name = call.properties?.tool.const;
+            tools.push(`<a href="#tool-${esc(name)}"><code>${esc(name)}</code></a>`);
             parts.push(
               `<article id="tool-${esc(name)}"><h4><code>${esc(name)}</code> — ${esc(call.title)}</h4><p>${esc(call.description).replace(/\n\n/g, '<br>')}</p>${propertiesTable(doc, call.properties?.arguments)}` +
                 `<pre>{"tool": "${esc(name)}", "arguments": {…}}</pre></article>`,
@@ -370,7 +373,11 @@ export function renderApiReference(doc: OpenApiDocument): string {
       parts.push(
         '<h3>Responses</h3><table><thead><tr><th>status</th><th>meaning</th></tr></thead><tbody>' +
           Object.entries(op.responses).map(([status, r]) => `<tr><td>${esc(status)}</td><td>${esc(r.description)}</td></tr>`).join('') +
-          '</tbody></table></section>',
+          '</tbody></table><p><a href="#contents">↑ Contents</a></p></section>',
+      );
+      toc.push(
+        `<li><a href="#${id}"><code>${method.toUpperCase()} ${esc(path)}</code></a> — ${esc(op.summary)}` +
+          `${tools.length ? `<p class="tools">Tools: ${tools.join(' · ')}</p>` : ''}</li>`,
       );
       ops.push(parts.join('\n'));
     }
@@ -379,19 +386,25 @@ export function renderApiReference(doc: OpenApiDocument): string {
   return `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
 <title>${esc(doc.info.title)} ${esc(doc.info.version)} — reference</title>
+<link rel="icon" href="${ASSET_ICON}" type="image/svg+xml">
 <style>
 body{font:15px/1.5 system-ui,-apple-system,Segoe UI,sans-serif;max-width:980px;margin:2rem auto;padding:0 1rem;color:#1b1f24}
 code,pre{font-family:ui-monospace,SFMono-Regular,Menlo,monospace;font-size:13px}
 pre{background:#f4f5f7;padding:.6rem;border-radius:4px;overflow:auto}
 table{border-collapse:collapse;width:100%;margin:.5rem 0 1rem}th,td{border:1px solid #d8dce1;padding:.3rem .5rem;text-align:left;vertical-align:top}
 th{background:#f4f5f7}section{border-top:2px solid #d8dce1;margin-top:2rem}article{margin:1.2rem 0 1.8rem}.muted{color:#6a737d}
+nav.site{display:flex;flex-wrap:wrap;gap:.25rem 1rem;border-bottom:1px solid #d8dce1;padding-bottom:.5rem}nav.site a[aria-current]{font-weight:700;color:#1b1f24}
+.tools{margin:.2rem 0 .6rem;font-size:13px;line-height:1.8}
 </style></head><body>
+<nav class="site" aria-label="Main">${PUBLIC_NAV.map((l) => `<a href="${esc(l.href)}"${l.href === '/docs' ? ' aria-current="page"' : ''}>${esc(l.label)}</a>`).join('')}</nav>
 <h1>${esc(doc.info.title)} <small class="muted">${esc(doc.info.version)} · OpenAPI ${esc(doc.openapi)}</small></h1>
 <p>${esc(doc.info.description).replace(/\n\n/g, '</p><p>')}</p>
 <p>Server: <code>${esc(doc.servers[0].url)}</code> · Machine-readable: <a href="/openapi.json">/openapi.json</a> · Brief: <a href="/llms.txt">/llms.txt</a> · MCP: <code>${esc(doc.servers[0].url)}/mcp</code></p>
 <p>Authentication: ${esc(doc.components.securitySchemes.bearerAuth.description)} Header: <code>Authorization: Bearer rk_live_…</code></p>
-<h2>Contents</h2><ul>${toc.join('')}</ul>
-<h2>Errors</h2><p>${esc(env.description)}</p>${propertiesTable(doc, env)}${propertiesTable(doc, env.properties?.error)}
+<h2 id="contents">Contents</h2>
+<p>The same reference in other forms: <a href="/llms.txt">/llms.txt</a> (the brief), <a href="/llms-full.txt">/llms-full.txt</a> (every tool, fee, limit, state and error code), <a href="/openapi.json">/openapi.json</a>; the rules: <a href="/terms">/terms</a>.</p>
+<ul>${toc.join('')}<li><a href="#errors">Errors</a> — the envelope and every error code</li></ul>
+<h2 id="errors">Errors</h2><p>${esc(env.description)}</p>${propertiesTable(doc, env)}${propertiesTable(doc, env.properties?.error)}
 <p>Codes: ${(doc.components.schemas.ErrorCode.enum as string[]).map((c) => `<code>${esc(c)}</code> (${STATUS_BY_CODE[c as ErrorCode]})`).join(', ')}.</p>
 ${ops.join('\n')}
 </body></html>`;
@@ -517,7 +530,7 @@ export function registerDiscoveryRoutes(app: Express, deps: GatewayDeps): void {
   });
   for (const p of ['/docs', '/api/docs']) {
     app.get(p, (_req, res) => {
-      res.setHeader('Content-Security-Policy', "default-src 'none'; style-src 'unsafe-inline'");
+      res.setHeader('Content-Security-Policy', "default-src 'none'; style-src 'unsafe-inline'; img-src 'self'");
       res.type('text/html; charset=utf-8').send(reference);
     });
   }

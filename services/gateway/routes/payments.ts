@@ -14,7 +14,7 @@ import { CheckoutResultPage, PayCheckoutPage, SandboxCheckoutPage, statusSentenc
 import { csrfToken, csrfValid } from '../web/csrf';
 import { checkoutBrowserKey, readCheckoutBrowserKey, setOwnerCookie } from '../web/owner-cookie';
 import { sendPage } from '../web/render';
-import { parseLimitsForm } from '../web/limits';
+import { limitsOutcome, parseLimitsForm, restrictsSpending } from '../web/limits';
 import { ESCROW, type SpendingLimitsView } from '../../../packages/contracts/escrow';
 import { AGENTS } from '../../../packages/contracts/agents';
 
@@ -101,7 +101,7 @@ export function registerPaymentsRoutes(app: Express, deps: GatewayDeps): void {
       const { token } = await broker.call<{ token: string }, { agentId: string }>(ESCROW.createOwnerLink, { agentId });
       ownerUrl = `${ctx.baseUrl}/owner/${token}`;
       setOwnerCookie(req, res, agentId, token);
-      if (limits) saved = ' Your spending limits are saved.';
+      if (limits) saved = ` ${limitsOutcome(limits)}`;
     } catch (err) {
       deps.broker.logger.warn(`checkout ${redactPath(`/checkout/${id}`)}: limits/owner link not saved (${(err as Error).message})`);
       saved = limits ? ' Your spending limits could NOT be saved right now; set them when you approve the next checkout.' : '';
@@ -145,9 +145,12 @@ export function registerPaymentsRoutes(app: Express, deps: GatewayDeps): void {
           ownerUrl = `${ctx.baseUrl}/owner/${claimed.ownerToken}`;
           setOwnerCookie(req, res, s.agentId, claimed.ownerToken);
           limits = await broker.call<SpendingLimitsView, { agentId: string }>(ESCROW.limitsOf, { agentId: s.agentId }).catch(() => undefined);
-          message = `${confirmed} ${
-            claimed.limitsApplied ? 'The spending limits you set before paying are now in force.' : 'The agent\'s spending limits are unchanged.'
-          } You change them on your private owner page below.`;
+          const applied = !claimed.limitsApplied
+            ? 'The agent\'s spending limits are unchanged.'
+            : limits && !restrictsSpending(limits)
+              ? 'No spending limits are set: the agent may spend its whole balance.'
+              : 'The spending limits you set before paying are now in force.';
+          message = `${confirmed} ${applied} You change them on your private owner page below.`;
         } else {
           message = `${confirmed} The private owner link of this payment was already shown, on the first visit of this page, and is never shown twice. If that was not you, the link may have leaked: tell the operator.`;
         }

@@ -134,6 +134,19 @@ describe('public discovery', () => {
     }
   });
 
+  test('/docs can be navigated: the site links (home first), a contents list naming every tool, links to the other forms of the reference', async () => {
+    const r = await app.api.get('/docs');
+    const nav = r.text.match(/<nav class="site" aria-label="Main">(.*?)<\/nav>/)![1];
+    expect([...nav.matchAll(/href="([^"]+)"/g)].map((m) => m[1])).toEqual(['/', '/listings', '/docs', '/llms.txt']);
+    expect(nav).toContain('href="/docs" aria-current="page"');
+    const contents = r.text.slice(r.text.indexOf('<h2 id="contents">'), r.text.indexOf('<h2 id="errors">'));
+    for (const t of TOOLS) expect(contents).toContain(`href="#tool-${t.name}"`);
+    for (const href of ['/llms.txt', '/llms-full.txt', '/openapi.json', '/terms', '#errors']) expect(contents).toContain(`href="${href}"`);
+    expect(r.text).toContain('<a href="#contents">↑ Contents</a>');
+    expect(r.text).toContain('<link rel="icon" href="/favicon.svg"');
+    expect(r.headers.get('content-security-policy')).toContain("img-src 'self'");
+  });
+
   (fs.existsSync(REDOCLY) ? test : test.skip)('/openapi.json passes redocly lint (recommended rules) with no errors', async () => {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'openapi-'));
     const file = path.join(dir, 'openapi.json');

@@ -50,6 +50,7 @@ describe('remote MCP endpoint /mcp', () => {
     expect(byName.get('whoami')!.inputSchema.properties).not.toHaveProperty('idempotencyKey');
     expect(byName.get('register')!.inputSchema.properties).not.toHaveProperty('idempotencyKey');
     expect(byName.get('confirm_delivery')!.annotations).toMatchObject({ destructiveHint: true, readOnlyHint: false });
+    expect(byName.get('delete_webhook')!.annotations).toMatchObject({ readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: false });
     await client.close();
   });
 

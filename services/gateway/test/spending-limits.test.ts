@@ -49,6 +49,7 @@ describe('spending limits set by a human, enforced on purchase_service', () => {
     expect(form.html).toContain('name="dailyBudgetGas"');
     const approved = await submitSandboxForm(form, 'approve', { limitsForm: '1', dailyBudgetGas: '500', approvalAboveGas: '200' });
     expect(approved.status).toBe(200);
+    expect(approved.html).toContain('Your spending limits are saved.');
     const token = /\/owner\/([A-Za-z0-9_-]+)/.exec(approved.html)?.[1];
     ownerUrl = `${app.baseUrl}/owner/${token}`;
     human = approved.cookie;
@@ -105,6 +106,19 @@ describe('spending limits set by a human, enforced on purchase_service', () => {
     expect(await wallet(app, buyer)).toMatchObject({ gasBalance: 1600, heldGas: 400 });
     const orders = await app.api.ok('list_orders', { role: 'buyer' }, buyer.apiKey);
     expect(orders.purchases).toHaveLength(2);
+  });
+
+  test('approving a checkout with every limit field left empty says no limits are set, and where to set them', async () => {
+    const other = await newAgent(app, 'Unlimited buyer');
+    const checkout = await app.api.ok('buy_gas', { packId: 'starter' }, other.apiKey);
+    const form = await openSandboxCheckout(local(checkout.checkoutUrl));
+    const approved = await submitSandboxForm(form, 'approve', { limitsForm: '1', perPurchaseMaxGas: '', dailyBudgetGas: '', weeklyBudgetGas: '', approvalAboveGas: '' });
+    expect(approved.status).toBe(200);
+    expect(approved.html).not.toContain('limits are saved');
+    expect(approved.html).toContain('No spending limits are set: the agent may spend its whole balance.');
+    expect(approved.html).toMatch(/set them at any time on your private owner page/);
+    expect(approved.html).toMatch(/\/owner\/[A-Za-z0-9_-]{20,}/);
+    expect((await app.api.ok('whoami', {}, other.apiKey)).agent.spendingLimits).toMatchObject({ dailyBudgetGas: null, perPurchaseMaxGas: null, approvalAboveGas: null });
   });
 
   test('the seller sees an approval-awaiting purchase only once it is approved', async () => {

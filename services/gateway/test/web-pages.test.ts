@@ -39,6 +39,33 @@ describe('pages over HTTP', () => {
     expect(css.headers.get('content-type')).toMatch(/text\/css/);
   });
 
+  it('every page names a site icon, and /favicon.ico and /favicon.svg answer with an image browsers may cache', async () => {
+    for (const page of ['/', '/listings', '/terms', '/no-such-page']) expect((await app.api.get(page, HTML)).text).toContain('<link rel="icon" href="/favicon.svg" type="image/svg+xml"/>');
+    for (const path of ['/favicon.ico', '/favicon.svg']) {
+      const icon = await fetch(`${app.baseUrl}${path}`);
+      expect(icon.status).toBe(200);
+      expect(icon.headers.get('content-type')).toMatch(/^image\/svg\+xml/);
+      expect(icon.headers.get('cache-control')).toBe('public, max-age=86400');
+      expect(await icon.text()).toMatch(/^<svg [^>]*xmlns="http:\/\/www.w3.org\/2000\/svg"/);
+    }
+  });
+
+  it('a seed listing explains its badge and shows its quality as the listing\'s, beside "no sales yet" rather than "0 sales"', async () => {
+    const list = await app.api.get('/listings', HTML);
+    expect(list.text).toContain('>Seed seller</span>');
+    expect(list.text).toMatch(/<span class="badge seed" title="A seed seller is run or vetted by the marketplace operator/);
+    expect(list.text).toMatch(/<li title="How clearly the listing says what the buyer provides[^"]*">listing quality \d+\/100<\/li>/);
+    expect(list.text).toContain('no sales yet');
+    expect(list.text).not.toMatch(/\b0 sales|quality score/);
+    const seedListing = (await app.api.get('/api/listings?limit=1')).body.listings[0];
+    expect(seedListing.seller.reputation).toMatchObject({ isSeed: true, salesCount: 0 });
+    const page = await app.api.get(`/listings/${seedListing.id}`, HTML);
+    expect(page.text).toContain('<dt>Listing quality</dt>');
+    expect(page.text).toMatch(/It is not a rating of the seller/);
+    expect(page.text).toMatch(/A seed seller is run or vetted by the marketplace operator: the sellers a new marketplace starts with/);
+    expect(page.text).not.toContain('Quality score');
+  });
+
   it('search terms are escaped; a bad cursor is a page with the hint, not a crash', async () => {
     const r = await app.api.get(`/listings?q=${encodeURIComponent('<script>alert(1)</script>')}`, HTML);
     expect(r.status).toBe(200);

@@ -1,5 +1,5 @@
 /**
- * The pages' one stylesheet and one progressive-enhancement script, served from memory (so the
+ * The pages' one stylesheet, one progressive-enhancement script and the site icon, served from memory (so the
  * compiled image needs no asset files). Pages work without the script: it only turns <time>
  * elements into the visitor's local time and adds "Copy" buttons to snippets.
  */
@@ -53,6 +53,7 @@ button.danger { background: #fff; border-color: var(--bad); color: var(--bad); }
 dl.facts { display: grid; grid-template-columns: max-content 1fr; gap: .35rem 1rem; margin: .5rem 0 1rem; }
 dl.facts dt { color: var(--muted); }
 dl.facts dd { margin: 0; font-weight: 600; overflow-wrap: anywhere; }
+dl.facts dd .muted { font-weight: 400; font-size: .9rem; }
 .card { border: 1px solid var(--line); border-radius: 8px; padding: 1.25rem; margin-bottom: 1rem; }
 .card > h2:first-child, .card > h3:first-child { margin-top: 0; }
 .narrow { max-width: 36rem; }
@@ -104,4 +105,11 @@ export const SITE_JS = `(function () {
     box.insertBefore(b, box.firstChild);
   });
 })();
+`;
+
+/** The site icon: a gas drop on the accent colour, as SVG (every current browser takes an SVG favicon). */
+export const SITE_ICON_SVG = `<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 32 32">
+<rect width="32" height="32" rx="7" fill="#0b5cad"/>
+<path d="M16 5c4.5 6 8 10.2 8 14.2A8 8 0 0 1 8 19.2C8 15.2 11.5 11 16 5z" fill="#fff"/>
+</svg>
 `;

@@ -4,6 +4,9 @@ import { GAS_PER_USD } from '../../../packages/market-rules';
 export const PRODUCT_NAME = 'Agent Market';
 export const ASSET_CSS = '/assets/site.css';
 export const ASSET_JS = '/assets/site.js';
+/** The site icon; also answered at /favicon.ico, which browsers ask for whatever a page says. */
+export const ASSET_ICON = '/favicon.svg';
+export const ICON_PATHS = [ASSET_ICON, '/favicon.ico'] as const;
 
 export function usd(gas: number): string {
   return `$${(gas / GAS_PER_USD).toFixed(2)}`;

@@ -43,6 +43,18 @@ export function parseLimitsForm(body: Record<string, unknown>): SpendingLimitsIn
   return out;
 }
 
+/** Whether limits (as submitted, or as in force) restrict anything: an all-empty form sets none. */
+export function restrictsSpending(limits: SpendingLimitsInput): boolean {
+  return GAS_FIELDS.some(([field]) => typeof limits[field] === 'number') || !!limits.allowedCategories?.length;
+}
+
+/** What the person who approved a payment is told about the limits they submitted (or did not). */
+export function limitsOutcome(limits: SpendingLimitsInput): string {
+  return restrictsSpending(limits)
+    ? 'Your spending limits are saved.'
+    : 'No spending limits are set: the agent may spend its whole balance. You can set them at any time on your private owner page (its link is below), or when you approve its next checkout.';
+}
+
 export function LimitFields({ limits }: { limits: SpendingLimitsView | null }): VNode {
   const allowed = limits?.allowedCategories ?? null;
   return (

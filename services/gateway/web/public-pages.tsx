@@ -11,7 +11,7 @@ import {
   MIN_CASHOUT_GAS,
 } from '../../../packages/market-rules';
 import { Layout } from './render';
-import { ReputationLine, Snippet, type Reputation } from './components';
+import { LISTING_QUALITY_MEANING, ReputationLine, SEED_SELLER_MEANING, Snippet, type Reputation } from './components';
 import { gasAndUsd, plural, PRODUCT_NAME, usd } from './format';
 
 export interface ListingView {
@@ -136,7 +136,7 @@ export interface ListingsQuery {
 
 const SORT_LABELS: Record<(typeof SEARCH_SORTS)[number], string> = {
   relevance: 'Best match',
-  quality: 'Quality score',
+  quality: 'Listing quality',
   price_asc: 'Price: low to high',
   price_desc: 'Price: high to low',
   newest: 'Newest',
@@ -206,7 +206,7 @@ export function ListingsPage(props: { query: ListingsQuery; listings: ListingVie
                 <span class="price">{l.priceGas.toLocaleString('en-US')} gas</span> ({usd(l.priceGas)})
               </li>
               <li>{l.category}</li>
-              <li>quality score {l.qualityScore ?? '—'}/100</li>
+              <li title={LISTING_QUALITY_MEANING}>listing quality {l.qualityScore ?? '—'}/100</li>
             </ul>
             <p class="meta">
               Seller {l.seller.displayName || l.seller.id}: <ReputationLine r={l.seller.reputation} />
@@ -254,13 +254,23 @@ export function ListingPage({
         <dd>{l.category}</dd>
         <dt>Delivery</dt>
         <dd>within {plural(deliveryDays, 'day')} of purchase, or the buyer is refunded automatically</dd>
-        <dt>Quality score</dt>
-        <dd>{l.qualityScore ?? '—'}/100</dd>
+        <dt>Listing quality</dt>
+        <dd>
+          {l.qualityScore ?? '—'}/100
+          <br />
+          <span class="muted">{LISTING_QUALITY_MEANING}</span>
+        </dd>
         <dt>Seller</dt>
         <dd>
           {l.seller.displayName || 'unnamed'} <code>{l.seller.id}</code>
           <br />
           <ReputationLine r={l.seller.reputation} />
+          {l.seller.reputation.isSeed ? (
+            <>
+              <br />
+              <span class="muted">{SEED_SELLER_MEANING}</span>
+            </>
+          ) : null}
         </dd>
       </dl>
       <h2>Description</h2>

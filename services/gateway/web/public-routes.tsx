@@ -6,8 +6,8 @@
 import type { Express, NextFunction, Request, Response } from 'express';
 import type { GatewayDeps } from '../deps';
 import { dispatchHttpCall } from '../routes/http-call';
-import { SITE_CSS, SITE_JS } from './assets';
-import { ASSET_CSS, ASSET_JS } from './format';
+import { SITE_CSS, SITE_ICON_SVG, SITE_JS } from './assets';
+import { ASSET_CSS, ASSET_JS, ICON_PATHS } from './format';
 import { HomePage, ListingPage, ListingsPage, TermsPage, type HomeFigures, type ListingView, type ListingsQuery } from './public-pages';
 import { MessagePage, sendPage } from './render';
 import { LISTINGS } from '../../../packages/contracts/listings';
@@ -26,6 +26,11 @@ export function registerPublicPages(app: Express, deps: GatewayDeps): void {
   app.get(ASSET_JS, (_req, res) => {
     res.set({ 'content-type': 'text/javascript; charset=utf-8', 'cache-control': 'public, max-age=3600' }).send(SITE_JS);
   });
+  for (const path of ICON_PATHS) {
+    app.get(path, (_req, res) => {
+      res.set({ 'content-type': 'image/svg+xml', 'cache-control': 'public, max-age=86400' }).send(SITE_ICON_SVG);
+    });
+  }
 
   app.get('/', async (req, res) => {
     // A service that is down costs its figure, not the page.

@@ -6,7 +6,7 @@
 import type { Response } from 'express';
 import type { ComponentChildren, VNode } from 'preact';
 import { render } from 'preact-render-to-string';
-import { ASSET_CSS, ASSET_JS, PRODUCT_NAME } from './format';
+import { ASSET_CSS, ASSET_ICON, ASSET_JS, PRODUCT_NAME } from './format';
 
 export const PAGE_HEADERS: Record<string, string> = {
   'content-type': 'text/html; charset=utf-8',
@@ -22,7 +22,7 @@ export interface NavLink {
   label: string;
 }
 
-const PUBLIC_NAV: NavLink[] = [
+export const PUBLIC_NAV: NavLink[] = [
   { href: '/', label: 'Home' },
   { href: '/listings', label: 'Listings' },
   { href: '/docs', label: 'API reference' },
@@ -45,6 +45,7 @@ export function Layout({ title, nav = PUBLIC_NAV, noindex, children }: LayoutPro
         <meta name="viewport" content="width=device-width, initial-scale=1" />
         {noindex ? <meta name="robots" content="noindex" /> : null}
         <title>{`${title} · ${PRODUCT_NAME}`}</title>
+        <link rel="icon" href={ASSET_ICON} type="image/svg+xml" />
         <link rel="stylesheet" href={ASSET_CSS} />
         <script src={ASSET_JS} defer />
       </head>
