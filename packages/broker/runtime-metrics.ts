@@ -71,6 +71,12 @@ export class RuntimeMetrics {
   }
 
   start(): void {
+    // Every kind's series from the start, at 0: a process that has not collected yet (Node 24 collects a small
+    // heap later than 20 did) still exposes the counters, and rate() has a first point.
+    for (const kind of new Set(Object.values(GC_KINDS))) {
+      this.broker.metrics.increment(M.gcRuns, { kind }, 0);
+      this.broker.metrics.increment(M.gcSeconds, { kind }, 0);
+    }
     this.gc = new PerformanceObserver((list) => {
       for (const entry of list.getEntries()) {
         const kind = GC_KINDS[(entry as unknown as { detail?: { kind?: number } }).detail?.kind ?? 0] ?? 'other';
