@@ -299,7 +299,7 @@ export class JetStreamDurableTransport implements DurableTransport {
       ackWaitMs: 5_000,
       maxRetries: 100,
       fetchExpiresMs: 10_000,
-      idleHeartbeatMs: 2_000,
+      idleHeartbeatMs: 500,
       raiseReplicas: !opts.user,
       maxAgeMs: 7 * 24 * 3600_000,
       shutdownTimeoutMs: 10_000,
@@ -534,7 +534,8 @@ export class JetStreamDurableTransport implements DurableTransport {
         headers: h,
         // The outbox may publish a row twice (crash between publish and mark): JetStream drops the copy.
         ...(typeof eventId === 'string' ? { msgID: eventId } : {}),
-        timeout: 5_000,
+        // Short: a publish caught in a leader election is tried again (by the outbox) rather than waited on.
+        timeout: 3_000,
       });
     } catch (err) {
       const message = (err as Error)?.message ?? String(err);
