@@ -469,6 +469,7 @@ export async function runFaultScenario(opts: FaultOptions): Promise<FaultRun> {
         const leader = nodes.find((n) => n.name === leaderName);
         if (!leader) throw new Error(`no leader for ${stream}`);
         const stopWatch = watchSettlement(Date.now());
+        observations.leaderKilledAt = new Date().toISOString().slice(11, 23);
         await leader.kill();
         const until = Date.now() + lossMs;
         while (Date.now() < until) {
@@ -485,20 +486,49 @@ export async function runFaultScenario(opts: FaultOptions): Promise<FaultRun> {
         const [a, b] = nodes.slice(1);
         const stopWatch = watchSettlement(Date.now());
         await Promise.all([a.kill(), b.kill()]);
+        // Clients of the killed nodes move to the third within a second (a call in flight on them may be lost
+        // and retried): from then on only JetStream is stuck.
+        const stuckFrom = Date.now() + 3_000;
         const worker = cluster.replicas('escrow')[0];
-        let degraded: unknown = null;
+        // Every part /readyz named degraded meanwhile (its kind: publishing, consuming, outbox), and the statuses.
+        let degraded: { status: number[]; degraded: string[] } | null = null;
         const until = Date.now() + lossMs;
         while (Date.now() < until) {
           const r = await cluster.readyz(worker.port).catch(() => null);
-          if (r?.body?.degraded && !degraded) degraded = { status: r.status, degraded: r.body.degraded };
+          if (r?.body?.degraded) {
+            degraded ??= { status: [], degraded: [] };
+            if (!degraded.status.includes(r.status)) degraded.status.push(r.status);
+            for (const d of r.body.degraded as string[]) {
+              const kind = d.replace(/ failing for .*| is \d+ s old.*|: escrow's.*/, '');
+              if (!degraded.degraded.some((x) => x.startsWith(kind))) degraded.degraded.push(d);
+            }
+          }
           await sleep(500);
         }
+        const w = load.window(stuckFrom, Date.now());
+        observations.writesWhileJetStreamStuck = { calls: w.calls, failedCalls: w.failedCalls, writeMaxMs: w.writeMaxMs, writeP95Ms: w.writeP95Ms };
         await Promise.all([a.start(), b.start()]);
         lag = await stopWatch();
         observations.escrowReadyzWithoutQuorum = degraded ?? 'never degraded';
         return `escrow /readyz: ${JSON.stringify(degraded ?? 'never degraded').slice(0, 200)}`;
       });
       rows[rows.length - 1].settleLagS = lag;
+      // What escrow and the ledger said about it (one warn line per outage and one for its end).
+      for (const role of ['escrow', 'ledger'] as Role[]) {
+        observations[`${role}DurableEventLines`] = cluster
+          .replicas(role)
+          .flatMap((p) => p.output().split('\n'))
+          .filter((l) => l.includes('durable events:'))
+          .map((l) => {
+            try {
+              const j = JSON.parse(l) as { time: number; level: number; msg: string };
+              return `${new Date(j.time).toISOString().slice(11, 23)} ${j.level >= 50 ? 'error' : 'warn'} ${j.msg}`;
+            } catch {
+              return l;
+            }
+          })
+          .slice(-20);
+      }
       observations.totalLifecycles = load.lifecycles;
       return { rows, observations };
     }

@@ -351,7 +351,8 @@ export class JetStreamDurableTransport implements DurableTransport {
     });
     this.connected = true;
     this.js = this.nc.jetstream();
-    this.jsm = await this.nc.jetstreamManager();
+    // Lookups fail fast during an election (the loops retry) rather than hold a consumer for 5 s each.
+    this.jsm = await this.nc.jetstreamManager({ timeout: 3_000 });
     this.replicas = this.opts.replicas ?? defaultReplicas(this.nc.info);
     void this.watchStatus(this.nc);
     await this.ensureStreams();
@@ -513,6 +514,23 @@ export class JetStreamDurableTransport implements DurableTransport {
     );
   }
 
+  /**
+   * The consume loop's consumer, looked up again (one attempt: the loop retries) and created only if it is
+   * gone — without waiting on a background stream check, which an election can hold for several lookups.
+   */
+  private async consumerAgain(sub: RunningSub): Promise<Consumer> {
+    try {
+      return await this.js!.consumers.get(this.streamName, sub.durable);
+    } catch (err) {
+      const message = (err as Error)?.message ?? String(err);
+      if (!/not found/i.test(message)) throw err;
+      if (/stream not found/i.test(message)) await this.ensureStreams();
+      // Another replica may create it at the same instant: look again either way.
+      await this.jsm!.consumers.add(this.streamName, this.consumerConfig(sub)).catch(() => undefined);
+      return this.js!.consumers.get(this.streamName, sub.durable);
+    }
+  }
+
   async subscribe(sub: ChannelSubscription): Promise<void> {
     if (!this.nc) throw new Error('durable events: subscribe before connect');
     const running: RunningSub = { ...sub, durable: jetStreamName(`${sub.group}--${sub.topic}`), inFlight: new Set() };
@@ -571,10 +589,7 @@ export class JetStreamDurableTransport implements DurableTransport {
           await this.waitForConnection(5_000);
           continue;
         }
-        if (!consumer) {
-          await this.ensureConsumer(sub);
-          consumer = await this.js!.consumers.get(this.streamName, sub.durable);
-        }
+        consumer ??= await this.consumerAgain(sub);
         const room = max - sub.inFlight.size;
         if (room <= 0) {
           // Full: wait for one to finish (or for stop; a handler may hang).

@@ -310,8 +310,9 @@ export class OutboxRelay {
         this.markTimer.unref();
       }
       if (failed.length) {
-        this.queue.length = 0;
-        await this.release(failed, error);
+        // The rest of the queue too: the relay passes publish them all as soon as JetStream answers again.
+        const dropped = this.queue.splice(0).map((row) => String(row.id));
+        await this.release([...failed, ...dropped], error);
       }
     }
   }
@@ -365,7 +366,8 @@ export class OutboxRelay {
     if (this.timer) clearTimeout(this.timer);
     this.timer = null;
     await this.running?.catch(() => undefined);
-    await this.pumping?.catch(() => undefined);
+    // Publishes in flight finish first, within a bound (a hung one is the relay's to retry after a restart).
+    if (this.pumping) await Promise.race([this.pumping.catch(() => undefined), new Promise((r) => setTimeout(r, 3_000).unref())]);
     await this.flushPublished();
   }
 
@@ -458,12 +460,13 @@ export class OutboxRelay {
       const rows = claimed.rows.sort((a, b) => Number(a.id) - Number(b.id));
       const sent: string[] = [];
       let failed = false;
-      for (const row of rows) {
+      for (const [i, row] of rows.entries()) {
         try {
           await this.channels.sendToChannel(row.topic, ...eventOf(schema, row));
           sent.push(String(row.id));
         } catch (err) {
-          await this.release([row.id], err);
+          // This row and the rest of the batch, not held for the pass's lease: the next pass tries them.
+          await this.release(rows.slice(i).map((r) => String(r.id)), err);
           failed = true;
           break;
         }
