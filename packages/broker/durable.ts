@@ -610,13 +610,18 @@ export class JetStreamDurableTransport implements DurableTransport {
           for await (const s of await batch.status()) if (s.type === ConsumerEvents.HeartbeatsMissed) return end();
         })().catch(() => undefined);
         const guard = setTimeout(end, this.opts.fetchExpiresMs + 3 * this.opts.idleHeartbeatMs);
+        // A pull still heartbeating after three intervals reaches a live leader: consumption works again
+        // (an idle consumer need not wait for its pull's expiry to say so).
+        const alive = setTimeout(() => silent || this.pullWorks(sub), 3 * this.opts.idleHeartbeatMs);
         try {
           for await (const msg of batch) {
             if (this.stopping) break; // not acked: redelivered to another replica
+            this.pullWorks(sub);
             this.dispatch(sub, msg);
           }
         } finally {
           clearTimeout(guard);
+          clearTimeout(alive);
           sub.pull = null;
         }
         if (silent && !this.stopping && this.connected) throw new Error(`no heartbeat from the consumer's leader in ${2 * this.opts.idleHeartbeatMs} ms`);
