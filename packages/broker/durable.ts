@@ -462,9 +462,14 @@ export class JetStreamDurableTransport implements DurableTransport {
       this.logger.warn(`durable events: stream ${name} has ${has} replica(s), ${this.replicas} wanted; the stream admin (${STREAM_ADMIN_SERVICE}) raises it at its start`);
       return;
     }
-    // Only the count changes (consumers follow their stream's); never lowered.
-    await this.jsm!.streams.update(name, { ...info.config, num_replicas: this.replicas });
-    this.logger.warn(`durable events: stream ${name} raised from ${has} to ${this.replicas} replicas`);
+    // Only the count changes (consumers follow their stream's); never lowered. A refusal (too few servers)
+    // leaves the stream as it is: events still flow, on fewer copies, and the next start tries again.
+    try {
+      await this.jsm!.streams.update(name, { ...info.config, num_replicas: this.replicas });
+      this.logger.warn(`durable events: stream ${name} raised from ${has} to ${this.replicas} replicas`);
+    } catch (err) {
+      this.logger.error(`durable events: could not raise stream ${name} from ${has} to ${this.replicas} replicas: ${(err as Error)?.message ?? err}`);
+    }
   }
 
   /**
