@@ -1,6 +1,7 @@
 /**
  * `npm run bench:faults`: the fault scenario (bench/scenarios/faults.ts) with its timing figures —
- * seconds of failed calls and settlement drain per fault. Needs PostgreSQL (BENCH_DATABASE_URL or
+ * seconds of failed calls and settlement drain per fault, then the NATS node loss on a 3-node NATS cluster
+ * (settlement lag, escrow's slowest write). Needs PostgreSQL (BENCH_DATABASE_URL or
  * TEST_DATABASE_URL) and a nats-server binary (it runs its own, on a free port).
  */
 import fs from 'node:fs';
@@ -18,6 +19,10 @@ async function main(): Promise<void> {
   }
   const { runFaultScenario, printFaultTable } = await import('./scenarios/faults');
   const run = await runFaultScenario({ pgUrl, log: (l) => console.log(`[faults] ${l}`) });
+  // The NATS node loss runs on a cluster of its own (3 NATS nodes, streams on 3 replicas).
+  const nodeLoss = await runFaultScenario({ pgUrl, natsNodeLossS: Number(process.env.BENCH_NATS_NODE_LOSS_S || 20), log: (l) => console.log(`[faults] ${l}`) });
+  run.rows.push(...nodeLoss.rows);
+  run.observations.natsNodeLoss = nodeLoss.observations;
   printFaultTable(run.rows);
   console.log('\nobservations:', JSON.stringify(run.observations, null, 2));
   const out = path.join(__dirname, 'faults-results.json');

@@ -1,6 +1,7 @@
 /**
- * `npm run cluster [-- --replicas N] [--data-dir DIR]`: the whole marketplace distributed on this machine,
- * without Docker (packages/cluster): a private nats-server with bus auth generated from the call table,
+ * `npm run cluster [-- --replicas N] [--nats-nodes M] [--data-dir DIR]`: the whole marketplace distributed on this
+ * machine, without Docker (packages/cluster): a private nats-server with bus auth generated from the call table
+ * (M of them routed into one JetStream cluster, the streams replicated on 3 of them when M ≥ 3),
  * one PostgreSQL role per service on DATABASE_URL's server (database agent_market_cluster), every service
  * as its own process (N of each), gateways on consecutive ports from PORT (default 3000).
  * Prints each gateway URL, the data dir, then "cluster ready"; Ctrl-C / SIGTERM / SIGHUP stops everything, and so
@@ -47,6 +48,8 @@ function alive(pid: number): boolean {
 async function main(): Promise<void> {
   const replicas = Number(arg('replicas') ?? 1);
   if (!Number.isInteger(replicas) || replicas < 1) throw new Error(`--replicas must be a whole number >= 1, got ${arg('replicas')}`);
+  const natsNodes = Number(arg('nats-nodes') ?? 1);
+  if (!Number.isInteger(natsNodes) || natsNodes < 1) throw new Error(`--nats-nodes must be a whole number >= 1, got ${arg('nats-nodes')}`);
   const dataDir = arg('data-dir') ?? (process.env.DATA_DIR ? path.join(process.env.DATA_DIR, 'cluster') : undefined);
   let cluster: Cluster | null = null;
   let stopping = false;
@@ -68,7 +71,7 @@ async function main(): Promise<void> {
   }, 1_000).unref();
   console.log(`starting the cluster: ${replicas} process(es) per service…`);
   // Your LOG_LEVEL, RATE_LIMIT_PER_MINUTE and SEED_ON_EMPTY reach every process (the spawn defaults are for tests).
-  cluster = await startCluster({ replicas, dataDir, env: operatorSettings(process.env), log: (l) => console.log(`  ${l}`) });
+  cluster = await startCluster({ replicas, natsNodes, dataDir, env: operatorSettings(process.env), log: (l) => console.log(`  ${l}`) });
   if (stopping) return;
   for (const [service, procs] of Object.entries(cluster.processes)) {
     console.log(`  ${service.padEnd(13)} ${procs.map((p) => `pid ${p.child.pid} (${service === 'gateway' ? 'http' : 'health'} :${p.port})`).join(', ')}`);
@@ -80,6 +83,7 @@ async function main(): Promise<void> {
   }
   for (const g of cluster.gateways) console.log(`gateway ${g}`);
   console.log(`data dir ${cluster.dataDir}  (credentials/<service>.env; audit: DATA_DIR=${cluster.dataDir} MARKET_BASE_URL=${cluster.gateways[0]} npm run audit:ledger)`);
+  for (const n of cluster.nats.nodes ?? []) console.log(`  nats node ${n.name}: ${n.url} (monitoring http://127.0.0.1:${n.monitorPort}/jsz)`);
   console.log(`nats ${cluster.nats.url}  database ${cluster.adminDatabaseUrl.replace(/\/\/[^@]*@/, '//…@')}`);
   console.log('cluster ready');
 }

@@ -2,7 +2,9 @@
  * The HTTP face of a process that does not run the gateway (workers: ledger, escrow, …), on PORT:
  *   GET /healthz  alive (the event loop answers) — for liveness probes;
  *   GET /readyz   its database, the bus and the durable-event connection all up; otherwise 503
- *                 naming the failing part — for readiness probes and compose healthchecks;
+ *                 naming the failing part — for readiness probes and compose healthchecks. `degraded`
+ *                 (still 200) names what works only in part: events not published or not consumed now
+ *                 (no stream leader, pulls failing), or an outbox row older than OUTBOX_ALERT_SECONDS;
  *   GET /metrics  the broker's Prometheus metrics (Bearer METRICS_TOKEN when set).
  * Nothing else is served.
  */
@@ -10,6 +12,7 @@ import http from 'node:http';
 import type { Service, ServiceBroker } from 'moleculer';
 import type { Db } from '../packages/db';
 import type { DbService } from '../packages/db/mixin';
+import type { OutboxRelay } from '../packages/outbox';
 import type { Config } from '../packages/config';
 import { durableEventsOf } from '../packages/broker';
 import { prometheusText } from '../packages/broker/metrics';
@@ -27,6 +30,26 @@ export interface Readiness {
   /** Names of the failing parts: database, bus, durable_events, stopping. */
   failing: string[];
   checks: Record<string, Check>;
+  /** Ready, but settling slowly or not at all: why (durable events, outbox age). Absent when nothing is. */
+  degraded?: string[];
+}
+
+/** Events the process cannot publish or consume now, and outboxes whose oldest row is older than the alert. */
+async function degradedParts(broker: ServiceBroker, config: Config): Promise<string[]> {
+  const out = [...(durableEventsOf(broker)?.status().degraded ?? []).map((d) => `durable_events: ${d}`)];
+  const relays = broker.services.flatMap((s) => {
+    const relay = (s as Service & { relay?: OutboxRelay }).relay;
+    return relay && typeof relay.oldestUnpublishedSeconds === 'function' ? [relay] : [];
+  });
+  for (const relay of relays) {
+    try {
+      const age = await withTimeout(relay.oldestUnpublishedSeconds(), 2_000, 'outbox age');
+      if (age > config.outboxAlertSeconds) out.push(`outbox: ${relay.schema}'s oldest unpublished event is ${Math.round(age)} s old (alert at ${config.outboxAlertSeconds} s)`);
+    } catch {
+      // the database check reports a database that does not answer
+    }
+  }
+  return out;
 }
 
 async function databaseCheck(broker: ServiceBroker): Promise<Check> {
@@ -51,7 +74,8 @@ export async function readiness(broker: ServiceBroker, config: Config, stopping:
   checks.durable_events = durable.connected ? { ok: true } : { ok: false, detail: durable.detail };
   if (stopping) checks.stopping = { ok: false, detail: 'shutting down' };
   const failing = Object.entries(checks).filter(([, c]) => !c.ok).map(([name]) => name);
-  return { ok: failing.length === 0, status: failing.length === 0 ? 'ready' : 'not_ready', failing, checks };
+  const degraded = await degradedParts(broker, config);
+  return { ok: failing.length === 0, status: failing.length === 0 ? 'ready' : 'not_ready', failing, checks, ...(degraded.length ? { degraded } : {}) };
 }
 
 export function startHealthServer(broker: ServiceBroker, config: Config, opts: { stopping: () => boolean }): Promise<http.Server> {

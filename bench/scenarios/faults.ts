@@ -16,6 +16,7 @@
 import type { ServiceBroker } from 'moleculer';
 import { createBroker } from '../../packages/broker';
 import { startCluster, type Cluster as LibCluster, type ServiceProcess } from '../../packages/cluster';
+import { streamLeader } from '../../packages/cluster/nats-server';
 import { loadConfig, type ServiceName } from '../../packages/config';
 import { base62 } from '../../packages/ids';
 import { LEDGER } from '../../packages/contracts/ledger';
@@ -45,6 +46,11 @@ export interface FaultRow {
   settleDrainS: number;
   /** Seconds the load took to stop (its workers finish the lifecycle they are in). */
   stopLoadS: number;
+  /** The slowest and the 95th-percentile purchase/deliver/confirm answer while the fault was on, ms. */
+  writeMaxMs?: number;
+  writeP95Ms?: number;
+  /** The longest a confirmed purchase waited for its settlement while the fault was on, seconds. */
+  settleLagS?: number;
   note?: string;
 }
 
@@ -62,6 +68,12 @@ export interface FaultOptions {
   afterKillS?: number;
   stopLedgerS?: number;
   natsOutageS?: number;
+  /**
+   * Instead of the process faults: one replica of each service on a 3-node NATS cluster (streams on 3
+   * replicas); kill -9 the node leading the events stream for `natsNodeLossS`, then JetStream without quorum
+   * (two nodes killed) for as long — settlement lag, and escrow's write latency while publishing is stuck.
+   */
+  natsNodeLossS?: number;
 }
 
 /** The cluster (packages/cluster: bus auth, a role per service, a process per replica) plus a client broker and readiness probes. */
@@ -86,11 +98,13 @@ class Cluster {
     return this.inner.processes[role];
   }
 
-  async start(pgUrl: string): Promise<void> {
+  async start(pgUrl: string, natsNodes = 1): Promise<void> {
     // Both replicas of every service at the same instant (they race on migrations and consumers).
     this.inner = await startCluster({
       fresh: true,
-      replicas: 2,
+      // On a NATS cluster one of each (two cores): the fault is NATS's, not a process's.
+      replicas: natsNodes > 1 ? 1 : 2,
+      natsNodes,
       services: ROLES,
       port: 0,
       postgresUrl: pgUrl,
@@ -149,7 +163,7 @@ class Cluster {
 
 /** Purchase lifecycles through both gateways; records every call's outcome. */
 class Load {
-  calls: Array<{ at: number; ok: boolean; tool: string }> = [];
+  calls: Array<{ at: number; ok: boolean; tool: string; ms: number }> = [];
   purchases = new Map<string, { buyerId: string; sellerId: string }>();
   confirmedAt = new Map<string, number>();
   lifecycles = 0;
@@ -178,6 +192,7 @@ class Load {
     const ports = this.cluster.gatewayPorts;
     const tool = headers['idempotency-key'] ? `${name} (keyed)` : name;
     const order = [0, 1].map((k) => ports[(worker + k) % ports.length]).sort((a, b) => (this.downUntil.get(a) ?? 0) - (this.downUntil.get(b) ?? 0));
+    const started = Date.now();
     for (const port of order) {
       try {
         const res = await fetch(`http://127.0.0.1:${port}/api/agent`, {
@@ -187,7 +202,7 @@ class Load {
           signal: AbortSignal.timeout(30_000),
         });
         const body = (await res.json().catch(() => null)) as any;
-        this.calls.push({ at: Date.now(), ok: res.status < 500, tool });
+        this.calls.push({ at: Date.now(), ok: res.status < 500, tool, ms: Date.now() - started });
         if (res.status !== 200) this.lastRefusal = `${name} → ${res.status} ${JSON.stringify(body?.error ?? body).slice(0, 300)}`;
         return { status: res.status, body };
       } catch (err) {
@@ -198,7 +213,7 @@ class Load {
         break;
       }
     }
-    this.calls.push({ at: Date.now(), ok: false, tool });
+    this.calls.push({ at: Date.now(), ok: false, tool, ms: Date.now() - started });
     return { status: 0, body: null };
   }
 
@@ -260,8 +275,12 @@ class Load {
     const failed = calls.filter((c) => !c.ok);
     const failedByTool: Record<string, number> = {};
     for (const c of failed) failedByTool[c.tool] = (failedByTool[c.tool] ?? 0) + 1;
+    // Escrow's writes as the buyer and seller saw them (purchase, deliver, confirm): the slowest answer.
+    const writes = calls.filter((c) => /^(purchase_service|deliver_work|confirm_delivery)/.test(c.tool)).map((c) => c.ms).sort((a, b) => a - b);
     return {
       failedByTool,
+      writeMaxMs: writes.length ? writes[writes.length - 1] : 0,
+      writeP95Ms: writes.length ? writes[Math.floor(writes.length * 0.95)] : 0,
       calls: calls.length,
       failedCalls: failed.length,
       failedForS: failed.length ? Math.round((failed[failed.length - 1].at - failed[0].at) / 100) / 10 : 0,
@@ -282,9 +301,10 @@ export async function runFaultScenario(opts: FaultOptions): Promise<FaultRun> {
   const observations: Record<string, unknown> = {};
   try {
     const t0 = Date.now();
-    await cluster.start(opts.pgUrl);
+    const nodeLoss = opts.natsNodeLossS !== undefined;
+    await cluster.start(opts.pgUrl, nodeLoss ? 3 : 1);
     observations.startAllAtOnceS = Math.round((Date.now() - t0) / 100) / 10;
-    log(`cluster up (14 processes started at once) in ${observations.startAllAtOnceS} s`);
+    log(`cluster up (${nodeLoss ? 'one process per service on 3 NATS nodes' : '14 processes started at once'}) in ${observations.startAllAtOnceS} s`);
 
     // Agents and money.
     const gw = `http://127.0.0.1:${cluster.gatewayPorts[0]}`;
@@ -413,6 +433,106 @@ export async function runFaultScenario(opts: FaultOptions): Promise<FaultRun> {
       log(`${fault}: ${JSON.stringify(row)}`);
     };
 
+    /** Watches settlement while a fault is on: the longest a confirmed purchase waited for its hold to be posted. */
+    const watchSettlement = (from: number) => {
+      const settledAt = new Map<string, number>();
+      let on = true;
+      let maxLag = 0;
+      const loop = (async () => {
+        while (on) {
+          const now = Date.now();
+          const waiting = [...load.confirmedAt].filter(([id, at]) => at >= from - 2_000 && !settledAt.has(id));
+          await Promise.all(
+            waiting.map(async ([purchaseId, at]) => {
+              const hold = await cluster.escrow.call<{ status: string } | null, any>(LEDGER.getHold, { purchaseId }, { timeout: 2_000 }).catch(() => null);
+              if (hold?.status === 'posted') settledAt.set(purchaseId, now);
+              maxLag = Math.max(maxLag, now - at);
+            }),
+          );
+          await sleep(500);
+        }
+      })();
+      return async () => {
+        on = false;
+        await loop;
+        return Math.round(maxLag / 100) / 10;
+      };
+    };
+
+    if (nodeLoss) {
+      const nodes = cluster.nats.nodes!;
+      const stream = `${cluster.inner.namespace.replace(/[^A-Za-z0-9_-]/g, '_')}_EVENTS`;
+      const lossMs = opts.natsNodeLossS! * 1000;
+      let lag = 0;
+      await phase(`NATS node leading the events stream killed ${opts.natsNodeLossS} s`, async () => {
+        const leaderName = await streamLeader(nodes, stream);
+        const leader = nodes.find((n) => n.name === leaderName);
+        if (!leader) throw new Error(`no leader for ${stream}`);
+        const stopWatch = watchSettlement(Date.now());
+        observations.leaderKilledAt = new Date().toISOString().slice(11, 23);
+        await leader.kill();
+        const until = Date.now() + lossMs;
+        while (Date.now() < until) {
+          const newLeader = await streamLeader(nodes.filter((n) => n !== leader), stream);
+          if (newLeader && !observations.newStreamLeaderAfterS) observations.newStreamLeaderAfterS = Math.round((lossMs - (until - Date.now())) / 100) / 10;
+          await sleep(500);
+        }
+        await leader.start();
+        lag = await stopWatch();
+        return `leader ${leaderName} killed; new leader after ${observations.newStreamLeaderAfterS ?? '?'} s; settlement at most ${lag} s behind`;
+      });
+      rows[rows.length - 1].settleLagS = lag;
+      await phase(`JetStream without quorum (2 of 3 NATS nodes killed) ${opts.natsNodeLossS} s`, async () => {
+        const [a, b] = nodes.slice(1);
+        const stopWatch = watchSettlement(Date.now());
+        await Promise.all([a.kill(), b.kill()]);
+        // Clients of the killed nodes move to the third within a second (a call in flight on them may be lost
+        // and retried): from then on only JetStream is stuck.
+        const stuckFrom = Date.now() + 3_000;
+        const worker = cluster.replicas('escrow')[0];
+        // Every part /readyz named degraded meanwhile (its kind: publishing, consuming, outbox), and the statuses.
+        let degraded: { status: number[]; degraded: string[] } | null = null;
+        const until = Date.now() + lossMs;
+        while (Date.now() < until) {
+          const r = await cluster.readyz(worker.port).catch(() => null);
+          if (r?.body?.degraded) {
+            degraded ??= { status: [], degraded: [] };
+            if (!degraded.status.includes(r.status)) degraded.status.push(r.status);
+            for (const d of r.body.degraded as string[]) {
+              const kind = d.replace(/ failing for .*| is \d+ s old.*|: escrow's.*/, '');
+              if (!degraded.degraded.some((x) => x.startsWith(kind))) degraded.degraded.push(d);
+            }
+          }
+          await sleep(500);
+        }
+        const w = load.window(stuckFrom, Date.now());
+        observations.writesWhileJetStreamStuck = { calls: w.calls, failedCalls: w.failedCalls, writeMaxMs: w.writeMaxMs, writeP95Ms: w.writeP95Ms };
+        await Promise.all([a.start(), b.start()]);
+        lag = await stopWatch();
+        observations.escrowReadyzWithoutQuorum = degraded ?? 'never degraded';
+        return `escrow /readyz: ${JSON.stringify(degraded ?? 'never degraded').slice(0, 200)}`;
+      });
+      rows[rows.length - 1].settleLagS = lag;
+      // What escrow and the ledger said about it (one warn line per outage and one for its end).
+      for (const role of ['escrow', 'ledger'] as Role[]) {
+        observations[`${role}DurableEventLines`] = cluster
+          .replicas(role)
+          .flatMap((p) => p.output().split('\n'))
+          .filter((l) => l.includes('durable events:'))
+          .map((l) => {
+            try {
+              const j = JSON.parse(l) as { time: number; level: number; msg: string };
+              return `${new Date(j.time).toISOString().slice(11, 23)} ${j.level >= 50 ? 'error' : 'warn'} ${j.msg}`;
+            } catch {
+              return l;
+            }
+          })
+          .slice(-20);
+      }
+      observations.totalLifecycles = load.lifecycles;
+      return { rows, observations };
+    }
+
     const afterKill = (opts.afterKillS ?? 8) * 1000;
     for (const role of ['ledger', 'escrow', 'agents', 'gateway'] as Role[]) {
       await phase(`kill -9 one ${role} replica`, async () => {
@@ -480,7 +600,7 @@ export async function runFaultScenario(opts: FaultOptions): Promise<FaultRun> {
 }
 
 export function printFaultTable(rows: FaultRow[]): void {
-  const header = ['fault', 'calls', 'failed calls', 'failed for s', 'lifecycles', 'load stop s', 'settle drain s', 'note'];
+  const header = ['fault', 'calls', 'failed calls', 'failed for s', 'lifecycles', 'load stop s', 'settle drain s', 'settle lag s', 'write max ms', 'note'];
   const failedTools = (r: FaultRow) => Object.entries(r.failedByTool).map(([tool, n]) => `${tool} ×${n}`).join(', ');
   const lines = rows.map((r) => [
     r.fault,
@@ -490,6 +610,8 @@ export function printFaultTable(rows: FaultRow[]): void {
     String(r.lifecycles),
     String(r.stopLoadS),
     String(r.settleDrainS),
+    r.settleLagS === undefined ? '' : String(r.settleLagS),
+    r.writeMaxMs === undefined ? '' : String(r.writeMaxMs),
     [r.failedCalls ? `failed: ${failedTools(r)}` : '', r.note ?? ''].filter(Boolean).join('; '),
   ]);
   const widths = header.map((h, i) => Math.max(h.length, ...lines.map((l) => l[i].length)));

@@ -14,6 +14,11 @@
  * and parked in a dead-letter stream after `maxRetries` deliveries. The connection reconnects for
  * ever; while it is down the process reports not-ready and logs at error level.
  *
+ * Replicated (ADR 0036): streams get `replicas` copies (JETSTREAM_REPLICAS; default 3 on a JetStream cluster of
+ * 3 or more servers, else 1), consumers follow their stream's count, and the stream-admin user raises the count
+ * of streams created smaller (an upgraded deployment). Pulls are short and carry idle heartbeats, so a consumer
+ * whose leader died asks again (reaching the new leader) within seconds, not after a 30 s expiry.
+ *
  * Embedded (no TRANSPORTER): publish awaits every group's handler in-process and throws if one
  * fails, so the outbox relay only marks a row sent once every consumer handled it.
  */
@@ -21,6 +26,7 @@ import { hostname } from 'node:os';
 import {
   AckPolicy,
   connect,
+  ConsumerEvents,
   DeliverPolicy,
   headers as natsHeaders,
   RetentionPolicy,
@@ -31,9 +37,11 @@ import {
   type JetStreamManager,
   type JsMsg,
   type NatsConnection,
+  type StreamConfig,
+  type StreamInfo,
 } from 'nats';
 import type { LoggerInstance, Service, ServiceBroker } from 'moleculer';
-import { inboxPrefixFor } from '../call-table/nats-auth';
+import { inboxPrefixFor, STREAM_ADMIN_SERVICE } from '../call-table/nats-auth';
 import { currentRequestId, withRequestContext } from '../telemetry/context';
 import type { ChannelSender, EventContext } from '../outbox';
 import { extractTraceContext, injectTraceContext, SpanKind, tracingEnabled, withSpan } from '../telemetry/tracing';
@@ -69,9 +77,21 @@ export interface DurableStatus {
   connected: boolean;
   /** Why it is not ready, for /readyz. */
   detail?: string;
+  /**
+   * Connected, but events cannot be published or consumed right now (no stream leader, streams missing,
+   * pulls failing): /readyz shows it under `degraded` without taking the process out of service, since
+   * writes keep working and their events wait in the outbox.
+   */
+  degraded?: string[];
 }
 
 export interface DurableTransport {
+  /**
+   * publish() runs the consumers in this process and resolves once they handled the event (embedded): a
+   * writer awaits it so a call's effects are done when it answers. Otherwise publishing is left to the
+   * outbox relay, off the write path.
+   */
+  readonly inline: boolean;
   setLogger(logger: LoggerInstance): void;
   connect(): Promise<void>;
   subscribe(sub: ChannelSubscription): Promise<void>;
@@ -100,6 +120,7 @@ const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 
 /** In-process delivery for the embedded mode (one process, no NATS). */
 export class LocalDurableTransport implements DurableTransport {
+  readonly inline = true;
   private readonly subs: ChannelSubscription[] = [];
   private consuming = false;
 
@@ -157,12 +178,27 @@ export interface JetStreamOptions {
   /** Deliveries of a failing message before it is parked in the dead-letter stream. */
   maxRetries?: number;
   /**
-   * How long one pull waits for messages (nats.js needs at least 1000). Long: a pull is answered as soon
-   * as a message arrives, so its length only decides how often an idle consumer asks again (issue #22:
-   * 2 s pulls of ~20 consumers were a large part of an idle cluster's CPU). Stop and reconnect end the
-   * pull in progress at once.
+   * How long one pull waits for messages (nats.js needs at least 1000). A pull is answered as soon as a
+   * message arrives, so its length decides how often an idle consumer asks again (issue #22: 2 s pulls of
+   * ~20 consumers were a large part of an idle cluster's CPU) — and, with the heartbeat below, how soon a
+   * pull left on a dead consumer leader is replaced. Stop and reconnect end the pull in progress at once.
    */
   fetchExpiresMs?: number;
+  /**
+   * The server sends an idle heartbeat this often while a pull waits; two missed end the pull and a new one
+   * goes to the consumer's current leader (a node loss pauses consumption for about 2–3 of these, plus the election).
+   */
+  idleHeartbeatMs?: number;
+  /**
+   * Stream copies (JETSTREAM_REPLICAS). Unset: 3 when the JetStream cluster has 3 or more servers, else 1.
+   * Consumers follow their stream's count.
+   */
+  replicas?: number | null;
+  /**
+   * This user may update the two streams (packages/call-table/nats-auth.ts: STREAM_ADMIN_SERVICE): it raises
+   * a stream created with fewer replicas. Default: true without bus auth (no user), else false.
+   */
+  raiseReplicas?: boolean;
   /** How long the stream keeps messages. */
   maxAgeMs?: number;
   /** A handler still running after this long stops holding its message (it is redelivered). */
@@ -178,6 +214,47 @@ export function jetStreamName(s: string): string {
 
 const ms = (n: number) => n * 1_000_000; // JetStream durations are nanoseconds
 
+/**
+ * Stream copies when JETSTREAM_REPLICAS is unset: 3 on a JetStream cluster of 3 or more servers (the INFO a
+ * server sends lists every server's client URL), else 1. A cluster that hides its URLs (no_advertise) needs the setting.
+ */
+export function defaultReplicas(info: { cluster?: string; connect_urls?: string[] } | undefined): number {
+  if (!info?.cluster) return 1;
+  return new Set(info.connect_urls ?? []).size >= 3 ? 3 : 1;
+}
+
+/**
+ * Something that fails for a while: one warn line when it starts and one when it ends (not one per
+ * attempt), and its detail meanwhile for /readyz's `degraded`.
+ */
+class Outage {
+  private since: number | null = null;
+  private last = '';
+  constructor(
+    private readonly what: string,
+    private readonly log: () => LoggerInstance | Console,
+  ) {}
+
+  fail(detail: string): void {
+    this.last = detail;
+    if (this.since !== null) return;
+    this.since = Date.now();
+    this.log().warn(`durable events: ${this.what} failing: ${detail}`);
+  }
+
+  ok(): void {
+    if (this.since === null) return;
+    const seconds = ((Date.now() - this.since) / 1000).toFixed(1);
+    this.since = null;
+    this.log().warn(`durable events: ${this.what} working again after ${seconds} s`);
+  }
+
+  /** The detail while failing, else null. */
+  status(): string | null {
+    return this.since === null ? null : `${this.what} failing for ${Math.round((Date.now() - this.since) / 1000)} s: ${this.last}`;
+  }
+}
+
 interface RunningSub extends ChannelSubscription {
   durable: string;
   inFlight: Set<Promise<void>>;
@@ -187,10 +264,11 @@ interface RunningSub extends ChannelSubscription {
 }
 
 export class JetStreamDurableTransport implements DurableTransport {
+  readonly inline = false;
   readonly streamName: string;
   readonly deadLetterStream: string;
   private readonly subjectPrefix: string;
-  private readonly opts: Required<Omit<JetStreamOptions, 'user' | 'pass'>> & Pick<JetStreamOptions, 'user' | 'pass'>;
+  private readonly opts: Required<Omit<JetStreamOptions, 'user' | 'pass' | 'replicas'>> & Pick<JetStreamOptions, 'user' | 'pass' | 'replicas'>;
   private nc: NatsConnection | null = null;
   private js: JetStreamClient | null = null;
   private jsm: JetStreamManager | null = null;
@@ -204,6 +282,12 @@ export class JetStreamDurableTransport implements DurableTransport {
   private wakeups: Array<() => void> = [];
   private stopSignal!: () => void;
   private stopped: Promise<void> = this.resetStop();
+  /** The stream copies wanted (set at connect). */
+  private replicas = 1;
+  private readonly publishing = new Outage('publishing', () => this.logger);
+  private readonly consuming = new Outage('consuming', () => this.logger);
+  /** The subscriptions whose pulls fail right now (the consuming outage lasts while any does). */
+  private readonly failingPulls = new Map<string, string>();
 
   private resetStop(): Promise<void> {
     return new Promise<void>((r) => (this.stopSignal = r));
@@ -214,13 +298,17 @@ export class JetStreamDurableTransport implements DurableTransport {
       maxInFlight: 10,
       ackWaitMs: 5_000,
       maxRetries: 100,
-      fetchExpiresMs: 30_000,
+      fetchExpiresMs: 10_000,
+      idleHeartbeatMs: 500,
+      raiseReplicas: !opts.user,
       maxAgeMs: 7 * 24 * 3600_000,
       shutdownTimeoutMs: 10_000,
       handlerMaxMs: 60_000,
       ...opts,
     };
     this.opts.fetchExpiresMs = Math.max(1_000, this.opts.fetchExpiresMs);
+    // The server wants the heartbeat well inside the pull's expiry.
+    this.opts.idleHeartbeatMs = Math.max(500, Math.min(this.opts.idleHeartbeatMs, Math.floor(this.opts.fetchExpiresMs / 2)));
     const ns = jetStreamName(opts.namespace);
     this.streamName = `${ns}_EVENTS`;
     this.deadLetterStream = `${ns}_DEAD_LETTER`;
@@ -231,8 +319,16 @@ export class JetStreamDurableTransport implements DurableTransport {
     this.logger = logger;
   }
 
+  /** The stream copies this process creates and (as the stream admin) raises streams to. */
+  get streamReplicas(): number {
+    return this.replicas;
+  }
+
   status(): DurableStatus {
-    if (this.connected) return { connected: true };
+    if (this.connected) {
+      const degraded = [this.publishing.status(), this.consuming.status()].filter((d): d is string => d !== null);
+      return degraded.length ? { connected: true, degraded } : { connected: true };
+    }
     const since = this.downSince ? ` for ${Math.round((Date.now() - this.downSince) / 1000)} s` : '';
     return { connected: false, detail: `JetStream connection to ${this.opts.url} is down${since}` };
   }
@@ -255,7 +351,9 @@ export class JetStreamDurableTransport implements DurableTransport {
     });
     this.connected = true;
     this.js = this.nc.jetstream();
-    this.jsm = await this.nc.jetstreamManager();
+    // Lookups fail fast during an election (the loops retry) rather than hold a consumer for 5 s each.
+    this.jsm = await this.nc.jetstreamManager({ timeout: 3_000 });
+    this.replicas = this.opts.replicas ?? defaultReplicas(this.nc.info);
     void this.watchStatus(this.nc);
     await this.ensureStreams();
   }
@@ -273,9 +371,10 @@ export class JetStreamDurableTransport implements DurableTransport {
         if (this.downLogTimer) clearInterval(this.downLogTimer);
         this.downLogTimer = null;
         this.downSince = null;
-        // The server may have come back empty (no persistent volume): make sure the streams exist again.
-        this.streamsReady = null;
         this.connected = true;
+        // The server may have come back empty (no persistent volume): make sure the streams exist again —
+        // once, in the background; publishes do not wait for it (one that fails is retried by the outbox).
+        this.recheckStreams();
         this.logger.warn(`durable events: JetStream connection back after ${seconds} s`);
         // A pull issued before the outage may be gone from a restarted server: ask again now.
         this.endPulls();
@@ -312,37 +411,65 @@ export class JetStreamDurableTransport implements DurableTransport {
     });
   }
 
-  /** Creates (or finds) the stream and the dead-letter stream; safe when replicas race. */
+  /** Checks the streams again in the background (after a reconnect, or a publish nobody answered). */
+  private recheckStreams(): void {
+    if (this.recheckPending) return;
+    this.recheckPending = true;
+    this.streamsReady = null;
+    this.ensureStreams()
+      .catch((err) => this.logger.debug(`durable events: stream check failed: ${(err as Error)?.message ?? err}`))
+      .finally(() => {
+        // At most one check every few seconds, however many publishes fail meanwhile.
+        setTimeout(() => (this.recheckPending = false), 5_000).unref();
+      });
+  }
+
+  private recheckPending = false;
+
+  /** Creates (or finds) the stream and the dead-letter stream, with the wanted copies; safe when replicas race. */
   private ensureStreams(): Promise<void> {
     if (!this.streamsReady) {
       this.streamsReady = (async () => {
-        await this.ensure(
-          () => this.jsm!.streams.info(this.streamName),
-          () =>
-            this.jsm!.streams.add({
-              name: this.streamName,
-              subjects: [`${this.subjectPrefix}.>`],
-              retention: RetentionPolicy.Limits,
-              storage: StorageType.File,
-              max_age: ms(this.opts.maxAgeMs),
-              duplicate_window: ms(120_000),
-            }),
-        );
-        await this.ensure(
-          () => this.jsm!.streams.info(this.deadLetterStream),
-          () =>
-            this.jsm!.streams.add({
-              name: this.deadLetterStream,
-              subjects: [`${jetStreamName(this.opts.namespace)}.dead.>`],
-              retention: RetentionPolicy.Limits,
-              storage: StorageType.File,
-              max_age: ms(30 * 24 * 3600_000),
-            }),
-        );
+        await this.ensureStream(this.streamName, {
+          subjects: [`${this.subjectPrefix}.>`],
+          retention: RetentionPolicy.Limits,
+          storage: StorageType.File,
+          max_age: ms(this.opts.maxAgeMs),
+          duplicate_window: ms(120_000),
+        });
+        await this.ensureStream(this.deadLetterStream, {
+          subjects: [`${jetStreamName(this.opts.namespace)}.dead.>`],
+          retention: RetentionPolicy.Limits,
+          storage: StorageType.File,
+          max_age: ms(30 * 24 * 3600_000),
+        });
       })();
       this.streamsReady.catch(() => (this.streamsReady = null));
     }
     return this.streamsReady;
+  }
+
+  private async ensureStream(name: string, config: Partial<StreamConfig>): Promise<void> {
+    let found: StreamInfo | null = null;
+    await this.ensure(
+      async () => (found = await this.jsm!.streams.info(name)),
+      () => this.jsm!.streams.add({ ...config, name, num_replicas: this.replicas }),
+    );
+    const info = found as StreamInfo | null;
+    const has = info?.config.num_replicas ?? this.replicas;
+    if (!info || has >= this.replicas) return;
+    if (!this.opts.raiseReplicas) {
+      this.logger.warn(`durable events: stream ${name} has ${has} replica(s), ${this.replicas} wanted; the stream admin (${STREAM_ADMIN_SERVICE}) raises it at its start`);
+      return;
+    }
+    // Only the count changes (consumers follow their stream's); never lowered. A refusal (too few servers)
+    // leaves the stream as it is: events still flow, on fewer copies, and the next start tries again.
+    try {
+      await this.jsm!.streams.update(name, { ...info.config, num_replicas: this.replicas });
+      this.logger.warn(`durable events: stream ${name} raised from ${has} to ${this.replicas} replicas`);
+    } catch (err) {
+      this.logger.error(`durable events: could not raise stream ${name} from ${has} to ${this.replicas} replicas: ${(err as Error)?.message ?? err}`);
+    }
   }
 
   /**
@@ -392,6 +519,23 @@ export class JetStreamDurableTransport implements DurableTransport {
     );
   }
 
+  /**
+   * The consume loop's consumer, looked up again (one attempt: the loop retries) and created only if it is
+   * gone — without waiting on a background stream check, which an election can hold for several lookups.
+   */
+  private async consumerAgain(sub: RunningSub): Promise<Consumer> {
+    try {
+      return await this.js!.consumers.get(this.streamName, sub.durable);
+    } catch (err) {
+      const message = (err as Error)?.message ?? String(err);
+      if (!/not found/i.test(message)) throw err;
+      if (/stream not found/i.test(message)) await this.ensureStreams();
+      // Another replica may create it at the same instant: look again either way.
+      await this.jsm!.consumers.add(this.streamName, this.consumerConfig(sub)).catch(() => undefined);
+      return this.js!.consumers.get(this.streamName, sub.durable);
+    }
+  }
+
   async subscribe(sub: ChannelSubscription): Promise<void> {
     if (!this.nc) throw new Error('durable events: subscribe before connect');
     const running: RunningSub = { ...sub, durable: jetStreamName(`${sub.group}--${sub.topic}`), inFlight: new Set() };
@@ -404,17 +548,26 @@ export class JetStreamDurableTransport implements DurableTransport {
 
   async publish(topic: string, payload: unknown, headers: Record<string, string> = {}): Promise<void> {
     if (!this.js || !this.connected) throw new Error(`durable events: ${this.status().detail ?? 'not connected'}`);
-    await this.ensureStreams();
     const eventId = (payload as { eventId?: unknown })?.eventId;
     const h = natsHeaders();
     h.set('content-type', 'application/json');
     for (const [name, value] of Object.entries(headers)) h.set(name, value);
-    await this.js.publish(`${this.subjectPrefix}.${topic}`, new TextEncoder().encode(JSON.stringify(payload)), {
-      headers: h,
-      // The outbox may publish a row twice (crash between publish and mark): JetStream drops the copy.
-      ...(typeof eventId === 'string' ? { msgID: eventId } : {}),
-      timeout: 5_000,
-    });
+    try {
+      await this.js.publish(`${this.subjectPrefix}.${topic}`, new TextEncoder().encode(JSON.stringify(payload)), {
+        headers: h,
+        // The outbox may publish a row twice (crash between publish and mark): JetStream drops the copy.
+        ...(typeof eventId === 'string' ? { msgID: eventId } : {}),
+        // Short: a publish caught in a leader election is tried again (by the outbox) rather than waited on.
+        timeout: 3_000,
+      });
+    } catch (err) {
+      const message = (err as Error)?.message ?? String(err);
+      this.publishing.fail(message);
+      // Nobody answered: no stream leader yet (it comes by itself), or the stream is gone (check once, in the background).
+      if (/no responders|503/i.test(message)) this.recheckStreams();
+      throw err;
+    }
+    this.publishing.ok();
   }
 
   async backlog(): Promise<ConsumerBacklog[]> {
@@ -441,42 +594,66 @@ export class JetStreamDurableTransport implements DurableTransport {
           await this.waitForConnection(5_000);
           continue;
         }
-        if (!consumer) {
-          await this.ensureConsumer(sub);
-          consumer = await this.js!.consumers.get(this.streamName, sub.durable);
-        }
+        consumer ??= await this.consumerAgain(sub);
         const room = max - sub.inFlight.size;
         if (room <= 0) {
           // Full: wait for one to finish (or for stop; a handler may hang).
           await Promise.race([...sub.inFlight, this.stopped]);
           continue;
         }
-        const batch = await consumer.fetch({ max_messages: room, expires: this.opts.fetchExpiresMs });
+        const batch = await consumer.fetch({ max_messages: room, expires: this.opts.fetchExpiresMs, idle_heartbeat: this.opts.idleHeartbeatMs });
         sub.pull = batch;
         if (this.stopping) void batch.stop();
-        // A fetch that outlives its expiry (connection lost mid-pull) is abandoned, not waited on for ever.
-        const guard = setTimeout(() => void batch.stop(), this.opts.fetchExpiresMs + 5_000);
+        // No heartbeat: the pull waits on a consumer leader that is gone (node lost). End it; the next one
+        // reaches the new leader. The guard covers a fetch that outlives its expiry anyway.
+        let silent = false;
+        const end = () => {
+          silent = true;
+          void batch.stop();
+        };
+        void (async () => {
+          for await (const s of await batch.status()) if (s.type === ConsumerEvents.HeartbeatsMissed) return end();
+        })().catch(() => undefined);
+        const guard = setTimeout(end, this.opts.fetchExpiresMs + 3 * this.opts.idleHeartbeatMs);
+        // A pull still heartbeating after three intervals reaches a live leader: consumption works again
+        // (an idle consumer need not wait for its pull's expiry to say so).
+        const alive = setTimeout(() => silent || this.pullWorks(sub), 3 * this.opts.idleHeartbeatMs);
         try {
           for await (const msg of batch) {
             if (this.stopping) break; // not acked: redelivered to another replica
+            this.pullWorks(sub);
             this.dispatch(sub, msg);
           }
         } finally {
           clearTimeout(guard);
+          clearTimeout(alive);
           sub.pull = null;
         }
+        if (silent && !this.stopping && this.connected) throw new Error(`no heartbeat from the consumer's leader in ${2 * this.opts.idleHeartbeatMs} ms`);
         failures = 0;
+        this.pullWorks(sub);
       } catch (err) {
         if (this.stopping) break;
         failures++;
-        // A consumer that vanished (NATS came back without its data) is created again.
-        consumer = null;
         const message = (err as Error)?.message ?? String(err);
-        if (this.connected && failures > 3) this.logger.error(`durable events: ${sub.group}/${sub.topic} cannot pull: ${message}`);
-        else this.logger.debug(`durable events: ${sub.group}/${sub.topic} pull failed: ${message}`);
-        await sleep(Math.min(200 * failures, 2_000));
+        // A consumer that vanished (NATS came back without its data) is created again; otherwise the same
+        // consumer is pulled again at once (its new leader answers once elected).
+        if (/not found|deleted/i.test(message)) consumer = null;
+        this.logger.debug(`durable events: ${sub.group}/${sub.topic} pull failed: ${message}`);
+        if (this.connected) this.pullFails(sub, message);
+        await sleep(Math.min(100 * failures, 1_000));
       }
     }
+  }
+
+  private pullFails(sub: RunningSub, message: string): void {
+    this.failingPulls.set(sub.durable, message);
+    this.consuming.fail(`${this.failingPulls.size} consumer(s), e.g. ${sub.group}/${sub.topic}: ${message}`);
+  }
+
+  private pullWorks(sub: RunningSub): void {
+    if (!this.failingPulls.delete(sub.durable)) return;
+    if (this.failingPulls.size === 0) this.consuming.ok();
   }
 
   private dispatch(sub: RunningSub, msg: JsMsg): void {

@@ -12,6 +12,7 @@ import { DurableEventsMiddleware, JetStreamDurableTransport, LocalDurableTranspo
 import { FailoverMiddleware } from './failover';
 import { LAYERS, mayCall, ownerOfNode, serviceOfAction, type ServiceName as CallTableService } from '../call-table';
 import { AuthNatsTransporter, BusPermissionError } from './nats-transporter';
+import { STREAM_ADMIN_SERVICE } from '../call-table/nats-auth';
 import { inProcessPrometheusReporter } from './metrics';
 import { actionEndpoints } from './registry';
 import { RuntimeMetricsMiddleware } from './runtime-metrics';
@@ -49,6 +50,9 @@ export function durableTransport(config: Config): DurableTransport {
     ackWaitMs: 5_000,
     // Keep retrying a failing money message for a long time before parking it.
     maxRetries: 100,
+    replicas: config.jetstreamReplicas,
+    // Only the stream admin's bus user may update streams (without bus auth, anyone).
+    raiseReplicas: !config.natsUser || config.natsUser === STREAM_ADMIN_SERVICE,
   });
 }
 

@@ -18,7 +18,7 @@
  * are in nobody's row.)
  *
  * JetStream (packages/broker/durable.ts): every user may look up and create the namespace's two streams
- * (fixed config; no update, delete or purge); it publishes only the durable topics it owns, and, for each
+ * (no delete or purge; only STREAM_ADMIN_SERVICE may update them, to raise their replicas — ADR 0036); it publishes only the durable topics it owns, and, for each
  * topic it consumes, uses only its own durable consumer's API subjects (created only with that topic as
  * its filter: CONSUMER.CREATE.<stream>.<consumer>.<filter>), acks, and the topic's dead-letter subject. Replies come to a per-user inbox prefix (_INBOX_<service>), the only inbox it may subscribe to.
  */
@@ -26,6 +26,13 @@ import { randomBytes } from 'node:crypto';
 import { ALLOWED_CALLS, CALLS, callersOf, DURABLE_CONSUMES, DURABLE_PUBLISHES, LAYERS, serviceOfAction, type ServiceName } from './index';
 
 export const DEFAULT_NAMESPACE = 'agent-market';
+
+/**
+ * The one bus user allowed to update the two streams: at its start it raises a stream created with fewer
+ * replicas than wanted (an upgraded deployment). The ledger, which owns the money the events move; the others
+ * only look streams up and create them, so a leaked credential cannot shorten retention or re-point subjects.
+ */
+export const STREAM_ADMIN_SERVICE: ServiceName = 'ledger';
 
 /** JetStream names allow neither dots nor wildcards (same rule as packages/broker/durable.ts). */
 export function jetStreamName(s: string): string {
@@ -80,6 +87,7 @@ export function permissionsFor(service: ServiceName, namespace = DEFAULT_NAMESPA
     // JetStream: account info, the two streams (look up / create), own topics, own consumers.
     '$JS.API.INFO',
     ...streams.flatMap((s) => [`$JS.API.STREAM.INFO.${s}`, `$JS.API.STREAM.CREATE.${s}`]),
+    ...(service === STREAM_ADMIN_SERVICE ? streams.map((s) => `$JS.API.STREAM.UPDATE.${s}`) : []),
     ...DURABLE_PUBLISHES[service].map((t) => `${ns}.events.${t}`),
     ...DURABLE_CONSUMES[service].flatMap((t) => {
       const d = durableConsumerName(service, t);

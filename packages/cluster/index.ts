@@ -1,7 +1,7 @@
 /**
  * The marketplace distributed on one machine — the one way to start a cluster (`npm run cluster`, the
  * distributed test suites, the benches): a private nats-server with the bus users and permissions
- * generated from the call table, one PostgreSQL role per service (packages/db/roles.ts) on a database
+ * generated from the call table (or `natsNodes` of them routed into one JetStream cluster), one PostgreSQL role per service (packages/db/roles.ts) on a database
  * of its own, and every service as its own OS process (`src/main.ts` with SERVICES=<one>), N of each,
  * each with only its own credentials; the gateways on consecutive ports.
  */
@@ -15,7 +15,7 @@ import { natsAuthConfig, natsPassword, passwordEnvVar } from '../call-table/nats
 import { ALL_SERVICES, type ServiceName } from '../config';
 import { base62 } from '../ids';
 import { createServiceRoles, dropServiceRoles, type ServiceRole } from '../db/roles';
-import { freePort, startPrivateNats, type PrivateNats } from './nats-server';
+import { freePort, startPrivateNats, startPrivateNatsCluster, type PrivateNats } from './nats-server';
 
 export { freePort };
 
@@ -157,6 +157,8 @@ export interface ClusterOptions {
   /** The first gateway's port (the others follow); 0: free ports (default PORT, else 3000). */
   port?: number;
   namespace?: string;
+  /** nats-servers routed into one JetStream cluster (default 1); every process gets all their URLs. */
+  natsNodes?: number;
   startTimeoutMs?: number;
   log?: (line: string) => void;
 }
@@ -250,12 +252,14 @@ export async function startCluster(opts: ClusterOptions = {}): Promise<Cluster> 
 
   // Bus: one user per service, passwords only in nats-server's environment and each service's own file.
   const natsPasswords = Object.fromEntries(ALL_SERVICES.map((s) => [s, natsPassword()])) as Record<ServiceName, string>;
-  const nats = await startPrivateNats({
+  const natsOpts = {
     dir: path.join(dataDir, 'nats'),
     authConf: natsAuthConfig(namespace),
     env: Object.fromEntries(ALL_SERVICES.map((s) => [passwordEnvVar(s), natsPasswords[s]])),
-  });
-  log(`nats-server with bus auth on ${nats.url} (store ${nats.storeDir})`);
+  };
+  const natsNodes = Math.max(1, opts.natsNodes ?? 1);
+  const nats = natsNodes > 1 ? await startPrivateNatsCluster(natsNodes, natsOpts) : await startPrivateNats(natsOpts);
+  log(`nats-server${natsNodes > 1 ? ` cluster of ${natsNodes} (JetStream replicated)` : ''} with bus auth on ${nats.url} (store ${nats.storeDir})`);
 
   let adminDatabaseUrl = '';
   let roles: ServiceRole[];

@@ -30,6 +30,14 @@ export interface Config {
    * @default unset = DATABASE_URL
    */
   serviceDatabaseUrls: Partial<Record<ServiceName, string>>;
+  /**
+   * JETSTREAM_REPLICAS: copies of the durable-event streams (1–5; consumers follow their stream). Unset: 3 when the
+   * JetStream cluster has 3 or more servers, else 1. The ledger raises streams created smaller (ADR 0036).
+   * @default unset = 3 on a JetStream cluster of ≥ 3 servers, else 1
+   */
+  jetstreamReplicas: number | null;
+  /** OUTBOX_ALERT_SECONDS: an unpublished outbox row older than this marks /readyz `degraded` (settlement is lagging). */
+  outboxAlertSeconds: number;
   /** NATS_USER: this process's bus user, its service's name in deploy/nats/auth.conf (`npm run bus:config`). Unset: no bus authentication. */
   natsUser: string | null;
   /** NATS_PASSWORD, or NATS_PASSWORD_FILE (a file holding it): the bus user's password; goes with NATS_USER. */
@@ -202,6 +210,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     const url = str(env, `${s.toUpperCase()}_DATABASE_URL`);
     if (url) serviceDatabaseUrls[s] = url;
   }
+  const jetstreamReplicasRaw = str(env, 'JETSTREAM_REPLICAS');
+  const jetstreamReplicas = jetstreamReplicasRaw === null ? null : int(env, 'JETSTREAM_REPLICAS', 1, 1);
+  if (jetstreamReplicas !== null && jetstreamReplicas > 5) throw new ConfigError(`JETSTREAM_REPLICAS must be 1 to 5 (JetStream's limit), got ${jetstreamReplicas}`);
   const natsUser = str(env, 'NATS_USER');
   let natsPassword = str(env, 'NATS_PASSWORD');
   const natsPasswordFile = str(env, 'NATS_PASSWORD_FILE');
@@ -228,6 +239,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     serviceDatabaseUrls,
     natsUser,
     natsPassword,
+    jetstreamReplicas,
+    outboxAlertSeconds: int(env, 'OUTBOX_ALERT_SECONDS', 30, 1),
     dataDir: str(env, 'DATA_DIR') ?? path.resolve(process.cwd(), 'data'),
     databasePoolMax,
     services: services as ServiceName[],

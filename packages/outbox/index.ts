@@ -167,9 +167,9 @@ export async function updateWithEvents<T>(
   const written = r.rows[0];
   if (!written) return undefined;
   const { outbox, ...row } = written;
-  // Embedded: the consumers have run when this resolves. Distributed: JetStream has the events. The
-  // change is committed either way: a publish that fails is retried by the relay, never by the caller.
-  if (outbox?.length) await relay.publishRows(outbox).catch(() => undefined);
+  // Embedded: the consumers have run when this resolves. Distributed: the relay publishes them in the
+  // background (never inside the write: a slow JetStream delays settlement, not the caller), and retries.
+  if (outbox?.length) await relay.afterCommit(outbox);
   return row as unknown as T;
 }
 
@@ -188,7 +188,7 @@ export async function updateManyWithEvents<T>(db: Queryable, relay: OutboxRelay,
     params,
   );
   const outbox = r.rows.flatMap((row) => row.outbox ?? []);
-  if (outbox.length) await relay.publishRows(outbox).catch(() => undefined);
+  if (outbox.length) await relay.afterCommit(outbox);
   return r.rows.map(({ outbox: _outbox, batch_events: _events, ...row }) => row as unknown as T & { batch_n: number });
 }
 
@@ -222,7 +222,14 @@ export function startRelay(broker: ServiceBroker, db: Db, sweepIntervalMs: numbe
 /** What the DurableEvents middleware (packages/broker/durable.ts) adds to a broker: a durable publish. */
 export interface ChannelSender {
   sendToChannel(topic: string, payload: unknown, context?: EventContext): Promise<void>;
+  /** Its transport: `inline` when publishing runs the consumers in this process (embedded). */
+  durableEvents?: { readonly inline: boolean };
 }
+
+/** Rows waiting for the background publisher at most (beyond, the relay passes pick them up from the table). */
+const MAX_QUEUED_ROWS = 10_000;
+/** Publishes in flight at once from the background publisher (sent in order, acknowledged together). */
+const PUBLISH_WINDOW = 64;
 
 export class OutboxRelay {
   private timer: NodeJS.Timeout | null = null;
@@ -245,6 +252,77 @@ export class OutboxRelay {
   /** The schema whose outbox this relay publishes. */
   get schema(): string {
     return this.db.schema;
+  }
+
+  /**
+   * Publishing runs the consumers in this process (embedded, or a broker without the middleware): writers
+   * await it. Otherwise (JetStream) the events are published in the background.
+   */
+  get inline(): boolean {
+    return this.channels.durableEvents?.inline !== false;
+  }
+
+  /**
+   * Right after a commit that wrote leased rows (leasedOutboxInsertSql): embedded, publishes them and
+   * resolves once the consumers ran; distributed, queues them for the background publisher and resolves at
+   * once. Never throws: a row not published is retried by the relay.
+   */
+  async afterCommit(rows: OutboxRow[]): Promise<void> {
+    if (this.inline) return this.publishRows(rows).catch(() => undefined);
+    if (this.queue.length + rows.length > MAX_QUEUED_ROWS) return this.hurry(); // the relay passes take them after the lease
+    this.queue.push(...rows);
+    if (!this.pumping) this.pumping = this.pump().finally(() => (this.pumping = null));
+  }
+
+  /**
+   * After a commit that wrote rows with enqueueEvent: embedded, a relay pass that resolves when drained;
+   * distributed, starts one and resolves at once (the write path does not wait for JetStream).
+   */
+  async wake(): Promise<void> {
+    const pass = this.kick().catch(() => 0);
+    if (this.inline) await pass;
+  }
+
+  private readonly queue: OutboxRow[] = [];
+  private pumping: Promise<void> | null = null;
+
+  /**
+   * The background publisher: rows in commit order, PUBLISH_WINDOW at a time (sent in order, then their acks
+   * awaited together). On a failure the failed rows go back to the relay passes at once and the rest of the
+   * queue after their short writer lease, so an outage costs no round trip per row.
+   */
+  private async pump(): Promise<void> {
+    const schema = this.db.schema;
+    while (this.queue.length && !this.stopped) {
+      const rows = this.queue.splice(0, PUBLISH_WINDOW).sort((a, b) => Number(a.id) - Number(b.id));
+      const results = await Promise.allSettled(rows.map((row) => this.channels.sendToChannel(row.topic, ...eventOf(schema, row))));
+      const failed: string[] = [];
+      let error: unknown;
+      results.forEach((r, i) => {
+        if (r.status === 'fulfilled') this.publishedIds.push(String(rows[i].id));
+        else {
+          failed.push(String(rows[i].id));
+          error ??= r.reason;
+        }
+      });
+      if (this.publishedIds.length && !this.markTimer) {
+        this.markTimer = setTimeout(() => void this.flushPublished(), 20);
+        this.markTimer.unref();
+      }
+      if (failed.length) {
+        // The rest of the queue too: the relay passes publish them all as soon as JetStream answers again.
+        const dropped = this.queue.splice(0).map((row) => String(row.id));
+        await this.release([...failed, ...dropped], error);
+      }
+    }
+  }
+
+  /** The age in seconds of the oldest row not yet published (0 when none): how far settlement lags. */
+  async oldestUnpublishedSeconds(): Promise<number> {
+    const r = await this.db.query<{ age: number | string | null }>(
+      `SELECT extract(epoch FROM now() - min(created_at)) AS age FROM ${this.db.schema}.outbox WHERE published_at IS NULL`,
+    );
+    return Math.max(0, Number(r.rows[0]?.age ?? 0));
   }
 
   /** The writer's audience predicate (RelayOptions.audience), if any. */
@@ -288,6 +366,8 @@ export class OutboxRelay {
     if (this.timer) clearTimeout(this.timer);
     this.timer = null;
     await this.running?.catch(() => undefined);
+    // Publishes in flight finish first, within a bound (a hung one is the relay's to retry after a restart).
+    if (this.pumping) await Promise.race([this.pumping.catch(() => undefined), new Promise((r) => setTimeout(r, 3_000).unref())]);
     await this.flushPublished();
   }
 
@@ -306,7 +386,7 @@ export class OutboxRelay {
       try {
         await this.channels.sendToChannel(row.topic, ...eventOf(schema, row));
       } catch (err) {
-        await this.release(row.id, err);
+        await this.release([row.id], err);
         return;
       }
       this.publishedIds.push(String(row.id));
@@ -328,12 +408,12 @@ export class OutboxRelay {
       .catch(() => undefined);
   }
 
-  private async release(id: string, err: unknown): Promise<void> {
+  private async release(ids: string[], err: unknown): Promise<void> {
     // Release the lease soon so a later pass (or another replica) retries it.
     this.hurry();
     await this.db
-      .query(`UPDATE ${this.db.schema}.outbox SET claimed_until = now() + interval '1 second', last_error = $2 WHERE id = $1`, [
-        id,
+      .query(`UPDATE ${this.db.schema}.outbox SET claimed_until = now() + interval '1 second', last_error = $2 WHERE id = ANY($1::bigint[])`, [
+        ids,
         String((err as Error)?.message ?? err).slice(0, 500),
       ])
       .catch(() => undefined);
@@ -380,12 +460,13 @@ export class OutboxRelay {
       const rows = claimed.rows.sort((a, b) => Number(a.id) - Number(b.id));
       const sent: string[] = [];
       let failed = false;
-      for (const row of rows) {
+      for (const [i, row] of rows.entries()) {
         try {
           await this.channels.sendToChannel(row.topic, ...eventOf(schema, row));
           sent.push(String(row.id));
         } catch (err) {
-          await this.release(row.id, err);
+          // This row and the rest of the batch, not held for the pass's lease: the next pass tries them.
+          await this.release(rows.slice(i).map((r) => String(r.id)), err);
           failed = true;
           break;
         }

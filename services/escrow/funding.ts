@@ -190,7 +190,7 @@ const methods = {
         await tx.query('UPDATE escrow.purchases SET referral_checked = true WHERE id = $1', [row.id]);
         return queued;
       });
-      if (enqueued) await this.relay.kick().catch(() => undefined);
+      if (enqueued) await this.relay.wake();
     },
 } satisfies FundingMethods & ThisType<EscrowThis>;
 

@@ -51,7 +51,7 @@ export const messagesMixin: Partial<ServiceSchema> = {
           }
           return ins;
         });
-        if (inserted.rows[0]) await this.relay.kick().catch(() => undefined);
+        if (inserted.rows[0]) await this.relay.wake();
         if (!inserted.rows[0]) {
           throw new InvalidStateError(`Purchase ${purchaseId} already has ${MAX_MESSAGES_PER_PURCHASE} messages.`, {
             hint: 'Put the rest in the delivery, or dispute_purchase if you cannot agree.',

@@ -673,7 +673,7 @@ function invalidatingSearch(handler: WriteHandler, publishTerms: boolean): Write
       return await handler.call(this, ctxOrEvent);
     } finally {
       this.searchCache().invalidate();
-      if (publishTerms) await this.relay?.kick().catch(() => undefined);
+      if (publishTerms) await this.relay?.wake();
     }
   };
 }

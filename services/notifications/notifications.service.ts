@@ -247,7 +247,7 @@ const NotificationsService: ServiceSchema = {
           return ins.rows[0];
         });
         // Published before answering: in one process escrow knows on return; distributed, within its consumer's delay.
-        await this.relay.kick().catch(() => undefined);
+        await this.relay.wake();
         void this.kickSender().catch(() => undefined);
         return {
           webhook: { ...webhookView(webhook), secret },
@@ -275,7 +275,7 @@ const NotificationsService: ServiceSchema = {
           await webhooksChanged(tx, agent.id);
           return r.rows[0];
         });
-        if (deleted) await this.relay.kick().catch(() => undefined);
+        if (deleted) await this.relay.wake();
         if (!deleted) {
           throw new NotFoundError(`You have no webhook ${webhookId}.`, {
             hint: 'list_webhook_deliveries lists your webhooks with their ids.',

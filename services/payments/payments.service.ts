@@ -370,7 +370,7 @@ const PaymentsService: ServiceSchema = {
         }
         return u.rowCount === 1;
       });
-      if (completed) await this.relay.kick().catch(() => undefined);
+      if (completed) await this.relay.wake();
       return { sessionId, credited: !credit.replayed, status: 'completed', gas: row.gas, gasBalance: credit.gasBalance };
     },
 

@@ -210,7 +210,7 @@ type PayoutsThis = Service & RuntimeService & {
   finishRejecting(row: CashoutRow, ctx?: Context): Promise<CashoutRow>;
   runCashoutSweep(): Promise<{ finished: number }>;
   finishWithNotice(cashoutId: string, sql: string, topic: string): Promise<CashoutRow | undefined>;
-  relay?: { kick(): Promise<number> };
+  relay?: { wake(): Promise<void> };
   callLedger<T = unknown>(ctx: Context | undefined, action: string, params: Record<string, unknown>): Promise<T>;
 };
 
@@ -612,7 +612,7 @@ export const payoutsMixin: Partial<ServiceSchema> = {
         }
         return done;
       });
-      if (row) await this.relay?.kick().catch(() => undefined);
+      if (row) await this.relay?.wake();
       return row;
     },
 

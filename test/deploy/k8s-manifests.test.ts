@@ -225,10 +225,34 @@ describe('Kubernetes manifests (deploy/k8s: kustomize base + overlays, jobs)', (
     const nats = rendered.prod.find((o) => o.kind === 'StatefulSet' && o.metadata.name === 'nats')!;
     expect(nats.spec.template.spec.volumes.find((v: any) => v.name === 'config').configMap.name).toBe(cm.metadata.name);
     const [container] = nats.spec.template.spec.containers;
-    expect(container.args).toEqual(['-c', '/etc/nats/nats-server.conf', '-sd', '/data', '-P', '/data/nats.pid']);
+    expect(container.args.slice(0, 6)).toEqual(['-c', '/etc/nats/nats-server.conf', '-sd', '/data', '-P', '/data/nats.pid']);
     // Lame-duck mode on stop signals the server through the pid file it was told to write.
     expect(container.lifecycle.preStop.exec.command).toEqual(['nats-server', '--signal', 'ldm=/data/nats.pid']);
     expect(nats.spec.volumeClaimTemplates[0].metadata.name).toBe('data');
+  });
+
+  it('prod runs NATS as a 3-node JetStream cluster, the streams on 3 replicas; dev as one server', () => {
+    const natsOf = (overlay: string) => rendered[overlay].find((o) => o.kind === 'StatefulSet' && o.metadata.name === 'nats')!;
+    const dev = natsOf('dev');
+    expect(dev.spec.replicas).toBe(1);
+    expect(dev.spec.template.spec.containers[0].args).toEqual(['-c', '/etc/nats/nats-server.conf', '-sd', '/data', '-P', '/data/nats.pid']);
+    const prod = natsOf('prod');
+    expect(prod.spec.replicas).toBe(3);
+    expect(prod.spec.podManagementPolicy).toBe('Parallel');
+    const [c] = prod.spec.template.spec.containers;
+    const flag = (f: string) => c.args[c.args.indexOf(f) + 1];
+    expect(flag('--name')).toBe('$(POD_NAME)');
+    expect(c.env.find((e: any) => e.name === 'POD_NAME').valueFrom.fieldRef.fieldPath).toBe('metadata.name');
+    expect(flag('--cluster')).toBe('nats://0.0.0.0:6222');
+    const headless = rendered.prod.find((o) => o.kind === 'Service' && o.metadata.name === 'nats-headless')!;
+    expect(headless.spec.publishNotReadyAddresses).toBe(true);
+    expect(flag('--routes').split(',')).toEqual([0, 1, 2].map((i) => `nats://nats-${i}.${headless.metadata.name}:6222`));
+    expect(c.ports.map((p: any) => p.containerPort).sort()).toEqual([4222, 6222, 8222]);
+    const pdb = rendered.prod.find((o) => o.kind === 'PodDisruptionBudget' && o.metadata.name === 'nats')!;
+    expect(pdb.spec.maxUnavailable).toBe(1);
+    const config = (overlay: string) => rendered[overlay].find((o) => o.kind === 'ConfigMap' && o.metadata.name === 'agent-market')!.data;
+    expect(config('prod').JETSTREAM_REPLICAS).toBe('3');
+    expect(config('dev').JETSTREAM_REPLICAS).toBeUndefined();
   });
 
   it.each(OVERLAYS)('overlays/%s: each process reads only its own Secret (ADMIN_TOKEN in the gateway, Stripe in payments: see the secrets test)', (overlay) => {
@@ -322,13 +346,16 @@ describe('Kubernetes manifests (deploy/k8s: kustomize base + overlays, jobs)', (
       }
     });
 
-    it('NATS accepts clients only from the marketplace pods, and opens no connection itself', () => {
+    it('NATS accepts clients only from the marketplace pods, and opens no connection itself but its cluster routes (prod)', () => {
       const labels = labelsOf('StatefulSet', 'nats');
       const ingress = allowedFor(objects, labels, 'Ingress');
-      expect(ports(ingress)).toEqual([4222, 8222]);
+      const routes = overlay === 'prod' ? [6222] : [];
+      expect(ports(ingress)).toEqual([4222, ...routes, 8222]);
       for (const rule of ingress.filter((r) => r.port === 4222)) expect(rule.peers).toEqual([{ pods: { app: 'agent-market' }, namespace: undefined }]);
       expect(ingress.filter((r) => r.port === 4222)).toHaveLength(1);
-      expect(ports(allowedFor(objects, labels, 'Egress'))).toEqual([53]);
+      const egress = allowedFor(objects, labels, 'Egress');
+      expect(ports(egress)).toEqual([53, ...routes]);
+      for (const rule of [...ingress, ...egress].filter((r) => r.port === 6222)) expect(rule.peers).toEqual([{ pods: { app: 'nats' }, namespace: undefined }]);
       // Jobs are not NATS clients.
       for (const j of jobs) expect(selects({ matchLabels: { app: 'agent-market' } }, j.spec.template.metadata.labels)).toBe(false);
     });

@@ -7,6 +7,16 @@ import { connect, StringCodec } from 'nats';
 import { JetStreamDurableTransport, type ChannelSubscription } from '../durable';
 import { base62 } from '../../ids';
 import { eventually, natsServerAvailable, startPrivateNats, TEST_NATS_URL, type PrivateNats } from '../../../test/kit';
+import { jetStreamStatus, startPrivateNatsCluster, type PrivateNatsNode } from '../../cluster/nats-server';
+
+/** The node leading a stream's (only) consumer, from a node's /jsz. */
+async function consumerLeader(nodes: PrivateNatsNode[], stream: string): Promise<string> {
+  const jsz = (await jetStreamStatus(nodes[0], '?accounts=true&streams=true&consumers=true')) as {
+    account_details?: Array<{ stream_detail?: Array<{ name: string; consumer_detail?: Array<{ cluster?: { leader?: string } }> }> }>;
+  };
+  for (const a of jsz.account_details ?? []) for (const s of a.stream_detail ?? []) if (s.name === stream) return s.consumer_detail?.[0]?.cluster?.leader ?? '';
+  return '';
+}
 
 const quiet = { info() {}, warn() {}, error() {}, debug() {}, trace() {}, fatal() {} } as any;
 const describeNats = TEST_NATS_URL ? describe : describe.skip;
@@ -127,6 +137,82 @@ describePrivateNats('durable events across a NATS outage (private nats-server)',
       for (let i = 10; i < 20; i++) await producer.publish('demo.outage', { eventId: `b${i}`, i });
       await eventually(async () => seen.size === 20, 30_000, 100);
     } finally {
+      await consumer.close().catch(() => undefined);
+      await producer.close().catch(() => undefined);
+    }
+  }, 90_000);
+});
+
+describePrivateNats('durable events on a 3-node JetStream cluster (private nats-servers, ADR 0036)', () => {
+  let nats: PrivateNats;
+  beforeAll(async () => {
+    nats = await startPrivateNatsCluster(3);
+  }, 60_000);
+  afterAll(async () => nats?.dispose(), 60_000);
+
+  it('creates the streams on 3 replicas by default, and the stream admin raises streams created with 1', async () => {
+    const ns = `t${base62(8)}`;
+    const older = transport(nats.url, ns, { replicas: 1, raiseReplicas: false });
+    const admin = transport(nats.url, ns, { raiseReplicas: true });
+    try {
+      await older.connect();
+      await older.subscribe(sub('demo.raise', 'g', async () => undefined));
+      const nc = await connect({ servers: nats.url.split(',') });
+      const jsm = await nc.jetstreamManager();
+      expect((await jsm.streams.info(older.streamName)).config.num_replicas).toBe(1);
+      await admin.connect(); // an upgraded deployment's first start
+      expect(admin.streamReplicas).toBe(3);
+      for (const s of [admin.streamName, admin.deadLetterStream]) expect((await jsm.streams.info(s)).config.num_replicas).toBe(3);
+      // The consumer follows its stream's count.
+      await eventually(async () => ((await jsm.consumers.info(older.streamName, 'g--demo_raise')).cluster?.replicas?.length ?? 0) === 2, 15_000, 200);
+      await nc.close();
+    } finally {
+      await older.close().catch(() => undefined);
+      await admin.close().catch(() => undefined);
+    }
+  }, 60_000);
+
+  it('keeps consuming within seconds when the node leading the consumer is killed', async () => {
+    const ns = `t${base62(8)}`;
+    // The production pull settings (not the short ones of the other cases).
+    const consumer = transport(nats.url, ns, { fetchExpiresMs: 10_000 });
+    const producer = transport(nats.url, ns);
+    const received = new Map<number, number>();
+    let published = 0;
+    let producing = true;
+    try {
+      await Promise.all([consumer.connect(), producer.connect()]);
+      await consumer.subscribe(sub('demo.leader', 'g', async (p: { i: number }) => void (received.has(p.i) || received.set(p.i, Date.now()))));
+      // The outbox's way: a publish that fails is tried again.
+      const sentAt = new Map<number, number>();
+      const producerLoop = (async () => {
+        while (producing) {
+          const i = published;
+          sentAt.set(i, sentAt.get(i) ?? Date.now());
+          await producer.publish('demo.leader', { eventId: `e${i}`, i }).then(
+            () => void published++,
+            () => undefined,
+          );
+          await new Promise((r) => setTimeout(r, 100));
+        }
+      })();
+      await eventually(async () => received.size > 10, 15_000, 50);
+      // The node leading the group's consumer: its pulls wait there (the harder case; the stream may move too).
+      const leaderName = await consumerLeader(nats.nodes!, consumer.streamName);
+      const leader = nats.nodes!.find((n) => n.name === leaderName)!;
+      await leader.kill();
+      await new Promise((r) => setTimeout(r, 15_000));
+      await leader.start();
+      await new Promise((r) => setTimeout(r, 3_000));
+      producing = false;
+      await producerLoop;
+      await eventually(async () => received.size >= published, 20_000, 100);
+      // Settlement lag: from a message's first publish attempt to its handling.
+      const lag = Math.max(...[...received].map(([i, at]) => at - sentAt.get(i)!));
+      console.log(`durable.test: consumer leader ${leaderName} killed 15 s; longest publish→handled ${lag} ms over ${published} messages`);
+      expect(lag).toBeLessThanOrEqual(10_000);
+    } finally {
+      producing = false;
       await consumer.close().catch(() => undefined);
       await producer.close().catch(() => undefined);
     }
