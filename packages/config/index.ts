@@ -46,6 +46,16 @@ export interface Config {
   dataDir: string;
   /** Connections per process in the PostgreSQL pool (DATABASE_POOL_MAX); size it as replicas × this ≤ max_connections. */
   databasePoolMax: number;
+  /** Opening a PostgreSQL connection, or waiting for a free one in a full pool, fails as 503 after this many ms; short of the bus's request timeout. */
+  databaseConnectTimeoutMs: number;
+  /** PostgreSQL statement_timeout of every connection, in ms: a longer statement is cancelled (503); migrations are exempt. */
+  databaseStatementTimeoutMs: number;
+  /** Client-side limit on waiting for a query's answer, in ms (a frozen server or a dead path); above the statement timeout, below the request timeout. */
+  databaseQueryTimeoutMs: number;
+  /** PostgreSQL idle_in_transaction_session_timeout, in ms: a session idle inside a transaction (its process frozen) is ended and its locks released. */
+  databaseIdleInTransactionTimeoutMs: number;
+  /** TCP keep-alive on PostgreSQL sockets: probes start after this many ms of silence, so a vanished server's connections fail instead of hanging. */
+  databaseKeepAliveInitialDelayMs: number;
   /** Comma list of the services this process runs (gateway, agents, listings, escrow, ledger, payments, support, notifications); a subset needs TRANSPORTER. @default all */
   services: ServiceName[];
   /** Moleculer node id; unset = `<services>.<host>-<pid>-<random>`, unique per process start. */
@@ -243,6 +253,13 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     outboxAlertSeconds: int(env, 'OUTBOX_ALERT_SECONDS', 30, 1),
     dataDir: str(env, 'DATA_DIR') ?? path.resolve(process.cwd(), 'data'),
     databasePoolMax,
+    // Sized for a managed PostgreSQL whose failover takes ~30 s: each wait fails well inside the 15 s request
+    // timeout, so the caller gets a 503 with Retry-After (and retries with its key) instead of a bus timeout.
+    databaseConnectTimeoutMs: int(env, 'DATABASE_CONNECT_TIMEOUT_MS', 5000, 1),
+    databaseStatementTimeoutMs: int(env, 'DATABASE_STATEMENT_TIMEOUT_MS', 10000, 1),
+    databaseQueryTimeoutMs: int(env, 'DATABASE_QUERY_TIMEOUT_MS', 12000, 1),
+    databaseIdleInTransactionTimeoutMs: int(env, 'DATABASE_IDLE_IN_TRANSACTION_TIMEOUT_MS', 5000, 1),
+    databaseKeepAliveInitialDelayMs: int(env, 'DATABASE_KEEPALIVE_INITIAL_DELAY_MS', 10000, 1),
     services: services as ServiceName[],
     nodeId: str(env, 'NODE_ID'),
     requestTimeoutMs: int(env, 'REQUEST_TIMEOUT_MS', 15000, 100),

@@ -7,6 +7,7 @@ import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import { Pool, type PoolClient, type QueryConfig } from 'pg';
 import type { PGlite as PGliteType } from '@electric-sql/pglite';
+import { DatabaseUnavailableError, databaseUnavailableReason } from '../errors';
 
 export interface QueryResult<T> {
   rows: T[];
@@ -42,10 +43,43 @@ export interface DbOptions {
   poolMax?: number;
   /** The process talks to others over a bus (TRANSPORTER): a per-process PGlite would split the data. */
   distributed?: boolean;
+  /** How long a PostgreSQL call may wait before it fails as 503 (packages/config, DATABASE_*_MS); unset = DEFAULT_DB_TIMEOUTS. */
+  timeouts?: Partial<DbTimeouts>;
 }
 
+/**
+ * Bounds on waiting for PostgreSQL. Each one turns a server that is restarting, failing over, frozen or gone
+ * into a prompt DatabaseUnavailableError (503) instead of a call that hangs until the bus's request timeout.
+ */
+export interface DbTimeouts {
+  /** Opening a connection, and waiting for a free one in a full pool (pg-pool connectionTimeoutMillis). */
+  connectMs: number;
+  /** Server side: a statement running longer is cancelled (57014). */
+  statementMs: number;
+  /** Client side: no answer to a query for this long (a frozen server or a dead path) fails it and drops the connection. */
+  queryMs: number;
+  /** Server side: a session idle inside a transaction (its process frozen) is ended, releasing its locks. */
+  idleInTransactionMs: number;
+  /** TCP keep-alive probes start after this much silence, so a vanished server's sockets fail instead of hanging. */
+  keepAliveInitialDelayMs: number;
+}
+
+/** Defaults: under the bus's 15 s request timeout, so a caller gets a 503 and not a timeout and a resend. */
+export const DEFAULT_DB_TIMEOUTS: DbTimeouts = {
+  connectMs: 5_000,
+  statementMs: 10_000,
+  queryMs: 12_000,
+  idleInTransactionMs: 5_000,
+  keepAliveInitialDelayMs: 10_000,
+};
+
 const RETRYABLE = new Set(['40001', '40P01']);
-const IDLE_IN_TRANSACTION_TIMEOUT_MS = 5_000;
+/** Scripts (migrations: an index on a large table) are not held to a call's query timeout. */
+const SCRIPT_QUERY_TIMEOUT_MS = 600_000;
+/** A script as a query config with its own client-side timeout (pg reads query_timeout per query; its types omit it). */
+function script(text: string): QueryConfig {
+  return { text, query_timeout: SCRIPT_QUERY_TIMEOUT_MS } as QueryConfig;
+}
 
 // Shared per process: one pg pool per URL, one PGlite per data dir (PGlite allows one instance per dir).
 const pools = new Map<string, { pool: Pool; refs: number }>();
@@ -90,16 +124,31 @@ function statement(text: string, params?: unknown[]): string | QueryConfig<unkno
   return { name, text, values: params };
 }
 
-function pgDb(url: string, schema: string, poolMax: number): Db {
+/**
+ * The driver's "cannot answer now" errors become DatabaseUnavailableError (503, Retry-After, a hint), which keeps
+ * its code over the bus; anything else (a constraint, bad input) is thrown as it is.
+ */
+function unavailableOr(err: unknown): unknown {
+  if (err instanceof DatabaseUnavailableError) return err;
+  const reason = databaseUnavailableReason(err);
+  return reason ? new DatabaseUnavailableError(reason, err) : err;
+}
+
+function pgDb(url: string, schema: string, poolMax: number, timeouts: DbTimeouts): Db {
   let entry = pools.get(url);
   if (!entry) {
     const pool = new Pool({
       connectionString: url,
       max: poolMax,
+      connectionTimeoutMillis: timeouts.connectMs,
+      statement_timeout: timeouts.statementMs,
+      query_timeout: timeouts.queryMs,
       // A process frozen mid-transaction (SIGSTOP, a stuck event loop) would hold its row locks — the
       // platform account's, say — and stall every replica. PostgreSQL ends such a session after this long;
       // its work is rolled back and redone by the retry or redelivery that follows.
-      idle_in_transaction_session_timeout: IDLE_IN_TRANSACTION_TIMEOUT_MS,
+      idle_in_transaction_session_timeout: timeouts.idleInTransactionMs,
+      keepAlive: true,
+      keepAliveInitialDelayMillis: timeouts.keepAliveInitialDelayMs,
     });
     // An idle client's error (server restart) must not crash the process.
     pool.on('error', () => undefined);
@@ -113,16 +162,26 @@ function pgDb(url: string, schema: string, poolMax: number): Db {
   return {
     kind: 'pg',
     schema,
+    // pool.query releases a client whose query failed with the error, which destroys it: a timed-out
+    // connection is never reused.
     async query<T>(text: string, params?: unknown[]) {
-      const r = await pool.query(statement(text, params));
-      return { rows: r.rows as T[], rowCount: r.rowCount ?? 0 };
+      try {
+        const r = await pool.query(statement(text, params));
+        return { rows: r.rows as T[], rowCount: r.rowCount ?? 0 };
+      } catch (err) {
+        throw unavailableOr(err);
+      }
     },
     async exec(text: string) {
-      await pool.query(text);
+      await pool.query(script(text)).catch((err: unknown) => {
+        throw unavailableOr(err);
+      });
     },
     async transaction<T>(fn: (tx: Queryable) => Promise<T>, opts: { isolation?: Isolation; retries?: number } = {}) {
       return withRetries(opts.retries ?? 5, async () => {
-        const client: PoolClient = await pool.connect();
+        const client: PoolClient = await pool.connect().catch((err: unknown) => {
+          throw unavailableOr(err);
+        });
         // A checked-out client has no error listener: a connection the server ends (idle-in-transaction
         // timeout after this process was frozen, a restart) would crash the process. Note it instead;
         // the next query fails, the transaction is retried or its event redelivered.
@@ -139,15 +198,18 @@ function pgDb(url: string, schema: string, poolMax: number): Db {
               return { rows: r.rows as R[], rowCount: r.rowCount ?? 0 };
             },
             async exec(text: string) {
-              await client.query(text);
+              await client.query(script(text));
             },
           };
           const result = await fn(tx);
           await client.query('COMMIT');
           return result;
         } catch (err) {
-          await client.query('ROLLBACK').catch(() => undefined);
-          throw err;
+          // A connection that timed out or broke is not asked to roll back (it may never answer): it is destroyed,
+          // and the server rolls its transaction back when the session ends.
+          if (databaseUnavailableReason(err)) broken ??= err as Error;
+          else await client.query('ROLLBACK').catch(() => undefined);
+          throw unavailableOr(err);
         } finally {
           client.removeListener('error', onError);
           // A broken client is destroyed, not returned to the pool.
@@ -241,7 +303,7 @@ export function openDb(opts: DbOptions, schema: string): Db {
   if (opts.distributed && !opts.databaseUrl) {
     throw new Error(`${schema}: TRANSPORTER is set but DATABASE_URL is not; distributed processes must share one PostgreSQL`);
   }
-  return opts.databaseUrl ? pgDb(opts.databaseUrl, schema, opts.poolMax ?? 10) : pgliteDb(opts.dataDir, schema);
+  return opts.databaseUrl ? pgDb(opts.databaseUrl, schema, opts.poolMax ?? 10, { ...DEFAULT_DB_TIMEOUTS, ...opts.timeouts }) : pgliteDb(opts.dataDir, schema);
 }
 
 /**
@@ -255,6 +317,8 @@ export async function migrate(db: Db, migrations: Migration[]): Promise<number[]
   const applied: number[] = [];
   const lockKey = `migrations:${schema}`;
   await db.transaction(async (tx) => {
+    // A migration (an index on a large table) may rightly run longer than a call's statement timeout.
+    if (db.kind === 'pg') await tx.exec('SET LOCAL statement_timeout = 0');
     // Transaction-scoped lock: released on commit, held across the whole run.
     await tx.query('SELECT pg_advisory_xact_lock(hashtext($1))', [lockKey]);
     // A service's role (npm run db:roles) owns its schema but may not create schemas: create only when missing.

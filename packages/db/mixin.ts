@@ -4,10 +4,21 @@
  * On request, a SingleWriterCache for the service's hottest reads (embedded PGlite only).
  */
 import type { Service, ServiceSchema } from 'moleculer';
-import { databaseUrlFor } from '../config';
+import { databaseUrlFor, type Config } from '../config';
 import type { RuntimeService } from '../runtime';
-import { migrate, openDb, type Db, type Migration } from './index';
+import { migrate, openDb, type Db, type DbTimeouts, type Migration } from './index';
 import { SingleWriterCache } from './single-writer-cache';
+
+/** The pool's timeouts from the configuration (DATABASE_*_MS). */
+export function dbTimeoutsOf(config: Config): DbTimeouts {
+  return {
+    connectMs: config.databaseConnectTimeoutMs,
+    statementMs: config.databaseStatementTimeoutMs,
+    queryMs: config.databaseQueryTimeoutMs,
+    idleInTransactionMs: config.databaseIdleInTransactionTimeoutMs,
+    keepAliveInitialDelayMs: config.databaseKeepAliveInitialDelayMs,
+  };
+}
 
 /** T: what the service keeps in its single-writer cache. */
 export interface DbService<T = unknown> {
@@ -26,7 +37,7 @@ export function dbMixin(schema: string, migrations: Migration[], opts: { singleW
       const { config } = self;
       let db = openDb(
         // Its own URL (<SERVICE>_DATABASE_URL: its own role or cluster), else DATABASE_URL; one pool per URL.
-        { databaseUrl: databaseUrlFor(config, schema), dataDir: config.dataDir, poolMax: config.databasePoolMax, distributed: !!config.transporter },
+        { databaseUrl: databaseUrlFor(config, schema), dataDir: config.dataDir, poolMax: config.databasePoolMax, distributed: !!config.transporter, timeouts: dbTimeoutsOf(config) },
         schema,
       );
       // PGlite: this process is the only writer of the service's tables, so hot reads can be kept exactly.

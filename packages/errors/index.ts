@@ -41,10 +41,14 @@ export interface ErrorData {
   retryAfterSeconds?: number;
 }
 
+/** Codes whose call may succeed when repeated unchanged later (with the same Idempotency-Key): Moleculer's `retryable`. */
+export const RETRYABLE_CODES: ReadonlySet<ErrorCode> = new Set<ErrorCode>(['service_unavailable', 'rate_limited']);
+
 export class MarketError extends Errors.MoleculerError {
   constructor(code: ErrorCode, message: string, data: ErrorData = {}) {
     super(message, STATUS_BY_CODE[code], code, data);
     this.name = 'MarketError';
+    this.retryable = RETRYABLE_CODES.has(code);
   }
 }
 
@@ -72,6 +76,73 @@ export class NotFoundError extends withCode('not_found') {}
 export class InvalidStateError extends withCode('invalid_state') {}
 export class ListingRejectedError extends withCode('listing_rejected') {}
 export class NotImplementedError extends withCode('not_implemented') {}
+
+/** Retry-After of a database fault: about one failed connect attempt; a client backing off finds a failed-over server. */
+export const DATABASE_RETRY_AFTER_SECONDS = 5;
+
+/**
+ * The database cannot answer right now — a failover, a restart, a frozen or unreachable server, a full pool
+ * (what isDatabaseUnavailable recognises). Nothing the caller sent is wrong: 503, with Retry-After. packages/db
+ * throws it in place of the driver's error, so it keeps its code and hint over the bus.
+ */
+export class DatabaseUnavailableError extends MarketError {
+  constructor(readonly reason: string, cause?: unknown) {
+    super('service_unavailable', `The database is not reachable right now (${reason}).`, {
+      hint: `Retry in ${DATABASE_RETRY_AFTER_SECONDS} s with the same Idempotency-Key: a step that already happened answers its result again, nothing is charged twice. A database failover can take up to a minute.`,
+      retryAfterSeconds: DATABASE_RETRY_AFTER_SECONDS,
+      details: { dependency: 'database', reason },
+    });
+    this.name = 'DatabaseUnavailableError';
+    if (cause !== undefined) (this as { cause?: unknown }).cause = cause;
+  }
+}
+
+/**
+ * SQLSTATEs of a server that is going away or not there yet: class 08 (connection exception), 57P01–57P03
+ * (admin/crash shutdown, cannot connect now: a restart or failover), 57014 (statement_timeout or a cancel), 25P03
+ * (idle-in-transaction timeout ended the session), 53300 (too many connections).
+ */
+const UNAVAILABLE_SQLSTATE = /^(08[0-9A-Z]{3}|57P0[1-3]|57014|25P03|53300)$/;
+/** Socket errors of an unreachable or vanished server (errno names, as Node sets err.code). */
+const UNAVAILABLE_ERRNO = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'EHOSTUNREACH', 'ENETUNREACH', 'EHOSTDOWN', 'EAI_AGAIN', 'ECONNABORTED']);
+/**
+ * node-postgres and pg-pool say these in words, without a code: a connection ended under a query, the pool's
+ * connect/wait timeout (connectionTimeoutMillis: also a full pool), the client's query_timeout, a broken client.
+ */
+const UNAVAILABLE_MESSAGE =
+  /^(Connection terminated|timeout exceeded when trying to connect|timeout expired|Query read timeout|Client has encountered a connection error|Client was closed and is not queryable|Cannot use a pool after calling end)/;
+
+/**
+ * Why an error means "the database cannot answer right now", in a few words, or null when it is something else
+ * (a constraint, bad input, a bug). Reads only `code` and `message`, so it works on the driver's errors as thrown
+ * and on their copies after a trip over the bus.
+ */
+export function databaseUnavailableReason(err: unknown): string | null {
+  const e = err as { code?: unknown; message?: unknown; errno?: unknown; cause?: unknown } | null | undefined;
+  if (!e || typeof e !== 'object') return null;
+  const code = typeof e.code === 'string' ? e.code : '';
+  if (UNAVAILABLE_SQLSTATE.test(code)) {
+    if (code === '57014') return 'statement timeout (57014)';
+    if (code.startsWith('08')) return `connection exception (${code})`;
+    if (code === '53300') return 'too many connections (53300)';
+    if (code === '25P03') return 'session ended by the idle-in-transaction timeout (25P03)';
+    return `server shutting down or starting (${code})`;
+  }
+  if (UNAVAILABLE_ERRNO.has(code)) return `connection failed (${code})`;
+  const message = typeof e.message === 'string' ? e.message : '';
+  const m = UNAVAILABLE_MESSAGE.exec(message);
+  if (m) {
+    if (m[1].startsWith('Query')) return 'query timeout';
+    // "timeout exceeded when trying to connect" (a full pool, or connecting too long), "… due to connection timeout".
+    if (/timeout/i.test(message)) return 'connection timeout or pool exhausted';
+    return 'connection lost';
+  }
+  // AggregateError (a host with several addresses) and pg-pool's "connection timeout" wrap the socket error.
+  if (e.cause && e.cause !== err) return databaseUnavailableReason(e.cause);
+  const inner = (e as { errors?: unknown }).errors;
+  if (Array.isArray(inner) && inner.length > 0 && inner.every((x) => databaseUnavailableReason(x) !== null)) return databaseUnavailableReason(inner[0]);
+  return null;
+}
 
 export interface ErrorEnvelope {
   ok: false;
@@ -137,6 +208,11 @@ export function toEnvelope(err: unknown, requestId: string): MappedError {
       },
       retryAfterSeconds: 5,
     };
+  }
+  const unavailable = databaseUnavailableReason(err);
+  if (unavailable) {
+    // A driver error that reached the envelope unwrapped (packages/db wraps its own): still 503, never 500.
+    return toEnvelope(new DatabaseUnavailableError(unavailable), requestId);
   }
   if (typeof e?.code === 'string' && BAD_INPUT_SQLSTATE.test(e.code)) {
     return {

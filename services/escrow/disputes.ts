@@ -11,7 +11,13 @@ const DAY_MS = 86_400_000;
 
 export const disputesMixin: Partial<ServiceSchema> = {
   actions: {
-    dispute: lifecycleTool<{ purchaseId: string; reason: string }>('dispute_purchase', 'dispute', 'party', ({ reason }) => ({ dispute_reason: reason.trim() })),
+    dispute: lifecycleTool<{ purchaseId: string; reason: string }>(
+      'dispute_purchase',
+      'dispute',
+      'party',
+      ({ reason }) => ({ dispute_reason: reason.trim() }),
+      ({ reason }) => ({ dispute_reason: reason.trim() }),
+    ),
 
     /** Payments (cash-out eligibility): a seller's dispute record. */
     disputeHistory: {

@@ -27,7 +27,7 @@ import { newId } from '../../packages/ids';
 import { startRelay } from '../../packages/outbox';
 import { DEFAULT_DELIVERY_DAYS, saleSplit } from '../../packages/market-rules';
 import { migrations } from './migrations';
-import { prepareDelivery } from './delivery';
+import { canonicalJson, deliveryHash, prepareDelivery } from './delivery';
 import { disputesMixin } from './disputes';
 import { fundingMixin } from './funding';
 import { messagesMixin } from './messages';
@@ -81,6 +81,10 @@ function refusalOf(listing: ListingForPurchase, agentId: string, maxPriceGas: nu
     });
   }
   return null;
+}
+
+function refundReasonOf(params: { reason?: string }): string | null {
+  return params.reason?.trim() || null;
 }
 
 const methods = {
@@ -241,10 +245,17 @@ const EscrowService: ServiceSchema = {
     // Acknowledging twice changes nothing.
     ack: lifecycleTool('ack_purchase', 'ack', 'seller', () => (p) => (p.acknowledged_at ? null : {})),
 
-    deliver: lifecycleTool<{ purchaseId: string; delivery: Record<string, unknown> }>('deliver_work', 'deliver', 'seller', ({ delivery }) => (p) => {
-      const { canonical, sha256 } = prepareDelivery(delivery, p.deliverable_schema);
-      return { delivery_json: canonical, delivery_sha256: sha256 };
-    }),
+    deliver: lifecycleTool<{ purchaseId: string; delivery: Record<string, unknown> }>(
+      'deliver_work',
+      'deliver',
+      'seller',
+      ({ delivery }) => (p) => {
+        const { canonical, sha256 } = prepareDelivery(delivery, p.deliverable_schema);
+        return { delivery_json: canonical, delivery_sha256: sha256 };
+      },
+      // The same delivery again (its hash) is the step done; another delivery after it is still refused.
+      ({ delivery }) => ({ delivery_sha256: deliveryHash(canonicalJson(delivery)) }),
+    ),
 
     getDelivery: {
       params: toolParams('get_delivery'),
@@ -270,7 +281,7 @@ const EscrowService: ServiceSchema = {
 
     // The seller refunds at once; the buyer requests (auto-release pauses), once.
     requestRefund: lifecycleTool<{ purchaseId: string; reason?: string }>('request_refund', ['refund', 'request_refund'], 'party', (params) => {
-      const reason = params.reason?.trim() || null;
+      const reason = refundReasonOf(params);
       return (p, t) => {
         if (t.trigger === 'refund') return { refund_reason: reason ?? p.refund_reason };
         if (p.refund_requested_at) {
@@ -281,6 +292,10 @@ const EscrowService: ServiceSchema = {
         }
         return { refund_reason: reason };
       };
+    }, (params) => {
+      // A refund without a reason keeps the reason the purchase has (the buyer's request's), so any stored one matches.
+      const reason = refundReasonOf(params);
+      return (t) => (t.trigger === 'refund' && reason === null ? {} : { refund_reason: reason });
     }),
   },
 

@@ -3,7 +3,7 @@ import type { Context } from 'moleculer';
 import type { Trigger } from '../../packages/contracts/purchase-machine';
 import { toolParams } from '../../packages/tool-catalogue';
 import { requireAgent, type CallMeta } from '../../packages/tool-catalogue/meta';
-import type { InputOf } from './purchase-engine';
+import type { AskedOf, InputOf } from './purchase-engine';
 import { asRole, roleOf, toView, type PurchaseRow, type Role } from './purchases';
 import type { EscrowThis } from './types';
 
@@ -11,13 +11,19 @@ import type { EscrowThis } from './types';
  * A lifecycle tool as an action: the calling agent fires one of `triggers` on the purchase it names — as
  * `role` (anyone else: not_found / forbidden), or as whichever party it is (`'party'`) — with the input
  * `input` decides from its parameters (and the row, inside the engine), and gets the purchase as it sees it.
- * The engine guards the state; the tools differ only in these four things.
+ * The engine guards the state; the tools differ only in these things.
+ *
+ * Every step is idempotent (ADR 0035): `asked` says which of the transition's input columns the caller chose
+ * (the delivery, a reason, a rating); when the row already shows this caller's step with those values, the
+ * answer is the purchase as it is now — a retry with the same Idempotency-Key, or without one, gets a 200 in
+ * the shape of the first answer, never invalid_state, and nothing is written or moved again.
  */
 export function lifecycleTool<P extends { purchaseId: string }>(
   tool: string,
   triggers: Trigger | readonly Trigger[],
   role: Role | 'party',
   input: (this: EscrowThis, params: P) => InputOf<Trigger> = () => ({}),
+  asked: (params: P) => AskedOf = () => ({}),
 ) {
   return {
     params: toolParams(tool),
@@ -25,7 +31,7 @@ export function lifecycleTool<P extends { purchaseId: string }>(
       const agent = requireAgent(ctx);
       const { purchaseId } = ctx.params;
       const actor = (p: PurchaseRow) => (role === 'party' ? roleOf(p, agent.id, purchaseId) : asRole(p, agent.id, purchaseId, role, tool));
-      const row = await this.engine.fire(purchaseId, triggers, actor, input.call(this, ctx.params), tool);
+      const row = await this.engine.fire(purchaseId, triggers, actor, input.call(this, ctx.params), tool, asked(ctx.params));
       return { purchase: toView(row, agent.id) };
     },
   };

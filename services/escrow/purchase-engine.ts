@@ -55,6 +55,8 @@ export class SqlExpr {
 
 /** The handler's values for the transition's INPUT columns. */
 export type Input = Readonly<Record<string, unknown>>;
+/** The input columns a caller chose (to recognise its repeat), for any transition or per transition. */
+export type AskedOf = Input | ((t: MachineTransition) => Input);
 /** The input, or a function deciding it from the row as read (null: nothing changes — e.g. a repeated ack). */
 export type InputOf<T extends string> = Input | ((row: PurchaseRow, t: MachineTransition & { trigger: T }) => Input | null);
 
@@ -195,6 +197,31 @@ export class PurchaseEngine<T extends string = string> {
     return new Date(now.getTime() + ms);
   }
 
+  /**
+   * Whether `who` already made one of `triggers` happen on `row` with the values it `asked` for — read from the
+   * table, not from a list of tools: a transition is in the row when each column it stamps with NOW is set, each
+   * column it sets to the ACTOR names `who`, each constant it writes is there, and each INPUT column the caller
+   * asked for holds that value. A transition that stamps nothing (funding, say) is never recognised this way.
+   * So a repeated deliver_work with the same delivery, confirm_delivery by the buyer who confirmed, a refund, a
+   * dispute or a rating with the same words is the step done, whatever happened to the purchase since.
+   */
+  applied(row: PurchaseRow, triggers: readonly string[], who: Actor, askedOf: AskedOf): boolean {
+    const columns = row as unknown as Record<string, unknown>;
+    const same = (a: unknown, b: unknown) => (a ?? null) === (b ?? null) || (a != null && b != null && String(a) === String(b));
+    return this.machine.transitions.some((t) => {
+      if (!triggers.includes(t.trigger) || !t.who.includes(who)) return false;
+      const sets = Object.entries(t.sets);
+      if (!sets.some(([, v]) => v === NOW)) return false;
+      const asked = typeof askedOf === 'function' ? askedOf(t) : askedOf;
+      return sets.every(([col, v]) => {
+        if (v === NOW) return columns[col] != null;
+        if (v === ACTOR) return columns[col] === who;
+        if (v === INPUT) return !(col in asked) || same(columns[col], asked[col]);
+        return same(columns[col], v);
+      });
+    });
+  }
+
   /** Pure: what firing `t` for `actor` on `row` with `input` writes. Throws UndeclaredColumnError. */
   plan(row: PurchaseRow, t: MachineTransition, actor: Actor, input: Input, now: Date): Plan {
     const at = now.toISOString();
@@ -235,7 +262,14 @@ export class PurchaseEngine<T extends string = string> {
    * meanwhile is read and decided again. A decision from a remembered row that refuses or changes nothing
    * is never answered from memory: the row is read and the decision made again.
    */
-  async fire(purchaseId: string, triggers: T | readonly T[], actor: Actor | ((row: PurchaseRow) => Actor), input: InputOf<T> = {}, tool?: string): Promise<PurchaseRow> {
+  async fire(
+    purchaseId: string,
+    triggers: T | readonly T[],
+    actor: Actor | ((row: PurchaseRow) => Actor),
+    input: InputOf<T> = {},
+    tool?: string,
+    asked?: AskedOf,
+  ): Promise<PurchaseRow> {
     const list: readonly T[] = typeof triggers === 'string' ? [triggers as T] : (triggers as readonly T[]);
     for (let attempt = 0; ; attempt++) {
       const remembered = attempt === 0 ? this.known.get(purchaseId) : undefined;
@@ -250,6 +284,13 @@ export class PurchaseEngine<T extends string = string> {
       let decided: { who: Actor; t: MachineTransition & { trigger: T }; given: Input | null };
       try {
         const who = typeof actor === 'function' ? actor(row) : actor;
+        // A repeat of a step already in the row (a retry after a lost answer, a failover re-send): the purchase as
+        // it is now, nothing written, no money moved — never invalid_state.
+        if (asked && this.applied(row, list, who, asked)) {
+          if (!remembered) return row;
+          this.known.delete(purchaseId);
+          continue;
+        }
         const t = this.guard(row, list, who, tool ?? list[0]);
         decided = { who, t, given: typeof input === 'function' ? input(row, t) : input };
       } catch (err) {

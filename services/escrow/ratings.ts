@@ -24,6 +24,6 @@ export const ratingsMixin: Partial<ServiceSchema> = {
         if (Number(p.rating) === rating && p.rating_comment === comment) return null;
         return { rating, rating_comment: comment };
       };
-    }),
+    }, ({ rating, comment }) => ({ rating, rating_comment: comment?.trim() || null })),
   },
 };

@@ -14,7 +14,7 @@ import {
   type ToolDefinition,
 } from '../../packages/tool-catalogue';
 import type { AuthenticatedAgent, CallMeta } from '../../packages/tool-catalogue/meta';
-import { MarketError, toEnvelope, type ErrorEnvelope, simplifyValidationErrors } from '../../packages/errors';
+import { databaseUnavailableReason, MarketError, toEnvelope, type ErrorEnvelope, simplifyValidationErrors } from '../../packages/errors';
 import { AGENTS, hashApiKey } from '../../packages/contracts/agents';
 import type { Db } from '../../packages/db';
 import type { RequestLog } from './request-log';
@@ -66,6 +66,14 @@ const IDEMPOTENCY_TTL_HOURS = 24;
 /** An Idempotency-Key claim lapses this long after its gateway stopped renewing it (it died). */
 export const IDEMPOTENCY_LEASE_MS = 5_000;
 const IDEMPOTENCY_RENEW_MS = 1_500;
+/** Tries of writing a keyed call's answer after the first (150, 300, 600 ms apart: under the lease). */
+const STORE_ANSWER_RETRIES = 3;
+/** How long a finished keyed call waits for its answer to be stored before answering anyway. */
+const STORE_ANSWER_WAIT_MS = 2_000;
+
+function isDatabaseFault(err: unknown): boolean {
+  return (err as { type?: unknown })?.type === 'service_unavailable' || databaseUnavailableReason(err) !== null;
+}
 
 /**
  * Tools that need a key but have a public part an agent with a stale key still gets: whoami says
@@ -429,21 +437,53 @@ export class ToolDispatcher {
         .catch(() => undefined);
     }, IDEMPOTENCY_RENEW_MS);
     renew.unref();
+    let result: unknown;
     try {
-      const result = await run();
-      clearInterval(renew);
-      await db.query('UPDATE gateway.idempotency SET result = $3, completed_at = now(), lease_until = NULL WHERE agent_id = $1 AND key = $2', [
-        agentId,
-        key,
-        JSON.stringify(result ?? null),
-      ]);
-      return { result, replayed: false };
+      result = await run();
     } catch (err) {
       clearInterval(renew);
       // Failed calls are not remembered: the agent may fix the cause and retry with the same key.
       // Services key their own money moves, so a timed-out call that did run is not repeated by the retry.
-      await db.query('DELETE FROM gateway.idempotency WHERE agent_id = $1 AND key = $2 AND holder = $3', [agentId, key, holder]).catch(() => undefined);
+      // Not awaited: with the database down it would add a query timeout to the caller's wait; if it fails, the
+      // claim's lease lapses within IDEMPOTENCY_LEASE_MS (no more than the Retry-After of a database fault).
+      void db.query('DELETE FROM gateway.idempotency WHERE agent_id = $1 AND key = $2 AND holder = $3', [agentId, key, holder]).catch(() => undefined);
       throw err;
+    }
+    // The call succeeded: its answer is the caller's whatever happens to the record of it. The record is written
+    // at once (still under this gateway's lease, so no retry can run the call meanwhile), tried again briefly if the
+    // database blinks; if it cannot be written the answer is still returned, the lease lapses, and a retry with the
+    // key runs the call again — which the services answer from their own keyed effects (escrow's steps recognise a
+    // repeat, ADR 0035): the same result, nothing done twice.
+    const stored = this.storeAnswer(agentId, key, holder, result)
+      .catch((err: unknown) => {
+        this.broker.logger.warn(
+          { agentId, idempotencyKey: key, err },
+          `idempotency: the answer of ${tool.name} was not stored (${(err as Error)?.message ?? String(err)}); a retry runs it again, answered by the service's own key`,
+        );
+      })
+      .finally(() => clearInterval(renew));
+    // Waited for, so a prompt retry finds it; but a frozen database does not hold a finished call's answer back.
+    let waited: NodeJS.Timeout | undefined;
+    await Promise.race([stored, new Promise<void>((r) => (waited = setTimeout(r, STORE_ANSWER_WAIT_MS)))]);
+    clearTimeout(waited);
+    return { result, replayed: false };
+  }
+
+  /** Writes a keyed call's answer, only while this gateway holds the key; a few tries within about a second. */
+  private async storeAnswer(agentId: string, key: string, holder: string, result: unknown): Promise<void> {
+    const started = Date.now();
+    for (let attempt = 0; ; attempt++) {
+      try {
+        await this.opts.db.query(
+          `UPDATE gateway.idempotency SET result = $4, completed_at = now(), lease_until = NULL
+            WHERE agent_id = $1 AND key = $2 AND holder = $3 AND completed_at IS NULL`,
+          [agentId, key, holder, JSON.stringify(result ?? null)],
+        );
+        return;
+      } catch (err) {
+        if (attempt >= STORE_ANSWER_RETRIES || !isDatabaseFault(err) || Date.now() - started > STORE_ANSWER_WAIT_MS) throw err;
+        await new Promise((r) => setTimeout(r, 150 * 2 ** attempt));
+      }
     }
   }
 }

@@ -61,7 +61,7 @@ const GatewayService: ServiceSchema = {
     const self = this as unknown as GatewayThis;
     const { config } = self;
     self.isStopping = false;
-    self.requestLog = new RequestLog(self.db);
+    self.requestLog = new RequestLog(self.db, self.logger);
     self.requestLog.start();
     self.pruneTimer = setInterval(() => void self.requestLog.prune(), 3_600_000);
     self.pruneTimer.unref();
