@@ -13,10 +13,12 @@ import type { EscrowThis } from './types';
  * `input` decides from its parameters (and the row, inside the engine), and gets the purchase as it sees it.
  * The engine guards the state; the tools differ only in these things.
  *
- * Every step is idempotent (ADR 0035): `asked` says which of the transition's input columns the caller chose
- * (the delivery, a reason, a rating); when the row already shows this caller's step with those values, the
- * answer is the purchase as it is now — a retry with the same Idempotency-Key, or without one, gets a 200 in
- * the shape of the first answer, never invalid_state, and nothing is written or moved again.
+ * Every keyed step is idempotent (ADR 0035): `asked` says which of the transition's input columns the caller
+ * chose (the delivery, a reason, a rating); when a call carries an Idempotency-Key and the row already shows this
+ * caller's step with those values (a retry whose first answer was lost, a failover re-send), the answer is the
+ * purchase as it is now — a 200 in the shape of the first answer, never invalid_state — and nothing is written
+ * or moved again. Without a key, a repeat is refused as the machine says (invalid_state): the contract's answer
+ * to "this purchase is already completed" stays what a client without retries expects.
  */
 export function lifecycleTool<P extends { purchaseId: string }>(
   tool: string,
@@ -31,7 +33,8 @@ export function lifecycleTool<P extends { purchaseId: string }>(
       const agent = requireAgent(ctx);
       const { purchaseId } = ctx.params;
       const actor = (p: PurchaseRow) => (role === 'party' ? roleOf(p, agent.id, purchaseId) : asRole(p, agent.id, purchaseId, role, tool));
-      const row = await this.engine.fire(purchaseId, triggers, actor, input.call(this, ctx.params), tool, asked(ctx.params));
+      const repeatOf = ctx.meta?.idempotencyKey ? asked(ctx.params) : undefined;
+      const row = await this.engine.fire(purchaseId, triggers, actor, input.call(this, ctx.params), tool, repeatOf);
       return { purchase: toView(row, agent.id) };
     },
   };

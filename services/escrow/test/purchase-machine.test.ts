@@ -3,8 +3,7 @@
  * (a tool, an operator resolution or a sweeper) and every party the machine names for it, a fresh
  * purchase is brought into that state and the move is fired. Where the table has a transition, the
  * purchase must end in its target state; where it has none, the call must be refused (invalid_state,
- * or not_found for a seller who may not see an unfunded purchase) and nothing may change — unless it repeats the
- * same party's same move that brought the purchase there, which answers the purchase as it is (ADR 0035).
+ * or not_found for a seller who may not see an unfunded purchase) and nothing may change.
  * States are reached by walking the table itself from the states a purchase is bought into, so a new
  * state reachable through the table is covered without touching this file.
  */
@@ -201,14 +200,9 @@ describe('purchase machine: every (state, move, party) against the running servi
     const id = await purchaseIn(state);
     const want = expected(move, actor, state);
     const code = await fire(move, actor, id);
-    // The same party's same move, already on the way here (a retry after its answer was lost): accepted, nothing changes.
-    const repeat = !want && !!paths.get(state)?.some((step) => step.move === move && step.actor === actor);
     if (want) {
       expect(code).toBeNull();
       expect(await statusOf(id)).toBe(want);
-    } else if (repeat) {
-      expect(code).toBeNull();
-      expect(await statusOf(id)).toBe(state);
     } else {
       if (!actor.startsWith('sweep')) expect(code).toBe(actor === 'seller' && !STATES[state].sellerSees ? 'not_found' : 'invalid_state');
       expect(await statusOf(id)).toBe(state);

@@ -2,8 +2,8 @@
  * A retry gets the first answer (issue 38): every buyer and seller step — deliver_work, confirm_delivery,
  * request_refund (both kinds), dispute_purchase, rate_purchase — repeated after it succeeded answers 200 with the
  * same body, never 409: from the gateway's stored answer (same Idempotency-Key), from escrow itself when that
- * answer is gone (the key's row lost, or a failover re-send that reaches escrow again), and without a key when the
- * same party repeats the same inputs. Money moves once: every case ends with the ledger audit.
+ * answer is gone (the key's row lost, or a failover re-send that reaches escrow again). Without a key a repeat is
+ * refused as before (409 invalid_state). Money moves once: every case ends with the ledger audit.
  */
 import { describeWithPostgres, startTestApp, type TestApp, type ToolResponse } from '../../../test/kit';
 import { expectLedgerClean } from '../../../test/kit/ledger';
@@ -22,9 +22,9 @@ function suite(postgres: boolean) {
 
   /**
    * Calls `tool` with a fresh key, then repeats it: with the key (the gateway's stored answer), with the key after
-   * the stored answer is deleted (escrow answers), and without a key. Every repeat: 200 and the first body.
+   * the stored answer is deleted (escrow answers), and with a new key: 200 and the first body. Without a key: 409.
    */
-  async function stepAndRepeats(tool: string, args: Record<string, unknown>, who: TestAgent): Promise<ToolResponse> {
+  async function stepAndRepeats(tool: string, args: Record<string, unknown>, who: TestAgent, keyless: 'refused' | 'legal again' = 'refused'): Promise<ToolResponse> {
     const key = `repeat-${tool}-${++n}`;
     const first = await app.api.call(tool, args, who.apiKey, { 'idempotency-key': key });
     expect(first.status).toBe(200);
@@ -39,8 +39,11 @@ function suite(postgres: boolean) {
     expect({ status: again.status, body: again.body }).toEqual({ status: 200, body: first.body });
     expect(again.headers.get('idempotent-replayed')).toBeNull();
 
-    const keyless = await app.api.call(tool, args, who.apiKey);
-    expect({ status: keyless.status, body: keyless.body }).toEqual({ status: 200, body: first.body });
+    const rekeyed = await app.api.call(tool, args, who.apiKey, { 'idempotency-key': `${key}-new` });
+    expect({ status: rekeyed.status, body: rekeyed.body }).toEqual({ status: 200, body: first.body });
+    const again2 = await app.api.call(tool, args, who.apiKey);
+    if (keyless === 'refused') expect({ status: again2.status, code: again2.body.error?.code }).toEqual({ status: 409, code: 'invalid_state' });
+    else expect(again2.status).toBe(200); // a rating may be changed within 7 days: the same rating again is legal
     return first;
   }
 
@@ -59,11 +62,11 @@ function suite(postgres: boolean) {
 
     const confirmed = await stepAndRepeats('confirm_delivery', { purchaseId }, s.buyer);
     expect(confirmed.body.result.purchase.status).toBe('completed');
-    const rated = await stepAndRepeats('rate_purchase', { purchaseId, rating: 5, comment: 'Great.' }, s.buyer);
+    const rated = await stepAndRepeats('rate_purchase', { purchaseId, rating: 5, comment: 'Great.' }, s.buyer, 'legal again');
     expect(rated.body.result.purchase.rating).toBe(5);
 
-    // The seller's retry of deliver_work after the buyer confirmed: 200, the purchase as it is now.
-    const late = await app.api.call('deliver_work', { purchaseId, delivery: { summary: 'Twelve tests, all green.', files: ['a.test.ts'] } }, s.seller.apiKey);
+    // The seller's keyed retry of deliver_work after the buyer confirmed: 200, the purchase as it is now.
+    const late = await app.api.call('deliver_work', { purchaseId, delivery: { summary: 'Twelve tests, all green.', files: ['a.test.ts'] } }, s.seller.apiKey, { 'idempotency-key': `late-${purchaseId}` });
     expect(late.status).toBe(200);
     expect(late.body.result.purchase.status).toBe('completed');
 
