@@ -186,7 +186,10 @@ export interface JetStreamOptions {
   fetchExpiresMs?: number;
   /**
    * The server sends an idle heartbeat this often while a pull waits; two missed end the pull and a new one
-   * goes to the consumer's current leader (a node loss pauses consumption for about 2–3 of these, plus the election).
+   * goes to the consumer's current leader (a node loss pauses consumption for about 2–3 of these, overlapping
+   * the election). 1.5 s: every waiting pull costs a message per heartbeat — at 0.5 s the ~20 consumers of an
+   * idle cluster doubled its CPU (85 against 44 ms/s, docs/performance.md) — and 3–4.5 s to notice a dead leader
+   * still keeps a node loss's pause under 10 s.
    */
   idleHeartbeatMs?: number;
   /**
@@ -299,7 +302,7 @@ export class JetStreamDurableTransport implements DurableTransport {
       ackWaitMs: 5_000,
       maxRetries: 100,
       fetchExpiresMs: 10_000,
-      idleHeartbeatMs: 500,
+      idleHeartbeatMs: 1_500,
       raiseReplicas: !opts.user,
       maxAgeMs: 7 * 24 * 3600_000,
       shutdownTimeoutMs: 10_000,
