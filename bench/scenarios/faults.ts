@@ -486,9 +486,12 @@ export async function runFaultScenario(opts: FaultOptions): Promise<FaultRun> {
         const [a, b] = nodes.slice(1);
         const stopWatch = watchSettlement(Date.now());
         await Promise.all([a.kill(), b.kill()]);
-        // Clients of the killed nodes move to the third within a second (a call in flight on them may be lost
-        // and retried): from then on only JetStream is stuck.
-        const stuckFrom = Date.now() + 3_000;
+        // Clients of the killed nodes move to the third (a call in flight on them may be lost and retried): from
+        // then on only JetStream is stuck. That takes a second or so on a quiet machine, longer on a busy one, so
+        // the window starts once escrow says it is degraded (it is connected again and sees publishing fail),
+        // and not before 5 s after the kill.
+        const killedAt = Date.now();
+        let stuckFrom = killedAt + 5_000;
         const worker = cluster.replicas('escrow')[0];
         // Every part /readyz named degraded meanwhile (its kind: publishing, consuming, outbox), and the statuses.
         let degraded: { status: number[]; degraded: string[] } | null = null;
@@ -496,6 +499,7 @@ export async function runFaultScenario(opts: FaultOptions): Promise<FaultRun> {
         while (Date.now() < until) {
           const r = await cluster.readyz(worker.port).catch(() => null);
           if (r?.body?.degraded) {
+            if (!degraded) stuckFrom = Math.max(stuckFrom, Date.now());
             degraded ??= { status: [], degraded: [] };
             if (!degraded.status.includes(r.status)) degraded.status.push(r.status);
             for (const d of r.body.degraded as string[]) {

@@ -14,7 +14,7 @@ import type {
   ReferralOutcomeRecord,
 } from '../../packages/contracts/ledger';
 
-import type { CashoutRow, HoldRow } from './postings';
+import { holdView, type CashoutRow, type HoldRow } from './postings';
 
 type Stamped = { created_at: Date | string; resolved_at?: Date | string | null };
 interface GasCreditRow {
@@ -57,17 +57,7 @@ export function holdRecords(db: Queryable, q: RecordQuery, at: Date): Promise<Re
     db,
     { select: 'SELECT * FROM ledger.holds WHERE true', key: 'purchase_id', order: 'purchase_id', pageFilter: 'status = ANY($2::text[])' },
     q,
-    (h) => ({
-      purchaseId: h.purchase_id,
-      buyerId: h.buyer_id,
-      sellerId: h.seller_id,
-      amountGas: Number(h.amount_gas),
-      platformFeeGas: Number(h.platform_fee_gas),
-      sellerNetGas: Number(h.seller_net_gas),
-      status: h.status,
-      createdAt: isoOrNull(h.created_at)!,
-      resolvedAt: isoOrNull(h.resolved_at),
-    }),
+    (h) => ({ ...holdView(h), createdAt: isoOrNull(h.created_at)!, resolvedAt: isoOrNull(h.resolved_at) }),
     at,
   );
 }

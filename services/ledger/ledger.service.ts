@@ -22,12 +22,12 @@ import { ESCROW_TOPICS, type PurchaseCompleted, type PurchaseRefunded, type Refe
 import { ledgerAudit } from './audit';
 import { cashoutRecords, gasCreditRecords, holdRecords, referralRecords } from './audit-records';
 import { RECORD_QUERY_PARAMS } from '../../packages/ledger-audit/records';
-import type { CashoutDebitParams, CreditGasPurchaseParams, HoldParams, HoldResult, HoldView, RecordQuery, SettleResult } from '../../packages/contracts/ledger';
+import type { CashoutDebitParams, CreditGasPurchaseParams, HoldParams, HoldResult, RecordQuery, SettleResult } from '../../packages/contracts/ledger';
 import { migrations } from './migrations';
 import { holdWriter, settleHold, settleWriter, voidHold, type SettleRequest } from './holds';
 import type { Batcher } from '../../packages/db/batcher';
 import { creditGasPurchase, creditReferral, debitCashout, finishCashout } from './money-steps';
-import { agentBalance, withdrawableIn, type HoldRow } from './postings';
+import { agentBalance, holdView, withdrawableIn, type HoldRow } from './postings';
 import { DEFAULT_PAGE, entriesPage, walletFigures } from './wallet';
 import { ledgerMetricsMixin } from './metrics';
 
@@ -49,18 +49,6 @@ interface LedgerMethods {
   consume(event: OutboxEvent, run: () => Promise<unknown>): Promise<void>;
 }
 type LedgerThis = Service & RuntimeService & LedgerMethods & { db: Db; singleWriter: SingleWriterCache<number> | null; settles?: Batcher<SettleRequest, SettleResult>; holds?: Batcher<HoldParams, HoldResult> };
-
-function holdView(h: HoldRow): HoldView {
-  return {
-    purchaseId: h.purchase_id,
-    buyerId: h.buyer_id,
-    sellerId: h.seller_id,
-    amountGas: Number(h.amount_gas),
-    platformFeeGas: Number(h.platform_fee_gas),
-    sellerNetGas: Number(h.seller_net_gas),
-    status: h.status,
-  };
-}
 
 const LedgerService: ServiceSchema = {
   name: 'ledger',

@@ -6,7 +6,7 @@ import type { Queryable } from '../../packages/db';
 import { InsufficientGasError, InvalidArgumentsError } from '../../packages/errors';
 import { newId } from '../../packages/ids';
 import { smallestPackCovering } from '../../packages/market-rules';
-import type { EntryType } from '../../packages/contracts/ledger';
+import type { EntryType, HoldView } from '../../packages/contracts/ledger';
 export type { EntryType };
 
 /** Platform accounts. card_issuance and referral_bonuses are sources: they go negative as gas is issued. */
@@ -75,6 +75,19 @@ export interface HoldRow {
   status: 'pending' | 'posted' | 'voided';
   hold_transaction_id: string;
   final_transaction_id: string | null;
+}
+
+/** A hold as other services see it (ledger.holdsOf, getHold, openHolds; the reconciling audit adds its times). */
+export function holdView(h: HoldRow): HoldView {
+  return {
+    purchaseId: h.purchase_id,
+    buyerId: h.buyer_id,
+    sellerId: h.seller_id,
+    amountGas: Number(h.amount_gas),
+    platformFeeGas: Number(h.platform_fee_gas),
+    sellerNetGas: Number(h.seller_net_gas),
+    status: h.status,
+  };
 }
 
 export interface CashoutRow {
