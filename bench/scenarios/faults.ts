@@ -489,9 +489,10 @@ export async function runFaultScenario(opts: FaultOptions): Promise<FaultRun> {
         // Clients of the killed nodes move to the third (a call in flight on them may be lost and retried): from
         // then on only JetStream is stuck. That takes a second or so on a quiet machine, longer on a busy one, so
         // the window starts once escrow says it is degraded (it is connected again and sees publishing fail),
-        // and not before 5 s after the kill.
+        // and not before 8 s after the kill (every process's client has moved by then: a request caught on a
+        // killed connection times out after REQUEST_TIMEOUT_MS and is retried — core NATS, not JetStream).
         const killedAt = Date.now();
-        let stuckFrom = killedAt + 5_000;
+        let stuckFrom = killedAt + 8_000;
         const worker = cluster.replicas('escrow')[0];
         // Every part /readyz named degraded meanwhile (its kind: publishing, consuming, outbox), and the statuses.
         let degraded: { status: number[]; degraded: string[] } | null = null;
