@@ -187,9 +187,9 @@ export interface JetStreamOptions {
   /**
    * The server sends an idle heartbeat this often while a pull waits; two missed end the pull and a new one
    * goes to the consumer's current leader (a node loss pauses consumption for about 2–3 of these, overlapping
-   * the election). 1 s: every waiting pull costs a message per heartbeat — at 0.5 s the ~20 consumers of an
-   * idle cluster doubled its CPU (85 against 44 ms/s, docs/performance.md) — and 2–3 s to notice a dead leader
-   * keeps a node loss's pause under 10 s (at 1.5 s a loaded machine measured 9.7 s).
+   * the election). 0.5 s: a node loss's pause stays under 10 s on a loaded 2-core machine (measured 4.8–7.7 s;
+   * at 1 s it reached 9.8 s, at 1.5 s 9.7 s). The price is idle CPU: every waiting pull costs a message per
+   * heartbeat, and the ~20 consumers of an idle cluster doubled its CPU (85 against 44 ms/s, docs/performance.md).
    */
   idleHeartbeatMs?: number;
   /**
@@ -302,7 +302,7 @@ export class JetStreamDurableTransport implements DurableTransport {
       ackWaitMs: 5_000,
       maxRetries: 100,
       fetchExpiresMs: 10_000,
-      idleHeartbeatMs: 1_000,
+      idleHeartbeatMs: 500,
       raiseReplicas: !opts.user,
       maxAgeMs: 7 * 24 * 3600_000,
       shutdownTimeoutMs: 10_000,
