@@ -59,7 +59,11 @@ describeCluster('listing terms carried by events (separate processes)', () => {
     const second = (await api.ok('purchase_service', { listingId: listing.id }, buyer.apiKey)).purchase;
     expect(second.priceGas).toBe(400);
     for (const p of [first, second]) await api.ok('request_refund', { purchaseId: p.id }, buyer.apiKey);
-    expect(await api.ok('wallet', {}, buyer.apiKey)).toMatchObject({ gasBalance: 2000, heldGas: 0 });
+    // The holds are voided from escrow's refunded events (durable, published off the write path): a moment later.
+    await eventually(async () => {
+      const w = await api.ok('wallet', {}, buyer.apiKey);
+      return w.gasBalance === 2000 && w.heldGas === 0;
+    }, 20_000, 100);
     await expectLedgerClean(client);
   }, 120_000);
 });
