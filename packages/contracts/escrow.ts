@@ -253,14 +253,8 @@ export interface EscrowMetricsSnapshot {
 }
 
 /** A purchase as the reconciling audit compares it with its ledger hold: parties, price and the split quoted at purchase. */
-export interface PurchaseRecord {
+export interface PurchaseRecord extends Pick<PurchaseView, 'buyerId' | 'sellerId' | 'priceGas' | 'platformFeeGas' | 'sellerNetGas' | 'status'> {
   purchaseId: string;
-  buyerId: string;
-  sellerId: string;
-  priceGas: number;
-  platformFeeGas: number;
-  sellerNetGas: number;
-  status: PurchaseStatus;
   completedAt: string | null;
   refundedAt: string | null;
   updatedAt: string;

@@ -50,6 +50,16 @@ interface LedgerMethods {
 }
 type LedgerThis = Service & RuntimeService & LedgerMethods & { db: Db; singleWriter: SingleWriterCache<number> | null; settles?: Batcher<SettleRequest, SettleResult>; holds?: Batcher<HoldParams, HoldResult> };
 
+/** A read-only page of the reconciling audit's records (RECORD_QUERY_PARAMS), read at the ledger's clock. */
+function recordAction<R>(read: (db: Db, q: RecordQuery, at: Date) => Promise<R>) {
+  return {
+    params: RECORD_QUERY_PARAMS,
+    handler(this: LedgerThis, ctx: Context<RecordQuery>): Promise<R> {
+      return read(this.db, ctx.params, this.now());
+    },
+  };
+}
+
 const LedgerService: ServiceSchema = {
   name: 'ledger',
   // Embedded PGlite: balances are kept exactly (whoami polls them); over PostgreSQL every balance is read.
@@ -189,36 +199,16 @@ const LedgerService: ServiceSchema = {
     // The reconciling audit's pages (packages/ledger-audit joins them with payments and escrow). Reads only.
 
     /** gas_purchase credits as posted (agent, gas, session); `ids` are session ids. */
-    gasCreditRecords: {
-      params: RECORD_QUERY_PARAMS,
-      async handler(this: LedgerThis, ctx: Context<RecordQuery>) {
-        return gasCreditRecords(this.db, ctx.params, this.now());
-      },
-    },
+    gasCreditRecords: recordAction(gasCreditRecords),
 
     /** Holds with their parties, price and split; `ids` are purchase ids, `statuses` filter pages. */
-    holdRecords: {
-      params: RECORD_QUERY_PARAMS,
-      async handler(this: LedgerThis, ctx: Context<RecordQuery>) {
-        return holdRecords(this.db, ctx.params, this.now());
-      },
-    },
+    holdRecords: recordAction(holdRecords),
 
     /** Cash-out debits (amount, fee, agent, pending/paid/returned); `ids` are cash-out ids. */
-    cashoutRecords: {
-      params: RECORD_QUERY_PARAMS,
-      async handler(this: LedgerThis, ctx: Context<RecordQuery>) {
-        return cashoutRecords(this.db, ctx.params, this.now());
-      },
-    },
+    cashoutRecords: recordAction(cashoutRecords),
 
     /** Referral outcomes (credited or refused); `ids` are referred agents' ids. */
-    referralRecords: {
-      params: RECORD_QUERY_PARAMS,
-      async handler(this: LedgerThis, ctx: Context<RecordQuery>) {
-        return referralRecords(this.db, ctx.params, this.now());
-      },
-    },
+    referralRecords: recordAction(referralRecords),
   },
 
   channels: {
