@@ -343,7 +343,8 @@ export async function runFaultScenario(opts: FaultOptions): Promise<FaultRun> {
     const funded = new Map<string, number>();
     // Funded as a buyer is: buy_gas, then the (sandbox) checkout approved — so the reconciling audit finds a
     // paid checkout behind every credit.
-    const FLEET_CHECKOUTS = 4;
+    // 12 × 10,000 gas each: a quiet 2-core machine ran ~2,400 lifecycles of 100 gas over 6 buyers (4 ran dry).
+    const FLEET_CHECKOUTS = 12;
     for (let i = 0; i < 6; i++) {
       const b = await register(`Fault Buyer ${i}`);
       let gas = 0;
