@@ -17,6 +17,7 @@ import type { ServiceBroker } from 'moleculer';
 import { createBroker } from '../../packages/broker';
 import { startCluster, type Cluster as LibCluster, type ServiceProcess } from '../../packages/cluster';
 import { streamLeader } from '../../packages/cluster/nats-server';
+import { startPrivatePostgres, type PrivatePostgres } from '../../packages/cluster/postgres-server';
 import { loadConfig, type ServiceName } from '../../packages/config';
 import { base62 } from '../../packages/ids';
 import { LEDGER } from '../../packages/contracts/ledger';
@@ -46,6 +47,12 @@ export interface FaultRow {
   settleDrainS: number;
   /** Seconds the load took to stop (its workers finish the lifecycle they are in). */
   stopLoadS: number;
+  /** The failed calls that got an answer, by HTTP status ("503": n); the rest got none (reset, timeout). */
+  failedByStatus?: Record<string, number>;
+  /** 5xx answers without a Retry-After header. */
+  withoutRetryAfter?: number;
+  /** Keyed deliver/confirm retries answered 409 although the step had succeeded (a retry must get the first answer). */
+  conflictsAfterSuccess?: number;
   /** The slowest and the 95th-percentile purchase/deliver/confirm answer while the fault was on, ms. */
   writeMaxMs?: number;
   writeP95Ms?: number;
@@ -74,6 +81,12 @@ export interface FaultOptions {
    * (two nodes killed) for as long — settlement lag, and escrow's write latency while publishing is stuck.
    */
   natsNodeLossS?: number;
+  /**
+   * Instead of the process faults: the cluster on a private PostgreSQL server (one replica of each service),
+   * restarted (fast shutdown), stopped `outageS` and frozen (every process SIGSTOPped) `freezeS` under load —
+   * every first-try failure must be a 503 with Retry-After, every retried step gets its first answer.
+   */
+  databaseFaults?: { outageS: number; freezeS: number };
 }
 
 /** The cluster (packages/cluster: bus auth, a role per service, a process per replica) plus a client broker and readiness probes. */
@@ -98,12 +111,12 @@ class Cluster {
     return this.inner.processes[role];
   }
 
-  async start(pgUrl: string, natsNodes = 1): Promise<void> {
+  async start(pgUrl: string, natsNodes = 1, replicas = natsNodes > 1 ? 1 : 2): Promise<void> {
     // Both replicas of every service at the same instant (they race on migrations and consumers).
     this.inner = await startCluster({
       fresh: true,
-      // On a NATS cluster one of each (two cores): the fault is NATS's, not a process's.
-      replicas: natsNodes > 1 ? 1 : 2,
+      // On a NATS cluster (or a private PostgreSQL) one of each (two cores): the fault is the infrastructure's, not a process's.
+      replicas,
       natsNodes,
       services: ROLES,
       port: 0,
@@ -163,7 +176,9 @@ class Cluster {
 
 /** Purchase lifecycles through both gateways; records every call's outcome. */
 class Load {
-  calls: Array<{ at: number; ok: boolean; tool: string; ms: number }> = [];
+  calls: Array<{ at: number; ok: boolean; tool: string; ms: number; status: number; retryAfter: boolean }> = [];
+  /** Keyed deliver/confirm retries answered 409 after the step had succeeded, when they were answered. */
+  conflictsAfterSuccess: number[] = [];
   purchases = new Map<string, { buyerId: string; sellerId: string }>();
   confirmedAt = new Map<string, number>();
   lifecycles = 0;
@@ -202,7 +217,7 @@ class Load {
           signal: AbortSignal.timeout(30_000),
         });
         const body = (await res.json().catch(() => null)) as any;
-        this.calls.push({ at: Date.now(), ok: res.status < 500, tool, ms: Date.now() - started });
+        this.calls.push({ at: Date.now(), ok: res.status < 500, tool, ms: Date.now() - started, status: res.status, retryAfter: res.headers.has('retry-after') });
         if (res.status !== 200) this.lastRefusal = `${name} → ${res.status} ${JSON.stringify(body?.error ?? body).slice(0, 300)}`;
         return { status: res.status, body };
       } catch (err) {
@@ -213,7 +228,7 @@ class Load {
         break;
       }
     }
-    this.calls.push({ at: Date.now(), ok: false, tool, ms: Date.now() - started });
+    this.calls.push({ at: Date.now(), ok: false, tool, ms: Date.now() - started, status: 0, retryAfter: false });
     return { status: 0, body: null };
   }
 
@@ -242,18 +257,19 @@ class Load {
       return r.status === 200 ? (r.body.result.purchase as { id: string }) : null;
     });
     this.purchases.set(purchase.id, { buyerId: buyer.id, sellerId: seller.id });
-    await this.until(`deliver ${i}`, async () => {
-      const r = await this.tool(w, 'deliver_work', { purchaseId: purchase.id, delivery: { summary: `fault load ${i}` } }, seller.apiKey);
-      if (r.status === 200) return true;
-      if (r.status === 409) return (await this.status(w, buyer, purchase.id)) === 'delivered' ? true : null;
-      return null;
-    });
-    await this.until(`confirm ${i}`, async () => {
-      const r = await this.tool(w, 'confirm_delivery', { purchaseId: purchase.id }, buyer.apiKey);
-      if (r.status === 200) return true;
-      if (r.status === 409) return (await this.status(w, buyer, purchase.id)) === 'completed' ? true : null;
-      return null;
-    });
+    // Keyed, as a retrying agent sends them: a repeat after success must get the first answer, never 409.
+    const step = async (what: string, tool: string, args: Record<string, unknown>, apiKey: string, after: string) =>
+      this.until(`${what} ${i}`, async () => {
+        const r = await this.tool(w, tool, args, apiKey, { 'idempotency-key': `${this.run}-${what}-${i}` });
+        if (r.status === 200) return true;
+        if (r.status === 409 && (await this.status(w, buyer, purchase.id)) === after) {
+          this.conflictsAfterSuccess.push(Date.now());
+          return true;
+        }
+        return null;
+      });
+    await step('deliver', 'deliver_work', { purchaseId: purchase.id, delivery: { summary: `fault load ${i}` } }, seller.apiKey, 'delivered');
+    await step('confirm', 'confirm_delivery', { purchaseId: purchase.id }, buyer.apiKey, 'completed');
     this.confirmedAt.set(purchase.id, Date.now());
     this.lifecycles++;
   }
@@ -274,11 +290,18 @@ class Load {
     const calls = this.calls.filter((c) => c.at >= from && c.at <= to);
     const failed = calls.filter((c) => !c.ok);
     const failedByTool: Record<string, number> = {};
-    for (const c of failed) failedByTool[c.tool] = (failedByTool[c.tool] ?? 0) + 1;
+    const failedByStatus: Record<string, number> = {};
+    for (const c of failed) {
+      failedByTool[c.tool] = (failedByTool[c.tool] ?? 0) + 1;
+      if (c.status) failedByStatus[c.status] = (failedByStatus[c.status] ?? 0) + 1;
+    }
     // Escrow's writes as the buyer and seller saw them (purchase, deliver, confirm): the slowest answer.
     const writes = calls.filter((c) => /^(purchase_service|deliver_work|confirm_delivery)/.test(c.tool)).map((c) => c.ms).sort((a, b) => a - b);
     return {
       failedByTool,
+      failedByStatus,
+      withoutRetryAfter: failed.filter((c) => c.status >= 500 && !c.retryAfter).length,
+      conflictsAfterSuccess: this.conflictsAfterSuccess.filter((at) => at >= from && at <= to).length,
       writeMaxMs: writes.length ? writes[writes.length - 1] : 0,
       writeP95Ms: writes.length ? writes[Math.floor(writes.length * 0.95)] : 0,
       calls: calls.length,
@@ -299,12 +322,16 @@ export async function runFaultScenario(opts: FaultOptions): Promise<FaultRun> {
   const cluster = new Cluster();
   const rows: FaultRow[] = [];
   const observations: Record<string, unknown> = {};
+  let privatePg: PrivatePostgres | null = null;
   try {
     const t0 = Date.now();
     const nodeLoss = opts.natsNodeLossS !== undefined;
-    await cluster.start(opts.pgUrl, nodeLoss ? 3 : 1);
+    const dbFaults = opts.databaseFaults;
+    if (dbFaults) privatePg = await startPrivatePostgres();
+    await cluster.start(privatePg?.url ?? opts.pgUrl, nodeLoss ? 3 : 1, nodeLoss || dbFaults ? 1 : 2);
     observations.startAllAtOnceS = Math.round((Date.now() - t0) / 100) / 10;
-    log(`cluster up (${nodeLoss ? 'one process per service on 3 NATS nodes' : '14 processes started at once'}) in ${observations.startAllAtOnceS} s`);
+    const shape = nodeLoss ? 'one process per service on 3 NATS nodes' : dbFaults ? 'one process per service on a private PostgreSQL' : '14 processes started at once';
+    log(`cluster up (${shape}) in ${observations.startAllAtOnceS} s`);
 
     // Agents and money.
     const gw = `http://127.0.0.1:${cluster.gatewayPorts[0]}`;
@@ -539,6 +566,34 @@ export async function runFaultScenario(opts: FaultOptions): Promise<FaultRun> {
       return { rows, observations };
     }
 
+    if (privatePg && dbFaults) {
+      const pg = privatePg;
+      await phase('PostgreSQL restarted (fast shutdown)', async () => {
+        const down = Date.now();
+        await pg.restart();
+        const downS = Math.round((Date.now() - down) / 100) / 10;
+        await sleep(8_000);
+        return `down ${downS} s`;
+      });
+      await phase(`PostgreSQL stopped ${dbFaults.outageS} s`, async () => {
+        await pg.stop();
+        await sleep(dbFaults.outageS * 1000);
+        await pg.start();
+        await sleep(5_000);
+      });
+      await phase(`PostgreSQL frozen ${dbFaults.freezeS} s (SIGSTOP: connections open, nothing answers)`, async () => {
+        pg.freeze();
+        try {
+          await sleep(dbFaults.freezeS * 1000);
+        } finally {
+          pg.thaw();
+        }
+        await sleep(5_000);
+      });
+      observations.totalLifecycles = load.lifecycles;
+      return { rows, observations };
+    }
+
     const afterKill = (opts.afterKillS ?? 8) * 1000;
     for (const role of ['ledger', 'escrow', 'agents', 'gateway'] as Role[]) {
       await phase(`kill -9 one ${role} replica`, async () => {
@@ -602,11 +657,12 @@ export async function runFaultScenario(opts: FaultOptions): Promise<FaultRun> {
     return { rows, observations };
   } finally {
     await cluster.stop();
+    await privatePg?.dispose();
   }
 }
 
 export function printFaultTable(rows: FaultRow[]): void {
-  const header = ['fault', 'calls', 'failed calls', 'failed for s', 'lifecycles', 'load stop s', 'settle drain s', 'settle lag s', 'write max ms', 'note'];
+  const header = ['fault', 'calls', 'failed calls', 'failed for s', 'lifecycles', 'load stop s', 'settle drain s', 'settle lag s', 'write max ms', '409 after success', 'note'];
   const failedTools = (r: FaultRow) => Object.entries(r.failedByTool).map(([tool, n]) => `${tool} ×${n}`).join(', ');
   const lines = rows.map((r) => [
     r.fault,
@@ -618,10 +674,18 @@ export function printFaultTable(rows: FaultRow[]): void {
     String(r.settleDrainS),
     r.settleLagS === undefined ? '' : String(r.settleLagS),
     r.writeMaxMs === undefined ? '' : String(r.writeMaxMs),
-    [r.failedCalls ? `failed: ${failedTools(r)}` : '', r.note ?? ''].filter(Boolean).join('; '),
+    String(r.conflictsAfterSuccess ?? 0),
+    [
+      r.failedCalls ? `failed: ${failedTools(r)}` : '',
+      r.failedByStatus && Object.keys(r.failedByStatus).length ? `answers: ${Object.entries(r.failedByStatus).map(([st, n]) => `${st} ×${n}`).join(', ')}` : '',
+      r.withoutRetryAfter ? `${r.withoutRetryAfter} without Retry-After` : '',
+      r.note ?? '',
+    ]
+      .filter(Boolean)
+      .join('; '),
   ]);
   const widths = header.map((h, i) => Math.max(h.length, ...lines.map((l) => l[i].length)));
-  const fmt = (cols: string[]) => cols.map((c, i) => (i === 0 || i === 6 ? c.padEnd(widths[i]) : c.padStart(widths[i]))).join('  ');
+  const fmt = (cols: string[]) => cols.map((c, i) => (i === 0 || i === cols.length - 1 ? c.padEnd(widths[i]) : c.padStart(widths[i]))).join('  ');
   console.log('\n' + fmt(header));
   console.log(widths.map((w) => '-'.repeat(w)).join('  '));
   for (const l of lines) console.log(fmt(l));
