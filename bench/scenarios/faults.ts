@@ -53,6 +53,9 @@ export interface FaultRow {
   withoutRetryAfter?: number;
   /** Keyed deliver/confirm retries answered 409 although the step had succeeded (a retry must get the first answer). */
   conflictsAfterSuccess?: number;
+  /** The 99th-percentile and the slowest answer of every call (failed ones included) while the fault was on, ms. */
+  p99Ms?: number;
+  maxMs?: number;
   /** The slowest and the 95th-percentile purchase/deliver/confirm answer while the fault was on, ms. */
   writeMaxMs?: number;
   writeP95Ms?: number;
@@ -87,10 +90,16 @@ export interface FaultOptions {
    * every first-try failure must be a 503 with Retry-After, every retried step gets its first answer.
    */
   databaseFaults?: { outageS: number; freezeS: number };
+  /**
+   * Instead of the process faults: a chaos run — `kills` kill -9 of a random process (gateways included),
+   * one every `everyS` seconds, each replaced a second later by a fresh one (what Kubernetes does); the row
+   * reports the p99 and slowest answer of every call meanwhile.
+   */
+  chaos?: { kills: number; everyS: number };
 }
 
 /** The cluster (packages/cluster: bus auth, a role per service, a process per replica) plus a client broker and readiness probes. */
-class Cluster {
+export class Cluster {
   inner!: LibCluster;
   /** With the gateway's credentials: the ledger's reads and audit. */
   client!: ServiceBroker;
@@ -175,7 +184,7 @@ class Cluster {
 }
 
 /** Purchase lifecycles through both gateways; records every call's outcome. */
-class Load {
+export class Load {
   calls: Array<{ at: number; ok: boolean; tool: string; ms: number; status: number; retryAfter: boolean }> = [];
   /** Keyed deliver/confirm retries answered 409 after the step had succeeded, when they were answered. */
   conflictsAfterSuccess: number[] = [];
@@ -296,12 +305,15 @@ class Load {
       if (c.status) failedByStatus[c.status] = (failedByStatus[c.status] ?? 0) + 1;
     }
     // Escrow's writes as the buyer and seller saw them (purchase, deliver, confirm): the slowest answer.
+    const all = calls.map((c) => c.ms).sort((a, b) => a - b);
     const writes = calls.filter((c) => /^(purchase_service|deliver_work|confirm_delivery)/.test(c.tool)).map((c) => c.ms).sort((a, b) => a - b);
     return {
       failedByTool,
       failedByStatus,
       withoutRetryAfter: failed.filter((c) => c.status >= 500 && !c.retryAfter).length,
       conflictsAfterSuccess: this.conflictsAfterSuccess.filter((at) => at >= from && at <= to).length,
+      p99Ms: all.length ? all[Math.floor(all.length * 0.99)] : 0,
+      maxMs: all.length ? all[all.length - 1] : 0,
       writeMaxMs: writes.length ? writes[writes.length - 1] : 0,
       writeP95Ms: writes.length ? writes[Math.floor(writes.length * 0.95)] : 0,
       calls: calls.length,
@@ -589,6 +601,26 @@ export async function runFaultScenario(opts: FaultOptions): Promise<FaultRun> {
           pg.thaw();
         }
         await sleep(5_000);
+      });
+      observations.totalLifecycles = load.lifecycles;
+      return { rows, observations };
+    }
+
+    if (opts.chaos) {
+      const { kills, everyS } = opts.chaos;
+      const killed: string[] = [];
+      await phase(`chaos: ${kills} kill -9 of a random process, one every ${everyS} s`, async () => {
+        for (let k = 0; k < kills; k++) {
+          const started = Date.now();
+          const role = ROLES[Math.floor(Math.random() * ROLES.length)];
+          const i = Math.floor(Math.random() * cluster.replicas(role).length);
+          await cluster.replicas(role)[i].kill();
+          killed.push(role);
+          await sleep(1_000);
+          await cluster.replace(role, i);
+          await sleep(Math.max(0, everyS * 1000 - (Date.now() - started)));
+        }
+        return `killed: ${killed.join(', ')}`;
       });
       observations.totalLifecycles = load.lifecycles;
       return { rows, observations };

@@ -14,7 +14,13 @@
  * - refuses, before it reaches the bus, a request the caller's row of the call table does not allow;
  * - and when the server refuses a publish (its permissions say no), rejects the pending request(s)
  *   for that subject at once with BusPermissionError and logs it at error level, instead of letting
- *   the caller wait for its request timeout.
+ *   the caller wait for its request timeout;
+ * - sends every request to a node with a reply subject in its own inbox, so the NATS server answers
+ *   "no responders" (503) the moment that node has no subscription any more (killed: the server drops a
+ *   dead connection's subscriptions at once): the node is then taken as gone — its pending calls are
+ *   rejected and retried on a twin where safe (packages/broker/failover.ts), new calls avoid it — in
+ *   milliseconds instead of after the heartbeat timeout. A node that was only reconnecting is found again
+ *   by its next heartbeat.
  */
 import { Errors, Transporters, type LoggerInstance, type ServiceBroker } from 'moleculer';
 import type { NatsConnection, Subscription } from 'nats';
@@ -35,6 +41,12 @@ interface PendingCall {
 interface PendingCalls {
   pendingRequests?: Map<string, PendingCall>;
   removePendingRequest(id: string): void;
+}
+
+/** The part of Moleculer's registry that marks a node gone (what a missed heartbeat does). */
+interface NodeCatalog {
+  get(nodeID: string): { available?: boolean } | undefined;
+  disconnected(nodeID: string, isUnexpected: boolean): void;
 }
 
 /** A call the bus (or the call table it is generated from) does not allow this service to make. Not retryable. */
@@ -214,6 +226,33 @@ export class AuthNatsTransporter extends NatsTransporter {
   override async connect(): Promise<void> {
     await super.connect();
     void this.watchPermissions();
+    this.watchNoResponders();
+  }
+
+  /** Where the server answers "no responders" for a request: <own inbox>.nr.<request id>. */
+  private get noRespondersPrefix(): string {
+    return `${inboxPrefixFor(this.user)}.nr`;
+  }
+
+  private watchNoResponders(): void {
+    const subject = `${this.noRespondersPrefix}.*`;
+    if (!this.client || !this.maySubscribe(subject)) return;
+    this.client.subscribe(subject, {
+      callback: (err, msg) => {
+        // Only the server's status message: no payload, status 503 (nothing else is ever sent here).
+        if (err || !msg || msg.data.length !== 0 || msg.headers?.code !== 503) return;
+        this.nodeGone(msg.subject.slice(this.noRespondersPrefix.length + 1));
+      },
+    });
+  }
+
+  /** The node a request went to has no subscription on the bus: it is gone (or reconnecting), now rather than after the heartbeat timeout. */
+  private nodeGone(requestId: string): void {
+    const nodeID = (this.broker.transit as unknown as PendingCalls | undefined)?.pendingRequests?.get(requestId)?.nodeID;
+    const nodes = (this.broker.registry as unknown as { nodes?: NodeCatalog } | undefined)?.nodes;
+    if (!nodeID || !nodes?.get(nodeID)?.available) return;
+    this.logger.warn(`bus: node ${nodeID} no longer listens on the bus (the NATS server answered "no responders"): taken as gone; its calls are rejected and retried where safe`);
+    nodes.disconnected(nodeID, true);
   }
 
   /** Packets addressed to everyone end with one token (the sender), those addressed to a node with its action too. */
@@ -242,6 +281,11 @@ export class AuthNatsTransporter extends NatsTransporter {
       } else {
         this.logger.debug(`bus: ${this.user} does not publish ${packet?.type ?? ''} to ${topic} (not in its permissions)`);
       }
+      return Promise.resolve();
+    }
+    const packet = meta?.packet as OutgoingPacket | undefined;
+    if (packet?.type === 'REQ' && packet.target && packet.payload?.id && this.client) {
+      this.client.publish(topic, data, { reply: `${this.noRespondersPrefix}.${packet.payload.id}` });
       return Promise.resolve();
     }
     return super.send(topic, data, meta);
