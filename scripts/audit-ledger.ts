@@ -13,7 +13,7 @@
  * only the ledger is started, so the reconciliation cannot run: its checks are skipped and the exit code is 2.
  * Exit codes: 0 clean, 1 violations found, 2 the audit could not run (or a reconciliation check was skipped).
  */
-import type { ServiceSchema } from 'moleculer';
+import type { AnyServiceSchema } from '../packages/runtime';
 import { adminRequest, OperatorError, operatorTarget } from '../packages/operator-client';
 import { createBroker } from '../packages/broker';
 import { ConfigError, loadConfig } from '../packages/config';
@@ -65,7 +65,7 @@ async function viaDatabase(options: AuditOptions): Promise<AuditReport | null> {
     throw err;
   }
   if (!config.databaseUrl && !config.transporter) return null;
-  const services: ServiceSchema[] = config.transporter ? [] : [ledgerService];
+  const services: AnyServiceSchema[] = config.transporter ? [] : [ledgerService];
   const broker = createBroker({ config, services, brokerOptions: { nodeID: `audit-ledger-${base62(6)}` } });
   await broker.start();
   try {

@@ -40,7 +40,7 @@ import {
   type StreamConfig,
   type StreamInfo,
 } from 'nats';
-import type { LoggerInstance, Service, ServiceBroker } from 'moleculer';
+import type { Logger, Service, ServiceBroker } from 'moleculer';
 import { inboxPrefixFor, STREAM_ADMIN_SERVICE } from '../call-table/nats-auth';
 import { currentRequestId, withRequestContext } from '../telemetry/context';
 import type { ChannelSender, EventContext } from '../outbox';
@@ -92,7 +92,7 @@ export interface DurableTransport {
    * outbox relay, off the write path.
    */
   readonly inline: boolean;
-  setLogger(logger: LoggerInstance): void;
+  setLogger(logger: Logger): void;
   connect(): Promise<void>;
   subscribe(sub: ChannelSubscription): Promise<void>;
   /** `headers`: the event's context (traceparent, x-request-id), beside the payload, not in it. */
@@ -235,7 +235,7 @@ class Outage {
   private last = '';
   constructor(
     private readonly what: string,
-    private readonly log: () => LoggerInstance | Console,
+    private readonly log: () => Logger | Console,
   ) {}
 
   fail(detail: string): void {
@@ -281,7 +281,7 @@ export class JetStreamDurableTransport implements DurableTransport {
   private streamsReady: Promise<void> | null = null;
   private stopping = false;
   private readonly subs: RunningSub[] = [];
-  private logger: LoggerInstance | Console = console;
+  private logger: Logger | Console = console;
   private wakeups: Array<() => void> = [];
   private stopSignal!: () => void;
   private stopped: Promise<void> = this.resetStop();
@@ -318,7 +318,7 @@ export class JetStreamDurableTransport implements DurableTransport {
     this.subjectPrefix = `${ns}.events`;
   }
 
-  setLogger(logger: LoggerInstance): void {
+  setLogger(logger: Logger): void {
     this.logger = logger;
   }
 
@@ -782,7 +782,7 @@ function publishInContext(transport: DurableTransport, topic: string, payload: u
 }
 
 /** The handler runs in the publisher's request, under a CONSUMER span that continues the publisher's trace. */
-function consumeInContext(topic: string, group: string, handler: ChannelHandler, logger: () => LoggerInstance | null): ChannelHandler {
+function consumeInContext(topic: string, group: string, handler: ChannelHandler, logger: () => Logger | null): ChannelHandler {
   return (payload, raw) => {
     const headers = headersOf(raw);
     const run = () =>
@@ -810,7 +810,7 @@ function consumeInContext(topic: string, group: string, handler: ChannelHandler,
 export function DurableEventsMiddleware(transport: DurableTransport) {
   const subs: ChannelSubscription[] = [];
   let started = false;
-  let logger: LoggerInstance | null = null;
+  let logger: Logger | null = null;
   return {
     name: 'DurableEvents',
     created(broker: ServiceBroker) {

@@ -5,9 +5,9 @@
  */
 import { randomBytes, randomUUID } from 'node:crypto';
 import os from 'node:os';
-import { Errors, ServiceBroker, type BrokerOptions, type CallingOptions, type Context, type LogLevels, type Middleware, type ServiceSchema } from 'moleculer';
+import { Errors, ServiceBroker, type BrokerOptions, type CallingOptions, type Context, type LogLevels, type Middleware } from 'moleculer';
 import type { Config } from '../config';
-import { systemClock, withRuntime, type Clock } from '../runtime';
+import { systemClock, withRuntime, type AnyServiceSchema, type Clock } from '../runtime';
 import { DurableEventsMiddleware, JetStreamDurableTransport, LocalDurableTransport, type DurableTransport } from './durable';
 import { FailoverMiddleware } from './failover';
 import { LAYERS, mayCall, ownerOfNode, serviceOfAction, type ServiceName as CallTableService } from '../call-table';
@@ -27,7 +27,7 @@ export interface CreateBrokerOptions {
   config: Config;
   clock?: Clock;
   /** Service schemas to load into this process. */
-  services: ServiceSchema[];
+  services: AnyServiceSchema[];
   /** Overrides for tests (logger level etc.). */
   brokerOptions?: Partial<BrokerOptions>;
 }
@@ -77,7 +77,7 @@ export function nodeIdFor(config: Config, base?: string): string {
 /** TRANSPORTER as Moleculer takes it: with NATS_USER, the transporter that logs in and keeps to the call table. */
 function transporterFor(config: Config): BrokerOptions['transporter'] {
   if (!config.transporter) return undefined;
-  if (!config.natsUser || !config.natsPassword) return config.transporter;
+  if (!config.natsUser || !config.natsPassword) return { type: 'NATS', options: { url: config.transporter } };
   return new AuthNatsTransporter({ url: config.transporter, user: config.natsUser, pass: config.natsPassword, namespace: config.namespace });
 }
 
@@ -150,10 +150,10 @@ interface AnnouncedService {
  * agents.authenticate) is ignored and logged; its announcement never reaches the registry.
  */
 function refuseForeignClaims(broker: ServiceBroker): void {
-  const registry = broker.registry as unknown as { processNodeInfo(payload: { sender?: string; services?: AnnouncedService[] }): unknown };
+  const registry = broker.registry;
   const processNodeInfo = registry.processNodeInfo.bind(registry);
   const logged = new Set<string>();
-  registry.processNodeInfo = (payload) => {
+  registry.processNodeInfo = (payload: { sender?: string; services?: AnnouncedService[] }) => {
     const nodeID = String(payload.sender);
     const owners = ownerOfNode(nodeID).split('+');
     const claimed = (payload.services ?? [])
@@ -235,7 +235,7 @@ export function createBroker(opts: CreateBrokerOptions): ServiceBroker {
             defaultQuantiles: null as unknown as number[],
             reporter: [
               ...(config.metricsPort
-                ? [{ type: 'Prometheus', options: { port: config.metricsPort, host: config.metricsHost, defaultLabels: {} } }]
+                ? [{ type: 'Prometheus' as const, options: { port: config.metricsPort, host: config.metricsHost, defaultLabels: () => ({}) } }]
                 : []),
               ...(config.transporter ? [inProcessPrometheusReporter()] : []),
             ],

@@ -2,7 +2,10 @@
  * Prometheus metrics served on the process's own PORT (the worker health server, or any HTTP
  * server that wants them), instead of Moleculer's reporter opening a second port.
  */
-import { MetricReporters, type MetricRegistry, type MetricsReporterOptions, type ServiceBroker } from 'moleculer';
+import { MetricReporters, type MetricRegistry, type ServiceBroker } from 'moleculer';
+
+/** An entry of the broker's `metrics.reporter`. */
+type MetricsReporterOptions = MetricRegistry.MetricsReporter;
 
 /** What Moleculer's Prometheus reporter has at run time beyond its typings. */
 interface PrometheusReporterInternals {
@@ -19,7 +22,7 @@ class InProcessPrometheusReporter extends MetricReporters.Prometheus {
     (this as unknown as PrometheusReporterInternals).defaultLabels = typeof labels === 'function' ? labels.call(this, registry) : labels;
   }
 
-  stop(): Promise<void> {
+  override stop(): Promise<void> {
     return Promise.resolve();
   }
 }

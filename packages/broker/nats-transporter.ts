@@ -22,32 +22,10 @@
  *   milliseconds instead of after the heartbeat timeout. A node that was only reconnecting is found again
  *   by its next heartbeat.
  */
-import { Errors, Transporters, type LoggerInstance, type ServiceBroker } from 'moleculer';
-import type { NatsConnection, Subscription } from 'nats';
+import { Errors, Transporters, type Packet } from 'moleculer';
+import type { NatsConnection } from 'nats';
 import { inboxPrefixFor, permissionsFor } from '../call-table/nats-auth';
 import { LAYERS, mayCall, ownerOfNode, type ServiceName } from '../call-table';
-
-/**
- * A call waiting for its answer, as Moleculer's transit keeps it. Its typings say `action: string`;
- * at run time it is the action's definition (transit.js stores ctx.action), hence `action.name`.
- */
-interface PendingCall {
-  action?: { name?: string } | null;
-  nodeID?: string;
-  reject(err: Error): void;
-}
-
-/** The part of Moleculer's transit that keeps and rejects pending calls. */
-interface PendingCalls {
-  pendingRequests?: Map<string, PendingCall>;
-  removePendingRequest(id: string): void;
-}
-
-/** The part of Moleculer's registry that marks a node gone (what a missed heartbeat does). */
-interface NodeCatalog {
-  get(nodeID: string): { available?: boolean } | undefined;
-  disconnected(nodeID: string, isUnexpected: boolean): void;
-}
 
 /** A call the bus (or the call table it is generated from) does not allow this service to make. Not retryable. */
 export class BusPermissionError extends Errors.MoleculerError {
@@ -83,43 +61,21 @@ export interface AuthNatsOptions {
   precheck?: boolean;
 }
 
-/**
- * Moleculer's NATS transporter as this subclass uses it: its typings declare no NATS class members
- * (client, logger, broker, prefix, subscriptions), so they are written out here.
- */
-interface NatsTransporterBase {
-  /** Set once connected; subscriptions are made only then. */
-  client: NatsConnection;
-  logger: LoggerInstance;
-  broker: ServiceBroker;
-  prefix: string;
-  subscriptions: Subscription[];
-  connect(): Promise<void>;
-  getTopicName(cmd: string, nodeID?: string): string;
-  receive(cmd: string, data: Buffer): unknown;
-  send(topic: string, data: Buffer, meta: object): Promise<void>;
-  serialize(packet: OutgoingPacket): Buffer;
-  deserialize(cmd: string, data: Buffer): { payload?: PacketPayload } | null;
-  messageHandler(cmd: string, packet: unknown): unknown;
-}
+/** A packet as Moleculer's transit hands it to the transporter: a request's payload has its id and action. */
+type OutgoingPacket = Packet.Packet<Packet.PacketPayload & { id?: string; action?: string }>;
 
-/** The fields of a Moleculer packet's payload this transporter reads. */
+/** The fields of a received packet's payload this transporter reads. */
 interface PacketPayload {
   sender?: unknown;
   action?: unknown;
   id?: unknown;
 }
 
-/** A packet as Moleculer's transit hands it to the transporter. */
-interface OutgoingPacket {
-  type: string;
-  target?: string | null;
-  payload: { id?: string; action?: string };
-}
-
-const NatsTransporter = Transporters.NATS as unknown as new (opts: Record<string, unknown>) => NatsTransporterBase;
-
-export class AuthNatsTransporter extends NatsTransporter {
+export class AuthNatsTransporter extends Transporters.NATS {
+  /** Set once connected; subscriptions are made only then (Moleculer types it `any`). */
+  declare client: NatsConnection;
+  /** Set by Moleculer's transit in init(): hands a received packet to the broker (not in its typings). */
+  declare messageHandler: (cmd: string, packet: unknown) => unknown;
   private readonly user: string;
   private readonly allow: { publish: string[]; subscribe: string[] } | null;
   readonly precheck: boolean;
@@ -163,7 +119,7 @@ export class AuthNatsTransporter extends NatsTransporter {
     return packet.type === 'REQ' ? `${base}.${packet.payload.action}.${this.user}` : `${base}.${this.user}`;
   }
 
-  publish(packet: OutgoingPacket): Promise<void> {
+  override publish(packet: OutgoingPacket): Promise<void> {
     return this.send(this.subjectOf(packet), this.serialize(packet), { packet });
   }
 
@@ -208,7 +164,7 @@ export class AuthNatsTransporter extends NatsTransporter {
       return 'its subject has more tokens than a sender';
     }
     if (cmd === 'RES') {
-      const pending = (this.broker.transit as unknown as PendingCalls | undefined)?.pendingRequests?.get(String(payload?.id));
+      const pending = this.broker.transit?.pendingRequests.get(String(payload?.id));
       if (pending?.nodeID && pending.nodeID !== sender) return `it answers a request that was sent to ${pending.nodeID}`;
     }
     return null;
@@ -248,15 +204,15 @@ export class AuthNatsTransporter extends NatsTransporter {
 
   /** The node a request went to has no subscription on the bus: it is gone (or reconnecting), now rather than after the heartbeat timeout. */
   private nodeGone(requestId: string): void {
-    const nodeID = (this.broker.transit as unknown as PendingCalls | undefined)?.pendingRequests?.get(requestId)?.nodeID;
-    const nodes = (this.broker.registry as unknown as { nodes?: NodeCatalog } | undefined)?.nodes;
+    const nodeID = this.broker.transit?.pendingRequests.get(requestId)?.nodeID;
+    const nodes = this.broker.registry?.nodes;
     if (!nodeID || !nodes?.get(nodeID)?.available) return;
     this.logger.warn(`bus: node ${nodeID} no longer listens on the bus (the NATS server answered "no responders"): taken as gone; its calls are rejected and retried where safe`);
     nodes.disconnected(nodeID, true);
   }
 
   /** Packets addressed to everyone end with one token (the sender), those addressed to a node with its action too. */
-  subscribe(cmd: string, nodeID?: string): Promise<void> {
+  override subscribe(cmd: string, nodeID?: string): Promise<void> {
     const base = this.getTopicName(cmd, nodeID);
     const subject = cmd === 'REQ' && nodeID ? `${base}.>` : `${base}.*`;
     if (!this.maySubscribe(subject)) {
@@ -269,11 +225,15 @@ export class AuthNatsTransporter extends NatsTransporter {
 
   // With disableBalancer (not how createBroker runs) Moleculer would send REQB.<action> / EVENTB.<group>.<event>
   // to NATS queue groups; the generated permissions allow neither, and these subscribe to neither.
-  subscribeBalancedRequest(): void {}
+  override subscribeBalancedRequest(): Promise<void> {
+    return Promise.resolve();
+  }
 
-  subscribeBalancedEvent(): void {}
+  override subscribeBalancedEvent(): Promise<void> {
+    return Promise.resolve();
+  }
 
-  override send(topic: string, data: Buffer, meta: { packet?: { type?: string; payload?: { id?: string; action?: string } } }): Promise<void> {
+  override send(topic: string, data: Buffer, meta?: { packet?: { type?: string; payload?: { id?: string; action?: string } } }): Promise<void> {
     if (this.precheck && !this.mayPublish(topic)) {
       const packet = meta?.packet;
       if (packet?.type === 'REQ' && packet.payload?.id) {
@@ -288,7 +248,7 @@ export class AuthNatsTransporter extends NatsTransporter {
       this.client.publish(topic, data, { reply: `${this.noRespondersPrefix}.${packet.payload.id}` });
       return Promise.resolve();
     }
-    return super.send(topic, data, meta);
+    return super.send(topic, data);
   }
 
   /**
@@ -297,17 +257,17 @@ export class AuthNatsTransporter extends NatsTransporter {
    * its call's action.
    */
   private rejectPending(subject: string, source: 'server' | 'call-table', id?: string): void {
-    const transit = this.broker.transit as unknown as PendingCalls | undefined;
-    const pending = transit?.pendingRequests ?? new Map<string, PendingCall>();
+    const transit = this.broker.transit;
+    const pending = transit?.pendingRequests ?? new Map<string, never>();
     const req = `${this.prefix}.REQ.`;
     const tokens = subject.startsWith(req) ? subject.slice(req.length).split('.') : [];
     const node = tokens.slice(0, 2).join('.');
     const refused = tokens.slice(2, -1).join('.');
     const actions = new Set<string>();
     for (const [reqId, r] of [...pending.entries()]) {
-      const match = id !== undefined ? reqId === id : tokens.length > 3 && r.nodeID === node && r.action?.name === refused;
+      const match = id !== undefined ? reqId === id : tokens.length > 3 && r.nodeID === node && r.ctx?.action?.name === refused;
       if (!match) continue;
-      const action: string | null = r.action?.name ?? null;
+      const action: string | null = r.ctx?.action?.name ?? null;
       if (action) actions.add(action);
       transit?.removePendingRequest(reqId);
       r.reject(new BusPermissionError(this.user, subject, action, source));

@@ -1,12 +1,12 @@
-/** What Moleculer's registry offers at run time but its typings omit: the endpoints serving one action. */
-import type { ServiceBroker } from 'moleculer';
+/** The endpoints serving one action, as Moleculer's registry keeps them. */
+import type { ActionSchema, ServiceBroker } from 'moleculer';
 
 export interface ActionEndpoints {
   hasLocal(): boolean;
-  endpoints: { action?: { retrySafe?: unknown } }[];
+  /** retrySafe: the action's own flag (packages/broker/failover.ts), beside Moleculer's schema. */
+  endpoints: { action?: ActionSchema & { retrySafe?: unknown } }[];
 }
 
 export function actionEndpoints(broker: ServiceBroker, action: string): ActionEndpoints | undefined {
-  const registry = broker.registry as unknown as { getActionEndpoints?(name: string): ActionEndpoints | undefined };
-  return registry.getActionEndpoints?.(action);
+  return broker.registry?.getActionEndpoints(action);
 }

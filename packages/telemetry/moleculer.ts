@@ -9,12 +9,12 @@
  * re-parents them; and its context does not follow async continuations, so SQL and durable-event spans
  * could not find their parent. A small middleware creating OTel spans keeps one tracer and one context.
  */
-import type { CallingOptions, Context as MoleculerContext, LoggerInstance, ServiceBroker } from 'moleculer';
+import type { CallingOptions, Context as MoleculerContext, Logger, ServiceBroker } from 'moleculer';
 import { currentRequestId, withRequestContext } from './context';
 import { extractTraceContext, injectTraceContext, SpanKind, tracingEnabled, withSpan } from './tracing';
 
 export function TelemetryMiddleware() {
-  let logger: LoggerInstance | null = null;
+  let logger: Logger | null = null;
   return {
     name: 'Telemetry',
 

@@ -2,14 +2,14 @@
  * agents: registration, API keys (stored only as sha256), authentication, whoami, referrals.
  * Emits agents.registered and agents.seed_changed through its outbox (listings' reputation model, escrow's referrals).
  */
-import type { Context, Service, ServiceSchema } from 'moleculer';
+import type { Context, Service } from 'moleculer';
 import { dbMixin, type DbService } from '../../packages/db/mixin';
 import { rowView } from '../../packages/db/row-view';
 import { toolParams, type ParamRule } from '../../packages/tool-catalogue';
 import { InvalidArgumentsError, NotFoundError, UnauthorizedError } from '../../packages/errors';
 import { base62, newId } from '../../packages/ids';
 import { enqueueEvent, startRelay, type OutboxRelay } from '../../packages/outbox';
-import type { RuntimeService } from '../../packages/runtime';
+import type { RuntimeService, ServiceSchemaOf } from '../../packages/runtime';
 import { requireAgent, type CallMeta } from '../../packages/tool-catalogue/meta';
 import { AGENTS_TOPICS, hashApiKey } from '../../packages/contracts/agents';
 import { migrations } from './migrations';
@@ -47,7 +47,7 @@ function toView(row: AgentRow): AgentView {
 /** register's displayName rule (its length bounds are the hint's). */
 const DISPLAY_NAME = toolParams('register').displayName as ParamRule;
 
-const AgentsService: ServiceSchema = {
+const AgentsService: ServiceSchemaOf<AgentsThis> = {
   name: 'agents',
   mixins: [dbMixin('agents', migrations)],
 
@@ -157,14 +157,13 @@ const AgentsService: ServiceSchema = {
     },
   },
 
-  async started(this: Service) {
-    const self = this as unknown as AgentsThis;
-    const { config } = self;
-    self.relay = startRelay(self.broker, self.db, config.sweepIntervalMs);
+  async started(this: AgentsThis) {
+    const { config } = this;
+    this.relay = startRelay(this.broker, this.db, config.sweepIntervalMs);
   },
 
-  async stopped(this: Service) {
-    await (this as unknown as AgentsThis).relay?.stop();
+  async stopped(this: AgentsThis) {
+    await this.relay?.stop();
   },
 };
 

@@ -1,5 +1,6 @@
 /** Escrow, disputes: either party freezes the escrow; an operator resolves it; payments reads a seller's record. */
-import type { Context, ServiceSchema } from 'moleculer';
+import type { ServiceSchemaOf } from '../../packages/runtime';
+import type { Context } from 'moleculer';
 import { DISPUTE_LOOKBACK_DAYS } from '../../packages/market-rules';
 import type { CallMeta } from '../../packages/tool-catalogue/meta';
 import type { DisputeHistory } from '../../packages/contracts/escrow';
@@ -9,7 +10,7 @@ import type { EscrowThis } from './types';
 
 const DAY_MS = 86_400_000;
 
-export const disputesMixin: Partial<ServiceSchema> = {
+export const disputesMixin: Partial<ServiceSchemaOf<EscrowThis>> = {
   actions: {
     dispute: lifecycleTool<{ purchaseId: string; reason: string }>(
       'dispute_purchase',

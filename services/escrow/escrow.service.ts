@@ -17,7 +17,8 @@
  * is a state change and an outbox row written in ONE transaction, relayed until acknowledged.
  * Never holds a transaction open while calling another service (PGlite is one connection).
  */
-import type { Context, Service, ServiceSchema } from 'moleculer';
+import type { ServiceSchemaOf } from '../../packages/runtime';
+import type { Context } from 'moleculer';
 import { decodeTimeCursor, timePage } from '../../packages/pagination';
 import { dbMixin } from '../../packages/db/mixin';
 import { toolParams } from '../../packages/tool-catalogue';
@@ -98,7 +99,7 @@ const methods = {
   },
 } satisfies Pick<EscrowMethods, 'now' | 'load'> & ThisType<EscrowThis>;
 
-const EscrowService: ServiceSchema = {
+const EscrowService: ServiceSchemaOf<EscrowThis> = {
   name: 'escrow',
   mixins: [dbMixin('escrow', migrations, { singleWriterCache: true }), fundingMixin, messagesMixin, ratingsMixin, disputesMixin, sweepersMixin, reportsMixin, limitsMixin, escrowMetricsMixin],
   channels: { ...audienceChannels, ...listingTermsChannels },
@@ -301,32 +302,30 @@ const EscrowService: ServiceSchema = {
 
   methods,
 
-  async started(this: Service) {
-    const self = this as unknown as EscrowThis;
-    const { config } = self;
-    await syncStatusCheck(self.db, MACHINE);
+  async started(this: EscrowThis) {
+    const { config } = this;
+    await syncStatusCheck(this.db, MACHINE);
     // A short lease: after a crash mid-publish the row is retried within seconds (consumers are idempotent).
     // Notice events only for agents with webhooks (audience.ts).
-    self.relay = startRelay(self.broker, self.db, config.sweepIntervalMs, { leaseSeconds: 10, audience: hasWebhooks });
-    self.termsGuesses = new TermsGuesses();
-    self.engine = new PurchaseEngine(MACHINE, { db: self.db, relay: self.relay, now: () => self.now(), terms: () => self.config });
-    self.sweeping = false;
+    this.relay = startRelay(this.broker, this.db, config.sweepIntervalMs, { leaseSeconds: 10, audience: hasWebhooks });
+    this.termsGuesses = new TermsGuesses();
+    this.engine = new PurchaseEngine(MACHINE, { db: this.db, relay: this.relay, now: () => this.now(), terms: () => this.config });
+    this.sweeping = false;
     if (config.sweepIntervalMs > 0) {
-      self.sweepTimer = setInterval(() => {
-        if (self.sweeping) return;
-        self.sweeping = true;
-        self.sweepOnce()
-          .catch((err: Error) => self.logger.warn('escrow sweep failed; retried next interval', err.message))
-          .finally(() => (self.sweeping = false));
+      this.sweepTimer = setInterval(() => {
+        if (this.sweeping) return;
+        this.sweeping = true;
+        this.sweepOnce()
+          .catch((err: Error) => this.logger.warn('escrow sweep failed; retried next interval', err.message))
+          .finally(() => (this.sweeping = false));
       }, config.sweepIntervalMs);
-      self.sweepTimer.unref();
+      this.sweepTimer.unref();
     }
   },
 
-  async stopped(this: Service) {
-    const self = this as unknown as EscrowThis;
-    if (self.sweepTimer) clearInterval(self.sweepTimer);
-    await self.relay?.stop();
+  async stopped(this: EscrowThis) {
+    if (this.sweepTimer) clearInterval(this.sweepTimer);
+    await this.relay?.stop();
   },
 };
 

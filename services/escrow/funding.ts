@@ -4,7 +4,8 @@
  * leaves it pending for the sweeper, which repeats the same keyed hold. Also the referral check
  * on a buyer's first funded purchase.
  */
-import type { ServiceSchema } from 'moleculer';
+
+import type { ServiceSchemaOf } from '../../packages/runtime';
 import { InsufficientGasError, InvalidArgumentsError, MarketError, STATUS_BY_CODE } from '../../packages/errors';
 import { smallestPackCovering } from '../../packages/market-rules';
 import { enqueueEvent } from '../../packages/outbox';
@@ -194,4 +195,4 @@ const methods = {
     },
 } satisfies FundingMethods & ThisType<EscrowThis>;
 
-export const fundingMixin: Partial<ServiceSchema> = { methods };
+export const fundingMixin: Partial<ServiceSchemaOf<EscrowThis>> = { methods };

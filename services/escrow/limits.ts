@@ -6,8 +6,9 @@
  *
  * Only the gateway's pages call the write actions here; no tool in the catalogue reaches them.
  */
+import type { ServiceSchemaOf } from '../../packages/runtime';
 import { createHash, randomBytes } from 'node:crypto';
-import type { Context, ServiceSchema } from 'moleculer';
+import type { Context } from 'moleculer';
 import type { Queryable } from '../../packages/db';
 import { ForbiddenError, InvalidArgumentsError, InvalidStateError, NotFoundError } from '../../packages/errors';
 import { APPROVAL_WINDOW_HOURS, type SpendingLimitRule } from '../../packages/market-rules';
@@ -144,7 +145,7 @@ async function limitsViewOf(db: Queryable, agentId: string, dayStart: Date, week
   return limitsView(row?.has_row ? row : undefined, { today: Number(row?.today ?? 0), week: Number(row?.week ?? 0) });
 }
 
-export const limitsMixin: Partial<ServiceSchema> = {
+export const limitsMixin: Partial<ServiceSchemaOf<EscrowThis>> = {
   actions: {
     /** The agent's limits and what it spent today / this week (whoami, wallet, owner page). */
     limitsOf: {

@@ -1,5 +1,6 @@
 /** Escrow, messages: both parties of a funded purchase write to each other (untrusted text for the reader). */
-import type { Context, ServiceSchema } from 'moleculer';
+import type { ServiceSchemaOf } from '../../packages/runtime';
+import type { Context } from 'moleculer';
 import { InvalidArgumentsError, InvalidStateError } from '../../packages/errors';
 import { newId } from '../../packages/ids';
 import { toolParams } from '../../packages/tool-catalogue';
@@ -22,7 +23,7 @@ const methods = {
     },
 } satisfies Pick<EscrowMethods, 'messagesOf'> & ThisType<EscrowThis>;
 
-export const messagesMixin: Partial<ServiceSchema> = {
+export const messagesMixin: Partial<ServiceSchemaOf<EscrowThis>> = {
   actions: {
     sendMessage: {
       params: toolParams('send_message'),

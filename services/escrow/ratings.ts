@@ -1,12 +1,14 @@
 /** Escrow, ratings: the buyer rates a completed purchase 1–5, changeable within a window; listings hears it. */
-import type { ServiceSchema } from 'moleculer';
+
+import type { ServiceSchemaOf } from '../../packages/runtime';
 import { InvalidStateError } from '../../packages/errors';
 import { RATING_CHANGE_WINDOW_DAYS } from '../../packages/market-rules';
 import { lifecycleTool } from './lifecycle-tool';
+import type { EscrowThis } from './types';
 
 const DAY_MS = 86_400_000;
 
-export const ratingsMixin: Partial<ServiceSchema> = {
+export const ratingsMixin: Partial<ServiceSchemaOf<EscrowThis>> = {
   actions: {
     // The rated notice (listings recomputes the seller's score) is written only when the value changes.
     rate: lifecycleTool<{ purchaseId: string; rating: number; comment?: string }>('rate_purchase', 'rate', 'buyer', function ({ purchaseId, rating, comment: given }) {

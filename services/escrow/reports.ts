@@ -3,7 +3,8 @@
  * so escrow asks the ledger, never the reverse), its side of the reconciling audit (purchase and
  * referral records, joined by packages/ledger-audit) and the public liquidity figures. Reads never write.
  */
-import type { Context, ServiceSchema } from 'moleculer';
+import type { ServiceSchemaOf } from '../../packages/runtime';
+import type { Context } from 'moleculer';
 import { DEMAND_FOCUS_CATEGORIES } from '../../packages/market-rules';
 import { AGENTS } from '../../packages/contracts/agents';
 import { LEDGER, type HoldView } from '../../packages/contracts/ledger';
@@ -108,7 +109,7 @@ async function openPurchasesHaveHolds(self: EscrowThis, ctx: Context): Promise<A
     : { name, ok: false, message: `${problems.length} funded open purchases lack a matching pending hold`, details: { purchases: problems.slice(0, 20) } };
 }
 
-export const reportsMixin: Partial<ServiceSchema> = {
+export const reportsMixin: Partial<ServiceSchemaOf<EscrowThis>> = {
   actions: {
     /** Which of these purchases are still open (their holds should still exist). */
     openPurchaseIds: {

@@ -3,7 +3,8 @@
  * auto-release, auto-refund and approval expiry (the machine's sweeper transitions), referral checks, the relay.
  * Safe with several replicas: rows are claimed with FOR UPDATE SKIP LOCKED.
  */
-import type { ServiceSchema } from 'moleculer';
+
+import type { ServiceSchemaOf } from '../../packages/runtime';
 import { FUNDED_STATUSES, STATES, sweeperFrom, type PurchaseStatus } from '../../packages/contracts/purchase-machine';
 import type { PurchaseRow } from './purchases';
 import { errType } from './funding';
@@ -91,7 +92,7 @@ const methods = {
   },
 } satisfies SweeperMethods & ThisType<EscrowThis>;
 
-export const sweepersMixin: Partial<ServiceSchema> = {
+export const sweepersMixin: Partial<ServiceSchemaOf<EscrowThis>> = {
   actions: {
     /** Runs the sweepers once: unknown holds, auto-release, auto-refund, referral checks, the relay. */
     sweep: {

@@ -6,7 +6,7 @@
  * caller's agent id in res.locals; /mcp is labelled from its JSON-RPC method.
  */
 import type { NextFunction, Request, Response } from 'express';
-import type { LoggerInstance } from 'moleculer';
+import type { Logger } from 'moleculer';
 import { toolLabel } from './metrics';
 import { redactPath } from './redact';
 
@@ -32,7 +32,7 @@ function clientIdOf(req: Request): string | undefined {
   return (req as Request & { auth?: { clientId?: string } }).auth?.clientId;
 }
 
-export function accessLog(logger: LoggerInstance, observe?: AccessObserver) {
+export function accessLog(logger: Logger, observe?: AccessObserver) {
   return (req: Request, res: Response, next: NextFunction): void => {
     const started = process.hrtime.bigint();
     res.on('finish', () => {

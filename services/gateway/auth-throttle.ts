@@ -10,7 +10,7 @@
  * tells a misconfigured client to stop. Every failure is logged at warn (client address and request
  * id, never the credential).
  */
-import type { LoggerInstance } from 'moleculer';
+import type { Logger } from 'moleculer';
 import { MarketError } from '../../packages/errors';
 import { SharedLimits, type SharedCounter } from './limits';
 
@@ -26,7 +26,7 @@ export class AuthFailureThrottle {
 
   constructor(
     private readonly limitPerMinute: number,
-    private readonly logger?: LoggerInstance,
+    private readonly logger?: Logger,
     limits: SharedLimits = new SharedLimits({ db: null, logger }),
   ) {
     this.failures = {

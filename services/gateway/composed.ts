@@ -16,7 +16,8 @@
  * cache (REPUTATION_CACHE_MS): a seller's sales count and rating change on completed sales, not per
  * poll, and agents poll whoami a lot.
  */
-import type { Context, ServiceSchema } from 'moleculer';
+import type { ServiceSchemaOf } from '../../packages/runtime';
+import type { Context } from 'moleculer';
 import { toolParams } from '../../packages/tool-catalogue';
 import { requireAgent, type CallMeta, type RequestLogEntry } from '../../packages/tool-catalogue/meta';
 import { AGENTS } from '../../packages/contracts/agents';
@@ -131,7 +132,7 @@ function withOwnRequest(tool: 'ask_help' | 'report_bug', action: string) {
   };
 }
 
-export const composedToolsMixin: Partial<ServiceSchema> = {
+export const composedToolsMixin: Partial<ServiceSchemaOf<GatewayThis>> = {
   created() {
     (this as unknown as GatewayThis).reputationCache = new ReputationCache();
   },

@@ -5,10 +5,10 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import type { Server } from 'node:http';
-import type { Context, Service, ServiceSchema } from 'moleculer';
+import type { Context, Service } from 'moleculer';
 import { dbMixin, type DbService } from '../../packages/db/mixin';
 import { base62 } from '../../packages/ids';
-import type { RuntimeService } from '../../packages/runtime';
+import type { RuntimeService, ServiceSchemaOf } from '../../packages/runtime';
 import { buildApp } from './app';
 import { composedToolsMixin } from './composed';
 import { ToolDispatcher } from './dispatch';
@@ -36,7 +36,7 @@ type GatewayThis = Service & RuntimeService & DbService & {
   port(): number;
 };
 
-const GatewayService: ServiceSchema = {
+const GatewayService: ServiceSchemaOf<GatewayThis> = {
   name: 'gateway',
   mixins: [dbMixin('gateway', migrations), composedToolsMixin],
 
@@ -57,32 +57,31 @@ const GatewayService: ServiceSchema = {
     },
   },
 
-  async started(this: Service) {
-    const self = this as unknown as GatewayThis;
-    const { config } = self;
-    self.isStopping = false;
-    self.requestLog = new RequestLog(self.db, self.logger);
-    self.requestLog.start();
-    self.pruneTimer = setInterval(() => void self.requestLog.prune(), 3_600_000);
-    self.pruneTimer.unref();
+  async started(this: GatewayThis) {
+    const { config } = this;
+    this.isStopping = false;
+    this.requestLog = new RequestLog(this.db, this.logger);
+    this.requestLog.start();
+    this.pruneTimer = setInterval(() => void this.requestLog.prune(), 3_600_000);
+    this.pruneTimer.unref();
     // Counted in the gateway's database, so every replica enforces the same limits (limits.ts).
-    const limits = new SharedLimits({ db: self.db, logger: self.logger });
-    const authThrottle = new AuthFailureThrottle(config.authFailuresPerMinute, self.logger, limits);
-    const metrics = new GatewayMetrics(self.broker);
+    const limits = new SharedLimits({ db: this.db, logger: this.logger });
+    const authThrottle = new AuthFailureThrottle(config.authFailuresPerMinute, this.logger, limits);
+    const metrics = new GatewayMetrics(this.broker);
     if (metrics.isEnabled && config.metricsPort) {
       // The METRICS_PORT listener cannot ask for a refresh at scrape time: keep the business figures fresh.
-      self.metricsTimer = setInterval(() => void metrics.refreshBusiness(), 15_000);
-      self.metricsTimer.unref();
+      this.metricsTimer = setInterval(() => void metrics.refreshBusiness(), 15_000);
+      this.metricsTimer.unref();
     }
-    const dispatcher = new ToolDispatcher(self.broker, {
+    const dispatcher = new ToolDispatcher(this.broker, {
       authCacheTtlMs: config.authCacheTtlMs,
       rateLimitPerMinute: config.rateLimitPerMinute,
-      db: self.db,
-      requestLog: self.requestLog,
+      db: this.db,
+      requestLog: this.requestLog,
       authThrottle,
       limits,
     });
-    self.dispatcher = dispatcher;
+    this.dispatcher = dispatcher;
 
     let operatorToken: string | null = null;
     if (!config.adminToken && config.nodeEnv !== 'production' && config.dataDir !== 'memory://') {
@@ -90,43 +89,42 @@ const GatewayService: ServiceSchema = {
       fs.mkdirSync(config.dataDir, { recursive: true });
       fs.writeFileSync(path.join(config.dataDir, OPERATOR_TOKEN_FILE), operatorToken, { mode: 0o600 });
     }
-    self.operatorToken = operatorToken;
+    this.operatorToken = operatorToken;
 
     const stdioTarball = StdioTarball.forDataDir(config.dataDir);
     const app = buildApp({
-      broker: self.broker,
+      broker: this.broker,
       config,
-      db: self.db,
+      db: this.db,
       dispatcher,
-      requestLog: self.requestLog,
+      requestLog: this.requestLog,
       operatorToken,
       metrics,
       authThrottle,
       stdioTarball,
-      stopping: () => self.isStopping,
+      stopping: () => this.isStopping,
     });
     await new Promise<void>((resolve, reject) => {
-      self.server = app.listen(config.port, config.host, (err?: Error) => (err ? reject(err) : resolve()));
+      this.server = app.listen(config.port, config.host, (err?: Error) => (err ? reject(err) : resolve()));
     });
     // Idle keep-alive connections outlive the load balancer's (60 s on the common ones): the balancer,
     // not this server, closes them, so it never sends a request onto a socket being closed (sporadic 502s).
     // headersTimeout must exceed keepAliveTimeout, or a slow first header on a reused socket is cut.
-    self.server!.keepAliveTimeout = KEEP_ALIVE_TIMEOUT_MS;
-    self.server!.headersTimeout = KEEP_ALIVE_TIMEOUT_MS + 1_000;
-    self.closer = gracefulClose(self.server!);
+    this.server!.keepAliveTimeout = KEEP_ALIVE_TIMEOUT_MS;
+    this.server!.headersTimeout = KEEP_ALIVE_TIMEOUT_MS + 1_000;
+    this.closer = gracefulClose(this.server!);
     // Packed once in the background (a cache hit after the first start), off the path to readiness.
-    setImmediate(() => void stdioTarball.get().catch((err) => self.logger.warn(`stdio MCP package not packed yet (retried on the first download): ${err.message}`)));
-    self.logger.info(`gateway listening on port ${self.port()}`);
+    setImmediate(() => void stdioTarball.get().catch((err) => this.logger.warn(`stdio MCP package not packed yet (retried on the first download): ${err.message}`)));
+    this.logger.info(`gateway listening on port ${this.port()}`);
   },
 
-  async stopped(this: Service) {
-    const self = this as unknown as GatewayThis;
-    self.isStopping = true;
-    clearInterval(self.pruneTimer);
-    if (self.metricsTimer) clearInterval(self.metricsTimer);
+  async stopped(this: GatewayThis) {
+    this.isStopping = true;
+    clearInterval(this.pruneTimer);
+    if (this.metricsTimer) clearInterval(this.metricsTimer);
     // Stop accepting, let in-flight requests finish (answered with Connection: close), drop idle sockets.
-    await self.closer?.close(10_000);
-    await self.requestLog?.stop();
+    await this.closer?.close(10_000);
+    await this.requestLog?.stop();
   },
 };
 

@@ -1,6 +1,6 @@
 /** Express plumbing shared by the gateway's routes: request ids, the envelope, the JSON parser. */
 import express, { type NextFunction, type Request, type Response } from 'express';
-import type { LoggerInstance } from 'moleculer';
+import type { Logger } from 'moleculer';
 import { MarketError, toEnvelope, type MappedError } from '../../packages/errors';
 import { base62 } from '../../packages/ids';
 import { redactPath } from './redact';
@@ -39,8 +39,8 @@ export function inRequestContext(parser: (req: Request, res: Response, next: Nex
 }
 
 /** The broker's logger, set on app.locals by buildApp (tests build several apps in one process). */
-function loggerOf(req: Request): LoggerInstance | undefined {
-  return req.app?.locals?.logger as LoggerInstance | undefined;
+function loggerOf(req: Request): Logger | undefined {
+  return req.app?.locals?.logger as Logger | undefined;
 }
 
 /**
@@ -48,7 +48,7 @@ function loggerOf(req: Request): LoggerInstance | undefined {
  * the database noticed is logged at warn. Never the request body or a key.
  */
 export function logMappedError(
-  logger: LoggerInstance | undefined,
+  logger: Logger | undefined,
   mapped: MappedError,
   err: unknown,
   where: { requestId: string; tool?: string | null; agentId?: string | null; method?: string; path?: string },

@@ -10,7 +10,7 @@
  * fallback still bounds one client per replica. Logged at warn, at most once a minute; after a failure the
  * store is asked again every STORE_RETRY_MS, so a hung database costs one slow call per period, not one per call.
  */
-import type { LoggerInstance } from 'moleculer';
+import type { Logger } from 'moleculer';
 import { RateLimiterMemory, RateLimiterPostgres, RateLimiterRes, RLWrapperTimeouts, type RateLimiterAbstract } from 'rate-limiter-flexible';
 import type { Db } from '../../packages/db';
 
@@ -30,7 +30,7 @@ export interface LimitVerdict {
 export interface SharedLimitsOptions {
   /** The gateway's database; null = process memory (tests of a single app without storage). */
   db: Db | null;
-  logger?: LoggerInstance;
+  logger?: Logger;
 }
 
 /** rate-limiter-flexible's Postgres limiter speaks pg's `query({text, values})`; the gateway's Db takes (text, params). */
@@ -48,7 +48,7 @@ export class StoreHealth {
   private downUntil = 0;
   private lastWarning = 0;
 
-  constructor(private readonly logger?: LoggerInstance) {}
+  constructor(private readonly logger?: Logger) {}
 
   get down(): boolean {
     return Date.now() < this.downUntil;

@@ -103,10 +103,7 @@ export class GatewayMetrics {
 
   /** The Prometheus text exposition of the broker's registry. */
   render(): string {
-    // generatePrometheusResponse is the reporter's own (not in Moleculer's typings).
-    const reporter = new MetricReporters.Prometheus({ port: 0, defaultLabels: {} }) as InstanceType<typeof MetricReporters.Prometheus> & {
-      generatePrometheusResponse(): string;
-    };
+    const reporter = new MetricReporters.Prometheus({ port: 0, defaultLabels: () => ({}) });
     // Only the formatting half of the reporter: no listener of its own.
     MetricReporters.Base.prototype.init.call(reporter, this.broker.metrics);
     return reporter.generatePrometheusResponse();

@@ -9,7 +9,7 @@
  * dropped (the buffer full, the process stopping, a row the database refuses) is logged at warn with its request
  * id, status and error code instead, so it can still be looked up in the logs.
  */
-import type { LoggerInstance } from 'moleculer';
+import type { Logger } from 'moleculer';
 import type { Db } from '../../packages/db';
 import { databaseUnavailableReason } from '../../packages/errors';
 import { rowView } from '../../packages/db/row-view';
@@ -58,7 +58,7 @@ export class RequestLog {
 
   constructor(
     private readonly db: Db,
-    private readonly logger?: Pick<LoggerInstance, 'warn'>,
+    private readonly logger?: Pick<Logger, 'warn'>,
   ) {}
 
   /** Rows waiting to be written (a database outage keeps them here). */

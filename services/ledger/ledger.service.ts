@@ -12,12 +12,12 @@
  *   audit-records.ts  its side of the reconciling audit (read-only pages)
  *   contracts.ts    action names and parameter/result types for callers
  */
-import type { Context, Service, ServiceSchema } from 'moleculer';
+import type { Context, Service } from 'moleculer';
 import { dbMixin } from '../../packages/db/mixin';
 import type { SingleWriterCache } from '../../packages/db/single-writer-cache';
 import type { Db } from '../../packages/db';
 import type { OutboxEvent } from '../../packages/outbox';
-import type { RuntimeService } from '../../packages/runtime';
+import type { RuntimeService, ServiceSchemaOf } from '../../packages/runtime';
 import { ESCROW_TOPICS, type PurchaseCompleted, type PurchaseRefunded, type ReferralQualified } from '../../packages/contracts/escrow';
 import { ledgerAudit } from './audit';
 import { cashoutRecords, gasCreditRecords, holdRecords, referralRecords } from './audit-records';
@@ -60,7 +60,7 @@ function recordAction<R>(read: (db: Db, q: RecordQuery, at: Date) => Promise<R>)
   };
 }
 
-const LedgerService: ServiceSchema = {
+const LedgerService: ServiceSchemaOf<LedgerThis> = {
   name: 'ledger',
   // Embedded PGlite: balances are kept exactly (whoami polls them); over PostgreSQL every balance is read.
   mixins: [dbMixin('ledger', migrations, { singleWriterCache: true }), ledgerMetricsMixin],

@@ -3,7 +3,7 @@
  * public stats, and the seller reputation read model fed by agents.* and escrow.* events.
  * Never reads another service's tables: it calls agents.get or consumes events.
  */
-import type { Context, Service, ServiceSchema } from 'moleculer';
+import type { Context, Service } from 'moleculer';
 import { createSchemaAjv } from '../../packages/safe-schema';
 import { dbMixin, type DbService } from '../../packages/db/mixin';
 import type { Db } from '../../packages/db';
@@ -18,7 +18,7 @@ import {
 } from '../../packages/errors';
 import { newId } from '../../packages/ids';
 import { claimInbox, startRelay, type OutboxEvent, type OutboxRelay } from '../../packages/outbox';
-import type { RuntimeService } from '../../packages/runtime';
+import type { RuntimeService, ServiceSchemaOf } from '../../packages/runtime';
 import { databaseUrlFor } from '../../packages/config';
 import { AGENTS, AGENTS_TOPICS } from '../../packages/contracts/agents';
 import { ESCROW_TOPICS } from '../../packages/contracts/escrow';
@@ -175,7 +175,7 @@ function isInternal(ctx: Context<unknown, CallMeta>): boolean {
   return ctx.meta.internal === true;
 }
 
-const ListingsService: ServiceSchema = {
+const ListingsService: ServiceSchemaOf<ListingsThis> = {
   name: 'listings',
   mixins: [dbMixin('listings', migrations)],
   dependencies: ['agents'],
@@ -608,29 +608,28 @@ const ListingsService: ServiceSchema = {
     },
   },
 
-  async started(this: Service) {
-    const self = this as unknown as ListingsThis;
-    const { config } = self;
+  async started(this: ListingsThis) {
+    const { config } = this;
     // The terms_changed events the listings trigger writes (migrations.ts, version 3): published when a write
     // action ends (kick) and by the relay's passes (a row left by a killed process).
-    self.relay = startRelay(self.broker, self.db, config.sweepIntervalMs, { leaseSeconds: 10 });
+    this.relay = startRelay(this.broker, this.db, config.sweepIntervalMs, { leaseSeconds: 10 });
     if (!config.seedOnEmpty || databaseUrlFor(config, 'listings')) return;
-    const r = await self.db.query<{ n: string }>(
+    const r = await this.db.query<{ n: string }>(
       `SELECT (SELECT count(*) FROM listings.listings) + (SELECT count(*) FROM listings.seed_sellers) AS n`,
     );
     if (Number(r.rows[0].n) > 0) return;
     try {
-      const done = await self.seedMarketplace();
-      self.logger.info(`seeded an empty marketplace: ${done.sellersCreated} seed sellers, ${done.listingsCreated} listings`);
+      const done = await this.seedMarketplace();
+      this.logger.info(`seeded an empty marketplace: ${done.sellersCreated} seed sellers, ${done.listingsCreated} listings`);
     } catch (err) {
-      self.logger.error('seeding the empty marketplace failed; run `npm run seed` to retry', err);
+      this.logger.error('seeding the empty marketplace failed; run `npm run seed` to retry', err);
     } finally {
-      self.searchCache().invalidate();
+      this.searchCache().invalidate();
     }
   },
 
-  async stopped(this: Service) {
-    await (this as unknown as ListingsThis).relay?.stop();
+  async stopped(this: ListingsThis) {
+    await this.relay?.stop();
   },
 };
 

@@ -17,7 +17,7 @@
  * the next), so a hung or trickling receiver delays only its own deliveries. An endpoint failing
  * for WEBHOOK_PAUSE_AFTER_HOURS is paused with its deliveries kept (pending, listed).
  */
-import type { Context, Service, ServiceSchema } from 'moleculer';
+import type { Context, Service } from 'moleculer';
 import { dbMixin } from '../../packages/db/mixin';
 import { rowView } from '../../packages/db/row-view';
 import type { Db, Queryable } from '../../packages/db';
@@ -26,7 +26,7 @@ import { base62, newId, sha256Hex } from '../../packages/ids';
 import { claimInbox, startRelay, type OutboxEvent, type OutboxRelay } from '../../packages/outbox';
 import { NOTIFICATIONS_TOPICS } from '../../packages/contracts/notifications';
 import { decodeTimeCursor, timePage } from '../../packages/pagination';
-import type { RuntimeService } from '../../packages/runtime';
+import type { RuntimeService, ServiceSchemaOf } from '../../packages/runtime';
 import { toolParams } from '../../packages/tool-catalogue';
 import { requireAgent, type CallMeta } from '../../packages/tool-catalogue/meta';
 import {
@@ -187,7 +187,7 @@ const channels = Object.fromEntries(
   ]),
 );
 
-const NotificationsService: ServiceSchema = {
+const NotificationsService: ServiceSchemaOf<NotificationsThis> = {
   name: 'notifications',
   mixins: [dbMixin('notifications', migrations)],
 
@@ -500,16 +500,15 @@ const NotificationsService: ServiceSchema = {
     },
   },
 
-  async started(this: Service) {
-    const self = this as unknown as NotificationsThis;
-    const { config } = self;
-    self.claiming = null;
-    self.claimAgain = false;
-    self.inFlight = new Map();
-    self.stopping = false;
-    self.timer = null;
-    self.sweepSoon = () => undefined;
-    self.relay = startRelay(self.broker, self.db, config.sweepIntervalMs);
+  async started(this: NotificationsThis) {
+    const { config } = this;
+    this.claiming = null;
+    this.claimAgain = false;
+    this.inFlight = new Map();
+    this.stopping = false;
+    this.timer = null;
+    this.sweepSoon = () => undefined;
+    this.relay = startRelay(this.broker, this.db, config.sweepIntervalMs);
     if (config.sweepIntervalMs > 0) {
       // Idle costs nothing: the sweep runs every second while it finds due deliveries, else its interval
       // doubles up to SWEEP_INTERVAL_MS. New deliveries are sent at once by the event handler; a failed
@@ -518,37 +517,36 @@ const NotificationsService: ServiceSchema = {
       let delay = base;
       let dueAt = 0;
       const arm = (ms: number) => {
-        if (self.stopping) return;
-        if (self.timer && Date.now() + ms >= dueAt) return;
-        if (self.timer) clearTimeout(self.timer);
+        if (this.stopping) return;
+        if (this.timer && Date.now() + ms >= dueAt) return;
+        if (this.timer) clearTimeout(this.timer);
         dueAt = Date.now() + ms;
-        self.timer = setTimeout(() => {
-          self.timer = null;
-          void self
+        this.timer = setTimeout(() => {
+          this.timer = null;
+          void this
             .pump()
-            .then((launched) => (delay = launched.length || self.inFlight.size ? base : Math.min(config.sweepIntervalMs, delay * 2)))
-            .catch((err: Error) => self.logger.warn('webhook sweep failed; retried next interval', err.message))
+            .then((launched) => (delay = launched.length || this.inFlight.size ? base : Math.min(config.sweepIntervalMs, delay * 2)))
+            .catch((err: Error) => this.logger.warn('webhook sweep failed; retried next interval', err.message))
             .finally(() => arm(delay));
         }, ms);
-        self.timer.unref();
+        this.timer.unref();
       };
-      self.sweepSoon = (ms: number) => {
+      this.sweepSoon = (ms: number) => {
         delay = base;
         arm(Math.max(base, ms));
       };
       arm(base);
     }
     // Deliveries left by a previous process (killed mid-way) are due now.
-    void self.kickSender().catch(() => undefined);
+    void this.kickSender().catch(() => undefined);
   },
 
-  async stopped(this: Service) {
-    const self = this as unknown as NotificationsThis;
-    if (self.timer) clearTimeout(self.timer);
-    await self.relay?.stop();
-    self.stopping = true;
-    await self.claiming?.catch(() => undefined);
-    await Promise.allSettled([...self.inFlight.values()]);
+  async stopped(this: NotificationsThis) {
+    if (this.timer) clearTimeout(this.timer);
+    await this.relay?.stop();
+    this.stopping = true;
+    await this.claiming?.catch(() => undefined);
+    await Promise.allSettled([...this.inFlight.values()]);
   },
 };
 

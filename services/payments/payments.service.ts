@@ -5,14 +5,14 @@
  * open → paid → completed and the ledger credit is keyed checkout:<sessionId>, so gas is credited once.
  * Payouts (cash-out) come from payouts.ts.
  */
-import type { Context, Service, ServiceSchema } from 'moleculer';
+import type { Context, Service } from 'moleculer';
 import { dbMixin, type DbService } from '../../packages/db/mixin';
 import { rowView } from '../../packages/db/row-view';
 import { toolParams } from '../../packages/tool-catalogue';
 import { requireAgent, type CallMeta } from '../../packages/tool-catalogue/meta';
 import { InvalidArgumentsError, MarketError, NotFoundError } from '../../packages/errors';
 import { newId } from '../../packages/ids';
-import type { RuntimeService } from '../../packages/runtime';
+import type { RuntimeService, ServiceSchemaOf } from '../../packages/runtime';
 import { DEFAULT_PACK_ID, GAS_PACKS, GAS_PER_USD, packById } from '../../packages/market-rules';
 import { payoutsMixin } from './payouts';
 import { migrations } from './migrations';
@@ -79,7 +79,7 @@ function packList(): string {
 
 const SESSION_ID = { type: 'string', min: 3, max: 255 } as const;
 
-const PaymentsService: ServiceSchema = {
+const PaymentsService: ServiceSchemaOf<PaymentsThis> = {
   name: 'payments',
   mixins: [dbMixin('payments', migrations), payoutsMixin],
 
@@ -463,30 +463,28 @@ const PaymentsService: ServiceSchema = {
     },
   },
 
-  async started(this: Service) {
-    const self = this as unknown as PaymentsThis;
-    const { config } = self;
-    self.stripe = createStripeClient(config);
-    self.relay = startRelay(self.broker, self.db, config.sweepIntervalMs);
-    if (!self.stripe && config.nodeEnv === 'production') {
+  async started(this: PaymentsThis) {
+    const { config } = this;
+    this.stripe = createStripeClient(config);
+    this.relay = startRelay(this.broker, this.db, config.sweepIntervalMs);
+    if (!this.stripe && config.nodeEnv === 'production') {
       throw new Error('payments: NODE_ENV=production needs STRIPE_SECRET_KEY and STRIPE_WEBHOOK_SECRET (the sandbox checkout is for development only)');
     }
     if (config.sweepIntervalMs > 0) {
-      self.sweepTimer = setInterval(() => {
-        if (self.sweeping) return;
-        self.sweeping = self.sweepCheckouts()
-          .catch((err: Error) => self.logger.warn(`checkout sweep failed: ${err.message}`))
-          .finally(() => (self.sweeping = null));
+      this.sweepTimer = setInterval(() => {
+        if (this.sweeping) return;
+        this.sweeping = this.sweepCheckouts()
+          .catch((err: Error) => this.logger.warn(`checkout sweep failed: ${err.message}`))
+          .finally(() => (this.sweeping = null));
       }, config.sweepIntervalMs);
-      self.sweepTimer.unref();
+      this.sweepTimer.unref();
     }
   },
 
-  async stopped(this: Service) {
-    const self = this as unknown as PaymentsThis;
-    clearInterval(self.sweepTimer ?? undefined);
-    await self.sweeping;
-    await self.relay?.stop();
+  async stopped(this: PaymentsThis) {
+    clearInterval(this.sweepTimer ?? undefined);
+    await this.sweeping;
+    await this.relay?.stop();
   },
 };
 

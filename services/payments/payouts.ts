@@ -8,14 +8,14 @@
  * the row first ('paying' / 'rejecting'), call the ledger keyed, then finish it. A row left in an intermediate
  * state by a crash or a timeout is finished by the sweeper, which repeats the same keyed ledger call.
  */
-import type { Context, Service, ServiceSchema } from 'moleculer';
+import type { Context, Service } from 'moleculer';
 import { getAddressInfo, AddressType, Network } from 'bitcoin-address-validation';
 import type { Db } from '../../packages/db';
 import { rowView } from '../../packages/db/row-view';
 import { ForbiddenError, InvalidArgumentsError, InvalidStateError, MarketError, NotFoundError } from '../../packages/errors';
 import { newId } from '../../packages/ids';
 import { cashoutSplit, DISPUTE_LOOKBACK_DAYS, gasToUsd, MIN_CASHOUT_GAS } from '../../packages/market-rules';
-import type { RuntimeService } from '../../packages/runtime';
+import type { RuntimeService, ServiceSchemaOf } from '../../packages/runtime';
 import { toolParams } from '../../packages/tool-catalogue';
 import { LEDGER, type CashoutDebitParams } from '../../packages/contracts/ledger';
 import { ESCROW } from '../../packages/contracts/escrow';
@@ -214,7 +214,7 @@ type PayoutsThis = Service & RuntimeService & {
   callLedger<T = unknown>(ctx: Context | undefined, action: string, params: Record<string, unknown>): Promise<T>;
 };
 
-export const payoutsMixin: Partial<ServiceSchema> = {
+export const payoutsMixin: Partial<ServiceSchemaOf<PayoutsThis>> = {
   actions: {
     /** Tool connect_payouts: set or replace the BTC address; every change is kept in payout_address_history. */
     connectPayouts: {
@@ -644,21 +644,19 @@ export const payoutsMixin: Partial<ServiceSchema> = {
     },
   },
 
-  started(this: Service) {
-    const self = this as unknown as PayoutsThis;
-    const { config } = self;
-    self.payoutsTimer = null;
+  started(this: PayoutsThis) {
+    const { config } = this;
+    this.payoutsTimer = null;
     if (config.sweepIntervalMs > 0) {
       const timer = setInterval(() => {
-        self.runCashoutSweep().catch((err: Error) => self.logger.warn('cash-out sweep failed', err.message));
+        this.runCashoutSweep().catch((err: Error) => this.logger.warn('cash-out sweep failed', err.message));
       }, Math.max(config.sweepIntervalMs, 5_000));
       timer.unref();
-      self.payoutsTimer = timer;
+      this.payoutsTimer = timer;
     }
   },
 
-  stopped(this: Service) {
-    const self = this as unknown as PayoutsThis;
-    if (self.payoutsTimer) clearInterval(self.payoutsTimer);
+  stopped(this: PayoutsThis) {
+    if (this.payoutsTimer) clearInterval(this.payoutsTimer);
   },
 };

@@ -3,7 +3,7 @@
  * report_bug (folded when repeated, with the caller's own failed request attached) and
  * report_experience; operator listings and the counts shown on /api/public/info.
  */
-import type { Context, Service, ServiceSchema } from 'moleculer';
+import type { Context, Service } from 'moleculer';
 import { decodeTimeCursor, timePage } from '../../packages/pagination';
 import { dbMixin, type DbService } from '../../packages/db/mixin';
 import { rowView } from '../../packages/db/row-view';
@@ -12,7 +12,7 @@ import { toolParams, SEVERITIES, JOURNEY_STEPS } from '../../packages/tool-catal
 import { requireAgent, type CallMeta } from '../../packages/tool-catalogue/meta';
 import { ForbiddenError, InvalidArgumentsError, NotFoundError } from '../../packages/errors';
 import { newId, sha256Hex } from '../../packages/ids';
-import type { Clock } from '../../packages/runtime';
+import type { Clock, ServiceSchemaOf } from '../../packages/runtime';
 import type { Config } from '../../packages/config';
 import { HelpIndex, composeWithLlm, type HelpContext, type HelpAnswer, type RequestLogEntry } from './help';
 import { migrations } from './migrations';
@@ -184,7 +184,7 @@ function ownAccountOf(ctx: Context<unknown, object>, agentId: string): HelpAccou
   return account && account.agentId === agentId ? account : null;
 }
 
-const SupportService: ServiceSchema = {
+const SupportService: ServiceSchemaOf<SupportThis> = {
   name: 'support',
   mixins: [dbMixin('support', migrations)],
 
@@ -372,10 +372,9 @@ const SupportService: ServiceSchema = {
     ]),
   },
 
-  async started(this: Service) {
-    const self = this as unknown as SupportThis;
+  async started(this: SupportThis) {
     // this.config was handed over at creation (packages/runtime withRuntime).
-    self.help = new HelpIndex(self.config.publicBaseUrl, self.config);
+    this.help = new HelpIndex(this.config.publicBaseUrl, this.config);
   },
 };
 

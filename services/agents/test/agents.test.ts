@@ -3,7 +3,8 @@
  * its durable events received by a small consumer on the same broker through the real channels layer.
  * Agents is an identity service: it calls no other service.
  */
-import type { ServiceBroker, ServiceSchema } from 'moleculer';
+import type { ServiceBroker } from 'moleculer';
+import type { AnyServiceSchema } from '../../../packages/runtime';
 import { createBroker } from '../../../packages/broker';
 import { loadConfig } from '../../../packages/config';
 import { base62, sha256Hex } from '../../../packages/ids';
@@ -13,7 +14,7 @@ import { AGENTS, AGENTS_TOPICS, type AgentRegistered, type AgentSeedChanged } fr
 
 const received: Array<OutboxEvent<AgentRegistered | AgentSeedChanged>> = [];
 
-const Listener: ServiceSchema = {
+const Listener: AnyServiceSchema = {
   name: 'agents-listener',
   channels: {
     [AGENTS_TOPICS.registered]: { group: 'agents-test', handler: (e: OutboxEvent<AgentRegistered>) => void received.push(e) },

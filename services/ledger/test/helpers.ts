@@ -1,8 +1,8 @@
 /** A broker running just the ledger (PGlite in memory, or a PostgreSQL URL), for driving it with broker.call. */
-import type { ServiceBroker, ServiceSchema } from 'moleculer';
+import type { ServiceBroker } from 'moleculer';
 import { createBroker } from '../../../packages/broker';
 import { loadConfig } from '../../../packages/config';
-import { ManualClock } from '../../../packages/runtime';
+import { ManualClock, type AnyServiceSchema } from '../../../packages/runtime';
 import type { Db } from '../../../packages/db';
 import { base62 } from '../../../packages/ids';
 import ledger from '../ledger.service';
@@ -15,7 +15,7 @@ export interface LedgerHarness {
   stop(): Promise<void>;
 }
 
-export async function startLedger(databaseUrl: string | null = null, extraServices: ServiceSchema[] = []): Promise<LedgerHarness> {
+export async function startLedger(databaseUrl: string | null = null, extraServices: AnyServiceSchema[] = []): Promise<LedgerHarness> {
   const config = loadConfig({
     NODE_ENV: 'test',
     DATA_DIR: 'memory://',
