@@ -10,7 +10,7 @@ import { ALL_SERVICES, loadConfigOrExit, type Config } from '../packages/config'
 import { createBroker } from '../packages/broker';
 import { base62 } from '../packages/ids';
 import { schemasFor } from '../src/services';
-import { LISTINGS } from '../packages/contracts/listings';
+import { callListings, LISTINGS } from '../packages/contracts/listings';
 
 async function serverAnswers(port: number): Promise<boolean> {
   try {
@@ -42,7 +42,7 @@ async function main(): Promise<void> {
   const broker = createBroker({ config: seedConfig, services: schemasFor(services), brokerOptions: { nodeID: `seed-${base62(6)}` } });
   await broker.start();
   try {
-    const result = (await broker.call(LISTINGS.seed, {}, { meta: { internal: true } })) as { sellersCreated: number; listingsCreated: number };
+    const result = await callListings(broker, LISTINGS.seed, {}, { meta: { internal: true } });
     const store = config.databaseUrl ? 'PostgreSQL (DATABASE_URL)' : `PGlite in ${config.dataDir}`;
     if (result.sellersCreated === 0 && result.listingsCreated === 0) console.log(`Already seeded (${store}): nothing to do.`);
     else console.log(`Seeded ${store}: ${result.sellersCreated} seed sellers, ${result.listingsCreated} listings.`);

@@ -12,6 +12,6 @@ export function createMarketplace(config: Config, opts: { clock?: Clock; brokerO
 /** The port the gateway listens on in this process, or null when it runs elsewhere. */
 export function gatewayPort(broker: ServiceBroker): number | null {
   // The gateway service's port() method (services/gateway/gateway.service.ts).
-  const gw = broker.getLocalService('gateway') as unknown as { port(): number } | undefined;
-  return gw ? gw.port() : null;
+  const gw: object | undefined = broker.getLocalService('gateway');
+  return gw && 'port' in gw && typeof gw.port === 'function' ? Number(gw.port()) : null;
 }

@@ -802,6 +802,9 @@ function consumeInContext(topic: string, group: string, handler: ChannelHandler,
   };
 }
 
+/** Each broker's durable-event transport (also on the broker as `durableEvents`, for the outbox relay). */
+const transports = new WeakMap<ServiceBroker, DurableTransport>();
+
 /**
  * The Moleculer middleware: reads each service's `channels`, adds `broker.sendToChannel`, and
  * ties the transport to the broker's lifecycle (connect before services start so their outbox
@@ -816,6 +819,7 @@ export function DurableEventsMiddleware(transport: DurableTransport) {
     created(broker: ServiceBroker) {
       logger = broker.getLogger('durable-events');
       transport.setLogger(logger);
+      transports.set(broker, transport);
       Object.assign(broker, {
         sendToChannel: (topic: string, payload: unknown, context?: EventContext) => publishInContext(transport, topic, payload, context),
         durableEvents: transport,
@@ -854,5 +858,5 @@ export function DurableEventsMiddleware(transport: DurableTransport) {
 
 /** The durable-event transport of a broker (for readiness checks). */
 export function durableEventsOf(broker: ServiceBroker): DurableTransport | null {
-  return ((broker as unknown as { durableEvents?: DurableTransport }).durableEvents ?? null);
+  return transports.get(broker) ?? null;
 }

@@ -32,7 +32,10 @@ export interface CreateBrokerOptions {
   brokerOptions?: Partial<BrokerOptions>;
 }
 
-/** Moleculer's Middleware type has no room for the `name` Moleculer itself reads; ours are plain objects of hooks. */
+/**
+ * Our middlewares are plain objects of hooks. Moleculer 0.15's Middleware type says a `call` hook returns a
+ * Promise (it returns the wrapped call function, as Moleculer's own middlewares do), so they do not fit it.
+ */
 function asMiddleware(hooks: { name: string }): Middleware {
   return hooks as unknown as Middleware;
 }
@@ -202,6 +205,8 @@ export function createBroker(opts: CreateBrokerOptions): ServiceBroker {
     retryPolicy: { enabled: false },
     // In-flight calls finish before the broker stops (SIGTERM).
     tracking: { enabled: true, shutdownTimeout: 10_000 },
+    // Off only for a rolling upgrade from a 0.14 deployment (protocol v4): this node then accepts v4 packets.
+    transit: { disableVersionCheck: !config.busVersionCheck },
     // A killed replica is declared gone after heartbeatTimeout: the calls it held are rejected and
     // retried on its twin (when safe), and it stops receiving new ones.
     heartbeatInterval: config.heartbeatIntervalS,

@@ -19,7 +19,7 @@ class InProcessPrometheusReporter extends MetricReporters.Prometheus {
     // The base reporter's init only (Prometheus's own would open its server), then the labels as Prometheus sets them.
     MetricReporters.Base.prototype.init.call(this, registry);
     const labels: unknown = this.opts.defaultLabels;
-    (this as unknown as PrometheusReporterInternals).defaultLabels = typeof labels === 'function' ? labels.call(this, registry) : labels;
+    Object.assign(this, { defaultLabels: typeof labels === 'function' ? labels.call(this, registry) : labels });
   }
 
   override stop(): Promise<void> {
@@ -38,7 +38,7 @@ function isPrometheusReporter(x: unknown): x is PrometheusReporterInternals {
 
 /** The broker's metrics in the Prometheus text format ('' when metrics are off). */
 export function prometheusText(broker: ServiceBroker): string {
-  const reporters = (broker.metrics as unknown as { reporter?: unknown[] } | undefined)?.reporter ?? [];
+  const reporters: unknown[] = broker.metrics?.reporter ?? [];
   const r = reporters.find(isPrometheusReporter);
   return r ? r.generatePrometheusResponse() : '';
 }

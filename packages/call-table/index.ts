@@ -123,10 +123,17 @@ export const CALLS: Record<ServiceName, readonly string[]> = {
   ledger: [],
 };
 
+/** One value per service, in LAYERS order. */
+function perService<T>(value: (s: ServiceName) => T): Record<ServiceName, T> {
+  const out: Partial<Record<ServiceName, T>> = {};
+  for (const s of LAYERS) out[s] = value(s);
+  return out as Record<ServiceName, T>;
+}
+
 /** caller → the services it may call: the services of its row of CALLS. */
-export const ALLOWED_CALLS: Record<ServiceName, readonly ServiceName[]> = Object.fromEntries(
-  LAYERS.map((s) => [s, LAYERS.filter((callee) => CALLS[s].some((a) => serviceOfAction(a) === callee))]),
-) as unknown as Record<ServiceName, readonly ServiceName[]>;
+export const ALLOWED_CALLS: Record<ServiceName, readonly ServiceName[]> = perService((s) =>
+  LAYERS.filter((callee) => CALLS[s].some((a) => serviceOfAction(a) === callee)),
+);
 
 /** callee → the services whose rows name one of its actions (the only ones it answers). */
 export function callersOf(service: ServiceName): ServiceName[] {
@@ -175,9 +182,9 @@ export const DURABLE_CONSUMES: Record<ServiceName, readonly string[]> = {
 };
 
 /** Whose topics each service consumes (the owners of its DURABLE_CONSUMES topics): the source check reads this. */
-export const CONSUMES: Record<ServiceName, readonly ServiceName[]> = Object.fromEntries(
-  LAYERS.map((s) => [s, [...new Set(DURABLE_CONSUMES[s].map((t) => serviceOfTopic(t)))]]),
-) as unknown as Record<ServiceName, readonly ServiceName[]>;
+export const CONSUMES: Record<ServiceName, readonly ServiceName[]> = perService((s) => [
+  ...new Set(DURABLE_CONSUMES[s].map((t) => serviceOfTopic(t))),
+]);
 
 function serviceOfTopic(topic: string): ServiceName {
   return topic.split('.')[0] as ServiceName;

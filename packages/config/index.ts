@@ -42,6 +42,11 @@ export interface Config {
   natsUser: string | null;
   /** NATS_PASSWORD, or NATS_PASSWORD_FILE (a file holding it): the bus user's password; goes with NATS_USER. */
   natsPassword: string | null;
+  /**
+   * BUS_VERSION_CHECK: refuse bus packets of another Moleculer protocol version (0.15 speaks v5, 0.14 v4). Set false
+   * only while rolling an existing 0.14 deployment onto this release (docs/operations.md, "Upgrading from moleculer 0.14").
+   */
+  busVersionCheck: boolean;
   /** Where PGlite keeps its files (and the local operator token). @default ./data */
   dataDir: string;
   /** Connections per process in the PostgreSQL pool (DATABASE_POOL_MAX); size it as replicas × this ≤ max_connections. */
@@ -249,6 +254,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     serviceDatabaseUrls,
     natsUser,
     natsPassword,
+    busVersionCheck: bool(env, 'BUS_VERSION_CHECK', true),
     jetstreamReplicas,
     outboxAlertSeconds: int(env, 'OUTBOX_ALERT_SECONDS', 30, 1),
     dataDir: str(env, 'DATA_DIR') ?? path.resolve(process.cwd(), 'data'),

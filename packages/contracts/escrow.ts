@@ -3,6 +3,7 @@
  * and the durable event topics it publishes through its outbox, with their payload types.
  * Consumers (ledger, listings) import the topics and payloads from here.
  */
+import { callerOf, type Action, type NoParams } from './call';
 import type { PurchaseStatus } from './purchase-machine';
 
 export const ESCROW = {
@@ -267,3 +268,26 @@ export interface ReferralRecord {
   purchaseId: string;
   checkedAt: string;
 }
+
+/** Escrow's actions other services call: name → params and result (callEscrow's types). */
+export interface EscrowActions {
+  [ESCROW.disputeHistory]: Action<{ sellerId: string }, DisputeHistory>;
+  [ESCROW.limitsOf]: Action<{ agentId: string }, SpendingLimitsView>;
+  [ESCROW.setLimits]: Action<{ agentId: string; limits: SpendingLimitsInput }, SpendingLimitsView>;
+  [ESCROW.listOrders]: Action<{ role?: Role | 'all'; status?: string; limit?: number; cursor?: string }, { purchases: PurchaseView[] }>;
+  [ESCROW.createOwnerLink]: Action<{ agentId: string }, { token: string }>;
+  [ESCROW.ownerLink]: Action<{ token: string }, { agentId: string }>;
+  [ESCROW.revokeOwnerLink]: Action<{ token: string }, { revoked: boolean }>;
+  [ESCROW.ownerLinks]: Action<{ token: string }, { links: { createdAt: string; current: boolean }[] }>;
+  [ESCROW.revokeOtherOwnerLinks]: Action<{ token: string }, { revoked: number }>;
+  [ESCROW.recentPurchases]: Action<{ agentId: string; limit?: number }, { purchases: PurchaseView[] }>;
+  [ESCROW.stageCheckoutLimits]: Action<{ sessionId: string; agentId: string; limits?: SpendingLimitsInput | null; browser: string }, { staged: boolean }>;
+  [ESCROW.claimCheckoutLimits]: Action<{ sessionId: string; agentId: string; browser?: string }, { ownerToken: string | null; limitsApplied: boolean }>;
+  [ESCROW.approval]: Action<{ token: string }, { purchase: PurchaseView }>;
+  [ESCROW.decideApproval]: Action<{ token: string; decision: string }, { purchase: PurchaseView }>;
+  [ESCROW.liquidity]: Action<NoParams, Record<string, unknown>>;
+  [ESCROW.metricsSnapshot]: Action<NoParams, EscrowMetricsSnapshot>;
+}
+
+/** An escrow call whose params and result are the action's own. */
+export const callEscrow = callerOf<EscrowActions>();

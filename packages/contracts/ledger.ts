@@ -5,6 +5,8 @@
  * escrow's durable events (see services/escrow/contracts.ts for their payloads).
  */
 
+import { callerOf, type Action, type NoParams } from './call';
+
 export const LEDGER = {
   balance: 'ledger.balance',
   entries: 'ledger.entries',
@@ -210,3 +212,22 @@ export interface ReferralOutcomeRecord {
   reason: string | null;
   createdAt: string;
 }
+
+/** The ledger's actions other services call: name → params and result (callLedger's types). */
+export interface LedgerActions {
+  [LEDGER.balance]: Action<{ agentId: string }, { gasBalance: number }>;
+  [LEDGER.walletFigures]: Action<{ agentId: string; limit?: number; cursor?: string }, WalletFigures>;
+  [LEDGER.creditGasPurchase]: Action<CreditGasPurchaseParams, { transactionId: string; gasBalance: number; replayed: boolean }>;
+  [LEDGER.hold]: Action<HoldParams, HoldResult>;
+  [LEDGER.getHold]: Action<{ purchaseId: string }, HoldView | null>;
+  [LEDGER.holdsOf]: Action<{ purchaseIds: string[] }, HoldView[]>;
+  [LEDGER.openHolds]: Action<NoParams, HoldView[]>;
+  [LEDGER.cashoutDebit]: Action<CashoutDebitParams, unknown>;
+  [LEDGER.cashoutPaid]: Action<{ key: string; cashoutId: string }, unknown>;
+  [LEDGER.cashoutReturn]: Action<{ key: string; cashoutId: string }, unknown>;
+  [LEDGER.withdrawable]: Action<{ agentId: string }, Withdrawable>;
+  [LEDGER.metricsSnapshot]: Action<NoParams, LedgerMetricsSnapshot>;
+}
+
+/** A ledger call whose params and result are the action's own. */
+export const callLedger = callerOf<LedgerActions>();

@@ -1,4 +1,6 @@
 /** Listings' internal contract: the actions other services call, and the events it consumes. */
+import { callerOf, type Action, type NoParams } from './call';
+
 export const LISTINGS = {
   getForPurchase: 'listings.getForPurchase',
   reputation: 'listings.reputation',
@@ -46,3 +48,14 @@ export interface SellerReputation {
   isSeed: boolean;
   unknown: boolean;
 }
+
+/** Listings' actions other services call: name → params and result (callListings' types). */
+export interface ListingsActions {
+  [LISTINGS.getForPurchase]: Action<{ listingId: string }, ListingForPurchase>;
+  [LISTINGS.reputation]: Action<{ sellerId: string }, SellerReputation>;
+  [LISTINGS.stats]: Action<NoParams, { total: number; byCategory: Record<string, number> }>;
+  [LISTINGS.seed]: Action<NoParams, { sellersCreated: number; listingsCreated: number }>;
+}
+
+/** A listings call whose params and result are the action's own. */
+export const callListings = callerOf<ListingsActions>();

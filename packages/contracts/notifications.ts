@@ -3,6 +3,7 @@
  * calls (the tools set_webhook, delete_webhook, list_webhook_deliveries). Notifications consumes
  * escrow's and payments' durable topics and calls nobody.
  */
+import { callerOf, type Action } from './call';
 export const NOTIFICATIONS = {
   setWebhook: 'notifications.setWebhook',
   deleteWebhook: 'notifications.deleteWebhook',
@@ -91,3 +92,11 @@ export interface WebhooksChanged {
   hasWebhooks: boolean;
   version: string;
 }
+
+/** Notifications' actions other services call: name → params and result (callNotifications' types). */
+export interface NotificationsActions {
+  [NOTIFICATIONS.listDeliveries]: Action<{ limit?: number; cursor?: string }, { webhooks: WebhookView[]; deliveries: DeliveryView[] }>;
+}
+
+/** A notifications call whose params and result are the action's own. */
+export const callNotifications = callerOf<NotificationsActions>();

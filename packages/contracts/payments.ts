@@ -1,4 +1,6 @@
 /** Payments' internal contract: the actions the gateway and other services call. Payments calls the ledger, never the reverse. */
+import { callerOf, type Action } from './call';
+
 export const PAYMENTS = {
   buyGas: 'payments.buyGas',
   getCheckout: 'payments.getCheckout',
@@ -107,3 +109,16 @@ export interface PayoutRecord {
   createdAt: string;
   updatedAt: string;
 }
+
+/** Payments' actions other services call: name → params and result (callPayments' types). */
+export interface PaymentsActions {
+  [PAYMENTS.getCheckout]: Action<{ sessionId: string; claim?: string }, CheckoutView>;
+  [PAYMENTS.reconcileSession]: Action<{ sessionId: string }, unknown>;
+  [PAYMENTS.sandboxApprove]: Action<{ sessionId: string }, FulfilResult>;
+  [PAYMENTS.sandboxDecline]: Action<{ sessionId: string }, { declined: boolean; status: CheckoutStatus }>;
+  [PAYMENTS.stripeWebhook]: Action<{ payload: string; signature?: string }, unknown>;
+  [PAYMENTS.listCashouts]: Action<{ agentId: string }, unknown[]>;
+}
+
+/** A payments call whose params and result are the action's own. */
+export const callPayments = callerOf<PaymentsActions>();

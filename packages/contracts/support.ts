@@ -2,6 +2,7 @@
  * Support's internal contract. The gateway hands support the caller's own request-log entry and a
  * small snapshot of the caller's own account in meta; support calls nobody.
  */
+import { callerOf, type Action, type NoParams } from './call';
 import type { RequestLogEntry } from './gateway';
 import type { PurchaseView, SpendingLimitsView } from './escrow';
 import type { DeliveryView, WebhookView } from './notifications';
@@ -92,3 +93,11 @@ export interface HelpAnswer {
   /** true: ask_help refused (off-topic, an action it cannot take, or someone else's data or secrets); the answer says what it can do instead. */
   declined?: boolean;
 }
+
+/** Support's actions other services call: name → params and result (callSupport's types). */
+export interface SupportActions {
+  [SUPPORT.summary]: Action<NoParams, Record<string, unknown>>;
+}
+
+/** A support call whose params and result are the action's own. */
+export const callSupport = callerOf<SupportActions>();

@@ -24,7 +24,7 @@ export interface EventContext {
   traceparent?: string;
 }
 
-function stored(data: Record<string, unknown>): Record<string, unknown> {
+function stored(data: object): object {
   const context: Record<string, string> = {};
   const requestId = currentRequestId();
   if (requestId) context.requestId = requestId;
@@ -76,7 +76,7 @@ export async function enqueueEvent(
   tx: Queryable,
   schema: string,
   topic: string,
-  data: Record<string, unknown>,
+  data: object,
   audience?: { agents: readonly string[]; predicate?: AudiencePredicate },
 ): Promise<void> {
   if (audience?.predicate) {
@@ -158,7 +158,7 @@ export async function updateWithEvents<T>(
   params: unknown[],
   events: ReadonlyArray<OutboxEventSpec>,
 ): Promise<T | undefined> {
-  const r = await db.query<T & { outbox: OutboxRow[] | null }>(
+  const r = await db.query<T & { outbox?: OutboxRow[] | null }>(
     `WITH u AS (${updateSql}),
      o AS (${leasedOutboxInsertSql(relay.schema, `$${params.length + 1}`, 'u', relay.audience)})
      SELECT u.*, (SELECT json_agg(o) FROM o) AS outbox FROM u`,
@@ -166,11 +166,12 @@ export async function updateWithEvents<T>(
   );
   const written = r.rows[0];
   if (!written) return undefined;
-  const { outbox, ...row } = written;
+  const outbox = written.outbox;
+  delete written.outbox;
   // Embedded: the consumers have run when this resolves. Distributed: the relay publishes them in the
   // background (never inside the write: a slow JetStream delays settlement, not the caller), and retries.
   if (outbox?.length) await relay.afterCommit(outbox);
-  return row as unknown as T;
+  return written;
 }
 
 /**
@@ -181,7 +182,7 @@ export async function updateWithEvents<T>(
  * without the two batch columns; a change whose row was not written simply has no row.
  */
 export async function updateManyWithEvents<T>(db: Queryable, relay: OutboxRelay, updateSql: string, params: unknown[]): Promise<Array<T & { batch_n: number }>> {
-  const r = await db.query<T & { batch_n: number; batch_events?: unknown; outbox: OutboxRow[] | null }>(
+  const r = await db.query<T & { batch_n: number; batch_events?: unknown; outbox?: OutboxRow[] | null }>(
     `WITH u AS (${updateSql}),
      o AS (${leasedOutboxInsertSql(relay.schema, 'u.batch_events', 'u', relay.audience, 'u.batch_n, x.n')})
      SELECT u.*, CASE WHEN row_number() OVER () = 1 THEN (SELECT json_agg(o) FROM o) END AS outbox FROM u`,
@@ -189,7 +190,11 @@ export async function updateManyWithEvents<T>(db: Queryable, relay: OutboxRelay,
   );
   const outbox = r.rows.flatMap((row) => row.outbox ?? []);
   if (outbox.length) await relay.afterCommit(outbox);
-  return r.rows.map(({ outbox: _outbox, batch_events: _events, ...row }) => row as unknown as T & { batch_n: number });
+  for (const row of r.rows) {
+    delete row.outbox;
+    delete row.batch_events;
+  }
+  return r.rows;
 }
 
 export interface RelayOptions {
@@ -226,6 +231,15 @@ export interface ChannelSender {
   durableEvents?: { readonly inline: boolean };
 }
 
+function isChannelSender(broker: object): broker is ChannelSender {
+  return 'sendToChannel' in broker && typeof broker.sendToChannel === 'function';
+}
+
+/** A broker without the DurableEvents middleware: nothing can be published. */
+const NO_CHANNELS: ChannelSender = {
+  sendToChannel: () => Promise.reject(new Error('durable events are not set up on this broker (DurableEventsMiddleware, packages/broker/durable.ts)')),
+};
+
 /** Rows waiting for the background publisher at most (beyond, the relay passes pick them up from the table). */
 const MAX_QUEUED_ROWS = 10_000;
 /** Publishes in flight at once from the background publisher (sent in order, acknowledged together). */
@@ -246,7 +260,7 @@ export class OutboxRelay {
 
   /** The broker's durable publish (added by the DurableEvents middleware, packages/broker/durable.ts). */
   private get channels(): ChannelSender {
-    return this.broker as unknown as ChannelSender;
+    return isChannelSender(this.broker) ? this.broker : NO_CHANNELS;
   }
 
   /** The schema whose outbox this relay publishes. */

@@ -38,24 +38,27 @@ type ListenerMethod = (this: EventEmitter, event: string | symbol, listener: Lis
 export function bindEmitter(emitter: EventEmitter): void {
   // listener → its bound copy, so removeListener(listener) still finds what was added.
   const bound = new Map<Listener, Listener>();
-  // The emitter's listener methods, replaced in place (their declared `this`-returning signatures cannot be assigned to).
-  const methods = emitter as unknown as Record<string, ListenerMethod>;
+  // The emitter's listener methods are replaced in place (Object.assign: their declared `this`-returning signatures cannot be assigned to).
   for (const method of ['on', 'once', 'addListener', 'prependListener', 'prependOnceListener'] as const) {
-    const original = methods[method];
-    methods[method] = function add(this: EventEmitter, event: string | symbol, listener: Listener) {
-      let b = bound.get(listener);
-      if (!b) {
-        b = AsyncResource.bind(listener);
-        bound.set(listener, b);
-      }
-      return original.call(this, event, b);
-    };
+    const original: ListenerMethod = emitter[method];
+    Object.assign(emitter, {
+      [method]: function add(this: EventEmitter, event: string | symbol, listener: Listener) {
+        let b = bound.get(listener);
+        if (!b) {
+          b = AsyncResource.bind(listener);
+          bound.set(listener, b);
+        }
+        return original.call(this, event, b);
+      },
+    });
   }
   for (const method of ['off', 'removeListener'] as const) {
-    const original = methods[method];
-    methods[method] = function remove(this: EventEmitter, event: string | symbol, listener: Listener) {
-      return original.call(this, event, bound.get(listener) ?? listener);
-    };
+    const original: ListenerMethod = emitter[method];
+    Object.assign(emitter, {
+      [method]: function remove(this: EventEmitter, event: string | symbol, listener: Listener) {
+        return original.call(this, event, bound.get(listener) ?? listener);
+      },
+    });
   }
 }
 

@@ -1,6 +1,7 @@
 /** What the gateway puts in ctx.meta for every tool call, and the guard actions use. */
 import type { Context } from 'moleculer';
 import { UnauthorizedError } from '../errors';
+import type { AgentProfile } from '../contracts/agents';
 
 export interface AuthenticatedAgent {
   id: string;
@@ -23,7 +24,7 @@ export interface CallMeta {
    * whoami only: the caller's public identity (agents' view) as the key's authentication loaded it,
    * at most the auth cache's few seconds old — so whoami needs no second read of it.
    */
-  agentProfile?: Record<string, unknown> & { isSeed?: boolean };
+  agentProfile?: AgentProfile;
 }
 
 export function requireAgent(ctx: Context<unknown, object>): AuthenticatedAgent {

@@ -9,8 +9,8 @@ import type { ServiceSchemaOf } from '../../packages/runtime';
 import { InsufficientGasError, InvalidArgumentsError, MarketError, STATUS_BY_CODE } from '../../packages/errors';
 import { smallestPackCovering } from '../../packages/market-rules';
 import { enqueueEvent } from '../../packages/outbox';
-import { LEDGER, type HoldParams, type HoldResult, type HoldView } from '../../packages/contracts/ledger';
-import { AGENTS } from '../../packages/contracts/agents';
+import { callLedger, LEDGER } from '../../packages/contracts/ledger';
+import { callAgents, AGENTS } from '../../packages/contracts/agents';
 import { ESCROW_TOPICS } from '../../packages/contracts/escrow';
 import { STATES, transitionFrom, transitionsFor } from '../../packages/contracts/purchase-machine';
 import { SqlExpr } from './purchase-engine';
@@ -69,7 +69,7 @@ const methods = {
       const now = () => this.now().toISOString();
       try {
         // The hold carries the split quoted at purchase: settle posts exactly that.
-        await this.broker.call<HoldResult, HoldParams>(LEDGER.hold, {
+        await callLedger(this.broker, LEDGER.hold, {
           key: `purchase:${row.id}:hold`,
           purchaseId: row.id,
           buyerId: row.buyer_id,
@@ -107,8 +107,7 @@ const methods = {
     },
 
     async holdExists(row: PurchaseRow): Promise<boolean> {
-      const hold = await this.broker
-        .call<HoldView | null, { purchaseId: string }>(LEDGER.getHold, { purchaseId: row.id })
+      const hold = await callLedger(this.broker, LEDGER.getHold, { purchaseId: row.id })
         .catch(() => null);
       return !!hold && hold.status === 'pending' && Number(hold.amountGas) === Number(row.price_gas);
     },
@@ -143,8 +142,7 @@ const methods = {
       let balanceGas: number;
       if (typeof d.balanceGas === 'number') balanceGas = d.balanceGas;
       else {
-        balanceGas = await this.broker
-          .call<{ gasBalance: number }, { agentId: string }>(LEDGER.balance, { agentId: row.buyer_id })
+        balanceGas = await callLedger(this.broker, LEDGER.balance, { agentId: row.buyer_id })
           .then((b) => b.gasBalance)
           .catch(() => 0);
       }
@@ -169,7 +167,7 @@ const methods = {
       let referrerId: string | null = null;
       if (done.rowCount === 0) {
         try {
-          const agent = await this.broker.call<{ referredBy: string | null }, { agentId: string }>(AGENTS.get, { agentId: row.buyer_id });
+          const agent = await callAgents(this.broker, AGENTS.get, { agentId: row.buyer_id });
           referrerId = agent?.referredBy ?? null;
         } catch (err) {
           if (!['unauthorized', 'not_found'].includes(errType(err))) throw err;

@@ -10,7 +10,7 @@
  * that. Decision and its consistency window: docs/adr/0003-each-service-owns-its-data.md.
  */
 import type { Service, ServiceBroker } from 'moleculer';
-import { LISTINGS, LISTINGS_TOPICS, type ListingForPurchase, type ListingTermsChanged } from '../../packages/contracts/listings';
+import { callListings, LISTINGS, LISTINGS_TOPICS, type ListingForPurchase, type ListingTermsChanged } from '../../packages/contracts/listings';
 import type { Db, Queryable } from '../../packages/db';
 import type { OutboxEvent } from '../../packages/outbox';
 import { Recent } from './recent';
@@ -92,7 +92,7 @@ export async function listingTerms(db: Db, broker: ServiceBroker, listingId: str
       termsVersion: Number(copy.terms_version),
     };
   }
-  const asked = await broker.call<ListingForPurchase, { listingId: string }>(LISTINGS.getForPurchase, { listingId });
+  const asked = await callListings(broker, LISTINGS.getForPurchase, { listingId });
   await storeTerms(db, asked, now);
   return asked;
 }

@@ -192,7 +192,7 @@ export class PurchaseEngine<T extends string = string> {
     const ms =
       'hours' in period ? period.hours * HOUR_MS
       : 'days' in period ? period.days * DAY_MS
-      : 'daysOfColumn' in period ? Number((row as unknown as Record<string, unknown>)[period.daysOfColumn]) * DAY_MS
+      : 'daysOfColumn' in period ? Number((row as Record<string, unknown>)[period.daysOfColumn]) * DAY_MS
       : this.deps.terms()[period.daysOfTerm] * DAY_MS;
     return new Date(now.getTime() + ms);
   }
@@ -206,7 +206,7 @@ export class PurchaseEngine<T extends string = string> {
    * dispute or a rating with the same words is the step done, whatever happened to the purchase since.
    */
   applied(row: PurchaseRow, triggers: readonly string[], who: Actor, askedOf: AskedOf): boolean {
-    const columns = row as unknown as Record<string, unknown>;
+    const columns: Record<string, unknown> = row;
     const same = (a: unknown, b: unknown) => (a ?? null) === (b ?? null) || (a != null && b != null && String(a) === String(b));
     return this.machine.transitions.some((t) => {
       if (!triggers.includes(t.trigger) || !t.who.includes(who)) return false;

@@ -6,7 +6,8 @@ export type { PurchaseView, Role };
 
 export { OPEN_STATUSES, type PurchaseStatus } from '../../packages/contracts/purchase-machine';
 
-export interface PurchaseRow {
+/** A type (not an interface) so it is a Record<string, unknown>: the machine reads its columns by name. */
+export type PurchaseRow = {
   id: string;
   listing_id: string;
   listing_title: string;
@@ -55,7 +56,7 @@ export interface PurchaseRow {
   approval_decision: 'approved' | 'declined' | 'expired' | null;
   created_at: Date;
   updated_at: Date;
-}
+};
 
 export function iso(d: Date | string | null | undefined): string | null {
   if (d === null || d === undefined) return null;
@@ -82,7 +83,7 @@ export function toView(row: PurchaseRow, viewerId?: string): PurchaseView {
     refundedAt: iso(row.refunded_at),
     refundRequestedAt: iso(row.refund_requested_at),
     disputedAt: iso(row.disputed_at),
-    autoReleaseAt: timerRunning(row.status, 'auto_release_at', row as unknown as Record<string, unknown>) ? iso(row.auto_release_at) : null,
+    autoReleaseAt: timerRunning(row.status, 'auto_release_at', row) ? iso(row.auto_release_at) : null,
     deliverBy: iso(row.deliver_by),
     rating: row.rating === null ? null : Number(row.rating),
     createdAt: iso(row.created_at)!,
@@ -95,7 +96,7 @@ export function toView(row: PurchaseRow, viewerId?: string): PurchaseView {
     disputeOutcome: row.dispute_outcome,
     failureReason: row.failure_reason,
     approvalUrl: awaits(row.status, 'owner') && viewerId !== row.seller_id ? row.approval_url : null,
-    approvalExpiresAt: timerRunning(row.status, 'approval_expires_at', row as unknown as Record<string, unknown>) ? iso(row.approval_expires_at) : null,
+    approvalExpiresAt: timerRunning(row.status, 'approval_expires_at', row) ? iso(row.approval_expires_at) : null,
   };
   if (viewerId === row.buyer_id) view.role = 'buyer';
   else if (viewerId === row.seller_id) view.role = 'seller';

@@ -6,8 +6,8 @@
 import type { ServiceSchemaOf } from '../../packages/runtime';
 import type { Context } from 'moleculer';
 import { DEMAND_FOCUS_CATEGORIES } from '../../packages/market-rules';
-import { AGENTS } from '../../packages/contracts/agents';
-import { LEDGER, type HoldView } from '../../packages/contracts/ledger';
+import { callAgents, AGENTS } from '../../packages/contracts/agents';
+import { callLedger, LEDGER, type HoldView } from '../../packages/contracts/ledger';
 import type { AuditCheck } from '../../packages/contracts/ledger';
 import type { OpenPurchase, PurchaseRecord, ReferralRecord } from '../../packages/contracts/escrow';
 import type { RecordQuery } from '../../packages/contracts/ledger';
@@ -59,7 +59,7 @@ async function heldPurchases(self: EscrowThis): Promise<OpenPurchase[]> {
 /** Every pending hold in the ledger belongs to a purchase escrow still reports open. */
 async function holdsBelongToOpenPurchases(self: EscrowThis, ctx: Context): Promise<AuditCheck> {
   const name = 'pending_holds_belong_to_open_purchases';
-  const pendingIds = async () => (await ctx.call<HoldView[]>(LEDGER.openHolds)).map((h) => h.purchaseId);
+  const pendingIds = async () => (await callLedger(ctx, LEDGER.openHolds, {})).map((h) => h.purchaseId);
   try {
     const ids = await pendingIds();
     if (ids.length === 0) return { name, ok: true, message: 'no pending holds' };
@@ -90,7 +90,7 @@ async function openPurchasesHaveHolds(self: EscrowThis, ctx: Context): Promise<A
   try {
     for (let i = 0; i < purchases.length; i += CHUNK) {
       const chunk = purchases.slice(i, i + CHUNK).map((p) => p.purchaseId);
-      for (const h of await ctx.call<HoldView[], { purchaseIds: string[] }>(LEDGER.holdsOf, { purchaseIds: chunk })) holds.set(h.purchaseId, h);
+      for (const h of await callLedger(ctx, LEDGER.holdsOf, { purchaseIds: chunk })) holds.set(h.purchaseId, h);
     }
   } catch (err) {
     return { name, ok: true, skipped: true, message: `skipped: ${unavailableReason(err, LEDGER.holdsOf)}` };
@@ -201,7 +201,7 @@ export const reportsMixin: Partial<ServiceSchemaOf<EscrowThis>> = {
               WHERE created_at >= $1 AND status = ANY($2::text[]) GROUP BY category`,
             [since, FUNDED_STATUSES],
           ),
-          this.broker.call<{ total: number; since: number }, { since: string }>(AGENTS.count, { since }),
+          callAgents(this.broker, AGENTS.count, { since }),
         ]);
         const purchases7d = Number(p.rows[0].purchases);
         const registrations = Number(reg.total);

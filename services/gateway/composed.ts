@@ -20,15 +20,15 @@ import type { ServiceSchemaOf } from '../../packages/runtime';
 import type { Context } from 'moleculer';
 import { toolParams } from '../../packages/tool-catalogue';
 import { requireAgent, type CallMeta, type RequestLogEntry } from '../../packages/tool-catalogue/meta';
-import { AGENTS } from '../../packages/contracts/agents';
-import { ESCROW, type SpendingLimitsView } from '../../packages/contracts/escrow';
-import { LEDGER } from '../../packages/contracts/ledger';
-import type { WalletFigures } from '../../packages/contracts/ledger';
-import { LISTINGS, type SellerReputation } from '../../packages/contracts/listings';
-import { PAYMENTS } from '../../packages/contracts/payments';
+import { callAgents, AGENTS } from '../../packages/contracts/agents';
+import { callEscrow, ESCROW, type SpendingLimitsView } from '../../packages/contracts/escrow';
+import { callLedger, LEDGER } from '../../packages/contracts/ledger';
+
+import { callListings, LISTINGS, type SellerReputation } from '../../packages/contracts/listings';
+import { callPayments, PAYMENTS } from '../../packages/contracts/payments';
 import { SUPPORT, type HelpAccount } from '../../packages/contracts/support';
-import { NOTIFICATIONS, type DeliveryView, type WebhookView } from '../../packages/contracts/notifications';
-import type { PurchaseView } from '../../packages/contracts/escrow';
+import { callNotifications, NOTIFICATIONS } from '../../packages/contracts/notifications';
+
 import type { RequestLog } from './request-log';
 
 type GatewayThis = { requestLog: RequestLog; reputationCache: ReputationCache; logger: { warn(...a: unknown[]): void } };
@@ -74,7 +74,7 @@ async function ownRequest(self: GatewayThis, requestId: string, agentId: string)
 
 /** The agent's spending limits, or null while escrow cannot answer (the balance still shows). */
 function spendingLimitsOf(ctx: Context<unknown, CallMeta>, agentId: string): Promise<SpendingLimitsView | null> {
-  return ctx.call<SpendingLimitsView, { agentId: string }>(ESCROW.limitsOf, { agentId }).catch(() => null);
+  return callEscrow(ctx, ESCROW.limitsOf, { agentId }).catch(() => null);
 }
 
 /** How long ask_help waits for each part of the account snapshot before answering without it. */
@@ -97,10 +97,10 @@ function orNull<T>(p: Promise<T>): Promise<T | null> {
  */
 async function helpAccountOf(self: GatewayThis, ctx: Context<unknown, CallMeta>, agentId: string): Promise<HelpAccount> {
   const [orders, figures, limits, hooks, recentErrors] = await Promise.all([
-    orNull(ctx.call<{ purchases: PurchaseView[] }, { role: string; limit: number }>(ESCROW.listOrders, { role: 'all', limit: HELP_ACCOUNT_PURCHASES })),
-    orNull(ctx.call<WalletFigures, { agentId: string; limit: number }>(LEDGER.walletFigures, { agentId, limit: 1 })),
-    orNull(ctx.call<SpendingLimitsView, { agentId: string }>(ESCROW.limitsOf, { agentId })),
-    orNull(ctx.call<{ webhooks: WebhookView[]; deliveries: DeliveryView[] }, { limit: number }>(NOTIFICATIONS.listDeliveries, { limit: 20 })),
+    orNull(callEscrow(ctx, ESCROW.listOrders, { role: 'all', limit: HELP_ACCOUNT_PURCHASES })),
+    orNull(callLedger(ctx, LEDGER.walletFigures, { agentId, limit: 1 })),
+    orNull(callEscrow(ctx, ESCROW.limitsOf, { agentId })),
+    orNull(callNotifications(ctx, NOTIFICATIONS.listDeliveries, { limit: 20 })),
     orNull(self.requestLog.recentFailures(agentId, 5)),
   ]);
   return {
@@ -134,7 +134,7 @@ function withOwnRequest(tool: 'ask_help' | 'report_bug', action: string) {
 
 export const composedToolsMixin: Partial<ServiceSchemaOf<GatewayThis>> = {
   created() {
-    (this as unknown as GatewayThis).reputationCache = new ReputationCache();
+    this.reputationCache = new ReputationCache();
   },
   actions: {
     whoami: {
@@ -147,12 +147,12 @@ export const composedToolsMixin: Partial<ServiceSchemaOf<GatewayThis>> = {
         const profile = ctx.meta.agentProfile;
         const mePromise = profile
           ? Promise.resolve({ agent: profile })
-          : ctx.call<{ agent: Record<string, unknown> & { isSeed?: boolean } }, Record<string, never>>(AGENTS.whoami, ctx.params);
+          : callAgents(ctx, AGENTS.whoami, ctx.params);
         const [me, balance, reputation, spendingLimits] = await Promise.all([
           mePromise,
-          ctx.call<{ gasBalance: number }, { agentId: string }>(LEDGER.balance, { agentId: id }),
+          callLedger(ctx, LEDGER.balance, { agentId: id }),
           cached ??
-            ctx.call<SellerReputation, { sellerId: string }>(LISTINGS.reputation, { sellerId: id }).then(
+            callListings(ctx, LISTINGS.reputation, { sellerId: id }).then(
               (r) => {
                 this.reputationCache.set(id, r, now);
                 return r;
@@ -172,9 +172,9 @@ export const composedToolsMixin: Partial<ServiceSchemaOf<GatewayThis>> = {
       params: toolParams('wallet'),
       async handler(this: GatewayThis, ctx: Context<{ limit?: number; cursor?: string }, CallMeta>) {
         const { id: agentId } = requireAgent(ctx);
-        const figures = await ctx.call<WalletFigures, Record<string, unknown>>(LEDGER.walletFigures, { agentId, ...ctx.params });
+        const figures = await callLedger(ctx, LEDGER.walletFigures, { agentId, ...ctx.params });
         const [cashouts, spendingLimits] = await Promise.all([
-          ctx.call<unknown[], { agentId: string }>(PAYMENTS.listCashouts, { agentId }).catch(() => []),
+          callPayments(ctx, PAYMENTS.listCashouts, { agentId }).catch(() => []),
           spendingLimitsOf(ctx, agentId),
         ]);
         return { ...figures, spendingLimits, cashouts };

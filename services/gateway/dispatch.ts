@@ -15,7 +15,7 @@ import {
 } from '../../packages/tool-catalogue';
 import type { AuthenticatedAgent, CallMeta } from '../../packages/tool-catalogue/meta';
 import { databaseUnavailableReason, MarketError, toEnvelope, type ErrorEnvelope, simplifyValidationErrors } from '../../packages/errors';
-import { AGENTS, hashApiKey } from '../../packages/contracts/agents';
+import { callAgents, AGENTS, hashApiKey, type AgentProfile } from '../../packages/contracts/agents';
 import type { Db } from '../../packages/db';
 import type { RequestLog } from './request-log';
 import { logMappedError } from './http';
@@ -47,7 +47,7 @@ export interface ToolOutcome {
 interface CachedAuth {
   agent: AuthenticatedAgent | null;
   /** The agent's public identity as agents answered it (whoami shows it). */
-  profile: Record<string, unknown> | null;
+  profile: AgentProfile | null;
   expiresAt: number;
 }
 
@@ -129,7 +129,7 @@ export class ToolDispatcher {
     const now = Date.now();
     const cached = this.authCache.get(hash);
     if (cached && cached.expiresAt > now) return cached;
-    const found = await this.broker.call<(AuthenticatedAgent & Record<string, unknown>) | null, { apiKeyHash: string }>(AGENTS.authenticate, { apiKeyHash: hash });
+    const found = await callAgents(this.broker, AGENTS.authenticate, { apiKeyHash: hash });
     const agent = found ? { id: found.id, displayName: found.displayName, provider: found.provider } : null;
     if (this.authCache.size > 10_000) this.authCache.clear();
     const entry = { agent, profile: found ?? null, expiresAt: now + this.opts.authCacheTtlMs };

@@ -8,8 +8,8 @@
  */
 import { MetricReporters, type ServiceBroker } from 'moleculer';
 import { getTool } from '../../packages/tool-catalogue';
-import { ESCROW, type EscrowMetricsSnapshot } from '../../packages/contracts/escrow';
-import { LEDGER, type LedgerMetricsSnapshot } from '../../packages/contracts/ledger';
+import { callEscrow, ESCROW } from '../../packages/contracts/escrow';
+import { callLedger, LEDGER } from '../../packages/contracts/ledger';
 
 const M = {
   requests: 'market.http.requests.total',
@@ -79,8 +79,8 @@ export class GatewayMetrics {
     this.refreshing = (async () => {
       try {
         const [escrow, ledger] = await Promise.all([
-          this.broker.call<EscrowMetricsSnapshot, Record<string, never>>(ESCROW.metricsSnapshot, {}, { timeout: 5000 }),
-          this.broker.call<LedgerMetricsSnapshot, Record<string, never>>(LEDGER.metricsSnapshot, {}, { timeout: 5000 }),
+          callEscrow(this.broker, ESCROW.metricsSnapshot, {}, { timeout: 5000 }),
+          callLedger(this.broker, LEDGER.metricsSnapshot, {}, { timeout: 5000 }),
         ]);
         const reg = this.broker.metrics;
         for (const [state, n] of Object.entries(escrow.purchasesByState)) reg.set(M.purchases, n, { state });

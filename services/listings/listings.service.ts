@@ -20,7 +20,7 @@ import { newId } from '../../packages/ids';
 import { claimInbox, startRelay, type OutboxEvent, type OutboxRelay } from '../../packages/outbox';
 import type { RuntimeService, ServiceSchemaOf } from '../../packages/runtime';
 import { databaseUrlFor } from '../../packages/config';
-import { AGENTS, AGENTS_TOPICS } from '../../packages/contracts/agents';
+import { callAgents, AGENTS, AGENTS_TOPICS } from '../../packages/contracts/agents';
 import { ESCROW_TOPICS } from '../../packages/contracts/escrow';
 import { DEFAULT_DELIVERY_DAYS, gasToUsd, MIN_DESCRIPTION_WORDS, saleSplit } from '../../packages/market-rules';
 import { migrations } from './migrations';
@@ -511,7 +511,7 @@ const ListingsService: ServiceSchemaOf<ListingsThis> = {
         createdAt: null,
       };
       try {
-        const a = (await this.broker.call(AGENTS.get, { agentId: sellerId })) as { displayName: string; isSeed: boolean; createdAt: string };
+        const a = await callAgents(this.broker, AGENTS.get, { agentId: sellerId });
         facts = { displayName: a.displayName, isSeed: a.isSeed, createdAt: a.createdAt };
       } catch (err) {
         if (!agent) return existing;
@@ -585,7 +585,8 @@ const ListingsService: ServiceSchemaOf<ListingsThis> = {
         const known = await this.db.query<{ agent_id: string }>(`SELECT agent_id FROM listings.seed_sellers WHERE seed_key = $1`, [seller.seedKey]);
         let agentId = known.rows[0]?.agent_id;
         if (!agentId) {
-          const reg: { agent: { id: string } } = await this.broker.call(
+          const reg = await callAgents(
+            this.broker,
             AGENTS.register,
             { provider: 'other', displayName: seller.displayName, label: seller.label, isSeed: true },
             { meta: { internal: true } },

@@ -17,7 +17,7 @@ import { DEFAULT_PACK_ID, GAS_PACKS, GAS_PER_USD, packById } from '../../package
 import { payoutsMixin } from './payouts';
 import { migrations } from './migrations';
 import { createStripeClient, ownerClaimMatches, ownerClaimSecret, sha256Hex, verifyStripeEvent, type StripeCheckoutSession, type StripeClient, type StripeEvent } from './stripe';
-import { LEDGER } from '../../packages/contracts/ledger';
+import { callLedger, LEDGER } from '../../packages/contracts/ledger';
 import { enqueueEvent, startRelay, type OutboxRelay } from '../../packages/outbox';
 import { PAYMENTS_TOPICS, type CheckoutRecord, type CheckoutStatus, type CheckoutView, type FulfilResult, type GasCredited } from '../../packages/contracts/payments';
 import type { RecordQuery } from '../../packages/contracts/ledger';
@@ -351,7 +351,7 @@ const PaymentsService: ServiceSchemaOf<PaymentsThis> = {
       const row = claimed.rows[0] ?? (await this.loadSession(sessionId));
       if (!row) throw new NotFoundError('No such checkout session.');
       if (row.status !== 'paid') return { sessionId, credited: false, status: row.status, gas: row.gas };
-      const credit: { transactionId: string; gasBalance: number; replayed: boolean } = await this.broker.call(LEDGER.creditGasPurchase, {
+      const credit = await callLedger(this.broker, LEDGER.creditGasPurchase, {
         key: `checkout:${row.id}`,
         agentId: row.agent_id,
         gas: row.gas,
@@ -366,7 +366,7 @@ const PaymentsService: ServiceSchemaOf<PaymentsThis> = {
         );
         if (u.rowCount === 1) {
           const fact: GasCredited = { agentId: row.agent_id, sessionId: row.id, packId: row.pack_id, gas: row.gas, gasBalance: credit.gasBalance, at: now.toISOString() };
-          await enqueueEvent(tx, 'payments', PAYMENTS_TOPICS.gasCredited, fact as unknown as Record<string, unknown>);
+          await enqueueEvent(tx, 'payments', PAYMENTS_TOPICS.gasCredited, fact);
         }
         return u.rowCount === 1;
       });

@@ -17,8 +17,8 @@ import { newId } from '../../packages/ids';
 import { cashoutSplit, DISPUTE_LOOKBACK_DAYS, gasToUsd, MIN_CASHOUT_GAS } from '../../packages/market-rules';
 import type { RuntimeService, ServiceSchemaOf } from '../../packages/runtime';
 import { toolParams } from '../../packages/tool-catalogue';
-import { LEDGER, type CashoutDebitParams } from '../../packages/contracts/ledger';
-import { ESCROW } from '../../packages/contracts/escrow';
+import { callLedger, LEDGER, type CashoutDebitParams, type LedgerActions } from '../../packages/contracts/ledger';
+import { callEscrow, ESCROW } from '../../packages/contracts/escrow';
 import { enqueueEvent } from '../../packages/outbox';
 import { PAYMENTS_TOPICS, type CashoutFinished, type PayoutRecord, type PayoutStatus } from '../../packages/contracts/payments';
 import type { RecordQuery } from '../../packages/contracts/ledger';
@@ -211,7 +211,7 @@ type PayoutsThis = Service & RuntimeService & {
   runCashoutSweep(): Promise<{ finished: number }>;
   finishWithNotice(cashoutId: string, sql: string, topic: string): Promise<CashoutRow | undefined>;
   relay?: { wake(): Promise<void> };
-  callLedger<T = unknown>(ctx: Context | undefined, action: string, params: Record<string, unknown>): Promise<T>;
+  callLedger<A extends keyof LedgerActions & string>(ctx: Context | undefined, action: A, params: LedgerActions[A]['params']): Promise<LedgerActions[A]['result']>;
 };
 
 export const payoutsMixin: Partial<ServiceSchemaOf<PayoutsThis>> = {
@@ -301,7 +301,7 @@ export const payoutsMixin: Partial<ServiceSchemaOf<PayoutsThis>> = {
         }
 
         // 2. A clean dispute history as a seller (docs/adr/0011-cash-out.md).
-        const disputes = await ctx.call<{ openAsSeller: number; lostLast90Days: number }, { sellerId: string }>(ESCROW.disputeHistory, { sellerId: agent.id });
+        const disputes = await callEscrow(ctx, ESCROW.disputeHistory, { sellerId: agent.id });
         if (disputes.openAsSeller > 0) {
           throw new InvalidStateError(`Cash-out is paused while you have ${disputes.openAsSeller} open dispute(s) as a seller.`, {
             hint: 'Settle the dispute first: list_orders {"role": "seller", "status": "disputed"}, talk to the buyer with send_message; an operator resolves it. Then request_cashout again.',
@@ -316,7 +316,7 @@ export const payoutsMixin: Partial<ServiceSchemaOf<PayoutsThis>> = {
         }
 
         // 3. The amount: only sale earnings, at least the minimum. (The ledger re-checks atomically below.)
-        const w = await ctx.call<{ withdrawableGas: number; lifetimeEarnedGas: number; cashedOutGas: number }, { agentId: string }>(
+        const w = await callLedger(ctx,
           LEDGER.withdrawable,
           { agentId: agent.id },
         );
@@ -544,8 +544,8 @@ export const payoutsMixin: Partial<ServiceSchemaOf<PayoutsThis>> = {
       return r.rows[0];
     },
 
-    async callLedger(this: PayoutsThis, ctx: Context | undefined, action: string, params: Record<string, unknown>) {
-      return ctx ? ctx.call(action, params) : this.broker.call(action, params);
+    async callLedger<A extends keyof LedgerActions & string>(this: PayoutsThis, ctx: Context | undefined, action: A, params: LedgerActions[A]['params']) {
+      return callLedger(ctx ?? this.broker, action, params);
     },
 
     /** requested → pending (the ledger moved the gas) | failed (the ledger refused). Unknown outcome: stays requested. */
@@ -559,7 +559,7 @@ export const payoutsMixin: Partial<ServiceSchemaOf<PayoutsThis>> = {
           amountGas: Number(row.amount_gas),
           feeGas: Number(row.fee_gas),
         };
-        await this.callLedger(ctx, LEDGER.cashoutDebit, debit as unknown as Record<string, unknown>);
+        await this.callLedger(ctx, LEDGER.cashoutDebit, debit);
       } catch (err) {
         if (!isDefinitiveRefusal(err)) {
           this.logger.warn(`cash-out ${row.id}: ledger outcome unknown, left for the sweeper`, (err as Error).message);
@@ -608,7 +608,7 @@ export const payoutsMixin: Partial<ServiceSchemaOf<PayoutsThis>> = {
             status: topic === PAYMENTS_TOPICS.cashoutPaid ? 'paid' : 'rejected',
             at: new Date().toISOString(),
           };
-          await enqueueEvent(tx, 'payments', topic, fact as unknown as Record<string, unknown>);
+          await enqueueEvent(tx, 'payments', topic, fact);
         }
         return done;
       });

@@ -32,7 +32,7 @@ import type { GatewayDeps } from '../deps';
 import type { PackedTarball } from '../stdio-tarball';
 import { stdioInstall } from '@agent-market/mcp/lib/install.js';
 import { listingsQueryParameters, publicSchemas, type OpenApiParameter } from './public-schemas';
-import { SUPPORT } from '../../../packages/contracts/support';
+import { callSupport, SUPPORT } from '../../../packages/contracts/support';
 import { PUBLIC_NAV } from '../web/render';
 import { ASSET_ICON } from '../web/format';
 
@@ -415,7 +415,7 @@ ${ops.join('\n')}
 
 async function supportCounts(deps: GatewayDeps): Promise<Record<string, unknown> | null> {
   try {
-    const summary = await deps.broker.call<Record<string, unknown>, Record<string, never>>(SUPPORT.summary, {}, { timeout: 2000, retries: 0 });
+    const summary = await callSupport(deps.broker, SUPPORT.summary, {}, { timeout: 2000, retries: 0 });
     return summary && typeof summary === 'object' ? summary : null;
   } catch {
     return null; // support not deployed or not answering: the rest of the page still works

@@ -7,12 +7,12 @@ import type { Express } from 'express';
 import type { GatewayDeps } from '../deps';
 import { sendError } from '../http';
 import { publicBody } from './public-schemas';
-import { ESCROW } from '../../../packages/contracts/escrow';
+import { callEscrow, ESCROW } from '../../../packages/contracts/escrow';
 
 export function registerLiquidityRoutes(app: Express, deps: GatewayDeps): void {
   app.get('/api/public/liquidity', async (req, res) => {
     try {
-      const liquidity = (await deps.broker.call(ESCROW.liquidity, {}, { meta: { requestId: req.requestId } })) as Record<string, unknown>;
+      const liquidity = await callEscrow(deps.broker, ESCROW.liquidity, {}, { meta: { requestId: req.requestId } });
       res.setHeader('cache-control', 'public, max-age=30');
       res.json(publicBody(liquidity));
     } catch (err) {

@@ -10,7 +10,7 @@ import { sendError } from '../http';
 import { dispatchHttpCall } from './http-call';
 import type { GatewayDeps } from '../deps';
 import { publicBody } from './public-schemas';
-import { LISTINGS } from '../../../packages/contracts/listings';
+import { callListings, LISTINGS } from '../../../packages/contracts/listings';
 
 const SEARCH_PARAMS = ['q', 'category', 'minPriceGas', 'maxPriceGas', 'sellerId', 'sort', 'limit', 'cursor'] as const;
 const NUMERIC = new Set(['minPriceGas', 'maxPriceGas', 'limit']);
@@ -36,7 +36,7 @@ export function registerListingsPublicRoutes(app: Express, deps: GatewayDeps): v
 
   app.get('/api/public/stats', async (req, res) => {
     try {
-      const stats = (await deps.broker.call(LISTINGS.stats, {}, { meta: { requestId: req.requestId } })) as { total: number; byCategory: Record<string, number> };
+      const stats = await callListings(deps.broker, LISTINGS.stats, {}, { meta: { requestId: req.requestId } });
       res.set('cache-control', 'public, max-age=10').json(publicBody(stats));
     } catch (err) {
       sendError(res, req, err);

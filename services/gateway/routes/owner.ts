@@ -9,10 +9,10 @@ import type { GatewayDeps } from '../deps';
 import { toEnvelope } from '../../../packages/errors';
 import { inRequestContext, logMappedError } from '../http';
 import { redactPath } from '../redact';
-import { AGENTS } from '../../../packages/contracts/agents';
-import { ESCROW, type SpendingLimitsView } from '../../../packages/contracts/escrow';
-import type { PurchaseView } from '../../../packages/contracts/escrow';
-import { LEDGER } from '../../../packages/contracts/ledger';
+import { callAgents, AGENTS } from '../../../packages/contracts/agents';
+import { callEscrow, ESCROW } from '../../../packages/contracts/escrow';
+
+import { callLedger, LEDGER } from '../../../packages/contracts/ledger';
 import { csrfToken, csrfValid } from '../web/csrf';
 import { readOwnerCookie, setOwnerCookie } from '../web/owner-cookie';
 import { ApprovalPage, approvalOutcome, approvalTokenOf, OWNER_COOKIE_MISSING, OwnerPage, parseLimitsForm } from '../web/limits';
@@ -53,7 +53,7 @@ export function registerOwnerRoutes(app: Express, deps: GatewayDeps): void {
     const token = readOwnerCookie(req, agentId);
     if (!token) return false;
     try {
-      const link = await broker.call<{ agentId: string }, { token: string }>(ESCROW.ownerLink, { token });
+      const link = await callEscrow(broker, ESCROW.ownerLink, { token });
       return link.agentId === agentId;
     } catch (err) {
       if (toEnvelope(err, req.requestId).status === 404) return false;
@@ -61,19 +61,19 @@ export function registerOwnerRoutes(app: Express, deps: GatewayDeps): void {
     }
   };
   const agentOf = (agentId: string) =>
-    broker.call<{ displayName: string | null }, { agentId: string }>(AGENTS.get, { agentId }).catch(() => ({ displayName: null }));
+    callAgents(broker, AGENTS.get, { agentId }).catch(() => ({ displayName: null }));
 
   // ── owner page ──
   app.get('/owner/:token', async (req, res) => {
     try {
       const token = tokenOf(req);
-      const { agentId } = await broker.call<{ agentId: string }, { token: string }>(ESCROW.ownerLink, { token });
+      const { agentId } = await callEscrow(broker, ESCROW.ownerLink, { token });
       const [agent, balance, limits, recent, links] = await Promise.all([
         agentOf(agentId),
-        broker.call<{ gasBalance: number }, { agentId: string }>(LEDGER.balance, { agentId }),
-        broker.call<SpendingLimitsView, { agentId: string }>(ESCROW.limitsOf, { agentId }),
-        broker.call<{ purchases: PurchaseView[] }, { agentId: string; limit: number }>(ESCROW.recentPurchases, { agentId, limit: 20 }),
-        broker.call<{ links: { createdAt: string; current: boolean }[] }, { token: string }>(ESCROW.ownerLinks, { token }),
+        callLedger(broker, LEDGER.balance, { agentId }),
+        callEscrow(broker, ESCROW.limitsOf, { agentId }),
+        callEscrow(broker, ESCROW.recentPurchases, { agentId, limit: 20 }),
+        callEscrow(broker, ESCROW.ownerLinks, { token }),
       ]);
       setOwnerCookie(req, res, agentId, token);
       const csrf = csrfToken(req, res, `owner:${token}`);
@@ -101,21 +101,21 @@ export function registerOwnerRoutes(app: Express, deps: GatewayDeps): void {
   });
 
   tokenForm('/owner/:token/limits', 'owner', 'Limits not saved', async (token, req, res) => {
-    const { agentId } = await broker.call<{ agentId: string }, { token: string }>(ESCROW.ownerLink, { token });
+    const { agentId } = await callEscrow(broker, ESCROW.ownerLink, { token });
     const limits = parseLimitsForm(req.body ?? {});
-    if (limits) await broker.call(ESCROW.setLimits, { agentId, limits });
+    if (limits) await callEscrow(broker, ESCROW.setLimits, { agentId, limits });
     res.redirect(303, `/owner/${encodeURIComponent(token)}?saved=1`);
   });
 
   // Every other owner link of the agent (another browser that got one, e.g. on an earlier checkout) stops working.
   tokenForm('/owner/:token/revoke-others', 'owner', 'Owner links not revoked', async (token, _req, res) => {
-    await broker.call(ESCROW.ownerLink, { token });
-    const { revoked } = await broker.call<{ revoked: number }, { token: string }>(ESCROW.revokeOtherOwnerLinks, { token });
+    await callEscrow(broker, ESCROW.ownerLink, { token });
+    const { revoked } = await callEscrow(broker, ESCROW.revokeOtherOwnerLinks, { token });
     res.redirect(303, `/owner/${encodeURIComponent(token)}?revoked=${revoked}`);
   });
 
   tokenForm('/owner/:token/revoke', 'owner', 'Owner link not revoked', async (token, _req, res) => {
-    await broker.call(ESCROW.revokeOwnerLink, { token });
+    await callEscrow(broker, ESCROW.revokeOwnerLink, { token });
     message(res, 200, 'Owner link revoked', 'This link no longer opens the owner page. Approving the agent\'s next checkout gives you a new one.');
   });
 
@@ -123,7 +123,7 @@ export function registerOwnerRoutes(app: Express, deps: GatewayDeps): void {
   app.get('/approve/:token', async (req, res) => {
     try {
       const token = tokenOf(req);
-      const { purchase } = await broker.call<{ purchase: PurchaseView }, { token: string }>(ESCROW.approval, { token });
+      const { purchase } = await callEscrow(broker, ESCROW.approval, { token });
       const agent = await agentOf(purchase.buyerId);
       const owner = await isOwner(req, purchase.buyerId);
       const csrf = csrfToken(req, res, `approval:${token}`);
@@ -136,12 +136,12 @@ export function registerOwnerRoutes(app: Express, deps: GatewayDeps): void {
   for (const decision of ['approve', 'decline'] as const) {
     tokenForm(`/approve/:token/${decision}`, 'approval', 'Nothing changed', async (token, req, res) => {
       // Only the owner decides: the browser must hold the buyer's owner link (its cookie), which the agent never gets.
-      const found = await broker.call<{ purchase: PurchaseView }, { token: string }>(ESCROW.approval, { token });
+      const found = await callEscrow(broker, ESCROW.approval, { token });
       if (!(await isOwner(req, found.purchase.buyerId))) {
         message(res, 403, 'Only the owner can decide', `Nothing changed. ${OWNER_COOKIE_MISSING}`);
         return;
       }
-      const { purchase } = await broker.call<{ purchase: PurchaseView }, { token: string; decision: string }>(ESCROW.decideApproval, { token, decision });
+      const { purchase } = await callEscrow(broker, ESCROW.decideApproval, { token, decision });
       message(res, 200, decision === 'approve' ? 'Purchase approved' : 'Purchase declined', approvalOutcome(purchase));
     });
   }

@@ -9,14 +9,14 @@ import type { GatewayDeps } from '../deps';
 import { inRequestContext, logMappedError, sendError } from '../http';
 import { redactPath } from '../redact';
 import { toEnvelope } from '../../../packages/errors';
-import { PAYMENTS, type CheckoutView, type FulfilResult } from '../../../packages/contracts/payments';
+import { callPayments, PAYMENTS } from '../../../packages/contracts/payments';
 import { CheckoutResultPage, PayCheckoutPage, SandboxCheckoutPage, statusSentence, type CheckoutContext } from '../web/checkout';
 import { csrfToken, csrfValid } from '../web/csrf';
 import { checkoutBrowserKey, readCheckoutBrowserKey, setOwnerCookie } from '../web/owner-cookie';
 import { sendPage } from '../web/render';
 import { limitsOutcome, parseLimitsForm, restrictsSpending } from '../web/limits';
-import { ESCROW, type SpendingLimitsView } from '../../../packages/contracts/escrow';
-import { AGENTS } from '../../../packages/contracts/agents';
+import { callEscrow, ESCROW, type SpendingLimitsView } from '../../../packages/contracts/escrow';
+import { callAgents, AGENTS } from '../../../packages/contracts/agents';
 
 export const STRIPE_WEBHOOK_PATH = '/api/payments/stripe/webhook';
 
@@ -45,7 +45,7 @@ export function registerPaymentsRoutes(app: Express, deps: GatewayDeps): void {
   app.post(STRIPE_WEBHOOK_PATH, inRequestContext(express.raw({ type: () => true, limit: '1mb' })), async (req, res) => {
     try {
       const payload = Buffer.isBuffer(req.body) ? req.body.toString('utf8') : '';
-      const result = await broker.call(PAYMENTS.stripeWebhook, { payload, signature: req.get('stripe-signature') ?? undefined });
+      const result = await callPayments(broker, PAYMENTS.stripeWebhook, { payload, signature: req.get('stripe-signature') ?? undefined });
       res.json({ ok: true, result });
     } catch (err) {
       sendError(res, req, err);
@@ -53,7 +53,7 @@ export function registerPaymentsRoutes(app: Express, deps: GatewayDeps): void {
   });
 
   const sessionId = (req: Request) => String(req.params.sessionId ?? '').slice(0, 255);
-  const checkoutAgent = async (id: string) => (await broker.call<CheckoutView, { sessionId: string }>(PAYMENTS.getCheckout, { sessionId: id })).agentId;
+  const checkoutAgent = async (id: string) => (await callPayments(broker, PAYMENTS.getCheckout, { sessionId: id })).agentId;
   /** A form POST of a checkout page: refused unless sent from that page; `handle` gets the session id; a failure is answered as a page. */
   const checkoutForm = (path: string, handle: (id: string, req: Request, res: Response) => Promise<void>) =>
     app.post(path, formBody, async (req, res) => {
@@ -68,15 +68,14 @@ export function registerPaymentsRoutes(app: Express, deps: GatewayDeps): void {
 
   app.get('/checkout/sandbox/:sessionId', async (req, res) => {
     try {
-      const s = await broker.call<CheckoutView, { sessionId: string }>(PAYMENTS.getCheckout, { sessionId: sessionId(req) });
+      const s = await callPayments(broker, PAYMENTS.getCheckout, { sessionId: sessionId(req) });
       if (s.provider !== 'sandbox') {
         result(res, 404, 'Checkout not found', 'This is not a sandbox checkout session.');
         return;
       }
-      const agent = await broker
-        .call<{ displayName: string | null }, { agentId: string }>(AGENTS.get, { agentId: s.agentId })
+      const agent = await callAgents(broker, AGENTS.get, { agentId: s.agentId })
         .catch(() => ({ displayName: null }));
-      const limits = await broker.call<SpendingLimitsView, { agentId: string }>(ESCROW.limitsOf, { agentId: s.agentId }).catch(() => null);
+      const limits = await callEscrow(broker, ESCROW.limitsOf, { agentId: s.agentId }).catch(() => null);
       const csrf = csrfToken(req, res, csrfPurpose(s.id));
       sendPage(res, 200, SandboxCheckoutPage({ session: s, agent: { id: s.agentId, displayName: agent.displayName }, limits, csrf, ctx }));
     } catch (err) {
@@ -86,7 +85,7 @@ export function registerPaymentsRoutes(app: Express, deps: GatewayDeps): void {
 
   checkoutForm('/checkout/sandbox/:sessionId/approve', async (id, req, res) => {
     const limits = parseLimitsForm(req.body ?? {});
-    const r = await broker.call<FulfilResult, { sessionId: string }>(PAYMENTS.sandboxApprove, { sessionId: id });
+    const r = await callPayments(broker, PAYMENTS.sandboxApprove, { sessionId: id });
     if (!r.credited) {
       result(res, 409, 'Nothing to approve', statusSentence({ status: r.status, gas: r.gas }), id);
       return;
@@ -97,8 +96,8 @@ export function registerPaymentsRoutes(app: Express, deps: GatewayDeps): void {
     let saved = '';
     try {
       const agentId = await checkoutAgent(id);
-      if (limits) await broker.call(ESCROW.setLimits, { agentId, limits });
-      const { token } = await broker.call<{ token: string }, { agentId: string }>(ESCROW.createOwnerLink, { agentId });
+      if (limits) await callEscrow(broker, ESCROW.setLimits, { agentId, limits });
+      const { token } = await callEscrow(broker, ESCROW.createOwnerLink, { agentId });
       ownerUrl = `${ctx.baseUrl}/owner/${token}`;
       setOwnerCookie(req, res, agentId, token);
       if (limits) saved = ` ${limitsOutcome(limits)}`;
@@ -110,7 +109,7 @@ export function registerPaymentsRoutes(app: Express, deps: GatewayDeps): void {
   });
 
   checkoutForm('/checkout/sandbox/:sessionId/decline', async (id, _req, res) => {
-    const r = await broker.call<{ declined: boolean; status: CheckoutView['status'] }, { sessionId: string }>(PAYMENTS.sandboxDecline, { sessionId: id });
+    const r = await callPayments(broker, PAYMENTS.sandboxDecline, { sessionId: id });
     if (r.declined) result(res, 200, 'Payment declined', 'Nothing was charged and no gas was added.', id);
     else result(res, 409, 'Nothing to decline', statusSentence({ status: r.status, gas: 0 }), id);
   });
@@ -127,14 +126,13 @@ export function registerPaymentsRoutes(app: Express, deps: GatewayDeps): void {
     let limits: SpendingLimitsView | undefined;
     let message = 'Your payment is being confirmed; the gas appears on the agent\'s balance within seconds.';
     if (id) {
-      await broker.call(PAYMENTS.reconcileSession, { sessionId: id }).catch(() => undefined);
-      const s = await broker.call<CheckoutView, { sessionId: string; claim?: string }>(PAYMENTS.getCheckout, { sessionId: id, ...(claim ? { claim } : {}) }).catch(() => null);
+      await callPayments(broker, PAYMENTS.reconcileSession, { sessionId: id }).catch(() => undefined);
+      const s = await callPayments(broker, PAYMENTS.getCheckout, { sessionId: id, ...(claim ? { claim } : {}) }).catch(() => null);
       const paid = !!s && (s.status === 'paid' || s.status === 'completed');
       if (s && paid && s.claimValid) {
         const confirmed = `The payment is confirmed: ${s.gas} gas ${s.status === 'completed' ? 'were added' : 'are being added'} to the agent's balance.`;
         const browser = readCheckoutBrowserKey(req, id) ?? undefined;
-        const claimed = await broker
-          .call<{ ownerToken: string | null; limitsApplied: boolean }, { sessionId: string; agentId: string; browser?: string }>(ESCROW.claimCheckoutLimits, { sessionId: id, agentId: s.agentId, browser })
+        const claimed = await callEscrow(broker, ESCROW.claimCheckoutLimits, { sessionId: id, agentId: s.agentId, browser })
           .catch((err: Error) => {
             deps.broker.logger.warn(`checkout done ${redactPath(`/checkout/${id}`)}: owner link not issued (${err.message})`);
             return null;
@@ -144,7 +142,7 @@ export function registerPaymentsRoutes(app: Express, deps: GatewayDeps): void {
         } else if (claimed.ownerToken) {
           ownerUrl = `${ctx.baseUrl}/owner/${claimed.ownerToken}`;
           setOwnerCookie(req, res, s.agentId, claimed.ownerToken);
-          limits = await broker.call<SpendingLimitsView, { agentId: string }>(ESCROW.limitsOf, { agentId: s.agentId }).catch(() => undefined);
+          limits = await callEscrow(broker, ESCROW.limitsOf, { agentId: s.agentId }).catch(() => undefined);
           const applied = !claimed.limitsApplied
             ? 'The agent\'s spending limits are unchanged.'
             : limits && !restrictsSpending(limits)
@@ -172,14 +170,14 @@ export function registerPaymentsRoutes(app: Express, deps: GatewayDeps): void {
   // The service's own page before a Stripe payment: the limit fields, then on to Stripe's hosted page.
   app.get('/checkout/:sessionId', async (req, res) => {
     try {
-      const s = await broker.call<CheckoutView, { sessionId: string }>(PAYMENTS.getCheckout, { sessionId: sessionId(req) });
+      const s = await callPayments(broker, PAYMENTS.getCheckout, { sessionId: sessionId(req) });
       if (s.provider !== 'stripe') {
         res.redirect(303, `/checkout/sandbox/${encodeURIComponent(s.id)}`);
         return;
       }
       const [agent, limits] = await Promise.all([
-        broker.call<{ displayName: string | null }, { agentId: string }>(AGENTS.get, { agentId: s.agentId }).catch(() => ({ displayName: null })),
-        broker.call<SpendingLimitsView, { agentId: string }>(ESCROW.limitsOf, { agentId: s.agentId }).catch(() => null),
+        callAgents(broker, AGENTS.get, { agentId: s.agentId }).catch(() => ({ displayName: null })),
+        callEscrow(broker, ESCROW.limitsOf, { agentId: s.agentId }).catch(() => null),
       ]);
       const csrf = csrfToken(req, res, csrfPurpose(s.id));
       // "Continue to payment" is answered with a redirect to Stripe's hosted page: CSP form-action must allow its origin.
@@ -197,7 +195,7 @@ export function registerPaymentsRoutes(app: Express, deps: GatewayDeps): void {
   });
 
   checkoutForm('/checkout/:sessionId/continue', async (id, req, res) => {
-    const s = await broker.call<CheckoutView, { sessionId: string }>(PAYMENTS.getCheckout, { sessionId: id });
+    const s = await callPayments(broker, PAYMENTS.getCheckout, { sessionId: id });
     if (s.provider !== 'stripe' || s.status !== 'open') {
       result(res, 409, 'Nothing to pay', statusSentence({ status: s.status, gas: s.gas }), undefined);
       return;
@@ -205,7 +203,7 @@ export function registerPaymentsRoutes(app: Express, deps: GatewayDeps): void {
     const limits = parseLimitsForm(req.body ?? {});
     // The first browser to submit this page owns it: only its limits are staged, and they apply only if it is also
     // the browser that pays (the owner link goes to the payer: /checkout/done).
-    const staged = await broker.call<{ staged: boolean }, Record<string, unknown>>(ESCROW.stageCheckoutLimits, { sessionId: id, agentId: s.agentId, limits, browser: checkoutBrowserKey(req, res, id) });
+    const staged = await callEscrow(broker, ESCROW.stageCheckoutLimits, { sessionId: id, agentId: s.agentId, limits, browser: checkoutBrowserKey(req, res, id) });
     if (!staged.staged) {
       result(res, 409, 'Another browser is paying this checkout',
         'Another browser already filled in this checkout page and went on to payment. Nothing was changed. If that was not you, do not pay this checkout: ask your agent to call buy_gas again and open the new link yourself before anyone else.');
