@@ -8,7 +8,7 @@
  * Criticals, as raw NATS clients); (c) the ledger's database credentials cannot read escrow's tables. And a buyer/seller journey
  * through the gateway works, with a clean ledger audit.
  */
-import type { ServiceBroker } from 'moleculer';
+import { MOLECULER_VERSION, PROTOCOL_VERSION, type ServiceBroker } from 'moleculer';
 import { connect } from 'nats';
 import { Client } from 'pg';
 import { createBroker } from '../../packages/broker';
@@ -142,7 +142,7 @@ describeCluster('bus and database least privilege (cluster with auth, real NATS 
     })();
     const p = `MOL-${cluster.namespace}`;
     const credit = (sender: string) => ({
-      ver: '4', sender, id: `req-${sender}`, action: 'ledger.creditGasPurchase', params: { key: `checkout:cko_${sender.length}x`, agentId: attacker.id, gas: 1_000_000, sessionId: 'cko_smuggled', packId: 'starter' },
+      ver: PROTOCOL_VERSION, sender, id: `req-${sender}`, action: 'ledger.creditGasPurchase', params: { key: `checkout:cko_${sender.length}x`, agentId: attacker.id, gas: 1_000_000, sessionId: 'cko_smuggled', packId: 'starter' },
       meta: {}, timeout: 5_000, level: 1, tracing: null, parentID: null, requestID: `req-${sender}`, caller: null, stream: false,
     });
     const send = (subject: string, payload: object) => nc.publish(subject, new TextEncoder().encode(JSON.stringify(payload)));
@@ -180,12 +180,12 @@ describeCluster('bus and database least privilege (cluster with auth, real NATS 
     const answer = (msg: { data: Uint8Array }) => {
       asked++;
       const req = JSON.parse(new TextDecoder().decode(msg.data));
-      const res = { ver: '4', sender: 'notifications.fake-1', id: req.id, success: true, data: { agentId: victim.id, registered: true }, meta: {} };
+      const res = { ver: PROTOCOL_VERSION, sender: 'notifications.fake-1', id: req.id, success: true, data: { agentId: victim.id, registered: true }, meta: {} };
       nc.publish(`${p}.RES.${req.sender}.notifications`, new TextEncoder().encode(JSON.stringify(res)));
     };
     nc.subscribe(`${p}.REQ.notifications.fake-1.>`, { callback: (_e, m) => answer(m) });
     const info = (sender: string) => ({
-      ver: '4', sender, instanceID: `i-${sender}`, hostname: 'fake', ipList: [], client: { type: 'nodejs', version: '0.14.36', langVersion: process.version }, config: {}, metadata: {}, seq: 1,
+      ver: PROTOCOL_VERSION, sender, instanceID: `i-${sender}`, hostname: 'fake', ipList: [], client: { type: 'nodejs', version: MOLECULER_VERSION, langVersion: process.version }, config: {}, metadata: {}, seq: 1,
       services: [{ name: 'agents', fullName: 'agents', settings: {}, metadata: {}, events: {}, actions: { 'agents.authenticate': { name: 'agents.authenticate', rawName: 'authenticate' }, 'agents.whoami': { name: 'agents.whoami', rawName: 'whoami' } } }],
     });
     const send = (subject: string, payload: object) => nc.publish(subject, new TextEncoder().encode(JSON.stringify(payload)));
