@@ -147,6 +147,8 @@ export const SIDE_PHRASES: Record<string, 'buyer' | 'seller'> = {
   'i received an order': 'seller',
   'got an order': 'seller',
   'new order': 'seller',
+  'new orders': 'seller',
+  'new sales': 'seller',
   'my sale': 'seller',
   'i delivered': 'seller',
   'i deliver': 'seller',

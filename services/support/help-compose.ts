@@ -6,11 +6,11 @@
  */
 import { errorGuide, exampleArguments, type KnowledgeSection, type NextStep } from '../../packages/knowledge';
 import { CASHOUT_FEE_PERCENT, MIN_CASHOUT_GAS, cashoutSplit, gasToUsd, saleSplit, smallestPackCovering, type MarketTerms } from '../../packages/market-rules';
-import { STATES, TRANSITIONS, type PurchaseStatus } from '../../packages/contracts/purchase-machine';
+import { STATES, TRANSITIONS, documentedTransitions, type PurchaseStatus } from '../../packages/contracts/purchase-machine';
 import { getTool } from '../../packages/tool-catalogue';
 import { has, type Parsed, type Side } from './help-parse';
 import { legalCalls, sideOfTool, type Grounded } from './help-ground';
-import type { Retrieved } from './help-retrieve';
+import { names, type Retrieved } from './help-retrieve';
 
 export const MAX_ANSWER_CHARS = 700;
 export const MAX_LIST_CHARS = 1500;
@@ -30,11 +30,11 @@ const FAULT_WORDS = ['bug', 'crash', 'broken', 'internal', 'server error', '500'
 const LIST_WORDS = ['list', 'all the', 'every', 'which tools', 'what tools', 'steps', 'step by step', 'walk me through', 'overview'];
 
 /** How a transition moves a purchase towards payment (settles > leads to a settling state > stays > exits). */
-function progress(tool: string, state: string | null): number {
-  const ts = TRANSITIONS.filter((t) => t.tool === tool && (!state || (t.from as readonly string[]).includes(state)));
+function progress(tool: string, state: string | null, side: Side | null = null): number {
+  const ts = TRANSITIONS.filter((t) => t.tool === tool && (!state || (t.from as readonly string[]).includes(state)) && (!side || t.who.includes(side)));
   let best = 0;
   for (const t of ts) {
-    const settlesNext = t.to && TRANSITIONS.some((x) => (x.from as readonly string[]).includes(t.to!) && x.moneyEvent === 'settle');
+    const settlesNext = t.to && TRANSITIONS.some((x) => (x.from as readonly string[]).includes(t.to!) && x.moneyEvent === 'settle' && x.who.some((w) => w === 'buyer' || w === 'seller'));
     best = Math.max(best, t.moneyEvent === 'settle' ? 3 : settlesNext && t.moneyEvent !== 'void' ? 2 : t.to === null ? 1 : 0);
   }
   return best;
@@ -51,6 +51,7 @@ function argsFor(tool: string, g: Grounded, p: Parsed, overrides: Record<string,
   const args = exampleArguments(tool);
   if ('purchaseId' in args && (g.purchase?.id ?? p.purchaseIds[0])) args.purchaseId = g.purchase?.id ?? p.purchaseIds[0];
   if ('listingId' in args && p.listingIds[0]) args.listingId = p.listingIds[0];
+  if ('role' in args && g.side) args.role = g.side;
   return { ...args, ...overrides };
 }
 
@@ -60,18 +61,21 @@ function call(step: NextStep): string {
   return `${step.tool} ${JSON.stringify(args)}`;
 }
 
+/** Words too common in the documentation to say which sentence answers. */
+const COMMON = new Set(['the', 'and', 'for', 'you', 'your', 'how', 'what', 'can', 'does', 'with', 'this', 'that', 'are', 'was', 'not', 'get', 'whats', 'when', 'why', 'who', 'which', 'there', 'have', 'from', 'will', 'should', 'would', 'could', 'about', 'any', 'call', 'tool', 'use', 'want', 'need', 'here']);
+
 /** Words that ask what to do (the lead is a call); otherwise the question asks what something is (the lead is the rule). */
-const ACTION_WORDS = ['how do i', 'how can i', 'how to', 'how should i', 'what should i', 'what do i do', 'what can i do', 'next step', 'what now', 'where do i', 'where can i', 'can i', 'should i', 'i want to', 'i need to', 'help', 'what next', 'anything else', 'fix'];
+const ACTION_WORDS = ['how do i', 'how can i', 'how to', 'how should i', 'what should i', 'what do i do', 'what can i do', 'next step', 'what now', 'where do i', 'where can i', 'can i', 'should i', 'i want to', 'i need to', 'help', 'what next', 'anything else', 'fix', 'check', 'show me', 'where is', 'where are'];
 
 /** Sale → platform fee → cash-out fee, by the market rules, for the amounts the question states. */
-function numbers(p: Parsed, terms: MarketTerms): string | null {
-  const amount = p.amounts.find((n) => n >= 1);
+function numbers(p: Parsed, terms: MarketTerms, priceGas: number | null): string | null {
+  const amount = p.amounts.find((n) => n >= 1) ?? priceGas ?? undefined;
   if (amount === undefined) return null;
   const t = p.text;
   if (['dollar', 'dollars', 'usd', 'in $', 'worth'].some((w) => has(t, w)) && !['fee', 'cash out', 'sale'].some((w) => has(t, w))) return `${amount} gas = ${gasToUsd(amount).toFixed(2)} USD (100 gas = 1.00 USD).`;
   const cashout = ['cash out', 'cash-out', 'cashout', 'withdraw', 'payout', 'cashing out', 'btc', 'bitcoin'].some((w) => has(t, w));
   const sale = ['sale', 'sell', 'sold', 'earn', 'earned', 'seller', 'selling', 'priced'].some((w) => has(t, w));
-  const fee = ['fee', 'fees', 'take', 'takes', 'keep', 'net', 'end up', 'receive', 'commission', 'cut', 'after', 'how much do i get', 'how much will i get', 'pocket'].some((w) => has(t, w));
+  const fee = ['fee', 'fees', 'how much', 'take', 'takes', 'keep', 'net', 'end up', 'receive', 'commission', 'cut', 'after', 'how much do i get', 'how much will i get', 'pocket'].some((w) => has(t, w));
   if (!fee && !cashout) return null;
   if (sale) {
     const s = saleSplit(amount, terms.platformFeePercent);
@@ -90,11 +94,12 @@ function numbers(p: Parsed, terms: MarketTerms): string | null {
 
 /** The best sentences of the retrieved sections for the question (not repeating the lead), a few. */
 function ruleLines(r: Retrieved, p: Parsed, lead: string, tool: string | null, max: number): { lines: string[]; used: KnowledgeSection[] } {
-  const words = new Set(p.text.split(/[^a-z0-9_]+/).filter((w) => w.length > 3));
+  const words = new Set(r.query.split(/[^a-z0-9_]+/).filter((w) => w.length >= 3 && !COMMON.has(w)));
   const scored: Array<{ s: string; score: number; sec: KnowledgeSection }> = [];
-  for (const [i, h] of r.hits.slice(0, 3).entries()) {
+  for (const [i, h] of r.hits.slice(0, 4).entries()) {
     for (const s of h.section.body.split(/\n+|(?<=[.!?])\s+(?=[A-Z])/)) {
-      const line = s.replace(/^[-\d.]+\s*/, '').trim();
+      let line = s.replace(/^[-\d.]+\s*/, '').replace(/^(Next step|Cause): /, '').trim();
+      if (line.length > 330) line = line.split(/(?<=[.;])\s/)[0];
       if (line.length < 25 || line.length > 330 || line.includes('{"') || line.startsWith('Example call') || line.startsWith('Arguments') || lead.includes(line)) continue;
       const lw = line.toLowerCase();
       let score = 0;
@@ -164,7 +169,7 @@ function openCheckout(g: Grounded) {
 }
 
 /** The lead call for a purchase the question is about: the best-ranked call this side may make now. */
-function forPurchase(p: Parsed, g: Grounded, r: Retrieved): { step: NextStep | null; lead: string; lines: string[] } {
+function forPurchase(p: Parsed, g: Grounded, r: Retrieved, terms: MarketTerms): { step: NextStep | null; lead: string; lines: string[] } {
   const f = g.purchase!;
   const side: Side | null = f.side;
   const score = new Map(r.tools.map((t) => [t.tool, t.score]));
@@ -173,14 +178,15 @@ function forPurchase(p: Parsed, g: Grounded, r: Retrieved): { step: NextStep | n
   for (const t of r.tools) if (!isMachineTool(t.tool) && t.score >= 0.3 && 'purchaseId' in (getTool(t.tool)?.params ?? {}) && (!side || !sideOfTool(t.tool) || sideOfTool(t.tool) === side)) candidates.add(t.tool);
   // A delivered purchase's buyer reads the work before confirming it.
   if (side === 'buyer' && TRANSITIONS.some((t) => t.trigger === 'deliver' && t.to === f.state) && (score.get('get_delivery') ?? 0) > 0) candidates.add('get_delivery');
-  const ranked = [...candidates].map((tool) => ({ tool, s: (score.get(tool) ?? 0) * (f.legal.includes(tool) ? 1 : 0.8) + 0.15 * progress(tool, f.state) })).sort((a, b) => b.s - a.s);
+  const ranked = [...candidates].map((tool) => ({ tool, s: (score.get(tool) ?? 0) * (f.legal.includes(tool) ? 1 : 0.8) + 0.15 * progress(tool, f.state, side) })).sort((a, b) => b.s - a.s);
   const who = side ? `you are the ${side}` : 'your side';
   const id = f.id ?? 'your purchase';
   const lines: string[] = [];
-  const asked = r.tools.find((t) => p.tools.includes(t.tool) && isMachineTool(t.tool) && !f.legal.includes(t.tool));
-  let best = ranked[0];
-  // An exit (refund, dispute) leads only when the question asks for it; otherwise read where it stands.
-  if (best && progress(best.tool, f.state) === 0 && isMachineTool(best.tool) && (score.get(best.tool) ?? 0) < 0.5) best = { tool: 'get_purchase', s: 0 };
+  const asked = r.tools.find((t) => isMachineTool(t.tool) && !f.legal.includes(t.tool) && (p.tools.includes(t.tool) || names(p.text, t.tool)));
+  // An exit (refund, dispute: a call that moves the purchase away from payment) leads only when the
+  // question names it; with no other call, the asker reads where the purchase stands.
+  const exitNotAsked = (tool: string) => isMachineTool(tool) && progress(tool, f.state, side) === 0 && !names(r.query, tool);
+  const best = ranked.find((x) => !exitNotAsked(x.tool)) ?? (ranked.length ? { tool: 'get_purchase', s: 0 } : undefined);
   if (asked && (!best || best.tool !== asked.tool)) {
     const whose = sideOfTool(asked.tool);
     lines.push(`${asked.tool} is not possible now: ${whose && side && whose !== side ? `only the ${whose} calls it` : `${id} is ${f.state}`}.`);
@@ -192,7 +198,9 @@ function forPurchase(p: Parsed, g: Grounded, r: Retrieved): { step: NextStep | n
     return { step: null, lead: `Nothing more can be done with ${id}: it is ${f.state}.`, lines: next ? [next] : [] };
   }
   const step = { tool: best.tool, arguments: argsFor(best.tool, g, p) };
-  const desc = firstSentence(getTool(best.tool)?.description ?? '').replace(/^(Buyer|Seller)[^:]*:\s*/, '');
+  // What the call does from this state for this side: the machine's documented transition, else the catalogue's description.
+  const doc = documentedTransitions(terms).find((t) => t.trigger === best.tool && (!side || t.who.includes(side)) && t.from.includes(f.state));
+  const desc = doc ? `${f.state} → ${doc.to}.` : firstSentence(getTool(best.tool)?.description ?? '').replace(/^(Buyer|Seller)[^:]*:\s*/, '');
   return { step, lead: `As the ${side ?? 'party'} of ${id}, call ${call(step)}: ${desc.charAt(0).toLowerCase()}${desc.slice(1)}`, lines };
 }
 
@@ -201,10 +209,10 @@ export function compose(p: Parsed, g: Grounded, r: Retrieved, terms: MarketTerms
   const side = g.side;
   const ok = (tool: string) =>
     tool !== 'ask_help' && (tool !== 'report_bug' || fault) && !(side && sideOfTool(tool) && sideOfTool(tool) !== side) && !(getTool(tool)?.aliasOf);
-  const num = numbers(p, terms);
+  const num = p.pasted || p.error ? null : numbers(p, terms, g.purchase?.priceGas ?? null);
   let picked: { step: NextStep | null; lead: string; lines: string[] } | null = null;
   if (p.error) picked = forError(p, g);
-  if (!picked && g.purchase) picked = forPurchase(p, g, r);
+  if (!picked && g.purchase) picked = forPurchase(p, g, r, terms);
   /** The situation decided the lead (an error, a purchase, a limit, an open checkout): it leads whatever the wording. */
   let firm = !!picked;
   if (!picked) {

@@ -10,6 +10,7 @@ import { TOOL_NAMES, getTool } from '../../packages/tool-catalogue';
 import type { PurchaseView, SpendingLimitsView } from '../../packages/contracts/escrow';
 import type { HelpAccount, HelpCheckout, LookedAt } from '../../packages/contracts/support';
 import { has, type Parsed, type Side } from './help-parse';
+import { names } from './help-retrieve';
 
 export interface PurchaseFacts {
   id: string | null;
@@ -75,7 +76,7 @@ function deadlinesOf(p: PurchaseView, side: Side | null, now: Date): string[] {
 const PURCHASE_WORDS = ['purchase', 'order', 'delivery', 'deliver', 'delivered', 'seller', 'buyer', 'escrow', 'refund', 'dispute', 'bought', 'sold', 'job', 'work', 'paid'];
 
 function aboutAPurchase(p: Parsed): boolean {
-  return !!(p.purchaseIds.length || p.statedState || p.tools.some((t) => TRANSITIONS.some((x) => x.tool === t)) || PURCHASE_WORDS.some((w) => has(p.text, w)));
+  return !!(p.purchaseIds.length || p.statedState || TRANSITIONS.some((x) => p.tools.includes(x.tool) || names(p.text, x.tool)) || PURCHASE_WORDS.some((w) => has(p.text, w)));
 }
 
 function facts(view: PurchaseView | null, state: string, side: Side | null, now: Date, id: string | null): PurchaseFacts {

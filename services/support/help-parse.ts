@@ -20,6 +20,8 @@ export interface PastedError {
 }
 
 export interface Parsed {
+  /** The question carries a pasted error envelope (JSON with an "error"), whether or not its code is one of ours. */
+  pasted: boolean;
   /** The question lower-cased, with one space between words and straight quotes. */
   text: string;
   error: PastedError | null;
@@ -76,7 +78,8 @@ function errorOf(input: HelpInput, text: string): PastedError | null {
     ERROR_CODES.find((c) => has(fromContext, c)) ??
     ERROR_CODES.find((c) => has(text, c)) ??
     null;
-  const statusInText = ERROR_CODES.find((c) => has(text, String(STATUS_BY_CODE[c as keyof typeof STATUS_BY_CODE])) && (has(text, 'http') || has(text, 'status') || has(text, 'error') || has(text, 'got')));
+  // A pasted HTTP status ("returns 401", "HTTP 422"), never an amount ("500 gas").
+  const statusInText = ERROR_CODES.find((c) => ['http', 'status', 'returns', 'returned', 'got', 'answered', 'error'].some((w) => has(text, `${w} ${STATUS_BY_CODE[c as keyof typeof STATUS_BY_CODE]}`)));
   const finalCode = code ?? statusInText ?? null;
   if (!finalCode) return null;
   const details = env?.details && typeof env.details === 'object' ? (env.details as Record<string, unknown>) : {};
@@ -126,6 +129,7 @@ export function parse(input: HelpInput): Parsed {
   const tools = TOOL_NAMES.filter((t) => has(text, t));
   if (input.context?.toolName && TOOL_NAMES.includes(input.context.toolName) && !tools.includes(input.context.toolName)) tools.push(input.context.toolName);
   return {
+    pasted: text.includes('"error"') || text.includes('"code"'),
     text,
     error: errorOf(input, text),
     purchaseIds: idsOf(q, 'pur_'),

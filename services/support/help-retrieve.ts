@@ -6,7 +6,7 @@
 import MiniSearch from 'minisearch';
 import { knowledgeSections, type KnowledgeSection } from '../../packages/knowledge';
 import { DOMAIN_WORDS, OFF_TOPIC_WORDS, SYNONYMS, WEAK_DOMAIN_WORDS } from '../../packages/knowledge/synonyms';
-import { TOOL_NAMES } from '../../packages/tool-catalogue';
+import { TOOL_NAMES, TOOLS } from '../../packages/tool-catalogue';
 import type { MarketTerms } from '../../packages/market-rules';
 import { has, type Parsed } from './help-parse';
 
@@ -20,6 +20,20 @@ export interface Retrieved {
   /** Catalogue tools the question points at, best first, with a relative score (1 = best). */
   tools: Array<{ tool: string; score: number }>;
   inDomain: boolean;
+  /** The question with the documentation's words for its paraphrases (what was searched). */
+  query: string;
+}
+
+/** The parts of tool names that name one tool only ("dispute", "refund", "confirm"): a question using one asks about that tool. */
+const PART_COUNT = new Map<string, number>();
+for (const t of TOOL_NAMES) for (const part of new Set(t.split('_'))) PART_COUNT.set(part, (PART_COUNT.get(part) ?? 0) + 1);
+export function distinctiveParts(tool: string): string[] {
+  return tool.split('_').filter((part) => PART_COUNT.get(part) === 1 && part.length > 3);
+}
+
+/** Whether the (expanded) query names `tool` by its own word ("refund" → request_refund; "refunded" too). */
+export function names(query: string, tool: string): boolean {
+  return query.includes(tool) || distinctiveParts(tool).some((part) => query.split(/[^a-z0-9_]+/).some((w) => w.startsWith(part)));
 }
 
 const STOP = new Set('a an the i me my we you your it its is are was were be been do does did to of in on at for from with and or but if then so how what why when where which who can could should would will shall not no this that there here have has had get got am as by up out about into any some just'.split(' '));
@@ -44,6 +58,9 @@ function processTerm(t: string): string | null {
   if (t.length > 3 && t.endsWith('s') && !t.endsWith('ss')) return t.slice(0, -1);
   return t;
 }
+
+/** The sections of tools that are another tool's old name (buy_credits, cash_out): the tool's own section answers. */
+const ALIAS_SECTIONS = new Set(TOOLS.filter((t) => t.aliasOf).map((t) => `tool-${t.name}`));
 
 /** How much less a section that only leads to a tool counts for that tool than the tool's own section. */
 const LEADS_TO_WEIGHT = 0.6;
@@ -80,6 +97,7 @@ export class KnowledgeIndex {
     const query = [p.text, ...expansions, ...expansions, p.error ? `error ${p.error.code}` : ''].join(' ');
     const hits = this.search
       .search(query)
+      .filter((r) => !ALIAS_SECTIONS.has(String(r.id)))
       .slice(0, 8)
       .map((r) => ({ section: this.byId.get(String(r.id))!, score: r.score }));
     const toolScores = new Map<string, number>();
@@ -93,7 +111,9 @@ export class KnowledgeIndex {
     // A paraphrase the synonyms table maps onto a tool names that tool.
     for (const words of expansions) for (const w of words.split(' ')) if (TOOL_NAMES.includes(w)) bump(w, best * 0.5);
     const tools = [...toolScores.entries()].sort((a, b) => b[1] - a[1]).map(([tool, score]) => ({ tool, score: score / best }));
-    return { hits, tools, inDomain: inDomain(p) || p.text.split(/[^a-z0-9_]+/).some((w) => this.identifiers.has(w)) };
+    const words = p.text.split(/[^a-z0-9_]+/);
+    const namesATool = TOOL_NAMES.some((t) => distinctiveParts(t).some((part) => words.some((w) => w.startsWith(part))));
+    return { hits, tools, query, inDomain: inDomain(p) || namesATool || words.some((w) => this.identifiers.has(w)) };
   }
 }
 

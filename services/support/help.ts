@@ -51,7 +51,7 @@ export class HelpIndex {
     const parsed = parse(input);
     const retrieved = this.index.retrieve(parsed);
     const grounded = ground(parsed, input.account ?? null, input.now ?? new Date());
-    const decline = declineOf(parsed.text, retrieved.inDomain);
+    const decline = declineOf(parsed.text, retrieved.inDomain, !!parsed.error || parsed.pasted);
     if (decline) {
       return {
         answer: { answer: decline.text, nextStep: null, sources: [], known: true, confidence: 1, generatedBy: 'retrieval', declined: true, lookedAt: [], ...requestField(input) },
