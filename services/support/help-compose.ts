@@ -118,6 +118,12 @@ function forError(p: Parsed, g: Grounded): { step: NextStep | null; lead: string
   const e = p.error!;
   const guide = errorGuide(e.code);
   if (!guide) return null;
+  const got = e.requestId && e.message ? `Your request ${e.requestId} failed with HTTP ${guide.status} ${e.code}: ${e.message}` : null;
+  const withGot = <T extends { lines: string[] } | null>(x: T): T => (x && got ? { ...x, lines: [got, ...x.lines] } : x);
+  return withGot(errorLead(p, g, e, guide));
+}
+
+function errorLead(p: Parsed, g: Grounded, e: NonNullable<Parsed['error']>, guide: NonNullable<ReturnType<typeof errorGuide>>): { step: NextStep | null; lead: string; lines: string[] } | null {
   const d = e.details;
   if (e.code === 'insufficient_gas') {
     const short = Number(d.shortfallGas ?? (Number(d.requiredGas) - Number(d.balanceGas)));

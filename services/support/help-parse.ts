@@ -127,7 +127,7 @@ export function parse(input: HelpInput): Parsed {
   const q = `${input.question} ${input.stuckState ?? ''}`;
   const text = normalize(q.replace(/\b(has|have|is|was|did|does|do|were|are|could|would|should)nt\b/gi, "$1n't"));
   const tools = TOOL_NAMES.filter((t) => has(text, t));
-  if (input.context?.toolName && TOOL_NAMES.includes(input.context.toolName) && !tools.includes(input.context.toolName)) tools.push(input.context.toolName);
+  for (const t of [input.context?.toolName, input.request?.tool]) if (t && TOOL_NAMES.includes(t) && !tools.includes(t)) tools.push(t);
   return {
     pasted: text.includes('"error"') || text.includes('"code"'),
     text,
