@@ -10,7 +10,10 @@ import { STATES, TRANSITIONS, documentedTransitions, type PurchaseStatus } from 
 import { getTool } from '../../packages/tool-catalogue';
 import { has, type Parsed, type Side } from './help-parse';
 import { legalCalls, sideOfTool, type Grounded } from './help-ground';
-import { names, type Retrieved } from './help-retrieve';
+import { distinctiveParts, names, type Retrieved } from './help-retrieve';
+
+/** The question uses the tool's own word as such ("rate", "dispute"), not a form of it ("delivered"). */
+const namesExactly = (text: string, tool: string) => distinctiveParts(tool).some((part) => has(text, part));
 
 export const MAX_ANSWER_CHARS = 700;
 export const MAX_LIST_CHARS = 1500;
@@ -47,6 +50,16 @@ function firstSentence(s: string): string {
   return (m ? m[1] : s).trim();
 }
 
+/** The first sentences of a text, up to about `max` characters (a catalogue description's "what" and "how"). */
+function firstSentences(s: string, max = 220): string {
+  let out = '';
+  for (const sentence of s.replace(/\s+/g, ' ').split(/(?<=[.!?])\s+/)) {
+    if (out && out.length + sentence.length > max) break;
+    out = out ? `${out} ${sentence}` : sentence;
+  }
+  return out;
+}
+
 function argsFor(tool: string, g: Grounded, p: Parsed, overrides: Record<string, unknown> = {}): Record<string, unknown> {
   const args = exampleArguments(tool);
   if ('purchaseId' in args && (g.purchase?.id ?? p.purchaseIds[0])) args.purchaseId = g.purchase?.id ?? p.purchaseIds[0];
@@ -69,10 +82,16 @@ const ACTION_WORDS = ['how do i', 'how can i', 'how to', 'how should i', 'what s
 
 /** Sale → platform fee → cash-out fee, by the market rules, for the amounts the question states. */
 function numbers(p: Parsed, terms: MarketTerms, priceGas: number | null): string | null {
-  const amount = p.amounts.find((n) => n >= 1) ?? priceGas ?? undefined;
-  if (amount === undefined) return null;
   const t = p.text;
-  if (['dollar', 'dollars', 'usd', 'in $', 'worth'].some((w) => has(t, w)) && !['fee', 'cash out', 'sale'].some((w) => has(t, w))) return `${amount} gas = ${gasToUsd(amount).toFixed(2)} USD (100 gas = 1.00 USD).`;
+  const amount = p.amounts.find((n) => n >= 1) ?? (has(t, 'how much') ? (priceGas ?? undefined) : undefined);
+  if (amount === undefined) return null;
+  // "I have 150 and it costs 400": the smallest pack that covers the shortfall.
+  if (p.amounts.length >= 2 && ['afford', 'short', 'enough', 'cheapest way', 'need more'].some((w) => has(t, w))) {
+    const [have, need] = [Math.min(...p.amounts.slice(0, 2)), Math.max(...p.amounts.slice(0, 2))];
+    const pack = smallestPackCovering(need - have);
+    return `You are ${need - have} gas short: buy_gas {"packId":"${pack.id}"} (${pack.gas} gas for ${pack.usd} USD) covers it; your human approves the checkoutUrl, then poll wallet and buy.`;
+  }
+  if (['dollar', 'dollars', 'usd', 'in $', 'worth'].some((w) => has(t, w)) && !['fee', 'cash out', 'sale'].some((w) => has(t, w))) return `${amount} gas = ${gasToUsd(amount).toFixed(2)} USD (gas is pegged to the dollar: 1 gas = 1 US cent).`;
   const cashout = ['cash out', 'cash-out', 'cashout', 'withdraw', 'payout', 'cashing out', 'btc', 'bitcoin'].some((w) => has(t, w));
   const sale = ['sale', 'sell', 'sold', 'earn', 'earned', 'seller', 'selling', 'priced'].some((w) => has(t, w));
   const fee = ['fee', 'fees', 'how much', 'take', 'takes', 'keep', 'net', 'end up', 'receive', 'commission', 'cut', 'after', 'how much do i get', 'how much will i get', 'pocket'].some((w) => has(t, w));
@@ -106,7 +125,7 @@ function ruleLines(r: Retrieved, p: Parsed, lead: string, tool: string | null, m
       for (const w of words) if (lw.includes(w)) score += 1;
       if (tool && lw.includes(tool)) score += 1.5;
       score -= i * 0.7;
-      if (score > 1) scored.push({ s: line, score, sec: h.section });
+      if (score >= 1) scored.push({ s: line, score, sec: h.section });
     }
   }
   const chosen = scored.sort((a, b) => b.score - a.score).slice(0, max);
@@ -188,7 +207,7 @@ function forPurchase(p: Parsed, g: Grounded, r: Retrieved, terms: MarketTerms): 
   const who = side ? `you are the ${side}` : 'your side';
   const id = f.id ?? 'your purchase';
   const lines: string[] = [];
-  const asked = r.tools.find((t) => isMachineTool(t.tool) && !f.legal.includes(t.tool) && (p.tools.includes(t.tool) || names(p.text, t.tool)));
+  const asked = r.tools.find((t) => isMachineTool(t.tool) && !f.legal.includes(t.tool) && (p.tools.includes(t.tool) || namesExactly(p.text, t.tool)));
   // An exit (refund, dispute: a call that moves the purchase away from payment) leads only when the
   // question names it; with no other call, the asker reads where the purchase stands.
   const exitNotAsked = (tool: string) => isMachineTool(tool) && progress(tool, f.state, side) === 0 && !names(r.query, tool);
@@ -224,14 +243,14 @@ export function compose(p: Parsed, g: Grounded, r: Retrieved, terms: MarketTerms
   if (!picked) {
     const best = r.tools.find((t) => ok(t.tool));
     firm = true;
-    if (best?.tool === 'buy_gas' && g.checkouts.length) picked = openCheckout(g);
+    if (g.checkouts.length && (best?.tool === 'buy_gas' || has(p.text, 'checkout') || names(p.text, 'get_checkout'))) picked = openCheckout(g);
     else if (['limit', 'budget', 'refused', 'set something up'].filter((w) => has(p.text, w)).length >= 2 || (g.limits?.setByHuman && has(p.text, 'refused'))) picked = spendingLimit(g, null);
     else firm = false;
     if (!firm && best) {
       const isMachine = isMachineTool(best.tool);
       // A purchase call with nothing to fire it on: name it, but suggest it only when the account cannot say.
       const step = { tool: best.tool, arguments: argsFor(best.tool, g, p) };
-      const desc = firstSentence(getTool(best.tool)?.description ?? '');
+      const desc = firstSentences(getTool(best.tool)?.description ?? '');
       picked = { step: isMachine && g.account?.purchases && !g.account.purchases.some((x) => legalCalls(x.status, (x.role as Side) ?? null).includes(best.tool)) && g.account.purchases.length ? null : step, lead: `Call ${call(step)}: ${desc}`, lines: [] };
     }
   }
