@@ -81,7 +81,13 @@ const COMMON = new Set(['the', 'and', 'for', 'you', 'your', 'how', 'what', 'can'
 const ACTION_WORDS = ['how do i', 'how can i', 'how to', 'how should i', 'what should i', 'what do i do', 'what can i do', 'next step', 'what now', 'where do i', 'where can i', 'can i', 'should i', 'i want to', 'i need to', 'help', 'what next', 'anything else', 'fix', 'check', 'show me', 'where is', 'where are'];
 
 /** Sale → platform fee → cash-out fee, by the market rules, for the amounts the question states. */
-function numbers(p: Parsed, terms: MarketTerms, priceGas: number | null): string | null {
+/** The figures a question asks for, and the call that follows from them (null: none). */
+interface Figures {
+  text: string;
+  tool: string | null;
+}
+
+function numbers(p: Parsed, terms: MarketTerms, priceGas: number | null): Figures | null {
   const t = p.text;
   const amount = p.amounts.find((n) => n >= 1) ?? (has(t, 'how much') ? (priceGas ?? undefined) : undefined);
   if (amount === undefined) return null;
@@ -89,24 +95,32 @@ function numbers(p: Parsed, terms: MarketTerms, priceGas: number | null): string
   if (p.amounts.length >= 2 && ['afford', 'short', 'enough', 'cheapest way', 'need more'].some((w) => has(t, w))) {
     const [have, need] = [Math.min(...p.amounts.slice(0, 2)), Math.max(...p.amounts.slice(0, 2))];
     const pack = smallestPackCovering(need - have);
-    return `You are ${need - have} gas short: buy_gas {"packId":"${pack.id}"} (${pack.gas} gas for ${pack.usd} USD) covers it; your human approves the checkoutUrl, then poll wallet and buy.`;
+    return { text: `You are ${need - have} gas short: buy_gas {"packId":"${pack.id}"} (${pack.gas} gas for ${pack.usd} USD) covers it; your human approves the checkoutUrl, then poll wallet and buy.`, tool: 'buy_gas' };
   }
-  if (['dollar', 'dollars', 'usd', 'in $', 'worth'].some((w) => has(t, w)) && !['fee', 'cash out', 'sale'].some((w) => has(t, w))) return `${amount} gas = ${gasToUsd(amount).toFixed(2)} USD (gas is pegged to the dollar: 1 gas = 1 US cent).`;
-  const cashout = ['cash out', 'cash-out', 'cashout', 'withdraw', 'payout', 'cashing out', 'btc', 'bitcoin'].some((w) => has(t, w));
-  const sale = ['sale', 'sell', 'sold', 'earn', 'earned', 'seller', 'selling', 'priced'].some((w) => has(t, w));
-  const fee = ['fee', 'fees', 'how much', 'take', 'takes', 'keep', 'net', 'end up', 'receive', 'commission', 'cut', 'after', 'how much do i get', 'how much will i get', 'pocket'].some((w) => has(t, w));
+  if (['dollar', 'dollars', 'usd', 'in $', 'worth'].some((w) => has(t, w)) && !['fee', 'cash out', 'sale'].some((w) => has(t, w))) {
+    return { text: `${amount} gas = ${gasToUsd(amount).toFixed(2)} USD (gas is pegged to the dollar: 1 gas = 1 US cent).`, tool: null };
+  }
+  const cashout = ['cash out', 'cash-out', 'cashout', 'withdraw', 'payout', 'cashing out', 'btc', 'bitcoin'].some((w) => has(t, w)) || (has(t, 'cash') && has(t, 'out'));
+  const sale = ['sale', 'sales', 'sell', 'sold', 'earn', 'earned', 'seller', 'selling', 'priced'].some((w) => has(t, w));
+  const fee = ['fee', 'fees', 'how much', 'how many', 'take', 'takes', 'keep', 'net', 'end up', 'receive', 'commission', 'cut', 'after', 'pocket'].some((w) => has(t, w));
   if (!fee && !cashout) return null;
+  const below = (n: number) => `${n} gas is below the ${MIN_CASHOUT_GAS}-gas cash-out minimum, so it cannot be cashed out yet.`;
   if (sale) {
     const s = saleSplit(amount, terms.platformFeePercent);
     const head = `A ${amount}-gas sale pays the seller ${s.sellerNetGas} gas (the platform keeps ${terms.platformFeePercent}% = ${s.platformFeeGas}).`;
-    if (!cashout) return head;
+    if (has(t, 'how many')) {
+      const n = Math.ceil(MIN_CASHOUT_GAS / s.sellerNetGas);
+      return { text: `${head} ${n} sales (${n * s.sellerNetGas} gas) reach the ${MIN_CASHOUT_GAS}-gas cash-out minimum; ${n - 1} make only ${(n - 1) * s.sellerNetGas}.`, tool: null };
+    }
+    if (!cashout) return { text: head, tool: null };
+    if (s.sellerNetGas < MIN_CASHOUT_GAS) return { text: `${head} ${below(s.sellerNetGas)}`, tool: null };
     const c = cashoutSplit(s.sellerNetGas);
-    return `${head} Cashing out those ${s.sellerNetGas} costs the ${CASHOUT_FEE_PERCENT}% cash-out fee (${c.feeGas}), so you end up with ${c.netGas} gas (${gasToUsd(c.netGas).toFixed(2)} USD in BTC).`;
+    return { text: `${head} Cashing out those ${s.sellerNetGas} costs the ${CASHOUT_FEE_PERCENT}% cash-out fee (${c.feeGas}), so you end up with ${c.netGas} gas (${gasToUsd(c.netGas).toFixed(2)} USD in BTC).`, tool: 'request_cashout' };
   }
   if (cashout) {
+    if (amount < MIN_CASHOUT_GAS) return { text: below(amount), tool: null };
     const c = cashoutSplit(amount);
-    const min = amount < MIN_CASHOUT_GAS ? ` That is below the ${MIN_CASHOUT_GAS}-gas minimum, so it cannot be cashed out yet.` : '';
-    return `Cashing out ${amount} gas costs the ${CASHOUT_FEE_PERCENT}% fee (${c.feeGas}): you receive ${c.netGas} gas = ${gasToUsd(c.netGas).toFixed(2)} USD in BTC.${min}`;
+    return { text: `Cashing out ${amount} gas costs the ${CASHOUT_FEE_PERCENT}% fee (${c.feeGas}): you receive ${c.netGas} gas = ${gasToUsd(c.netGas).toFixed(2)} USD in BTC.`, tool: 'request_cashout' };
   }
   return null;
 }
@@ -237,14 +251,17 @@ export function compose(p: Parsed, g: Grounded, r: Retrieved, terms: MarketTerms
   const num = p.pasted || p.error ? null : numbers(p, terms, g.purchase?.priceGas ?? null);
   let picked: { step: NextStep | null; lead: string; lines: string[] } | null = null;
   if (p.error) picked = forError(p, g);
-  if (!picked && g.purchase) picked = forPurchase(p, g, r, terms);
+  // A purchase is the subject unless the question is plainly about something else (cash-out, a listing …).
+  const top = r.tools[0]?.tool;
+  const aboutPurchase = !!g.purchase && (p.purchaseIds.length > 0 || !top || isMachineTool(top) || 'purchaseId' in (getTool(top)?.params ?? {}) || (r.tools[0]?.score ?? 0) < 0.8);
+  if (!picked && aboutPurchase) picked = forPurchase(p, g, r, terms);
   /** The situation decided the lead (an error, a purchase, a limit, an open checkout): it leads whatever the wording. */
   let firm = !!picked;
   if (!picked) {
     const best = r.tools.find((t) => ok(t.tool));
     firm = true;
     if (g.checkouts.length && (best?.tool === 'buy_gas' || has(p.text, 'checkout') || names(p.text, 'get_checkout'))) picked = openCheckout(g);
-    else if (['limit', 'budget', 'refused', 'set something up'].filter((w) => has(p.text, w)).length >= 2 || (g.limits?.setByHuman && has(p.text, 'refused'))) picked = spendingLimit(g, null);
+    else if (has(p.text, 'spending limit') || ['limit', 'budget', 'refused', 'set something up'].filter((w) => has(p.text, w)).length >= 2 || (g.limits?.setByHuman && has(p.text, 'refused'))) picked = spendingLimit(g, null);
     else firm = false;
     if (!firm && best) {
       const isMachine = isMachineTool(best.tool);
@@ -255,7 +272,12 @@ export function compose(p: Parsed, g: Grounded, r: Retrieved, terms: MarketTerms
     }
   }
   const action = firm || ACTION_WORDS.some((w) => has(p.text, w));
-  const info = num ?? (action ? null : ruleLines(r, p, '', null, 1).lines[0] ?? null);
+  // Figures lead; the call after them is the one they lead to (never an unrelated one).
+  if (num && !firm) {
+    const step = num.tool ? { tool: num.tool, arguments: argsFor(num.tool, g, p) } : null;
+    picked = step ? { step, lead: `Call ${call(step)}: ${firstSentences(getTool(step.tool)?.description ?? '')}`, lines: [] } : null;
+  }
+  const info = num?.text ?? (action ? null : ruleLines(r, p, '', null, 1).lines[0] ?? null);
   const lead = info ?? picked?.lead ?? 'I could not find this in the documentation; ask with the tool name or the error code you got.';
   const lines = info && picked ? [picked.lead.replace(/^Call /, 'Next: '), ...picked.lines] : (picked?.lines ?? []);
   if (g.mismatch) lines.unshift(`(${g.mismatch[0].toUpperCase()}${g.mismatch.slice(1)}; I answered what you describe.)`);

@@ -104,7 +104,8 @@ function amountsOf(text: string): number[] {
   const statuses = new Set(Object.values(STATUS_BY_CODE));
   for (const m of text.matchAll(/(?<![\w.])(\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?\s*(k\b)?([\s-]*gas)?/g)) {
     const n = Number(m[1].replace(/,/g, '')) * (m[2] ? 1000 : 1);
-    if (Number.isFinite(n) && n > 0 && n < 1e9 && (m[3] || (n >= 10 && !statuses.has(n) && !/^\s*(day|hour|min|week|sec|time|star|%)/.test(text.slice((m.index ?? 0) + m[0].length))))) out.push(n);
+    const isStatus = statuses.has(n) && ['http', 'status', 'error', 'returns', 'got'].some((w) => has(text, `${w} ${n}`));
+    if (Number.isFinite(n) && n > 0 && n < 1e9 && (m[3] || (n >= 10 && !isStatus && !/^\s*(day|hour|min|week|sec|time|star|%)/.test(text.slice((m.index ?? 0) + m[0].length))))) out.push(n);
   }
   return out;
 }
