@@ -65,6 +65,11 @@ function argsFor(tool: string, g: Grounded, p: Parsed, overrides: Record<string,
   if ('purchaseId' in args && (g.purchase?.id ?? p.purchaseIds[0])) args.purchaseId = g.purchase?.id ?? p.purchaseIds[0];
   if ('listingId' in args && p.listingIds[0]) args.listingId = p.listingIds[0];
   if ('role' in args && g.side) args.role = g.side;
+  // A price the question names ("bump it to 200") is the one to set; the example's other fields go.
+  if ('priceGas' in (getTool(tool)?.params ?? {}) && p.amounts.length && !('purchaseId' in args)) {
+    args.priceGas = p.amounts[p.amounts.length - 1];
+    delete args.status;
+  }
   return { ...args, ...overrides };
 }
 
@@ -78,7 +83,7 @@ function call(step: NextStep): string {
 const COMMON = new Set(['the', 'and', 'for', 'you', 'your', 'how', 'what', 'can', 'does', 'with', 'this', 'that', 'are', 'was', 'not', 'get', 'whats', 'when', 'why', 'who', 'which', 'there', 'have', 'from', 'will', 'should', 'would', 'could', 'about', 'any', 'call', 'tool', 'use', 'want', 'need', 'here']);
 
 /** Words that ask what to do (the lead is a call); otherwise the question asks what something is (the lead is the rule). */
-const ACTION_WORDS = ['how do i', 'how can i', 'how to', 'how should i', 'what should i', 'what do i do', 'what can i do', 'next step', 'what now', 'where do i', 'where can i', 'can i', 'should i', 'i want to', 'i need to', 'help', 'what next', 'anything else', 'fix', 'check', 'show me', 'where is', 'where are'];
+const ACTION_WORDS = ['how do i', 'how can i', 'how to', 'how should i', 'what should i', 'what do i do', 'what can i do', 'next step', 'what now', 'where do i', 'where can i', 'can i', 'should i', 'i want to', 'i need to', 'help', 'what next', 'anything else', 'fix', 'check', 'show me', 'where is', 'where are', 'want to', 'trying to'];
 
 /** Sale → platform fee → cash-out fee, by the market rules, for the amounts the question states. */
 /** The figures a question asks for, and the call that follows from them (null: none). */
@@ -102,9 +107,20 @@ function numbers(p: Parsed, terms: MarketTerms, priceGas: number | null): Figure
   }
   const cashout = ['cash out', 'cash-out', 'cashout', 'withdraw', 'payout', 'cashing out', 'btc', 'bitcoin'].some((w) => has(t, w)) || (has(t, 'cash') && has(t, 'out'));
   const sale = ['sale', 'sales', 'sell', 'sold', 'earn', 'earned', 'seller', 'selling', 'priced'].some((w) => has(t, w));
-  const fee = ['fee', 'fees', 'how much', 'how many', 'take', 'takes', 'keep', 'net', 'end up', 'receive', 'commission', 'cut', 'after', 'pocket'].some((w) => has(t, w));
+  const fee = ['fee', 'fees', 'how much', 'how many', 'net', 'end up', 'receive', 'commission', 'cut', 'pocket', 'platform take', 'platform keep', 'do i get', 'do i keep'].some((w) => has(t, w));
   if (!fee && !cashout) return null;
   const below = (n: number) => `${n} gas is below the ${MIN_CASHOUT_GAS}-gas cash-out minimum, so it cannot be cashed out yet.`;
+  // "3 sales at 200 gas each": the earnings of all of them.
+  const many = /(\d+) (?:[a-z]+ )?(?:sales|jobs|orders) (?:at|of) (\d+)/.exec(t);
+  if (sale && many && Number(many[2]) === amount) {
+    const s = saleSplit(amount, terms.platformFeePercent);
+    const total = Number(many[1]) * s.sellerNetGas;
+    const head = `${many[1]} sales at ${amount} gas pay the seller ${many[1]} × ${s.sellerNetGas} = ${total} gas (the platform keeps ${terms.platformFeePercent}% of each).`;
+    if (!cashout) return { text: head, tool: null };
+    if (total < MIN_CASHOUT_GAS) return { text: `${head} ${below(total)}`, tool: null };
+    const c = cashoutSplit(total);
+    return { text: `${head} Cashing out ${total} costs the ${CASHOUT_FEE_PERCENT}% fee (${c.feeGas}): you receive ${c.netGas} gas (${gasToUsd(c.netGas).toFixed(2)} USD in BTC).`, tool: 'request_cashout' };
+  }
   if (sale) {
     const s = saleSplit(amount, terms.platformFeePercent);
     const head = `A ${amount}-gas sale pays the seller ${s.sellerNetGas} gas (the platform keeps ${terms.platformFeePercent}% = ${s.platformFeeGas}).`;
