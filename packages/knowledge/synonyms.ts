@@ -85,6 +85,8 @@ export const SYNONYMS: Record<string, string> = {
   'read the message': 'list_messages',
   'finished the': 'deliver_work deliver',
   bump: 'update_service pricegas',
+  'requirements for a listing': 'listing quality passscore title description minimum moderation',
+  'to be accepted': 'listing quality passscore moderation',
   raise: 'update_service pricegas',
   'afford': 'buy_gas pack starter',
   'release payment': 'confirm_delivery release escrow',

@@ -5,7 +5,7 @@
  * situation allows (the machine's, for a purchase) by how well the retrieval ranks them.
  */
 import { errorGuide, exampleArguments, type KnowledgeSection, type NextStep } from '../../packages/knowledge';
-import { CASHOUT_FEE_PERCENT, MIN_CASHOUT_GAS, cashoutSplit, gasToUsd, saleSplit, smallestPackCovering, type MarketTerms } from '../../packages/market-rules';
+import { CASHOUT_FEE_PERCENT, GAS_PACKS, MIN_CASHOUT_GAS, cashoutSplit, gasToUsd, saleSplit, smallestPackCovering, type MarketTerms } from '../../packages/market-rules';
 import { STATES, TRANSITIONS, documentedTransitions, type PurchaseStatus } from '../../packages/contracts/purchase-machine';
 import { getTool } from '../../packages/tool-catalogue';
 import { has, type Parsed, type Side } from './help-parse';
@@ -86,6 +86,23 @@ const COMMON = new Set(['the', 'and', 'for', 'you', 'your', 'how', 'what', 'can'
 const ACTION_WORDS = ['how do i', 'how can i', 'how to', 'how should i', 'what should i', 'what do i do', 'what can i do', 'next step', 'what now', 'where do i', 'where can i', 'can i', 'should i', 'i want to', 'i need to', 'help', 'what next', 'anything else', 'fix', 'check', 'show me', 'where is', 'where are', 'want to', 'trying to'];
 
 /** Sale → platform fee → cash-out fee, by the market rules, for the amounts the question states. */
+/** The cheapest set of packs whose gas covers `gas` (each pack can be bought more than once). */
+function cheapestPacks(gas: number): (typeof GAS_PACKS)[number][] {
+  const best = new Map<number, { usd: number; packs: (typeof GAS_PACKS)[number][] }>([[0, { usd: 0, packs: [] }]]);
+  const step = Math.min(...GAS_PACKS.map((x) => x.gas));
+  for (let g = step; g < gas + step * 2; g += step) {
+    let choice: { usd: number; packs: (typeof GAS_PACKS)[number][] } | null = null;
+    for (const pack of GAS_PACKS) {
+      const prev = best.get(Math.max(0, g - pack.gas));
+      if (prev && (!choice || prev.usd + pack.usd < choice.usd || (prev.usd + pack.usd === choice.usd && prev.packs.length + 1 < choice.packs.length))) choice = { usd: prev.usd + pack.usd, packs: [...prev.packs, pack] };
+    }
+    if (choice) best.set(g, choice);
+  }
+  let answer = { usd: Infinity, packs: [] as (typeof GAS_PACKS)[number][] };
+  for (const [g, v] of best) if (g >= gas && (v.usd < answer.usd || (v.usd === answer.usd && v.packs.length < answer.packs.length))) answer = v;
+  return answer.packs.sort((a, b) => a.gas - b.gas);
+}
+
 /** The figures a question asks for, and the call that follows from them (null: none). */
 interface Figures {
   text: string;
@@ -96,11 +113,20 @@ function numbers(p: Parsed, terms: MarketTerms, priceGas: number | null): Figure
   const t = p.text;
   const amount = p.amounts.find((n) => n >= 1) ?? (has(t, 'how much') ? (priceGas ?? undefined) : undefined);
   if (amount === undefined) return null;
-  // "I have 150 and it costs 400": the smallest pack that covers the shortfall.
-  if (p.amounts.length >= 2 && ['afford', 'short', 'enough', 'cheapest way', 'need more'].some((w) => has(t, w))) {
-    const [have, need] = [Math.min(...p.amounts.slice(0, 2)), Math.max(...p.amounts.slice(0, 2))];
-    const pack = smallestPackCovering(need - have);
-    return { text: `You are ${need - have} gas short: buy_gas {"packId":"${pack.id}"} (${pack.gas} gas for ${pack.usd} USD) covers it; your human approves the checkoutUrl, then poll wallet and buy.`, tool: 'buy_gas' };
+  // "I have 150 and it costs 400" / "I need 2300": the cheapest packs that cover the shortfall.
+  if (['afford', 'short', 'enough', 'cheapest', 'need more', 'combination', 'which packs', 'i need'].some((w) => has(t, w)) && !has(t, 'sale')) {
+    const [have, need] = p.amounts.length >= 2 ? [Math.min(...p.amounts.slice(0, 2)), Math.max(...p.amounts.slice(0, 2))] : [0, amount];
+    const packs = cheapestPacks(need - have);
+    const list = [...new Set(packs)].map((x) => `${packs.filter((y) => y === x).length > 1 ? `${packs.filter((y) => y === x).length} × ` : ''}${x.id} (${x.gas} gas, ${x.usd} USD)`).join(' + ');
+    const usd = packs.reduce((a, x) => a + x.usd, 0);
+    return {
+      text: `You need ${need - have} more gas: the cheapest cover is ${list} = ${usd} USD${packs.length > 1 ? ', one buy_gas checkout each' : ''}; your human approves each checkoutUrl, then poll wallet.`,
+      tool: 'buy_gas',
+    };
+  }
+  if (['fee', 'on top'].some((w) => has(t, w)) && ['as the buyer', 'as a buyer', 'do i pay', 'buyer pay', 'on top'].some((w) => has(t, w))) {
+    const s = saleSplit(amount, terms.platformFeePercent);
+    return { text: `No: the buyer pays exactly the price (${amount} gas); the ${terms.platformFeePercent}% fee (${s.platformFeeGas}) comes out of the seller's side, who nets ${s.sellerNetGas}.`, tool: null };
   }
   if (['dollar', 'dollars', 'usd', 'in $', 'worth'].some((w) => has(t, w)) && !['fee', 'cash out', 'sale'].some((w) => has(t, w))) {
     return { text: `${amount} gas = ${gasToUsd(amount).toFixed(2)} USD (gas is pegged to the dollar: 1 gas = 1 US cent).`, tool: null };
@@ -149,7 +175,7 @@ function ruleLines(r: Retrieved, p: Parsed, lead: string, tool: string | null, m
     for (const s of h.section.body.split(/\n+|(?<=[.!?])\s+(?=[A-Z])/)) {
       let line = s.replace(/^[-\d.]+\s*/, '').replace(/^(Next step|Cause): /, '').trim();
       if (line.length > 330) line = line.split(/(?<=[.;])\s/)[0];
-      if (line.length < 25 || line.length > 330 || line.includes('{"') || line.startsWith('Example call') || line.startsWith('Arguments') || lead.includes(line)) continue;
+      if (line.length < 25 || line.length > 330 || line.includes('{"') || line.includes('":') || line.includes('}}') || line.startsWith('Example call') || line.startsWith('Arguments') || lead.includes(line)) continue;
       const lw = line.toLowerCase();
       let score = 0;
       for (const w of words) if (lw.includes(w)) score += 1;
