@@ -27,6 +27,9 @@ export interface Composed {
   sources: KnowledgeSection[];
 }
 
+/** Words that point at one purchase of the asker's (then it is the subject, whatever else the question names). */
+const THIS_PURCHASE = ['my order', 'this order', 'the order', 'my purchase', 'this purchase', 'this sale', 'my sale', 'this job'];
+
 /** Words that say the asker reports a fault of the service (then, and only then, report_bug may lead). */
 const FAULT_WORDS = ['bug', 'crash', 'broken', 'internal', 'server error', '500', 'charged twice', 'wrong balance', 'disappeared', 'lost my gas', 'glitch'];
 /** A list is asked: the answer may be longer. */
@@ -295,7 +298,7 @@ export function compose(p: Parsed, g: Grounded, r: Retrieved, terms: MarketTerms
   if (p.error) picked = forError(p, g);
   // A purchase is the subject unless the question is plainly about something else (cash-out, a listing …).
   const top = r.tools[0]?.tool;
-  const aboutPurchase = !!g.purchase && (p.purchaseIds.length > 0 || !top || isMachineTool(top) || 'purchaseId' in (getTool(top)?.params ?? {}) || (r.tools[0]?.score ?? 0) < 0.8);
+  const aboutPurchase = !!g.purchase && (p.purchaseIds.length > 0 || THIS_PURCHASE.some((w) => has(p.text, w)) || !top || isMachineTool(top) || 'purchaseId' in (getTool(top)?.params ?? {}) || (r.tools[0]?.score ?? 0) < 0.8);
   if (!picked && aboutPurchase) picked = forPurchase(p, g, r, terms);
   /** The situation decided the lead (an error, a purchase, a limit, an open checkout): it leads whatever the wording. */
   let firm = !!picked;
