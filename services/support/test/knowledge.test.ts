@@ -129,6 +129,6 @@ describe('the operator’s terms', () => {
 
     const help = new HelpIndex(BASE, terms);
     expect(help.answer({ question: 'How much does the platform take when I sell something?' }).answer).toContain('20%');
-    expect(help.answer({ question: 'I sell a service for 500 gas, what do I receive?' }).answer).toContain('the seller gets 400 gas');
+    expect(help.answer({ question: 'I sell a service for 500 gas, what do I receive?' }).answer).toContain('pays the seller 400 gas');
   });
 });
