@@ -51,6 +51,14 @@ export const STATES = {
     final: false,
     next: 'It awaits delivery: the seller delivers with deliver_work; the buyer may request_refund or dispute_purchase.',
   },
+  awaiting_evaluation: {
+    countsAgainstBudget: true,
+    funded: true,
+    sellerSees: true,
+    open: true,
+    final: false,
+    next: 'It is delivered and awaits the evaluator the buyer named: the evaluator reads it with get_delivery and calls evaluate_delivery (accept → completed, reject → refunded); no verdict by evaluateBy → delivered and the buyer decides. Either party may dispute_purchase.',
+  },
   delivered: {
     countsAgainstBudget: true,
     funded: true,
@@ -97,7 +105,7 @@ export type PurchaseStatus = keyof typeof STATES;
 export const PURCHASE_STATUSES = Object.keys(STATES) as PurchaseStatus[];
 
 /** owner: the human behind the buyer, on the approval page. */
-export type Actor = 'buyer' | 'seller' | 'sweeper' | 'operator' | 'ledger' | 'owner';
+export type Actor = 'buyer' | 'seller' | 'evaluator' | 'sweeper' | 'operator' | 'ledger' | 'owner';
 /**
  * Which ledger step a transition causes. `hold` is a keyed call made BEFORE the transition fires
  * (funding.ts: the hold must exist for the purchase to be funded); `settle` and `void` are outbox
@@ -106,7 +114,7 @@ export type Actor = 'buyer' | 'seller' | 'sweeper' | 'operator' | 'ledger' | 'ow
 export type MoneyEvent = 'hold' | 'settle' | 'void' | null;
 
 /** A purchase fact the transition publishes through the outbox with its state change (payloads: events.ts). */
-export type Notice = 'created' | 'approval_required' | 'approved' | 'delivered' | 'disputed' | 'rated';
+export type Notice = 'created' | 'approval_required' | 'approved' | 'delivered' | 'disputed' | 'rated' | 'evaluation_requested' | 'evaluated';
 
 /** What a declared column is written with when the transition fires (`sets`). */
 export const NOW = '@now';
@@ -118,7 +126,7 @@ export const INPUT = '@input';
 export type ColumnValue = typeof NOW | typeof ACTOR | typeof INPUT | string | boolean | null;
 
 /** How long after a purchase enters a state its timer fires. */
-export type Period = { hours: number } | { days: number } | { daysOfColumn: string } | { daysOfTerm: 'autoReleaseDays' };
+export type Period = { hours: number } | { days: number } | { daysOfColumn: string } | { hoursOfColumn: string } | { daysOfTerm: 'autoReleaseDays' };
 
 /**
  * A timed transition (Sharetribe's `:at first-entered-state + period`, TigerBeetle's pending timeout):
@@ -152,6 +160,8 @@ export interface MachineTransition {
   notices?: readonly Notice[];
   /** A timed transition: fired by the sweeper when due. */
   after?: Timer;
+  /** The transition applies only to a purchase whose column is set (e.g. evaluator_id): a guard on the row. */
+  when?: string;
 }
 
 export interface Transition extends MachineTransition {
@@ -179,6 +189,10 @@ export type Trigger =
   | 'approval_expired'
   | 'ack'
   | 'deliver'
+  | 'deliver_for_evaluation'
+  | 'evaluate_accept'
+  | 'evaluate_reject'
+  | 'evaluation_expired'
   | 'confirm'
   | 'auto_release'
   | 'auto_refund'
@@ -194,6 +208,7 @@ const feeText = '{sellerPercent}% sale_earn to the seller, {feePercent}% platfor
 
 const refundedBy = { refunded_at: NOW, refunded_by: ACTOR } as const;
 const completedBy = { completed_at: NOW, completed_by: ACTOR } as const;
+const evaluatedWith = (verdict: 'accept' | 'reject') => ({ evaluated_at: NOW, evaluation_verdict: verdict, evaluation_report: INPUT }) as const;
 
 export const TRANSITIONS: readonly Transition[] = [
   { trigger: 'purchase', tool: 'purchase_service', who: ['buyer'], from: [], to: 'pending', sets: { price_gas: INPUT, platform_fee_gas: INPUT, seller_net_gas: INPUT, idempotency_key: INPUT }, moneyEvent: null, doc: false },
@@ -206,14 +221,18 @@ export const TRANSITIONS: readonly Transition[] = [
   { trigger: 'decline', tool: 'approval page', who: ['owner'], from: ['awaiting_approval'], to: 'failed', sets: { approval_decided_at: NOW, approval_decision: 'declined', failure_reason: 'declined' }, moneyEvent: 'void', doc: false },
   { trigger: 'approval_expired', tool: 'approval expiry', who: ['sweeper'], from: ['awaiting_approval'], to: 'failed', sets: { approval_decided_at: NOW, approval_decision: 'expired', failure_reason: 'approval_expired' }, moneyEvent: 'void', after: { at: 'approval_expires_at', period: { hours: APPROVAL_WINDOW_HOURS } }, doc: false },
   { trigger: 'ack', tool: 'ack_purchase', who: ['seller'], from: ['awaiting_delivery'], to: null, sets: { acknowledged_at: NOW }, moneyEvent: null, doc: { to: 'same state, acknowledgedAt set' } },
+  { trigger: 'deliver_for_evaluation', tool: 'deliver_work', who: ['seller'], from: ['awaiting_delivery'], to: 'awaiting_evaluation', when: 'evaluator_id', sets: { delivered_at: NOW, delivery_json: INPUT, delivery_sha256: INPUT }, moneyEvent: null, notices: ['delivered', 'evaluation_requested'], doc: { to: 'awaiting_evaluation when the buyer named an evaluator (evaluateBy = deliveredAt + evaluationHours)' } },
   { trigger: 'deliver', tool: 'deliver_work', who: ['seller'], from: ['awaiting_delivery'], to: 'delivered', sets: { delivered_at: NOW, delivery_json: INPUT, delivery_sha256: INPUT }, moneyEvent: null, notices: ['delivered'], doc: { to: 'delivered (deliveredAt, sha256 of the delivery)' } },
+  { trigger: 'evaluate_accept', tool: 'evaluate_delivery', who: ['evaluator'], from: ['awaiting_evaluation'], to: 'completed', sets: { ...evaluatedWith('accept'), completed_at: NOW, completed_by: 'evaluator' }, moneyEvent: 'settle', notices: ['evaluated'], doc: { to: `completed (verdict accept: ${feeText}, the evaluator its feeGas as evaluator_fee)` } },
+  { trigger: 'evaluate_reject', tool: 'evaluate_delivery', who: ['evaluator'], from: ['awaiting_evaluation'], to: 'refunded', sets: { ...evaluatedWith('reject'), refunded_at: NOW, refunded_by: 'evaluator' }, moneyEvent: 'void', notices: ['evaluated'], doc: { to: 'refunded (verdict reject: the price back to the buyer, the evaluator its feeGas as evaluator_fee)' } },
+  { trigger: 'evaluation_expired', tool: 'evaluation timeout', who: ['sweeper'], from: ['awaiting_evaluation'], to: 'delivered', sets: { evaluation_expired_at: NOW }, moneyEvent: null, after: { at: 'evaluate_by', period: { hoursOfColumn: 'evaluation_hours' } }, doc: { from: 'awaiting_evaluation, evaluationHours (default 48) without a verdict', to: 'delivered (the fee goes back to the buyer when the purchase settles; auto-release starts now)' } },
   { trigger: 'confirm', tool: 'confirm_delivery', who: ['buyer'], from: ['delivered'], to: 'completed', sets: completedBy, moneyEvent: 'settle', doc: { to: `completed (${feeText})` } },
   { trigger: 'auto_release', tool: 'auto-release', who: ['sweeper'], from: ['delivered'], to: 'completed', sets: { completed_at: NOW, completed_by: 'auto_release' }, moneyEvent: 'settle', after: { at: 'auto_release_at', period: { daysOfTerm: 'autoReleaseDays' }, unless: 'refund_requested_at' }, doc: { from: 'delivered, {autoReleaseDays} days after deliveredAt, no refund request or dispute', to: 'completed' } },
   { trigger: 'auto_refund', tool: 'auto-refund', who: ['sweeper'], from: ['awaiting_delivery'], to: 'refunded', sets: { refunded_at: NOW, refunded_by: 'auto_refund' }, moneyEvent: 'void', after: { at: 'deliver_by', period: { daysOfColumn: 'delivery_days' } }, doc: { from: `awaiting_delivery, the listing's deliveryDays (default ${DEFAULT_DELIVERY_DAYS}) passed`, to: 'refunded' } },
   { trigger: 'refund', tool: 'request_refund', who: ['buyer'], from: ['awaiting_delivery'], to: 'refunded', sets: { ...refundedBy, refund_reason: INPUT }, moneyEvent: 'void', doc: { to: 'refunded at once' } },
   { trigger: 'request_refund', tool: 'request_refund', who: ['buyer'], from: ['delivered'], to: null, sets: { refund_requested_at: NOW, refund_reason: INPUT }, moneyEvent: null, doc: { to: 'stays delivered, refundRequestedAt set, auto-release paused' } },
-  { trigger: 'refund', tool: 'request_refund', who: ['seller'], from: ['awaiting_delivery', 'delivered'], to: 'refunded', sets: { ...refundedBy, refund_reason: INPUT }, moneyEvent: 'void', doc: { to: 'refunded (the seller gives the money back)' } },
-  { trigger: 'dispute', tool: 'dispute_purchase', who: ['buyer', 'seller'], from: ['awaiting_delivery', 'delivered'], to: 'disputed', sets: { disputed_at: NOW, disputed_by: ACTOR, dispute_reason: INPUT }, moneyEvent: null, notices: ['disputed'], doc: { to: 'disputed, escrow frozen' } },
+  { trigger: 'refund', tool: 'request_refund', who: ['seller'], from: ['awaiting_delivery', 'awaiting_evaluation', 'delivered'], to: 'refunded', sets: { ...refundedBy, refund_reason: INPUT }, moneyEvent: 'void', doc: { to: 'refunded (the seller gives the money back)' } },
+  { trigger: 'dispute', tool: 'dispute_purchase', who: ['buyer', 'seller'], from: ['awaiting_delivery', 'awaiting_evaluation', 'delivered'], to: 'disputed', sets: { disputed_at: NOW, disputed_by: ACTOR, dispute_reason: INPUT }, moneyEvent: null, notices: ['disputed'], doc: { to: 'disputed, escrow frozen' } },
   { trigger: 'resolve_refund', tool: 'admin resolve', who: ['operator'], from: ['disputed'], to: 'refunded', sets: { ...refundedBy, dispute_resolved_at: NOW, dispute_outcome: 'refund', dispute_note: INPUT, dispute_resolved_by: INPUT }, moneyEvent: 'void', doc: { to: 'refunded or completed' } },
   { trigger: 'resolve_release', tool: 'admin resolve', who: ['operator'], from: ['disputed'], to: 'completed', sets: { ...completedBy, dispute_resolved_at: NOW, dispute_outcome: 'release', dispute_note: INPUT, dispute_resolved_by: INPUT }, moneyEvent: 'settle', doc: false },
   { trigger: 'rate', tool: 'rate_purchase', who: ['buyer'], from: ['completed'], to: null, sets: { rating: INPUT, rating_comment: INPUT, first_rated_at: INPUT, rated_at: NOW }, moneyEvent: null, notices: ['rated'], doc: { to: `rating 1–5 (once; may be changed within ${RATING_CHANGE_WINDOW_DAYS} days)` } },
@@ -247,8 +266,10 @@ export function transitionsFor(trigger: Trigger): Transition[] {
 // Machine-level (any machine: escrow's, or a test's fixture). The escrow-typed versions follow them.
 
 /** The transition `trigger` fires for `who` from `status` in machine `m`, or undefined when it may not. */
-export function transitionIn(m: Machine, trigger: string, who: Actor, status: string): MachineTransition | undefined {
-  return m.transitions.find((t) => t.trigger === trigger && t.who.includes(who) && t.from.includes(status));
+export function transitionIn(m: Machine, trigger: string, who: Actor, status: string, row?: Readonly<Record<string, unknown>>): MachineTransition | undefined {
+  return m.transitions.find(
+    (t) => t.trigger === trigger && t.who.includes(who) && t.from.includes(status) && (!row || !t.when || (row[t.when] !== null && row[t.when] !== undefined)),
+  );
 }
 
 /** The states of `m` from which a set of triggers is accepted for `who` (the "needs …" of an invalid_state message). */

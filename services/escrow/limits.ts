@@ -39,7 +39,7 @@ export function budgetWindows(now: Date): { dayStart: Date; weekStart: Date } {
 export async function spentSince(db: Queryable, agentId: string, now: Date): Promise<{ today: number; week: number }> {
   const { dayStart, weekStart } = budgetWindows(now);
   const r = await db.query<{ today: string | number | null; week: string | number | null }>(
-    `SELECT COALESCE(SUM(price_gas) FILTER (WHERE created_at >= $2), 0) AS today, COALESCE(SUM(price_gas), 0) AS week
+    `SELECT COALESCE(SUM(price_gas + evaluator_fee_gas) FILTER (WHERE created_at >= $2), 0) AS today, COALESCE(SUM(price_gas + evaluator_fee_gas), 0) AS week
        FROM escrow.purchases WHERE buyer_id = $1 AND created_at >= $3 AND status = ANY($4::text[])`,
     [agentId, dayStart.toISOString(), weekStart.toISOString(), BUDGET_STATUSES],
   );

@@ -182,7 +182,7 @@ export class PurchaseEngine<T extends string = string> {
   /** The transition `who` may fire with one of `triggers` from the row's state, or invalid_state. */
   guard(row: PurchaseRow, triggers: readonly T[], who: Actor, tool: string): MachineTransition & { trigger: T } {
     for (const trigger of triggers) {
-      const t = transitionIn(this.machine, trigger, who, row.status);
+      const t = transitionIn(this.machine, trigger, who, row.status, row as unknown as Record<string, unknown>);
       if (t) return t as MachineTransition & { trigger: T };
     }
     throw this.invalidState(row, tool, statesAcceptingIn(this.machine, triggers, who).join(' or '));
@@ -193,6 +193,7 @@ export class PurchaseEngine<T extends string = string> {
       'hours' in period ? period.hours * HOUR_MS
       : 'days' in period ? period.days * DAY_MS
       : 'daysOfColumn' in period ? Number((row as unknown as Record<string, unknown>)[period.daysOfColumn]) * DAY_MS
+      : 'hoursOfColumn' in period ? Number((row as unknown as Record<string, unknown>)[period.hoursOfColumn]) * HOUR_MS
       : this.deps.terms()[period.daysOfTerm] * DAY_MS;
     return new Date(now.getTime() + ms);
   }
@@ -247,7 +248,7 @@ export class PurchaseEngine<T extends string = string> {
 
   /** The outbox rows a transition writes: its money event (settle/void; a hold is a keyed call made before) and its notices. */
   effects(t: MachineTransition, before: PurchaseRow, after: PurchaseRow, at: string): EscrowEvent[] {
-    const events = moneyEvents(t.moneyEvent, before, at);
+    const events = moneyEvents(t.moneyEvent, before, at, after);
     for (const notice of t.notices ?? []) {
       const event = NOTICES[notice](before, after, at);
       if (event) events.push(event);
@@ -442,7 +443,9 @@ export class PurchaseEngine<T extends string = string> {
       for (const timer of timersOf(this.machine, t.to)) {
         set[timer.at] = 'daysOfColumn' in timer.period
           ? new SqlExpr(`($1::timestamptz + ${timer.period.daysOfColumn} * interval '1 day')`)
-          : this.dueAt(timer.period, {} as PurchaseRow, now).toISOString();
+          : 'hoursOfColumn' in timer.period
+            ? new SqlExpr(`($1::timestamptz + ${timer.period.hoursOfColumn} * interval '1 hour')`)
+            : this.dueAt(timer.period, {} as PurchaseRow, now).toISOString();
       }
     }
     set.updated_at = at;

@@ -53,6 +53,14 @@ export interface PurchaseRow {
   approval_expires_at: Date | null;
   approval_decided_at: Date | null;
   approval_decision: 'approved' | 'declined' | 'expired' | null;
+  evaluator_id: string | null;
+  evaluator_fee_gas: number;
+  evaluation_hours: number | null;
+  evaluate_by: Date | null;
+  evaluated_at: Date | null;
+  evaluation_verdict: 'accept' | 'reject' | null;
+  evaluation_report: string | null;
+  evaluation_expired_at: Date | null;
   created_at: Date;
   updated_at: Date;
 }
@@ -97,8 +105,23 @@ export function toView(row: PurchaseRow, viewerId?: string): PurchaseView {
     approvalUrl: awaits(row.status, 'owner') && viewerId !== row.seller_id ? row.approval_url : null,
     approvalExpiresAt: timerRunning(row.status, 'approval_expires_at', row as unknown as Record<string, unknown>) ? iso(row.approval_expires_at) : null,
   };
+  if (row.evaluator_id) {
+    const feeGas = Number(row.evaluator_fee_gas);
+    view.evaluator = {
+      agentId: row.evaluator_id,
+      feeGas,
+      evaluationHours: Number(row.evaluation_hours),
+      evaluateBy: timerRunning(row.status, 'evaluate_by', row as unknown as Record<string, unknown>) ? iso(row.evaluate_by) : null,
+      verdict: row.evaluation_verdict,
+      report: row.evaluation_report,
+      evaluatedAt: iso(row.evaluated_at),
+      expiredAt: iso(row.evaluation_expired_at),
+    };
+    view.totalHeldGas = Number(row.price_gas) + feeGas;
+  }
   if (viewerId === row.buyer_id) view.role = 'buyer';
   else if (viewerId === row.seller_id) view.role = 'seller';
+  else if (viewerId && viewerId === row.evaluator_id) view.role = 'evaluator';
   return view;
 }
 
@@ -119,8 +142,9 @@ export function notFound(purchaseId: string): NotFoundError {
 /** The caller's role, or not_found for anyone else (a purchase's existence is not revealed to strangers). */
 export function roleOf(row: PurchaseRow | undefined, agentId: string, purchaseId: string): Role {
   if (row && row.buyer_id === agentId) return 'buyer';
-  // The seller never sees a purchase that was not funded.
+  // The seller (and the evaluator) never sees a purchase that was not funded.
   if (row && row.seller_id === agentId && STATES[row.status].sellerSees) return 'seller';
+  if (row && row.evaluator_id === agentId && STATES[row.status].sellerSees) return 'evaluator';
   throw notFound(purchaseId);
 }
 
@@ -128,9 +152,13 @@ export function requireRole(row: PurchaseRow | undefined, agentId: string, purch
   const actual = roleOf(row, agentId, purchaseId);
   if (actual !== role) {
     throw new ForbiddenError(`Only the ${role} of purchase ${purchaseId} can call ${tool}; you are its ${actual}.`, {
-      hint: role === 'seller'
-        ? 'The seller acknowledges and delivers; as the buyer you confirm_delivery, request_refund or dispute_purchase.'
-        : 'The buyer confirms, reads the delivery and rates; as the seller you ack_purchase, deliver_work or request_refund (to refund the buyer).',
+      hint: role === 'evaluator'
+        ? 'Only the evaluator the buyer named calls evaluate_delivery; as a party you may dispute_purchase or send_message.'
+        : actual === 'evaluator'
+          ? 'As the evaluator you read get_delivery and call evaluate_delivery {purchaseId, verdict: "accept"|"reject", report}.'
+          : role === 'seller'
+            ? 'The seller acknowledges and delivers; as the buyer you confirm_delivery, request_refund or dispute_purchase.'
+            : 'The buyer confirms, reads the delivery and rates; as the seller you ack_purchase, deliver_work or request_refund (to refund the buyer).',
       details: { purchaseId, role: actual },
     });
   }

@@ -24,20 +24,36 @@ import {
   POSTING_COLUMNS,
   stepwiseOnConflict,
   type HoldRow,
+  type Leg,
 } from './postings';
 
-/** The split a hold carries: the one quoted at purchase, or (when the caller sends none) fixed now. */
-function splitOf(p: HoldParams, feePercent: number): { platformFeeGas: number; sellerNetGas: number } {
-  if (p.platformFeeGas === undefined && p.sellerNetGas === undefined) return saleSplit(p.amountGas, feePercent);
-  const platformFeeGas = p.platformFeeGas ?? p.amountGas - p.sellerNetGas!;
-  const sellerNetGas = p.sellerNetGas ?? p.amountGas - platformFeeGas;
-  if (platformFeeGas < 0 || sellerNetGas < 0 || platformFeeGas + sellerNetGas !== p.amountGas) {
-    throw new InvalidArgumentsError('platformFeeGas + sellerNetGas must equal amountGas.', {
-      hint: 'Send the split quoted at purchase (saleSplit of the price).',
-      details: { amountGas: p.amountGas, platformFeeGas, sellerNetGas },
+/** The split a hold carries: the one quoted at purchase, or (when the caller sends none) fixed now; an evaluator's fee is a leg of its own. */
+function splitOf(p: HoldParams, feePercent: number): { platformFeeGas: number; sellerNetGas: number; evaluatorFeeGas: number; evaluatorId: string | null } {
+  const evaluatorFeeGas = p.evaluatorFeeGas ?? 0;
+  const evaluatorId = p.evaluatorId ?? null;
+  if (!Number.isSafeInteger(evaluatorFeeGas) || evaluatorFeeGas < 0 || (evaluatorFeeGas > 0) !== (evaluatorId !== null) || evaluatorFeeGas >= p.amountGas) {
+    throw new InvalidArgumentsError('An evaluator comes with a positive fee below amountGas, and a fee with its evaluator.', {
+      hint: 'Send evaluatorId and evaluatorFeeGas together (amountGas = price + evaluatorFeeGas), or neither.',
+      details: { amountGas: p.amountGas, evaluatorFeeGas, evaluatorId },
     });
   }
-  return { platformFeeGas, sellerNetGas };
+  if (evaluatorId !== null && (evaluatorId === p.buyerId || evaluatorId === p.sellerId)) {
+    throw new InvalidArgumentsError('The evaluator must be neither the buyer nor the seller.', { hint: 'Name a third agent as evaluator.', details: { evaluatorId } });
+  }
+  const priceGas = p.amountGas - evaluatorFeeGas;
+  if (p.platformFeeGas === undefined && p.sellerNetGas === undefined) {
+    const { platformFeeGas, sellerNetGas } = saleSplit(priceGas, feePercent);
+    return { platformFeeGas, sellerNetGas, evaluatorFeeGas, evaluatorId };
+  }
+  const platformFeeGas = p.platformFeeGas ?? priceGas - p.sellerNetGas!;
+  const sellerNetGas = p.sellerNetGas ?? priceGas - platformFeeGas;
+  if (platformFeeGas < 0 || sellerNetGas < 0 || platformFeeGas + sellerNetGas !== priceGas) {
+    throw new InvalidArgumentsError('platformFeeGas + sellerNetGas (+ evaluatorFeeGas) must equal amountGas.', {
+      hint: 'Send the split quoted at purchase (saleSplit of the price).',
+      details: { amountGas: p.amountGas, platformFeeGas, sellerNetGas, evaluatorFeeGas },
+    });
+  }
+  return { platformFeeGas, sellerNetGas, evaluatorFeeGas, evaluatorId };
 }
 
 export async function holdGas(db: Db, at: Date, p: HoldParams, feePercent: number): Promise<HoldResult> {
@@ -71,10 +87,10 @@ export async function holdGas(db: Db, at: Date, p: HoldParams, feePercent: numbe
          UNION ALL
          SELECT $1, $8, $6::bigint, 'escrow_hold', NULL, $4, NULL, NULL, $5::timestamptz FROM moved, claim),
        held AS (
-         INSERT INTO ledger.holds (purchase_id, buyer_id, seller_id, amount_gas, platform_fee_gas, seller_net_gas, status, hold_transaction_id, created_at)
-         SELECT $4, $9, $10, $6::bigint, $11, $12, 'pending', $1, $5::timestamptz FROM moved, claim)
+         INSERT INTO ledger.holds (purchase_id, buyer_id, seller_id, amount_gas, platform_fee_gas, seller_net_gas, evaluator_id, evaluator_fee_gas, status, hold_transaction_id, created_at)
+         SELECT $4, $9, $10, $6::bigint, $11, $12, $13, $14, 'pending', $1, $5::timestamptz FROM moved, claim)
        SELECT (SELECT balance FROM moved) AS balance`,
-      [id, key, fingerprint, purchaseId, at, amountGas, agentAccount(buyerId), PLATFORM.escrowHolds, buyerId, sellerId, split.platformFeeGas, split.sellerNetGas],
+      [id, key, fingerprint, purchaseId, at, amountGas, agentAccount(buyerId), PLATFORM.escrowHolds, buyerId, sellerId, split.platformFeeGas, split.sellerNetGas, split.evaluatorId, split.evaluatorFeeGas],
     )
     .catch(stepwiseOnConflict);
   if (fast && fast.rows[0].balance !== null) return { holdId: id, purchaseId, status: 'pending', amountGas, replayed: false };
@@ -99,9 +115,9 @@ export async function holdGas(db: Db, at: Date, p: HoldParams, feePercent: numbe
     );
     await tx
       .query(
-        `INSERT INTO ledger.holds (purchase_id, buyer_id, seller_id, amount_gas, platform_fee_gas, seller_net_gas, status, hold_transaction_id, created_at)
-         VALUES ($1, $2, $3, $4, $5, $6, 'pending', $7, $8)`,
-        [purchaseId, buyerId, sellerId, amountGas, split.platformFeeGas, split.sellerNetGas, claim.id, at],
+        `INSERT INTO ledger.holds (purchase_id, buyer_id, seller_id, amount_gas, platform_fee_gas, seller_net_gas, evaluator_id, evaluator_fee_gas, status, hold_transaction_id, created_at)
+         VALUES ($1, $2, $3, $4, $5, $6, $9, $10, 'pending', $7, $8)`,
+        [purchaseId, buyerId, sellerId, amountGas, split.platformFeeGas, split.sellerNetGas, claim.id, at, split.evaluatorId, split.evaluatorFeeGas],
       )
       .catch((err: { code?: string }) => {
         // A second hold for one purchase raced in under another key: this one rolls back, nothing moved.
@@ -170,8 +186,8 @@ export async function holdPendings(db: Db, at: Date, holds: ReadonlyArray<HoldPa
 function isPlainHold(p: HoldParams, feePercent: number): boolean {
   if (p.buyerId === p.sellerId) return false;
   try {
-    splitOf(p, feePercent);
-    return true;
+    // A hold with an evaluator goes alone (holdPendings writes the two-leg split only).
+    return splitOf(p, feePercent).evaluatorFeeGas === 0;
   } catch {
     return false;
   }
@@ -201,9 +217,34 @@ export function holdWriter(db: Db, now: () => Date, feePercent: () => number): B
 }
 
 /** Posts a hold with the amounts it carries: nothing is recomputed at settle time. */
-export async function settleHold(db: Db, at: Date, key: string, purchaseId: string): Promise<SettleResult> {
+export async function settleHold(db: Db, at: Date, key: string, purchaseId: string, evaluatorPaid = false): Promise<SettleResult> {
+  // A hold with an evaluator's leg is not the one statement's (it answers null): the stepwise path posts its legs.
   const fast = await settlePendingHold(db, at, key, purchaseId).catch(stepwiseOnConflict);
-  return fast ?? db.transaction((tx) => settleHoldStepwise(tx, at, key, purchaseId));
+  return fast ?? db.transaction((tx) => settleHoldStepwise(tx, at, key, purchaseId, evaluatorPaid));
+}
+
+/**
+ * The legs of resolving a pending hold, decided here once for every path that posts them stepwise
+ * (the one-statement paths write the same legs for holds without an evaluator: resolutionSql, settlePendingHolds):
+ *   posted  escrow_holds → seller (sale_earn, the held net) + platform_fees (the held fee) + the evaluator's leg
+ *   voided  escrow_holds → buyer (escrow_refund, the price) + the evaluator's leg
+ * The evaluator's leg: its fee as evaluator_fee when it gave a verdict (`evaluatorPaid`), else back to the buyer.
+ */
+export function resolutionLegs(hold: HoldRow, outcome: 'posted' | 'voided', evaluatorPaid: boolean): Leg[] {
+  const amountGas = Number(hold.amount_gas);
+  const feeGas = Number(hold.evaluator_fee_gas ?? 0);
+  const toBuyer = (amount: number): Leg => ({ accountId: agentAccount(hold.buyer_id), agentId: hold.buyer_id, amount, entryType: 'escrow_refund' });
+  const paid = feeGas > 0 && evaluatorPaid && hold.evaluator_id !== null;
+  const evaluatorLeg: Leg[] = paid ? [{ accountId: agentAccount(hold.evaluator_id!), agentId: hold.evaluator_id!, amount: feeGas, entryType: 'evaluator_fee' }] : [];
+  if (outcome === 'posted') {
+    return [
+      { accountId: PLATFORM.escrowHolds, amount: -amountGas, entryType: 'escrow_release' },
+      { accountId: agentAccount(hold.seller_id), agentId: hold.seller_id, amount: Number(hold.seller_net_gas), entryType: 'sale_earn' },
+      { accountId: PLATFORM.platformFees, amount: Number(hold.platform_fee_gas), entryType: 'platform_fee' },
+      ...(feeGas > 0 && !paid ? [toBuyer(feeGas)] : evaluatorLeg),
+    ];
+  }
+  return [{ accountId: PLATFORM.escrowHolds, amount: -amountGas, entryType: 'escrow_refund' }, toBuyer(paid ? amountGas - feeGas : amountGas), ...evaluatorLeg];
 }
 
 /**
@@ -214,7 +255,7 @@ export async function settleHold(db: Db, at: Date, key: string, purchaseId: stri
 function resolveHoldSql(status: 'posted' | 'voided', type: 'escrow_settle' | 'escrow_void', returning: string): string {
   return `h AS (
        UPDATE ledger.holds SET status = '${status}', final_transaction_id = $1, resolved_at = $4
-        WHERE purchase_id = $3 AND status = 'pending'
+        WHERE purchase_id = $3 AND status = 'pending' AND evaluator_fee_gas = 0
         RETURNING ${returning}),
      claim AS (
        INSERT INTO ledger.transactions (id, key, type, fingerprint, purchase_id, created_at)
@@ -300,7 +341,7 @@ export async function settlePendingHolds(db: Db, at: Date, settles: ReadonlyArra
     `WITH v AS (SELECT * FROM jsonb_to_recordset($1::jsonb) AS v(n int, id text, key text, purchase_id text, fingerprint text)),
      h AS (
        UPDATE ledger.holds SET status = 'posted', final_transaction_id = v.id, resolved_at = $2
-         FROM v WHERE ledger.holds.purchase_id = v.purchase_id AND ledger.holds.status = 'pending'
+         FROM v WHERE ledger.holds.purchase_id = v.purchase_id AND ledger.holds.status = 'pending' AND ledger.holds.evaluator_fee_gas = 0
        RETURNING v.n, v.id, v.key, v.fingerprint, ledger.holds.purchase_id, ledger.holds.seller_id,
                  ledger.holds.amount_gas, ledger.holds.seller_net_gas, ledger.holds.platform_fee_gas),
      claim AS (
@@ -346,6 +387,8 @@ export interface SettleRequest {
   key: string;
   purchaseId: string;
   sellerId: string;
+  /** A hold with an evaluator: its fee goes to the evaluator (a verdict) or back to the buyer. */
+  evaluatorPaid?: boolean;
 }
 
 /**
@@ -354,7 +397,7 @@ export interface SettleRequest {
  * settle — or all of them, if it fails — are settled alone, so each answer is exactly settleHold's.
  */
 export function settleWriter(db: Db, now: () => Date): Batcher<SettleRequest, SettleResult> {
-  const alone = (r: SettleRequest) => settleHold(db, now(), r.key, r.purchaseId);
+  const alone = (r: SettleRequest) => settleHold(db, now(), r.key, r.purchaseId, r.evaluatorPaid ?? false);
   return new Batcher<SettleRequest, SettleResult>(
     async (batch, stats) => {
       let results: Array<SettleResult | null> = batch.map(() => null);
@@ -370,11 +413,12 @@ export function settleWriter(db: Db, now: () => Date): Batcher<SettleRequest, Se
   );
 }
 
-async function settleHoldStepwise(tx: Queryable, at: Date, key: string, purchaseId: string): Promise<SettleResult> {
+async function settleHoldStepwise(tx: Queryable, at: Date, key: string, purchaseId: string, evaluatorPaid: boolean): Promise<SettleResult> {
   const claim = await claimKey(tx, { key, type: 'escrow_settle', fingerprint: JSON.stringify({ purchaseId }), purchaseId, at });
   const hold = (await tx.query<HoldRow>('SELECT * FROM ledger.holds WHERE purchase_id = $1 FOR UPDATE', [purchaseId])).rows[0];
   if (!hold) throw new NotFoundError(`No escrow hold for purchase ${purchaseId}.`, { hint: 'Hold the gas (ledger.hold) before settling.' });
-  const priceGas = Number(hold.amount_gas);
+  // The price (the evaluator's fee, if any, is held on top of it).
+  const priceGas = Number(hold.amount_gas) - Number(hold.evaluator_fee_gas ?? 0);
   const sellerNetGas = Number(hold.seller_net_gas);
   const platformFeeGas = Number(hold.platform_fee_gas);
   const result = {
@@ -393,17 +437,7 @@ async function settleHoldStepwise(tx: Queryable, at: Date, key: string, purchase
       details: { holdStatus: hold.status },
     });
   }
-  await applyLegs(
-    tx,
-    claim.id,
-    [
-      { accountId: PLATFORM.escrowHolds, amount: -priceGas, entryType: 'escrow_release' },
-      { accountId: agentAccount(hold.seller_id), agentId: hold.seller_id, amount: sellerNetGas, entryType: 'sale_earn' },
-      { accountId: PLATFORM.platformFees, amount: platformFeeGas, entryType: 'platform_fee' },
-    ],
-    { purchaseId },
-    at,
-  );
+  await applyLegs(tx, claim.id, resolutionLegs(hold, 'posted', evaluatorPaid), { purchaseId }, at);
   await tx.query(
     `UPDATE ledger.holds SET status = 'posted', final_transaction_id = $2, resolved_at = $3 WHERE purchase_id = $1 AND status = 'pending'`,
     [purchaseId, claim.id, at],
@@ -411,7 +445,7 @@ async function settleHoldStepwise(tx: Queryable, at: Date, key: string, purchase
   return { ...result, replayed: false };
 }
 
-export async function voidHold(db: Db, at: Date, key: string, purchaseId: string) {
+export async function voidHold(db: Db, at: Date, key: string, purchaseId: string, evaluatorPaid = false) {
   // The common case in one statement, in its own transaction (like settle): the pending hold turns
   // voided, the key is claimed, the buyer gets the held gas back. A replay (the key fails the
   // statement) or a hold not pending changes nothing here and takes the stepwise path.
@@ -437,16 +471,7 @@ export async function voidHold(db: Db, at: Date, key: string, purchaseId: string
         details: { holdStatus: hold.status },
       });
     }
-    const balances = await applyLegs(
-      tx,
-      claim.id,
-      [
-        { accountId: PLATFORM.escrowHolds, amount: -amountGas, entryType: 'escrow_refund' },
-        { accountId: agentAccount(hold.buyer_id), agentId: hold.buyer_id, amount: amountGas, entryType: 'escrow_refund' },
-      ],
-      { purchaseId },
-      at,
-    );
+    const balances = await applyLegs(tx, claim.id, resolutionLegs(hold, 'voided', evaluatorPaid), { purchaseId }, at);
     await tx.query(
       `UPDATE ledger.holds SET status = 'voided', final_transaction_id = $2, resolved_at = $3 WHERE purchase_id = $1 AND status = 'pending'`,
       [purchaseId, claim.id, at],
