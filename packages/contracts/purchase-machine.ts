@@ -129,12 +129,18 @@ export type ColumnValue = typeof NOW | typeof ACTOR | typeof INPUT | string | bo
 export type Period = { hours: number } | { days: number } | { daysOfColumn: string } | { hoursOfColumn: string } | { daysOfTerm: 'autoReleaseDays' };
 
 /**
+ * The one column every timer writes (escrow.purchases.due_at): when the timer leaving the purchase's state
+ * fires; null in a state no timer leaves. A state has at most one timer, so one column holds them all.
+ */
+export const DUE_AT = 'due_at';
+
+/**
  * A timed transition (Sharetribe's `:at first-entered-state + period`, TigerBeetle's pending timeout):
- * the transition that ENTERS `from` writes `at` = entered + period; the sweeper fires this transition
- * for purchases whose `at` has passed (and whose `unless` column is still empty).
+ * the transition that ENTERS `from` writes DUE_AT = entered + period; the sweeper fires this transition
+ * for purchases in `from` whose DUE_AT has passed (and whose `unless` column is still empty). A timer is
+ * data on its transition: adding one needs no column.
  */
 export interface Timer {
-  at: string;
   period: Period;
   /** While this column is set the timer does not fire (a refund request pauses auto-release). */
   unless?: string;
@@ -219,16 +225,16 @@ export const TRANSITIONS: readonly Transition[] = [
   { trigger: 'late_hold', tool: 'funding', who: ['ledger'], from: ['failed'], to: null, sets: {}, moneyEvent: 'void', doc: false },
   { trigger: 'approve', tool: 'approval page', who: ['owner'], from: ['awaiting_approval'], to: 'awaiting_delivery', sets: { approval_decided_at: NOW, approval_decision: 'approved' }, moneyEvent: null, notices: ['approved'], doc: false },
   { trigger: 'decline', tool: 'approval page', who: ['owner'], from: ['awaiting_approval'], to: 'failed', sets: { approval_decided_at: NOW, approval_decision: 'declined', failure_reason: 'declined' }, moneyEvent: 'void', doc: false },
-  { trigger: 'approval_expired', tool: 'approval expiry', who: ['sweeper'], from: ['awaiting_approval'], to: 'failed', sets: { approval_decided_at: NOW, approval_decision: 'expired', failure_reason: 'approval_expired' }, moneyEvent: 'void', after: { at: 'approval_expires_at', period: { hours: APPROVAL_WINDOW_HOURS } }, doc: false },
+  { trigger: 'approval_expired', tool: 'approval expiry', who: ['sweeper'], from: ['awaiting_approval'], to: 'failed', sets: { approval_decided_at: NOW, approval_decision: 'expired', failure_reason: 'approval_expired' }, moneyEvent: 'void', after: { period: { hours: APPROVAL_WINDOW_HOURS } }, doc: false },
   { trigger: 'ack', tool: 'ack_purchase', who: ['seller'], from: ['awaiting_delivery'], to: null, sets: { acknowledged_at: NOW }, moneyEvent: null, doc: { to: 'same state, acknowledgedAt set' } },
   { trigger: 'deliver_for_evaluation', tool: 'deliver_work', who: ['seller'], from: ['awaiting_delivery'], to: 'awaiting_evaluation', when: 'evaluator_id', sets: { delivered_at: NOW, delivery_json: INPUT, delivery_sha256: INPUT }, moneyEvent: null, notices: ['delivered', 'evaluation_requested'], doc: { to: 'awaiting_evaluation when the buyer named an evaluator (evaluateBy = deliveredAt + evaluationHours)' } },
   { trigger: 'deliver', tool: 'deliver_work', who: ['seller'], from: ['awaiting_delivery'], to: 'delivered', sets: { delivered_at: NOW, delivery_json: INPUT, delivery_sha256: INPUT }, moneyEvent: null, notices: ['delivered'], doc: { to: 'delivered (deliveredAt, sha256 of the delivery)' } },
   { trigger: 'evaluate_accept', tool: 'evaluate_delivery', who: ['evaluator'], from: ['awaiting_evaluation'], to: 'completed', sets: { ...evaluatedWith('accept'), completed_at: NOW, completed_by: 'evaluator' }, moneyEvent: 'settle', notices: ['evaluated'], doc: { to: `completed (verdict accept: ${feeText}, the evaluator its feeGas as evaluator_fee)` } },
   { trigger: 'evaluate_reject', tool: 'evaluate_delivery', who: ['evaluator'], from: ['awaiting_evaluation'], to: 'refunded', sets: { ...evaluatedWith('reject'), refunded_at: NOW, refunded_by: 'evaluator' }, moneyEvent: 'void', notices: ['evaluated'], doc: { to: 'refunded (verdict reject: the price back to the buyer, the evaluator its feeGas as evaluator_fee)' } },
-  { trigger: 'evaluation_expired', tool: 'evaluation timeout', who: ['sweeper'], from: ['awaiting_evaluation'], to: 'delivered', sets: { evaluation_expired_at: NOW }, moneyEvent: null, after: { at: 'evaluate_by', period: { hoursOfColumn: 'evaluation_hours' } }, doc: { from: 'awaiting_evaluation, evaluationHours (default 48) without a verdict', to: 'delivered (the fee goes back to the buyer when the purchase settles; auto-release starts now)' } },
+  { trigger: 'evaluation_expired', tool: 'evaluation timeout', who: ['sweeper'], from: ['awaiting_evaluation'], to: 'delivered', sets: { evaluation_expired_at: NOW }, moneyEvent: null, after: { period: { hoursOfColumn: 'evaluation_hours' } }, doc: { from: 'awaiting_evaluation, evaluationHours (default 48) without a verdict', to: 'delivered (the fee goes back to the buyer when the purchase settles; auto-release starts now)' } },
   { trigger: 'confirm', tool: 'confirm_delivery', who: ['buyer'], from: ['delivered'], to: 'completed', sets: completedBy, moneyEvent: 'settle', doc: { to: `completed (${feeText})` } },
-  { trigger: 'auto_release', tool: 'auto-release', who: ['sweeper'], from: ['delivered'], to: 'completed', sets: { completed_at: NOW, completed_by: 'auto_release' }, moneyEvent: 'settle', after: { at: 'auto_release_at', period: { daysOfTerm: 'autoReleaseDays' }, unless: 'refund_requested_at' }, doc: { from: 'delivered, {autoReleaseDays} days after deliveredAt, no refund request or dispute', to: 'completed' } },
-  { trigger: 'auto_refund', tool: 'auto-refund', who: ['sweeper'], from: ['awaiting_delivery'], to: 'refunded', sets: { refunded_at: NOW, refunded_by: 'auto_refund' }, moneyEvent: 'void', after: { at: 'deliver_by', period: { daysOfColumn: 'delivery_days' } }, doc: { from: `awaiting_delivery, the listing's deliveryDays (default ${DEFAULT_DELIVERY_DAYS}) passed`, to: 'refunded' } },
+  { trigger: 'auto_release', tool: 'auto-release', who: ['sweeper'], from: ['delivered'], to: 'completed', sets: { completed_at: NOW, completed_by: 'auto_release' }, moneyEvent: 'settle', after: { period: { daysOfTerm: 'autoReleaseDays' }, unless: 'refund_requested_at' }, doc: { from: 'delivered, {autoReleaseDays} days after deliveredAt, no refund request or dispute', to: 'completed' } },
+  { trigger: 'auto_refund', tool: 'auto-refund', who: ['sweeper'], from: ['awaiting_delivery'], to: 'refunded', sets: { refunded_at: NOW, refunded_by: 'auto_refund' }, moneyEvent: 'void', after: { period: { daysOfColumn: 'delivery_days' } }, doc: { from: `awaiting_delivery, the listing's deliveryDays (default ${DEFAULT_DELIVERY_DAYS}) passed`, to: 'refunded' } },
   { trigger: 'refund', tool: 'request_refund', who: ['buyer'], from: ['awaiting_delivery'], to: 'refunded', sets: { ...refundedBy, refund_reason: INPUT }, moneyEvent: 'void', doc: { to: 'refunded at once' } },
   { trigger: 'request_refund', tool: 'request_refund', who: ['buyer'], from: ['delivered'], to: null, sets: { refund_requested_at: NOW, refund_reason: INPUT }, moneyEvent: null, doc: { to: 'stays delivered, refundRequestedAt set, auto-release paused' } },
   { trigger: 'refund', tool: 'request_refund', who: ['seller'], from: ['awaiting_delivery', 'awaiting_evaluation', 'delivered'], to: 'refunded', sets: { ...refundedBy, refund_reason: INPUT }, moneyEvent: 'void', doc: { to: 'refunded (the seller gives the money back)' } },
@@ -284,9 +290,16 @@ export function timedTransitions(m: Machine): (MachineTransition & { after: Time
   return m.transitions.filter((t): t is MachineTransition & { after: Timer } => !!t.after);
 }
 
-/** The timers that start when a purchase enters `status` (their `at` columns are written on entry). */
+/** The timers that start when a purchase enters `status` (DUE_AT is written on entry): none or one. */
 export function timersOf(m: Machine, status: string): Timer[] {
   return timedTransitions(m).filter((t) => t.from.includes(status)).map((t) => t.after);
+}
+
+/** The one timer leaving `status`, if any; a machine whose state has two is refused (one DUE_AT column holds it). */
+export function timerOf(m: Machine, status: string): Timer | undefined {
+  const timers = timersOf(m, status);
+  if (timers.length > 1) throw new Error(`state ${status} has ${timers.length} timers; a state has at most one (one due_at column)`);
+  return timers[0];
 }
 
 /** The CHECK constraint on escrow.purchases.status for machine `m`. */
@@ -321,11 +334,17 @@ export function statusCheckSql(column = 'status'): string {
 }
 
 /**
- * Whether a purchase in `status` shows the due time held in `column` (a timer leaving its state,
- * not paused by its `unless` column): views derive autoReleaseAt / approvalExpiresAt from this.
+ * Whether the timer of `trigger` is running for a purchase in `status` (it leaves that state and is not
+ * paused by its `unless` column): views show DUE_AT as autoReleaseAt, deliverBy, approvalExpiresAt or
+ * evaluateBy from this.
  */
-export function timerRunning(status: PurchaseStatus, column: string, row: Readonly<Record<string, unknown>>): boolean {
-  return timersOf(MACHINE, status).some((t) => t.at === column && (!t.unless || row[t.unless] === null || row[t.unless] === undefined));
+export function timerRunning(status: PurchaseStatus, trigger: Trigger, row: Readonly<Record<string, unknown>>): boolean {
+  return TRANSITIONS.some((t) => t.trigger === trigger && t.after && t.from.includes(status) && (!t.after.unless || row[t.after.unless] === null || row[t.after.unless] === undefined));
+}
+
+/** The due time a view shows for `trigger`'s timer: the row's DUE_AT while that timer runs, else null. */
+export function dueOf(status: PurchaseStatus, trigger: Trigger, row: Readonly<Record<string, unknown>>): unknown {
+  return timerRunning(status, trigger, row) ? row[DUE_AT] : null;
 }
 
 /** Whether a purchase in `status` waits for `who` (e.g. the owner's approval: the approval link is shown). */

@@ -121,7 +121,7 @@ const methods = {
     async markFunded(row: PurchaseRow): Promise<PurchaseRow> {
       // One statement (its own transaction): the purchase moves, and the buyer's human is asked
       // (approval_required) or the seller learns of it (purchase.created) through the outbox — the
-      // transition's notices; its timer (deliver_by, or approval_expires_at) starts. A buyer whose
+      // transition's notices; its timer (due_at: the delivery window, or the approval's expiry) starts. A buyer whose
       // referral was already checked is marked so here (no second round trip later).
       const written = await this.engine.fireFrom(row, row.needs_approval === true ? 'fund_for_approval' : 'fund', 'buyer', {
         referral_checked: new SqlExpr('referral_checked OR EXISTS (SELECT 1 FROM escrow.referral_checks c WHERE c.buyer_id = escrow.purchases.buyer_id)'),

@@ -1,8 +1,8 @@
 /**
  * The purchase engine: the ONE writer of a purchase's status. It applies the machine's table
  * (purchase-machine.ts) and nothing else: a transition writes its status, the columns it declares in
- * `sets` (an undeclared column is refused), the timer columns of the state it enters (`after` of the
- * timed transitions leaving it: entered + period), and its effects — the settle/void money event and
+ * `sets` (an undeclared column is refused), the due time of the state it enters (due_at: `after` of the
+ * timed transition leaving it, entered + period; null when none leaves it), and its effects — the settle/void money event and
  * its notices — as outbox rows in the same statement. Handlers, funding and the sweepers only say
  * which trigger fires, for whom, with which input.
  *
@@ -32,8 +32,9 @@ import {
   NOW,
   statesAcceptingIn,
   statusCheckSqlOf,
+  DUE_AT,
   timedTransitions,
-  timersOf,
+  timerOf,
   transitionIn,
   type Actor,
   type Machine,
@@ -79,7 +80,7 @@ export class UndeclaredColumnError extends Error {
 export interface Plan {
   purchaseId: string;
   transition: MachineTransition;
-  /** Column → value (or SqlExpr): status when it moves, declared columns, timer columns, updated_at. */
+  /** Column → value (or SqlExpr): status when it moves, declared columns, due_at, updated_at. */
   set: Record<string, unknown>;
   events: EscrowEvent[];
   /** The row as it reads after the change (SqlExpr columns keep their value as read). */
@@ -237,8 +238,11 @@ export class PurchaseEngine<T extends string = string> {
     }
     if (t.to !== null) {
       set.status = t.to;
-      // first-entered-state + period: the timers leaving the state it enters start now.
-      if (t.to !== row.status) for (const timer of timersOf(this.machine, t.to)) set[timer.at] = this.dueAt(timer.period, row, now).toISOString();
+      // first-entered-state + period: the timer leaving the state it enters starts now (DUE_AT; none: null).
+      if (t.to !== row.status) {
+        const timer = timerOf(this.machine, t.to);
+        set[DUE_AT] = timer ? this.dueAt(timer.period, row, now).toISOString() : null;
+      }
     }
     set.updated_at = at;
     const plain = Object.fromEntries(Object.entries(set).filter(([, v]) => !(v instanceof SqlExpr)));
@@ -428,7 +432,8 @@ export class PurchaseEngine<T extends string = string> {
    * in the same transaction. Returns how many moved.
    */
   async fireDue(t: MachineTransition & { after: Timer }, batch: number): Promise<number> {
-    const { at: dueColumn, unless } = t.after;
+    const { unless } = t.after;
+    const dueColumn = DUE_AT;
     const now = this.deps.now();
     const at = now.toISOString();
     const actor: Actor = 'sweeper';
@@ -440,13 +445,14 @@ export class PurchaseEngine<T extends string = string> {
     }
     if (t.to !== null) {
       set.status = t.to;
-      for (const timer of timersOf(this.machine, t.to)) {
-        set[timer.at] = 'daysOfColumn' in timer.period
+      const timer = timerOf(this.machine, t.to);
+      set[DUE_AT] = !timer
+        ? null
+        : 'daysOfColumn' in timer.period
           ? new SqlExpr(`($1::timestamptz + ${timer.period.daysOfColumn} * interval '1 day')`)
           : 'hoursOfColumn' in timer.period
             ? new SqlExpr(`($1::timestamptz + ${timer.period.hoursOfColumn} * interval '1 hour')`)
             : this.dueAt(timer.period, {} as PurchaseRow, now).toISOString();
-      }
     }
     set.updated_at = at;
     const { sql, params } = assignments(set, 4);

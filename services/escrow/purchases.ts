@@ -1,6 +1,6 @@
 /** Purchase rows, their public view, the callers' roles, and the hints derived from the purchase machine (the engine guards). */
 import { InvalidStateError, NotFoundError, ForbiddenError } from '../../packages/errors';
-import { awaits, nextStepHint, STATES, timerRunning, type PurchaseStatus } from '../../packages/contracts/purchase-machine';
+import { awaits, dueOf, nextStepHint, STATES, type PurchaseStatus, type Trigger } from '../../packages/contracts/purchase-machine';
 import type { PurchaseView, Role } from '../../packages/contracts/escrow';
 export type { PurchaseView, Role };
 
@@ -28,8 +28,8 @@ export interface PurchaseRow {
   delivered_at: Date | null;
   delivery_json: string | null;
   delivery_sha256: string | null;
-  auto_release_at: Date | null;
-  deliver_by: Date | null;
+  /** When the timer leaving the current state fires (purchase-machine.ts DUE_AT); null when none leaves it. */
+  due_at: Date | null;
   completed_at: Date | null;
   completed_by: string | null;
   refunded_at: Date | null;
@@ -50,13 +50,11 @@ export interface PurchaseRow {
   needs_approval: boolean;
   approval_token: string | null;
   approval_url: string | null;
-  approval_expires_at: Date | null;
   approval_decided_at: Date | null;
   approval_decision: 'approved' | 'declined' | 'expired' | null;
   evaluator_id: string | null;
   evaluator_fee_gas: number;
   evaluation_hours: number | null;
-  evaluate_by: Date | null;
   evaluated_at: Date | null;
   evaluation_verdict: 'accept' | 'reject' | null;
   evaluation_report: string | null;
@@ -68,6 +66,11 @@ export interface PurchaseRow {
 export function iso(d: Date | string | null | undefined): string | null {
   if (d === null || d === undefined) return null;
   return new Date(d).toISOString();
+}
+
+/** The due time of `trigger`'s timer while it runs for this purchase (its due_at), else null. */
+function due(row: PurchaseRow, trigger: Trigger): string | null {
+  return iso(dueOf(row.status, trigger, row as unknown as Record<string, unknown>) as Date | null);
 }
 
 /** The public view; what it shows of a timer or an approval follows the machine (the state's timers, who it awaits). */
@@ -90,8 +93,8 @@ export function toView(row: PurchaseRow, viewerId?: string): PurchaseView {
     refundedAt: iso(row.refunded_at),
     refundRequestedAt: iso(row.refund_requested_at),
     disputedAt: iso(row.disputed_at),
-    autoReleaseAt: timerRunning(row.status, 'auto_release_at', row as unknown as Record<string, unknown>) ? iso(row.auto_release_at) : null,
-    deliverBy: iso(row.deliver_by),
+    autoReleaseAt: due(row, 'auto_release'),
+    deliverBy: due(row, 'auto_refund'),
     rating: row.rating === null ? null : Number(row.rating),
     createdAt: iso(row.created_at)!,
     updatedAt: iso(row.updated_at)!,
@@ -103,7 +106,7 @@ export function toView(row: PurchaseRow, viewerId?: string): PurchaseView {
     disputeOutcome: row.dispute_outcome,
     failureReason: row.failure_reason,
     approvalUrl: awaits(row.status, 'owner') && viewerId !== row.seller_id ? row.approval_url : null,
-    approvalExpiresAt: timerRunning(row.status, 'approval_expires_at', row as unknown as Record<string, unknown>) ? iso(row.approval_expires_at) : null,
+    approvalExpiresAt: due(row, 'approval_expired'),
   };
   if (row.evaluator_id) {
     const feeGas = Number(row.evaluator_fee_gas);
@@ -111,7 +114,7 @@ export function toView(row: PurchaseRow, viewerId?: string): PurchaseView {
       agentId: row.evaluator_id,
       feeGas,
       evaluationHours: Number(row.evaluation_hours),
-      evaluateBy: timerRunning(row.status, 'evaluate_by', row as unknown as Record<string, unknown>) ? iso(row.evaluate_by) : null,
+      evaluateBy: due(row, 'evaluation_expired'),
       verdict: row.evaluation_verdict,
       report: row.evaluation_report,
       evaluatedAt: iso(row.evaluated_at),
