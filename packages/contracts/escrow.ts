@@ -291,6 +291,8 @@ export interface PurchaseView {
   evaluator?: EvaluatorView;
   /** Price + the evaluator's fee: what the buyer's gas holds (only on a purchase with an evaluator). */
   totalHeldGas?: number;
+  /** The purchase as an MCP task (derived from the machine; the stdio package reads it instead of restating it), and what comes next. */
+  task: { status: 'working' | 'completed' | 'failed'; pollIntervalMs?: number; next: string };
 }
 
 export interface EscrowMetricsSnapshot {

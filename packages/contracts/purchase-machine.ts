@@ -24,7 +24,15 @@ export interface StateFlags {
   countsAgainstBudget: boolean;
   /** What the caller can do next: the hint of every invalid_state answer about a purchase in this state. */
   next: string;
+  /**
+   * The purchase as an MCP task (ADR 0015; the stdio package reads it from the purchase view): its status
+   * before a delivery, and after one (default completed: the delivery is the task's result); how often a
+   * working task is worth polling (funding is quick, people are slow).
+   */
+  task: { status: TaskStatus; delivered?: TaskStatus; pollMs?: number };
 }
+
+export type TaskStatus = 'working' | 'completed' | 'failed';
 
 export const STATES = {
   pending: {
@@ -33,6 +41,7 @@ export const STATES = {
     sellerSees: false,
     open: true,
     final: false,
+    task: { status: 'working', pollMs: 1000 },
     next: 'Funding is still being confirmed with the ledger; poll get_purchase in a few seconds.',
   },
   awaiting_approval: {
@@ -41,6 +50,7 @@ export const STATES = {
     sellerSees: false,
     open: true,
     final: false,
+    task: { status: 'working', pollMs: 30_000 },
     next: `The gas is held and the purchase waits for your human: send them approvalUrl. Approved → awaiting_delivery (only then does the seller see it); declined or ${APPROVAL_WINDOW_HOURS} h without an answer → failed and the hold is voided. Poll get_purchase.`,
   },
   awaiting_delivery: {
@@ -49,6 +59,7 @@ export const STATES = {
     sellerSees: true,
     open: true,
     final: false,
+    task: { status: 'working', pollMs: 5000 },
     next: 'It awaits delivery: the seller delivers with deliver_work; the buyer may request_refund or dispute_purchase.',
   },
   awaiting_evaluation: {
@@ -57,6 +68,7 @@ export const STATES = {
     sellerSees: true,
     open: true,
     final: false,
+    task: { status: 'working', delivered: 'working', pollMs: 10_000 },
     next: 'It is delivered and awaits the evaluator the buyer named: the evaluator reads it with get_delivery and calls evaluate_delivery (accept → completed, reject → refunded); no verdict by evaluateBy → delivered and the buyer decides. Either party may dispute_purchase.',
   },
   delivered: {
@@ -65,6 +77,7 @@ export const STATES = {
     sellerSees: true,
     open: true,
     final: false,
+    task: { status: 'completed' },
     next: 'It is delivered: the buyer reads it with get_delivery and confirms with confirm_delivery (or request_refund / dispute_purchase).',
   },
   completed: {
@@ -73,6 +86,7 @@ export const STATES = {
     sellerSees: true,
     open: false,
     final: true,
+    task: { status: 'completed' },
     next: 'It is completed and escrow was released to the seller; the buyer may rate_purchase. Nothing else can change.',
   },
   refunded: {
@@ -81,6 +95,7 @@ export const STATES = {
     sellerSees: true,
     open: false,
     final: true,
+    task: { status: 'failed' },
     next: 'It was refunded to the buyer; nothing more can change.',
   },
   disputed: {
@@ -89,6 +104,7 @@ export const STATES = {
     sellerSees: true,
     open: true,
     final: false,
+    task: { status: 'working', pollMs: 30_000 },
     next: 'It is disputed: escrow is frozen until an operator resolves it. Add facts with send_message.',
   },
   failed: {
@@ -97,6 +113,7 @@ export const STATES = {
     sellerSees: false,
     open: false,
     final: true,
+    task: { status: 'failed' },
     next: 'It failed: not enough gas (call buy_gas, then purchase_service again), or your human declined it or did not answer in time (see failureReason). Nothing was charged; any hold was voided.',
   },
 } as const satisfies Record<string, StateFlags>;
@@ -352,8 +369,18 @@ export function awaits(status: PurchaseStatus, who: Actor): boolean {
   return TRANSITIONS.some((t) => t.from.includes(status) && t.who.includes(who));
 }
 
+/**
+ * A purchase as an MCP task: its state's task status (after a delivery: its `delivered` status, completed by
+ * default — the delivery is the result), except that a delivery the evaluator rejected is no result (failed).
+ */
+export function purchaseTask(status: PurchaseStatus, facts: { delivered: boolean; verdict: 'accept' | 'reject' | null }): { status: TaskStatus; pollIntervalMs?: number } {
+  const t: StateFlags['task'] = (STATES as Record<string, StateFlags>)[status]?.task ?? { status: 'working' };
+  const taskStatus = facts.verdict === 'reject' ? 'failed' : facts.delivered ? (t.delivered ?? 'completed') : t.status;
+  return taskStatus === 'working' ? { status: taskStatus, pollIntervalMs: t.pollMs ?? 5000 } : { status: taskStatus };
+}
+
 export function nextStepHint(status: PurchaseStatus): string {
-  return STATES[status].next;
+  return (STATES as Record<string, StateFlags>)[status]?.next ?? 'Read the purchase again with get_purchase.';
 }
 
 export interface DocumentedTransition {

@@ -153,6 +153,14 @@ export const PURCHASE = obj(
       ['evaluateBy', 'verdict', 'report', 'evaluatedAt', 'expiredAt'],
     ),
     totalHeldGas: int('Price + the evaluator\'s fee (only with an evaluator).'),
+    task: obj(
+      {
+        status: { type: 'string', enum: ['working', 'completed', 'failed'], description: 'The purchase as an MCP task (taskId = purchase id).' },
+        pollIntervalMs: int('While working: how often get_purchase (or tasks/get) is worth calling.'),
+        next: str('What can happen next in this state, and who does it.'),
+      },
+      ['pollIntervalMs'],
+    ),
     createdAt: time(),
     updatedAt: time(),
   },

@@ -1,6 +1,6 @@
 /** Purchase rows, their public view, the callers' roles, and the hints derived from the purchase machine (the engine guards). */
 import { InvalidStateError, NotFoundError, ForbiddenError } from '../../packages/errors';
-import { awaits, dueOf, nextStepHint, STATES, type PurchaseStatus, type Trigger } from '../../packages/contracts/purchase-machine';
+import { awaits, dueOf, nextStepHint, purchaseTask, STATES, type PurchaseStatus, type Trigger } from '../../packages/contracts/purchase-machine';
 import type { PurchaseView, Role } from '../../packages/contracts/escrow';
 export type { PurchaseView, Role };
 
@@ -107,6 +107,7 @@ export function toView(row: PurchaseRow, viewerId?: string): PurchaseView {
     failureReason: row.failure_reason,
     approvalUrl: awaits(row.status, 'owner') && viewerId !== row.seller_id ? row.approval_url : null,
     approvalExpiresAt: due(row, 'approval_expired'),
+    task: { ...purchaseTask(row.status, { delivered: row.delivered_at !== null && row.delivered_at !== undefined, verdict: row.evaluation_verdict ?? null }), next: nextStepHint(row.status) },
   };
   if (row.evaluator_id) {
     const feeGas = Number(row.evaluator_fee_gas);

@@ -33,6 +33,7 @@ const REVIEW_MACHINE: Machine = {
       open: true,
       final: false,
       countsAgainstBudget: true,
+      task: { status: 'working', pollMs: 30_000 },
       next: 'The buyer is reviewing the work: confirm_delivery or request_refund within 48 h, otherwise it completes by itself.',
     },
   },
