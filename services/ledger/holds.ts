@@ -24,6 +24,7 @@ import {
   POSTING_COLUMNS,
   stepwiseOnConflict,
   type HoldRow,
+  type EntryType,
   type Leg,
 } from './postings';
 
@@ -223,28 +224,82 @@ export async function settleHold(db: Db, at: Date, key: string, purchaseId: stri
   return fast ?? db.transaction((tx) => settleHoldStepwise(tx, at, key, purchaseId, evaluatorPaid));
 }
 
+/** A hold's amount column, or the difference of two (the buyer's refund when the evaluator is paid). */
+type HoldAmount = 'amount_gas' | 'seller_net_gas' | 'platform_fee_gas' | 'evaluator_fee_gas' | 'amount_gas - evaluator_fee_gas';
+/** Who a leg moves gas to or from: a party of the hold (its column naming the agent) or a platform account. */
+type LegAccount = 'buyer_id' | 'seller_id' | 'evaluator_id' | 'escrow' | 'fees';
+
+/** A leg of resolving a hold, as data: rendered as SQL by the one-statement paths, evaluated on the row by the stepwise path. */
+interface HoldLeg {
+  account: LegAccount;
+  amount: HoldAmount;
+  /** -1: out of the account (the release from escrow_holds). */
+  sign: 1 | -1;
+  entry: EntryType;
+}
+
 /**
- * The legs of resolving a pending hold, decided here once for every path that posts them stepwise
- * (the one-statement paths write the same legs for holds without an evaluator: resolutionSql, settlePendingHolds):
+ * The legs of resolving a pending hold — decided here once; every path that resolves a hold posts exactly these
+ * (stepwise: resolutionLegs + applyLegs; one statement and batched: rendered by resolutionSql / settlePendingHolds):
  *   posted  escrow_holds → seller (sale_earn, the held net) + platform_fees (the held fee) + the evaluator's leg
  *   voided  escrow_holds → buyer (escrow_refund, the price) + the evaluator's leg
  * The evaluator's leg: its fee as evaluator_fee when it gave a verdict (`evaluatorPaid`), else back to the buyer.
+ * A leg whose amount is 0 (no evaluator) posts nothing.
  */
-export function resolutionLegs(hold: HoldRow, outcome: 'posted' | 'voided', evaluatorPaid: boolean): Leg[] {
-  const amountGas = Number(hold.amount_gas);
-  const feeGas = Number(hold.evaluator_fee_gas ?? 0);
-  const toBuyer = (amount: number): Leg => ({ accountId: agentAccount(hold.buyer_id), agentId: hold.buyer_id, amount, entryType: 'escrow_refund' });
-  const paid = feeGas > 0 && evaluatorPaid && hold.evaluator_id !== null;
-  const evaluatorLeg: Leg[] = paid ? [{ accountId: agentAccount(hold.evaluator_id!), agentId: hold.evaluator_id!, amount: feeGas, entryType: 'evaluator_fee' }] : [];
+export function holdLegs(outcome: 'posted' | 'voided', evaluatorPaid: boolean): HoldLeg[] {
+  const evaluatorLeg: HoldLeg = evaluatorPaid
+    ? { account: 'evaluator_id', amount: 'evaluator_fee_gas', sign: 1, entry: 'evaluator_fee' }
+    : { account: 'buyer_id', amount: 'evaluator_fee_gas', sign: 1, entry: 'escrow_refund' };
   if (outcome === 'posted') {
     return [
-      { accountId: PLATFORM.escrowHolds, amount: -amountGas, entryType: 'escrow_release' },
-      { accountId: agentAccount(hold.seller_id), agentId: hold.seller_id, amount: Number(hold.seller_net_gas), entryType: 'sale_earn' },
-      { accountId: PLATFORM.platformFees, amount: Number(hold.platform_fee_gas), entryType: 'platform_fee' },
-      ...(feeGas > 0 && !paid ? [toBuyer(feeGas)] : evaluatorLeg),
+      { account: 'escrow', amount: 'amount_gas', sign: -1, entry: 'escrow_release' },
+      { account: 'seller_id', amount: 'seller_net_gas', sign: 1, entry: 'sale_earn' },
+      { account: 'fees', amount: 'platform_fee_gas', sign: 1, entry: 'platform_fee' },
+      evaluatorLeg,
     ];
   }
-  return [{ accountId: PLATFORM.escrowHolds, amount: -amountGas, entryType: 'escrow_refund' }, toBuyer(paid ? amountGas - feeGas : amountGas), ...evaluatorLeg];
+  return evaluatorPaid
+    ? [
+        { account: 'escrow', amount: 'amount_gas', sign: -1, entry: 'escrow_refund' },
+        { account: 'buyer_id', amount: 'amount_gas - evaluator_fee_gas', sign: 1, entry: 'escrow_refund' },
+        evaluatorLeg,
+      ]
+    : [
+        { account: 'escrow', amount: 'amount_gas', sign: -1, entry: 'escrow_refund' },
+        { account: 'buyer_id', amount: 'amount_gas', sign: 1, entry: 'escrow_refund' },
+      ];
+}
+
+const PLATFORM_OF: Record<'escrow' | 'fees', string> = { escrow: PLATFORM.escrowHolds, fees: PLATFORM.platformFees };
+const isParty = (a: LegAccount): a is 'buyer_id' | 'seller_id' | 'evaluator_id' => a.endsWith('_id');
+
+/** The legs of resolving `hold` (holdLegs evaluated on its row), for applyLegs. */
+export function resolutionLegs(hold: HoldRow, outcome: 'posted' | 'voided', evaluatorPaid: boolean): Leg[] {
+  const amountOf = (a: HoldAmount) => (a === 'amount_gas - evaluator_fee_gas' ? Number(hold.amount_gas) - Number(hold.evaluator_fee_gas ?? 0) : Number(hold[a] ?? 0));
+  return holdLegs(outcome, evaluatorPaid && hold.evaluator_id !== null).map((l) => {
+    const amount = l.sign * amountOf(l.amount);
+    if (!isParty(l.account)) return { accountId: PLATFORM_OF[l.account], amount, entryType: l.entry };
+    const agentId = hold[l.account]!;
+    return { accountId: agentAccount(agentId), agentId, amount, entryType: l.entry };
+  });
+}
+
+/**
+ * The legs of a hold WITHOUT an evaluator (what the one-statement paths serve: `evaluator_fee_gas = 0`), as SQL
+ * over the hold row `h`: the one agent credited, and the postings' SELECTs. `moved` is the agent's credit CTE.
+ */
+function renderLegs(outcome: 'posted' | 'voided', h: string, fromClaim: string, movedJoin: string, refs: { tx: string; purchase: string; at: string; escrow: string; fees: string }) {
+  const legs = holdLegs(outcome, false).filter((l) => !l.amount.includes('evaluator_fee_gas'));
+  const agents = legs.filter((l) => isParty(l.account));
+  if (agents.length !== 1) throw new Error('a one-statement resolution credits exactly one agent');
+  const credit = agents[0] as HoldLeg & { account: 'buyer_id' | 'seller_id' };
+  const amountSql = (l: HoldLeg) => `${l.sign < 0 ? '-' : ''}${h}.${l.amount}`;
+  const selects = legs.map((l) =>
+    isParty(l.account)
+      ? `SELECT ${refs.tx}, ${agentAccountSql(`${h}.${l.account}`)}, ${amountSql(l)}, '${l.entry}', moved.balance, ${refs.purchase}, NULL, NULL, ${refs.at}::timestamptz FROM ${h} ${movedJoin}`
+      : `SELECT ${refs.tx}, ${l.account === 'escrow' ? refs.escrow : refs.fees}, ${amountSql(l)}, '${l.entry}', NULL, ${refs.purchase}, NULL, NULL, ${refs.at}::timestamptz FROM ${h} ${fromClaim} WHERE ${h}.${l.amount} > 0`,
+  );
+  return { credit, postings: selects.join('\n       UNION ALL\n       ') };
 }
 
 /**
@@ -262,47 +317,33 @@ function resolveHoldSql(status: 'posted' | 'voided', type: 'escrow_settle' | 'es
        SELECT $1, $2, '${type}', $5, $3, $4 FROM h RETURNING id)`;
 }
 
-/** How a pending hold is resolved in one statement: posted to the seller (with the fee) or voided back to the buyer. */
+/** How a pending hold is resolved in one statement: posted (seller, fee) or voided (back to the buyer). */
 interface Resolution {
   status: 'posted' | 'voided';
   type: 'escrow_settle' | 'escrow_void';
-  /** The leg out of the holding account. */
-  release: 'escrow_release' | 'escrow_refund';
-  /** The agent credited: the hold's column naming them, the amount column, the entry type. */
-  credit: { agent: 'seller_id' | 'buyer_id'; amount: 'seller_net_gas' | 'amount_gas'; entry: 'sale_earn' | 'escrow_refund' };
-  /** Settling also posts the platform fee ($7: the fees account). */
-  fee: boolean;
 }
 
 /**
  * The one statement of a resolution: resolve the hold and claim the key (resolveHoldSql), credit the agent
- * (their account is created on a first credit; nothing to credit when the amount is 0), post the legs —
- * the release, the agent's credit, and the fee when settling — and answer what was resolved.
- * Parameters: $1–$5 as resolveHoldSql, $6 the holding account, $7 the fees account (settle only).
+ * (their account is created on a first credit; nothing to credit when the amount is 0), post the legs of
+ * holdLegs — rendered here, not restated — and answer what was resolved.
+ * Parameters: $1–$5 as resolveHoldSql, $6 the holding account, $7 the fees account (only when a leg posts a fee: settle).
  */
 function resolutionSql(r: Resolution): string {
-  const { agent, amount, entry } = r.credit;
-  return `WITH ${resolveHoldSql(r.status, r.type, `${agent}, amount_gas, seller_net_gas, platform_fee_gas`)},
-     moved AS (${creditAgentSql(`h.${agent}`, `h.${amount}`, `h, claim WHERE h.${amount} > 0`)}),
+  const { credit, postings } = renderLegs(r.status, 'h', ', claim', ', moved', { tx: '$1', purchase: '$3', at: '$4', escrow: '$6', fees: '$7' });
+  return `WITH ${resolveHoldSql(r.status, r.type, `${credit.account}, amount_gas, seller_net_gas, platform_fee_gas`)},
+     moved AS (${creditAgentSql(`h.${credit.account}`, `h.${credit.amount}`, `h, claim WHERE h.${credit.amount} > 0`)}),
      posted AS (
        INSERT INTO ledger.postings (${POSTING_COLUMNS})
-       SELECT $1, $6, -h.amount_gas, '${r.release}', NULL, $3, NULL, NULL, $4::timestamptz FROM h, claim
-       UNION ALL
-       SELECT $1, ${agentAccountSql(`h.${agent}`)}, h.${amount}, '${entry}', moved.balance, $3, NULL, NULL, $4::timestamptz FROM h, moved${
-         r.fee
-           ? `
-       UNION ALL
-       SELECT $1, $7, h.platform_fee_gas, 'platform_fee', NULL, $3, NULL, NULL, $4::timestamptz FROM h, claim WHERE h.platform_fee_gas > 0`
-           : ''
-       })
-     SELECT (SELECT id FROM claim) AS claimed, h.${agent} AS agent_id, h.amount_gas, h.seller_net_gas, h.platform_fee_gas, (SELECT balance FROM moved) AS balance
+       ${postings})
+     SELECT (SELECT id FROM claim) AS claimed, h.${credit.account} AS agent_id, h.amount_gas, h.seller_net_gas, h.platform_fee_gas, (SELECT balance FROM moved) AS balance
        FROM (SELECT 1) one LEFT JOIN h ON true`;
 }
 
 type ResolutionRow = { claimed: string | null; agent_id: string | null; amount_gas: string; seller_net_gas: string; platform_fee_gas: string; balance: string | null };
 
-const SETTLE: Resolution = { status: 'posted', type: 'escrow_settle', release: 'escrow_release', credit: { agent: 'seller_id', amount: 'seller_net_gas', entry: 'sale_earn' }, fee: true };
-const VOID: Resolution = { status: 'voided', type: 'escrow_void', release: 'escrow_refund', credit: { agent: 'buyer_id', amount: 'amount_gas', entry: 'escrow_refund' }, fee: false };
+const SETTLE: Resolution = { status: 'posted', type: 'escrow_settle' };
+const VOID: Resolution = { status: 'voided', type: 'escrow_void' };
 
 /**
  * The common case in one statement, in its own transaction: the pending hold turns posted, the key is
@@ -355,13 +396,7 @@ export async function settlePendingHolds(db: Db, at: Date, settles: ReadonlyArra
        RETURNING agent_id, balance),
      posted AS (
        INSERT INTO ledger.postings (${POSTING_COLUMNS})
-       SELECT h.id, $3, -h.amount_gas, 'escrow_release', NULL, h.purchase_id, NULL, NULL, $2::timestamptz FROM h JOIN claim ON claim.id = h.id
-       UNION ALL
-       SELECT h.id, ${agentAccountSql('h.seller_id')}, h.seller_net_gas, 'sale_earn', moved.balance, h.purchase_id, NULL, NULL, $2::timestamptz
-         FROM h JOIN moved ON moved.agent_id = h.seller_id
-       UNION ALL
-       SELECT h.id, $4, h.platform_fee_gas, 'platform_fee', NULL, h.purchase_id, NULL, NULL, $2::timestamptz FROM h JOIN claim ON claim.id = h.id
-        WHERE h.platform_fee_gas > 0)
+       ${SETTLE_BATCH_POSTINGS})
      SELECT h.n, h.seller_id, h.amount_gas, h.seller_net_gas, h.platform_fee_gas FROM h JOIN claim ON claim.id = h.id`,
     [JSON.stringify(items), at, PLATFORM.escrowHolds, PLATFORM.platformFees],
   );
@@ -381,6 +416,15 @@ export async function settlePendingHolds(db: Db, at: Date, settles: ReadonlyArra
     };
   });
 }
+
+/** The batched settle's postings: holdLegs('posted') rendered over each row `h` (its own transaction id, its seller's credit). */
+const SETTLE_BATCH_POSTINGS = renderLegs('posted', 'h', 'JOIN claim ON claim.id = h.id', 'JOIN moved ON moved.agent_id = h.seller_id', {
+  tx: 'h.id',
+  purchase: 'h.purchase_id',
+  at: '$2',
+  escrow: '$3',
+  fees: '$4',
+}).postings;
 
 /** A settle the completed-purchase consumer asks for: its key, its purchase, and (from the event) its seller. */
 export interface SettleRequest {
