@@ -4,8 +4,9 @@
  * its own transaction; a replay, a race or a first account takes the stepwise transaction:
  *
  *   holdGas     agent → escrow_holds (pending; carries price, fee and seller net)
- *   settleHold  escrow_holds → seller (sale_earn) + platform_fees, exactly the held split
- *   voidHold    escrow_holds → buyer (escrow_refund)
+ *   settleHold  escrow_holds → seller (sale_earn) + platform_fees, exactly the held split (+ the evaluator's leg)
+ *   voidHold    escrow_holds → buyer (escrow_refund) (+ the evaluator's leg)
+ * The legs of settle and void are declared once (holdLegs) and posted by every path.
  */
 import type { Db, Queryable } from '../../packages/db';
 import { BACKGROUND_IN_FLIGHT, Batcher, CALLER_WAITS_IN_FLIGHT } from '../../packages/db/batcher';
