@@ -176,7 +176,7 @@ export interface TargetResult {
 
 function startNode(args: string[], env: Record<string, string>, ready: RegExp, cwd = ROOT): Promise<{ child: ChildProcess; match: RegExpMatchArray }> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [...clusterNodeArgs(), '--import', 'tsx', ...args], {
+    const child = spawn(cwd === BEFORE ? BEFORE_NODE : process.execPath, [...clusterNodeArgs(), '--import', 'tsx', ...args], {
       cwd,
       env: { ...process.env, ...env, NODE_OPTIONS: `${process.env.NODE_OPTIONS ?? ''} ${PRELOAD}`, BENCH_COUNT_DIR: COUNT_DIR },
       stdio: ['ignore', 'pipe', 'pipe'],
@@ -255,6 +255,8 @@ async function monolithTarget(pgUrl: string): Promise<Target> {
  * node_modules linked): its one-process and distributed targets run in the same run, by the same client.
  */
 const BEFORE = process.env.BENCH_BEFORE ? path.resolve(process.env.BENCH_BEFORE) : null;
+/** BENCH_BEFORE_NODE=<node binary>: the runtime the before code runs on (default: this one), e.g. Node 20's. */
+const BEFORE_NODE = process.env.BENCH_BEFORE_NODE || process.execPath;
 
 /** The operator token of the targets the bench starts itself (the cluster makes its own). */
 const BENCH_ADMIN_TOKEN = 'bench-admin-token-0123456789abcdef0123456789abcdef';
@@ -380,6 +382,7 @@ async function distributedTarget(pgUrl: string, replicas: number, root = ROOT, s
   const start: typeof startCluster = root === ROOT ? startCluster : (await import(path.join(root, 'packages/cluster'))).startCluster;
   const cluster: Cluster = await start({
     fresh: true,
+    baseEnv: root === BEFORE ? { ...process.env, CLUSTER_NODE_BINARY: BEFORE_NODE } : process.env,
     postgresUrl: server.toString(),
     port: 0,
     replicasOf: replicas > 1 ? ({ escrow: replicas, ledger: replicas } as Partial<Record<ServiceName, number>>) : undefined,

@@ -1,34 +1,49 @@
 /**
- * npm run help:eval -- <set.json> [--postgres] [--all] [--unseen]: grades ask_help on a held-out set (issue #26)
- * against a whole marketplace started in this process (PGlite, or a fresh database of
- * TEST_DATABASE_URL with --postgres), each account-style question asked by a caller whose account
- * is built for real. Prints the score by style and the worst answers (--all: every wrong one).
+ * npm run help:eval -- <set.json> [--out answers.json] [--postgres]: asks ask_help every question of a
+ * set, each from a caller whose account is built for real from the question's `setup`
+ * (scripts/help-setups.ts), on a whole marketplace started in this process (PGlite, or a fresh
+ * database of TEST_DATABASE_URL with --postgres). Writes the answers (with the question, its style,
+ * setup and the answer's length) for grading, and prints the length figures.
  */
 import fs from 'node:fs';
-import path from 'node:path';
-import type { HeldoutEntry } from '../services/support/test/heldout/grader';
 
 // The testkit defines jest's describe variants at load; outside jest they are never called.
 const g = globalThis as Record<string, unknown>;
 g.describe ??= Object.assign(() => undefined, { skip: () => undefined });
 
+interface Entry {
+  id: string;
+  style?: string;
+  question: string;
+  setup?: string;
+  context?: Record<string, string>;
+}
+
 async function main(): Promise<void> {
   const args = process.argv.slice(2);
-  const file = args.find((a) => !a.startsWith('--'));
-  if (!file) throw new Error('usage: npm run help:eval -- <set.json> [--postgres] [--all]');
-  const entries = JSON.parse(fs.readFileSync(file, 'utf8')) as HeldoutEntry[];
-  // --unseen: the learned next call is trained without this set's own questions (leave-one-set-out).
-  if (args.includes('--unseen')) (await import('../services/support/help-learned')).excludeLabelledSets([path.basename(file, '.json')]);
+  const outAt = args.indexOf('--out');
+  const out = outAt >= 0 ? args[outAt + 1] : null;
+  const file = args.find((a, i) => !a.startsWith('--') && i !== outAt + 1);
+  if (!file) throw new Error('usage: npm run help:eval -- <set.json> [--out answers.json] [--postgres]');
+  const entries = JSON.parse(fs.readFileSync(file, 'utf8')) as Entry[];
   const { startTestApp } = await import('../test/kit');
-  const { gradeSet, report } = await import('../services/support/test/heldout/grader');
+  const { buildSetup } = await import('./help-setups');
   const app = await startTestApp({ postgres: args.includes('--postgres') });
+  const answers: unknown[] = [];
   try {
-    const graded = await gradeSet(app, entries);
-    console.log(report(graded, args.includes('--all') ? graded.length : 10));
-    if (args.includes('--json')) fs.writeFileSync(`${file}.graded.json`, JSON.stringify(graded, null, 1));
+    for (const e of entries) {
+      const who = await buildSetup(app, e.setup);
+      const r = await app.api.call('ask_help', { question: e.question, ...(e.context ? { context: e.context } : {}) }, who.apiKey);
+      const a = r.body.ok ? r.body.result : { answer: `HTTP ${r.status} ${JSON.stringify(r.body.error)}`, nextStep: null };
+      answers.push({ id: e.id, style: e.style, setup: e.setup ?? 'none', question: e.question, length: String(a.answer).length, answer: a.answer, nextStep: a.nextStep, declined: a.declined ?? false });
+      if (!out) console.log(`\n[${e.id} ${e.style ?? ''} ${e.setup ?? 'none'}] ${e.question}\n${a.answer}\nnextStep: ${JSON.stringify(a.nextStep)}`);
+    }
   } finally {
     await app.stop();
   }
+  if (out) fs.writeFileSync(out, JSON.stringify(answers, null, 1));
+  const lengths = answers.map((a) => (a as { length: number }).length).sort((x, y) => x - y);
+  console.log(`${answers.length} answers${out ? ` → ${out}` : ''}; median length ${lengths[Math.floor((lengths.length - 1) / 2)]}, longest ${lengths.at(-1)}, over 700: ${lengths.filter((n) => n > 700).length}`);
 }
 
 main().then(

@@ -15,8 +15,7 @@ import type { DbService } from '../packages/db/mixin';
 import type { OutboxRelay } from '../packages/outbox';
 import type { Config } from '../packages/config';
 import { durableEventsOf } from '../packages/broker';
-import { prometheusText } from '../packages/broker/metrics';
-import { refreshRuntimeMetrics } from '../packages/broker/runtime-metrics';
+import { METRICS_CONTENT_TYPE, metricsText } from '../packages/broker/metrics';
 import { busConnected, withTimeout } from '../packages/broker/readiness';
 
 export interface Check {
@@ -98,10 +97,13 @@ export function startHealthServer(broker: ServiceBroker, config: Config, opts: {
       if (config.metricsToken && req.headers.authorization !== `Bearer ${config.metricsToken}`) {
         return json(401, { ok: false, error: 'metrics need Authorization: Bearer <METRICS_TOKEN>' });
       }
-      void refreshRuntimeMetrics(broker).finally(() => {
-        res.writeHead(200, { 'content-type': 'text/plain; version=0.0.4; charset=utf-8' });
-        res.end(prometheusText(broker));
-      });
+      void metricsText(broker).then(
+        (text) => {
+          res.writeHead(200, { 'content-type': METRICS_CONTENT_TYPE, 'cache-control': 'no-store' });
+          res.end(text);
+        },
+        (err: unknown) => json(500, { ok: false, error: `metrics: ${String(err)}` }),
+      );
       return;
     }
     json(404, { ok: false, error: 'not found: this process serves only /healthz, /readyz and /metrics' });

@@ -13,9 +13,8 @@ import { FailoverMiddleware } from './failover';
 import { LAYERS, mayCall, ownerOfNode, serviceOfAction, type ServiceName as CallTableService } from '../call-table';
 import { AuthNatsTransporter, BusPermissionError } from './nats-transporter';
 import { STREAM_ADMIN_SERVICE } from '../call-table/nats-auth';
-import { inProcessPrometheusReporter } from './metrics';
+import { MetricsMiddleware } from './metrics';
 import { actionEndpoints } from './registry';
-import { RuntimeMetricsMiddleware } from './runtime-metrics';
 import { logMixin } from '../telemetry/context';
 import { terminalLogDestination, terminalLogLevels } from '../telemetry/terminal-log';
 import { TelemetryMiddleware } from '../telemetry/moleculer';
@@ -229,7 +228,8 @@ export function createBroker(opts: CreateBrokerOptions): ServiceBroker {
     logLevel: config.logLevel as LogLevels,
     // Metrics when asked for (METRICS_TOKEN: the gateway's /metrics; METRICS_PORT: a listener bound to
     // METRICS_HOST, loopback by default) and in every distributed process, whose /metrics is served on its
-    // own PORT (src/health-server.ts). No process/OS metrics and no node-id label: nothing about the host.
+    // own PORT (src/health-server.ts). The registry only: ./metrics.ts writes the text (with prom-client's
+    // process_* and nodejs_*), so no Moleculer reporter; Moleculer's process/OS metrics stay off.
     metrics:
       config.metricsToken || config.metricsPort || config.transporter
         ? {
@@ -238,19 +238,14 @@ export function createBroker(opts: CreateBrokerOptions): ServiceBroker {
             // Histograms keep their buckets (Prometheus computes quantiles from them); the sliding-window
             // quantiles Moleculer would also compute on every call cost more than the call's own work.
             defaultQuantiles: null as unknown as number[],
-            reporter: [
-              ...(config.metricsPort
-                ? [{ type: 'Prometheus' as const, options: { port: config.metricsPort, host: config.metricsHost, defaultLabels: () => ({}) } }]
-                : []),
-              ...(config.transporter ? [inProcessPrometheusReporter()] : []),
-            ],
+            reporter: [],
           }
         : { enabled: false },
     middlewares: [
       asMiddleware(DurableEventsMiddleware(durableTransport(config))),
       asMiddleware(FailoverMiddleware({ retries: 4, delayMs: 100, maxDelayMs: 1_000 })),
-      // Event-loop lag, heap, GC, handles, DB pools, JetStream backlog (when metrics are on).
-      asMiddleware(RuntimeMetricsMiddleware()),
+      // DB pools, JetStream backlog, process_*/nodejs_*, the METRICS_PORT listener (when metrics are on).
+      asMiddleware(MetricsMiddleware({ listen: config.metricsPort ? { port: config.metricsPort, host: config.metricsHost } : null })),
       ...(config.transporter ? [asMiddleware(CalleeGuardMiddleware(config))] : []),
       ...extraMiddlewares,
       // Last = outermost (Moleculer wraps in order): the others run inside the request's context and span.

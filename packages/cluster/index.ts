@@ -65,6 +65,14 @@ export function spawnEnv(services: ServiceName[], env: Record<string, string>, b
   return { ...base, ...spawnDefaults(), SERVICES: services.join(','), ...env, PORT: port };
 }
 
+/**
+ * CLUSTER_NODE_BINARY: the node every spawned process runs on (default: this one) — a bench runs the code
+ * before a change on the runtime it had (e.g. Node 20) beside the code after it on Node 24.
+ */
+export function clusterNodeBinary(env: NodeJS.ProcessEnv = process.env): string {
+  return env.CLUSTER_NODE_BINARY || process.execPath;
+}
+
 /** CLUSTER_NODE_ARGS: node flags NODE_OPTIONS refuses, for every spawned process (e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof"). */
 export function clusterNodeArgs(): string[] {
   return (process.env.CLUSTER_NODE_ARGS ?? '').split(' ').filter(Boolean);
@@ -83,7 +91,7 @@ export async function spawnServices(
   // Every process listens on PORT (workers serve /healthz, /readyz, /metrics there): one port each.
   // A shared env's PORT is the gateway's; a process without the gateway gets a free one.
   const port = opts.port ? String(opts.port) : services.includes('gateway') && env.PORT ? env.PORT : String(await freePort());
-  const child = spawn(process.execPath, [...clusterNodeArgs(), '--import', 'tsx', path.join(REPO_ROOT, 'src/main.ts')], {
+  const child = spawn(clusterNodeBinary(opts.baseEnv), [...clusterNodeArgs(), '--import', 'tsx', path.join(REPO_ROOT, 'src/main.ts')], {
     cwd: REPO_ROOT,
     env: spawnEnv(services, env, opts.baseEnv ?? process.env, port),
     stdio: ['ignore', 'pipe', 'pipe'],

@@ -93,7 +93,7 @@ export interface Config {
   btcNetwork: 'mainnet' | 'testnet';
   /** Seed a few honest listings on the first start of an empty embedded (PGlite) database; never with DATABASE_URL. */
   seedOnEmpty: boolean;
-  /** Optional OpenAI-compatible endpoint that phrases ask_help answers from the retrieved passages only. */
+  /** Optional OpenAI-compatible endpoint that phrases ask_help answers from the grounded facts and passages only, choosing the next call among the allowed ones (structured output). */
   helpLlmUrl: string | null;
   /** The API key for HELP_LLM_URL. */
   helpLlmKey: string | null;

@@ -44,6 +44,7 @@ export const ESCROW = {
   getDelivery: 'escrow.getDelivery',
   confirm: 'escrow.confirm',
   requestRefund: 'escrow.requestRefund',
+  evaluate: 'escrow.evaluate',
 } as const;
 
 export const ESCROW_TOPICS = {
@@ -71,6 +72,8 @@ export const ESCROW_TOPICS = {
   completedNotice: 'escrow.purchase.completed_notice',
   refundedNotice: 'escrow.purchase.refunded_notice',
   messageSent: 'escrow.message.sent',
+  evaluationRequested: 'escrow.purchase.evaluation_requested',
+  evaluated: 'escrow.purchase.evaluated',
 } as const;
 
 
@@ -85,6 +88,10 @@ export type PurchaseCompleted = {
   platformFeeGas: number;
   sellerNetGas: number;
   completedAt: string;
+  /** A purchase with an evaluator: its fee is held too; `evaluatorPaid` says whether it goes to the evaluator (a verdict) or back to the buyer. */
+  evaluatorId?: string | null;
+  evaluatorFeeGas?: number;
+  evaluatorPaid?: boolean;
 };
 
 export type PurchaseRefunded = {
@@ -96,6 +103,26 @@ export type PurchaseRefunded = {
   refundedAt: string;
   /** false when the seller never saw the purchase (a declined or expired approval): only the buyer is told. */
   sellerSees?: boolean;
+  evaluatorId?: string | null;
+  evaluatorFeeGas?: number;
+  evaluatorPaid?: boolean;
+};
+
+/** purchase.evaluation_requested (to the evaluator) and purchase.evaluated (to both parties). */
+export type PurchaseEvaluation = {
+  purchaseId: string;
+  buyerId: string;
+  sellerId: string;
+  evaluatorId: string;
+  listingId: string;
+  listingTitle: string;
+  priceGas: number;
+  evaluatorFeeGas: number;
+  status: PurchaseStatus;
+  evaluateBy: string | null;
+  verdict: 'accept' | 'reject' | null;
+  report: string | null;
+  at: string;
 };
 
 export type PurchaseRated = {
@@ -172,7 +199,7 @@ export type MessageSent = {
   purchaseId: string;
   senderId: string;
   recipientId: string;
-  from: 'buyer' | 'seller';
+  from: 'buyer' | 'seller' | 'evaluator';
   at: string;
 };
 
@@ -189,6 +216,8 @@ export interface EscrowEvents {
   'escrow.purchase.refunded_notice': PurchaseRefunded;
   'escrow.purchase.rated': PurchaseRated;
   'escrow.referral.qualified': ReferralQualified;
+  'escrow.purchase.evaluation_requested': PurchaseEvaluation;
+  'escrow.purchase.evaluated': PurchaseEvaluation;
 }
 
 export interface OpenPurchase {
@@ -204,7 +233,22 @@ export interface DisputeHistory {
   disputesLast90Days: number;
 }
 
-export type Role = 'buyer' | 'seller';
+export type Role = 'buyer' | 'seller' | 'evaluator';
+
+/** A purchase's evaluator (issue #35): named by the buyer at purchase, paid feeGas for a verdict. */
+export interface EvaluatorView {
+  agentId: string;
+  feeGas: number;
+  evaluationHours: number;
+  /** awaiting_evaluation: no verdict by then → delivered (the buyer decides; the fee goes back to the buyer). */
+  evaluateBy: string | null;
+  verdict: 'accept' | 'reject' | null;
+  /** The evaluator's report, shown to both parties. */
+  report: string | null;
+  evaluatedAt: string | null;
+  /** Set when the evaluator gave no verdict in time. */
+  expiredAt: string | null;
+}
 
 export interface PurchaseView {
   id: string;
@@ -244,6 +288,12 @@ export interface PurchaseView {
   approvalExpiresAt: string | null;
   /** The caller's side of this purchase (absent for operators). */
   role?: Role;
+  /** Only on a purchase with an evaluator. */
+  evaluator?: EvaluatorView;
+  /** Price + the evaluator's fee: what the buyer's gas holds (only on a purchase with an evaluator). */
+  totalHeldGas?: number;
+  /** The purchase as an MCP task (derived from the machine; the stdio package reads it instead of restating it), and what comes next. */
+  task: { status: 'working' | 'completed' | 'failed'; pollIntervalMs?: number; next: string };
 }
 
 export interface EscrowMetricsSnapshot {
@@ -259,6 +309,8 @@ export interface PurchaseRecord extends Pick<PurchaseView, 'buyerId' | 'sellerId
   completedAt: string | null;
   refundedAt: string | null;
   updatedAt: string;
+  /** The evaluator's fee held with the price (0 without an evaluator). */
+  evaluatorFeeGas?: number;
 }
 
 /** A referred buyer's first funded purchase that qualified its referrer (escrow.referral.qualified was written with it). */

@@ -55,6 +55,16 @@ export interface HoldParams {
   amountGas: number;
   platformFeeGas?: number;
   sellerNetGas?: number;
+  /** A purchase with an evaluator (issue #35): its fee is part of amountGas, a leg of its own. */
+  evaluatorId?: string;
+  evaluatorFeeGas?: number;
+}
+
+/** settle / void of a hold with an evaluator: whether its fee goes to the evaluator (it gave a verdict) or back to the buyer. */
+export interface ResolveParams {
+  key: string;
+  purchaseId: string;
+  evaluatorPaid?: boolean;
 }
 
 export interface HoldResult {
@@ -84,6 +94,8 @@ export interface HoldView {
   platformFeeGas: number;
   sellerNetGas: number;
   status: HoldStatus;
+  evaluatorId?: string | null;
+  evaluatorFeeGas?: number;
 }
 
 /** A cash-out debit; `feeGas` is the fee quoted to the agent and is what cashoutPaid posts. */
@@ -112,7 +124,9 @@ export type EntryType =
   | 'cashout'
   | 'cashout_paid'
   | 'cashout_returned'
-  | 'escrow_release';
+  | 'escrow_release'
+  /** An evaluator's fee for its verdict (issue #35): earned by work, withdrawable like sale_earn. */
+  | 'evaluator_fee';
 
 export interface WalletEntry {
   id: string;

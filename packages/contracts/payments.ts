@@ -1,5 +1,6 @@
 /** Payments' internal contract: the actions the gateway and other services call. Payments calls the ledger, never the reverse. */
-import { callerOf, type Action } from './call';
+import { callerOf, type Action, type NoParams } from './call';
+import type { HelpCheckout } from './support';
 
 export const PAYMENTS = {
   buyGas: 'payments.buyGas',
@@ -118,6 +119,7 @@ export interface PaymentsActions {
   [PAYMENTS.sandboxDecline]: Action<{ sessionId: string }, { declined: boolean; status: CheckoutStatus }>;
   [PAYMENTS.stripeWebhook]: Action<{ payload: string; signature?: string }, unknown>;
   [PAYMENTS.listCashouts]: Action<{ agentId: string }, unknown[]>;
+  [PAYMENTS.listCheckouts]: Action<NoParams, { checkouts: HelpCheckout[] }>;
 }
 
 /** A payments call whose params and result are the action's own. */

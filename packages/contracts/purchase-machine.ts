@@ -24,7 +24,15 @@ export interface StateFlags {
   countsAgainstBudget: boolean;
   /** What the caller can do next: the hint of every invalid_state answer about a purchase in this state. */
   next: string;
+  /**
+   * The purchase as an MCP task (ADR 0015; the stdio package reads it from the purchase view): its status
+   * before a delivery, and after one (default completed: the delivery is the task's result); how often a
+   * working task is worth polling (funding is quick, people are slow).
+   */
+  task: { status: TaskStatus; delivered?: TaskStatus; pollMs?: number };
 }
+
+export type TaskStatus = 'working' | 'completed' | 'failed';
 
 export const STATES = {
   pending: {
@@ -33,6 +41,7 @@ export const STATES = {
     sellerSees: false,
     open: true,
     final: false,
+    task: { status: 'working', pollMs: 1000 },
     next: 'Funding is still being confirmed with the ledger; poll get_purchase in a few seconds.',
   },
   awaiting_approval: {
@@ -41,6 +50,7 @@ export const STATES = {
     sellerSees: false,
     open: true,
     final: false,
+    task: { status: 'working', pollMs: 30_000 },
     next: `The gas is held and the purchase waits for your human: send them approvalUrl. Approved → awaiting_delivery (only then does the seller see it); declined or ${APPROVAL_WINDOW_HOURS} h without an answer → failed and the hold is voided. Poll get_purchase.`,
   },
   awaiting_delivery: {
@@ -49,7 +59,17 @@ export const STATES = {
     sellerSees: true,
     open: true,
     final: false,
+    task: { status: 'working', pollMs: 5000 },
     next: 'It awaits delivery: the seller delivers with deliver_work; the buyer may request_refund or dispute_purchase.',
+  },
+  awaiting_evaluation: {
+    countsAgainstBudget: true,
+    funded: true,
+    sellerSees: true,
+    open: true,
+    final: false,
+    task: { status: 'working', delivered: 'working', pollMs: 10_000 },
+    next: 'It is delivered and awaits the evaluator the buyer named: the evaluator reads it with get_delivery and calls evaluate_delivery (accept → completed, reject → refunded); no verdict by evaluateBy → delivered and the buyer decides. Either party may dispute_purchase.',
   },
   delivered: {
     countsAgainstBudget: true,
@@ -57,6 +77,7 @@ export const STATES = {
     sellerSees: true,
     open: true,
     final: false,
+    task: { status: 'completed' },
     next: 'It is delivered: the buyer reads it with get_delivery and confirms with confirm_delivery (or request_refund / dispute_purchase).',
   },
   completed: {
@@ -65,6 +86,7 @@ export const STATES = {
     sellerSees: true,
     open: false,
     final: true,
+    task: { status: 'completed' },
     next: 'It is completed and escrow was released to the seller; the buyer may rate_purchase. Nothing else can change.',
   },
   refunded: {
@@ -73,6 +95,7 @@ export const STATES = {
     sellerSees: true,
     open: false,
     final: true,
+    task: { status: 'failed' },
     next: 'It was refunded to the buyer; nothing more can change.',
   },
   disputed: {
@@ -81,6 +104,7 @@ export const STATES = {
     sellerSees: true,
     open: true,
     final: false,
+    task: { status: 'working', pollMs: 30_000 },
     next: 'It is disputed: escrow is frozen until an operator resolves it. Add facts with send_message.',
   },
   failed: {
@@ -89,6 +113,7 @@ export const STATES = {
     sellerSees: false,
     open: false,
     final: true,
+    task: { status: 'failed' },
     next: 'It failed: not enough gas (call buy_gas, then purchase_service again), or your human declined it or did not answer in time (see failureReason). Nothing was charged; any hold was voided.',
   },
 } as const satisfies Record<string, StateFlags>;
@@ -97,7 +122,7 @@ export type PurchaseStatus = keyof typeof STATES;
 export const PURCHASE_STATUSES = Object.keys(STATES) as PurchaseStatus[];
 
 /** owner: the human behind the buyer, on the approval page. */
-export type Actor = 'buyer' | 'seller' | 'sweeper' | 'operator' | 'ledger' | 'owner';
+export type Actor = 'buyer' | 'seller' | 'evaluator' | 'sweeper' | 'operator' | 'ledger' | 'owner';
 /**
  * Which ledger step a transition causes. `hold` is a keyed call made BEFORE the transition fires
  * (funding.ts: the hold must exist for the purchase to be funded); `settle` and `void` are outbox
@@ -106,7 +131,7 @@ export type Actor = 'buyer' | 'seller' | 'sweeper' | 'operator' | 'ledger' | 'ow
 export type MoneyEvent = 'hold' | 'settle' | 'void' | null;
 
 /** A purchase fact the transition publishes through the outbox with its state change (payloads: events.ts). */
-export type Notice = 'created' | 'approval_required' | 'approved' | 'delivered' | 'disputed' | 'rated';
+export type Notice = 'created' | 'approval_required' | 'approved' | 'delivered' | 'disputed' | 'rated' | 'evaluation_requested' | 'evaluated';
 
 /** What a declared column is written with when the transition fires (`sets`). */
 export const NOW = '@now';
@@ -118,15 +143,21 @@ export const INPUT = '@input';
 export type ColumnValue = typeof NOW | typeof ACTOR | typeof INPUT | string | boolean | null;
 
 /** How long after a purchase enters a state its timer fires. */
-export type Period = { hours: number } | { days: number } | { daysOfColumn: string } | { daysOfTerm: 'autoReleaseDays' };
+export type Period = { hours: number } | { days: number } | { daysOfColumn: string } | { hoursOfColumn: string } | { daysOfTerm: 'autoReleaseDays' };
+
+/**
+ * The one column every timer writes (escrow.purchases.due_at): when the timer leaving the purchase's state
+ * fires; null in a state no timer leaves. A state has at most one timer, so one column holds them all.
+ */
+export const DUE_AT = 'due_at';
 
 /**
  * A timed transition (Sharetribe's `:at first-entered-state + period`, TigerBeetle's pending timeout):
- * the transition that ENTERS `from` writes `at` = entered + period; the sweeper fires this transition
- * for purchases whose `at` has passed (and whose `unless` column is still empty).
+ * the transition that ENTERS `from` writes DUE_AT = entered + period; the sweeper fires this transition
+ * for purchases in `from` whose DUE_AT has passed (and whose `unless` column is still empty). A timer is
+ * data on its transition: adding one needs no column.
  */
 export interface Timer {
-  at: string;
   period: Period;
   /** While this column is set the timer does not fire (a refund request pauses auto-release). */
   unless?: string;
@@ -152,6 +183,8 @@ export interface MachineTransition {
   notices?: readonly Notice[];
   /** A timed transition: fired by the sweeper when due. */
   after?: Timer;
+  /** The transition applies only to a purchase whose column is set (e.g. evaluator_id): a guard on the row. */
+  when?: string;
 }
 
 export interface Transition extends MachineTransition {
@@ -179,6 +212,10 @@ export type Trigger =
   | 'approval_expired'
   | 'ack'
   | 'deliver'
+  | 'deliver_for_evaluation'
+  | 'evaluate_accept'
+  | 'evaluate_reject'
+  | 'evaluation_expired'
   | 'confirm'
   | 'auto_release'
   | 'auto_refund'
@@ -194,6 +231,7 @@ const feeText = '{sellerPercent}% sale_earn to the seller, {feePercent}% platfor
 
 const refundedBy = { refunded_at: NOW, refunded_by: ACTOR } as const;
 const completedBy = { completed_at: NOW, completed_by: ACTOR } as const;
+const evaluatedWith = (verdict: 'accept' | 'reject') => ({ evaluated_at: NOW, evaluation_verdict: verdict, evaluation_report: INPUT }) as const;
 
 export const TRANSITIONS: readonly Transition[] = [
   { trigger: 'purchase', tool: 'purchase_service', who: ['buyer'], from: [], to: 'pending', sets: { price_gas: INPUT, platform_fee_gas: INPUT, seller_net_gas: INPUT, idempotency_key: INPUT }, moneyEvent: null, doc: false },
@@ -204,16 +242,21 @@ export const TRANSITIONS: readonly Transition[] = [
   { trigger: 'late_hold', tool: 'funding', who: ['ledger'], from: ['failed'], to: null, sets: {}, moneyEvent: 'void', doc: false },
   { trigger: 'approve', tool: 'approval page', who: ['owner'], from: ['awaiting_approval'], to: 'awaiting_delivery', sets: { approval_decided_at: NOW, approval_decision: 'approved' }, moneyEvent: null, notices: ['approved'], doc: false },
   { trigger: 'decline', tool: 'approval page', who: ['owner'], from: ['awaiting_approval'], to: 'failed', sets: { approval_decided_at: NOW, approval_decision: 'declined', failure_reason: 'declined' }, moneyEvent: 'void', doc: false },
-  { trigger: 'approval_expired', tool: 'approval expiry', who: ['sweeper'], from: ['awaiting_approval'], to: 'failed', sets: { approval_decided_at: NOW, approval_decision: 'expired', failure_reason: 'approval_expired' }, moneyEvent: 'void', after: { at: 'approval_expires_at', period: { hours: APPROVAL_WINDOW_HOURS } }, doc: false },
+  { trigger: 'approval_expired', tool: 'approval expiry', who: ['sweeper'], from: ['awaiting_approval'], to: 'failed', sets: { approval_decided_at: NOW, approval_decision: 'expired', failure_reason: 'approval_expired' }, moneyEvent: 'void', after: { period: { hours: APPROVAL_WINDOW_HOURS } }, doc: false },
   { trigger: 'ack', tool: 'ack_purchase', who: ['seller'], from: ['awaiting_delivery'], to: null, sets: { acknowledged_at: NOW }, moneyEvent: null, doc: { to: 'same state, acknowledgedAt set' } },
   { trigger: 'deliver', tool: 'deliver_work', who: ['seller'], from: ['awaiting_delivery'], to: 'delivered', sets: { delivered_at: NOW, delivery_json: INPUT, delivery_sha256: INPUT }, moneyEvent: null, notices: ['delivered'], doc: { to: 'delivered (deliveredAt, sha256 of the delivery)' } },
+  // Tried first by deliver_work (its `when`); after plain deliver in the table, so readers taking the first match see the common path.
+  { trigger: 'deliver_for_evaluation', tool: 'deliver_work', who: ['seller'], from: ['awaiting_delivery'], to: 'awaiting_evaluation', when: 'evaluator_id', sets: { delivered_at: NOW, delivery_json: INPUT, delivery_sha256: INPUT }, moneyEvent: null, notices: ['delivered', 'evaluation_requested'], doc: { to: 'awaiting_evaluation when the buyer named an evaluator (evaluateBy = deliveredAt + evaluationHours)' } },
+  { trigger: 'evaluate_accept', tool: 'evaluate_delivery', who: ['evaluator'], from: ['awaiting_evaluation'], to: 'completed', sets: { ...evaluatedWith('accept'), completed_at: NOW, completed_by: 'evaluator' }, moneyEvent: 'settle', notices: ['evaluated'], doc: { to: `completed (verdict accept: ${feeText}, the evaluator its feeGas as evaluator_fee)` } },
+  { trigger: 'evaluate_reject', tool: 'evaluate_delivery', who: ['evaluator'], from: ['awaiting_evaluation'], to: 'refunded', sets: { ...evaluatedWith('reject'), refunded_at: NOW, refunded_by: 'evaluator' }, moneyEvent: 'void', notices: ['evaluated'], doc: { to: 'refunded (verdict reject: the price back to the buyer, the evaluator its feeGas as evaluator_fee)' } },
+  { trigger: 'evaluation_expired', tool: 'evaluation timeout', who: ['sweeper'], from: ['awaiting_evaluation'], to: 'delivered', sets: { evaluation_expired_at: NOW }, moneyEvent: null, after: { period: { hoursOfColumn: 'evaluation_hours' } }, doc: { from: 'awaiting_evaluation, evaluationHours (default 48) without a verdict', to: 'delivered (the fee goes back to the buyer when the purchase settles; auto-release starts now)' } },
   { trigger: 'confirm', tool: 'confirm_delivery', who: ['buyer'], from: ['delivered'], to: 'completed', sets: completedBy, moneyEvent: 'settle', doc: { to: `completed (${feeText})` } },
-  { trigger: 'auto_release', tool: 'auto-release', who: ['sweeper'], from: ['delivered'], to: 'completed', sets: { completed_at: NOW, completed_by: 'auto_release' }, moneyEvent: 'settle', after: { at: 'auto_release_at', period: { daysOfTerm: 'autoReleaseDays' }, unless: 'refund_requested_at' }, doc: { from: 'delivered, {autoReleaseDays} days after deliveredAt, no refund request or dispute', to: 'completed' } },
-  { trigger: 'auto_refund', tool: 'auto-refund', who: ['sweeper'], from: ['awaiting_delivery'], to: 'refunded', sets: { refunded_at: NOW, refunded_by: 'auto_refund' }, moneyEvent: 'void', after: { at: 'deliver_by', period: { daysOfColumn: 'delivery_days' } }, doc: { from: `awaiting_delivery, the listing's deliveryDays (default ${DEFAULT_DELIVERY_DAYS}) passed`, to: 'refunded' } },
+  { trigger: 'auto_release', tool: 'auto-release', who: ['sweeper'], from: ['delivered'], to: 'completed', sets: { completed_at: NOW, completed_by: 'auto_release' }, moneyEvent: 'settle', after: { period: { daysOfTerm: 'autoReleaseDays' }, unless: 'refund_requested_at' }, doc: { from: 'delivered, {autoReleaseDays} days after deliveredAt, no refund request or dispute', to: 'completed' } },
+  { trigger: 'auto_refund', tool: 'auto-refund', who: ['sweeper'], from: ['awaiting_delivery'], to: 'refunded', sets: { refunded_at: NOW, refunded_by: 'auto_refund' }, moneyEvent: 'void', after: { period: { daysOfColumn: 'delivery_days' } }, doc: { from: `awaiting_delivery, the listing's deliveryDays (default ${DEFAULT_DELIVERY_DAYS}) passed`, to: 'refunded' } },
   { trigger: 'refund', tool: 'request_refund', who: ['buyer'], from: ['awaiting_delivery'], to: 'refunded', sets: { ...refundedBy, refund_reason: INPUT }, moneyEvent: 'void', doc: { to: 'refunded at once' } },
   { trigger: 'request_refund', tool: 'request_refund', who: ['buyer'], from: ['delivered'], to: null, sets: { refund_requested_at: NOW, refund_reason: INPUT }, moneyEvent: null, doc: { to: 'stays delivered, refundRequestedAt set, auto-release paused' } },
-  { trigger: 'refund', tool: 'request_refund', who: ['seller'], from: ['awaiting_delivery', 'delivered'], to: 'refunded', sets: { ...refundedBy, refund_reason: INPUT }, moneyEvent: 'void', doc: { to: 'refunded (the seller gives the money back)' } },
-  { trigger: 'dispute', tool: 'dispute_purchase', who: ['buyer', 'seller'], from: ['awaiting_delivery', 'delivered'], to: 'disputed', sets: { disputed_at: NOW, disputed_by: ACTOR, dispute_reason: INPUT }, moneyEvent: null, notices: ['disputed'], doc: { to: 'disputed, escrow frozen' } },
+  { trigger: 'refund', tool: 'request_refund', who: ['seller'], from: ['awaiting_delivery', 'awaiting_evaluation', 'delivered'], to: 'refunded', sets: { ...refundedBy, refund_reason: INPUT }, moneyEvent: 'void', doc: { to: 'refunded (the seller gives the money back)' } },
+  { trigger: 'dispute', tool: 'dispute_purchase', who: ['buyer', 'seller'], from: ['awaiting_delivery', 'awaiting_evaluation', 'delivered'], to: 'disputed', sets: { disputed_at: NOW, disputed_by: ACTOR, dispute_reason: INPUT }, moneyEvent: null, notices: ['disputed'], doc: { to: 'disputed, escrow frozen' } },
   { trigger: 'resolve_refund', tool: 'admin resolve', who: ['operator'], from: ['disputed'], to: 'refunded', sets: { ...refundedBy, dispute_resolved_at: NOW, dispute_outcome: 'refund', dispute_note: INPUT, dispute_resolved_by: INPUT }, moneyEvent: 'void', doc: { to: 'refunded or completed' } },
   { trigger: 'resolve_release', tool: 'admin resolve', who: ['operator'], from: ['disputed'], to: 'completed', sets: { ...completedBy, dispute_resolved_at: NOW, dispute_outcome: 'release', dispute_note: INPUT, dispute_resolved_by: INPUT }, moneyEvent: 'settle', doc: false },
   { trigger: 'rate', tool: 'rate_purchase', who: ['buyer'], from: ['completed'], to: null, sets: { rating: INPUT, rating_comment: INPUT, first_rated_at: INPUT, rated_at: NOW }, moneyEvent: null, notices: ['rated'], doc: { to: `rating 1–5 (once; may be changed within ${RATING_CHANGE_WINDOW_DAYS} days)` } },
@@ -247,8 +290,10 @@ export function transitionsFor(trigger: Trigger): Transition[] {
 // Machine-level (any machine: escrow's, or a test's fixture). The escrow-typed versions follow them.
 
 /** The transition `trigger` fires for `who` from `status` in machine `m`, or undefined when it may not. */
-export function transitionIn(m: Machine, trigger: string, who: Actor, status: string): MachineTransition | undefined {
-  return m.transitions.find((t) => t.trigger === trigger && t.who.includes(who) && t.from.includes(status));
+export function transitionIn(m: Machine, trigger: string, who: Actor, status: string, row?: Readonly<Record<string, unknown>>): MachineTransition | undefined {
+  return m.transitions.find(
+    (t) => t.trigger === trigger && t.who.includes(who) && t.from.includes(status) && (!row || !t.when || (row[t.when] !== null && row[t.when] !== undefined)),
+  );
 }
 
 /** The states of `m` from which a set of triggers is accepted for `who` (the "needs …" of an invalid_state message). */
@@ -263,9 +308,16 @@ export function timedTransitions(m: Machine): (MachineTransition & { after: Time
   return m.transitions.filter((t): t is MachineTransition & { after: Timer } => !!t.after);
 }
 
-/** The timers that start when a purchase enters `status` (their `at` columns are written on entry). */
+/** The timers that start when a purchase enters `status` (DUE_AT is written on entry): none or one. */
 export function timersOf(m: Machine, status: string): Timer[] {
   return timedTransitions(m).filter((t) => t.from.includes(status)).map((t) => t.after);
+}
+
+/** The one timer leaving `status`, if any; a machine whose state has two is refused (one DUE_AT column holds it). */
+export function timerOf(m: Machine, status: string): Timer | undefined {
+  const timers = timersOf(m, status);
+  if (timers.length > 1) throw new Error(`state ${status} has ${timers.length} timers; a state has at most one (one due_at column)`);
+  return timers[0];
 }
 
 /** The CHECK constraint on escrow.purchases.status for machine `m`. */
@@ -300,11 +352,17 @@ export function statusCheckSql(column = 'status'): string {
 }
 
 /**
- * Whether a purchase in `status` shows the due time held in `column` (a timer leaving its state,
- * not paused by its `unless` column): views derive autoReleaseAt / approvalExpiresAt from this.
+ * Whether the timer of `trigger` is running for a purchase in `status` (it leaves that state and is not
+ * paused by its `unless` column): views show DUE_AT as autoReleaseAt, deliverBy, approvalExpiresAt or
+ * evaluateBy from this.
  */
-export function timerRunning(status: PurchaseStatus, column: string, row: Readonly<Record<string, unknown>>): boolean {
-  return timersOf(MACHINE, status).some((t) => t.at === column && (!t.unless || row[t.unless] === null || row[t.unless] === undefined));
+export function timerRunning(status: PurchaseStatus, trigger: Trigger, row: Readonly<Record<string, unknown>>): boolean {
+  return TRANSITIONS.some((t) => t.trigger === trigger && t.after && t.from.includes(status) && (!t.after.unless || row[t.after.unless] === null || row[t.after.unless] === undefined));
+}
+
+/** The due time a view shows for `trigger`'s timer: the row's DUE_AT while that timer runs, else null. */
+export function dueOf(status: PurchaseStatus, trigger: Trigger, row: Readonly<Record<string, unknown>>): unknown {
+  return timerRunning(status, trigger, row) ? row[DUE_AT] : null;
 }
 
 /** Whether a purchase in `status` waits for `who` (e.g. the owner's approval: the approval link is shown). */
@@ -312,8 +370,18 @@ export function awaits(status: PurchaseStatus, who: Actor): boolean {
   return TRANSITIONS.some((t) => t.from.includes(status) && t.who.includes(who));
 }
 
+/**
+ * A purchase as an MCP task: its state's task status (after a delivery: its `delivered` status, completed by
+ * default — the delivery is the result), except that a delivery the evaluator rejected is no result (failed).
+ */
+export function purchaseTask(status: PurchaseStatus, facts: { delivered: boolean; verdict: 'accept' | 'reject' | null }): { status: TaskStatus; pollIntervalMs?: number } {
+  const t: StateFlags['task'] = (STATES as Record<string, StateFlags>)[status]?.task ?? { status: 'working' };
+  const taskStatus = facts.verdict === 'reject' ? 'failed' : facts.delivered ? (t.delivered ?? 'completed') : t.status;
+  return taskStatus === 'working' ? { status: taskStatus, pollIntervalMs: t.pollMs ?? 5000 } : { status: taskStatus };
+}
+
 export function nextStepHint(status: PurchaseStatus): string {
-  return STATES[status].next;
+  return (STATES as Record<string, StateFlags>)[status]?.next ?? 'Read the purchase again with get_purchase.';
 }
 
 export interface DocumentedTransition {

@@ -52,11 +52,23 @@ export interface HelpAccount {
   failedDeliveries: DeliveryView[] | null;
   /** The caller's own recent failed calls (request log, last 7 days), newest first. */
   recentErrors: RequestLogEntry[] | null;
+  /** The caller's open gas checkouts (get_checkout), newest first; absent or null when payments did not answer. */
+  checkouts?: HelpCheckout[] | null;
+}
+
+/** An open gas checkout as get_checkout shows it to its agent. */
+export interface HelpCheckout {
+  sessionId: string;
+  checkoutUrl: string;
+  packId: string;
+  gas: number;
+  status: string;
+  expiresAt: string;
 }
 
 /** One thing of the caller's own account an answer looked at. */
 export interface LookedAt {
-  kind: 'orders' | 'purchase' | 'wallet' | 'spending_limits' | 'webhooks' | 'webhook' | 'webhook_delivery' | 'requests' | 'request';
+  kind: 'orders' | 'purchase' | 'wallet' | 'spending_limits' | 'checkouts' | 'webhooks' | 'webhook' | 'webhook_delivery' | 'requests' | 'request';
   /** The id (pur_…, whk_…, req_…); the agent's own id for the lists (orders, webhooks, requests), wallet and spending limits. */
   id: string;
 }

@@ -220,7 +220,7 @@ function holdsMatchPurchases(name: string, status: 'posted' | 'voided', what: st
         [
           ['buyerId', h.buyerId, p.buyerId],
           ['sellerId', h.sellerId, p.sellerId],
-          ['amountGas', h.amountGas, p.priceGas],
+          ['amountGas', h.amountGas, p.priceGas + (p.evaluatorFeeGas ?? 0)],
           ['platformFeeGas', h.platformFeeGas, p.platformFeeGas],
           ['sellerNetGas', h.sellerNetGas, p.sellerNetGas],
         ],

@@ -49,6 +49,11 @@ export const MIN_DISPUTE_REASON_CHARS = 10;
 export const LISTING_FEE_GAS = 0;
 export const PASS_SCORE = 55;
 export const DEFAULT_DELIVERY_DAYS = 7;
+/** An evaluator's verdict is awaited this long after delivery by default (issue #35); then the purchase is delivered. */
+export const DEFAULT_EVALUATION_HOURS = 48;
+export const MAX_EVALUATION_HOURS = 720;
+/** The longest evaluation report (stored with the purchase, shown to both parties). */
+export const MAX_EVALUATION_REPORT_CHARS = 8000;
 /** The longest delivery time a listing may promise, in days. */
 export const MAX_DELIVERY_DAYS = 30;
 export const DEFAULT_AUTO_RELEASE_DAYS = 3;

@@ -1,6 +1,6 @@
 /**
  * OpenTelemetry tracing, off unless OTEL_EXPORTER_OTLP_ENDPOINT (or OTEL_EXPORTER_OTLP_TRACES_ENDPOINT)
- * is set. On: a NodeTracerProvider with a batch processor exporting OTLP over HTTP — protobuf by
+ * is set. On: the SDK's TracerProvider (@opentelemetry/sdk-trace 3) with a batch processor exporting OTLP over HTTP — protobuf by
  * default, JSON with OTEL_EXPORTER_OTLP_PROTOCOL=http/json — and the http, express and pg
  * instrumentations. The SDK is required only when on, so a process without tracing loads none of it.
  *
@@ -43,7 +43,9 @@ export function startTracing(env: NodeJS.ProcessEnv = process.env): boolean {
   if (!env.OTEL_EXPORTER_OTLP_ENDPOINT && !env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT) return false;
   if (env.OTEL_SDK_DISABLED === 'true') return false;
   /* eslint-disable @typescript-eslint/no-require-imports */
-  const { NodeTracerProvider, BatchSpanProcessor } = require('@opentelemetry/sdk-trace-node') as typeof import('@opentelemetry/sdk-trace-node');
+  const { TracerProvider, BatchSpanProcessor } = require('@opentelemetry/sdk-trace') as typeof import('@opentelemetry/sdk-trace');
+  const { AsyncLocalStorageContextManager } = require('@opentelemetry/context-async-hooks') as typeof import('@opentelemetry/context-async-hooks');
+  const { CompositePropagator, W3CTraceContextPropagator, W3CBaggagePropagator } = require('@opentelemetry/core') as typeof import('@opentelemetry/core');
   const { resourceFromAttributes } = require('@opentelemetry/resources') as typeof import('@opentelemetry/resources');
   const { registerInstrumentations } = require('@opentelemetry/instrumentation') as typeof import('@opentelemetry/instrumentation');
   const { HttpInstrumentation } = require('@opentelemetry/instrumentation-http') as typeof import('@opentelemetry/instrumentation-http');
@@ -58,13 +60,16 @@ export function startTracing(env: NodeJS.ProcessEnv = process.env): boolean {
       ? new (require('@opentelemetry/exporter-trace-otlp-http') as typeof import('@opentelemetry/exporter-trace-otlp-http')).OTLPTraceExporter({ url })
       : new (require('@opentelemetry/exporter-trace-otlp-proto') as typeof import('@opentelemetry/exporter-trace-otlp-proto')).OTLPTraceExporter({ url });
   /* eslint-enable @typescript-eslint/no-require-imports */
-  const p = new NodeTracerProvider({
+  const p = new TracerProvider({
     resource: resourceFromAttributes({ 'service.name': traceServiceName(env), 'service.namespace': env.NAMESPACE ?? 'agent-market' }),
-    // OTEL_BSP_SCHEDULE_DELAY etc. tune the batch from the environment.
-    spanProcessors: [new BatchSpanProcessor(exporter)],
+    // The SDK's 3.x processor reads no environment: OTEL_BSP_* are read here, as the 2.x one did.
+    spanProcessors: [new BatchSpanProcessor({ exporter, ...batchOptionsFromEnv(env) })],
   });
-  // The async-local-storage context manager and the W3C traceparent propagator.
-  p.register();
+  // What 2.x's NodeTracerProvider.register() did: the async-local-storage context manager, the W3C
+  // traceparent and baggage propagators, and the provider as the global one.
+  context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable());
+  propagation.setGlobalPropagator(new CompositePropagator({ propagators: [new W3CTraceContextPropagator(), new W3CBaggagePropagator()] }));
+  trace.setGlobalTracerProvider(p);
   const quiet = new Set(['/healthz', '/readyz', '/metrics']);
   registerInstrumentations({
     tracerProvider: p,
@@ -82,11 +87,35 @@ export function startTracing(env: NodeJS.ProcessEnv = process.env): boolean {
   return true;
 }
 
-/** Sends what is buffered and stops (at process stop). */
+/** Sends what is buffered and stops (at process stop); the globals go back to the API's no-ops. */
 export async function shutdownTracing(): Promise<void> {
   const p = provider;
   provider = null;
-  await p?.shutdown().catch(() => undefined);
+  if (!p) return;
+  await p.shutdown().catch(() => undefined);
+  trace.disable();
+  propagation.disable();
+  context.disable();
+}
+
+/** The batch processor's OTEL_BSP_* settings (spec names and defaults; unset or invalid → the SDK's default). */
+export function batchOptionsFromEnv(env: NodeJS.ProcessEnv): {
+  scheduledDelayMillis?: number;
+  exportTimeoutMillis?: number;
+  maxQueueSize?: number;
+  maxExportBatchSize?: number;
+} {
+  const num = (name: string) => {
+    const v = Number(env[name]);
+    return env[name] && Number.isFinite(v) && v >= 0 ? v : undefined;
+  };
+  const out = {
+    scheduledDelayMillis: num('OTEL_BSP_SCHEDULE_DELAY'),
+    exportTimeoutMillis: num('OTEL_BSP_EXPORT_TIMEOUT'),
+    maxQueueSize: num('OTEL_BSP_MAX_QUEUE_SIZE'),
+    maxExportBatchSize: num('OTEL_BSP_MAX_EXPORT_BATCH_SIZE'),
+  };
+  return Object.fromEntries(Object.entries(out).filter(([, v]) => v !== undefined));
 }
 
 export async function flushTracing(): Promise<void> {

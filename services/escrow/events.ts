@@ -1,5 +1,5 @@
 /** The outbox events a purchase's money transitions write (payloads typed in contracts.ts). */
-import { ESCROW_TOPICS, type EscrowEvents, type PurchaseCompleted, type PurchaseRefunded } from '../../packages/contracts/escrow';
+import { ESCROW_TOPICS, type EscrowEvents, type PurchaseCompleted, type PurchaseEvaluation, type PurchaseRefunded } from '../../packages/contracts/escrow';
 import { STATES, type MoneyEvent, type Notice } from '../../packages/contracts/purchase-machine';
 import type { PurchaseRow } from './purchases';
 
@@ -16,11 +16,39 @@ function completedData(row: PurchaseRow, completedAt: string): PurchaseCompleted
     platformFeeGas: Number(row.platform_fee_gas),
     sellerNetGas: Number(row.seller_net_gas),
     completedAt,
+    ...evaluatorLeg(row),
   };
 }
 
+/**
+ * The evaluator's leg of a settle or void: its fee goes to the evaluator when it gave a verdict, back to
+ * the buyer otherwise (timeout, a dispute while awaiting evaluation, a refund before delivery).
+ */
+function evaluatorLeg(row: PurchaseRow): Pick<PurchaseCompleted, 'evaluatorId' | 'evaluatorFeeGas' | 'evaluatorPaid'> {
+  if (!row.evaluator_id) return {};
+  return { evaluatorId: row.evaluator_id, evaluatorFeeGas: Number(row.evaluator_fee_gas), evaluatorPaid: row.evaluation_verdict !== null && row.evaluation_verdict !== undefined };
+}
+
 function refundedData(row: PurchaseRow, refundedAt: string): PurchaseRefunded {
-  return { purchaseId: row.id, buyerId: row.buyer_id, sellerId: row.seller_id, listingId: row.listing_id, priceGas: Number(row.price_gas), refundedAt, sellerSees: STATES[row.status].sellerSees };
+  return { purchaseId: row.id, buyerId: row.buyer_id, sellerId: row.seller_id, listingId: row.listing_id, priceGas: Number(row.price_gas), refundedAt, sellerSees: STATES[row.status].sellerSees, ...evaluatorLeg(row) };
+}
+
+function evaluationData(row: PurchaseRow, at: string): PurchaseEvaluation {
+  return {
+    purchaseId: row.id,
+    buyerId: row.buyer_id,
+    sellerId: row.seller_id,
+    evaluatorId: row.evaluator_id!,
+    listingId: row.listing_id,
+    listingTitle: row.listing_title,
+    priceGas: Number(row.price_gas),
+    evaluatorFeeGas: Number(row.evaluator_fee_gas),
+    status: row.status,
+    evaluateBy: row.status === 'awaiting_evaluation' && row.due_at ? new Date(row.due_at).toISOString() : null,
+    verdict: row.evaluation_verdict,
+    report: row.evaluation_report,
+    at,
+  };
 }
 
 /**
@@ -54,7 +82,9 @@ export function noticeEvent(
  * always (the ledger and listings read it), and the same fact as a notice for whoever of buyer and seller
  * would be told — written only if one of them has a webhook (audience.ts).
  */
-export function moneyEvents(moneyEvent: MoneyEvent, row: PurchaseRow, at: string): EscrowEvent[] {
+export function moneyEvents(moneyEvent: MoneyEvent, before: PurchaseRow, at: string, after: PurchaseRow = before): EscrowEvent[] {
+  // The row as it was (its status: whether the seller ever saw it), with the verdict the transition writes.
+  const row = { ...before, evaluation_verdict: after.evaluation_verdict ?? before.evaluation_verdict } as PurchaseRow;
   if (moneyEvent === 'settle') {
     const data = completedData(row, at);
     return [[ESCROW_TOPICS.completed, data], [ESCROW_TOPICS.completedNotice, data, [row.buyer_id, row.seller_id]]];
@@ -74,6 +104,8 @@ export function moneyEvents(moneyEvent: MoneyEvent, row: PurchaseRow, at: string
 export const NOTICES: Record<Notice, (before: PurchaseRow, after: PurchaseRow, at: string) => EscrowEvent | null> = {
   created: (_before, after, at) => noticeEvent(ESCROW_TOPICS.created, after, at, [after.seller_id]),
   delivered: (_before, after, at) => noticeEvent(ESCROW_TOPICS.delivered, after, at, [after.buyer_id]),
+  evaluation_requested: (_before, after, at) => [ESCROW_TOPICS.evaluationRequested, evaluationData(after, at), [after.evaluator_id!]],
+  evaluated: (_before, after, at) => [ESCROW_TOPICS.evaluated, evaluationData(after, at), [after.buyer_id, after.seller_id]],
   disputed: (_before, after, at) => noticeEvent(ESCROW_TOPICS.disputed, after, at, [after.buyer_id, after.seller_id]),
   approval_required: (_before, after) => [
     ESCROW_TOPICS.approvalRequired,
@@ -84,7 +116,7 @@ export const NOTICES: Record<Notice, (before: PurchaseRow, after: PurchaseRow, a
       listingTitle: after.listing_title,
       priceGas: Number(after.price_gas),
       approvalUrl: after.approval_url ?? '',
-      approvalExpiresAt: new Date(after.approval_expires_at!).toISOString(),
+      approvalExpiresAt: new Date(after.due_at!).toISOString(),
     },
     [after.buyer_id],
   ],

@@ -74,9 +74,11 @@ const methods = {
           purchaseId: row.id,
           buyerId: row.buyer_id,
           sellerId: row.seller_id,
-          amountGas: Number(row.price_gas),
+          amountGas: Number(row.price_gas) + Number(row.evaluator_fee_gas ?? 0),
           platformFeeGas: Number(row.platform_fee_gas),
           sellerNetGas: Number(row.seller_net_gas),
+          // The evaluator's fee is held with the price, a leg of its own (issue #35).
+          ...(row.evaluator_id ? { evaluatorId: row.evaluator_id, evaluatorFeeGas: Number(row.evaluator_fee_gas) } : {}),
         });
       } catch (err) {
         if (!isDefinitiveRefusal(err)) {
@@ -109,7 +111,7 @@ const methods = {
     async holdExists(row: PurchaseRow): Promise<boolean> {
       const hold = await callLedger(this.broker, LEDGER.getHold, { purchaseId: row.id })
         .catch(() => null);
-      return !!hold && hold.status === 'pending' && Number(hold.amountGas) === Number(row.price_gas);
+      return !!hold && hold.status === 'pending' && Number(hold.amountGas) === Number(row.price_gas) + Number(row.evaluator_fee_gas ?? 0);
     },
 
     /**
@@ -119,7 +121,7 @@ const methods = {
     async markFunded(row: PurchaseRow): Promise<PurchaseRow> {
       // One statement (its own transaction): the purchase moves, and the buyer's human is asked
       // (approval_required) or the seller learns of it (purchase.created) through the outbox — the
-      // transition's notices; its timer (deliver_by, or approval_expires_at) starts. A buyer whose
+      // transition's notices; its timer (due_at: the delivery window, or the approval's expiry) starts. A buyer whose
       // referral was already checked is marked so here (no second round trip later).
       const written = await this.engine.fireFrom(row, row.needs_approval === true ? 'fund_for_approval' : 'fund', 'buyer', {
         referral_checked: new SqlExpr('referral_checked OR EXISTS (SELECT 1 FROM escrow.referral_checks c WHERE c.buyer_id = escrow.purchases.buyer_id)'),
@@ -138,7 +140,7 @@ const methods = {
     async insufficientGas(row: PurchaseRow, err: unknown): Promise<InsufficientGasError> {
       type Shortfall = { balanceGas?: number; requiredGas?: number; shortfallGas?: number };
       const d: Shortfall = (err as { data?: { details?: Shortfall } } | null | undefined)?.data?.details ?? {};
-      const requiredGas = Number(d.requiredGas ?? row.price_gas);
+      const requiredGas = Number(d.requiredGas ?? Number(row.price_gas) + Number(row.evaluator_fee_gas ?? 0));
       let balanceGas: number;
       if (typeof d.balanceGas === 'number') balanceGas = d.balanceGas;
       else {

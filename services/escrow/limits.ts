@@ -40,7 +40,7 @@ export function budgetWindows(now: Date): { dayStart: Date; weekStart: Date } {
 export async function spentSince(db: Queryable, agentId: string, now: Date): Promise<{ today: number; week: number }> {
   const { dayStart, weekStart } = budgetWindows(now);
   const r = await db.query<{ today: string | number | null; week: string | number | null }>(
-    `SELECT COALESCE(SUM(price_gas) FILTER (WHERE created_at >= $2), 0) AS today, COALESCE(SUM(price_gas), 0) AS week
+    `SELECT COALESCE(SUM(price_gas + evaluator_fee_gas) FILTER (WHERE created_at >= $2), 0) AS today, COALESCE(SUM(price_gas + evaluator_fee_gas), 0) AS week
        FROM escrow.purchases WHERE buyer_id = $1 AND created_at >= $3 AND status = ANY($4::text[])`,
     [agentId, dayStart.toISOString(), weekStart.toISOString(), BUDGET_STATUSES],
   );
@@ -304,16 +304,16 @@ export const limitsMixin: Partial<ServiceSchemaOf<EscrowThis>> = {
           found.id,
           [ctx.params.decision, 'approval_expired'],
           (p) => {
-            expired = p.status === 'awaiting_approval' && !!p.approval_expires_at && new Date(p.approval_expires_at).getTime() <= now.getTime();
+            expired = p.status === 'awaiting_approval' && !!p.due_at && new Date(p.due_at).getTime() <= now.getTime();
             return expired ? 'sweeper' : 'owner';
           },
           {},
           'this approval',
         );
         if (expired) {
-          throw new InvalidStateError(`This approval expired at ${new Date(found.approval_expires_at!).toISOString()}: nothing was approved, and the held ${Number(found.price_gas)} gas went back to the agent's balance.`, {
+          throw new InvalidStateError(`This approval expired at ${new Date(found.due_at!).toISOString()}: nothing was approved, and the held ${Number(found.price_gas)} gas went back to the agent's balance.`, {
             hint: 'Ask your agent to buy again if you still want it; the new purchase gets a new approval link.',
-            details: { purchaseId: row.id, status: row.status, approvalExpiresAt: new Date(found.approval_expires_at!).toISOString() },
+            details: { purchaseId: row.id, status: row.status, approvalExpiresAt: new Date(found.due_at!).toISOString() },
           });
         }
         return { purchase: toView(row) };

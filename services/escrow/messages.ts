@@ -46,6 +46,7 @@ export const messagesMixin: Partial<ServiceSchemaOf<EscrowThis>> = {
             [id, purchaseId, agent.id, role, body, now, MAX_MESSAGES_PER_PURCHASE],
           );
           if (ins.rows[0]) {
+            // The evaluator writes to the buyer who named it; the parties write to each other.
             const recipientId = role === 'buyer' ? row!.seller_id : row!.buyer_id;
             const sent: MessageSent = { messageId: id, purchaseId, senderId: agent.id, recipientId, from: role, at: now };
             await enqueueEvent(tx, 'escrow', ESCROW_TOPICS.messageSent, sent);

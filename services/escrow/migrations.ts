@@ -151,4 +151,40 @@ export const migrations: Migration[] = [
     // submitted the page before paying (if any) only decides whose staged limits apply.
     sql: 'ALTER TABLE escrow.checkout_limits ALTER COLUMN browser_sha256 DROP NOT NULL',
   },
+  {
+    version: 6,
+    name: 'an evaluator checks the delivery (issue #35): its fee is held with the price',
+    // The status CHECK follows the machine (syncStatusCheck adds awaiting_evaluation).
+    sql: `
+      ALTER TABLE escrow.purchases
+        ADD COLUMN evaluator_id text,
+        ADD COLUMN evaluator_fee_gas integer NOT NULL DEFAULT 0 CHECK (evaluator_fee_gas >= 0),
+        ADD COLUMN evaluation_hours integer CHECK (evaluation_hours BETWEEN 1 AND 720),
+        ADD COLUMN evaluated_at timestamptz,
+        ADD COLUMN evaluation_verdict text CHECK (evaluation_verdict IN ('accept', 'reject')),
+        ADD COLUMN evaluation_report text,
+        ADD COLUMN evaluation_expired_at timestamptz,
+        ADD CONSTRAINT purchases_evaluator_is_third_party CHECK (evaluator_id IS NULL OR (evaluator_id <> buyer_id AND evaluator_id <> seller_id)),
+        ADD CONSTRAINT purchases_evaluator_has_fee CHECK ((evaluator_id IS NULL) = (evaluator_fee_gas = 0));
+      CREATE INDEX purchases_evaluator ON escrow.purchases (evaluator_id, created_at) WHERE evaluator_id IS NOT NULL;
+      ALTER TABLE escrow.messages DROP CONSTRAINT IF EXISTS messages_sender_role_check,
+        ADD CONSTRAINT messages_sender_role_check CHECK (sender_role IN ('buyer', 'seller', 'evaluator'));
+    `,
+  },
+  {
+    version: 7,
+    name: 'timers are data on their transition: one due_at column instead of a column per timer (issue #35)',
+    // A state has at most one timer leaving it (purchase-machine.ts, timerOf): due_at is when it fires.
+    // The three timer columns are folded into it by state, then dropped.
+    sql: `
+      ALTER TABLE escrow.purchases ADD COLUMN due_at timestamptz;
+      UPDATE escrow.purchases SET due_at = CASE status
+        WHEN 'awaiting_approval' THEN approval_expires_at
+        WHEN 'awaiting_delivery' THEN deliver_by
+        WHEN 'delivered' THEN auto_release_at END;
+      DROP INDEX IF EXISTS escrow.purchases_approval_expires;
+      ALTER TABLE escrow.purchases DROP COLUMN approval_expires_at, DROP COLUMN deliver_by, DROP COLUMN auto_release_at;
+      CREATE INDEX purchases_due ON escrow.purchases (status, due_at) WHERE due_at IS NOT NULL;
+    `,
+  },
 ];

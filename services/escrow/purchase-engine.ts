@@ -1,8 +1,8 @@
 /**
  * The purchase engine: the ONE writer of a purchase's status. It applies the machine's table
  * (purchase-machine.ts) and nothing else: a transition writes its status, the columns it declares in
- * `sets` (an undeclared column is refused), the timer columns of the state it enters (`after` of the
- * timed transitions leaving it: entered + period), and its effects — the settle/void money event and
+ * `sets` (an undeclared column is refused), the due time of the state it enters (due_at: `after` of the
+ * timed transition leaving it, entered + period; null when none leaves it), and its effects — the settle/void money event and
  * its notices — as outbox rows in the same statement. Handlers, funding and the sweepers only say
  * which trigger fires, for whom, with which input.
  *
@@ -32,8 +32,9 @@ import {
   NOW,
   statesAcceptingIn,
   statusCheckSqlOf,
+  DUE_AT,
   timedTransitions,
-  timersOf,
+  timerOf,
   transitionIn,
   type Actor,
   type Machine,
@@ -79,7 +80,7 @@ export class UndeclaredColumnError extends Error {
 export interface Plan {
   purchaseId: string;
   transition: MachineTransition;
-  /** Column → value (or SqlExpr): status when it moves, declared columns, timer columns, updated_at. */
+  /** Column → value (or SqlExpr): status when it moves, declared columns, due_at, updated_at. */
   set: Record<string, unknown>;
   events: EscrowEvent[];
   /** The row as it reads after the change (SqlExpr columns keep their value as read). */
@@ -182,7 +183,7 @@ export class PurchaseEngine<T extends string = string> {
   /** The transition `who` may fire with one of `triggers` from the row's state, or invalid_state. */
   guard(row: PurchaseRow, triggers: readonly T[], who: Actor, tool: string): MachineTransition & { trigger: T } {
     for (const trigger of triggers) {
-      const t = transitionIn(this.machine, trigger, who, row.status);
+      const t = transitionIn(this.machine, trigger, who, row.status, row);
       if (t) return t as MachineTransition & { trigger: T };
     }
     throw this.invalidState(row, tool, statesAcceptingIn(this.machine, triggers, who).join(' or '));
@@ -193,6 +194,7 @@ export class PurchaseEngine<T extends string = string> {
       'hours' in period ? period.hours * HOUR_MS
       : 'days' in period ? period.days * DAY_MS
       : 'daysOfColumn' in period ? Number((row as Record<string, unknown>)[period.daysOfColumn]) * DAY_MS
+      : 'hoursOfColumn' in period ? Number((row as Record<string, unknown>)[period.hoursOfColumn]) * HOUR_MS
       : this.deps.terms()[period.daysOfTerm] * DAY_MS;
     return new Date(now.getTime() + ms);
   }
@@ -236,8 +238,11 @@ export class PurchaseEngine<T extends string = string> {
     }
     if (t.to !== null) {
       set.status = t.to;
-      // first-entered-state + period: the timers leaving the state it enters start now.
-      if (t.to !== row.status) for (const timer of timersOf(this.machine, t.to)) set[timer.at] = this.dueAt(timer.period, row, now).toISOString();
+      // first-entered-state + period: the timer leaving the state it enters starts now (DUE_AT; none: null).
+      if (t.to !== row.status) {
+        const timer = timerOf(this.machine, t.to);
+        set[DUE_AT] = timer ? this.dueAt(timer.period, row, now).toISOString() : null;
+      }
     }
     set.updated_at = at;
     const plain = Object.fromEntries(Object.entries(set).filter(([, v]) => !(v instanceof SqlExpr)));
@@ -247,7 +252,7 @@ export class PurchaseEngine<T extends string = string> {
 
   /** The outbox rows a transition writes: its money event (settle/void; a hold is a keyed call made before) and its notices. */
   effects(t: MachineTransition, before: PurchaseRow, after: PurchaseRow, at: string): EscrowEvent[] {
-    const events = moneyEvents(t.moneyEvent, before, at);
+    const events = moneyEvents(t.moneyEvent, before, at, after);
     for (const notice of t.notices ?? []) {
       const event = NOTICES[notice](before, after, at);
       if (event) events.push(event);
@@ -427,7 +432,8 @@ export class PurchaseEngine<T extends string = string> {
    * in the same transaction. Returns how many moved.
    */
   async fireDue(t: MachineTransition & { after: Timer }, batch: number): Promise<number> {
-    const { at: dueColumn, unless } = t.after;
+    const { unless } = t.after;
+    const dueColumn = DUE_AT;
     const now = this.deps.now();
     const at = now.toISOString();
     const actor: Actor = 'sweeper';
@@ -439,11 +445,14 @@ export class PurchaseEngine<T extends string = string> {
     }
     if (t.to !== null) {
       set.status = t.to;
-      for (const timer of timersOf(this.machine, t.to)) {
-        set[timer.at] = 'daysOfColumn' in timer.period
+      const timer = timerOf(this.machine, t.to);
+      set[DUE_AT] = !timer
+        ? null
+        : 'daysOfColumn' in timer.period
           ? new SqlExpr(`($1::timestamptz + ${timer.period.daysOfColumn} * interval '1 day')`)
-          : this.dueAt(timer.period, {} as PurchaseRow, now).toISOString();
-      }
+          : 'hoursOfColumn' in timer.period
+            ? new SqlExpr(`($1::timestamptz + ${timer.period.hoursOfColumn} * interval '1 hour')`)
+            : this.dueAt(timer.period, {} as PurchaseRow, now).toISOString();
     }
     set.updated_at = at;
     const { sql, params } = assignments(set, 4);

@@ -1,6 +1,6 @@
 /** Purchase rows, their public view, the callers' roles, and the hints derived from the purchase machine (the engine guards). */
 import { InvalidStateError, NotFoundError, ForbiddenError } from '../../packages/errors';
-import { awaits, nextStepHint, STATES, timerRunning, type PurchaseStatus } from '../../packages/contracts/purchase-machine';
+import { awaits, dueOf, nextStepHint, purchaseTask, STATES, type PurchaseStatus, type Trigger } from '../../packages/contracts/purchase-machine';
 import type { PurchaseView, Role } from '../../packages/contracts/escrow';
 export type { PurchaseView, Role };
 
@@ -29,8 +29,8 @@ export type PurchaseRow = {
   delivered_at: Date | null;
   delivery_json: string | null;
   delivery_sha256: string | null;
-  auto_release_at: Date | null;
-  deliver_by: Date | null;
+  /** When the timer leaving the current state fires (purchase-machine.ts DUE_AT); null when none leaves it. */
+  due_at: Date | null;
   completed_at: Date | null;
   completed_by: string | null;
   refunded_at: Date | null;
@@ -51,9 +51,15 @@ export type PurchaseRow = {
   needs_approval: boolean;
   approval_token: string | null;
   approval_url: string | null;
-  approval_expires_at: Date | null;
   approval_decided_at: Date | null;
   approval_decision: 'approved' | 'declined' | 'expired' | null;
+  evaluator_id: string | null;
+  evaluator_fee_gas: number;
+  evaluation_hours: number | null;
+  evaluated_at: Date | null;
+  evaluation_verdict: 'accept' | 'reject' | null;
+  evaluation_report: string | null;
+  evaluation_expired_at: Date | null;
   created_at: Date;
   updated_at: Date;
 };
@@ -61,6 +67,11 @@ export type PurchaseRow = {
 export function iso(d: Date | string | null | undefined): string | null {
   if (d === null || d === undefined) return null;
   return new Date(d).toISOString();
+}
+
+/** The due time of `trigger`'s timer while it runs for this purchase (its due_at), else null. */
+function due(row: PurchaseRow, trigger: Trigger): string | null {
+  return iso(dueOf(row.status, trigger, row) as Date | null);
 }
 
 /** The public view; what it shows of a timer or an approval follows the machine (the state's timers, who it awaits). */
@@ -83,8 +94,8 @@ export function toView(row: PurchaseRow, viewerId?: string): PurchaseView {
     refundedAt: iso(row.refunded_at),
     refundRequestedAt: iso(row.refund_requested_at),
     disputedAt: iso(row.disputed_at),
-    autoReleaseAt: timerRunning(row.status, 'auto_release_at', row) ? iso(row.auto_release_at) : null,
-    deliverBy: iso(row.deliver_by),
+    autoReleaseAt: due(row, 'auto_release'),
+    deliverBy: due(row, 'auto_refund'),
     rating: row.rating === null ? null : Number(row.rating),
     createdAt: iso(row.created_at)!,
     updatedAt: iso(row.updated_at)!,
@@ -96,10 +107,26 @@ export function toView(row: PurchaseRow, viewerId?: string): PurchaseView {
     disputeOutcome: row.dispute_outcome,
     failureReason: row.failure_reason,
     approvalUrl: awaits(row.status, 'owner') && viewerId !== row.seller_id ? row.approval_url : null,
-    approvalExpiresAt: timerRunning(row.status, 'approval_expires_at', row) ? iso(row.approval_expires_at) : null,
+    approvalExpiresAt: due(row, 'approval_expired'),
+    task: { ...purchaseTask(row.status, { delivered: row.delivered_at !== null && row.delivered_at !== undefined, verdict: row.evaluation_verdict ?? null }), next: nextStepHint(row.status) },
   };
+  if (row.evaluator_id) {
+    const feeGas = Number(row.evaluator_fee_gas);
+    view.evaluator = {
+      agentId: row.evaluator_id,
+      feeGas,
+      evaluationHours: Number(row.evaluation_hours),
+      evaluateBy: due(row, 'evaluation_expired'),
+      verdict: row.evaluation_verdict,
+      report: row.evaluation_report,
+      evaluatedAt: iso(row.evaluated_at),
+      expiredAt: iso(row.evaluation_expired_at),
+    };
+    view.totalHeldGas = Number(row.price_gas) + feeGas;
+  }
   if (viewerId === row.buyer_id) view.role = 'buyer';
   else if (viewerId === row.seller_id) view.role = 'seller';
+  else if (viewerId && viewerId === row.evaluator_id) view.role = 'evaluator';
   return view;
 }
 
@@ -120,8 +147,9 @@ export function notFound(purchaseId: string): NotFoundError {
 /** The caller's role, or not_found for anyone else (a purchase's existence is not revealed to strangers). */
 export function roleOf(row: PurchaseRow | undefined, agentId: string, purchaseId: string): Role {
   if (row && row.buyer_id === agentId) return 'buyer';
-  // The seller never sees a purchase that was not funded.
+  // The seller (and the evaluator) never sees a purchase that was not funded.
   if (row && row.seller_id === agentId && STATES[row.status].sellerSees) return 'seller';
+  if (row && row.evaluator_id === agentId && STATES[row.status].sellerSees) return 'evaluator';
   throw notFound(purchaseId);
 }
 
@@ -129,9 +157,13 @@ export function requireRole(row: PurchaseRow | undefined, agentId: string, purch
   const actual = roleOf(row, agentId, purchaseId);
   if (actual !== role) {
     throw new ForbiddenError(`Only the ${role} of purchase ${purchaseId} can call ${tool}; you are its ${actual}.`, {
-      hint: role === 'seller'
-        ? 'The seller acknowledges and delivers; as the buyer you confirm_delivery, request_refund or dispute_purchase.'
-        : 'The buyer confirms, reads the delivery and rates; as the seller you ack_purchase, deliver_work or request_refund (to refund the buyer).',
+      hint: role === 'evaluator'
+        ? 'Only the evaluator the buyer named calls evaluate_delivery; as a party you may dispute_purchase or send_message.'
+        : actual === 'evaluator'
+          ? 'As the evaluator you read get_delivery and call evaluate_delivery {purchaseId, verdict: "accept"|"reject", report}.'
+          : role === 'seller'
+            ? 'The seller acknowledges and delivers; as the buyer you confirm_delivery, request_refund or dispute_purchase.'
+            : 'The buyer confirms, reads the delivery and rates; as the seller you ack_purchase, deliver_work or request_refund (to refund the buyer).',
       details: { purchaseId, role: actual },
     });
   }

@@ -49,8 +49,9 @@ async function openIdsAmong(self: EscrowThis, ids: string[]): Promise<Set<string
 }
 
 async function heldPurchases(self: EscrowThis): Promise<OpenPurchase[]> {
+  // What the hold holds: the price and the evaluator's fee (issue #35).
   const r = await self.db.query<{ id: string; buyer_id: string; price_gas: number; status: OpenPurchase['status'] }>(
-    'SELECT id, buyer_id, price_gas, status FROM escrow.purchases WHERE status = ANY($1::text[]) ORDER BY id',
+    'SELECT id, buyer_id, price_gas + evaluator_fee_gas AS price_gas, status FROM escrow.purchases WHERE status = ANY($1::text[]) ORDER BY id',
     [HELD_STATUSES],
   );
   return r.rows.map((x) => ({ purchaseId: x.id, buyerId: x.buyer_id, amountGas: Number(x.price_gas), status: x.status }));
@@ -141,7 +142,7 @@ export const reportsMixin: Partial<ServiceSchemaOf<EscrowThis>> = {
         return recordPage<PurchaseRow, PurchaseRecord>(
           this.db,
           {
-            select: `SELECT id, buyer_id, seller_id, price_gas, platform_fee_gas, seller_net_gas, status, completed_at, refunded_at, updated_at
+            select: `SELECT id, buyer_id, seller_id, price_gas, platform_fee_gas, seller_net_gas, evaluator_fee_gas, status, completed_at, refunded_at, updated_at
                        FROM escrow.purchases WHERE true`,
             key: 'id',
             order: 'id',
@@ -155,6 +156,7 @@ export const reportsMixin: Partial<ServiceSchemaOf<EscrowThis>> = {
             priceGas: Number(p.price_gas),
             platformFeeGas: Number(p.platform_fee_gas),
             sellerNetGas: Number(p.seller_net_gas),
+            evaluatorFeeGas: Number(p.evaluator_fee_gas ?? 0),
             status: p.status,
             completedAt: isoOrNull(p.completed_at),
             refundedAt: isoOrNull(p.refunded_at),

@@ -29,6 +29,7 @@ export interface EscrowMethods {
   // lifecycle (escrow.service.ts)
   now(): Date;
   load(purchaseId: string): Promise<PurchaseRow | undefined>;
+  checkEvaluator(evaluator: { agentId: string; feeGas: number }, buyerId: string): Promise<void>;
   // funding.ts
   findByIdempotencyKey(buyerId: string, key: string, now: Date): Promise<PurchaseRow | undefined>;
   replayPurchase(existing: PurchaseRow, listingId: string): Promise<PurchaseRow>;

@@ -8,7 +8,8 @@
  *   ask_help,         the caller's own request-log entry (the gateway's) handed to support in
  *   report_bug        meta, so support never calls the gateway back; ask_help also gets a small
  *                     snapshot of the caller's own account (escrow list_orders, ledger balance
- *                     figures, escrow limits, notifications webhooks and deliveries, its own
+ *                     figures, escrow limits, payments open checkouts, notifications webhooks
+ *                     and deliveries, its own
  *                     recent failed requests), read with the caller's identity (issue #26)
  *
  * Reads never write: neither whoami nor wallet reconciles checkouts (the payments sweeper does).
@@ -96,12 +97,13 @@ function orNull<T>(p: Promise<T>): Promise<T | null> {
  * or takes the caller's agent id (balance, limits, request log). A part that fails is null.
  */
 async function helpAccountOf(self: GatewayThis, ctx: Context<unknown, CallMeta>, agentId: string): Promise<HelpAccount> {
-  const [orders, figures, limits, hooks, recentErrors] = await Promise.all([
+  const [orders, figures, limits, hooks, recentErrors, checkouts] = await Promise.all([
     orNull(callEscrow(ctx, ESCROW.listOrders, { role: 'all', limit: HELP_ACCOUNT_PURCHASES })),
     orNull(callLedger(ctx, LEDGER.walletFigures, { agentId, limit: 1 })),
     orNull(callEscrow(ctx, ESCROW.limitsOf, { agentId })),
     orNull(callNotifications(ctx, NOTIFICATIONS.listDeliveries, { limit: 20 })),
     orNull(self.requestLog.recentFailures(agentId, 5)),
+    orNull(callPayments(ctx, PAYMENTS.listCheckouts, {})),
   ]);
   return {
     agentId,
@@ -112,6 +114,7 @@ async function helpAccountOf(self: GatewayThis, ctx: Context<unknown, CallMeta>,
     webhooks: hooks?.webhooks ?? null,
     failedDeliveries: hooks ? hooks.deliveries.filter((d) => d.status === 'failed' || (d.status === 'pending' && d.attempts > 0)) : null,
     recentErrors,
+    checkouts: checkouts?.checkouts ?? null,
   };
 }
 

@@ -4,9 +4,10 @@
  *   - the broker's Prometheus listener on METRICS_PORT, bound to METRICS_HOST (127.0.0.1 by default).
  * HTTP requests by tool (or matched route) and status, latency per tool, and business figures
  * refreshed from escrow and ledger (purchases by state, gas credited, settlement lag).
- * Process/OS metrics are off: a scrape does not describe the host.
+ * Beside them, every /metrics has the process's standard process_* and nodejs_* metrics (prom-client).
  */
-import { MetricReporters, type ServiceBroker } from 'moleculer';
+import type { ServiceBroker } from 'moleculer';
+import { metricsText } from '../../packages/broker/metrics';
 import { getTool } from '../../packages/tool-catalogue';
 import { callEscrow, ESCROW } from '../../packages/contracts/escrow';
 import { callLedger, LEDGER } from '../../packages/contracts/ledger';
@@ -101,11 +102,8 @@ export class GatewayMetrics {
     }
   }
 
-  /** The Prometheus text exposition of the broker's registry. */
-  render(): string {
-    const reporter = new MetricReporters.Prometheus({ port: 0, defaultLabels: () => ({}) });
-    // Only the formatting half of the reporter: no listener of its own.
-    MetricReporters.Base.prototype.init.call(reporter, this.broker.metrics);
-    return reporter.generatePrometheusResponse();
+  /** The Prometheus text of the broker's registry and the process's metrics (packages/broker/metrics.ts). */
+  render(): Promise<string> {
+    return metricsText(this.broker);
   }
 }

@@ -75,12 +75,13 @@ export async function ledgerAudit(db: Queryable): Promise<AuditReport> {
   });
 
   const fixed = await db.query<{ purchase_id: string }>(
-    `SELECT purchase_id FROM ledger.holds WHERE platform_fee_gas + seller_net_gas <> amount_gas LIMIT 20`,
+    `SELECT purchase_id FROM ledger.holds WHERE platform_fee_gas + seller_net_gas + evaluator_fee_gas <> amount_gas
+        OR (evaluator_id IS NULL) <> (evaluator_fee_gas = 0) LIMIT 20`,
   );
   checks.push({
     name: 'holds_carry_their_split',
     ok: fixed.rowCount === 0,
-    message: fixed.rowCount === 0 ? 'every hold carries a fee and seller net that add up to its amount' : 'holds whose split does not add up',
+    message: fixed.rowCount === 0 ? 'every hold carries a fee, seller net and evaluator fee that add up to its amount' : 'holds whose split does not add up',
     ...(fixed.rowCount ? { details: { purchaseIds: fixed.rows.map((r) => r.purchase_id) } } : {}),
   });
 

@@ -4,8 +4,9 @@
  * its own transaction; a replay, a race or a first account takes the stepwise transaction:
  *
  *   holdGas     agent → escrow_holds (pending; carries price, fee and seller net)
- *   settleHold  escrow_holds → seller (sale_earn) + platform_fees, exactly the held split
- *   voidHold    escrow_holds → buyer (escrow_refund)
+ *   settleHold  escrow_holds → seller (sale_earn) + platform_fees, exactly the held split (+ the evaluator's leg)
+ *   voidHold    escrow_holds → buyer (escrow_refund) (+ the evaluator's leg)
+ * The legs of settle and void are declared once (holdLegs) and posted by every path.
  */
 import type { Db, Queryable } from '../../packages/db';
 import { BACKGROUND_IN_FLIGHT, Batcher, CALLER_WAITS_IN_FLIGHT } from '../../packages/db/batcher';
@@ -24,20 +25,37 @@ import {
   POSTING_COLUMNS,
   stepwiseOnConflict,
   type HoldRow,
+  type EntryType,
+  type Leg,
 } from './postings';
 
-/** The split a hold carries: the one quoted at purchase, or (when the caller sends none) fixed now. */
-function splitOf(p: HoldParams, feePercent: number): { platformFeeGas: number; sellerNetGas: number } {
-  if (p.platformFeeGas === undefined && p.sellerNetGas === undefined) return saleSplit(p.amountGas, feePercent);
-  const platformFeeGas = p.platformFeeGas ?? p.amountGas - p.sellerNetGas!;
-  const sellerNetGas = p.sellerNetGas ?? p.amountGas - platformFeeGas;
-  if (platformFeeGas < 0 || sellerNetGas < 0 || platformFeeGas + sellerNetGas !== p.amountGas) {
-    throw new InvalidArgumentsError('platformFeeGas + sellerNetGas must equal amountGas.', {
-      hint: 'Send the split quoted at purchase (saleSplit of the price).',
-      details: { amountGas: p.amountGas, platformFeeGas, sellerNetGas },
+/** The split a hold carries: the one quoted at purchase, or (when the caller sends none) fixed now; an evaluator's fee is a leg of its own. */
+function splitOf(p: HoldParams, feePercent: number): { platformFeeGas: number; sellerNetGas: number; evaluatorFeeGas: number; evaluatorId: string | null } {
+  const evaluatorFeeGas = p.evaluatorFeeGas ?? 0;
+  const evaluatorId = p.evaluatorId ?? null;
+  if (!Number.isSafeInteger(evaluatorFeeGas) || evaluatorFeeGas < 0 || (evaluatorFeeGas > 0) !== (evaluatorId !== null) || evaluatorFeeGas >= p.amountGas) {
+    throw new InvalidArgumentsError('An evaluator comes with a positive fee below amountGas, and a fee with its evaluator.', {
+      hint: 'Send evaluatorId and evaluatorFeeGas together (amountGas = price + evaluatorFeeGas), or neither.',
+      details: { amountGas: p.amountGas, evaluatorFeeGas, evaluatorId },
     });
   }
-  return { platformFeeGas, sellerNetGas };
+  if (evaluatorId !== null && (evaluatorId === p.buyerId || evaluatorId === p.sellerId)) {
+    throw new InvalidArgumentsError('The evaluator must be neither the buyer nor the seller.', { hint: 'Name a third agent as evaluator.', details: { evaluatorId } });
+  }
+  const priceGas = p.amountGas - evaluatorFeeGas;
+  if (p.platformFeeGas === undefined && p.sellerNetGas === undefined) {
+    const { platformFeeGas, sellerNetGas } = saleSplit(priceGas, feePercent);
+    return { platformFeeGas, sellerNetGas, evaluatorFeeGas, evaluatorId };
+  }
+  const platformFeeGas = p.platformFeeGas ?? priceGas - p.sellerNetGas!;
+  const sellerNetGas = p.sellerNetGas ?? priceGas - platformFeeGas;
+  if (platformFeeGas < 0 || sellerNetGas < 0 || platformFeeGas + sellerNetGas !== priceGas) {
+    throw new InvalidArgumentsError('platformFeeGas + sellerNetGas (+ evaluatorFeeGas) must equal amountGas.', {
+      hint: 'Send the split quoted at purchase (saleSplit of the price).',
+      details: { amountGas: p.amountGas, platformFeeGas, sellerNetGas, evaluatorFeeGas },
+    });
+  }
+  return { platformFeeGas, sellerNetGas, evaluatorFeeGas, evaluatorId };
 }
 
 export async function holdGas(db: Db, at: Date, p: HoldParams, feePercent: number): Promise<HoldResult> {
@@ -71,10 +89,10 @@ export async function holdGas(db: Db, at: Date, p: HoldParams, feePercent: numbe
          UNION ALL
          SELECT $1, $8, $6::bigint, 'escrow_hold', NULL, $4, NULL, NULL, $5::timestamptz FROM moved, claim),
        held AS (
-         INSERT INTO ledger.holds (purchase_id, buyer_id, seller_id, amount_gas, platform_fee_gas, seller_net_gas, status, hold_transaction_id, created_at)
-         SELECT $4, $9, $10, $6::bigint, $11, $12, 'pending', $1, $5::timestamptz FROM moved, claim)
+         INSERT INTO ledger.holds (purchase_id, buyer_id, seller_id, amount_gas, platform_fee_gas, seller_net_gas, evaluator_id, evaluator_fee_gas, status, hold_transaction_id, created_at)
+         SELECT $4, $9, $10, $6::bigint, $11, $12, $13, $14, 'pending', $1, $5::timestamptz FROM moved, claim)
        SELECT (SELECT balance FROM moved) AS balance`,
-      [id, key, fingerprint, purchaseId, at, amountGas, agentAccount(buyerId), PLATFORM.escrowHolds, buyerId, sellerId, split.platformFeeGas, split.sellerNetGas],
+      [id, key, fingerprint, purchaseId, at, amountGas, agentAccount(buyerId), PLATFORM.escrowHolds, buyerId, sellerId, split.platformFeeGas, split.sellerNetGas, split.evaluatorId, split.evaluatorFeeGas],
     )
     .catch(stepwiseOnConflict);
   if (fast && fast.rows[0].balance !== null) return { holdId: id, purchaseId, status: 'pending', amountGas, replayed: false };
@@ -99,9 +117,9 @@ export async function holdGas(db: Db, at: Date, p: HoldParams, feePercent: numbe
     );
     await tx
       .query(
-        `INSERT INTO ledger.holds (purchase_id, buyer_id, seller_id, amount_gas, platform_fee_gas, seller_net_gas, status, hold_transaction_id, created_at)
-         VALUES ($1, $2, $3, $4, $5, $6, 'pending', $7, $8)`,
-        [purchaseId, buyerId, sellerId, amountGas, split.platformFeeGas, split.sellerNetGas, claim.id, at],
+        `INSERT INTO ledger.holds (purchase_id, buyer_id, seller_id, amount_gas, platform_fee_gas, seller_net_gas, evaluator_id, evaluator_fee_gas, status, hold_transaction_id, created_at)
+         VALUES ($1, $2, $3, $4, $5, $6, $9, $10, 'pending', $7, $8)`,
+        [purchaseId, buyerId, sellerId, amountGas, split.platformFeeGas, split.sellerNetGas, claim.id, at, split.evaluatorId, split.evaluatorFeeGas],
       )
       .catch((err: { code?: string }) => {
         // A second hold for one purchase raced in under another key: this one rolls back, nothing moved.
@@ -170,8 +188,8 @@ export async function holdPendings(db: Db, at: Date, holds: ReadonlyArray<HoldPa
 function isPlainHold(p: HoldParams, feePercent: number): boolean {
   if (p.buyerId === p.sellerId) return false;
   try {
-    splitOf(p, feePercent);
-    return true;
+    // A hold with an evaluator goes alone (holdPendings writes the two-leg split only).
+    return splitOf(p, feePercent).evaluatorFeeGas === 0;
   } catch {
     return false;
   }
@@ -201,9 +219,88 @@ export function holdWriter(db: Db, now: () => Date, feePercent: () => number): B
 }
 
 /** Posts a hold with the amounts it carries: nothing is recomputed at settle time. */
-export async function settleHold(db: Db, at: Date, key: string, purchaseId: string): Promise<SettleResult> {
+export async function settleHold(db: Db, at: Date, key: string, purchaseId: string, evaluatorPaid = false): Promise<SettleResult> {
+  // A hold with an evaluator's leg is not the one statement's (it answers null): the stepwise path posts its legs.
   const fast = await settlePendingHold(db, at, key, purchaseId).catch(stepwiseOnConflict);
-  return fast ?? db.transaction((tx) => settleHoldStepwise(tx, at, key, purchaseId));
+  return fast ?? db.transaction((tx) => settleHoldStepwise(tx, at, key, purchaseId, evaluatorPaid));
+}
+
+/** A hold's amount column, or the difference of two (the buyer's refund when the evaluator is paid). */
+type HoldAmount = 'amount_gas' | 'seller_net_gas' | 'platform_fee_gas' | 'evaluator_fee_gas' | 'amount_gas - evaluator_fee_gas';
+/** Who a leg moves gas to or from: a party of the hold (its column naming the agent) or a platform account. */
+type LegAccount = 'buyer_id' | 'seller_id' | 'evaluator_id' | 'escrow' | 'fees';
+
+/** A leg of resolving a hold, as data: rendered as SQL by the one-statement paths, evaluated on the row by the stepwise path. */
+interface HoldLeg {
+  account: LegAccount;
+  amount: HoldAmount;
+  /** -1: out of the account (the release from escrow_holds). */
+  sign: 1 | -1;
+  entry: EntryType;
+}
+
+/**
+ * The legs of resolving a pending hold — decided here once; every path that resolves a hold posts exactly these
+ * (stepwise: resolutionLegs + applyLegs; one statement and batched: rendered by resolutionSql / settlePendingHolds):
+ *   posted  escrow_holds → seller (sale_earn, the held net) + platform_fees (the held fee) + the evaluator's leg
+ *   voided  escrow_holds → buyer (escrow_refund, the price) + the evaluator's leg
+ * The evaluator's leg: its fee as evaluator_fee when it gave a verdict (`evaluatorPaid`), else back to the buyer.
+ * A leg whose amount is 0 (no evaluator) posts nothing.
+ */
+export function holdLegs(outcome: 'posted' | 'voided', evaluatorPaid: boolean): HoldLeg[] {
+  const evaluatorLeg: HoldLeg = evaluatorPaid
+    ? { account: 'evaluator_id', amount: 'evaluator_fee_gas', sign: 1, entry: 'evaluator_fee' }
+    : { account: 'buyer_id', amount: 'evaluator_fee_gas', sign: 1, entry: 'escrow_refund' };
+  if (outcome === 'posted') {
+    return [
+      { account: 'escrow', amount: 'amount_gas', sign: -1, entry: 'escrow_release' },
+      { account: 'seller_id', amount: 'seller_net_gas', sign: 1, entry: 'sale_earn' },
+      { account: 'fees', amount: 'platform_fee_gas', sign: 1, entry: 'platform_fee' },
+      evaluatorLeg,
+    ];
+  }
+  return evaluatorPaid
+    ? [
+        { account: 'escrow', amount: 'amount_gas', sign: -1, entry: 'escrow_refund' },
+        { account: 'buyer_id', amount: 'amount_gas - evaluator_fee_gas', sign: 1, entry: 'escrow_refund' },
+        evaluatorLeg,
+      ]
+    : [
+        { account: 'escrow', amount: 'amount_gas', sign: -1, entry: 'escrow_refund' },
+        { account: 'buyer_id', amount: 'amount_gas', sign: 1, entry: 'escrow_refund' },
+      ];
+}
+
+const PLATFORM_OF: Record<'escrow' | 'fees', string> = { escrow: PLATFORM.escrowHolds, fees: PLATFORM.platformFees };
+const isParty = (a: LegAccount): a is 'buyer_id' | 'seller_id' | 'evaluator_id' => a.endsWith('_id');
+
+/** The legs of resolving `hold` (holdLegs evaluated on its row), for applyLegs. */
+export function resolutionLegs(hold: HoldRow, outcome: 'posted' | 'voided', evaluatorPaid: boolean): Leg[] {
+  const amountOf = (a: HoldAmount) => (a === 'amount_gas - evaluator_fee_gas' ? Number(hold.amount_gas) - Number(hold.evaluator_fee_gas ?? 0) : Number(hold[a] ?? 0));
+  return holdLegs(outcome, evaluatorPaid && hold.evaluator_id !== null).map((l) => {
+    const amount = l.sign * amountOf(l.amount);
+    if (!isParty(l.account)) return { accountId: PLATFORM_OF[l.account], amount, entryType: l.entry };
+    const agentId = hold[l.account]!;
+    return { accountId: agentAccount(agentId), agentId, amount, entryType: l.entry };
+  });
+}
+
+/**
+ * The legs of a hold WITHOUT an evaluator (what the one-statement paths serve: `evaluator_fee_gas = 0`), as SQL
+ * over the hold row `h`: the one agent credited, and the postings' SELECTs. `moved` is the agent's credit CTE.
+ */
+function renderLegs(outcome: 'posted' | 'voided', h: string, fromClaim: string, movedJoin: string, refs: { tx: string; purchase: string; at: string; escrow: string; fees: string }) {
+  const legs = holdLegs(outcome, false).filter((l) => !l.amount.includes('evaluator_fee_gas'));
+  const agents = legs.filter((l) => isParty(l.account));
+  if (agents.length !== 1) throw new Error('a one-statement resolution credits exactly one agent');
+  const credit = agents[0] as HoldLeg & { account: 'buyer_id' | 'seller_id' };
+  const amountSql = (l: HoldLeg) => `${l.sign < 0 ? '-' : ''}${h}.${l.amount}`;
+  const selects = legs.map((l) =>
+    isParty(l.account)
+      ? `SELECT ${refs.tx}, ${agentAccountSql(`${h}.${l.account}`)}, ${amountSql(l)}, '${l.entry}', moved.balance, ${refs.purchase}, NULL, NULL, ${refs.at}::timestamptz FROM ${h} ${movedJoin}`
+      : `SELECT ${refs.tx}, ${l.account === 'escrow' ? refs.escrow : refs.fees}, ${amountSql(l)}, '${l.entry}', NULL, ${refs.purchase}, NULL, NULL, ${refs.at}::timestamptz FROM ${h} ${fromClaim} WHERE ${h}.${l.amount} > 0`,
+  );
+  return { credit, postings: selects.join('\n       UNION ALL\n       ') };
 }
 
 /**
@@ -214,54 +311,40 @@ export async function settleHold(db: Db, at: Date, key: string, purchaseId: stri
 function resolveHoldSql(status: 'posted' | 'voided', type: 'escrow_settle' | 'escrow_void', returning: string): string {
   return `h AS (
        UPDATE ledger.holds SET status = '${status}', final_transaction_id = $1, resolved_at = $4
-        WHERE purchase_id = $3 AND status = 'pending'
+        WHERE purchase_id = $3 AND status = 'pending' AND evaluator_fee_gas = 0
         RETURNING ${returning}),
      claim AS (
        INSERT INTO ledger.transactions (id, key, type, fingerprint, purchase_id, created_at)
        SELECT $1, $2, '${type}', $5, $3, $4 FROM h RETURNING id)`;
 }
 
-/** How a pending hold is resolved in one statement: posted to the seller (with the fee) or voided back to the buyer. */
+/** How a pending hold is resolved in one statement: posted (seller, fee) or voided (back to the buyer). */
 interface Resolution {
   status: 'posted' | 'voided';
   type: 'escrow_settle' | 'escrow_void';
-  /** The leg out of the holding account. */
-  release: 'escrow_release' | 'escrow_refund';
-  /** The agent credited: the hold's column naming them, the amount column, the entry type. */
-  credit: { agent: 'seller_id' | 'buyer_id'; amount: 'seller_net_gas' | 'amount_gas'; entry: 'sale_earn' | 'escrow_refund' };
-  /** Settling also posts the platform fee ($7: the fees account). */
-  fee: boolean;
 }
 
 /**
  * The one statement of a resolution: resolve the hold and claim the key (resolveHoldSql), credit the agent
- * (their account is created on a first credit; nothing to credit when the amount is 0), post the legs —
- * the release, the agent's credit, and the fee when settling — and answer what was resolved.
- * Parameters: $1–$5 as resolveHoldSql, $6 the holding account, $7 the fees account (settle only).
+ * (their account is created on a first credit; nothing to credit when the amount is 0), post the legs of
+ * holdLegs — rendered here, not restated — and answer what was resolved.
+ * Parameters: $1–$5 as resolveHoldSql, $6 the holding account, $7 the fees account (only when a leg posts a fee: settle).
  */
 function resolutionSql(r: Resolution): string {
-  const { agent, amount, entry } = r.credit;
-  return `WITH ${resolveHoldSql(r.status, r.type, `${agent}, amount_gas, seller_net_gas, platform_fee_gas`)},
-     moved AS (${creditAgentSql(`h.${agent}`, `h.${amount}`, `h, claim WHERE h.${amount} > 0`)}),
+  const { credit, postings } = renderLegs(r.status, 'h', ', claim', ', moved', { tx: '$1', purchase: '$3', at: '$4', escrow: '$6', fees: '$7' });
+  return `WITH ${resolveHoldSql(r.status, r.type, `${credit.account}, amount_gas, seller_net_gas, platform_fee_gas`)},
+     moved AS (${creditAgentSql(`h.${credit.account}`, `h.${credit.amount}`, `h, claim WHERE h.${credit.amount} > 0`)}),
      posted AS (
        INSERT INTO ledger.postings (${POSTING_COLUMNS})
-       SELECT $1, $6, -h.amount_gas, '${r.release}', NULL, $3, NULL, NULL, $4::timestamptz FROM h, claim
-       UNION ALL
-       SELECT $1, ${agentAccountSql(`h.${agent}`)}, h.${amount}, '${entry}', moved.balance, $3, NULL, NULL, $4::timestamptz FROM h, moved${
-         r.fee
-           ? `
-       UNION ALL
-       SELECT $1, $7, h.platform_fee_gas, 'platform_fee', NULL, $3, NULL, NULL, $4::timestamptz FROM h, claim WHERE h.platform_fee_gas > 0`
-           : ''
-       })
-     SELECT (SELECT id FROM claim) AS claimed, h.${agent} AS agent_id, h.amount_gas, h.seller_net_gas, h.platform_fee_gas, (SELECT balance FROM moved) AS balance
+       ${postings})
+     SELECT (SELECT id FROM claim) AS claimed, h.${credit.account} AS agent_id, h.amount_gas, h.seller_net_gas, h.platform_fee_gas, (SELECT balance FROM moved) AS balance
        FROM (SELECT 1) one LEFT JOIN h ON true`;
 }
 
 type ResolutionRow = { claimed: string | null; agent_id: string | null; amount_gas: string; seller_net_gas: string; platform_fee_gas: string; balance: string | null };
 
-const SETTLE: Resolution = { status: 'posted', type: 'escrow_settle', release: 'escrow_release', credit: { agent: 'seller_id', amount: 'seller_net_gas', entry: 'sale_earn' }, fee: true };
-const VOID: Resolution = { status: 'voided', type: 'escrow_void', release: 'escrow_refund', credit: { agent: 'buyer_id', amount: 'amount_gas', entry: 'escrow_refund' }, fee: false };
+const SETTLE: Resolution = { status: 'posted', type: 'escrow_settle' };
+const VOID: Resolution = { status: 'voided', type: 'escrow_void' };
 
 /**
  * The common case in one statement, in its own transaction: the pending hold turns posted, the key is
@@ -300,7 +383,7 @@ export async function settlePendingHolds(db: Db, at: Date, settles: ReadonlyArra
     `WITH v AS (SELECT * FROM jsonb_to_recordset($1::jsonb) AS v(n int, id text, key text, purchase_id text, fingerprint text)),
      h AS (
        UPDATE ledger.holds SET status = 'posted', final_transaction_id = v.id, resolved_at = $2
-         FROM v WHERE ledger.holds.purchase_id = v.purchase_id AND ledger.holds.status = 'pending'
+         FROM v WHERE ledger.holds.purchase_id = v.purchase_id AND ledger.holds.status = 'pending' AND ledger.holds.evaluator_fee_gas = 0
        RETURNING v.n, v.id, v.key, v.fingerprint, ledger.holds.purchase_id, ledger.holds.seller_id,
                  ledger.holds.amount_gas, ledger.holds.seller_net_gas, ledger.holds.platform_fee_gas),
      claim AS (
@@ -314,13 +397,7 @@ export async function settlePendingHolds(db: Db, at: Date, settles: ReadonlyArra
        RETURNING agent_id, balance),
      posted AS (
        INSERT INTO ledger.postings (${POSTING_COLUMNS})
-       SELECT h.id, $3, -h.amount_gas, 'escrow_release', NULL, h.purchase_id, NULL, NULL, $2::timestamptz FROM h JOIN claim ON claim.id = h.id
-       UNION ALL
-       SELECT h.id, ${agentAccountSql('h.seller_id')}, h.seller_net_gas, 'sale_earn', moved.balance, h.purchase_id, NULL, NULL, $2::timestamptz
-         FROM h JOIN moved ON moved.agent_id = h.seller_id
-       UNION ALL
-       SELECT h.id, $4, h.platform_fee_gas, 'platform_fee', NULL, h.purchase_id, NULL, NULL, $2::timestamptz FROM h JOIN claim ON claim.id = h.id
-        WHERE h.platform_fee_gas > 0)
+       ${SETTLE_BATCH_POSTINGS})
      SELECT h.n, h.seller_id, h.amount_gas, h.seller_net_gas, h.platform_fee_gas FROM h JOIN claim ON claim.id = h.id`,
     [JSON.stringify(items), at, PLATFORM.escrowHolds, PLATFORM.platformFees],
   );
@@ -341,11 +418,22 @@ export async function settlePendingHolds(db: Db, at: Date, settles: ReadonlyArra
   });
 }
 
+/** The batched settle's postings: holdLegs('posted') rendered over each row `h` (its own transaction id, its seller's credit). */
+const SETTLE_BATCH_POSTINGS = renderLegs('posted', 'h', 'JOIN claim ON claim.id = h.id', 'JOIN moved ON moved.agent_id = h.seller_id', {
+  tx: 'h.id',
+  purchase: 'h.purchase_id',
+  at: '$2',
+  escrow: '$3',
+  fees: '$4',
+}).postings;
+
 /** A settle the completed-purchase consumer asks for: its key, its purchase, and (from the event) its seller. */
 export interface SettleRequest {
   key: string;
   purchaseId: string;
   sellerId: string;
+  /** A hold with an evaluator: its fee goes to the evaluator (a verdict) or back to the buyer. */
+  evaluatorPaid?: boolean;
 }
 
 /**
@@ -354,7 +442,7 @@ export interface SettleRequest {
  * settle — or all of them, if it fails — are settled alone, so each answer is exactly settleHold's.
  */
 export function settleWriter(db: Db, now: () => Date): Batcher<SettleRequest, SettleResult> {
-  const alone = (r: SettleRequest) => settleHold(db, now(), r.key, r.purchaseId);
+  const alone = (r: SettleRequest) => settleHold(db, now(), r.key, r.purchaseId, r.evaluatorPaid ?? false);
   return new Batcher<SettleRequest, SettleResult>(
     async (batch, stats) => {
       let results: Array<SettleResult | null> = batch.map(() => null);
@@ -370,11 +458,12 @@ export function settleWriter(db: Db, now: () => Date): Batcher<SettleRequest, Se
   );
 }
 
-async function settleHoldStepwise(tx: Queryable, at: Date, key: string, purchaseId: string): Promise<SettleResult> {
+async function settleHoldStepwise(tx: Queryable, at: Date, key: string, purchaseId: string, evaluatorPaid: boolean): Promise<SettleResult> {
   const claim = await claimKey(tx, { key, type: 'escrow_settle', fingerprint: JSON.stringify({ purchaseId }), purchaseId, at });
   const hold = (await tx.query<HoldRow>('SELECT * FROM ledger.holds WHERE purchase_id = $1 FOR UPDATE', [purchaseId])).rows[0];
   if (!hold) throw new NotFoundError(`No escrow hold for purchase ${purchaseId}.`, { hint: 'Hold the gas (ledger.hold) before settling.' });
-  const priceGas = Number(hold.amount_gas);
+  // The price (the evaluator's fee, if any, is held on top of it).
+  const priceGas = Number(hold.amount_gas) - Number(hold.evaluator_fee_gas ?? 0);
   const sellerNetGas = Number(hold.seller_net_gas);
   const platformFeeGas = Number(hold.platform_fee_gas);
   const result = {
@@ -393,17 +482,7 @@ async function settleHoldStepwise(tx: Queryable, at: Date, key: string, purchase
       details: { holdStatus: hold.status },
     });
   }
-  await applyLegs(
-    tx,
-    claim.id,
-    [
-      { accountId: PLATFORM.escrowHolds, amount: -priceGas, entryType: 'escrow_release' },
-      { accountId: agentAccount(hold.seller_id), agentId: hold.seller_id, amount: sellerNetGas, entryType: 'sale_earn' },
-      { accountId: PLATFORM.platformFees, amount: platformFeeGas, entryType: 'platform_fee' },
-    ],
-    { purchaseId },
-    at,
-  );
+  await applyLegs(tx, claim.id, resolutionLegs(hold, 'posted', evaluatorPaid), { purchaseId }, at);
   await tx.query(
     `UPDATE ledger.holds SET status = 'posted', final_transaction_id = $2, resolved_at = $3 WHERE purchase_id = $1 AND status = 'pending'`,
     [purchaseId, claim.id, at],
@@ -411,7 +490,7 @@ async function settleHoldStepwise(tx: Queryable, at: Date, key: string, purchase
   return { ...result, replayed: false };
 }
 
-export async function voidHold(db: Db, at: Date, key: string, purchaseId: string) {
+export async function voidHold(db: Db, at: Date, key: string, purchaseId: string, evaluatorPaid = false) {
   // The common case in one statement, in its own transaction (like settle): the pending hold turns
   // voided, the key is claimed, the buyer gets the held gas back. A replay (the key fails the
   // statement) or a hold not pending changes nothing here and takes the stepwise path.
@@ -437,16 +516,7 @@ export async function voidHold(db: Db, at: Date, key: string, purchaseId: string
         details: { holdStatus: hold.status },
       });
     }
-    const balances = await applyLegs(
-      tx,
-      claim.id,
-      [
-        { accountId: PLATFORM.escrowHolds, amount: -amountGas, entryType: 'escrow_refund' },
-        { accountId: agentAccount(hold.buyer_id), agentId: hold.buyer_id, amount: amountGas, entryType: 'escrow_refund' },
-      ],
-      { purchaseId },
-      at,
-    );
+    const balances = await applyLegs(tx, claim.id, resolutionLegs(hold, 'voided', evaluatorPaid), { purchaseId }, at);
     await tx.query(
       `UPDATE ledger.holds SET status = 'voided', final_transaction_id = $2, resolved_at = $3 WHERE purchase_id = $1 AND status = 'pending'`,
       [purchaseId, claim.id, at],

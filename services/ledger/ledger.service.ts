@@ -22,7 +22,7 @@ import { ESCROW_TOPICS, type PurchaseCompleted, type PurchaseRefunded, type Refe
 import { ledgerAudit } from './audit';
 import { cashoutRecords, gasCreditRecords, holdRecords, referralRecords } from './audit-records';
 import { RECORD_QUERY_PARAMS } from '../../packages/ledger-audit/records';
-import type { CashoutDebitParams, CreditGasPurchaseParams, HoldParams, HoldResult, RecordQuery, SettleResult } from '../../packages/contracts/ledger';
+import type { CashoutDebitParams, CreditGasPurchaseParams, HoldParams, HoldResult, RecordQuery, ResolveParams, SettleResult } from '../../packages/contracts/ledger';
 import { migrations } from './migrations';
 import { holdWriter, settleHold, settleWriter, voidHold, type SettleRequest } from './holds';
 import type { Batcher } from '../../packages/db/batcher';
@@ -100,7 +100,7 @@ const LedgerService: ServiceSchemaOf<LedgerThis> = {
 
     /** Pending transfer buyer → escrow_holds for a purchase, carrying the split quoted at purchase. */
     hold: {
-      params: { key: KEY, purchaseId: ID, buyerId: ID, sellerId: ID, amountGas: GAS, platformFeeGas: FEE, sellerNetGas: FEE },
+      params: { key: KEY, purchaseId: ID, buyerId: ID, sellerId: ID, amountGas: GAS, platformFeeGas: FEE, sellerNetGas: FEE, evaluatorId: { ...ID, optional: true }, evaluatorFeeGas: FEE },
       async handler(this: LedgerThis, ctx: Context<HoldParams>) {
         // Made together with the other holds arriving now (holds.ts, holdWriter), each as holdGas would.
         this.holds ??= holdWriter(this.db, () => this.now(), () => this.config.platformFeePercent);
@@ -110,17 +110,17 @@ const LedgerService: ServiceSchemaOf<LedgerThis> = {
 
     /** Posts a hold: the seller gets the held seller net (sale_earn), the platform the held fee. */
     settle: {
-      params: { key: KEY, purchaseId: ID },
-      async handler(this: LedgerThis, ctx: Context<{ key: string; purchaseId: string }>) {
-        return settleHold(this.db, this.now(), ctx.params.key, ctx.params.purchaseId);
+      params: { key: KEY, purchaseId: ID, evaluatorPaid: { type: 'boolean', optional: true } },
+      async handler(this: LedgerThis, ctx: Context<ResolveParams>) {
+        return settleHold(this.db, this.now(), ctx.params.key, ctx.params.purchaseId, ctx.params.evaluatorPaid ?? false);
       },
     },
 
     /** Voids a hold: the buyer gets the held gas back (escrow_refund). */
     void: {
-      params: { key: KEY, purchaseId: ID },
-      async handler(this: LedgerThis, ctx: Context<{ key: string; purchaseId: string }>) {
-        return voidHold(this.db, this.now(), ctx.params.key, ctx.params.purchaseId);
+      params: { key: KEY, purchaseId: ID, evaluatorPaid: { type: 'boolean', optional: true } },
+      async handler(this: LedgerThis, ctx: Context<ResolveParams>) {
+        return voidHold(this.db, this.now(), ctx.params.key, ctx.params.purchaseId, ctx.params.evaluatorPaid ?? false);
       },
     },
 
@@ -215,17 +215,17 @@ const LedgerService: ServiceSchemaOf<LedgerThis> = {
     [ESCROW_TOPICS.completed]: {
       group: 'ledger',
       async handler(this: LedgerThis, event: OutboxEvent<PurchaseCompleted>) {
-        const { purchaseId, sellerId } = event.data;
+        const { purchaseId, sellerId, evaluatorPaid } = event.data;
         // Settled together with the other settles arriving now (holds.ts, settleWriter), each as settleHold would.
         this.settles ??= settleWriter(this.db, () => this.now());
-        await this.consume(event, () => this.settles!.submit({ key: `purchase:${purchaseId}:settle`, purchaseId, sellerId }));
+        await this.consume(event, () => this.settles!.submit({ key: `purchase:${purchaseId}:settle`, purchaseId, sellerId, evaluatorPaid: evaluatorPaid === true }));
       },
     },
     [ESCROW_TOPICS.refunded]: {
       group: 'ledger',
       async handler(this: LedgerThis, event: OutboxEvent<PurchaseRefunded>) {
-        const { purchaseId } = event.data;
-        await this.consume(event, () => voidHold(this.db, this.now(), `purchase:${purchaseId}:void`, purchaseId));
+        const { purchaseId, evaluatorPaid } = event.data;
+        await this.consume(event, () => voidHold(this.db, this.now(), `purchase:${purchaseId}:void`, purchaseId, evaluatorPaid === true));
       },
     },
     [ESCROW_TOPICS.referralQualified]: {

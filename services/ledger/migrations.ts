@@ -168,4 +168,21 @@ export const migrations: Migration[] = [
     // The reconciling audit looks gas credits up by session id (ledger.gasCreditRecords with ids).
     sql: `CREATE INDEX transactions_session ON ledger.transactions (session_id) WHERE session_id IS NOT NULL;`,
   },
+  {
+    version: 5,
+    name: 'a hold carries an evaluator\'s fee as a leg of its own (issue #35)',
+    // amount = seller net + platform fee + evaluator fee; the fee is posted as evaluator_fee (withdrawable
+    // like sale_earn: it is earned by work) or goes back to the buyer when no verdict was given.
+    sql: `
+      ALTER TABLE ledger.holds ADD COLUMN evaluator_id text, ADD COLUMN evaluator_fee_gas bigint NOT NULL DEFAULT 0,
+        DROP CONSTRAINT holds_split_adds_up,
+        ADD CONSTRAINT holds_split_adds_up CHECK (platform_fee_gas >= 0 AND seller_net_gas >= 0 AND evaluator_fee_gas >= 0
+          AND platform_fee_gas + seller_net_gas + evaluator_fee_gas = amount_gas),
+        ADD CONSTRAINT holds_evaluator_has_fee CHECK ((evaluator_id IS NULL) = (evaluator_fee_gas = 0));
+      ALTER TABLE ledger.postings DROP CONSTRAINT postings_entry_type_check,
+        ADD CONSTRAINT postings_entry_type_check CHECK (entry_type IN (
+          'gas_purchase', 'escrow_hold', 'escrow_refund', 'sale_earn', 'platform_fee', 'referral_bonus',
+          'cashout', 'cashout_paid', 'cashout_returned', 'escrow_release', 'evaluator_fee'));
+    `,
+  },
 ];

@@ -72,6 +72,9 @@ export interface HoldRow {
   /** The split quoted at purchase: settle posts exactly these (never recomputed). */
   platform_fee_gas: string;
   seller_net_gas: string;
+  /** The evaluator named at purchase and its fee, part of amount_gas (issue #35); null / 0 without one. */
+  evaluator_id: string | null;
+  evaluator_fee_gas: string;
   status: 'pending' | 'posted' | 'voided';
   hold_transaction_id: string;
   final_transaction_id: string | null;
@@ -87,6 +90,7 @@ export function holdView(h: HoldRow): HoldView {
     platformFeeGas: Number(h.platform_fee_gas),
     sellerNetGas: Number(h.seller_net_gas),
     status: h.status,
+    ...(h.evaluator_id ? { evaluatorId: h.evaluator_id, evaluatorFeeGas: Number(h.evaluator_fee_gas) } : {}),
   };
 }
 
@@ -223,10 +227,11 @@ export async function applyLegs(tx: Queryable, transactionId: string, legs: Leg[
 
 export async function withdrawableIn(q: Queryable, agentId: string): Promise<{ withdrawableGas: number; lifetimeEarnedGas: number; cashedOutGas: number; gasBalance: number }> {
   const r = await q.query<{ earned: string; cashed: string; returned: string }>(
-    `SELECT COALESCE(sum(amount) FILTER (WHERE entry_type = 'sale_earn'), 0) AS earned,
+    // Earned gas (withdrawable): sale earnings and evaluator fees, both paid for work done on the marketplace.
+    `SELECT COALESCE(sum(amount) FILTER (WHERE entry_type IN ('sale_earn', 'evaluator_fee')), 0) AS earned,
             COALESCE(-sum(amount) FILTER (WHERE entry_type = 'cashout'), 0) AS cashed,
             COALESCE(sum(amount) FILTER (WHERE entry_type = 'cashout_returned'), 0) AS returned
-       FROM ledger.postings WHERE account_id = $1 AND entry_type IN ('sale_earn', 'cashout', 'cashout_returned')`,
+       FROM ledger.postings WHERE account_id = $1 AND entry_type IN ('sale_earn', 'evaluator_fee', 'cashout', 'cashout_returned')`,
     [agentAccount(agentId)],
   );
   const lifetimeEarnedGas = Number(r.rows[0]?.earned ?? 0);

@@ -9,6 +9,7 @@ import {
   type PurchaseApprovalRequired,
   type PurchaseApproved,
   type PurchaseCompleted,
+  type PurchaseEvaluation,
   type PurchaseNotice,
   type PurchaseRefunded,
 } from '../../packages/contracts/escrow';
@@ -35,7 +36,7 @@ type Mappers = { [T in keyof Payloads]?: (data: Payloads[T]) => Notice[] };
 type Mapper = (data: unknown) => Notice[];
 
 function purchase(type: WebhookEventType, who: 'buyer' | 'seller' | 'both') {
-  return (d: PurchaseNotice | PurchaseCompleted | PurchaseRefunded | PurchaseApproved): Notice[] => {
+  return (d: PurchaseNotice | PurchaseCompleted | PurchaseRefunded | PurchaseApproved | PurchaseEvaluation): Notice[] => {
     const out: Notice[] = [];
     if (who !== 'seller') out.push({ agentId: d.buyerId, type, data: { ...d, role: 'buyer' } });
     // A purchase the seller never saw (a declined or expired approval) is news to the buyer only.
@@ -53,6 +54,8 @@ const MAPPERS: Mappers = {
   [ESCROW_TOPICS.completedNotice]: purchase('purchase.completed', 'both'),
   [ESCROW_TOPICS.refundedNotice]: purchase('purchase.refunded', 'both'),
   [ESCROW_TOPICS.disputed]: purchase('purchase.disputed', 'both'),
+  [ESCROW_TOPICS.evaluationRequested]: (d: PurchaseEvaluation) => [{ agentId: d.evaluatorId, type: 'purchase.evaluation_requested', data: { ...d, role: 'evaluator' } }],
+  [ESCROW_TOPICS.evaluated]: purchase('purchase.evaluated', 'both'),
   // The message text is not sent (counterparty text is untrusted): list_messages reads it.
   [ESCROW_TOPICS.messageSent]: (d: MessageSent) => [
     { agentId: d.recipientId, type: 'message.received', data: { messageId: d.messageId, purchaseId: d.purchaseId, from: d.from, at: d.at } },

@@ -1,5 +1,6 @@
 /**
- * support: ask_help (retrieval over the service's own knowledge, optionally phrased by an LLM),
+ * support: ask_help (a grounded pipeline over the service's own knowledge and the caller's account,
+ * optionally phrased by an LLM that may only pick an allowed call),
  * report_bug (folded when repeated, with the caller's own failed request attached) and
  * report_experience; operator listings and the counts shown on /api/public/info.
  */
@@ -200,20 +201,16 @@ const SupportService: ServiceSchemaOf<SupportThis> = {
         const request = agent ? ownRequestOf(ctx, agent.id) : null;
         const account = agent ? ownAccountOf(ctx, agent.id) : null;
         const input = { question, stuckState, context, request, account, now: this.clock.now() };
-        let answer: HelpAnswer = this.help.answer(input);
+        const run = this.help.run(input);
+        let answer: HelpAnswer = run.answer;
         const { helpLlmUrl, helpLlmKey, helpLlmModel } = this.config;
-        if (helpLlmUrl && answer.known) {
+        if (helpLlmUrl && answer.known && !answer.declined) {
           try {
-            const text = await composeWithLlm(
-              { url: helpLlmUrl, key: helpLlmKey, model: helpLlmModel, timeoutMs: HELP_LLM_TIMEOUT_MS },
-              input,
-              answer,
-              this.help.passagesFor(answer),
-            );
-            if (text) answer = { ...answer, answer: text, generatedBy: 'llm' };
-            else this.logger.warn('ask_help: the LLM answer named tools or numbers not in the passages; using the retrieval answer');
+            const llm = await composeWithLlm({ url: helpLlmUrl, key: helpLlmKey, model: helpLlmModel, timeoutMs: HELP_LLM_TIMEOUT_MS }, question, run.pipeline, answer);
+            if (llm) answer = llm;
+            else this.logger.warn('ask_help: the LLM answer chose a call not allowed here, or numbers it was not given; using the composed answer');
           } catch (err) {
-            this.logger.warn(`ask_help: LLM failed (${(err as Error).message}); using the retrieval answer`);
+            this.logger.warn(`ask_help: LLM failed (${(err as Error).message}); using the composed answer`);
           }
         }
         await this.db

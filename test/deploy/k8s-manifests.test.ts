@@ -135,38 +135,39 @@ describe('Kubernetes manifests (deploy/k8s: kustomize base + overlays, jobs)', (
   });
 
   describe.each(OVERLAYS)('overlays/%s: schema with unknown fields rejected', (overlay) => {
-    it.each(rendered[overlay].map((o) => [label(o), o] as const))('%s', (_n, o) => {
-      expect(strictSchemaErrors(o)).toBe('');
+    it.each(rendered[overlay].map((o) => [label(o), o] as const))('%s', async (_n, o) => {
+      expect(await strictSchemaErrors(o)).toBe('');
     });
   });
 
-  it.each(jobs.map((o) => [label(o), o] as const))('jobs/: %s is valid, unknown fields rejected', (_n, o) => {
-    expect(strictSchemaErrors(o)).toBe('');
+  it.each(jobs.map((o) => [label(o), o] as const))('jobs/: %s is valid, unknown fields rejected', async (_n, o) => {
+    expect(await strictSchemaErrors(o)).toBe('');
   });
 
-  it('the schema check fails a misspelt field at any depth, a wrong type and a missing required field', () => {
+  it('the schema check fails a misspelt field at any depth, a wrong type and a missing required field', async () => {
     const d = structuredClone(rendered.prod.find((o) => o.kind === 'Deployment')!);
     const c = d.spec.template.spec.containers[0];
     c.readinesProbe = c.readinessProbe;
     delete c.readinessProbe;
-    expect(strictSchemaErrors(d)).toMatch(/unknown field \.spec\.template\.spec\.containers\[0\]\.readinesProbe/);
+    expect(await strictSchemaErrors(d)).toMatch(/unknown field \.spec\.template\.spec\.containers\[0\]\.readinesProbe/);
 
     const e = structuredClone(rendered.prod.find((o) => o.kind === 'Deployment')!);
     e.spec.template.spec.containers[0].securityContext.readOnlyRootFileSystem = true;
     e.metadata.lables = { a: 'b' };
-    expect(strictSchemaErrors(e)).toMatch(/securityContext\.readOnlyRootFileSystem.*|metadata\.lables/);
-    expect(strictSchemaErrors(e).split('; ')).toHaveLength(2);
+    const eErrors = await strictSchemaErrors(e);
+    expect(eErrors).toMatch(/securityContext\.readOnlyRootFileSystem.*|metadata\.lables/);
+    expect(eErrors.split('; ')).toHaveLength(2);
 
     const f = structuredClone(rendered.prod.find((o) => o.kind === 'Deployment')!);
     f.spec.replicas = 'two';
     delete f.spec.selector;
-    expect(strictSchemaErrors(f)).toMatch(/replicas|selector/);
+    expect(await strictSchemaErrors(f)).toMatch(/replicas|selector/);
 
     // Maps stay open: any label, annotation or ConfigMap key is fine.
     const g = structuredClone(rendered.prod.find((o) => o.kind === 'ConfigMap')!);
     g.data.ANY_NEW_SETTING = 'x';
     g.metadata.annotations = { 'example.com/any': 'y' };
-    expect(strictSchemaErrors(g)).toBe('');
+    expect(await strictSchemaErrors(g)).toBe('');
   });
 
   describe.each(OVERLAYS)('overlays/%s: pod policies', (overlay) => {

@@ -46,21 +46,26 @@ function tracked(value: unknown, at: string, visits: Visit[]): unknown {
 
 type ValidateFn = (this: unknown) => void;
 
-/** The schema's validate function for an apiVersion/kind (core "v1" lives at kubernetes-models/v1). */
-function validatorOf(apiVersion: string, kind: string): ValidateFn | null {
-  let mod: Record<string, { prototype: { validate: ValidateFn } }>;
-  try {
-    // eslint-disable-next-line @typescript-eslint/no-require-imports
-    mod = require(`kubernetes-models/${apiVersion}`);
-  } catch {
-    return null;
+type ModelModule = Record<string, { prototype: { validate: ValidateFn } } | undefined>;
+const modules = new Map<string, Promise<ModelModule | null>>();
+
+/**
+ * The schema's validate function for an apiVersion/kind (core "v1" lives at kubernetes-models/v1).
+ * kubernetes-models 5 is ESM only (no `require` export): loaded with import(), which jest.config.js
+ * leaves native for this file so Jest's ESM loader (--experimental-vm-modules) serves it.
+ */
+async function validatorOf(apiVersion: string, kind: string): Promise<ValidateFn | null> {
+  let mod = modules.get(apiVersion);
+  if (!mod) {
+    mod = (import(`kubernetes-models/${apiVersion}`) as Promise<ModelModule>).catch(() => null);
+    modules.set(apiVersion, mod);
   }
-  return mod[kind]?.prototype.validate ?? null;
+  return (await mod)?.[kind]?.prototype.validate ?? null;
 }
 
 /** Schema errors and unknown fields of one object ("" when valid), e.g. "unknown field .spec…readinesProbe". */
-export function strictSchemaErrors(obj: KObject): string {
-  const validate = validatorOf(obj.apiVersion, obj.kind);
+export async function strictSchemaErrors(obj: KObject): Promise<string> {
+  const validate = await validatorOf(obj.apiVersion, obj.kind);
   if (!validate) return `no Kubernetes schema for ${obj.apiVersion} ${obj.kind}`;
   const visits: Visit[] = [];
   const problems: string[] = [];

@@ -9,11 +9,18 @@
  * another one created. Only the buyer's key finds the task: for the seller, or anyone else, it does
  * not exist (the same "not found" either way), as the spec's task isolation asks.
  *
+ * Which task status a purchase has, and how often a working one is worth polling, is the server's: the
+ * purchase view carries `task {status, pollIntervalMs, next}`, derived from the purchase machine
+ * (packages/contracts/purchase-machine.ts, each state's `task`), so a state added there needs no edit
+ * here. Today:
+ *
  *   purchase                                    task
  *   pending, awaiting_approval,                 working     (statusMessage: what it waits for)
- *   awaiting_delivery, disputed before delivery
- *   delivered (and anything after a delivery)   completed   tasks/result: {purchase, delivery}
- *   refunded or failed without a delivery       failed      tasks/result: isError + the envelope
+ *   awaiting_delivery, disputed before delivery,
+ *   awaiting_evaluation (the evaluator's verdict)
+ *   delivered (and anything after a delivery)   completed   tasks/result: {purchase, delivery} (with the evaluator's report)
+ *   refunded or failed without a delivery,      failed      tasks/result: isError + the envelope
+ *   or after the evaluator rejected it
  *
  * A delivered purchase stays "completed" whatever follows (confirm, dispute, refund): a task never
  * leaves a terminal state, and the delivery it returned exists. tasks/result waits server-side,
@@ -38,12 +45,8 @@ const PURCHASE_META = 'agent-market/purchase';
 
 const DEFAULT_WAIT_MS = 30000;
 const DEFAULT_READ_INTERVAL_MS = 2000;
-/** How often tasks/get is worth asking, by purchase state: funding is quick, people are slow. */
-const POLL_INTERVAL_MS = { pending: 1000, awaiting_approval: 30000, awaiting_delivery: 5000, disputed: 30000 };
+/** Only when the server's purchase view says nothing (it always does). */
 const DEFAULT_POLL_INTERVAL_MS = 5000;
-
-/** Purchase states that end without a delivery (the task fails); completed ends it too (operator release). */
-const ENDED_WITHOUT_DELIVERY = new Set(['refunded', 'failed']);
 const PURCHASE_ID = /^pur_[0-9A-Za-z]{1,60}$/;
 
 function rpcError(code, message, data) {
@@ -58,18 +61,16 @@ function taskNotFound(taskId) {
   );
 }
 
-/** The task status a purchase maps to. */
+/** The task status a purchase maps to: the server's (the purchase view's task, derived from the machine). */
 function taskStatusOf(purchase) {
-  if (purchase.deliveredAt) return 'completed';
-  if (ENDED_WITHOUT_DELIVERY.has(purchase.status)) return 'failed';
-  if (purchase.status === 'completed') return 'completed';
-  return 'working';
+  return (purchase.task && purchase.task.status) || 'working';
 }
 
 function statusMessageOf(p) {
   switch (taskStatusOf(p)) {
     case 'completed':
       if (!p.deliveredAt) return `Purchase ${p.id} was completed without a delivery (released by an operator): tasks/result returns the purchase.`;
+      if (p.evaluator && p.evaluator.verdict) return `Delivered ${p.deliveredAt} and accepted by the evaluator: tasks/result returns the delivery and the evaluator's report (purchase now ${p.status}).`;
       return (
         `Delivered ${p.deliveredAt}: tasks/result returns the delivery (purchase now ${p.status}).` +
         (p.status === 'delivered'
@@ -77,6 +78,9 @@ function statusMessageOf(p) {
           : '')
       );
     case 'failed':
+      if (p.evaluator && p.evaluator.verdict === 'reject') {
+        return `The evaluator rejected the delivery: the ${p.priceGas} gas is back in your balance (its ${p.evaluator.feeGas} gas fee was paid). Report: ${p.evaluator.report}`;
+      }
       return p.status === 'refunded'
         ? `Refunded ${p.refundedAt || ''}${p.refundReason ? ` (${p.refundReason})` : ''}: no delivery will come; the ${p.priceGas} gas is back in your balance.`
         : `Failed${p.failureReason ? `: ${p.failureReason}` : ''}. No delivery will come; nothing was charged.`;
@@ -91,7 +95,8 @@ function statusMessageOf(p) {
         case 'disputed':
           return 'Disputed before delivery: escrow is frozen until an operator resolves it (refund or release). Add facts with send_message.';
         default:
-          return `Purchase ${p.id} is ${p.status}.`;
+          // A state this file does not describe: the server's words for it (the machine's next step).
+          return (p.task && p.task.next) || `Purchase ${p.id} is ${p.status}.`;
       }
   }
 }
@@ -107,7 +112,7 @@ function taskOf(purchase) {
     lastUpdatedAt: purchase.updatedAt || purchase.createdAt,
     ttl: null,
   };
-  if (status === 'working') task.pollInterval = POLL_INTERVAL_MS[purchase.status] || DEFAULT_POLL_INTERVAL_MS;
+  if (status === 'working') task.pollInterval = (purchase.task && purchase.task.pollIntervalMs) || DEFAULT_POLL_INTERVAL_MS;
   return task;
 }
 
@@ -192,7 +197,7 @@ function createPurchaseTasks(opts) {
         ok: false,
         error: {
           code: 'invalid_state',
-          message: `Purchase ${purchase.id} was ${purchase.status}: no delivery will come. ${statusMessageOf(purchase)}`,
+          message: `Purchase ${purchase.id} was ${purchase.status}: ${purchase.deliveredAt ? 'the delivery was rejected' : 'no delivery will come'}. ${statusMessageOf(purchase)}`,
           hint:
             purchase.status === 'refunded'
               ? 'Your gas is back (wallet shows it). search_services for another seller, then purchase_service again.'
@@ -266,4 +271,4 @@ function createPurchaseTasks(opts) {
   return { create, get, result, list, cancel };
 }
 
-module.exports = { TASK_TOOLS, createPurchaseTasks, taskOf, taskStatusOf, POLL_INTERVAL_MS, DEFAULT_WAIT_MS };
+module.exports = { TASK_TOOLS, createPurchaseTasks, taskOf, taskStatusOf, DEFAULT_POLL_INTERVAL_MS, DEFAULT_WAIT_MS };

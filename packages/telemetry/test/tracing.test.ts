@@ -44,5 +44,45 @@ describe('tracing', () => {
     expect(got).toEqual([{ path: '/v1/traces', type: 'application/x-protobuf', bytes: expect.any(Number) }]);
     expect(got[0].bytes).toBeGreaterThan(0);
     server.close();
+    await shutdownTracing();
+    expect(tracingEnabled()).toBe(false);
+  });
+
+  it('http/json: the span reaches the receiver unflushed within OTEL_BSP_SCHEDULE_DELAY, with the service\'s resource attributes', async () => {
+    const bodies: { resourceSpans?: { resource?: { attributes?: { key: string; value: { stringValue?: string } }[] }; scopeSpans?: { spans?: { name: string; traceId: string }[] }[] }[] }[] = [];
+    const server = http.createServer((req, res) => {
+      const chunks: Buffer[] = [];
+      req.on('data', (c: Buffer) => chunks.push(c));
+      req.on('end', () => {
+        expect(req.url).toBe('/v1/traces');
+        expect(req.headers['content-type']).toBe('application/json');
+        bodies.push(JSON.parse(Buffer.concat(chunks).toString('utf8')));
+        res.writeHead(200, { 'content-type': 'application/json' }).end('{}');
+      });
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    const port = (server.address() as { port: number }).port;
+    const on = startTracing({
+      OTEL_EXPORTER_OTLP_ENDPOINT: `http://127.0.0.1:${port}/`,
+      OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json',
+      OTEL_BSP_SCHEDULE_DELAY: '100',
+      SERVICES: 'escrow,ledger',
+      NAMESPACE: 'market-test',
+    });
+    expect(on).toBe(true);
+    let traceId = '';
+    await withSpan('json span', {}, (span) => {
+      traceId = span!.spanContext().traceId;
+    });
+    // No flush: the batch goes out on its 100 ms schedule (the SDK's default would be 5 s).
+    const started = Date.now();
+    while (bodies.length === 0 && Date.now() - started < 3_000) await new Promise((r) => setTimeout(r, 25));
+    expect(Date.now() - started).toBeLessThan(3_000);
+    const rs = bodies[0].resourceSpans![0];
+    const attrs = Object.fromEntries((rs.resource?.attributes ?? []).map((a) => [a.key, a.value.stringValue]));
+    expect(attrs).toMatchObject({ 'service.name': 'market-escrow+ledger', 'service.namespace': 'market-test' });
+    const spans = rs.scopeSpans!.flatMap((s) => s.spans ?? []);
+    expect(spans).toEqual([expect.objectContaining({ name: 'json span', traceId })]);
+    server.close();
   });
 });

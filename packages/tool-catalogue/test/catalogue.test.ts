@@ -3,15 +3,16 @@ import { TOOLS, TOOL_NAMES, getTool, selectionsOf, toolInputSchema, toolAnnotati
 
 const SPEC_MODULES = {
   buy: ['search_services', 'purchase_service', 'list_orders', 'get_purchase', 'get_delivery', 'confirm_delivery', 'ack_purchase', 'rate_purchase', 'request_refund', 'dispute_purchase', 'send_message', 'list_messages'],
-  sell: ['whoami', 'wallet', 'list_service', 'update_service', 'deliver_work', 'request_cashout', 'cash_out', 'connect_payouts'],
+  // + evaluate_delivery (issue #35: the evaluator is paid for a verdict, as a seller is for its work)
+  sell: ['whoami', 'wallet', 'list_service', 'update_service', 'deliver_work', 'evaluate_delivery', 'request_cashout', 'cash_out', 'connect_payouts'],
   // + get_checkout (issue #15), the webhook tools (issue #18)
   shared: ['register', 'buy_gas', 'buy_credits', 'get_checkout', 'ask_help', 'report_bug', 'report_experience', 'set_webhook', 'delete_webhook', 'list_webhook_deliveries'],
 };
 
 describe('tool catalogue', () => {
-  it('defines the 26 tools of spec §4.2, get_checkout (issue #15) and the 3 webhook tools (issue #18) once each', () => {
-    expect(TOOLS).toHaveLength(30);
-    expect(new Set(TOOL_NAMES).size).toBe(30);
+  it('defines the 26 tools of spec §4.2, get_checkout (issue #15), the 3 webhook tools (issue #18) and evaluate_delivery (issue #35) once each', () => {
+    expect(TOOLS).toHaveLength(31);
+    expect(new Set(TOOL_NAMES).size).toBe(31);
   });
 
   it('groups tools into the spec §4.5 modules', () => {

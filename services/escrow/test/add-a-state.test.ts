@@ -1,11 +1,11 @@
 /**
  * Adding a state is one table entry plus its handler (docs/architecture.md, "Adding a state"). This
  * fixture adds `awaiting_review` — the seller submits the work for review, the buyer has 48 hours, then
- * it completes by itself — as the three pieces a real change would touch:
+ * it completes by itself — as the two pieces a real change would touch:
  *
  *   1. purchase-machine.ts   the state and its transitions, one with its timer     (REVIEW_MACHINE)
  *   2. the handler           an action that fires the new trigger                  (submitForReview)
- *   3. a migration           only because the timer needs a new column             (REVIEW_MIGRATION)
+ * (no migration: a timer is data on its transition and writes the one due_at column)
  *
  * and shows that everything else follows with no edit: the engine (guard, declared columns, the timer
  * started on entry, the notice and settle events), the status CHECK, the invalid_state hints and the
@@ -33,6 +33,7 @@ const REVIEW_MACHINE: Machine = {
       open: true,
       final: false,
       countsAgainstBudget: true,
+      task: { status: 'working', pollMs: 30_000 },
       next: 'The buyer is reviewing the work: confirm_delivery or request_refund within 48 h, otherwise it completes by itself.',
     },
   },
@@ -40,7 +41,7 @@ const REVIEW_MACHINE: Machine = {
     ...MACHINE.transitions,
     { trigger: 'submit_for_review', tool: 'submit_for_review', who: ['seller'], from: ['awaiting_delivery'], to: 'awaiting_review', sets: { delivered_at: NOW, delivery_json: INPUT, delivery_sha256: INPUT }, moneyEvent: null, notices: ['delivered'] },
     { trigger: 'confirm', tool: 'confirm_delivery', who: ['buyer'], from: ['awaiting_review'], to: 'completed', sets: { completed_at: NOW, completed_by: 'buyer' }, moneyEvent: 'settle' },
-    { trigger: 'review_passed', tool: 'review expiry', who: ['sweeper'], from: ['awaiting_review'], to: 'completed', sets: { completed_at: NOW, completed_by: 'review_passed' }, moneyEvent: 'settle', after: { at: 'review_due_at', period: { hours: 48 } } },
+    { trigger: 'review_passed', tool: 'review expiry', who: ['sweeper'], from: ['awaiting_review'], to: 'completed', sets: { completed_at: NOW, completed_by: 'review_passed' }, moneyEvent: 'settle', after: { period: { hours: 48 } } },
   ],
 };
 
@@ -52,13 +53,11 @@ async function submitForReview(engine: PurchaseEngine, purchaseId: string, selle
   }, 'submit_for_review');
 }
 
-// ── 3. a migration, only for the new timer's column ──
-const REVIEW_MIGRATION = 'ALTER TABLE escrow.purchases ADD COLUMN IF NOT EXISTS review_due_at timestamptz';
 
 describe('adding a state: one table entry plus its handler', () => {
   let app: TestApp;
   const escrow = () => app.broker.getLocalService('escrow') as any;
-  const row = async (id: string): Promise<PurchaseRow & { review_due_at: Date | null }> =>
+  const row = async (id: string): Promise<PurchaseRow> =>
     (await escrow().db.query('SELECT * FROM escrow.purchases WHERE id = $1', [id])).rows[0];
 
   beforeAll(async () => {
@@ -73,7 +72,6 @@ describe('adding a state: one table entry plus its handler', () => {
   });
 
   test('awaiting_review: entered through its handler, guarded, its timer fires through the sweeper, the money settles', async () => {
-    await escrow().db.query(REVIEW_MIGRATION);
     const engine = new PurchaseEngine(REVIEW_MACHINE, { db: escrow().db, relay: escrow().relay, now: () => app.clock.now(), terms: () => DEFAULT_TERMS });
     const s = await scenario(app);
     // The buyer has a webhook (as notifications would tell escrow): its notices are written (issue #22).
@@ -91,13 +89,13 @@ describe('adding a state: one table entry plus its handler', () => {
     // The guard: only the seller, only from awaiting_delivery (the buyer is not_found-or-forbidden by role).
     await expect(engine.fire(purchase.id, 'submit_for_review', 'buyer', { delivery_json: '{}', delivery_sha256: 'x' })).rejects.toMatchObject({ type: 'invalid_state' });
     // Declared columns: the handler may not write the timer's column (the engine does, on entry).
-    await expect(engine.fire(purchase.id, 'submit_for_review', 'seller', { delivery_json: '{}', delivery_sha256: 'x', review_due_at: new Date(0).toISOString() })).rejects.toBeInstanceOf(UndeclaredColumnError);
+    await expect(engine.fire(purchase.id, 'submit_for_review', 'seller', { delivery_json: '{}', delivery_sha256: 'x', due_at: new Date(0).toISOString() })).rejects.toBeInstanceOf(UndeclaredColumnError);
 
     const reviewed = await submitForReview(engine, purchase.id, s.seller.id, { summary: 'done' });
     expect(reviewed.status).toBe('awaiting_review');
     const stored = await row(purchase.id);
     // Its timer started when it entered the state: entered (delivered_at, the same instant) + 48 h.
-    expect(new Date(stored.review_due_at!).getTime()).toBe(new Date(stored.delivered_at!).getTime() + 48 * HOUR_MS);
+    expect(new Date(stored.due_at!).getTime()).toBe(new Date(stored.delivered_at!).getTime() + 48 * HOUR_MS);
     expect(stored.delivery_sha256).toMatch(/^[0-9a-f]{64}$/);
     // Its notice went out with the change (the outbox row of the same statement).
     const notices = await escrow().db.query(`SELECT topic FROM escrow.outbox WHERE payload->>'purchaseId' = $1 ORDER BY id`, [purchase.id]);

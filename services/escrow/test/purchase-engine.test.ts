@@ -55,8 +55,8 @@ describe('the purchase engine: one writer of purchase state', () => {
     await expect(engine().fire(purchase.id, 'ack', 'seller', { acknowledged_at: new Date(0).toISOString() })).rejects.toThrow(/does not declare column acknowledged_at/);
     // Nor is a timer column: the state entered sets it (entered + period).
     await expect(
-      engine().fire(purchase.id, 'deliver', 'seller', { delivery_json: '{}', delivery_sha256: 'x', auto_release_at: new Date(0).toISOString() }),
-    ).rejects.toThrow(/does not declare column auto_release_at/);
+      engine().fire(purchase.id, 'deliver', 'seller', { delivery_json: '{}', delivery_sha256: 'x', due_at: new Date(0).toISOString() }),
+    ).rejects.toThrow(/does not declare column due_at/);
     // Nor status itself.
     await expect(engine().fire(purchase.id, 'ack', 'seller', { status: 'completed' })).rejects.toThrow(/does not declare column status/);
     const after = (await app.api.ok('get_purchase', { purchaseId: purchase.id }, s.buyer.apiKey)).purchase;
@@ -65,30 +65,37 @@ describe('the purchase engine: one writer of purchase state', () => {
     expect(await wallet(app, s.buyer)).toMatchObject({ gasBalance: 1000, heldGas: 0 });
   });
 
-  test('every transition declares its columns; plans write only those, status, updated_at and the timers of the state entered', () => {
+  test('every transition declares its columns; plans write only those, status, updated_at and the due time of the state entered', () => {
     const now = new Date('2026-01-01T00:00:00Z');
-    const row = { id: 'pur_x', status: 'delivered', delivery_days: 2, rating: null, price_gas: 250, approval_expires_at: null } as any;
+    const row = { id: 'pur_x', status: 'delivered', delivery_days: 2, evaluation_hours: 48, evaluator_id: 'agt_evaluator', rating: null, price_gas: 250, due_at: null } as any;
     for (const t of TRANSITIONS.filter((x) => x.from.length > 0)) {
       const input = Object.fromEntries(Object.entries(t.sets).filter(([, v]) => v === '@input').map(([c]) => [c, c === 'rating' ? 5 : null]));
       const plan = engine().plan({ ...row, status: t.from[0] }, t, t.who[0], input, now);
-      const timers = t.to && t.to !== t.from[0] ? timedTransitions(MACHINE).filter((x) => x.from.includes(t.to!)).map((x) => x.after.at) : [];
+      // A state change writes due_at (the timer leaving the state entered, or null): one column for every timer.
+      const timers = t.to && t.to !== t.from[0] ? ['due_at'] : [];
+      expect(timedTransitions(MACHINE).filter((x) => t.to && x.from.includes(t.to)).length).toBeLessThanOrEqual(1);
       const allowed = new Set([...Object.keys(t.sets), 'updated_at', ...(t.to ? ['status'] : []), ...timers]);
       expect(Object.keys(plan.set).filter((c) => !allowed.has(c))).toEqual([]);
     }
     // Entering delivered starts auto-release: entered + the operator's autoReleaseDays.
     const deliver = TRANSITIONS.find((t) => t.trigger === 'deliver')!;
     const plan = engine().plan({ ...row, status: 'awaiting_delivery' }, deliver, 'seller', { delivery_json: '{}', delivery_sha256: 'x' }, now);
-    expect(plan.set).toMatchObject({ status: 'delivered', delivered_at: now.toISOString(), auto_release_at: new Date(now.getTime() + DEFAULT_TERMS.autoReleaseDays * DAY_MS).toISOString() });
+    expect(plan.set).toMatchObject({ status: 'delivered', delivered_at: now.toISOString(), due_at: new Date(now.getTime() + DEFAULT_TERMS.autoReleaseDays * DAY_MS).toISOString() });
     expect(plan.events.map(([topic]) => topic)).toEqual(['escrow.purchase.delivered']);
     // Entering awaiting_delivery starts the listing's delivery window.
     const fund = TRANSITIONS.find((t) => t.trigger === 'fund')!;
-    expect(engine().plan({ ...row, status: 'pending' }, fund, 'buyer', {}, now).set).toMatchObject({ deliver_by: new Date(now.getTime() + 2 * DAY_MS).toISOString() });
+    expect(engine().plan({ ...row, status: 'pending' }, fund, 'buyer', {}, now).set).toMatchObject({ due_at: new Date(now.getTime() + 2 * DAY_MS).toISOString() });
+    // Entering awaiting_evaluation starts the evaluator's window (hours of the purchase's evaluation_hours); leaving it for a state no timer leaves clears it.
+    const forEvaluation = TRANSITIONS.find((t) => t.trigger === 'deliver_for_evaluation')!;
+    expect(engine().plan({ ...row, status: 'awaiting_delivery' }, forEvaluation, 'seller', { delivery_json: '{}', delivery_sha256: 'x' }, now).set).toMatchObject({ status: 'awaiting_evaluation', due_at: new Date(now.getTime() + 48 * 3_600_000).toISOString() });
+    const accept = TRANSITIONS.find((t) => t.trigger === 'evaluate_accept')!;
+    expect(engine().plan({ ...row, status: 'awaiting_evaluation' }, accept, 'evaluator', { evaluation_report: 'ok' }, now).set).toMatchObject({ status: 'completed', due_at: null });
   });
 
   test('every column the table names (sets, timers, their pauses) exists on escrow.purchases', async () => {
     const r = await escrow().db.query(`SELECT column_name FROM information_schema.columns WHERE table_schema = 'escrow' AND table_name = 'purchases'`);
     const columns = new Set(r.rows.map((x: { column_name: string }) => x.column_name));
-    const named = TRANSITIONS.flatMap((t) => [...Object.keys(t.sets), ...(t.after ? [t.after.at, t.after.unless ?? t.after.at] : [])]);
+    const named = TRANSITIONS.flatMap((t) => [...Object.keys(t.sets), ...(t.after ? ['due_at', t.after.unless ?? 'due_at'] : []), ...(t.when ? [t.when] : [])]);
     expect([...new Set(named)].filter((c) => !columns.has(c))).toEqual([]);
   });
 

@@ -5,15 +5,18 @@
  * purchase must end in its target state; where it has none, the call must be refused (invalid_state,
  * or not_found for a seller who may not see an unfunded purchase) and nothing may change.
  * States are reached by walking the table itself from the states a purchase is bought into, so a new
- * state reachable through the table is covered without touching this file.
+ * state reachable through the table is covered without touching this file. Purchases are bought with an
+ * evaluator (issue #35) unless the state is reached only without one (delivered, by a plain deliver_work):
+ * a transition's `when` (evaluator_id) is walked as the row says.
  */
 import { startTestApp, type TestApp } from '../../../test/kit';
 import { creditGas, expectLedgerClean } from '../../../test/kit/ledger';
 import {
+  MACHINE,
   PURCHASE_STATUSES,
   STATES,
   TRANSITIONS,
-  transitionFrom,
+  transitionIn,
   type Actor,
   type PurchaseStatus,
   type Trigger,
@@ -30,7 +33,9 @@ interface Move {
 /** Every trigger a party or a sweeper fires on an existing purchase, grouped as they are fired. */
 const MOVES: Move[] = [
   { name: 'ack_purchase', triggers: ['ack'] },
-  { name: 'deliver_work', triggers: ['deliver'] },
+  { name: 'deliver_work', triggers: ['deliver_for_evaluation', 'deliver'] },
+  { name: 'evaluate_delivery accept', triggers: ['evaluate_accept'] },
+  { name: 'evaluate_delivery reject', triggers: ['evaluate_reject'] },
   { name: 'confirm_delivery', triggers: ['confirm'] },
   { name: 'request_refund', triggers: ['refund', 'request_refund'] },
   { name: 'dispute_purchase', triggers: ['dispute'] },
@@ -42,6 +47,7 @@ const MOVES: Move[] = [
   { name: 'approve on the approval page', triggers: ['approve'] },
   { name: 'decline on the approval page', triggers: ['decline'] },
   { name: 'auto-expire approval', triggers: ['approval_expired'] },
+  { name: 'auto-expire evaluation', triggers: ['evaluation_expired'] },
 ];
 /** Triggers that create or fund a purchase (and void a hold that came too late): covered by the purchase_service suites. */
 const FUNDING: Trigger[] = ['purchase', 'fund', 'fund_refused', 'fund_for_approval', 'late_hold'];
@@ -52,10 +58,10 @@ function actorsOf(move: Move): Actor[] {
   return [...who];
 }
 
-function expected(move: Move, actor: Actor, state: PurchaseStatus): PurchaseStatus | null {
+function expected(move: Move, actor: Actor, state: PurchaseStatus, evaluated: boolean): PurchaseStatus | null {
   for (const trigger of move.triggers) {
-    const t = transitionFrom(trigger, actor, state);
-    if (t) return t.to ?? state;
+    const t = transitionIn(MACHINE, trigger, actor, state, { evaluator_id: evaluated ? 'agt_evaluator' : null });
+    if (t) return (t.to ?? state) as PurchaseStatus;
   }
   return null;
 }
@@ -64,6 +70,7 @@ describe('purchase machine: every (state, move, party) against the running servi
   let app: TestApp;
   let seller: TestAgent;
   let buyer: TestAgent;
+  let evaluator: TestAgent;
   let poor: TestAgent;
   /** A buyer whose human asks to approve every purchase: bought into the target of fund_for_approval. */
   let asksFirst: TestAgent;
@@ -73,6 +80,7 @@ describe('purchase machine: every (state, move, party) against the running servi
     app = await startTestApp();
     seller = await newAgent(app, 'Seller');
     buyer = await newAgent(app, 'Buyer');
+    evaluator = await newAgent(app, 'Evaluator');
     poor = await newAgent(app, 'Poor Buyer');
     asksFirst = await newAgent(app, 'Careful Buyer');
     await creditGas(app, buyer.id, 200_000);
@@ -89,7 +97,7 @@ describe('purchase machine: every (state, move, party) against the running servi
 
   /** Fires a move as a party; resolves to an error code, or null when it was accepted. */
   async function fire(move: Move, actor: Actor, purchaseId: string): Promise<string | null> {
-    const party = actor === 'seller' ? seller : (buyerOf.get(purchaseId) ?? buyer);
+    const party = actor === 'seller' ? seller : actor === 'evaluator' ? evaluator : (buyerOf.get(purchaseId) ?? buyer);
     const tool = async (name: string, args: Record<string, unknown>) => {
       const r = await app.api.call(name, { purchaseId, ...args }, party.apiKey);
       return r.body.ok ? null : r.body.error!.code;
@@ -106,6 +114,9 @@ describe('purchase machine: every (state, move, party) against the running servi
         return tool(move.name, { reason: 'the delivery is not what was listed' });
       case 'rate_purchase':
         return tool(move.name, { rating: 4 });
+      case 'evaluate_delivery accept':
+      case 'evaluate_delivery reject':
+        return tool('evaluate_delivery', { verdict: move.name.endsWith('accept') ? 'accept' : 'reject', report: 'checked the work' });
       case 'resolve as refund':
       case 'resolve as release':
         return app
@@ -123,6 +134,7 @@ describe('purchase machine: every (state, move, party) against the running servi
       case 'auto-release':
       case 'auto-refund':
       case 'auto-expire approval':
+      case 'auto-expire evaluation':
         // Due for every sweeper, then only this sweeper runs.
         app.clock.advance(40 * DAY_MS);
         await escrow().sweepTransition(move.triggers[0]);
@@ -134,7 +146,10 @@ describe('purchase machine: every (state, move, party) against the running servi
 
   /** A fresh purchase in `state`, reached by walking the table (BFS over the moves) from how purchases are bought. */
   const paths = new Map<PurchaseStatus, Array<{ move: Move; actor: Actor }>>();
+  /** The states whose walk starts from a purchase bought with an evaluator. */
+  const evaluatedStates = new Set<PurchaseStatus>();
   const buyerOf = new Map<string, TestAgent>();
+  const hasEvaluator = new Set<string>();
   async function purchaseIn(state: PurchaseStatus): Promise<string> {
     if (state === 'pending') {
       // Funding not yet confirmed: only a crash leaves one (see the crash-recovery suites).
@@ -161,7 +176,10 @@ describe('purchase machine: every (state, move, party) against the running servi
       expect(r.purchase.status).toBe(state);
       return r.purchase.id;
     }
-    const id = (await app.api.ok('purchase_service', { listingId }, buyer.apiKey)).purchase.id;
+    const evaluated = evaluatedStates.has(state);
+    const args = evaluated ? { listingId, evaluator: { agentId: evaluator.id, feeGas: 10 } } : { listingId };
+    const id = (await app.api.ok('purchase_service', args, buyer.apiKey)).purchase.id;
+    if (evaluated) hasEvaluator.add(id);
     for (const step of paths.get(state)!) expect(await fire(step.move, step.actor, id)).toBeNull();
     expect(await statusOf(id)).toBe(state);
     return id;
@@ -169,19 +187,27 @@ describe('purchase machine: every (state, move, party) against the running servi
 
   beforeAll(() => {
     // Bought with gas → the target of `fund`; then every state reachable through party moves.
+    // With an evaluator first, then without one for the states only a plain purchase reaches.
     const start = TRANSITIONS.find((t) => t.trigger === 'fund')!.to!;
-    paths.set(start, []);
-    const queue: PurchaseStatus[] = [start];
-    while (queue.length) {
-      const from = queue.shift()!;
-      for (const move of MOVES.filter((m) => !m.name.startsWith('auto-'))) {
-        for (const actor of actorsOf(move)) {
-          const to = expected(move, actor, from);
-          if (to && !paths.has(to)) {
-            paths.set(to, [...paths.get(from)!, { move, actor }]);
-            queue.push(to);
+    for (const evaluated of [true, false]) {
+      const walked = new Map<PurchaseStatus, Array<{ move: Move; actor: Actor }>>([[start, []]]);
+      const queue: PurchaseStatus[] = [start];
+      while (queue.length) {
+        const from = queue.shift()!;
+        for (const move of MOVES.filter((m) => !m.name.startsWith('auto-'))) {
+          for (const actor of actorsOf(move)) {
+            const to = expected(move, actor, from, evaluated);
+            if (to && !walked.has(to)) {
+              walked.set(to, [...walked.get(from)!, { move, actor }]);
+              queue.push(to);
+            }
           }
         }
+      }
+      for (const [state, path] of walked) {
+        if (paths.has(state)) continue;
+        paths.set(state, path);
+        if (evaluated) evaluatedStates.add(state);
       }
     }
   });
@@ -198,13 +224,16 @@ describe('purchase machine: every (state, move, party) against the running servi
   test.each(cases)('%s × %s by %s', async (state, moveName, actor) => {
     const move = MOVES.find((m) => m.name === moveName)!;
     const id = await purchaseIn(state);
-    const want = expected(move, actor, state);
+    const evaluated = hasEvaluator.has(id);
+    const want = expected(move, actor, state, evaluated);
     const code = await fire(move, actor, id);
     if (want) {
       expect(code).toBeNull();
       expect(await statusOf(id)).toBe(want);
     } else {
-      if (!actor.startsWith('sweep')) expect(code).toBe(actor === 'seller' && !STATES[state].sellerSees ? 'not_found' : 'invalid_state');
+      // A seller never sees an unfunded purchase; an evaluator sees only one it was named for, once funded.
+      const unseen = (actor === 'seller' || actor === 'evaluator') && !STATES[state].sellerSees;
+      if (!actor.startsWith('sweep')) expect(code).toBe(unseen || (actor === 'evaluator' && !evaluated) ? 'not_found' : 'invalid_state');
       expect(await statusOf(id)).toBe(state);
     }
   });

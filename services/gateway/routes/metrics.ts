@@ -8,7 +8,7 @@ import type { Express } from 'express';
 import { MarketError } from '../../../packages/errors';
 import { bearerToken, clientIp, sendError } from '../http';
 import type { GatewayDeps } from '../deps';
-import { refreshRuntimeMetrics } from '../../../packages/broker/runtime-metrics';
+import { METRICS_CONTENT_TYPE } from '../../../packages/broker/metrics';
 
 function sameSecret(a: string, b: string): boolean {
   const ab = Buffer.from(a);
@@ -32,8 +32,8 @@ export function registerMetricsRoute(app: Express, deps: GatewayDeps): void {
         await deps.authThrottle?.fail('metrics', client, req.requestId);
         throw new MarketError('unauthorized', 'GET /metrics needs the metrics token.', { hint: 'Send "Authorization: Bearer $METRICS_TOKEN".' });
       }
-      await Promise.all([deps.metrics.refreshBusiness(), refreshRuntimeMetrics(deps.broker)]);
-      res.set('content-type', 'text/plain; version=0.0.4; charset=utf-8').set('cache-control', 'no-store').send(deps.metrics.render());
+      await deps.metrics.refreshBusiness();
+      res.set('content-type', METRICS_CONTENT_TYPE).set('cache-control', 'no-store').send(await deps.metrics.render());
     } catch (err) {
       sendError(res, req, err);
     }

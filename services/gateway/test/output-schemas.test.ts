@@ -78,6 +78,20 @@ describe('every tool result matches its outputSchema', () => {
     // (A dispute pauses the seller's cash-outs, so it comes last.)
     const disputed = (await callOk(buyer, 'purchase_service', { listingId: listing.id })).purchase;
     await callOk(buyer, 'dispute_purchase', { purchaseId: disputed.id, reason: 'The seller never answered my messages.' });
+    // An evaluator checks a delivery (issue #35).
+    const evalKey = (await callOk(anon, 'register', { provider: 'other', displayName: 'Schema Evaluator' })).apiKey;
+    const evaluator = record(await connect(httpTransport(app.baseUrl, { apiKey: evalKey })));
+    const evaluatorId = (await callOk(evaluator, 'whoami')).agent.id;
+    const small = (await callOk(seller, 'list_service', {
+      title: 'Review a pull request for obvious bugs',
+      description:
+        'Send me the link of one pull request under 300 lines. I deliver a Markdown review listing each bug I find with the file, the line and a suggested fix, within 1 day.',
+      priceGas: 100,
+      category: 'codegen',
+    })).listing;
+    const evaluated = (await callOk(buyer, 'purchase_service', { listingId: small.id, evaluator: { agentId: evaluatorId, feeGas: 20 } })).purchase;
+    await callOk(seller, 'deliver_work', { purchaseId: evaluated.id, delivery: { summary: 'The review.' } });
+    await callOk(evaluator, 'evaluate_delivery', { purchaseId: evaluated.id, verdict: 'accept', report: 'Two real bugs found, both with fixes.' });
 
     // Webhooks (a local target is allowed in tests; nothing needs to answer for these three results).
     const { webhook } = await callOk(seller, 'set_webhook', { url: 'http://127.0.0.1:9/market-hook', events: ['purchase.created'] });

@@ -170,8 +170,15 @@ export function OwnerPage(p: OwnerPageProps): VNode {
                     <LocalTime iso={x.createdAt} />
                   </td>
                   <td>{x.listingTitle}</td>
-                  <td>{x.priceGas}</td>
-                  <td>{x.status === 'awaiting_approval' && x.approvalUrl ? <a href={new URL(x.approvalUrl).pathname}>awaiting your approval</a> : x.status.replace(/_/g, ' ')}</td>
+                  <td>{x.totalHeldGas ?? x.priceGas}</td>
+                  <td>
+                    {x.status === 'awaiting_approval' && x.approvalUrl ? <a href={new URL(x.approvalUrl).pathname}>awaiting your approval</a> : x.status.replace(/_/g, ' ')}
+                    {x.evaluator?.verdict ? (
+                      <p class="muted">
+                        Evaluator's verdict: {x.evaluator.verdict}. {x.evaluator.report}
+                      </p>
+                    ) : null}
+                  </td>
                 </tr>
               ))}
             </tbody>

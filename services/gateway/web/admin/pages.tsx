@@ -290,6 +290,9 @@ export function DisputesPage(p: Omit<ConsoleProps, 'title' | 'children'> & { sta
                 { term: 'Reason', value: d.reason, prose: true },
                 pu.requirements ? { term: 'Requirements', value: typeof pu.requirements === 'string' ? pu.requirements : JSON.stringify(pu.requirements), prose: true } : null,
                 d.outcome ? { term: 'Resolved', value: <>{d.outcome} by {d.resolvedBy}{d.note ? `: ${d.note}` : ''}</> } : null,
+                // Issue #35: the evaluator the buyer named, its fee (held with the price) and its verdict and report.
+                pu.evaluator ? { term: 'Evaluator', value: <><code>{pu.evaluator.agentId}</code>, fee {gasAndUsd(pu.evaluator.feeGas)} held with the price{pu.evaluator.verdict ? `; verdict ${pu.evaluator.verdict}` : pu.evaluator.expiredAt ? '; no verdict in time' : '; no verdict yet'}</> } : null,
+                pu.evaluator?.report ? { term: 'Evaluation report', value: pu.evaluator.report, prose: true } : null,
               ]}
             />
             <h3>Delivery</h3>

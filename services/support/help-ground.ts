@@ -1,0 +1,130 @@
+/**
+ * ask_help, step 3: the situation the answer is about — the caller's own account (as the gateway
+ * read it) and what the question states. The asker's side of a purchase and the calls it may make
+ * now come from the purchase machine and the catalogue; nothing here lists states or transitions.
+ * When the question and the account disagree, the stated situation is answered and `mismatch` says
+ * what the account shows.
+ */
+import { STATES, TRANSITIONS, type PurchaseStatus } from '../../packages/contracts/purchase-machine';
+import { TOOL_NAMES, getTool } from '../../packages/tool-catalogue';
+import type { PurchaseView, SpendingLimitsView } from '../../packages/contracts/escrow';
+import type { HelpAccount, HelpCheckout, LookedAt } from '../../packages/contracts/support';
+import { has, type Parsed, type Side } from './help-parse';
+import { names } from './help-retrieve';
+
+export interface PurchaseFacts {
+  id: string | null;
+  state: string;
+  side: Side | null;
+  title: string | null;
+  priceGas: number | null;
+  /** Catalogue tools the machine lets this side fire from this state, in the machine's order. */
+  legal: string[];
+  /** Deadlines that run now, in words ("auto-releases to the seller 2026-… (in 3 d)"). */
+  deadlines: string[];
+  inAccount: boolean;
+}
+
+export interface Grounded {
+  side: Side | null;
+  purchase: PurchaseFacts | null;
+  /** What the account shows when it disagrees with the question (one sentence), or null. */
+  mismatch: string | null;
+  wallet: HelpAccount['wallet'];
+  limits: SpendingLimitsView | null;
+  checkouts: HelpCheckout[];
+  account: HelpAccount | null;
+  lookedAt: LookedAt[];
+}
+
+const SIDES: Side[] = ['buyer', 'seller'];
+
+/** Tools a side may fire on a purchase in `state`, from the machine (catalogue tools only, not sweepers). */
+export function legalCalls(state: string, side: Side | null): string[] {
+  const who = side ? [side] : SIDES;
+  const out: string[] = [];
+  for (const t of TRANSITIONS) {
+    if (!(t.from as readonly string[]).includes(state) || !t.who.some((w) => (who as string[]).includes(w))) continue;
+    if (TOOL_NAMES.includes(t.tool) && !out.includes(t.tool)) out.push(t.tool);
+  }
+  return out;
+}
+
+/** The side a catalogue tool belongs to: from the machine's `who`, else the catalogue's "Buyer:"/"Seller:" description; null when either side may call it. */
+export function sideOfTool(tool: string): Side | null {
+  const who = new Set(TRANSITIONS.filter((t) => t.tool === tool).flatMap((t) => t.who.filter((w): w is Side => (SIDES as string[]).includes(w))));
+  if (who.size === 1) return [...who][0];
+  if (who.size > 1) return null;
+  const d = getTool(tool)?.description ?? '';
+  return d.startsWith('Buyer') ? 'buyer' : d.startsWith('Seller') ? 'seller' : null;
+}
+
+/** States a purchase leaves by a timer (the sweeper): their due time is the deadline shown. */
+function deadlinesOf(p: PurchaseView, side: Side | null, now: Date): string[] {
+  const out: string[] = [];
+  const when = (iso: string) => {
+    const h = Math.round((Date.parse(iso) - now.getTime()) / 3_600_000);
+    return `${iso.slice(0, 16).replace('T', ' ')} UTC (${h >= 48 ? `in ${Math.round(h / 24)} d` : h >= 0 ? `in ${h} h` : 'overdue'})`;
+  };
+  if (p.autoReleaseAt) out.push(`escrow auto-releases to the seller at ${when(p.autoReleaseAt)} unless the buyer acts`);
+  if (p.deliverBy && !p.deliveredAt) out.push(`undelivered at ${when(p.deliverBy)} it is refunded to the buyer automatically`);
+  if (p.approvalExpiresAt && side !== 'seller') out.push(`unapproved at ${when(p.approvalExpiresAt)} it fails and the hold is voided`);
+  return out;
+}
+
+/** Words that make a question about a purchase (besides ids, states and the machine's tools). */
+const PURCHASE_WORDS = ['purchase', 'order', 'delivery', 'deliver', 'delivered', 'seller', 'buyer', 'escrow', 'refund', 'dispute', 'bought', 'sold', 'job', 'work', 'paid'];
+
+function aboutAPurchase(p: Parsed): boolean {
+  return !!(p.purchaseIds.length || p.statedState || TRANSITIONS.some((x) => p.tools.includes(x.tool) || names(p.text, x.tool)) || PURCHASE_WORDS.some((w) => has(p.text, w)));
+}
+
+function facts(view: PurchaseView | null, state: string, side: Side | null, now: Date, id: string | null): PurchaseFacts {
+  return {
+    id: view?.id ?? id,
+    state,
+    side,
+    title: view?.listingTitle ?? null,
+    priceGas: view?.priceGas ?? null,
+    legal: legalCalls(state, side),
+    deadlines: view && view.status === state ? deadlinesOf(view, side, now) : [],
+    inAccount: !!view,
+  };
+}
+
+export function ground(p: Parsed, account: HelpAccount | null, now: Date): Grounded {
+  const purchases = account?.purchases ?? [];
+  const lookedAt: LookedAt[] = [];
+  if (account) {
+    if (account.purchases) lookedAt.push({ kind: 'orders', id: account.agentId });
+    if (account.wallet) lookedAt.push({ kind: 'wallet', id: account.agentId });
+    if (account.limits) lookedAt.push({ kind: 'spending_limits', id: account.agentId });
+  }
+  let side: Side | null = p.side;
+  let purchase: PurchaseFacts | null = null;
+  let mismatch: string | null = null;
+  if (aboutAPurchase(p)) {
+    const statedId = p.purchaseIds[0] ?? null;
+    const byId = statedId ? purchases.find((x) => x.id === statedId) ?? null : null;
+    const mine = (x: PurchaseView) => !side || x.role === side;
+    const open = (x: PurchaseView) => !STATES[x.status as PurchaseStatus]?.final;
+    const view =
+      byId ??
+      (statedId
+        ? null
+        : purchases.find((x) => mine(x) && p.statedState === x.status) ?? purchases.find((x) => mine(x) && open(x)) ?? (p.statedState ? null : purchases.find(mine)) ?? null);
+    if (statedId && !byId && account?.purchases) mismatch = `I see no purchase ${statedId} on your account (check the id with list_orders)`;
+    if (view) {
+      lookedAt.push({ kind: 'purchase', id: view.id });
+      if (!side && view.role) side = view.role as Side;
+      if (view.role && side && view.role !== side && p.side) mismatch = `your account shows you as the ${view.role} of ${view.id}, not the ${side}`;
+    }
+    const state = p.statedState ?? view?.status ?? null;
+    if (view && p.statedState && p.statedState !== view.status) mismatch = `your account shows ${view.id} as ${view.status}, not ${p.statedState}`;
+    if (state) purchase = facts(view && (!p.statedState || view.status === p.statedState || !!byId) ? view : null, state, side, now, statedId ?? view?.id ?? null);
+    if (purchase && view && !purchase.id) purchase.id = view.id;
+    if (!view && !statedId && account?.purchases && !purchases.length && p.statedState) mismatch = 'I see no purchases on your account yet';
+  }
+  const checkouts = (account?.checkouts ?? []).filter((c) => c.status === 'open');
+  return { side, purchase, mismatch, wallet: account?.wallet ?? null, limits: account?.limits ?? null, checkouts, account, lookedAt };
+}

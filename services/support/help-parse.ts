@@ -1,0 +1,144 @@
+/**
+ * ask_help, step 1: the question's structure, nothing more — a pasted error envelope, ids, tool
+ * names of the catalogue, gas amounts, the asker's side and the purchase state the asker states.
+ * Which words mean what is data (packages/knowledge/synonyms.ts, the catalogue, the machine).
+ */
+import { TOOL_NAMES } from '../../packages/tool-catalogue';
+import { STATUS_BY_CODE } from '../../packages/errors';
+import { PURCHASE_STATUSES } from '../../packages/contracts/purchase-machine';
+import { SIDE_PHRASES, STATE_PHRASES } from '../../packages/knowledge/synonyms';
+import type { HelpInput } from '../../packages/contracts/support';
+
+export type Side = 'buyer' | 'seller';
+
+export interface PastedError {
+  code: string;
+  status: number | null;
+  message: string | null;
+  details: Record<string, unknown>;
+  requestId: string | null;
+}
+
+export interface Parsed {
+  /** The question carries a pasted error envelope (JSON with an "error"), whether or not its code is one of ours. */
+  pasted: boolean;
+  /** The question lower-cased, with one space between words and straight quotes. */
+  text: string;
+  error: PastedError | null;
+  purchaseIds: string[];
+  listingIds: string[];
+  checkoutIds: string[];
+  tools: string[];
+  /** Gas amounts the question states ("1,000 gas", "900"). */
+  amounts: number[];
+  side: Side | null;
+  /** A purchase state the question tells of (a machine state name). */
+  statedState: string | null;
+}
+
+export function normalize(s: string): string {
+  return ` ${s.toLowerCase().replace(/[‘’`]/g, "'").replace(/[“”]/g, '"').replace(/\s+/g, ' ').trim()} `;
+}
+
+/** Whether `phrase` occurs in the normalized text on word boundaries. */
+export function has(text: string, phrase: string): boolean {
+  let at = text.indexOf(phrase);
+  while (at >= 0) {
+    const before = text[at - 1] ?? ' ';
+    const after = text[at + phrase.length] ?? ' ';
+    if (!/[a-z0-9_]/.test(before) && !/[a-z0-9_]/.test(after)) return true;
+    at = text.indexOf(phrase, at + 1);
+  }
+  return false;
+}
+
+const ERROR_CODES = Object.keys(STATUS_BY_CODE);
+
+/** A JSON object pasted in the question (the envelope, or its error part), if one parses. */
+function pastedJson(q: string): Record<string, unknown> | null {
+  const start = q.indexOf('{');
+  const end = q.lastIndexOf('}');
+  if (start < 0 || end <= start) return null;
+  try {
+    const v = JSON.parse(q.slice(start, end + 1)) as unknown;
+    return v && typeof v === 'object' ? (v as Record<string, unknown>) : null;
+  } catch {
+    return null;
+  }
+}
+
+function errorOf(input: HelpInput, text: string): PastedError | null {
+  const json = pastedJson(input.question);
+  const env = (json?.error && typeof json.error === 'object' ? json.error : json) as Record<string, unknown> | null;
+  const fromContext = input.context?.error ? normalize(input.context.error) : '';
+  const logged = input.request?.errorCode ?? null;
+  const code =
+    (typeof env?.code === 'string' && ERROR_CODES.includes(env.code) ? env.code : null) ??
+    logged ??
+    ERROR_CODES.find((c) => has(fromContext, c)) ??
+    ERROR_CODES.find((c) => has(text, c)) ??
+    null;
+  // A pasted HTTP status ("returns 401", "HTTP 422"), never an amount ("500 gas").
+  const statusInText = ERROR_CODES.find((c) => ['http', 'status', 'returns', 'returned', 'got', 'answered', 'error'].some((w) => has(text, `${w} ${STATUS_BY_CODE[c as keyof typeof STATUS_BY_CODE]}`)));
+  const finalCode = code ?? statusInText ?? null;
+  if (!finalCode) return null;
+  const details = env?.details && typeof env.details === 'object' ? (env.details as Record<string, unknown>) : {};
+  const requestId = (typeof json?.requestId === 'string' ? json.requestId : null) ?? input.context?.requestId ?? input.request?.requestId ?? idsOf(input.question, 'req_')[0] ?? null;
+  return {
+    code: finalCode,
+    status: STATUS_BY_CODE[finalCode as keyof typeof STATUS_BY_CODE] ?? null,
+    message: (typeof env?.message === 'string' ? env.message : null) ?? input.request?.errorMessage ?? input.context?.error ?? null,
+    details,
+    requestId,
+  };
+}
+
+function idsOf(q: string, prefix: string): string[] {
+  const out = new Set<string>();
+  for (const m of q.matchAll(/\b([a-z]{3}_[A-Za-z0-9]{3,40})\b/g)) if (m[1].startsWith(prefix)) out.add(m[1]);
+  return [...out];
+}
+
+function amountsOf(text: string): number[] {
+  const out: number[] = [];
+  const statuses = new Set(Object.values(STATUS_BY_CODE));
+  for (const m of text.matchAll(/(?<![\w.])(\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?\s*(k\b)?([\s-]*gas)?/g)) {
+    const n = Number(m[1].replace(/,/g, '')) * (m[2] ? 1000 : 1);
+    const isStatus = statuses.has(n) && ['http', 'status', 'error', 'returns', 'got'].some((w) => has(text, `${w} ${n}`));
+    if (Number.isFinite(n) && n > 0 && n < 1e9 && (m[3] || (n >= 10 && !isStatus && !/^\s*(day|hour|min|week|sec|time|star|%)/.test(text.slice((m.index ?? 0) + m[0].length))))) out.push(n);
+  }
+  return out;
+}
+
+/** The side the question states: the phrase that says most (the longest match wins a tie). */
+function sideOf(text: string): Side | null {
+  const score: Record<Side, number> = { buyer: 0, seller: 0 };
+  for (const [phrase, side] of Object.entries(SIDE_PHRASES)) if (has(text, phrase)) score[side] += phrase.split(' ').length;
+  if (score.buyer === score.seller) return null;
+  return score.buyer > score.seller ? 'buyer' : 'seller';
+}
+
+function stateOf(text: string): string | null {
+  const phrase = Object.keys(STATE_PHRASES).filter((p) => has(text, p)).sort((a, b) => b.length - a.length)[0];
+  if (phrase) return STATE_PHRASES[phrase];
+  return PURCHASE_STATUSES.find((s) => has(text, s) || has(text, s.replace(/_/g, ' '))) ?? null;
+}
+
+export function parse(input: HelpInput): Parsed {
+  const q = `${input.question} ${input.stuckState ?? ''}`;
+  const text = normalize(q.replace(/\b(has|have|is|was|did|does|do|were|are|could|would|should)nt\b/gi, "$1n't"));
+  const tools = TOOL_NAMES.filter((t) => has(text, t));
+  for (const t of [input.context?.toolName, input.request?.tool]) if (t && TOOL_NAMES.includes(t) && !tools.includes(t)) tools.push(t);
+  return {
+    pasted: text.includes('"error"') || text.includes('"code"'),
+    text,
+    error: errorOf(input, text),
+    purchaseIds: idsOf(q, 'pur_'),
+    listingIds: idsOf(q, 'lst_'),
+    checkoutIds: idsOf(q, 'cko_'),
+    tools,
+    amounts: amountsOf(text),
+    side: sideOf(text),
+    statedState: stateOf(text),
+  };
+}
