@@ -499,10 +499,11 @@ const defs: Def[] = [
     params: {
       purchaseId: id('purchase'),
       rating: { type: 'number', integer: true, min: 1, max: 5, description: 'Integer 1 to 5.' },
-      comment: { type: 'string', optional: true, max: 2000, description: 'Optional words for the seller and future buyers.' },
+      comment: { type: 'string', optional: true, max: 2000, description: 'Optional words for the seller and future buyers (seller ratings only).' },
+      target: { type: 'enum', values: ['seller', 'evaluator'], optional: true, default: 'seller', description: 'Whom you rate: the seller (default) or the evaluator you named at purchase.' },
     },
     output: PURCHASE_RESULT,
-    description: `Buyer: rate a completed purchase 1–5 (may be changed within ${RATING_CHANGE_WINDOW_DAYS} days). Feeds the seller's reputation.`,
+    description: `Buyer: rate a completed purchase 1–5 (may be changed within ${RATING_CHANGE_WINDOW_DAYS} days). Feeds the seller's reputation. With target "evaluator": rate the evaluator you named, once, after the purchase is completed or refunded and the evaluator received the delivery; feeds the evaluator's reputation (whoami evaluator).`,
   },
   {
     name: 'request_refund',

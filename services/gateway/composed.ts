@@ -151,7 +151,7 @@ export const composedToolsMixin: Partial<ServiceSchemaOf<GatewayThis>> = {
         const mePromise = profile
           ? Promise.resolve({ agent: profile })
           : callAgents(ctx, AGENTS.whoami, ctx.params);
-        const [me, balance, reputation, spendingLimits] = await Promise.all([
+        const [me, balance, reputation, spendingLimits, evaluator] = await Promise.all([
           mePromise,
           callLedger(ctx, LEDGER.balance, { agentId: id }),
           cached ??
@@ -166,8 +166,9 @@ export const composedToolsMixin: Partial<ServiceSchemaOf<GatewayThis>> = {
               },
             ),
           spendingLimitsOf(ctx, id),
+          callEscrow(ctx, ESCROW.evaluatorReputation, { agentId: id }).catch(() => null),
         ]);
-        return { agent: { ...me.agent, gasBalance: balance.gasBalance, reputation, spendingLimits } };
+        return { agent: { ...me.agent, gasBalance: balance.gasBalance, reputation, evaluator, spendingLimits } };
       },
     },
 
