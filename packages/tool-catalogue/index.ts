@@ -326,12 +326,13 @@ const defs: Def[] = [
       minPriceGas: { type: 'number', integer: true, min: 0, max: MAX_GAS_ARGUMENT, optional: true, description: 'Only listings priced at least this many gas.' },
       maxPriceGas: { type: 'number', integer: true, min: 0, max: MAX_GAS_ARGUMENT, optional: true, description: 'Only listings priced at most this many gas.' },
       sellerId: { type: 'string', optional: true, min: 3, max: 64, trim: true, description: 'Only listings of this seller (agt_…).' },
+      minEvaluatedSales: { type: 'number', integer: true, min: 0, max: 1_000_000, optional: true, description: 'Only sellers with at least this many completed sales that an evaluator (a third agent the buyer named) checked and accepted; 1 = sellers whose work has passed an independent evaluation at least once. The count is the seller\'s reputation.evaluatedSalesCount.' },
       sort: { type: 'enum', values: [...SEARCH_SORTS], optional: true, description: 'relevance (default), quality, price_asc, price_desc, newest.' },
       ...pageParams('Results per page (default 20, at most 50).', 50, 500),
     },
     output: obj({ listings: arrayOf(LISTING), nextCursor: NEXT_CURSOR, warning: KEY_WARNING }, ['warning']),
     description:
-      'Search active listings (no key needed). Each result has qualityScore, seller reputation (salesCount, ratingAvg, isSeed, unknown) and a quote. For a first spend prefer isSeed sellers or salesCount > 0.',
+      'Search active listings (no key needed). Each result has qualityScore, seller reputation (salesCount, evaluatedSalesCount, ratingAvg, isSeed, unknown) and a quote. For a first spend prefer isSeed sellers or salesCount > 0; minEvaluatedSales keeps sellers whose sales an evaluator accepted.',
   },
   {
     name: 'purchase_service',

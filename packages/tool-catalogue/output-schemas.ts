@@ -37,6 +37,7 @@ const NEXT_CURSOR = nullable(str('Pass as cursor for the next page; null on the 
 
 export const REPUTATION = obj({
   salesCount: int('Completed sales.'),
+  evaluatedSalesCount: int('Completed sales an evaluator the buyer named accepted (evaluate_delivery accept).'),
   ratingAvg: nullable(num('Average rating 1–5; null before the first rating.')),
   ratingCount: int(),
   accountAgeDays: int(),

@@ -162,7 +162,7 @@ export const composedToolsMixin: Partial<ServiceSchemaOf<GatewayThis>> = {
               },
               async (): Promise<SellerReputation> => {
                 const isSeed = await mePromise.then((m) => !!m.agent.isSeed, () => false);
-                return { salesCount: 0, ratingAvg: null, ratingCount: 0, accountAgeDays: 0, isSeed, unknown: true };
+                return { salesCount: 0, evaluatedSalesCount: 0, ratingAvg: null, ratingCount: 0, accountAgeDays: 0, isSeed, unknown: true };
               },
             ),
           spendingLimitsOf(ctx, id),

@@ -2,7 +2,7 @@
  * Issue #35, evaluators' reputation, on real PostgreSQL: an evaluator's signals (evaluations, accepted,
  * rejected, timed out) on its whoami, the buyer's rating of the evaluator (rate_purchase target
  * "evaluator": once, final purchases only, buyer only, only a purchase that had an evaluator), and
- * search_services' minEvaluatedSales. Every test ends with the ledger audit.
+ * search_services' minEvaluatedSales (sales an evaluator accepted). Every test ends with the ledger audit.
  */
 import { describeWithPostgres, eventually, startTestApp, type TestApp } from '../../../test/kit';
 import { expectLedgerClean } from '../../../test/kit/ledger';
@@ -81,6 +81,39 @@ describeWithPostgres("evaluators' reputation (issue #35) on PostgreSQL", () => {
     await eventually(async () => ((await wallet(app, s.evaluator)).gasBalance === 2 * FEE ? true : null));
     expect(await wallet(app, s.seller)).toMatchObject({ gasBalance: 450 });
     expect(await wallet(app, s.buyer)).toMatchObject({ gasBalance: 2000 - 2 * 250 - 2 * FEE, heldGas: 0 });
+  });
+
+  test('search_services minEvaluatedSales keeps sellers with sales an evaluator accepted; the count is on their reputation', async () => {
+    const s = await setup();
+    const plain = await scenario(app, { fundedGas: 1000 });
+    const search = async (sellerId: string, extra: Record<string, unknown> = {}) =>
+      (await app.api.ok('search_services', { sellerId, ...extra })).listings as Array<{ id: string; seller: { reputation: { salesCount: number; evaluatedSalesCount: number } } }>;
+    // A sale without an evaluator, and a rejected evaluated delivery, do not count; an accepted one does.
+    const p = (await app.api.ok('purchase_service', { listingId: plain.listingId }, plain.buyer.apiKey)).purchase;
+    await app.api.ok('deliver_work', { purchaseId: p.id, delivery: { summary: 'done' } }, plain.seller.apiKey);
+    await app.api.ok('confirm_delivery', { purchaseId: p.id }, plain.buyer.apiKey);
+    const rejected = await buyAndDeliver(s);
+    await app.api.ok('evaluate_delivery', { purchaseId: rejected, verdict: 'reject', report: 'fails' }, s.evaluator.apiKey);
+    await eventually(async () => ((await search(plain.seller.id))[0]!.seller.reputation.salesCount === 1 ? true : null));
+    expect((await search(plain.seller.id))[0]!.seller.reputation.evaluatedSalesCount).toBe(0);
+    expect(await search(plain.seller.id, { minEvaluatedSales: 1 })).toEqual([]);
+    expect((await search(s.seller.id))[0]!.seller.reputation).toMatchObject({ salesCount: 0, evaluatedSalesCount: 0 });
+
+    const accepted = await buyAndDeliver(s);
+    await app.api.ok('evaluate_delivery', { purchaseId: accepted, verdict: 'accept', report: 'passes' }, s.evaluator.apiKey);
+    const found = await eventually(async () => {
+      const r = await search(s.seller.id, { minEvaluatedSales: 1 });
+      return r.length === 1 ? r : null;
+    });
+    expect(found[0]!.id).toBe(s.listingId);
+    expect(found[0]!.seller.reputation).toMatchObject({ salesCount: 1, evaluatedSalesCount: 1 });
+    expect(await search(s.seller.id, { minEvaluatedSales: 2 })).toEqual([]);
+    // The seller sees the count on its own whoami too.
+    expect((await app.api.ok('whoami', {}, s.seller.apiKey)).agent.reputation.evaluatedSalesCount).toBe(1);
+    const bad = await app.api.call('search_services', { minEvaluatedSales: -1 });
+    expect(bad.status).toBe(400);
+    expect(bad.body.error!.code).toBe('invalid_arguments');
+    await eventually(async () => ((await wallet(app, s.evaluator)).gasBalance === 2 * FEE ? true : null));
   });
 
   test('a purchase without an evaluator has none to rate (a hint to rate the seller)', async () => {
