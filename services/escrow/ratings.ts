@@ -53,13 +53,20 @@ function evaluatorRater(agentId: string, purchaseId: string) {
         details: { purchaseId, target: 'evaluator', status: p.status },
       });
     }
+    return role;
+  };
+}
+
+/** Once: decided after the engine answered a keyed retry of the same rating from the row (ADR 0035). */
+function evaluatorRating(purchaseId: string, rating: number) {
+  return (p: PurchaseRow) => {
     if (p.evaluator_rating !== null && p.evaluator_rating !== undefined) {
       throw new InvalidStateError(`You rated the evaluator of purchase ${purchaseId} ${p.evaluator_rating} already; an evaluator rating is given once.`, {
         hint: 'The evaluator rating is final. Use report_experience for feedback about the marketplace.',
         details: { purchaseId, target: 'evaluator', rating: Number(p.evaluator_rating) },
       });
     }
-    return role;
+    return { evaluator_rating: rating };
   };
 }
 
@@ -73,7 +80,7 @@ export const ratingsMixin: Partial<ServiceSchemaOf<EscrowThis>> = {
         const { purchaseId, rating } = ctx.params;
         // A keyed retry of a rating already given answers the purchase as it is (ADR 0035).
         const asked = ctx.meta?.idempotencyKey ? { evaluator_rating: rating } : undefined;
-        const row = await this.engine.fire(purchaseId, 'rate_evaluator', evaluatorRater(agent.id, purchaseId), { evaluator_rating: rating }, 'rate_purchase', asked);
+        const row = await this.engine.fire(purchaseId, 'rate_evaluator', evaluatorRater(agent.id, purchaseId), evaluatorRating(purchaseId, rating), 'rate_purchase', asked);
         return { purchase: toView(row, agent.id) };
       },
     },

@@ -68,6 +68,10 @@ describeWithPostgres("evaluators' reputation (issue #35) on PostgreSQL", () => {
     expect(rated.evaluator.rating).toBe(5);
     expect(rated.rating).toBeNull();
     await expectRefused({ purchaseId: accepted, rating: 1, target: 'evaluator' }, s.buyer, 409, 'invalid_state', /final/);
+    // A keyed retry of the same rating (its first answer lost) answers the purchase as it is (ADR 0035); another value is refused.
+    const retry = await app.api.call('rate_purchase', { purchaseId: accepted, rating: 5, target: 'evaluator' }, s.buyer.apiKey, { 'Idempotency-Key': 'rate-ev-retry-1' });
+    expect(retry.status).toBe(200);
+    expect(retry.body.result.purchase.evaluator.rating).toBe(5);
     await app.api.ok('rate_purchase', { purchaseId: rejected, rating: 2, target: 'evaluator' }, s.buyer.apiKey);
     await app.api.ok('rate_purchase', { purchaseId: silent, rating: 1, target: 'evaluator' }, s.buyer.apiKey);
     // Not the buyer: the seller and the evaluator itself are refused.
