@@ -43,6 +43,7 @@ export const CALLS: Record<ServiceName, readonly string[]> = {
     ESCROW.deliver,
     ESCROW.dispute,
     ESCROW.evaluate,
+    ESCROW.evaluatorReputation,
     ESCROW.get,
     ESCROW.getDelivery,
     ESCROW.limitsOf,

@@ -45,6 +45,7 @@ export const ESCROW = {
   confirm: 'escrow.confirm',
   requestRefund: 'escrow.requestRefund',
   evaluate: 'escrow.evaluate',
+  evaluatorReputation: 'escrow.evaluatorReputation',
 } as const;
 
 export const ESCROW_TOPICS = {
@@ -248,6 +249,8 @@ export interface EvaluatorView {
   evaluatedAt: string | null;
   /** Set when the evaluator gave no verdict in time. */
   expiredAt: string | null;
+  /** The buyer's rating of the evaluator (rate_purchase target "evaluator"), 1–5, once. */
+  rating: number | null;
 }
 
 export interface PurchaseView {
@@ -321,6 +324,21 @@ export interface ReferralRecord {
   checkedAt: string;
 }
 
+/**
+ * An agent's signals as an evaluator (issue #35), read from the purchases that named it: verdicts given,
+ * purchases whose evaluation timed out, and the buyers' ratings of it (rate_purchase target "evaluator").
+ */
+export interface EvaluatorReputation {
+  /** Deliveries it received to evaluate (accepted + rejected + timedOut + those still awaiting or disputed). */
+  evaluations: number;
+  accepted: number;
+  rejected: number;
+  /** No verdict within evaluationHours (the purchase went to delivered). */
+  timedOut: number;
+  ratingAvg: number | null;
+  ratingCount: number;
+}
+
 /** Escrow's actions other services call: name → params and result (callEscrow's types). */
 export interface EscrowActions {
   [ESCROW.disputeHistory]: Action<{ sellerId: string }, DisputeHistory>;
@@ -339,6 +357,7 @@ export interface EscrowActions {
   [ESCROW.decideApproval]: Action<{ token: string; decision: string }, { purchase: PurchaseView }>;
   [ESCROW.liquidity]: Action<NoParams, Record<string, unknown>>;
   [ESCROW.metricsSnapshot]: Action<NoParams, EscrowMetricsSnapshot>;
+  [ESCROW.evaluatorReputation]: Action<{ agentId: string }, EvaluatorReputation>;
 }
 
 /** An escrow call whose params and result are the action's own. */

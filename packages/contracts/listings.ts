@@ -42,6 +42,8 @@ export type ListingTermsChanged = ListingForPurchase;
 
 export interface SellerReputation {
   salesCount: number;
+  /** Completed sales an evaluator accepted (issue #35). */
+  evaluatedSalesCount: number;
   ratingAvg: number | null;
   ratingCount: number;
   accountAgeDays: number;

@@ -183,8 +183,8 @@ export interface MachineTransition {
   notices?: readonly Notice[];
   /** A timed transition: fired by the sweeper when due. */
   after?: Timer;
-  /** The transition applies only to a purchase whose column is set (e.g. evaluator_id): a guard on the row. */
-  when?: string;
+  /** The transition applies only to a purchase whose column(s) are all set (e.g. evaluator_id): a guard on the row. */
+  when?: string | readonly string[];
 }
 
 export interface Transition extends MachineTransition {
@@ -224,7 +224,8 @@ export type Trigger =
   | 'dispute'
   | 'resolve_refund'
   | 'resolve_release'
-  | 'rate';
+  | 'rate'
+  | 'rate_evaluator';
 
 /** Filled in by documentedTransitions with the operator's terms (the fee and auto-release are configurable). */
 const feeText = '{sellerPercent}% sale_earn to the seller, {feePercent}% platform fee';
@@ -260,6 +261,8 @@ export const TRANSITIONS: readonly Transition[] = [
   { trigger: 'resolve_refund', tool: 'admin resolve', who: ['operator'], from: ['disputed'], to: 'refunded', sets: { ...refundedBy, dispute_resolved_at: NOW, dispute_outcome: 'refund', dispute_note: INPUT, dispute_resolved_by: INPUT }, moneyEvent: 'void', doc: { to: 'refunded or completed' } },
   { trigger: 'resolve_release', tool: 'admin resolve', who: ['operator'], from: ['disputed'], to: 'completed', sets: { ...completedBy, dispute_resolved_at: NOW, dispute_outcome: 'release', dispute_note: INPUT, dispute_resolved_by: INPUT }, moneyEvent: 'settle', doc: false },
   { trigger: 'rate', tool: 'rate_purchase', who: ['buyer'], from: ['completed'], to: null, sets: { rating: INPUT, rating_comment: INPUT, first_rated_at: INPUT, rated_at: NOW }, moneyEvent: null, notices: ['rated'], doc: { to: `rating 1–5 (once; may be changed within ${RATING_CHANGE_WINDOW_DAYS} days)` } },
+  // The buyer rates the evaluator it named (rate_purchase target "evaluator"), once, when nothing else can change; it feeds the evaluator's reputation.
+  { trigger: 'rate_evaluator', tool: 'rate_purchase', who: ['buyer'], from: ['completed', 'refunded'], to: null, when: ['evaluator_id', 'delivered_at'], sets: { evaluator_rating: INPUT, evaluator_rated_at: NOW }, moneyEvent: null, doc: { from: 'completed or refunded, with an evaluator that received the delivery', to: 'evaluator rating 1–5 (rate_purchase target "evaluator"; once, final)' } },
 ];
 
 /** The escrow service's machine. */
@@ -292,7 +295,7 @@ export function transitionsFor(trigger: Trigger): Transition[] {
 /** The transition `trigger` fires for `who` from `status` in machine `m`, or undefined when it may not. */
 export function transitionIn(m: Machine, trigger: string, who: Actor, status: string, row?: Readonly<Record<string, unknown>>): MachineTransition | undefined {
   return m.transitions.find(
-    (t) => t.trigger === trigger && t.who.includes(who) && t.from.includes(status) && (!row || !t.when || (row[t.when] !== null && row[t.when] !== undefined)),
+    (t) => t.trigger === trigger && t.who.includes(who) && t.from.includes(status) && (!row || !t.when || [t.when].flat().every((c) => row[c] !== null && row[c] !== undefined)),
   );
 }
 

@@ -505,7 +505,7 @@ export function knowledgeSections(baseUrl: string, terms: MarketTerms = DEFAULT_
     id: 'trust',
     title: 'Trust signals and seller reputation',
     body: [
-      'Each seller carries reputation {salesCount, ratingAvg, ratingCount, accountAgeDays, isSeed, unknown}. isSeed marks sellers vetted by the operator; unknown: true marks a seller with no history.',
+      'Each seller carries reputation {salesCount, evaluatedSalesCount, ratingAvg, ratingCount, accountAgeDays, isSeed, unknown}. isSeed marks sellers vetted by the operator; unknown: true marks a seller with no history; evaluatedSalesCount counts sales an evaluator accepted (search_services minEvaluatedSales filters on it).',
       'For a first spend prefer isSeed sellers or salesCount > 0, a good ratingAvg over several ratings, and a high qualityScore; start with a small price. Escrow protects you either way: the seller is paid only on confirmation or auto-release, and you can request a refund or dispute before that.',
       'Ratings (rate_purchase, 1–5 after completion) feed the seller\'s reputation.',
     ].join('\n\n'),
@@ -583,7 +583,7 @@ export function knowledgeSections(baseUrl: string, terms: MarketTerms = DEFAULT_
   add({
     id: 'ratings',
     title: 'Ratings',
-    body: `rate_purchase {"purchaseId", "rating": 1–5, "comment"?}: buyer only, after completion; once, changeable within ${RATING_CHANGE_WINDOW_DAYS} days. It feeds the seller's ratingAvg and ratingCount, which buyers see in search results.`,
+    body: `rate_purchase {"purchaseId", "rating": 1–5, "comment"?}: buyer only, after completion; once, changeable within ${RATING_CHANGE_WINDOW_DAYS} days. It feeds the seller's ratingAvg and ratingCount, which buyers see in search results. With "target": "evaluator" the buyer rates the evaluator it named instead: once, after the purchase is completed or refunded and the evaluator received the delivery; it feeds the evaluator's ratingAvg on its whoami (agent.evaluator).`,
     tags: ['rate', 'rating', 'rate_purchase', 'review', 'stars', 'feedback', 'seller reputation'],
     nextStep: step('rate_purchase'),
   });

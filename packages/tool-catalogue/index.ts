@@ -326,12 +326,13 @@ const defs: Def[] = [
       minPriceGas: { type: 'number', integer: true, min: 0, max: MAX_GAS_ARGUMENT, optional: true, description: 'Only listings priced at least this many gas.' },
       maxPriceGas: { type: 'number', integer: true, min: 0, max: MAX_GAS_ARGUMENT, optional: true, description: 'Only listings priced at most this many gas.' },
       sellerId: { type: 'string', optional: true, min: 3, max: 64, trim: true, description: 'Only listings of this seller (agt_…).' },
+      minEvaluatedSales: { type: 'number', integer: true, min: 0, max: 1_000_000, optional: true, description: 'Only sellers with at least this many completed sales that an evaluator (a third agent the buyer named) checked and accepted; 1 = sellers whose work has passed an independent evaluation at least once. The count is the seller\'s reputation.evaluatedSalesCount.' },
       sort: { type: 'enum', values: [...SEARCH_SORTS], optional: true, description: 'relevance (default), quality, price_asc, price_desc, newest.' },
       ...pageParams('Results per page (default 20, at most 50).', 50, 500),
     },
     output: obj({ listings: arrayOf(LISTING), nextCursor: NEXT_CURSOR, warning: KEY_WARNING }, ['warning']),
     description:
-      'Search active listings (no key needed). Each result has qualityScore, seller reputation (salesCount, ratingAvg, isSeed, unknown) and a quote. For a first spend prefer isSeed sellers or salesCount > 0.',
+      'Search active listings (no key needed). Each result has qualityScore, seller reputation (salesCount, evaluatedSalesCount, ratingAvg, isSeed, unknown) and a quote. For a first spend prefer isSeed sellers or salesCount > 0; minEvaluatedSales keeps sellers whose sales an evaluator accepted.',
   },
   {
     name: 'purchase_service',
@@ -499,10 +500,11 @@ const defs: Def[] = [
     params: {
       purchaseId: id('purchase'),
       rating: { type: 'number', integer: true, min: 1, max: 5, description: 'Integer 1 to 5.' },
-      comment: { type: 'string', optional: true, max: 2000, description: 'Optional words for the seller and future buyers.' },
+      comment: { type: 'string', optional: true, max: 2000, description: 'Optional words for the seller and future buyers (seller ratings only).' },
+      target: { type: 'enum', values: ['seller', 'evaluator'], optional: true, default: 'seller', description: 'Whom you rate: the seller (default) or the evaluator you named at purchase.' },
     },
     output: PURCHASE_RESULT,
-    description: `Buyer: rate a completed purchase 1–5 (may be changed within ${RATING_CHANGE_WINDOW_DAYS} days). Feeds the seller's reputation.`,
+    description: `Buyer: rate a completed purchase 1–5 (may be changed within ${RATING_CHANGE_WINDOW_DAYS} days). Feeds the seller's reputation. With target "evaluator": rate the evaluator you named, once, after the purchase is completed or refunded and the evaluator received the delivery; feeds the evaluator's reputation (whoami evaluator).`,
   },
   {
     name: 'request_refund',

@@ -37,6 +37,7 @@ const NEXT_CURSOR = nullable(str('Pass as cursor for the next page; null on the 
 
 export const REPUTATION = obj({
   salesCount: int('Completed sales.'),
+  evaluatedSalesCount: int('Completed sales an evaluator the buyer named accepted (evaluate_delivery accept).'),
   ratingAvg: nullable(num('Average rating 1–5; null before the first rating.')),
   ratingCount: int(),
   accountAgeDays: int(),
@@ -74,10 +75,24 @@ export const AGENT = obj(
     isSeed: bool(),
     gasBalance: int('Spendable gas (100 gas = 1 USD).'),
     reputation: REPUTATION,
+    evaluator: nullable(
+      obj(
+        {
+          evaluations: int('Deliveries you received to evaluate.'),
+          accepted: int('Verdicts accept.'),
+          rejected: int('Verdicts reject.'),
+          timedOut: int('No verdict within evaluationHours.'),
+          ratingAvg: nullable(num('Buyers\' average rating of you as evaluator, 1–5; null before the first.')),
+          ratingCount: int(),
+        },
+        ['evaluations', 'accepted', 'rejected', 'timedOut', 'ratingAvg', 'ratingCount'],
+        'Your signals as an evaluator (purchases whose buyer named you); null when they could not be read just now.',
+      ),
+    ),
     spendingLimits: SPENDING_LIMITS,
     createdAt: time(),
   },
-  ['isSeed', 'reputation', 'spendingLimits'],
+  ['isSeed', 'reputation', 'evaluator', 'spendingLimits'],
 );
 
 export const QUOTE = obj({
@@ -149,8 +164,9 @@ export const PURCHASE = obj(
         report: nullable(str('The evaluator\'s report, shown to both parties.')),
         evaluatedAt: maybeTime(),
         expiredAt: maybeTime(),
+        rating: nullable(int('The buyer\'s rating of the evaluator (rate_purchase target "evaluator"), 1–5.')),
       },
-      ['evaluateBy', 'verdict', 'report', 'evaluatedAt', 'expiredAt'],
+      ['evaluateBy', 'verdict', 'report', 'evaluatedAt', 'expiredAt', 'rating'],
     ),
     totalHeldGas: int('Price + the evaluator\'s fee (only with an evaluator).'),
     task: obj(

@@ -187,4 +187,14 @@ export const migrations: Migration[] = [
       CREATE INDEX purchases_due ON escrow.purchases (status, due_at) WHERE due_at IS NOT NULL;
     `,
   },
+  {
+    version: 8,
+    name: "the buyer rates the evaluator (issue #35, evaluators' reputation): once per final purchase that had one",
+    sql: `
+      ALTER TABLE escrow.purchases
+        ADD COLUMN evaluator_rating smallint CHECK (evaluator_rating BETWEEN 1 AND 5),
+        ADD COLUMN evaluator_rated_at timestamptz,
+        ADD CONSTRAINT purchases_evaluator_rating_has_evaluator CHECK (evaluator_rating IS NULL OR evaluator_id IS NOT NULL);
+    `,
+  },
 ];

@@ -60,6 +60,8 @@ export type PurchaseRow = {
   evaluation_verdict: 'accept' | 'reject' | null;
   evaluation_report: string | null;
   evaluation_expired_at: Date | null;
+  evaluator_rating: number | null;
+  evaluator_rated_at: Date | null;
   created_at: Date;
   updated_at: Date;
 };
@@ -121,6 +123,7 @@ export function toView(row: PurchaseRow, viewerId?: string): PurchaseView {
       report: row.evaluation_report,
       evaluatedAt: iso(row.evaluated_at),
       expiredAt: iso(row.evaluation_expired_at),
+      rating: row.evaluator_rating === null || row.evaluator_rating === undefined ? null : Number(row.evaluator_rating),
     };
     view.totalHeldGas = Number(row.price_gas) + feeGas;
   }

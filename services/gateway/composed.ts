@@ -151,7 +151,7 @@ export const composedToolsMixin: Partial<ServiceSchemaOf<GatewayThis>> = {
         const mePromise = profile
           ? Promise.resolve({ agent: profile })
           : callAgents(ctx, AGENTS.whoami, ctx.params);
-        const [me, balance, reputation, spendingLimits] = await Promise.all([
+        const [me, balance, reputation, spendingLimits, evaluator] = await Promise.all([
           mePromise,
           callLedger(ctx, LEDGER.balance, { agentId: id }),
           cached ??
@@ -162,12 +162,13 @@ export const composedToolsMixin: Partial<ServiceSchemaOf<GatewayThis>> = {
               },
               async (): Promise<SellerReputation> => {
                 const isSeed = await mePromise.then((m) => !!m.agent.isSeed, () => false);
-                return { salesCount: 0, ratingAvg: null, ratingCount: 0, accountAgeDays: 0, isSeed, unknown: true };
+                return { salesCount: 0, evaluatedSalesCount: 0, ratingAvg: null, ratingCount: 0, accountAgeDays: 0, isSeed, unknown: true };
               },
             ),
           spendingLimitsOf(ctx, id),
+          callEscrow(ctx, ESCROW.evaluatorReputation, { agentId: id }).catch(() => null),
         ]);
-        return { agent: { ...me.agent, gasBalance: balance.gasBalance, reputation, spendingLimits } };
+        return { agent: { ...me.agent, gasBalance: balance.gasBalance, reputation, evaluator, spendingLimits } };
       },
     },
 

@@ -15,12 +15,15 @@ export interface CompletedSale {
   purchaseId: string;
   sellerId: string;
   completedAt: string | null;
+  /** An evaluator accepted the delivery (the sale completed on its verdict, issue #35). */
+  evaluated: boolean;
 }
 
 /** The sale of one event: distinct purchases per statement (a repeat waits for the next). */
-export function saleOf(event: OutboxEvent<{ purchaseId: string; sellerId: string; completedAt?: string }>): CompletedSale {
+export function saleOf(event: OutboxEvent<{ purchaseId: string; sellerId: string; completedAt?: string; evaluatorId?: string | null; evaluatorPaid?: boolean }>): CompletedSale {
   const d = event.data;
-  return { purchaseId: d.purchaseId, sellerId: d.sellerId, completedAt: d.completedAt ?? null };
+  // A completed purchase pays its evaluator only after a verdict, and a completing verdict is an accept.
+  return { purchaseId: d.purchaseId, sellerId: d.sellerId, completedAt: d.completedAt ?? null, evaluated: !!d.evaluatorId && d.evaluatorPaid === true };
 }
 
 export function completedSalesWriter(db: Db): Batcher<CompletedSale, void> {
@@ -29,16 +32,18 @@ export function completedSalesWriter(db: Db): Batcher<CompletedSale, void> {
       // Sellers are counted in id order, so two replicas' statements lock their rows in the same order.
       await db.query(
         `WITH v AS (SELECT * FROM jsonb_to_recordset($1::jsonb)
-                      AS v(purchase_id text, seller_id text, completed_at timestamptz)),
+                      AS v(purchase_id text, seller_id text, completed_at timestamptz, evaluated boolean)),
          sale AS (
-           INSERT INTO listings.completed_sales (purchase_id, seller_id, completed_at)
-           SELECT v.purchase_id, v.seller_id, COALESCE(v.completed_at, now()) FROM v
-           ON CONFLICT (purchase_id) DO NOTHING RETURNING seller_id)
-         INSERT INTO listings.sellers (id, sales_count) SELECT seller_id, count(*) FROM sale GROUP BY seller_id ORDER BY seller_id
-         ON CONFLICT (id) DO UPDATE SET sales_count = listings.sellers.sales_count + EXCLUDED.sales_count, updated_at = now()`,
+           INSERT INTO listings.completed_sales (purchase_id, seller_id, completed_at, evaluated)
+           SELECT v.purchase_id, v.seller_id, COALESCE(v.completed_at, now()), COALESCE(v.evaluated, false) FROM v
+           ON CONFLICT (purchase_id) DO NOTHING RETURNING seller_id, evaluated)
+         INSERT INTO listings.sellers (id, sales_count, evaluated_sales_count)
+           SELECT seller_id, count(*), count(*) FILTER (WHERE evaluated) FROM sale GROUP BY seller_id ORDER BY seller_id
+         ON CONFLICT (id) DO UPDATE SET sales_count = listings.sellers.sales_count + EXCLUDED.sales_count,
+           evaluated_sales_count = listings.sellers.evaluated_sales_count + EXCLUDED.evaluated_sales_count, updated_at = now()`,
         [
           JSON.stringify(
-            batch.map(({ item }) => ({ purchase_id: item.purchaseId, seller_id: item.sellerId, completed_at: item.completedAt })),
+            batch.map(({ item }) => ({ purchase_id: item.purchaseId, seller_id: item.sellerId, completed_at: item.completedAt, evaluated: item.evaluated })),
           ),
         ],
       );

@@ -57,6 +57,7 @@ interface ListingRow {
   is_seed: boolean | null;
   registered_at: Date | null;
   sales_count: number | null;
+  evaluated_sales_count: number | null;
   rating_sum: number | null;
   rating_count: number | null;
 }
@@ -83,7 +84,7 @@ function json(v: unknown): unknown {
 }
 
 export function reputationOf(
-  row: { is_seed: boolean | null; registered_at: Date | null; sales_count: number | null; rating_sum: number | null; rating_count: number | null } | undefined,
+  row: { is_seed: boolean | null; registered_at: Date | null; sales_count: number | null; evaluated_sales_count?: number | null; rating_sum: number | null; rating_count: number | null } | undefined,
   now: Date,
 ): Reputation {
   const salesCount = Number(row?.sales_count ?? 0);
@@ -93,6 +94,7 @@ export function reputationOf(
   const registeredAt = row?.registered_at ? new Date(row.registered_at).getTime() : null;
   return {
     salesCount,
+    evaluatedSalesCount: Number(row?.evaluated_sales_count ?? 0),
     ratingAvg: ratingCount > 0 ? Math.round((ratingSum / ratingCount) * 100) / 100 : null,
     ratingCount,
     accountAgeDays: registeredAt === null ? 0 : Math.max(0, Math.floor((now.getTime() - registeredAt) / DAY_MS)),
@@ -492,7 +494,7 @@ const ListingsService: ServiceSchemaOf<ListingsThis> = {
 
     async loadSeller(this: ListingsThis, id: string) {
       const r = await this.db.query<SellerRow>(
-        `SELECT id, display_name, is_seed, registered_at, sales_count, rating_sum, rating_count FROM listings.sellers WHERE id = $1`,
+        `SELECT id, display_name, is_seed, registered_at, sales_count, evaluated_sales_count, rating_sum, rating_count FROM listings.sellers WHERE id = $1`,
         [id],
       );
       return r.rows[0] ?? null;
@@ -641,6 +643,7 @@ interface SellerRow {
   is_seed: boolean;
   registered_at: Date | null;
   sales_count: number;
+  evaluated_sales_count: number;
   rating_sum: number;
   rating_count: number;
 }

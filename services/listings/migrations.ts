@@ -115,4 +115,12 @@ export const migrations: Migration[] = [
         FOR EACH ROW EXECUTE FUNCTION listings.publish_terms();
     `,
   },
+  {
+    version: 4,
+    name: "sales an evaluator accepted (issue #35): search_services' minEvaluatedSales",
+    sql: `
+      ALTER TABLE listings.completed_sales ADD COLUMN evaluated boolean NOT NULL DEFAULT false;
+      ALTER TABLE listings.sellers ADD COLUMN evaluated_sales_count integer NOT NULL DEFAULT 0 CHECK (evaluated_sales_count >= 0);
+    `,
+  },
 ];

@@ -21,6 +21,8 @@ export interface SearchParams {
   minPriceGas?: number;
   maxPriceGas?: number;
   sellerId?: string;
+  /** Only sellers with at least this many sales an evaluator accepted (issue #35). */
+  minEvaluatedSales?: number;
   sort?: SearchSort;
   limit?: number;
   cursor?: string;
@@ -44,7 +46,7 @@ interface CursorData {
 }
 
 function filtersFingerprint(p: SearchParams, hasText: boolean): string {
-  const key = JSON.stringify([hasText ? p.q : null, p.category ?? null, p.minPriceGas ?? null, p.maxPriceGas ?? null, p.sellerId ?? null]);
+  const key = JSON.stringify([hasText ? p.q : null, p.category ?? null, p.minPriceGas ?? null, p.maxPriceGas ?? null, p.sellerId ?? null, p.minEvaluatedSales ?? null]);
   return createHash('sha256').update(key).digest('base64url').slice(0, 12);
 }
 
@@ -75,7 +77,7 @@ const ORDER: Record<SearchSort, { expr: string; dir: 'ASC' | 'DESC' }> = {
 
 export const LISTING_COLUMNS = `l.id, l.seller_id, l.title, l.description, l.price_gas, l.category, l.status, l.delivery_days,
   l.deliverable_schema, l.quality_score, l.quality_signals, l.removed_reason, l.created_at, l.updated_at,
-  s.display_name, s.is_seed, s.registered_at, s.sales_count, s.rating_sum, s.rating_count`;
+  s.display_name, s.is_seed, s.registered_at, s.sales_count, s.rating_sum, s.rating_count, s.evaluated_sales_count`;
 
 export interface BuiltSearch {
   sql: string;
@@ -175,6 +177,7 @@ export function buildSearch(p: SearchParams, tsquery: string | null): BuiltSearc
   if (p.minPriceGas !== undefined) where.push(`l.price_gas >= ${arg(p.minPriceGas)}`);
   if (p.maxPriceGas !== undefined) where.push(`l.price_gas <= ${arg(p.maxPriceGas)}`);
   if (p.sellerId) where.push(`l.seller_id = ${arg(p.sellerId)}`);
+  if (p.minEvaluatedSales) where.push(`COALESCE(s.evaluated_sales_count, 0) >= ${arg(p.minEvaluatedSales)}`);
 
   const sort: SearchSort = p.sort ?? 'relevance';
   const order = ORDER[sort];

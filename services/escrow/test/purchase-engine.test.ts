@@ -95,7 +95,7 @@ describe('the purchase engine: one writer of purchase state', () => {
   test('every column the table names (sets, timers, their pauses) exists on escrow.purchases', async () => {
     const r = await escrow().db.query(`SELECT column_name FROM information_schema.columns WHERE table_schema = 'escrow' AND table_name = 'purchases'`);
     const columns = new Set(r.rows.map((x: { column_name: string }) => x.column_name));
-    const named = TRANSITIONS.flatMap((t) => [...Object.keys(t.sets), ...(t.after ? ['due_at', t.after.unless ?? 'due_at'] : []), ...(t.when ? [t.when] : [])]);
+    const named = TRANSITIONS.flatMap((t) => [...Object.keys(t.sets), ...(t.after ? ['due_at', t.after.unless ?? 'due_at'] : []), ...(t.when ? [t.when].flat() : [])]);
     expect([...new Set(named)].filter((c) => !columns.has(c))).toEqual([]);
   });
 

@@ -40,6 +40,7 @@ const MOVES: Move[] = [
   { name: 'request_refund', triggers: ['refund', 'request_refund'] },
   { name: 'dispute_purchase', triggers: ['dispute'] },
   { name: 'rate_purchase', triggers: ['rate'] },
+  { name: 'rate_purchase evaluator', triggers: ['rate_evaluator'] },
   { name: 'resolve as refund', triggers: ['resolve_refund'] },
   { name: 'resolve as release', triggers: ['resolve_release'] },
   { name: 'auto-release', triggers: ['auto_release'] },
@@ -58,9 +59,9 @@ function actorsOf(move: Move): Actor[] {
   return [...who];
 }
 
-function expected(move: Move, actor: Actor, state: PurchaseStatus, evaluated: boolean): PurchaseStatus | null {
+function expected(move: Move, actor: Actor, state: PurchaseStatus, evaluated: boolean, delivered: boolean): PurchaseStatus | null {
   for (const trigger of move.triggers) {
-    const t = transitionIn(MACHINE, trigger, actor, state, { evaluator_id: evaluated ? 'agt_evaluator' : null });
+    const t = transitionIn(MACHINE, trigger, actor, state, { evaluator_id: evaluated ? 'agt_evaluator' : null, delivered_at: delivered ? 'delivered' : null });
     if (t) return (t.to ?? state) as PurchaseStatus;
   }
   return null;
@@ -114,6 +115,8 @@ describe('purchase machine: every (state, move, party) against the running servi
         return tool(move.name, { reason: 'the delivery is not what was listed' });
       case 'rate_purchase':
         return tool(move.name, { rating: 4 });
+      case 'rate_purchase evaluator':
+        return tool('rate_purchase', { rating: 4, target: 'evaluator' });
       case 'evaluate_delivery accept':
       case 'evaluate_delivery reject':
         return tool('evaluate_delivery', { verdict: move.name.endsWith('accept') ? 'accept' : 'reject', report: 'checked the work' });
@@ -150,6 +153,9 @@ describe('purchase machine: every (state, move, party) against the running servi
   const evaluatedStates = new Set<PurchaseStatus>();
   const buyerOf = new Map<string, TestAgent>();
   const hasEvaluator = new Set<string>();
+  /** The purchases whose walk passed deliver_work (delivered_at set). */
+  const wasDelivered = new Set<string>();
+  const delivers = (path: Array<{ move: Move }>) => path.some((step) => step.move.name === 'deliver_work');
   async function purchaseIn(state: PurchaseStatus): Promise<string> {
     if (state === 'pending') {
       // Funding not yet confirmed: only a crash leaves one (see the crash-recovery suites).
@@ -180,6 +186,7 @@ describe('purchase machine: every (state, move, party) against the running servi
     const args = evaluated ? { listingId, evaluator: { agentId: evaluator.id, feeGas: 10 } } : { listingId };
     const id = (await app.api.ok('purchase_service', args, buyer.apiKey)).purchase.id;
     if (evaluated) hasEvaluator.add(id);
+    if (delivers(paths.get(state)!)) wasDelivered.add(id);
     for (const step of paths.get(state)!) expect(await fire(step.move, step.actor, id)).toBeNull();
     expect(await statusOf(id)).toBe(state);
     return id;
@@ -196,7 +203,7 @@ describe('purchase machine: every (state, move, party) against the running servi
         const from = queue.shift()!;
         for (const move of MOVES.filter((m) => !m.name.startsWith('auto-'))) {
           for (const actor of actorsOf(move)) {
-            const to = expected(move, actor, from, evaluated);
+            const to = expected(move, actor, from, evaluated, delivers(walked.get(from)!));
             if (to && !walked.has(to)) {
               walked.set(to, [...walked.get(from)!, { move, actor }]);
               queue.push(to);
@@ -225,7 +232,7 @@ describe('purchase machine: every (state, move, party) against the running servi
     const move = MOVES.find((m) => m.name === moveName)!;
     const id = await purchaseIn(state);
     const evaluated = hasEvaluator.has(id);
-    const want = expected(move, actor, state, evaluated);
+    const want = expected(move, actor, state, evaluated, wasDelivered.has(id));
     const code = await fire(move, actor, id);
     if (want) {
       expect(code).toBeNull();

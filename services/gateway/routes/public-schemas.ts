@@ -53,9 +53,10 @@ function withDeprecatedResult(
 export function publicSchemas(): Record<string, JsonSchema> {
   const reputation = {
     type: 'object',
-    required: ['salesCount', 'ratingAvg', 'ratingCount', 'accountAgeDays', 'isSeed', 'unknown'],
+    required: ['salesCount', 'evaluatedSalesCount', 'ratingAvg', 'ratingCount', 'accountAgeDays', 'isSeed', 'unknown'],
     properties: {
       salesCount: int('Completed sales.', { minimum: 0 }),
+      evaluatedSalesCount: int('Completed sales an evaluator the buyer named accepted.', { minimum: 0 }),
       ratingAvg: { type: ['number', 'null'], description: 'Average rating 1–5, null without ratings.' },
       ratingCount: int('Number of ratings.', { minimum: 0 }),
       accountAgeDays: int('Days since the seller registered.', { minimum: 0 }),

@@ -77,7 +77,8 @@ export function ReputationLine({ r }: { r: Reputation }): VNode {
         </span>
       ) : null}
       {r.unknown ? <span class="badge new" title="No sales or ratings yet">New seller</span> : null}{' '}
-      {r.salesCount === 0 ? 'no sales yet' : `${r.salesCount} ${r.salesCount === 1 ? 'sale' : 'sales'}`} ·{' '}
+      {r.salesCount === 0 ? 'no sales yet' : `${r.salesCount} ${r.salesCount === 1 ? 'sale' : 'sales'}`}
+      {r.evaluatedSalesCount > 0 ? ` (${r.evaluatedSalesCount} accepted by an evaluator)` : ''} ·{' '}
       {r.ratingCount > 0 && r.ratingAvg !== null ? `rated ${r.ratingAvg.toFixed(1)}/5 (${r.ratingCount})` : 'no ratings yet'} ·{' '}
       {r.accountAgeDays === 0 ? 'joined today' : `account ${r.accountAgeDays} days old`}
     </>

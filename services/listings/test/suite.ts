@@ -383,13 +383,16 @@ export function listingsSuite(opts: { postgres?: boolean }) {
       await broker.sendToChannel('escrow.purchase.completed', completed);
       await broker.sendToChannel('escrow.purchase.completed', completed); // redelivery
       await broker.sendToChannel('escrow.purchase.completed', event('escrow.purchase.completed', { purchaseId: 'pur_rep1', sellerId: seller.agent.id, listingId: listing.id, priceGas: 300 })); // same purchase, other event id
-      await broker.sendToChannel('escrow.purchase.completed', event('escrow.purchase.completed', { purchaseId: 'pur_rep2', sellerId: seller.agent.id, listingId: listing.id, priceGas: 300 }));
+      // An evaluator accepted pur_rep2 (issue #35): it counts once as an evaluated sale too.
+      const evaluated = event('escrow.purchase.completed', { purchaseId: 'pur_rep2', sellerId: seller.agent.id, listingId: listing.id, priceGas: 300, evaluatorId: 'agt_ev', evaluatorFeeGas: 40, evaluatorPaid: true });
+      await broker.sendToChannel('escrow.purchase.completed', evaluated);
+      await broker.sendToChannel('escrow.purchase.completed', evaluated); // redelivery
       const rated = event('escrow.purchase.rated', { purchaseId: 'pur_rep1', sellerId: seller.agent.id, listingId: listing.id, rating: 4, previousRating: null });
       await broker.sendToChannel('escrow.purchase.rated', rated);
       await broker.sendToChannel('escrow.purchase.rated', rated);
       await broker.sendToChannel('escrow.purchase.rated', event('escrow.purchase.rated', { purchaseId: 'pur_rep2', sellerId: seller.agent.id, listingId: listing.id, rating: 5, previousRating: null }));
       let rep = await app.call('listings.reputation', { sellerId: seller.agent.id });
-      expect(rep).toEqual({ salesCount: 2, ratingAvg: 4.5, ratingCount: 2, accountAgeDays: 0, isSeed: false, unknown: false });
+      expect(rep).toEqual({ salesCount: 2, evaluatedSalesCount: 1, ratingAvg: 4.5, ratingCount: 2, accountAgeDays: 0, isSeed: false, unknown: false });
 
       // A changed rating replaces the old one.
       await broker.sendToChannel('escrow.purchase.rated', event('escrow.purchase.rated', { purchaseId: 'pur_rep1', sellerId: seller.agent.id, listingId: listing.id, rating: 2, previousRating: 4 }));
@@ -397,7 +400,7 @@ export function listingsSuite(opts: { postgres?: boolean }) {
       expect(rep).toMatchObject({ ratingAvg: 3.5, ratingCount: 2 });
 
       const found = await app.api.ok('search_services', { q: 'kafka consumer go' });
-      expect(found.listings[0].seller.reputation).toMatchObject({ salesCount: 2, ratingCount: 2, unknown: false });
+      expect(found.listings[0].seller.reputation).toMatchObject({ salesCount: 2, evaluatedSalesCount: 1, ratingCount: 2, unknown: false });
 
       // Account age follows the agent's registration time.
       app.clock.advanceDays(3);
