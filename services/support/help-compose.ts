@@ -85,6 +85,9 @@ function call(step: NextStep): string {
 /** Words too common in the documentation to say which sentence answers. */
 const COMMON = new Set(['the', 'and', 'for', 'you', 'your', 'how', 'what', 'can', 'does', 'with', 'this', 'that', 'are', 'was', 'not', 'get', 'whats', 'when', 'why', 'who', 'which', 'there', 'have', 'from', 'will', 'should', 'would', 'could', 'about', 'any', 'call', 'tool', 'use', 'want', 'need', 'here']);
 
+/** Words that ask for the state's next step (then, and only then, the machine's progress decides the lead). */
+const NEXT_WORDS = ['what now', 'what next', "what's next", 'next step', 'stuck', 'what do i do', 'what should i do', 'what can i do', 'nothing happened', 'nothing has happened', 'waiting'];
+
 /** Words that ask what to do (the lead is a call); otherwise the question asks what something is (the lead is the rule). */
 const ACTION_WORDS = ['how do i', 'how can i', 'how to', 'how should i', 'what should i', 'what do i do', 'what can i do', 'next step', 'what now', 'where do i', 'where can i', 'can i', 'should i', 'i want to', 'i need to', 'help', 'what next', 'anything else', 'fix', 'check', 'show me', 'where is', 'where are', 'want to', 'trying to'];
 
@@ -110,6 +113,7 @@ function cheapestPacks(gas: number): (typeof GAS_PACKS)[number][] {
 interface Figures {
   text: string;
   tool: string | null;
+  amountGas?: number;
 }
 
 function numbers(p: Parsed, terms: MarketTerms, priceGas: number | null): Figures | null {
@@ -117,7 +121,21 @@ function numbers(p: Parsed, terms: MarketTerms, priceGas: number | null): Figure
   const amount = p.amounts.find((n) => n >= 1) ?? (has(t, 'how much') ? (priceGas ?? undefined) : undefined);
   if (amount === undefined) return null;
   // "I have 150 and it costs 400" / "I need 2300": the cheapest packs that cover the shortfall.
-  if (['afford', 'short', 'enough', 'cheapest', 'need more', 'combination', 'which packs', 'i need'].some((w) => has(t, w)) && !has(t, 'sale')) {
+  const sale = ['sale', 'sales', 'sell', 'sold', 'earn', 'earned', 'seller', 'selling', 'priced', 'job', 'sale_earn'].some((w) => has(t, w));
+  // "my 200-gas job paid only 180": the seller's share of that price is the figure, not a shortfall.
+  const [hi, lo] = [Math.max(...p.amounts), Math.min(...p.amounts)];
+  if (sale && p.amounts.length >= 2 && saleSplit(hi, terms.platformFeePercent).sellerNetGas === lo) {
+    return { text: `That is right: a ${hi}-gas sale pays the seller ${lo} gas; the platform keeps its ${terms.platformFeePercent}% fee (${hi - lo}) at completion.`, tool: null };
+  }
+  // Only sale earnings are cashable ("700 I bought and 500 from sale_earn"): the amount next to the sale words.
+  const earned = /(\d[\d,]*)\s*(?:gas\s*)?(?:from|of|in|is|are)?\s*(?:sale_earn|sales?|earnings|earned)/.exec(t);
+  if (earned && p.amounts.length >= 2 && /bought|buy_gas|purchased/.test(t)) {
+    const n = Number(earned[1].replace(/,/g, ''));
+    if (n < MIN_CASHOUT_GAS) return { text: `Only sale earnings are cashable (bought gas is not): ${n} gas is below the ${MIN_CASHOUT_GAS}-gas minimum.`, tool: null };
+    const c = cashoutSplit(n);
+    return { text: `Only sale earnings are cashable (bought gas is not): ${n} gas; the ${CASHOUT_FEE_PERCENT}% fee (${c.feeGas}) leaves ${c.netGas} gas = ${gasToUsd(c.netGas).toFixed(2)} USD in BTC.`, tool: 'request_cashout', amountGas: n };
+  }
+  if (['afford', 'short', 'enough', 'cheapest', 'need more', 'combination', 'which packs', 'i need'].some((w) => has(t, w)) && !sale) {
     const [have, need] = p.amounts.length >= 2 ? [Math.min(...p.amounts.slice(0, 2)), Math.max(...p.amounts.slice(0, 2))] : [0, amount];
     const packs = cheapestPacks(need - have);
     const list = [...new Set(packs)].map((x) => `${packs.filter((y) => y === x).length > 1 ? `${packs.filter((y) => y === x).length} × ` : ''}${x.id} (${x.gas} gas, ${x.usd} USD)`).join(' + ');
@@ -135,7 +153,6 @@ function numbers(p: Parsed, terms: MarketTerms, priceGas: number | null): Figure
     return { text: `${amount} gas = ${gasToUsd(amount).toFixed(2)} USD (gas is pegged to the dollar: 1 gas = 1 US cent).`, tool: null };
   }
   const cashout = ['cash out', 'cash-out', 'cashout', 'withdraw', 'payout', 'cashing out', 'btc', 'bitcoin'].some((w) => has(t, w)) || (has(t, 'cash') && has(t, 'out'));
-  const sale = ['sale', 'sales', 'sell', 'sold', 'earn', 'earned', 'seller', 'selling', 'priced'].some((w) => has(t, w));
   const fee = ['fee', 'fees', 'how much', 'how many', 'net', 'end up', 'receive', 'commission', 'cut', 'pocket', 'platform take', 'platform keep', 'do i get', 'do i keep'].some((w) => has(t, w));
   if (!fee && !cashout) return null;
   const below = (n: number) => `${n} gas is below the ${MIN_CASHOUT_GAS}-gas cash-out minimum, so it cannot be cashed out yet.`;
@@ -148,7 +165,7 @@ function numbers(p: Parsed, terms: MarketTerms, priceGas: number | null): Figure
     if (!cashout) return { text: head, tool: null };
     if (total < MIN_CASHOUT_GAS) return { text: `${head} ${below(total)}`, tool: null };
     const c = cashoutSplit(total);
-    return { text: `${head} Cashing out ${total} costs the ${CASHOUT_FEE_PERCENT}% fee (${c.feeGas}): you receive ${c.netGas} gas (${gasToUsd(c.netGas).toFixed(2)} USD in BTC).`, tool: 'request_cashout' };
+    return { text: `${head} Cashing out ${total} costs the ${CASHOUT_FEE_PERCENT}% fee (${c.feeGas}): you receive ${c.netGas} gas (${gasToUsd(c.netGas).toFixed(2)} USD in BTC).`, tool: 'request_cashout', amountGas: total };
   }
   if (sale) {
     const s = saleSplit(amount, terms.platformFeePercent);
@@ -160,12 +177,12 @@ function numbers(p: Parsed, terms: MarketTerms, priceGas: number | null): Figure
     if (!cashout) return { text: head, tool: null };
     if (s.sellerNetGas < MIN_CASHOUT_GAS) return { text: `${head} ${below(s.sellerNetGas)}`, tool: null };
     const c = cashoutSplit(s.sellerNetGas);
-    return { text: `${head} Cashing out those ${s.sellerNetGas} costs the ${CASHOUT_FEE_PERCENT}% cash-out fee (${c.feeGas}), so you end up with ${c.netGas} gas (${gasToUsd(c.netGas).toFixed(2)} USD in BTC).`, tool: 'request_cashout' };
+    return { text: `${head} Cashing out those ${s.sellerNetGas} costs the ${CASHOUT_FEE_PERCENT}% cash-out fee (${c.feeGas}), so you end up with ${c.netGas} gas (${gasToUsd(c.netGas).toFixed(2)} USD in BTC).`, tool: 'request_cashout', amountGas: s.sellerNetGas };
   }
   if (cashout) {
     if (amount < MIN_CASHOUT_GAS) return { text: below(amount), tool: null };
     const c = cashoutSplit(amount);
-    return { text: `Cashing out ${amount} gas costs the ${CASHOUT_FEE_PERCENT}% fee (${c.feeGas}): you receive ${c.netGas} gas = ${gasToUsd(c.netGas).toFixed(2)} USD in BTC.`, tool: 'request_cashout' };
+    return { text: `Cashing out ${amount} gas costs the ${CASHOUT_FEE_PERCENT}% fee (${c.feeGas}): you receive ${c.netGas} gas = ${gasToUsd(c.netGas).toFixed(2)} USD in BTC.`, tool: 'request_cashout', amountGas: amount };
   }
   return null;
 }
@@ -261,8 +278,12 @@ function forPurchase(p: Parsed, g: Grounded, r: Retrieved, terms: MarketTerms): 
   // Besides the machine's calls: the catalogue's other calls on a purchase (they take a purchaseId), for this side.
   for (const t of r.tools) if (!isMachineTool(t.tool) && t.score >= 0.3 && 'purchaseId' in (getTool(t.tool)?.params ?? {}) && (!side || !sideOfTool(t.tool) || sideOfTool(t.tool) === side)) candidates.add(t.tool);
   // A delivered purchase's buyer reads the work before confirming it.
-  if (side === 'buyer' && TRANSITIONS.some((t) => t.trigger === 'deliver' && t.to === f.state) && (score.get('get_delivery') ?? 0) > 0) candidates.add('get_delivery');
-  const ranked = [...candidates].map((tool) => ({ tool, s: (score.get(tool) ?? 0) * (f.legal.includes(tool) ? 1 : 0.8) + 0.15 * progress(tool, f.state, side) })).sort((a, b) => b.s - a.s);
+  if (side === 'buyer' && TRANSITIONS.some((t) => t.trigger === 'deliver' && t.to === f.state)) candidates.add('get_delivery');
+  // The question's intent picks the call; the state's usual next call leads only for "what now?" (or when nothing else ranks).
+  const whatNow = NEXT_WORDS.some((w) => has(p.text, w)) || !r.tools.some((t) => candidates.has(t.tool) && t.score >= 0.3);
+  const ranked = [...candidates]
+    .map((tool) => ({ tool, s: (score.get(tool) ?? 0) * (f.legal.includes(tool) || !isMachineTool(tool) ? 1 : 0.8) + (whatNow ? 0.15 * progress(tool, f.state, side) : 0) + (has(p.text, tool) ? 0.5 : 0) }))
+    .sort((a, b) => b.s - a.s);
   const who = side ? `you are the ${side}` : 'your side';
   const id = f.id ?? 'your purchase';
   const lines: string[] = [];
@@ -275,7 +296,7 @@ function forPurchase(p: Parsed, g: Grounded, r: Retrieved, terms: MarketTerms): 
     const whose = sideOfTool(asked.tool);
     lines.push(`${asked.tool} is not possible now: ${whose && side && whose !== side ? `only the ${whose} calls it` : `${id} is ${f.state}`}.`);
   }
-  const stateLine = `${id}${f.title ? ` (“${f.title}”` + (f.priceGas ? `, ${f.priceGas} gas)` : ')') : ''} is ${f.state}; ${who}${f.legal.length ? ` and may call ${f.legal.join(', ')}` : ' and no call can change it now'}.`;
+  const stateLine = `${id}${f.title ? ` (“${f.title}”` + (f.priceGas ? `, ${f.priceGas} gas)` : ')') : ''} is ${f.state}; ${who}${!whatNow ? '' : f.legal.length ? ` and may call ${f.legal.join(', ')}` : ' and no call can change it now'}.`;
   lines.push(stateLine, ...f.deadlines.map((d) => `${d[0].toUpperCase()}${d.slice(1)}.`));
   if (!best) {
     const next = (STATES as Record<string, { next: string }>)[f.state]?.next;
@@ -319,7 +340,7 @@ export function compose(p: Parsed, g: Grounded, r: Retrieved, terms: MarketTerms
   const action = firm || ACTION_WORDS.some((w) => has(p.text, w));
   // Figures lead; the call after them is the one they lead to (never an unrelated one).
   if (num && !firm) {
-    const step = num.tool ? { tool: num.tool, arguments: argsFor(num.tool, g, p) } : null;
+    const step = num.tool ? { tool: num.tool, arguments: argsFor(num.tool, g, p, num.amountGas ? { amountGas: num.amountGas } : {}) } : null;
     picked = step ? { step, lead: `Call ${call(step)}: ${firstSentences(getTool(step.tool)?.description ?? '')}`, lines: [] } : null;
   }
   const info = num?.text ?? (action ? null : ruleLines(r, p, '', null, 1).lines[0] ?? null);
@@ -340,6 +361,8 @@ export function render(c: Composed, p: Parsed): string {
     if (out.length + l.length + 1 > max) continue;
     out += `\n${l}`;
   }
+  // An unconfigured base URL is never shown: the path alone is the link.
+  out = out.replace(/https?:\/\/(localhost|127\.0\.0\.1):0(?=\/)/g, '');
   return out.length > max ? `${out.slice(0, max - 1)}…` : out;
 }
 
