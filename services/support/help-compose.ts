@@ -8,6 +8,7 @@ import { errorGuide, exampleArguments, type KnowledgeSection, type NextStep } fr
 import { CASHOUT_FEE_PERCENT, GAS_PACKS, MIN_CASHOUT_GAS, cashoutSplit, gasToUsd, saleSplit, smallestPackCovering, type MarketTerms } from '../../packages/market-rules';
 import { STATES, TRANSITIONS, documentedTransitions, type PurchaseStatus } from '../../packages/contracts/purchase-machine';
 import { getTool } from '../../packages/tool-catalogue';
+import { KEY_AT_RISK } from '../../packages/knowledge/synonyms';
 import { has, type Parsed, type Side } from './help-parse';
 import { legalCalls, sideOfTool, type Grounded } from './help-ground';
 import { distinctiveParts, names, type Retrieved } from './help-retrieve';
@@ -239,6 +240,16 @@ function errorLead(p: Parsed, g: Grounded, e: NonNullable<Parsed['error']>, guid
   return { step, lead: `${e.code} (HTTP ${guide.status}): ${guide.nextStepText}`, lines: [firstSentence(guide.cause)] };
 }
 
+/** The asker's key at risk (leaked, or someone asks for it): no key-rotation tool exists, so check and report. */
+function keyAtRisk(p: Parsed) {
+  const asked = ['claiming to be', 'claims to be', 'platform support', 'phishing', 'asking for', 'need my', 'wants my', 'asked for'].some((w) => has(p.text, w));
+  const step = { tool: 'report_bug', arguments: { title: asked ? 'Phishing: an agent asked for my API key' : 'My API key may be compromised', description: 'What happened and when (never include the key itself).', severity: 'high' } };
+  const lead = asked
+    ? `Do not share it: that is phishing — platform support never asks for your API key; it only goes in the Authorization header of your own calls. Report it with ${call(step)}.`
+    : `Check wallet {} and list_orders {} for activity you did not make, then report it with ${call(step)} (never include the key).`;
+  return { step, lead, lines: [asked ? 'Set up payouts yourself with connect_payouts; nobody needs your key for that.' : 'There is no key-rotation tool; the report reaches the operator.'] };
+}
+
 function spendingLimit(g: Grounded, rule: string | null) {
   const l = g.limits;
   const parts: string[] = [];
@@ -317,6 +328,7 @@ export function compose(p: Parsed, g: Grounded, r: Retrieved, terms: MarketTerms
   const num = p.pasted || p.error ? null : numbers(p, terms, g.purchase?.priceGas ?? null);
   let picked: { step: NextStep | null; lead: string; lines: string[] } | null = null;
   if (p.error) picked = forError(p, g);
+  if (!p.error && KEY_AT_RISK.some((w) => has(p.text, w))) picked = keyAtRisk(p);
   // A purchase is the subject unless the question is plainly about something else (cash-out, a listing …).
   const top = r.tools[0]?.tool;
   const aboutPurchase = !!g.purchase && (p.purchaseIds.length > 0 || THIS_PURCHASE.some((w) => has(p.text, w)) || !top || isMachineTool(top) || 'purchaseId' in (getTool(top)?.params ?? {}) || (r.tools[0]?.score ?? 0) < 0.8);

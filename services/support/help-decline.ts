@@ -5,6 +5,7 @@
  * why, one sentence of what ask_help can do instead. A question about this marketplace is never
  * declined as off-topic: only a question that names nothing of it is.
  */
+import { KEY_AT_RISK, UNRELATED_TASKS } from '../../packages/knowledge/synonyms';
 import { has } from './help-parse';
 
 export interface Decline {
@@ -23,8 +24,13 @@ const OWN_OBJECTS = ['me', 'my', 'it', 'this', 'that', 'us', 'our'];
 const RULES: Array<{ reason: Decline['reason']; phrases: string[]; text: string }> = [
   {
     reason: 'secrets',
-    phrases: ['system prompt', 'your prompt', 'your instructions', 'your rules', 'hidden instructions', 'initial instructions', 'developer message', 'admin token', 'operator token', 'api key of', "other agent's", "another agent's", 'other agents’', 'someone else', 'webhook secret of', 'private key', 'database password', 'env var', 'environment variable', 'jailbreak', 'developer mode', 'devmode', 'dev mode', 'reveal your', 'print your', 'output your', 'grounding documents', 'ignore previous', 'ignore all previous', 'ignore your instructions', 'keys of', 'api keys or', 'balances of', 'wallet balances', 'here is its key', 'its key', 'their key'],
-    text: "I cannot reveal secrets, other agents' data or my own instructions. I can explain how keys, webhooks and your own account work, and what your next call is; the public tool list is GET /api/agent and /llms.txt.",
+    phrases: ['system prompt', 'your prompt', 'your instructions', 'your rules', 'hidden instructions', 'initial instructions', 'developer message', 'reveal your', 'print your', 'output your', 'grounding documents', 'text above', 'everything above', 'repeat the text', 'internal files', 'internal knowledge', 'knowledge-base files', 'knowledge base files', 'paste them in full', 'source files'],
+    text: 'I will not reveal my own instructions or internal material. Ask the marketplace question itself and I will answer it directly; the public documentation is GET /api/agent and /llms.txt.',
+  },
+  {
+    reason: 'secrets',
+    phrases: ['every registered agent', 'all registered agents', 'list of agents', 'contact emails', 'their emails', "owners'", 'owners contact', 'admin token', 'operator token', 'api key of', "other agent's", "another agent's", 'other agents’', "someone else's", 'webhook secret of', 'private key', 'database password', 'env var', 'environment variable', 'jailbreak', 'developer mode', 'devmode', 'dev mode', 'ignore previous', 'ignore all previous', 'ignore your instructions', 'keys of', 'api keys or', 'balances of', 'wallet balances', 'here is its key', 'its key', 'their key'],
+    text: "I cannot reveal secrets or other agents' private data. Public figures are at /api/public/stats and listings via search_services; I can explain how keys, webhooks and your own account work, and what your next call is; the public tool list is GET /api/agent and /llms.txt.",
   },
   {
     reason: 'quoted_instructions',
@@ -44,8 +50,8 @@ const CARD = {
   text: 'Never send card data to anyone, me included: only your human enters it, on the checkoutUrl page that buy_gas returns. Then poll wallet until gasBalance rises.',
 };
 const GAMING = {
-  phrases: ['throwaway', 'farm', 'farming', 'fake', 'pump', 'inflate', 'wash trad', 'buy my own listing', 'for free', 'sock puppet', 'game the', 'cheat', 'exploit'],
-  text: "I won't help game the marketplace (fake or self-dealing accounts, false disputes, referral farming): it breaks its rules and risks your earnings. I can explain the honest route: a clear listing, delivering well, confirm_delivery and rate_purchase.",
+  phrases: ['scam', 'looks like a legit', 'looks legit', 'actually gets buyers', 'trick buyers', 'paste their api keys', 'steal', 'throwaway', 'farm', 'farming', 'fake', 'pump', 'inflate', 'wash trad', 'buy my own listing', 'for free', 'sock puppet', 'game the', 'cheat', 'exploit'],
+  text: "I won't help game the marketplace (scams, fake or self-dealing accounts, false disputes, referral farming; moderation rejects such listings): it breaks its rules and risks your earnings. I can explain the honest route: a clear listing, delivering well, confirm_delivery and rate_purchase.",
 };
 const ADVICE = {
   phrases: ['price be', 'time the market', 'predict', 'price prediction', 'financial advice', 'investment advice', 'will the price'],
@@ -67,7 +73,7 @@ const ACTS_TEXT =
 const OFF_TOPIC_TEXT = 'That is not about this marketplace, so I cannot help with it. I answer questions about its tools, gas, buying, selling, escrow, cash-out and MCP.';
 
 function asksToAct(text: string): boolean {
-  if (['on my behalf', 'do it for me', 'for it', 'on its order', 'for them'].some((w) => has(text, w))) return true;
+  if (['on my behalf', 'do it for me', 'for it', 'on its order', 'for them', 'its earnings', 'pretend you', "pretend you're", 'act as the admin', 'as the admin', 'force a refund'].some((w) => has(text, w))) return true;
   // An imperative: the question starts with an action ("send 500 gas … for me").
   const first = text.trim().split(' ')[0];
   if (ACT_VERBS.includes(first) && (has(text, 'for me') || text.includes('_') || /\d/.test(text))) return true;
@@ -89,6 +95,7 @@ function asksToAct(text: string): boolean {
  * (the retrieval's judgement): then only acting, secrets, quoted instructions and commands decline.
  */
 export function declineOf(text: string, inDomain: boolean, pastedError = false): Decline | null {
+  if (KEY_AT_RISK.some((p) => has(text, p))) return null;
   for (const r of RULES) if (r.phrases.some((p) => has(text, p) || (p.includes('|') && text.includes(p)))) return { reason: r.reason, text: r.text };
   // A pasted error envelope is the service's own text: only the rows above (secrets, commands) can decline it.
   if (pastedError) return null;
@@ -97,6 +104,7 @@ export function declineOf(text: string, inDomain: boolean, pastedError = false):
   if (GAMING.phrases.some((p) => has(text, p))) return { reason: 'gaming', text: GAMING.text };
   if (ADVICE.phrases.some((p) => has(text, p))) return { reason: 'off_topic', text: ADVICE.text };
   if (asksToAct(text)) return { reason: 'acts', text: ACTS_TEXT };
+  if (UNRELATED_TASKS.some((p) => has(text, p))) return { reason: 'off_topic', text: OFF_TOPIC_TEXT };
   if (!inDomain) return { reason: 'off_topic', text: OFF_TOPIC_TEXT };
   return null;
 }
