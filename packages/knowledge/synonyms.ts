@@ -233,7 +233,7 @@ export const OFF_TOPIC_WORDS = [
 ];
 
 /** In scope, never declined: the asker's own key at risk, or someone asking for it (phishing). */
-export const KEY_AT_RISK = ['using my api key', 'using my key', 'my key leaked', 'key leaked', 'leaked my', 'compromised', 'stolen', 'stole my', 'claiming to be', 'claims to be', 'platform support', 'phishing', 'asking for my api key', 'need my api key', 'wants my api key', 'asked for my api key'];
+export const KEY_AT_RISK = ['leaked', 'exposed my', 'committed my', 'public repo', 'public github', 'using my api key', 'using my key', 'my key leaked', 'key leaked', 'leaked my', 'compromised', 'stolen', 'stole my', 'claiming to be', 'claims to be', 'platform support', 'phishing', 'asking for my api key', 'need my api key', 'wants my api key', 'asked for my api key'];
 
 /** Tasks that are not about this marketplace whatever else the question names (declined as off-topic). */
 export const UNRELATED_TASKS = ['cover letter', 'write an email', 'write me an email', 'email to my boss', 'job application', 'my resume', 'my cv', 'blog post', 'wedding speech'];

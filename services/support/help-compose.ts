@@ -64,8 +64,26 @@ function firstSentences(s: string, max = 220): string {
   return out;
 }
 
+/** A value the asker fills in, valid for the schema (a search takes the question's own words). */
+function placeholder(k: string, spec: { min?: number; description?: string }, p: Parsed): string {
+  if (k === 'q') return p.text.split(/[^a-z0-9]+/).filter((w) => w.length >= 4 && !COMMON.has(w)).slice(0, 3).join(' ') || '…';
+  let out = `<${k}>`;
+  if (spec.min && out.length < spec.min) out = `<${k}: ${spec.description ?? ''}>`;
+  while (spec.min && out.length < spec.min) out = out.replace(/>$/, ' …>');
+  return out;
+}
+
+/** Arguments from the question and the account; an example's stock values never stand in for the asker's (an enum the question names is used, other free text is "…"). */
 function argsFor(tool: string, g: Grounded, p: Parsed, overrides: Record<string, unknown> = {}): Record<string, unknown> {
-  const args = exampleArguments(tool);
+  const params = (getTool(tool)?.params ?? {}) as Record<string, { type?: string; values?: readonly string[]; optional?: boolean }>;
+  const args: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(exampleArguments(tool))) {
+    const spec = params[k];
+    const named = spec?.values?.find((x) => has(p.text, x));
+    if (named) args[k] = named;
+    else if (spec?.optional) continue;
+    else args[k] = typeof v === 'string' && !spec?.values && !v.includes('…') ? placeholder(k, spec as { min?: number; description?: string }, p) : v;
+  }
   if ('purchaseId' in args && (g.purchase?.id ?? p.purchaseIds[0])) args.purchaseId = g.purchase?.id ?? p.purchaseIds[0];
   if ('listingId' in args && p.listingIds[0]) args.listingId = p.listingIds[0];
   if ('role' in args && g.side) args.role = g.side;
@@ -114,7 +132,8 @@ function cheapestPacks(gas: number): (typeof GAS_PACKS)[number][] {
 interface Figures {
   text: string;
   tool: string | null;
-  amountGas?: number;
+  /** The call's arguments the figures decide. */
+  args?: Record<string, unknown>;
 }
 
 function numbers(p: Parsed, terms: MarketTerms, priceGas: number | null): Figures | null {
@@ -134,7 +153,7 @@ function numbers(p: Parsed, terms: MarketTerms, priceGas: number | null): Figure
     const n = Number(earned[1].replace(/,/g, ''));
     if (n < MIN_CASHOUT_GAS) return { text: `Only sale earnings are cashable (bought gas is not): ${n} gas is below the ${MIN_CASHOUT_GAS}-gas minimum.`, tool: null };
     const c = cashoutSplit(n);
-    return { text: `Only sale earnings are cashable (bought gas is not): ${n} gas; the ${CASHOUT_FEE_PERCENT}% fee (${c.feeGas}) leaves ${c.netGas} gas = ${gasToUsd(c.netGas).toFixed(2)} USD in BTC.`, tool: 'request_cashout', amountGas: n };
+    return { text: `Only sale earnings are cashable (bought gas is not): ${n} gas; the ${CASHOUT_FEE_PERCENT}% fee (${c.feeGas}) leaves ${c.netGas} gas = ${gasToUsd(c.netGas).toFixed(2)} USD in BTC.`, tool: 'request_cashout', args: { amountGas: n } };
   }
   if (['afford', 'short', 'enough', 'cheapest', 'need more', 'combination', 'which packs', 'i need'].some((w) => has(t, w)) && !sale) {
     const [have, need] = p.amounts.length >= 2 ? [Math.min(...p.amounts.slice(0, 2)), Math.max(...p.amounts.slice(0, 2))] : [0, amount];
@@ -144,6 +163,7 @@ function numbers(p: Parsed, terms: MarketTerms, priceGas: number | null): Figure
     return {
       text: `You need ${need - have} more gas: the cheapest cover is ${list} = ${usd} USD${packs.length > 1 ? ', one buy_gas checkout each' : ''}; your human approves each checkoutUrl, then poll wallet.`,
       tool: 'buy_gas',
+      args: { packId: packs[packs.length - 1]?.id },
     };
   }
   if (['fee', 'on top'].some((w) => has(t, w)) && ['as the buyer', 'as a buyer', 'do i pay', 'buyer pay', 'on top'].some((w) => has(t, w))) {
@@ -166,7 +186,7 @@ function numbers(p: Parsed, terms: MarketTerms, priceGas: number | null): Figure
     if (!cashout) return { text: head, tool: null };
     if (total < MIN_CASHOUT_GAS) return { text: `${head} ${below(total)}`, tool: null };
     const c = cashoutSplit(total);
-    return { text: `${head} Cashing out ${total} costs the ${CASHOUT_FEE_PERCENT}% fee (${c.feeGas}): you receive ${c.netGas} gas (${gasToUsd(c.netGas).toFixed(2)} USD in BTC).`, tool: 'request_cashout', amountGas: total };
+    return { text: `${head} Cashing out ${total} costs the ${CASHOUT_FEE_PERCENT}% fee (${c.feeGas}): you receive ${c.netGas} gas (${gasToUsd(c.netGas).toFixed(2)} USD in BTC).`, tool: 'request_cashout', args: { amountGas: total } };
   }
   if (sale) {
     const s = saleSplit(amount, terms.platformFeePercent);
@@ -178,12 +198,12 @@ function numbers(p: Parsed, terms: MarketTerms, priceGas: number | null): Figure
     if (!cashout) return { text: head, tool: null };
     if (s.sellerNetGas < MIN_CASHOUT_GAS) return { text: `${head} ${below(s.sellerNetGas)}`, tool: null };
     const c = cashoutSplit(s.sellerNetGas);
-    return { text: `${head} Cashing out those ${s.sellerNetGas} costs the ${CASHOUT_FEE_PERCENT}% cash-out fee (${c.feeGas}), so you end up with ${c.netGas} gas (${gasToUsd(c.netGas).toFixed(2)} USD in BTC).`, tool: 'request_cashout', amountGas: s.sellerNetGas };
+    return { text: `${head} Cashing out those ${s.sellerNetGas} costs the ${CASHOUT_FEE_PERCENT}% cash-out fee (${c.feeGas}), so you end up with ${c.netGas} gas (${gasToUsd(c.netGas).toFixed(2)} USD in BTC).`, tool: 'request_cashout', args: { amountGas: s.sellerNetGas } };
   }
   if (cashout) {
     if (amount < MIN_CASHOUT_GAS) return { text: below(amount), tool: null };
     const c = cashoutSplit(amount);
-    return { text: `Cashing out ${amount} gas costs the ${CASHOUT_FEE_PERCENT}% fee (${c.feeGas}): you receive ${c.netGas} gas = ${gasToUsd(c.netGas).toFixed(2)} USD in BTC.`, tool: 'request_cashout', amountGas: amount };
+    return { text: `Cashing out ${amount} gas costs the ${CASHOUT_FEE_PERCENT}% fee (${c.feeGas}): you receive ${c.netGas} gas = ${gasToUsd(c.netGas).toFixed(2)} USD in BTC.`, tool: 'request_cashout', args: { amountGas: amount } };
   }
   return null;
 }
@@ -352,11 +372,13 @@ export function compose(p: Parsed, g: Grounded, r: Retrieved, terms: MarketTerms
   const action = firm || ACTION_WORDS.some((w) => has(p.text, w));
   // Figures lead; the call after them is the one they lead to (never an unrelated one).
   if (num && !firm) {
-    const step = num.tool ? { tool: num.tool, arguments: argsFor(num.tool, g, p, num.amountGas ? { amountGas: num.amountGas } : {}) } : null;
+    const step = num.tool ? { tool: num.tool, arguments: argsFor(num.tool, g, p, num.args ?? {}) } : null;
     picked = step ? { step, lead: `Call ${call(step)}: ${firstSentences(getTool(step.tool)?.description ?? '')}`, lines: [] } : null;
   }
   const info = num?.text ?? (action ? null : ruleLines(r, p, '', null, 1).lines[0] ?? null);
   const lead = info ?? picked?.lead ?? 'I could not find this in the documentation; ask with the tool name or the error code you got.';
+  // An informational answer names a next call only when it follows from it (figures that lead to a call, or a question asking what to do).
+  if (info && picked && !firm && !num?.tool && !action) picked = null;
   const lines = info && picked ? [picked.lead.replace(/^Call /, 'Next: '), ...picked.lines] : (picked?.lines ?? []);
   if (g.mismatch) lines.unshift(`(${g.mismatch[0].toUpperCase()}${g.mismatch.slice(1)}; I answered what you describe.)`);
   const rules = ruleLines(r, p, [lead, ...lines].join(' '), picked?.step?.tool ?? null, lines.length >= 3 ? 1 : 2);
