@@ -178,7 +178,8 @@ function numbers(p: Parsed, terms: MarketTerms, priceGas: number | null): Figure
   if (!fee && !cashout) return null;
   const below = (n: number) => `${n} gas is below the ${MIN_CASHOUT_GAS}-gas cash-out minimum, so it cannot be cashed out yet.`;
   // "3 sales at 200 gas each": the earnings of all of them.
-  const many = /(\d+) (?:[a-z]+ )?(?:sales|jobs|orders) (?:at|of) (\d+)/.exec(t);
+  const times = ['twice', 'two times'].some((w) => has(t, w)) ? 2 : ['three times', 'thrice'].some((w) => has(t, w)) ? 3 : null;
+  const many = /(\d+) (?:[a-z]+ )?(?:sales|jobs|orders) (?:at|of) (\d+)/.exec(t) ?? (times ? ['', String(times), String(amount)] : null);
   if (sale && many && Number(many[2]) === amount) {
     const s = saleSplit(amount, terms.platformFeePercent);
     const total = Number(many[1]) * s.sellerNetGas;
