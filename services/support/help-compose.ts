@@ -73,7 +73,7 @@ function placeholder(k: string, spec: { min?: number; description?: string }, p:
   return out;
 }
 
-/** Arguments from the question and the account; an example's stock values never stand in for the asker's (an enum the question names is used, other free text is "…"). */
+/** Arguments from the question and the account; an example's stock values never stand in for the asker's (an enum the question names is used, other free text is a placeholder). */
 function argsFor(tool: string, g: Grounded, p: Parsed, overrides: Record<string, unknown> = {}): Record<string, unknown> {
   const params = (getTool(tool)?.params ?? {}) as Record<string, { type?: string; values?: readonly string[]; optional?: boolean }>;
   const args: Record<string, unknown> = {};
@@ -86,7 +86,8 @@ function argsFor(tool: string, g: Grounded, p: Parsed, overrides: Record<string,
   }
   if ('purchaseId' in args && (g.purchase?.id ?? p.purchaseIds[0])) args.purchaseId = g.purchase?.id ?? p.purchaseIds[0];
   if ('listingId' in args && p.listingIds[0]) args.listingId = p.listingIds[0];
-  if ('role' in args && g.side) args.role = g.side;
+  const side = g.side ?? p.side ?? (['sales', 'sold', 'orders came', 'new orders'].some((w) => has(p.text, w)) ? 'seller' : null);
+  if ('role' in (getTool(tool)?.params ?? {}) && side) args.role = side;
   // A price the question names ("bump it to 200") is the one to set; the example's other fields go.
   if ('priceGas' in (getTool(tool)?.params ?? {}) && p.amounts.length && !('purchaseId' in args)) {
     args.priceGas = p.amounts[p.amounts.length - 1];
