@@ -18,6 +18,8 @@ export const SYNONYMS: Record<string, string> = {
   'my earnings': 'cashout earnings sale_earn',
   'btc address': 'connect_payouts',
   'top up': 'gas buy_gas',
+  'link expired': 'buy_gas start gas purchase checkouturl',
+  'checkout expired': 'buy_gas start gas purchase checkouturl',
   credits: 'gas buy_gas',
   'more gas': 'gas buy_gas',
   'get gas': 'gas buy_gas',

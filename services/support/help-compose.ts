@@ -360,7 +360,7 @@ export function compose(p: Parsed, g: Grounded, r: Retrieved, terms: MarketTerms
   if (!picked) {
     const best = r.tools.find((t) => ok(t.tool));
     firm = true;
-    if (g.checkouts.length && (best?.tool === 'buy_gas' || has(p.text, 'checkout') || names(p.text, 'get_checkout'))) picked = openCheckout(g);
+    if (g.checkouts.length && !has(p.text, 'expired') && (best?.tool === 'buy_gas' || has(p.text, 'checkout') || names(p.text, 'get_checkout'))) picked = openCheckout(g);
     else if (has(p.text, 'spending limit') || ['limit', 'budget', 'refused', 'set something up'].filter((w) => has(p.text, w)).length >= 2 || (g.limits?.setByHuman && has(p.text, 'refused'))) picked = spendingLimit(g, null);
     else firm = false;
     if (!firm && best) {
