@@ -18,6 +18,8 @@ export const SYNONYMS: Record<string, string> = {
   'my earnings': 'cashout earnings sale_earn',
   'btc address': 'connect_payouts',
   'top up': 'gas buy_gas',
+  'link expired': 'buy_gas start gas purchase checkouturl',
+  'checkout expired': 'buy_gas start gas purchase checkouturl',
   credits: 'gas buy_gas',
   'more gas': 'gas buy_gas',
   'get gas': 'gas buy_gas',
@@ -69,6 +71,14 @@ export const SYNONYMS: Record<string, string> = {
   'read the delivery': 'get_delivery',
   'see the delivery': 'get_delivery',
   'what the seller sent': 'get_delivery',
+  'seller delivered': 'get_delivery delivery',
+  'what was delivered': 'get_delivery delivery',
+  'review the delivery': 'get_delivery delivery',
+  'review it': 'get_delivery delivery',
+  'ask the buyer': 'send_message message',
+  'ask the seller': 'send_message message',
+  'more details': 'send_message message',
+  'message the': 'send_message message',
   'release the': 'confirm_delivery release escrow',
   'release escrow': 'confirm_delivery release escrow',
   'new sales': 'list_orders orders seller',
@@ -205,6 +215,7 @@ export const STATE_PHRASES: Record<string, string> = {
 
 /** Words that by themselves say a question is about this marketplace (besides tool names, ids and error codes). */
 export const DOMAIN_WORDS = [
+  'anchor', 'anchor price', 'anchor prices', 'premium band', 'price band', 'band', 'referredby',
   'gas', 'escrow', 'listing', 'listings', 'seller', 'sellers', 'buyer', 'buyers', 'purchase', 'purchases', 'marketplace', 'market',
   'delivery', 'deliver', 'delivered', 'dispute', 'disputed', 'refund', 'refunded', 'cashout', 'cash out', 'cash-out', 'payout',
   'webhook', 'webhooks', 'mcp', 'api key', 'wallet', 'checkout', 'agent', 'agents', 'referral', 'referred', 'referrer', 'ledger',
@@ -217,7 +228,14 @@ export const WEAK_DOMAIN_WORDS = ['buy', 'sell', 'bought', 'sold', 'price', 'pay
 
 /** Words that say a question is about something else, when it names nothing of the marketplace strongly. */
 export const OFF_TOPIC_WORDS = [
+  'cover letter', 'resume', 'job application', 'write an email', 'write me an email', 'email to my', 'blog post', 'tweet',
   'weather', 'poem', 'recipe', 'capital of', 'homework', 'translate', 'joke', 'movie', 'football', 'election', 'president', 'stock', 'stocks',
   'essay', 'song', 'lyrics', 'history of', 'diet', 'medical', 'lawyer', 'horoscope', 'dating', 'girlfriend', 'boyfriend', 'novel', 'chess',
   'sort an array', 'regex for', 'python script', 'my code', 'kubernetes', 'linux', 'tax return', 'bitcoin price', 'eth price', 'crypto',
 ];
+
+/** In scope, never declined: the asker's own key at risk, or someone asking for it (phishing). */
+export const KEY_AT_RISK = ['leaked', 'exposed my', 'committed my', 'public repo', 'public github', 'using my api key', 'using my key', 'my key leaked', 'key leaked', 'leaked my', 'compromised', 'stolen', 'stole my', 'claiming to be', 'claims to be', 'platform support', 'phishing', 'asking for my api key', 'need my api key', 'wants my api key', 'asked for my api key'];
+
+/** Tasks that are not about this marketplace whatever else the question names (declined as off-topic). */
+export const UNRELATED_TASKS = ['cover letter', 'write an email', 'write me an email', 'email to my boss', 'job application', 'my resume', 'my cv', 'blog post', 'wedding speech'];

@@ -8,6 +8,7 @@ import { errorGuide, exampleArguments, type KnowledgeSection, type NextStep } fr
 import { CASHOUT_FEE_PERCENT, GAS_PACKS, MIN_CASHOUT_GAS, cashoutSplit, gasToUsd, saleSplit, smallestPackCovering, type MarketTerms } from '../../packages/market-rules';
 import { STATES, TRANSITIONS, documentedTransitions, type PurchaseStatus } from '../../packages/contracts/purchase-machine';
 import { getTool } from '../../packages/tool-catalogue';
+import { KEY_AT_RISK } from '../../packages/knowledge/synonyms';
 import { has, type Parsed, type Side } from './help-parse';
 import { legalCalls, sideOfTool, type Grounded } from './help-ground';
 import { distinctiveParts, names, type Retrieved } from './help-retrieve';
@@ -63,11 +64,30 @@ function firstSentences(s: string, max = 220): string {
   return out;
 }
 
+/** A value the asker fills in, valid for the schema (a search takes the question's own words). */
+function placeholder(k: string, spec: { min?: number; description?: string }, p: Parsed): string {
+  if (k === 'q') return p.text.split(/[^a-z0-9]+/).filter((w) => w.length >= 4 && !COMMON.has(w)).slice(0, 3).join(' ') || '…';
+  let out = `<${k}>`;
+  if (spec.min && out.length < spec.min) out = `<${k}: ${spec.description ?? ''}>`;
+  while (spec.min && out.length < spec.min) out = out.replace(/>$/, ' …>');
+  return out;
+}
+
+/** Arguments from the question and the account; an example's stock values never stand in for the asker's (an enum the question names is used, other free text is a placeholder). */
 function argsFor(tool: string, g: Grounded, p: Parsed, overrides: Record<string, unknown> = {}): Record<string, unknown> {
-  const args = exampleArguments(tool);
+  const params = (getTool(tool)?.params ?? {}) as Record<string, { type?: string; values?: readonly string[]; optional?: boolean }>;
+  const args: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(exampleArguments(tool))) {
+    const spec = params[k];
+    const named = spec?.values?.find((x) => has(p.text, x));
+    if (named) args[k] = named;
+    else if (spec?.optional) continue;
+    else args[k] = typeof v === 'string' && !spec?.values && !v.includes('…') ? placeholder(k, spec as { min?: number; description?: string }, p) : v;
+  }
   if ('purchaseId' in args && (g.purchase?.id ?? p.purchaseIds[0])) args.purchaseId = g.purchase?.id ?? p.purchaseIds[0];
   if ('listingId' in args && p.listingIds[0]) args.listingId = p.listingIds[0];
-  if ('role' in args && g.side) args.role = g.side;
+  const side = g.side ?? p.side ?? (['sales', 'sold', 'orders came', 'new orders'].some((w) => has(p.text, w)) ? 'seller' : null);
+  if ('role' in (getTool(tool)?.params ?? {}) && side) args.role = side;
   // A price the question names ("bump it to 200") is the one to set; the example's other fields go.
   if ('priceGas' in (getTool(tool)?.params ?? {}) && p.amounts.length && !('purchaseId' in args)) {
     args.priceGas = p.amounts[p.amounts.length - 1];
@@ -84,6 +104,9 @@ function call(step: NextStep): string {
 
 /** Words too common in the documentation to say which sentence answers. */
 const COMMON = new Set(['the', 'and', 'for', 'you', 'your', 'how', 'what', 'can', 'does', 'with', 'this', 'that', 'are', 'was', 'not', 'get', 'whats', 'when', 'why', 'who', 'which', 'there', 'have', 'from', 'will', 'should', 'would', 'could', 'about', 'any', 'call', 'tool', 'use', 'want', 'need', 'here']);
+
+/** Words that ask for the state's next step (then, and only then, the machine's progress decides the lead). */
+const NEXT_WORDS = ['what now', 'what next', "what's next", 'next step', 'stuck', 'what do i do', 'what should i do', 'what can i do', 'nothing happened', 'nothing has happened', 'waiting'];
 
 /** Words that ask what to do (the lead is a call); otherwise the question asks what something is (the lead is the rule). */
 const ACTION_WORDS = ['how do i', 'how can i', 'how to', 'how should i', 'what should i', 'what do i do', 'what can i do', 'next step', 'what now', 'where do i', 'where can i', 'can i', 'should i', 'i want to', 'i need to', 'help', 'what next', 'anything else', 'fix', 'check', 'show me', 'where is', 'where are', 'want to', 'trying to'];
@@ -110,6 +133,8 @@ function cheapestPacks(gas: number): (typeof GAS_PACKS)[number][] {
 interface Figures {
   text: string;
   tool: string | null;
+  /** The call's arguments the figures decide. */
+  args?: Record<string, unknown>;
 }
 
 function numbers(p: Parsed, terms: MarketTerms, priceGas: number | null): Figures | null {
@@ -117,7 +142,21 @@ function numbers(p: Parsed, terms: MarketTerms, priceGas: number | null): Figure
   const amount = p.amounts.find((n) => n >= 1) ?? (has(t, 'how much') ? (priceGas ?? undefined) : undefined);
   if (amount === undefined) return null;
   // "I have 150 and it costs 400" / "I need 2300": the cheapest packs that cover the shortfall.
-  if (['afford', 'short', 'enough', 'cheapest', 'need more', 'combination', 'which packs', 'i need'].some((w) => has(t, w)) && !has(t, 'sale')) {
+  const sale = ['sale', 'sales', 'sell', 'sold', 'earn', 'earned', 'seller', 'selling', 'priced', 'job', 'sale_earn'].some((w) => has(t, w));
+  // "my 200-gas job paid only 180": the seller's share of that price is the figure, not a shortfall.
+  const [hi, lo] = [Math.max(...p.amounts), Math.min(...p.amounts)];
+  if (sale && p.amounts.length >= 2 && saleSplit(hi, terms.platformFeePercent).sellerNetGas === lo) {
+    return { text: `That is right: a ${hi}-gas sale pays the seller ${lo} gas; the platform keeps its ${terms.platformFeePercent}% fee (${hi - lo}) at completion.`, tool: null };
+  }
+  // Only sale earnings are cashable ("700 I bought and 500 from sale_earn"): the amount next to the sale words.
+  const earned = /(\d[\d,]*)\s*(?:gas\s*)?(?:from|of|in|is|are)?\s*(?:sale_earn|sales?|earnings|earned)/.exec(t);
+  if (earned && p.amounts.length >= 2 && /bought|buy_gas|purchased/.test(t)) {
+    const n = Number(earned[1].replace(/,/g, ''));
+    if (n < MIN_CASHOUT_GAS) return { text: `Only sale earnings are cashable (bought gas is not): ${n} gas is below the ${MIN_CASHOUT_GAS}-gas minimum.`, tool: null };
+    const c = cashoutSplit(n);
+    return { text: `Only sale earnings are cashable (bought gas is not): ${n} gas; the ${CASHOUT_FEE_PERCENT}% fee (${c.feeGas}) leaves ${c.netGas} gas = ${gasToUsd(c.netGas).toFixed(2)} USD in BTC.`, tool: 'request_cashout', args: { amountGas: n } };
+  }
+  if (['afford', 'short', 'enough', 'cheapest', 'need more', 'combination', 'which packs', 'i need'].some((w) => has(t, w)) && !sale) {
     const [have, need] = p.amounts.length >= 2 ? [Math.min(...p.amounts.slice(0, 2)), Math.max(...p.amounts.slice(0, 2))] : [0, amount];
     const packs = cheapestPacks(need - have);
     const list = [...new Set(packs)].map((x) => `${packs.filter((y) => y === x).length > 1 ? `${packs.filter((y) => y === x).length} × ` : ''}${x.id} (${x.gas} gas, ${x.usd} USD)`).join(' + ');
@@ -125,6 +164,7 @@ function numbers(p: Parsed, terms: MarketTerms, priceGas: number | null): Figure
     return {
       text: `You need ${need - have} more gas: the cheapest cover is ${list} = ${usd} USD${packs.length > 1 ? ', one buy_gas checkout each' : ''}; your human approves each checkoutUrl, then poll wallet.`,
       tool: 'buy_gas',
+      args: { packId: packs[packs.length - 1]?.id },
     };
   }
   if (['fee', 'on top'].some((w) => has(t, w)) && ['as the buyer', 'as a buyer', 'do i pay', 'buyer pay', 'on top'].some((w) => has(t, w))) {
@@ -135,12 +175,12 @@ function numbers(p: Parsed, terms: MarketTerms, priceGas: number | null): Figure
     return { text: `${amount} gas = ${gasToUsd(amount).toFixed(2)} USD (gas is pegged to the dollar: 1 gas = 1 US cent).`, tool: null };
   }
   const cashout = ['cash out', 'cash-out', 'cashout', 'withdraw', 'payout', 'cashing out', 'btc', 'bitcoin'].some((w) => has(t, w)) || (has(t, 'cash') && has(t, 'out'));
-  const sale = ['sale', 'sales', 'sell', 'sold', 'earn', 'earned', 'seller', 'selling', 'priced'].some((w) => has(t, w));
   const fee = ['fee', 'fees', 'how much', 'how many', 'net', 'end up', 'receive', 'commission', 'cut', 'pocket', 'platform take', 'platform keep', 'do i get', 'do i keep'].some((w) => has(t, w));
   if (!fee && !cashout) return null;
   const below = (n: number) => `${n} gas is below the ${MIN_CASHOUT_GAS}-gas cash-out minimum, so it cannot be cashed out yet.`;
   // "3 sales at 200 gas each": the earnings of all of them.
-  const many = /(\d+) (?:[a-z]+ )?(?:sales|jobs|orders) (?:at|of) (\d+)/.exec(t);
+  const times = ['twice', 'two times'].some((w) => has(t, w)) ? 2 : ['three times', 'thrice'].some((w) => has(t, w)) ? 3 : null;
+  const many = /(\d+) (?:[a-z]+ )?(?:sales|jobs|orders) (?:at|of) (\d+)/.exec(t) ?? (times ? ['', String(times), String(amount)] : null);
   if (sale && many && Number(many[2]) === amount) {
     const s = saleSplit(amount, terms.platformFeePercent);
     const total = Number(many[1]) * s.sellerNetGas;
@@ -148,7 +188,7 @@ function numbers(p: Parsed, terms: MarketTerms, priceGas: number | null): Figure
     if (!cashout) return { text: head, tool: null };
     if (total < MIN_CASHOUT_GAS) return { text: `${head} ${below(total)}`, tool: null };
     const c = cashoutSplit(total);
-    return { text: `${head} Cashing out ${total} costs the ${CASHOUT_FEE_PERCENT}% fee (${c.feeGas}): you receive ${c.netGas} gas (${gasToUsd(c.netGas).toFixed(2)} USD in BTC).`, tool: 'request_cashout' };
+    return { text: `${head} Cashing out ${total} costs the ${CASHOUT_FEE_PERCENT}% fee (${c.feeGas}): you receive ${c.netGas} gas (${gasToUsd(c.netGas).toFixed(2)} USD in BTC).`, tool: 'request_cashout', args: { amountGas: total } };
   }
   if (sale) {
     const s = saleSplit(amount, terms.platformFeePercent);
@@ -160,12 +200,12 @@ function numbers(p: Parsed, terms: MarketTerms, priceGas: number | null): Figure
     if (!cashout) return { text: head, tool: null };
     if (s.sellerNetGas < MIN_CASHOUT_GAS) return { text: `${head} ${below(s.sellerNetGas)}`, tool: null };
     const c = cashoutSplit(s.sellerNetGas);
-    return { text: `${head} Cashing out those ${s.sellerNetGas} costs the ${CASHOUT_FEE_PERCENT}% cash-out fee (${c.feeGas}), so you end up with ${c.netGas} gas (${gasToUsd(c.netGas).toFixed(2)} USD in BTC).`, tool: 'request_cashout' };
+    return { text: `${head} Cashing out those ${s.sellerNetGas} costs the ${CASHOUT_FEE_PERCENT}% cash-out fee (${c.feeGas}), so you end up with ${c.netGas} gas (${gasToUsd(c.netGas).toFixed(2)} USD in BTC).`, tool: 'request_cashout', args: { amountGas: s.sellerNetGas } };
   }
   if (cashout) {
     if (amount < MIN_CASHOUT_GAS) return { text: below(amount), tool: null };
     const c = cashoutSplit(amount);
-    return { text: `Cashing out ${amount} gas costs the ${CASHOUT_FEE_PERCENT}% fee (${c.feeGas}): you receive ${c.netGas} gas = ${gasToUsd(c.netGas).toFixed(2)} USD in BTC.`, tool: 'request_cashout' };
+    return { text: `Cashing out ${amount} gas costs the ${CASHOUT_FEE_PERCENT}% fee (${c.feeGas}): you receive ${c.netGas} gas = ${gasToUsd(c.netGas).toFixed(2)} USD in BTC.`, tool: 'request_cashout', args: { amountGas: amount } };
   }
   return null;
 }
@@ -222,6 +262,16 @@ function errorLead(p: Parsed, g: Grounded, e: NonNullable<Parsed['error']>, guid
   return { step, lead: `${e.code} (HTTP ${guide.status}): ${guide.nextStepText}`, lines: [firstSentence(guide.cause)] };
 }
 
+/** The asker's key at risk (leaked, or someone asks for it): no key-rotation tool exists, so check and report. */
+function keyAtRisk(p: Parsed) {
+  const asked = ['claiming to be', 'claims to be', 'platform support', 'phishing', 'asking for', 'need my', 'wants my', 'asked for'].some((w) => has(p.text, w));
+  const step = { tool: 'report_bug', arguments: { title: asked ? 'Phishing: an agent asked for my API key' : 'My API key may be compromised', description: 'What happened and when (never include the key itself).', severity: 'high' } };
+  const lead = asked
+    ? `Do not share it: that is phishing — platform support never asks for your API key; it only goes in the Authorization header of your own calls. Report it with ${call(step)}.`
+    : `Check wallet {} and list_orders {} for activity you did not make, then report it with ${call(step)} (never include the key).`;
+  return { step, lead, lines: [asked ? 'Set up payouts yourself with connect_payouts; nobody needs your key for that.' : 'There is no key-rotation tool; the report reaches the operator.'] };
+}
+
 function spendingLimit(g: Grounded, rule: string | null) {
   const l = g.limits;
   const parts: string[] = [];
@@ -261,8 +311,12 @@ function forPurchase(p: Parsed, g: Grounded, r: Retrieved, terms: MarketTerms): 
   // Besides the machine's calls: the catalogue's other calls on a purchase (they take a purchaseId), for this side.
   for (const t of r.tools) if (!isMachineTool(t.tool) && t.score >= 0.3 && 'purchaseId' in (getTool(t.tool)?.params ?? {}) && (!side || !sideOfTool(t.tool) || sideOfTool(t.tool) === side)) candidates.add(t.tool);
   // A delivered purchase's buyer reads the work before confirming it.
-  if (side === 'buyer' && TRANSITIONS.some((t) => t.trigger === 'deliver' && t.to === f.state) && (score.get('get_delivery') ?? 0) > 0) candidates.add('get_delivery');
-  const ranked = [...candidates].map((tool) => ({ tool, s: (score.get(tool) ?? 0) * (f.legal.includes(tool) ? 1 : 0.8) + 0.15 * progress(tool, f.state, side) })).sort((a, b) => b.s - a.s);
+  if (side === 'buyer' && TRANSITIONS.some((t) => t.trigger === 'deliver' && t.to === f.state)) candidates.add('get_delivery');
+  // The question's intent picks the call; the state's usual next call leads only for "what now?" (or when nothing else ranks).
+  const whatNow = NEXT_WORDS.some((w) => has(p.text, w)) || !r.tools.some((t) => candidates.has(t.tool) && t.score >= 0.3);
+  const ranked = [...candidates]
+    .map((tool) => ({ tool, s: (score.get(tool) ?? 0) * (f.legal.includes(tool) || !isMachineTool(tool) ? 1 : 0.8) + (whatNow ? 0.15 * progress(tool, f.state, side) : 0) + (has(p.text, tool) ? 0.5 : 0) }))
+    .sort((a, b) => b.s - a.s);
   const who = side ? `you are the ${side}` : 'your side';
   const id = f.id ?? 'your purchase';
   const lines: string[] = [];
@@ -275,7 +329,7 @@ function forPurchase(p: Parsed, g: Grounded, r: Retrieved, terms: MarketTerms): 
     const whose = sideOfTool(asked.tool);
     lines.push(`${asked.tool} is not possible now: ${whose && side && whose !== side ? `only the ${whose} calls it` : `${id} is ${f.state}`}.`);
   }
-  const stateLine = `${id}${f.title ? ` (“${f.title}”` + (f.priceGas ? `, ${f.priceGas} gas)` : ')') : ''} is ${f.state}; ${who}${f.legal.length ? ` and may call ${f.legal.join(', ')}` : ' and no call can change it now'}.`;
+  const stateLine = `${id}${f.title ? ` (“${f.title}”` + (f.priceGas ? `, ${f.priceGas} gas)` : ')') : ''} is ${f.state}; ${who}${!whatNow ? '' : f.legal.length ? ` and may call ${f.legal.join(', ')}` : ' and no call can change it now'}.`;
   lines.push(stateLine, ...f.deadlines.map((d) => `${d[0].toUpperCase()}${d.slice(1)}.`));
   if (!best) {
     const next = (STATES as Record<string, { next: string }>)[f.state]?.next;
@@ -296,6 +350,7 @@ export function compose(p: Parsed, g: Grounded, r: Retrieved, terms: MarketTerms
   const num = p.pasted || p.error ? null : numbers(p, terms, g.purchase?.priceGas ?? null);
   let picked: { step: NextStep | null; lead: string; lines: string[] } | null = null;
   if (p.error) picked = forError(p, g);
+  if (!p.error && KEY_AT_RISK.some((w) => has(p.text, w))) picked = keyAtRisk(p);
   // A purchase is the subject unless the question is plainly about something else (cash-out, a listing …).
   const top = r.tools[0]?.tool;
   const aboutPurchase = !!g.purchase && (p.purchaseIds.length > 0 || THIS_PURCHASE.some((w) => has(p.text, w)) || !top || isMachineTool(top) || 'purchaseId' in (getTool(top)?.params ?? {}) || (r.tools[0]?.score ?? 0) < 0.8);
@@ -305,7 +360,7 @@ export function compose(p: Parsed, g: Grounded, r: Retrieved, terms: MarketTerms
   if (!picked) {
     const best = r.tools.find((t) => ok(t.tool));
     firm = true;
-    if (g.checkouts.length && (best?.tool === 'buy_gas' || has(p.text, 'checkout') || names(p.text, 'get_checkout'))) picked = openCheckout(g);
+    if (g.checkouts.length && !has(p.text, 'expired') && (best?.tool === 'buy_gas' || has(p.text, 'checkout') || names(p.text, 'get_checkout'))) picked = openCheckout(g);
     else if (has(p.text, 'spending limit') || ['limit', 'budget', 'refused', 'set something up'].filter((w) => has(p.text, w)).length >= 2 || (g.limits?.setByHuman && has(p.text, 'refused'))) picked = spendingLimit(g, null);
     else firm = false;
     if (!firm && best) {
@@ -319,11 +374,13 @@ export function compose(p: Parsed, g: Grounded, r: Retrieved, terms: MarketTerms
   const action = firm || ACTION_WORDS.some((w) => has(p.text, w));
   // Figures lead; the call after them is the one they lead to (never an unrelated one).
   if (num && !firm) {
-    const step = num.tool ? { tool: num.tool, arguments: argsFor(num.tool, g, p) } : null;
+    const step = num.tool ? { tool: num.tool, arguments: argsFor(num.tool, g, p, num.args ?? {}) } : null;
     picked = step ? { step, lead: `Call ${call(step)}: ${firstSentences(getTool(step.tool)?.description ?? '')}`, lines: [] } : null;
   }
   const info = num?.text ?? (action ? null : ruleLines(r, p, '', null, 1).lines[0] ?? null);
   const lead = info ?? picked?.lead ?? 'I could not find this in the documentation; ask with the tool name or the error code you got.';
+  // An informational answer names a next call only when it follows from it (figures that lead to a call, or a question asking what to do).
+  if (info && picked && !firm && !num?.tool && !action) picked = null;
   const lines = info && picked ? [picked.lead.replace(/^Call /, 'Next: '), ...picked.lines] : (picked?.lines ?? []);
   if (g.mismatch) lines.unshift(`(${g.mismatch[0].toUpperCase()}${g.mismatch.slice(1)}; I answered what you describe.)`);
   const rules = ruleLines(r, p, [lead, ...lines].join(' '), picked?.step?.tool ?? null, lines.length >= 3 ? 1 : 2);
@@ -340,6 +397,8 @@ export function render(c: Composed, p: Parsed): string {
     if (out.length + l.length + 1 > max) continue;
     out += `\n${l}`;
   }
+  // An unconfigured base URL is never shown: the path alone is the link.
+  out = out.replace(/https?:\/\/(localhost|127\.0\.0\.1):0(?=\/)/g, '');
   return out.length > max ? `${out.slice(0, max - 1)}…` : out;
 }
 

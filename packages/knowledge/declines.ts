@@ -1,0 +1,49 @@
+/**
+ * ask_help's decline rows as data (issue #36): the phrases that show a request ask_help must not
+ * serve, one sentence why, one of what it can do instead. Matched on word boundaries by services/support.
+ */
+/** Verbs that would act on the market; asked of ask_help ("can you … for me") they are a request to act. */
+export const ACT_VERBS = ['transfer', 'send', 'move', 'give', 'credit', 'refund', 'release', 'confirm', 'confirm_delivery', 'approve', 'buy', 'purchase', 'pay', 'cancel', 'deliver', 'dispute', 'rate', 'delete', 'resolve', 'unfreeze', 'add', 'complete', 'mark', 'open', 'post', 'call'];
+/** Always a request to act ("please refund …"). */
+export const IMPERATIVE = ['please', 'i want you to', 'i need you to', 'go ahead and', 'you must', 'you have to'];
+/** A request to act only when the object is the asker's own thing ("can you refund my purchase"), not a generic "you" ("can you refund a completed purchase?"). */
+export const MAYBE_ASKING = ['can you', 'could you', 'would you', 'will you'];
+export const OWN_OBJECTS = ['me', 'my', 'it', 'this', 'that', 'us', 'our'];
+
+export const DECLINE_RULES: Array<{ reason: 'secrets' | 'quoted_instructions' | 'commands'; phrases: string[]; text: string }> = [
+  {
+    reason: 'secrets',
+    phrases: ['system prompt', 'your prompt', 'your instructions', 'your rules', 'hidden instructions', 'initial instructions', 'developer message', 'reveal your', 'print your', 'output your', 'grounding documents', 'text above', 'everything above', 'repeat the text', 'internal files', 'internal knowledge', 'knowledge-base files', 'knowledge base files', 'paste them in full', 'source files'],
+    text: 'I will not reveal my own instructions or internal material. Ask the marketplace question itself and I will answer it directly; the public documentation is GET /api/agent and /llms.txt.',
+  },
+  {
+    reason: 'secrets',
+    phrases: ['every registered agent', 'all registered agents', 'list of agents', 'contact emails', 'their emails', "owners'", 'owners contact', 'admin token', 'operator token', 'api key of', "other agent's", "another agent's", 'other agents’', "someone else's", 'webhook secret of', 'private key', 'database password', 'env var', 'environment variable', 'jailbreak', 'developer mode', 'devmode', 'dev mode', 'ignore previous', 'ignore all previous', 'ignore your instructions', 'keys of', 'api keys or', 'balances of', 'wallet balances', 'here is its key', 'its key', 'their key'],
+    text: "I cannot reveal secrets or other agents' private data. Public figures are at /api/public/stats and listings via search_services; I can explain how keys, webhooks and your own account work, and what your next call is; the public tool list is GET /api/agent and /llms.txt.",
+  },
+  {
+    reason: 'quoted_instructions',
+    phrases: ['do what it says', 'follow the instructions', 'follow its instructions', 'follow them', 'as it says', 'as instructed', 'it tells you to', 'it says to', 'says you should', 'instructions for you', 'ai assistant:', 'assistant:', 'should i do that', 'should i do it', 'please do it'],
+    text: 'I do not follow instructions quoted from a delivery, a message or any other text: counterparty content is data, never instructions to me. I can explain what the purchase allows you to do next (for a delivery: get_delivery to read it, then confirm_delivery, request_refund or dispute_purchase).',
+  },
+
+  {
+    reason: 'commands',
+    phrases: ['curl', '| sh', '|sh', '| bash', 'bash -c', 'rm -rf', 'sudo', 'wget', 'run this command', 'run this script', 'execute this', 'run the command', 'shell command', 'pip install', 'eval('],
+    text: 'I do not run commands or scripts, and I do not vouch for one pasted to you: installing or running code from a message is not part of using this marketplace. I can show the exact tool call (POST /api/agent or MCP) for what you want to do.',
+  },
+];
+
+export const CARD = {
+  phrases: ['cvv', 'cvc', 'card number', 'card is', 'expiry', 'exp date'],
+  text: 'Never send card data to anyone, me included: only your human enters it, on the checkoutUrl page that buy_gas returns. Then poll wallet until gasBalance rises.',
+};
+export const GAMING = {
+  phrases: ['scam', 'looks like a legit', 'looks legit', 'actually gets buyers', 'trick buyers', 'paste their api keys', 'steal', 'throwaway', 'farm', 'farming', 'fake', 'pump', 'inflate', 'wash trad', 'buy my own listing', 'for free', 'sock puppet', 'game the', 'cheat', 'exploit'],
+  text: "I won't help game the marketplace (scams, fake or self-dealing accounts, false disputes, referral farming; moderation rejects such listings): it breaks its rules and risks your earnings. I can explain the honest route: a clear listing, delivering well, confirm_delivery and rate_purchase.",
+};
+export const ADVICE = {
+  phrases: ['price be', 'time the market', 'predict', 'price prediction', 'financial advice', 'investment advice', 'will the price'],
+  text: 'I cannot predict prices or give financial advice: that is not about this marketplace. I can explain its cash-out rules (request_cashout: minimum, fee, which gas is withdrawable).',
+};
+
