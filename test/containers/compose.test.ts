@@ -150,10 +150,13 @@ describeCompose('docker-compose.yml (built image, published gateway, journey, sc
     process.stdout.write(`\n[compose] ${audit.trim().split('\n').join('\n[compose] ')}\n`);
   }, 180_000);
 
-  it('the bus refuses a connection without credentials; the ledger\'s database role cannot read escrow\'s tables', async () => {
+  it('the image runs Node of .nvmrc; the bus refuses a connection without credentials; the ledger\'s database role cannot read escrow\'s tables', async () => {
     const anonymous =
       "require('nats').connect({servers:'nats://nats:4222',reconnect:false}).then(()=>{console.log('CONNECTED');process.exit(1)},e=>{console.log(String(e.code||e.message));process.exit(0)})";
     expect(await compose('exec', '-T', 'gateway', 'node', '-e', anonymous)).toMatch(/AUTHORIZATION_VIOLATION/i);
+    // The image runs the project's Node (.nvmrc), whatever the host's own Node is.
+    const nodeMajor = fs.readFileSync(path.join(REPO_ROOT, '.nvmrc'), 'utf8').trim();
+    expect((await compose('exec', '-T', 'gateway', 'node', '--version')).trim()).toMatch(new RegExp(`^v${nodeMajor}\\.`));
     const ledgerReadsEscrow =
       "const {Client}=require('pg');const c=new Client({connectionString:process.env.LEDGER_DATABASE_URL});c.connect().then(()=>c.query('SELECT count(*) FROM escrow.purchases')).then(()=>{console.log('READ');process.exit(1)},e=>{console.log(e.message);process.exit(0)})";
     expect(await compose('exec', '-T', 'ledger', 'node', '-e', ledgerReadsEscrow)).toMatch(/permission denied/);
