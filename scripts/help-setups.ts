@@ -6,19 +6,15 @@
 import { creditGas } from '../test/kit/ledger';
 import type { TestApp } from '../test/kit';
 import { ESCROW } from '../packages/contracts/escrow';
+// The listing every setup's seller offers: the one the support suite lists.
+import { LISTING } from '../services/support/test/helpers';
+
+export { LISTING };
 
 export const SETUPS = ['none', 'buyer_paid', 'buyer_delivered', 'seller_paid', 'seller_delivered', 'disputed', 'seller_disputed', 'open_checkout', 'spending_limit'] as const;
 export type Setup = (typeof SETUPS)[number];
 /** Older sets' names for the same situations. */
 const ALIASES: Record<string, Setup> = { buyer_pending: 'buyer_paid', seller_pending: 'seller_paid', buyer_limits: 'spending_limit' };
-
-export const LISTING = {
-  title: 'Write Jest unit tests for a TypeScript module',
-  description:
-    'Send me the path of a TypeScript module and a short note on its public functions. I deliver a Jest test file with ten or more unit tests covering edge cases, plus a short Markdown coverage summary.',
-  priceGas: 250,
-  category: 'codegen',
-};
 
 let counter = 0;
 
