@@ -37,12 +37,6 @@ export interface Runtime {
 export type RuntimeService = Runtime;
 
 /**
- * `this` in a service's actions, methods, hooks and channels: Moleculer's Service, the runtime
- * (config, clock), and the service's own State — its methods and what its hooks keep (db, relay…).
- */
-export type ServiceThis<State = object, Settings = ServiceSettingSchema> = Service<Settings> & RuntimeService & State;
-
-/**
  * A service's schema as Moleculer's TypeScript template writes it (`ServiceSchema<Settings, Methods & State>`),
  * with `this` typed as TThis in every action, method, hook and channel handler, so none casts it.
  * `mixins` are other schemas, each typed against its own `this`; `channels` are the durable events'
