@@ -6,6 +6,7 @@
  */
 import { AGENTS, AGENTS_TOPICS } from '../contracts/agents';
 import { ESCROW, ESCROW_TOPICS } from '../contracts/escrow';
+import { WEBHOOK_NOTICES } from '../contracts/purchase-machine';
 import { LEDGER } from '../contracts/ledger';
 import { LISTINGS, LISTINGS_TOPICS } from '../contracts/listings';
 import { NOTIFICATIONS, NOTIFICATIONS_TOPICS } from '../contracts/notifications';
@@ -164,15 +165,8 @@ export const DURABLE_CONSUMES: Record<ServiceName, readonly string[]> = {
   gateway: [],
   support: [],
   notifications: [
-    ESCROW_TOPICS.created,
-    ESCROW_TOPICS.approved,
-    ESCROW_TOPICS.approvalRequired,
-    ESCROW_TOPICS.delivered,
-    ESCROW_TOPICS.completedNotice,
-    ESCROW_TOPICS.refundedNotice,
-    ESCROW_TOPICS.disputed,
-    ESCROW_TOPICS.evaluationRequested,
-    ESCROW_TOPICS.evaluated,
+    // The purchase notices that are webhooks (the machine's NOTICES), then the other facts it tells agents of.
+    ...WEBHOOK_NOTICES.map((n) => n.topic),
     ESCROW_TOPICS.messageSent,
     PAYMENTS_TOPICS.gasCredited,
     PAYMENTS_TOPICS.cashoutPaid,

@@ -4,7 +4,7 @@
  * Consumers (ledger, listings) import the topics and payloads from here.
  */
 import { callerOf, type Action, type NoParams } from './call';
-import type { PurchaseStatus } from './purchase-machine';
+import { MONEY_FACTS, NOTICES, type Notice, type PurchaseStatus } from './purchase-machine';
 
 export const ESCROW = {
   purchase: 'escrow.purchase',
@@ -48,35 +48,31 @@ export const ESCROW = {
   evaluatorReputation: 'escrow.evaluatorReputation',
 } as const;
 
+type CamelCase<S extends string> = S extends `${infer H}_${infer T}` ? `${H}${Capitalize<CamelCase<T>>}` : S;
+/** A purchase fact of the machine: a notice or a money fact (settle, void). */
+type PurchaseFact = (typeof NOTICES)[Notice] | (typeof MONEY_FACTS)[keyof typeof MONEY_FACTS];
+/** 'escrow.purchase.completed_notice' → 'completedNotice'. */
+type TopicKey<T extends string> = T extends `escrow.purchase.${infer S}` ? CamelCase<S> : never;
+
+function topicKey(topic: string): string {
+  return topic.replace(/^escrow\.purchase\./, '').replace(/_(\w)/g, (_, c: string) => c.toUpperCase());
+}
+
+/**
+ * The purchase facts' topics, keyed by their topic's camelCased name (`completed`, `completedNotice`,
+ * `evaluationRequested`): declared in the machine (NOTICES, MONEY_FACTS in purchase-machine.ts, where each
+ * one's meaning and readers are written), so a new notice needs no line here.
+ */
+const PURCHASE_TOPICS = Object.fromEntries(
+  [...Object.values(MONEY_FACTS), ...Object.values(NOTICES)].map((f) => [topicKey(f.topic), f.topic]),
+) as { [F in PurchaseFact as TopicKey<F['topic']>]: F['topic'] };
+
 export const ESCROW_TOPICS = {
-  /** confirm_delivery, auto-release, operator release: the ledger settles the hold (its own split). */
-  completed: 'escrow.purchase.completed',
-  /** refunds of every kind: the ledger voids the hold. */
-  refunded: 'escrow.purchase.refunded',
-  /** a rating given or changed: listings updates the seller's reputation. */
-  rated: 'escrow.purchase.rated',
+  ...PURCHASE_TOPICS,
   /** a referred buyer's first funded purchase: the ledger pays the referral bonus. */
   referralQualified: 'escrow.referral.qualified',
-  /** a purchase above the human's "ask me above" amount is held and waits for approval (the buyer's human is asked). */
-  approvalRequired: 'escrow.purchase.approval_required',
-  /** the human approved it: the seller sees it now (notify the seller). */
-  approved: 'escrow.purchase.approved',
-  /** Facts for notifications (webhooks); no money consumer. */
-  /** the hold is made and the seller can see the purchase. */
-  created: 'escrow.purchase.created',
-  delivered: 'escrow.purchase.delivered',
-  disputed: 'escrow.purchase.disputed',
-  /**
-   * The money facts again, as news for webhooks: written only when the buyer or the seller has one (the money
-   * topics above are always written, and notifications does not read them — no delivery for nobody).
-   */
-  completedNotice: 'escrow.purchase.completed_notice',
-  refundedNotice: 'escrow.purchase.refunded_notice',
   messageSent: 'escrow.message.sent',
-  evaluationRequested: 'escrow.purchase.evaluation_requested',
-  evaluated: 'escrow.purchase.evaluated',
 } as const;
-
 
 export type EscrowTopic = (typeof ESCROW_TOPICS)[keyof typeof ESCROW_TOPICS];
 
@@ -204,22 +200,28 @@ export type MessageSent = {
   at: string;
 };
 
-export interface EscrowEvents {
-  'escrow.purchase.approval_required': PurchaseApprovalRequired;
-  'escrow.purchase.approved': PurchaseApproved;
-  'escrow.purchase.created': PurchaseNotice;
-  'escrow.purchase.delivered': PurchaseNotice;
-  'escrow.purchase.disputed': PurchaseNotice;
-  'escrow.message.sent': MessageSent;
-  'escrow.purchase.completed': PurchaseCompleted;
-  'escrow.purchase.refunded': PurchaseRefunded;
-  'escrow.purchase.completed_notice': PurchaseCompleted;
-  'escrow.purchase.refunded_notice': PurchaseRefunded;
-  'escrow.purchase.rated': PurchaseRated;
-  'escrow.referral.qualified': ReferralQualified;
-  'escrow.purchase.evaluation_requested': PurchaseEvaluation;
-  'escrow.purchase.evaluated': PurchaseEvaluation;
+/** Each payload shape the machine's purchase facts name (escrow/events.ts builds one per shape). */
+export interface PurchasePayloads {
+  purchase: PurchaseNotice;
+  approval: PurchaseApprovalRequired;
+  approved: PurchaseApproved;
+  evaluation: PurchaseEvaluation;
+  rating: PurchaseRated;
+  completed: PurchaseCompleted;
+  refunded: PurchaseRefunded;
 }
+
+/** Every notice's payload names each party of its audience (`<party>Id`): whom escrow and notifications tell. */
+type Audience<F> = F extends { audience: readonly (infer P extends string)[] } ? P : never;
+type NamesItsAudience<F extends PurchaseFact> = PurchasePayloads[F['payload']] extends Record<`${Audience<F>}Id`, string> ? true : false;
+const payloadsNameTheirAudience: { [F in PurchaseFact as F['topic']]: NamesItsAudience<F> } extends Record<string, true> ? true : false = true;
+void payloadsNameTheirAudience;
+
+/** Escrow's durable topics and their payloads. */
+export type EscrowEvents = { [F in PurchaseFact as F['topic']]: PurchasePayloads[F['payload']] } & {
+  'escrow.message.sent': MessageSent;
+  'escrow.referral.qualified': ReferralQualified;
+};
 
 export interface OpenPurchase {
   purchaseId: string;

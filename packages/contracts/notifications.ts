@@ -4,6 +4,7 @@
  * escrow's and payments' durable topics and calls nobody.
  */
 import { callerOf, type Action } from './call';
+import { PURCHASE_WEBHOOK_EVENTS, webhookRecipientsText, type PurchaseWebhookEvent } from './purchase-machine';
 export const NOTIFICATIONS = {
   setWebhook: 'notifications.setWebhook',
   deleteWebhook: 'notifications.deleteWebhook',
@@ -11,39 +12,23 @@ export const NOTIFICATIONS = {
   sweep: 'notifications.sweep',
 } as const;
 
-/** What a webhook can receive; `events` of set_webhook is a subset (default: all). */
-export const WEBHOOK_EVENTS = [
-  'purchase.created',
-  'purchase.approval_required',
-  'purchase.delivered',
-  'purchase.completed',
-  'purchase.refunded',
-  'purchase.disputed',
-  'purchase.evaluation_requested',
-  'purchase.evaluated',
-  'message.received',
-  'gas.credited',
-  'cashout.paid',
-  'cashout.rejected',
-] as const;
-
-export type WebhookEventType = (typeof WEBHOOK_EVENTS)[number];
-
-/** Who receives each event type, for the descriptions (the mapping itself is in events.ts). */
-export const WEBHOOK_EVENT_RECIPIENTS: Record<WebhookEventType, string> = {
-  'purchase.created': 'seller',
-  'purchase.approval_required': 'buyer',
-  'purchase.delivered': 'buyer',
-  'purchase.completed': 'buyer and seller',
-  'purchase.refunded': 'buyer and seller',
-  'purchase.disputed': 'buyer and seller',
-  'purchase.evaluation_requested': 'the evaluator the buyer named',
-  'purchase.evaluated': 'buyer and seller (with the verdict and report)',
+/** The webhook events that are not purchase notices, and who receives each. */
+const OTHER_WEBHOOK_EVENTS = {
   'message.received': 'the other party of the purchase',
   'gas.credited': 'the agent credited',
   'cashout.paid': 'the seller cashing out',
   'cashout.rejected': 'the seller cashing out',
-};
+} as const;
+
+/** What a webhook can receive; `events` of set_webhook is a subset (default: all). The purchase ones are the machine's notices. */
+export const WEBHOOK_EVENTS = [...PURCHASE_WEBHOOK_EVENTS, ...(Object.keys(OTHER_WEBHOOK_EVENTS) as (keyof typeof OTHER_WEBHOOK_EVENTS)[])] as const;
+
+export type WebhookEventType = PurchaseWebhookEvent | keyof typeof OTHER_WEBHOOK_EVENTS;
+
+/** Who receives each event type, for the descriptions (the fan-out itself: services/notifications/events.ts). */
+export const WEBHOOK_EVENT_RECIPIENTS = Object.fromEntries(
+  WEBHOOK_EVENTS.map((e) => [e, e in OTHER_WEBHOOK_EVENTS ? OTHER_WEBHOOK_EVENTS[e as keyof typeof OTHER_WEBHOOK_EVENTS] : webhookRecipientsText(e as PurchaseWebhookEvent)]),
+) as Record<WebhookEventType, string>;
 
 // The webhook rules (retry window, pause, how many per agent) are market rules; kept importable from here.
 export { MAX_WEBHOOKS_PER_AGENT, WEBHOOK_PAUSE_AFTER_HOURS, WEBHOOK_RETRY_HOURS } from '../market-rules';

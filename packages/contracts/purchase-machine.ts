@@ -130,8 +130,92 @@ export type Actor = 'buyer' | 'seller' | 'evaluator' | 'sweeper' | 'operator' | 
  */
 export type MoneyEvent = 'hold' | 'settle' | 'void' | null;
 
-/** A purchase fact the transition publishes through the outbox with its state change (payloads: events.ts). */
-export type Notice = 'created' | 'approval_required' | 'approved' | 'delivered' | 'disputed' | 'rated' | 'evaluation_requested' | 'evaluated';
+/** A party of a purchase: whom a notice may be news for (its payload names each as `<party>Id`). */
+export type Party = 'buyer' | 'seller' | 'evaluator';
+
+/** The shapes a purchase fact's payload takes (typed in contracts/escrow.ts, built from the row by escrow/events.ts). */
+export type PayloadName = 'purchase' | 'approval' | 'approved' | 'evaluation' | 'rating' | 'completed' | 'refunded';
+
+/**
+ * A purchase fact written to escrow's outbox in the statement that changes the status, declared once: its
+ * durable topic and payload shape and, when it is news for agents, the webhook event it becomes and who is told
+ * (`audience`). A fact without a webhook is for services (listings reads `rated`) and always written; one with
+ * a webhook is written only when one of its audience has a webhook (issue #22), and notifications fans it out to
+ * the same audience. ESCROW_TOPICS, WEBHOOK_EVENTS and their recipients, the notifications fan-out and the call
+ * table's topics are derived from NOTICES and MONEY_FACTS.
+ */
+export interface NoticeSpec {
+  topic: `escrow.purchase.${string}`;
+  payload: PayloadName;
+  webhook?: `purchase.${string}`;
+  audience?: readonly Party[];
+  /** What the webhook carries besides the purchase, for its description ("with …"). */
+  carries?: string;
+}
+
+/** The notices a transition declares (`notices`), in the order webhooks list them. */
+export const NOTICES = {
+  /** The hold is made and the seller can see the purchase. */
+  created: { topic: 'escrow.purchase.created', payload: 'purchase', webhook: 'purchase.created', audience: ['seller'] },
+  /** The buyer's human approved it: only now does the seller see it (for the seller it is created now). */
+  approved: { topic: 'escrow.purchase.approved', payload: 'approved', webhook: 'purchase.created', audience: ['seller'] },
+  /** Held above the human's "ask me above" amount: the buyer sends its human the approval link. */
+  approval_required: { topic: 'escrow.purchase.approval_required', payload: 'approval', webhook: 'purchase.approval_required', audience: ['buyer'] },
+  delivered: { topic: 'escrow.purchase.delivered', payload: 'purchase', webhook: 'purchase.delivered', audience: ['buyer'] },
+  /** The money facts again, as news (MONEY_FACTS): written only when the buyer or the seller has a webhook. */
+  completed: { topic: 'escrow.purchase.completed_notice', payload: 'completed', webhook: 'purchase.completed', audience: ['buyer', 'seller'] },
+  refunded: { topic: 'escrow.purchase.refunded_notice', payload: 'refunded', webhook: 'purchase.refunded', audience: ['buyer', 'seller'] },
+  disputed: { topic: 'escrow.purchase.disputed', payload: 'purchase', webhook: 'purchase.disputed', audience: ['buyer', 'seller'] },
+  evaluation_requested: { topic: 'escrow.purchase.evaluation_requested', payload: 'evaluation', webhook: 'purchase.evaluation_requested', audience: ['evaluator'] },
+  evaluated: { topic: 'escrow.purchase.evaluated', payload: 'evaluation', webhook: 'purchase.evaluated', audience: ['buyer', 'seller'], carries: 'the verdict and report' },
+  /** A rating given or changed: listings updates the seller's reputation (no webhook; always written). */
+  rated: { topic: 'escrow.purchase.rated', payload: 'rating' },
+} as const satisfies Record<string, NoticeSpec>;
+
+/** A purchase fact the transition publishes through the outbox with its state change. */
+export type Notice = keyof typeof NOTICES;
+
+/**
+ * What a settle or void writes (the transition's moneyEvent; a hold is a keyed call): the money fact, always
+ * (the ledger settles or voids the hold, listings counts the sale), and its notices.
+ */
+export const MONEY_FACTS = {
+  settle: { topic: 'escrow.purchase.completed', payload: 'completed', notices: ['completed'] },
+  void: { topic: 'escrow.purchase.refunded', payload: 'refunded', notices: ['refunded'] },
+} as const satisfies Record<'settle' | 'void', { topic: `escrow.purchase.${string}`; payload: PayloadName; notices: readonly Notice[] }>;
+
+type WebhookOf<S> = S extends { webhook: infer W extends string } ? W : never;
+/** The webhook events purchase notices become (contracts/notifications.ts adds the others). */
+export type PurchaseWebhookEvent = WebhookOf<(typeof NOTICES)[Notice]>;
+
+/** The notices that are news for agents (they have a webhook and an audience). */
+export const WEBHOOK_NOTICES: readonly (NoticeSpec & { webhook: PurchaseWebhookEvent; audience: readonly Party[] })[] = Object.values(NOTICES).filter(
+  (n): n is Extract<(typeof NOTICES)[Notice], { webhook: string }> => 'webhook' in n,
+);
+
+/** Each purchase webhook event once, in NOTICES order. */
+export const PURCHASE_WEBHOOK_EVENTS: readonly PurchaseWebhookEvent[] = [...new Set(WEBHOOK_NOTICES.map((n) => n.webhook))];
+
+const PARTY_TEXT: Record<Party, string> = { buyer: 'buyer', seller: 'seller', evaluator: 'the evaluator the buyer named' };
+
+/** Who receives a purchase webhook event, for the descriptions (set_webhook, the knowledge base). */
+export function webhookRecipientsText(event: PurchaseWebhookEvent): string {
+  const notices = WEBHOOK_NOTICES.filter((n) => n.webhook === event);
+  const parties = [...new Set(notices.flatMap((n) => n.audience))].map((p) => PARTY_TEXT[p]).join(' and ');
+  const carries = notices.find((n) => n.carries)?.carries;
+  return carries ? `${parties} (with ${carries})` : parties;
+}
+
+/**
+ * Who of a notice's audience is told, read from its payload (`<party>Id`): the seller only when it sees the
+ * purchase — a refund of a purchase it never saw (a declined or expired approval) says `sellerSees: false`.
+ * Escrow writes the notice for these agents (if one has a webhook), notifications sends it to them.
+ */
+export function recipientsOf(notice: NoticeSpec, data: Readonly<Record<string, unknown>>): { party: Party; agentId: string }[] {
+  return (notice.audience ?? [])
+    .filter((party) => party !== 'seller' || data.sellerSees !== false)
+    .map((party) => ({ party, agentId: String(data[`${party}Id`]) }));
+}
 
 /** What a declared column is written with when the transition fires (`sets`). */
 export const NOW = '@now';

@@ -1,6 +1,6 @@
-/** The outbox events a purchase's money transitions write (payloads typed in contracts.ts). */
-import { ESCROW_TOPICS, type EscrowEvents, type PurchaseCompleted, type PurchaseEvaluation, type PurchaseRefunded } from '../../packages/contracts/escrow';
-import { STATES, type MoneyEvent, type Notice } from '../../packages/contracts/purchase-machine';
+/** The outbox events a purchase's transitions write: the machine's facts (purchase-machine.ts), their payloads built here. */
+import type { EscrowEvents, PurchaseCompleted, PurchaseEvaluation, PurchasePayloads, PurchaseRefunded } from '../../packages/contracts/escrow';
+import { MONEY_FACTS, NOTICES, recipientsOf, STATES, type MachineTransition, type Notice, type NoticeSpec, type PayloadName } from '../../packages/contracts/purchase-machine';
 import type { PurchaseRow } from './purchases';
 
 /** An outbox event: [topic, data], or with its audience (the agents it is news for: written only if one has webhooks). */
@@ -51,83 +51,65 @@ function evaluationData(row: PurchaseRow, at: string): PurchaseEvaluation {
   };
 }
 
-/**
- * A purchase fact for notifications (created, delivered, disputed), in the state it is in now, written only
- * if one of `audience` (its recipients, as notifications/events.ts maps them) has webhooks (audience.ts).
- */
-export function noticeEvent(
-  topic: typeof ESCROW_TOPICS.created | typeof ESCROW_TOPICS.delivered | typeof ESCROW_TOPICS.disputed,
-  row: PurchaseRow,
-  at: string,
-  audience: string[],
-): EscrowEvent {
-  return [
-    topic,
-    {
-      purchaseId: row.id,
-      buyerId: row.buyer_id,
-      sellerId: row.seller_id,
-      listingId: row.listing_id,
-      listingTitle: row.listing_title,
-      priceGas: Number(row.price_gas),
-      status: row.status,
-      at,
-    },
-    audience,
-  ] as EscrowEvent;
+/** The row as it was (its status: whether the seller ever saw it), with the verdict the transition writes. */
+function withVerdict(before: PurchaseRow, after: PurchaseRow): PurchaseRow {
+  return { ...before, evaluation_verdict: after.evaluation_verdict ?? before.evaluation_verdict } as PurchaseRow;
 }
 
 /**
- * The events a transition's moneyEvent asks for (none for holds: funding is a keyed call): the money fact,
- * always (the ledger and listings read it), and the same fact as a notice for whoever of buyer and seller
- * would be told — written only if one of them has a webhook (audience.ts).
+ * Each payload shape of the machine's purchase facts (PayloadName), built from the row before and after the
+ * change; null: nothing to say (a rating whose value did not change). A new notice of an existing shape needs
+ * no line here.
  */
-export function moneyEvents(moneyEvent: MoneyEvent, before: PurchaseRow, at: string, after: PurchaseRow = before): EscrowEvent[] {
-  // The row as it was (its status: whether the seller ever saw it), with the verdict the transition writes.
-  const row = { ...before, evaluation_verdict: after.evaluation_verdict ?? before.evaluation_verdict } as PurchaseRow;
-  if (moneyEvent === 'settle') {
-    const data = completedData(row, at);
-    return [[ESCROW_TOPICS.completed, data], [ESCROW_TOPICS.completedNotice, data, [row.buyer_id, row.seller_id]]];
-  }
-  if (moneyEvent === 'void') {
-    const data = refundedData(row, at);
-    // A purchase the seller never saw (a declined or expired approval) is news to the buyer only.
-    return [[ESCROW_TOPICS.refunded, data], [ESCROW_TOPICS.refundedNotice, data, data.sellerSees ? [row.buyer_id, row.seller_id] : [row.buyer_id]]];
-  }
-  return [];
-}
-
-/**
- * The notices a transition declares (`notices` in purchase-machine.ts), built from the row before and
- * after the change; null: nothing to say (a rating whose value did not change).
- */
-export const NOTICES: Record<Notice, (before: PurchaseRow, after: PurchaseRow, at: string) => EscrowEvent | null> = {
-  created: (_before, after, at) => noticeEvent(ESCROW_TOPICS.created, after, at, [after.seller_id]),
-  delivered: (_before, after, at) => noticeEvent(ESCROW_TOPICS.delivered, after, at, [after.buyer_id]),
-  evaluation_requested: (_before, after, at) => [ESCROW_TOPICS.evaluationRequested, evaluationData(after, at), [after.evaluator_id!]],
-  evaluated: (_before, after, at) => [ESCROW_TOPICS.evaluated, evaluationData(after, at), [after.buyer_id, after.seller_id]],
-  disputed: (_before, after, at) => noticeEvent(ESCROW_TOPICS.disputed, after, at, [after.buyer_id, after.seller_id]),
-  approval_required: (_before, after) => [
-    ESCROW_TOPICS.approvalRequired,
-    {
-      purchaseId: after.id,
-      buyerId: after.buyer_id,
-      listingId: after.listing_id,
-      listingTitle: after.listing_title,
-      priceGas: Number(after.price_gas),
-      approvalUrl: after.approval_url ?? '',
-      approvalExpiresAt: new Date(after.due_at!).toISOString(),
-    },
-    [after.buyer_id],
-  ],
-  approved: (_before, after, at) => [
-    ESCROW_TOPICS.approved,
-    { purchaseId: after.id, buyerId: after.buyer_id, sellerId: after.seller_id, listingId: after.listing_id, priceGas: Number(after.price_gas), approvedAt: at },
-    [after.seller_id],
-  ],
-  rated: (before, after) => {
+const PAYLOADS: { [P in PayloadName]: (before: PurchaseRow, after: PurchaseRow, at: string) => PurchasePayloads[P] | null } = {
+  purchase: (_before, after, at) => ({
+    purchaseId: after.id,
+    buyerId: after.buyer_id,
+    sellerId: after.seller_id,
+    listingId: after.listing_id,
+    listingTitle: after.listing_title,
+    priceGas: Number(after.price_gas),
+    status: after.status,
+    at,
+  }),
+  approval: (_before, after) => ({
+    purchaseId: after.id,
+    buyerId: after.buyer_id,
+    listingId: after.listing_id,
+    listingTitle: after.listing_title,
+    priceGas: Number(after.price_gas),
+    approvalUrl: after.approval_url ?? '',
+    approvalExpiresAt: new Date(after.due_at!).toISOString(),
+  }),
+  approved: (_before, after, at) => ({ purchaseId: after.id, buyerId: after.buyer_id, sellerId: after.seller_id, listingId: after.listing_id, priceGas: Number(after.price_gas), approvedAt: at }),
+  evaluation: (_before, after, at) => evaluationData(after, at),
+  rating: (before, after) => {
     const previousRating = before.rating === null ? null : Number(before.rating);
     if (previousRating === Number(after.rating)) return null;
-    return [ESCROW_TOPICS.rated, { purchaseId: after.id, sellerId: after.seller_id, listingId: after.listing_id, rating: Number(after.rating), previousRating }];
+    return { purchaseId: after.id, sellerId: after.seller_id, listingId: after.listing_id, rating: Number(after.rating), previousRating };
   },
+  completed: (before, after, at) => completedData(withVerdict(before, after), at),
+  refunded: (before, after, at) => refundedData(withVerdict(before, after), at),
 };
+
+/**
+ * One purchase fact as an outbox event: a fact for services is always written; news is written with its
+ * audience (recipientsOf: the agents notifications will tell), only if one of them has a webhook (audience.ts).
+ */
+function factEvent(fact: { topic: string; payload: PayloadName } & Partial<NoticeSpec>, before: PurchaseRow, after: PurchaseRow, at: string): EscrowEvent | null {
+  const data = PAYLOADS[fact.payload](before, after, at);
+  if (!data) return null;
+  if (!fact.webhook) return [fact.topic, data] as EscrowEvent;
+  return [fact.topic, data, recipientsOf(fact as NoticeSpec, data).map((r) => r.agentId)] as EscrowEvent;
+}
+
+/**
+ * The outbox events a transition writes with its state change: its money fact (settle/void — none for holds,
+ * funding is a keyed call) and that fact's notices, then the notices it declares (purchase-machine.ts).
+ */
+export function transitionEvents(t: MachineTransition, before: PurchaseRow, after: PurchaseRow, at: string): EscrowEvent[] {
+  const money = t.moneyEvent === 'settle' || t.moneyEvent === 'void' ? MONEY_FACTS[t.moneyEvent] : null;
+  const notices: readonly Notice[] = [...(money?.notices ?? []), ...(t.notices ?? [])];
+  const facts = [...(money ? [money] : []), ...notices.map((n) => NOTICES[n])];
+  return facts.map((f) => factEvent(f, before, after, at)).filter((e): e is EscrowEvent => e !== null);
+}

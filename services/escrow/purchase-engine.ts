@@ -25,7 +25,7 @@ import type { Db, Queryable } from '../../packages/db';
 import { InvalidStateError } from '../../packages/errors';
 import { enqueueEvent, outboxEvents, updateManyWithEvents, updateWithEvents, type OutboxRelay } from '../../packages/outbox';
 import { Batcher, CALLER_WAITS_IN_FLIGHT, type BatcherStats, type BatchItem } from '../../packages/db/batcher';
-import { moneyEvents, NOTICES, type EscrowEvent } from './events';
+import { transitionEvents, type EscrowEvent } from './events';
 import {
   ACTOR,
   INPUT,
@@ -252,12 +252,7 @@ export class PurchaseEngine<T extends string = string> {
 
   /** The outbox rows a transition writes: its money event (settle/void; a hold is a keyed call made before) and its notices. */
   effects(t: MachineTransition, before: PurchaseRow, after: PurchaseRow, at: string): EscrowEvent[] {
-    const events = moneyEvents(t.moneyEvent, before, at, after);
-    for (const notice of t.notices ?? []) {
-      const event = NOTICES[notice](before, after, at);
-      if (event) events.push(event);
-    }
-    return events;
+    return transitionEvents(t, before, after, at);
   }
 
   /**

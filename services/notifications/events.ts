@@ -1,18 +1,10 @@
 /**
  * From the durable facts of escrow and payments to webhook events: each source topic says which
- * agents are told and as what. Adding an event = one row here (and its name in contracts.ts).
+ * agents are told and as what. Purchase notices come from the machine (a new one needs no line here);
+ * another event = one row here (and its name in contracts/notifications.ts).
  */
-import {
-  ESCROW_TOPICS,
-  type EscrowEvents,
-  type MessageSent,
-  type PurchaseApprovalRequired,
-  type PurchaseApproved,
-  type PurchaseCompleted,
-  type PurchaseEvaluation,
-  type PurchaseNotice,
-  type PurchaseRefunded,
-} from '../../packages/contracts/escrow';
+import { ESCROW_TOPICS, type EscrowEvents, type MessageSent } from '../../packages/contracts/escrow';
+import { recipientsOf, WEBHOOK_NOTICES } from '../../packages/contracts/purchase-machine';
 import { PAYMENTS_TOPICS, type CashoutFinished, type GasCredited } from '../../packages/contracts/payments';
 import type { WebhookEventType } from '../../packages/contracts/notifications';
 
@@ -35,27 +27,21 @@ type Mappers = { [T in keyof Payloads]?: (data: Payloads[T]) => Notice[] };
 /** A mapper as the consumer calls it: with an event's data, which the bus hands over untyped. */
 type Mapper = (data: unknown) => Notice[];
 
-function purchase(type: WebhookEventType, who: 'buyer' | 'seller' | 'both') {
-  return (d: PurchaseNotice | PurchaseCompleted | PurchaseRefunded | PurchaseApproved | PurchaseEvaluation): Notice[] => {
-    const out: Notice[] = [];
-    if (who !== 'seller') out.push({ agentId: d.buyerId, type, data: { ...d, role: 'buyer' } });
-    // A purchase the seller never saw (a declined or expired approval) is news to the buyer only.
-    if (who !== 'buyer' && (d as PurchaseRefunded).sellerSees !== false) out.push({ agentId: d.sellerId, type, data: { ...d, role: 'seller' } });
-    return out;
-  };
-}
+/**
+ * The purchase notices that are webhooks, from the machine (purchase-machine.ts NOTICES): each told to its
+ * audience (recipientsOf — the same agents escrow wrote it for) with the party it is told as.
+ */
+const PURCHASE_MAPPERS: Record<string, Mapper> = Object.fromEntries(
+  WEBHOOK_NOTICES.map((notice) => [
+    notice.topic,
+    (d: unknown): Notice[] => {
+      const data = d as Record<string, unknown>;
+      return recipientsOf(notice, data).map(({ party, agentId }) => ({ agentId, type: notice.webhook, data: { ...data, role: party } }));
+    },
+  ]),
+);
 
 const MAPPERS: Mappers = {
-  [ESCROW_TOPICS.created]: purchase('purchase.created', 'seller'),
-  // Approved by the buyer's human: only now does the seller see it.
-  [ESCROW_TOPICS.approved]: purchase('purchase.created', 'seller'),
-  [ESCROW_TOPICS.approvalRequired]: (d: PurchaseApprovalRequired) => [{ agentId: d.buyerId, type: 'purchase.approval_required', data: { ...d, role: 'buyer' } }],
-  [ESCROW_TOPICS.delivered]: purchase('purchase.delivered', 'buyer'),
-  [ESCROW_TOPICS.completedNotice]: purchase('purchase.completed', 'both'),
-  [ESCROW_TOPICS.refundedNotice]: purchase('purchase.refunded', 'both'),
-  [ESCROW_TOPICS.disputed]: purchase('purchase.disputed', 'both'),
-  [ESCROW_TOPICS.evaluationRequested]: (d: PurchaseEvaluation) => [{ agentId: d.evaluatorId, type: 'purchase.evaluation_requested', data: { ...d, role: 'evaluator' } }],
-  [ESCROW_TOPICS.evaluated]: purchase('purchase.evaluated', 'both'),
   // The message text is not sent (counterparty text is untrusted): list_messages reads it.
   [ESCROW_TOPICS.messageSent]: (d: MessageSent) => [
     { agentId: d.recipientId, type: 'message.received', data: { messageId: d.messageId, purchaseId: d.purchaseId, from: d.from, at: d.at } },
@@ -69,4 +55,4 @@ const MAPPERS: Mappers = {
  * Source topic → the webhook events it becomes. The event's data is trusted to be its topic's contract
  * type (written by the producer's outbox from that type): the one cast from the bus's untyped data.
  */
-export const NOTICES = MAPPERS as Record<string, Mapper>;
+export const NOTICES: Record<string, Mapper> = { ...PURCHASE_MAPPERS, ...(MAPPERS as Record<string, Mapper>) };
