@@ -467,6 +467,21 @@ export function purchaseTask(status: PurchaseStatus, facts: { delivered: boolean
   return taskStatus === 'working' ? { status: taskStatus, pollIntervalMs: t.pollMs ?? 5000 } : { status: taskStatus };
 }
 
+/** The tools `who` may call on a purchase in `status` (a state's moves, for prompts and pages). */
+export function toolsAt(status: PurchaseStatus, who: Actor): string[] {
+  return [...new Set(TRANSITIONS.filter((t) => t.from.includes(status) && t.who.includes(who)).map((t) => t.tool))];
+}
+
+/** The states in words, for prose: those a purchase moves on from, then the final ones. */
+export function statesInWords(): string {
+  return `${PURCHASE_STATUSES.filter((s) => !STATES[s].final).join(', ')}; final: ${FINAL_STATUSES.join(', ')}`;
+}
+
+/** Each state with what the caller can do next (its `next` hint): the knowledge base's list of states. */
+export function stateGuide(): { status: PurchaseStatus; final: boolean; next: string }[] {
+  return PURCHASE_STATUSES.map((status) => ({ status, final: STATES[status].final, next: STATES[status].next }));
+}
+
 export function nextStepHint(status: PurchaseStatus): string {
   return (STATES as Record<string, StateFlags>)[status]?.next ?? 'Read the purchase again with get_purchase.';
 }

@@ -8,7 +8,7 @@ import { stdioInstall } from '@agent-market/mcp/lib/install.js';
 import { TOOLS, TOOL_MODULES, getTool, selectionsOf, toolInputSchema, toolsInModule, CATEGORIES, PROVIDERS, JOURNEY_STEPS, SEVERITIES, type JsonSchema, type ToolDefinition } from '../tool-catalogue';
 import type { ErrorCode } from '../errors';
 import { STATUS_BY_CODE } from '../errors';
-import { documentedTransitions } from '../contracts/purchase-machine';
+import { documentedTransitions, PURCHASE_STATUSES, stateGuide, statesInWords } from '../contracts/purchase-machine';
 import { MAX_WEBHOOKS_PER_AGENT, WEBHOOK_EVENT_RECIPIENTS, WEBHOOK_EVENTS, WEBHOOK_RETRY_HOURS } from '../contracts/notifications';
 import {
   GAS_PER_USD,
@@ -244,7 +244,7 @@ export function errorGuides(): ErrorGuide[] {
       'invalid_state',
       'invalid_state: the purchase (or listing) is not in a state that allows this',
       'The action does not fit the current state: confirming before delivery, delivering twice, rating before completion, refunding a completed purchase, buying a paused listing, buying a listing whose price rose above your maxPriceGas (details.priceGas is the current price; nothing was held), cashing out more than is withdrawable, or retrying an Idempotency-Key that is still running. Purchase states: ' +
-        'awaiting_delivery → delivered → completed, with refunded, disputed and failed as side exits.',
+        `${statesInWords()}.`,
       'Read the current state with get_purchase and pick the transition that state allows (see "Purchase states and transitions").',
       step('get_purchase'),
       ['409', 'conflict', 'wrong state', 'already', 'not delivered yet', 'cannot confirm', 'state machine'],
@@ -344,6 +344,12 @@ function toolSection(baseUrl: string, tool: ToolDefinition): KnowledgeSection {
 
 /** DESIGN §4's transition table, derived from escrow's purchase machine (numbers from the market rules). */
 const stateTable = (terms: MarketTerms): Array<[string, string, string, string]> => documentedTransitions(terms).map((t) => [t.trigger, t.who, t.from, t.to]);
+
+/** The transitions one tool (or process) fires, as lines "- who, from state: to": per-state behaviour read from the machine. */
+const transitionsOf = (terms: MarketTerms, tool: string): string[] =>
+  documentedTransitions(terms)
+    .filter((t) => t.trigger === tool)
+    .map((t) => `- ${t.who}, from ${t.from}: ${t.to}`);
 
 export interface PurchaseTransition {
   trigger: string;
@@ -467,11 +473,11 @@ export function knowledgeSections(baseUrl: string, terms: MarketTerms = DEFAULT_
     id: 'purchase-states',
     title: 'Purchase states and transitions (escrow)',
     body: [
-      'States: pending (funding) → [awaiting_approval (your human approves) →] awaiting_delivery → delivered → completed; side exits refunded, disputed (then refunded or completed by an operator) and failed (funding refused, or approval declined or not given in time).',
-      stateTable(terms).map(([trigger, who, from, to]) => `- ${trigger} (${who}): ${from} → ${to}`).join('\n'),
+      `States (${statesInWords()}), each with what can happen next:\n${stateGuide().map((g) => `- ${g.status}${g.final ? ' (final)' : ''}: ${g.next}`).join('\n')}`,
+      `Transitions:\n${stateTable(terms).map(([trigger, who, from, to]) => `- ${trigger} (${who}): ${from} → ${to}`).join('\n')}`,
       `How escrow works: when you purchase, the price moves from your gasBalance into an escrow hold; the seller is not paid yet. Confirmation (or auto-release ${RELEASE_DAYS} days after delivery) settles it: the seller gets sale_earn, the platform its fee. A refund returns the hold to the buyer in full. A purchase is visible only to its buyer, its seller and operators; you cannot buy your own listing; only active listings can be bought and the price is fixed at purchase time.`,
     ].join('\n\n'),
-    tags: ['escrow', 'state', 'states', 'status', 'transition', 'awaiting_delivery', 'delivered', 'completed', 'refunded', 'disputed', 'pending', 'failed', 'awaiting_approval', 'lifecycle', 'auto-release', 'autorelease', 'hold', 'order'],
+    tags: ['escrow', 'state', 'states', 'status', 'transition', ...PURCHASE_STATUSES, 'lifecycle', 'auto-release', 'autorelease', 'hold', 'order'],
     nextStep: step('get_purchase'),
   });
 
@@ -568,13 +574,12 @@ export function knowledgeSections(baseUrl: string, terms: MarketTerms = DEFAULT_
     id: 'refunds-disputes',
     title: 'Refunds versus disputes',
     body: [
-      'request_refund (purchaseId, optional reason):',
-      '- buyer, before delivery (awaiting_delivery): refunded at once, the full price back to your gasBalance;',
-      `- buyer, after delivery (delivered): the purchase stays delivered, refundRequestedAt is set and auto-release pauses; the seller may refund, or you may dispute;`,
-      '- seller, any time before completion: refunds the buyer.',
-      `Undelivered purchases are refunded automatically when the listing's deliveryDays (default ${DEFAULT_DELIVERY_DAYS}) pass.`,
-      `dispute_purchase (purchaseId, reason of at least ${MIN_DISPUTE_REASON_CHARS} characters), buyer or seller, in awaiting_delivery or delivered: for non-delivery or clear misrepresentation only. The purchase becomes disputed, the escrow is frozen, and an operator resolves it as a refund to the buyer or a release to the seller. Try send_message and request_refund first.`,
-      'A completed purchase (confirmed or auto-released) can no longer be refunded or disputed.',
+      'request_refund (purchaseId, optional reason), by who and state:',
+      ...transitionsOf(terms, 'request_refund'),
+      ...transitionsOf(terms, 'auto-refund'),
+      `dispute_purchase (purchaseId, reason of at least ${MIN_DISPUTE_REASON_CHARS} characters), for non-delivery or clear misrepresentation only; an operator resolves it as a refund to the buyer or a release to the seller. Try send_message and request_refund first.`,
+      ...transitionsOf(terms, 'dispute_purchase'),
+      'In any other state (a completed purchase, say) a purchase can no longer be refunded or disputed.',
     ].join('\n'),
     tags: ['refund', 'refunds', 'request_refund', 'dispute', 'disputes', 'dispute_purchase', 'money back', 'not delivered', 'scam', 'misrepresentation', 'frozen', 'cancel', 'complaint'],
     nextStep: step('request_refund'),

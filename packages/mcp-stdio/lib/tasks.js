@@ -73,9 +73,8 @@ function statusMessageOf(p) {
       if (p.evaluator && p.evaluator.verdict) return `Delivered ${p.deliveredAt} and accepted by the evaluator: tasks/result returns the delivery and the evaluator's report (purchase now ${p.status}).`;
       return (
         `Delivered ${p.deliveredAt}: tasks/result returns the delivery (purchase now ${p.status}).` +
-        (p.status === 'delivered'
-          ? ` Check it, then confirm_delivery {purchaseId: "${p.id}"} to release escrow, or request_refund / dispute_purchase${p.autoReleaseAt ? ` before ${p.autoReleaseAt} (auto-release)` : ''}.`
-          : '')
+        (p.task && p.task.next ? ` ${p.task.next}` : '') +
+        (p.autoReleaseAt ? ` Auto-release at ${p.autoReleaseAt}.` : '')
       );
     case 'failed':
       if (p.evaluator && p.evaluator.verdict === 'reject') {
@@ -84,20 +83,18 @@ function statusMessageOf(p) {
       return p.status === 'refunded'
         ? `Refunded ${p.refundedAt || ''}${p.refundReason ? ` (${p.refundReason})` : ''}: no delivery will come; the ${p.priceGas} gas is back in your balance.`
         : `Failed${p.failureReason ? `: ${p.failureReason}` : ''}. No delivery will come; nothing was charged.`;
-    default:
-      switch (p.status) {
-        case 'pending':
-          return `Purchase ${p.id} is pending: funding is being confirmed with the ledger.`;
-        case 'awaiting_approval':
-          return `Waiting for your human to approve ${p.priceGas} gas${p.approvalUrl ? ` at ${p.approvalUrl}` : ''}${p.approvalExpiresAt ? ` before ${p.approvalExpiresAt}` : ''}; the seller sees it only once approved.`;
-        case 'awaiting_delivery':
-          return `${p.priceGas} gas held in escrow; waiting for the seller to deliver${p.deliverBy ? ` (by ${p.deliverBy}, else it is refunded automatically)` : ''}.`;
-        case 'disputed':
-          return 'Disputed before delivery: escrow is frozen until an operator resolves it (refund or release). Add facts with send_message.';
-        default:
-          // A state this file does not describe: the server's words for it (the machine's next step).
-          return (p.task && p.task.next) || `Purchase ${p.id} is ${p.status}.`;
-      }
+    default: {
+      // Working: the server's words for the state (the machine's next step), with this purchase's link and deadline.
+      const due = p.approvalExpiresAt || p.deliverBy || (p.evaluator && p.evaluator.evaluateBy) || null;
+      return [
+        `Purchase ${p.id} is ${p.status}.`,
+        (p.task && p.task.next) || 'Poll get_purchase.',
+        p.approvalUrl ? `Approval link for your human: ${p.approvalUrl}.` : '',
+        due ? `Due: ${due}.` : '',
+      ]
+        .filter(Boolean)
+        .join(' ');
+    }
   }
 }
 

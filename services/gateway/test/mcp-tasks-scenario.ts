@@ -87,7 +87,7 @@ export async function runPurchaseTasks(app: TaskScenarioApp, tag: string): Promi
 
   const working = await tasks.getTask(taskId);
   expect(working).toMatchObject({ taskId, status: 'working', pollInterval: 5000, ttl: null });
-  expect(working.statusMessage).toMatch(/waiting for the seller to deliver/);
+  expect(working.statusMessage).toMatch(/awaiting_delivery\..*deliver_work/);
 
   // Only the buyer can read it: for the seller and a stranger it does not exist.
   for (const other of [s.client, x.client]) {

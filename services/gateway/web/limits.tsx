@@ -7,6 +7,7 @@ import type { VNode } from 'preact';
 import { CATEGORIES } from '../../../packages/tool-catalogue';
 import { InvalidArgumentsError } from '../../../packages/errors';
 import { APPROVAL_WINDOW_HOURS } from '../../../packages/market-rules';
+import { awaits, STATES } from '../../../packages/contracts/purchase-machine';
 import type { SpendingLimitsInput, SpendingLimitsView } from '../../../packages/contracts/escrow';
 import type { PurchaseView } from '../../../packages/contracts/escrow';
 import { Layout } from './render';
@@ -172,7 +173,7 @@ export function OwnerPage(p: OwnerPageProps): VNode {
                   <td>{x.listingTitle}</td>
                   <td>{x.totalHeldGas ?? x.priceGas}</td>
                   <td>
-                    {x.status === 'awaiting_approval' && x.approvalUrl ? <a href={new URL(x.approvalUrl).pathname}>awaiting your approval</a> : x.status.replace(/_/g, ' ')}
+                    {awaits(x.status, 'owner') && x.approvalUrl ? <a href={new URL(x.approvalUrl).pathname}>awaiting your approval</a> : x.status.replace(/_/g, ' ')}
                     {x.evaluator?.verdict ? (
                       <p class="muted">
                         Evaluator's verdict: {x.evaluator.verdict}. {x.evaluator.report}
@@ -241,7 +242,7 @@ function OwnerLinks({ links, path, csrf, revoked }: { links: { createdAt: string
 }
 
 function AwaitingApproval({ purchases, csrf }: { purchases: PurchaseView[]; csrf: Record<string, string> }): VNode | null {
-  const waiting = purchases.filter((x) => x.status === 'awaiting_approval' && approvalTokenOf(x) && csrf[x.id]);
+  const waiting = purchases.filter((x) => awaits(x.status, 'owner') && approvalTokenOf(x) && csrf[x.id]);
   if (waiting.length === 0) return null;
   return (
     <>
@@ -277,7 +278,7 @@ function AwaitingApproval({ purchases, csrf }: { purchases: PurchaseView[]; csrf
 export function ApprovalPage(props: { purchase: PurchaseView; agent: { id: string; displayName: string | null }; action: string; csrf: string; owner: boolean }): VNode {
   const { purchase: p, agent, csrf } = props;
   const name = agent.displayName || 'an agent';
-  const open = p.status === 'awaiting_approval';
+  const open = awaits(p.status, 'owner');
   return (
     <Layout title={`Approve ${p.priceGas} gas for ${p.listingTitle}`} noindex>
       <div class="narrow">
@@ -340,9 +341,11 @@ export function ApprovalPage(props: { purchase: PurchaseView; agent: { id: strin
   );
 }
 
+/** What became of a purchase the human was asked about, read from its state's flags in the machine (no state named here). */
 export function approvalOutcome(p: PurchaseView): string {
-  if (p.status === 'awaiting_approval') return 'It waits for your answer.';
-  if (p.status === 'failed') return 'It was not approved: the held gas went back to the agent and the seller was never told.';
-  if (p.status === 'pending') return 'Its funding is still being confirmed.';
+  const state = STATES[p.status];
+  if (awaits(p.status, 'owner')) return 'It waits for your answer.';
+  if (!state.sellerSees && state.final) return 'It was not approved: the held gas went back to the agent and the seller was never told.';
+  if (!state.sellerSees) return 'Its funding is still being confirmed.';
   return `It was approved: the seller now sees it (status ${p.status.replace(/_/g, ' ')}).`;
 }
