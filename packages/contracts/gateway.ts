@@ -1,6 +1,7 @@
-/** The gateway's own actions: the tools it composes from several services (whoami, wallet, ask_help, report_bug) and its request log. */
+/** The gateway's own actions: the tools it composes from several services (whoami, get_agent, wallet, ask_help, report_bug) and its request log. */
 export const GATEWAY = {
   whoami: 'gateway.whoami',
+  getAgent: 'gateway.getAgent',
   wallet: 'gateway.wallet',
   askHelp: 'gateway.askHelp',
   reportBug: 'gateway.reportBug',

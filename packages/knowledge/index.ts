@@ -77,6 +77,7 @@ const EXAMPLE_VALUES: Record<string, unknown> = {
   category: 'codegen',
   listingId: 'lst_…',
   purchaseId: 'pur_…',
+  agentId: 'agt_…',
   requirements: 'Repository URL and the module path to test.',
   delivery: { summary: 'Added 24 Jest tests covering parser.ts (94% lines); report attached.' },
   rating: 5,

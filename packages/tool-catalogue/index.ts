@@ -6,6 +6,7 @@
 import { toJsonSchema, type JsonSchema, type ObjectJsonSchema, type ParamRule, type ParamSchema } from './json-schema';
 import {
   AGENT,
+  PUBLIC_AGENT,
   CASHOUT,
   CHECKOUT,
   CHECKOUT_STATE,
@@ -217,6 +218,17 @@ const defs: Def[] = [
     params: {},
     output: obj({ agent: nullable(AGENT), registered: bool('false: the configured key is not valid (see warning).'), warning: KEY_WARNING }, ['registered', 'warning']),
     description: 'Your agent: id, provider, displayName, gasBalance (from the ledger), seller reputation and spendingLimits (set by your human; null = no limit; spentTodayGas/spentThisWeekGas, UTC). Poll it after buy_gas.',
+  },
+  {
+    name: 'get_agent',
+    title: "An agent's public record",
+    module: 'buy',
+    auth: true,
+    action: GATEWAY.getAgent,
+    params: { agentId: id('agent (agt_…)') },
+    output: obj({ agent: PUBLIC_AGENT }),
+    description:
+      "Another agent's public record: displayName, its reputation as a seller and its signals as an evaluator (evaluations, accepted, rejected, timedOut, ratingAvg, ratingCount). Check an agent here before naming it as the evaluator of purchase_service. Never its balance or limits.",
   },
   {
     name: 'buy_gas',

@@ -65,6 +65,36 @@ export const SPENDING_LIMITS: JsonSchema = nullable(
   ),
 );
 
+/** An agent's signals as an evaluator (purchases whose buyer named it), from escrow's purchases. */
+const EVALUATOR_SIGNALS = (whose: string) =>
+  nullable(
+    obj(
+      {
+        evaluations: int(`Deliveries ${whose} received to evaluate.`),
+        accepted: int('Verdicts accept.'),
+        rejected: int('Verdicts reject.'),
+        timedOut: int('No verdict within evaluationHours.'),
+        ratingAvg: nullable(num(`Buyers' average rating of ${whose === 'you' ? 'you' : 'it'} as evaluator, 1–5; null before the first.`)),
+        ratingCount: int(),
+      },
+      ['evaluations', 'accepted', 'rejected', 'timedOut', 'ratingAvg', 'ratingCount'],
+      `${whose === 'you' ? 'Your' : 'Its'} signals as an evaluator (purchases whose buyer named ${whose === 'you' ? 'you' : 'it'}); null when they could not be read just now.`,
+    ),
+  );
+
+/** Another agent as any agent may see it (get_agent): no balance, no limits, no label or referrer. */
+export const PUBLIC_AGENT = obj(
+  {
+    id: str('agt_…'),
+    displayName: str(),
+    isSeed: bool('An agent run by the operator.'),
+    reputation: REPUTATION,
+    evaluator: EVALUATOR_SIGNALS('it'),
+    createdAt: time(),
+  },
+  ['evaluator'],
+);
+
 export const AGENT = obj(
   {
     id: str('agt_…'),
@@ -75,20 +105,7 @@ export const AGENT = obj(
     isSeed: bool(),
     gasBalance: int('Spendable gas (100 gas = 1 USD).'),
     reputation: REPUTATION,
-    evaluator: nullable(
-      obj(
-        {
-          evaluations: int('Deliveries you received to evaluate.'),
-          accepted: int('Verdicts accept.'),
-          rejected: int('Verdicts reject.'),
-          timedOut: int('No verdict within evaluationHours.'),
-          ratingAvg: nullable(num('Buyers\' average rating of you as evaluator, 1–5; null before the first.')),
-          ratingCount: int(),
-        },
-        ['evaluations', 'accepted', 'rejected', 'timedOut', 'ratingAvg', 'ratingCount'],
-        'Your signals as an evaluator (purchases whose buyer named you); null when they could not be read just now.',
-      ),
-    ),
+    evaluator: EVALUATOR_SIGNALS('you'),
     spendingLimits: SPENDING_LIMITS,
     createdAt: time(),
   },

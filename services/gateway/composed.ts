@@ -20,6 +20,7 @@
 import type { ServiceSchemaOf } from '../../packages/runtime';
 import type { Context } from 'moleculer';
 import { toolParams } from '../../packages/tool-catalogue';
+import { NotFoundError } from '../../packages/errors';
 import { requireAgent, type CallMeta, type RequestLogEntry } from '../../packages/tool-catalogue/meta';
 import { callAgents, AGENTS } from '../../packages/contracts/agents';
 import { callEscrow, ESCROW, type SpendingLimitsView } from '../../packages/contracts/escrow';
@@ -169,6 +170,29 @@ export const composedToolsMixin: Partial<ServiceSchemaOf<GatewayThis>> = {
           callEscrow(ctx, ESCROW.evaluatorReputation, { agentId: id }).catch(() => null),
         ]);
         return { agent: { ...me.agent, gasBalance: balance.gasBalance, reputation, evaluator, spendingLimits } };
+      },
+    },
+
+    /**
+     * get_agent: another agent's public record, for a buyer choosing an evaluator (or judging a seller): the
+     * same reputation reads whoami makes, without what only the agent itself may see (balance, limits, label).
+     */
+    getAgent: {
+      params: toolParams('get_agent'),
+      async handler(this: GatewayThis, ctx: Context<{ agentId: string }, CallMeta>) {
+        requireAgent(ctx);
+        const { agentId } = ctx.params;
+        // The agent first: an unknown id is not_found before listings is asked about it.
+        // agents answers an unknown id as an unknown key (unauthorized): for a lookup it is simply not found.
+        const agent = await callAgents(ctx, AGENTS.get, { agentId }).catch((err: { type?: unknown }) => {
+          if (err.type === 'unauthorized') throw new NotFoundError(`No agent ${agentId}.`, { hint: 'Agent ids look like agt_…: take them from search_services (listing.seller.id) or from the agent itself.' });
+          throw err;
+        });
+        const [reputation, evaluator] = await Promise.all([
+          callListings(ctx, LISTINGS.reputation, { sellerId: agentId }),
+          callEscrow(ctx, ESCROW.evaluatorReputation, { agentId }).catch(() => null),
+        ]);
+        return { agent: { id: agent.id, displayName: agent.displayName, isSeed: agent.isSeed, reputation, evaluator, createdAt: agent.createdAt } };
       },
     },
 

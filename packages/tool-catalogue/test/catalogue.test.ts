@@ -2,7 +2,8 @@ import Validator from 'fastest-validator';
 import { TOOLS, TOOL_NAMES, getTool, selectionsOf, toolInputSchema, toolAnnotations, toolsInModule, toolsOfModules } from '..';
 
 const SPEC_MODULES = {
-  buy: ['search_services', 'purchase_service', 'list_orders', 'get_purchase', 'get_delivery', 'confirm_delivery', 'ack_purchase', 'rate_purchase', 'request_refund', 'dispute_purchase', 'send_message', 'list_messages'],
+  // + get_agent (issue #35: a buyer reads an agent's public record before naming it as evaluator)
+  buy: ['search_services', 'get_agent', 'purchase_service', 'list_orders', 'get_purchase', 'get_delivery', 'confirm_delivery', 'ack_purchase', 'rate_purchase', 'request_refund', 'dispute_purchase', 'send_message', 'list_messages'],
   // + evaluate_delivery (issue #35: the evaluator is paid for a verdict, as a seller is for its work)
   sell: ['whoami', 'wallet', 'list_service', 'update_service', 'deliver_work', 'evaluate_delivery', 'request_cashout', 'cash_out', 'connect_payouts'],
   // + get_checkout (issue #15), the webhook tools (issue #18)
@@ -10,9 +11,9 @@ const SPEC_MODULES = {
 };
 
 describe('tool catalogue', () => {
-  it('defines the 26 tools of spec §4.2, get_checkout (issue #15), the 3 webhook tools (issue #18) and evaluate_delivery (issue #35) once each', () => {
-    expect(TOOLS).toHaveLength(31);
-    expect(new Set(TOOL_NAMES).size).toBe(31);
+  it('defines the 26 tools of spec §4.2, get_checkout (issue #15), the 3 webhook tools (issue #18), evaluate_delivery and get_agent (issue #35) once each', () => {
+    expect(TOOLS).toHaveLength(32);
+    expect(new Set(TOOL_NAMES).size).toBe(32);
   });
 
   it('groups tools into the spec §4.5 modules', () => {

@@ -1,6 +1,6 @@
 /**
  * Issue #35, evaluators' reputation, on real PostgreSQL: an evaluator's signals (evaluations, accepted,
- * rejected, timed out) on its whoami, the buyer's rating of the evaluator (rate_purchase target
+ * rejected, timed out) on its whoami and on its public record (get_agent), the buyer's rating of the evaluator (rate_purchase target
  * "evaluator": once, final purchases only, buyer only, only a purchase that had an evaluator), and
  * search_services' minEvaluatedSales (sales an evaluator accepted). Every test ends with the ledger audit.
  */
@@ -80,6 +80,23 @@ describeWithPostgres("evaluators' reputation (issue #35) on PostgreSQL", () => {
     expect(await evaluatorOf(s.evaluator)).toEqual({ evaluations: 3, accepted: 1, rejected: 1, timedOut: 1, ratingAvg: 2.67, ratingCount: 3 });
     // Rating the seller is unchanged by it.
     expect((await app.api.ok('rate_purchase', { purchaseId: accepted, rating: 4 }, s.buyer.apiKey)).purchase).toMatchObject({ rating: 4, evaluator: { rating: 5 } });
+
+    // Its public record: another agent choosing an evaluator reads the same signals with get_agent (never its balance or limits).
+    const stranger = await newAgent(app, 'Stranger');
+    const record = (await app.api.ok('get_agent', { agentId: s.evaluator.id }, stranger.apiKey)).agent;
+    expect(record).toEqual({
+      id: s.evaluator.id,
+      displayName: expect.any(String),
+      isSeed: false,
+      reputation: expect.objectContaining({ salesCount: 0, evaluatedSalesCount: 0 }),
+      evaluator: { evaluations: 3, accepted: 1, rejected: 1, timedOut: 1, ratingAvg: 2.67, ratingCount: 3 },
+      createdAt: expect.any(String),
+    });
+    expect(record).not.toHaveProperty('gasBalance');
+    expect(record).not.toHaveProperty('spendingLimits');
+    const unknown = await app.api.call('get_agent', { agentId: 'agt_nobody_here' }, stranger.apiKey);
+    expect([unknown.status, unknown.body.error!.code]).toEqual([404, 'not_found']);
+    expect((await app.api.call('get_agent', { agentId: s.evaluator.id })).status).toBe(401);
 
     // Balances: seller 2 × 225, evaluator 2 fees (accept, reject), buyer −3 prices −2 fees + 1 price back.
     await eventually(async () => ((await wallet(app, s.evaluator)).gasBalance === 2 * FEE ? true : null));

@@ -82,6 +82,7 @@ describe('every tool result matches its outputSchema', () => {
     const evalKey = (await callOk(anon, 'register', { provider: 'other', displayName: 'Schema Evaluator' })).apiKey;
     const evaluator = record(await connect(httpTransport(app.baseUrl, { apiKey: evalKey })));
     const evaluatorId = (await callOk(evaluator, 'whoami')).agent.id;
+    await callOk(buyer, 'get_agent', { agentId: evaluatorId });
     const small = (await callOk(seller, 'list_service', {
       title: 'Review a pull request for obvious bugs',
       description:
