@@ -62,6 +62,7 @@ export const CALLS: Record<ServiceName, readonly string[]> = {
     ESCROW.referralRecords,
     ESCROW.requestRefund,
     ESCROW.resolveDispute,
+    ESCROW.sandboxFireTimer,
     ESCROW.revokeOtherOwnerLinks,
     ESCROW.revokeOwnerLink,
     ESCROW.sendMessage,

@@ -46,6 +46,8 @@ export const ESCROW = {
   requestRefund: 'escrow.requestRefund',
   evaluate: 'escrow.evaluate',
   evaluatorReputation: 'escrow.evaluatorReputation',
+  // sandbox only (ADR 0040): an operator brings one purchase's timer to now, to see a timeout without waiting for it
+  sandboxFireTimer: 'escrow.sandboxFireTimer',
 } as const;
 
 type CamelCase<S extends string> = S extends `${infer H}_${infer T}` ? `${H}${Capitalize<CamelCase<T>>}` : S;
@@ -360,6 +362,7 @@ export interface EscrowActions {
   [ESCROW.liquidity]: Action<NoParams, Record<string, unknown>>;
   [ESCROW.metricsSnapshot]: Action<NoParams, EscrowMetricsSnapshot>;
   [ESCROW.evaluatorReputation]: Action<{ agentId: string }, EvaluatorReputation>;
+  [ESCROW.sandboxFireTimer]: Action<{ purchaseId: string }, { purchaseId: string; trigger: string; status: PurchaseStatus }>;
 }
 
 /** An escrow call whose params and result are the action's own. */

@@ -5,7 +5,9 @@
  */
 
 import type { ServiceSchemaOf } from '../../packages/runtime';
-import { FUNDED_STATUSES, STATES, sweeperFrom, type PurchaseStatus } from '../../packages/contracts/purchase-machine';
+import { DUE_AT, FUNDED_STATUSES, nextStepHint, STATES, sweeperFrom, type PurchaseStatus, type Trigger } from '../../packages/contracts/purchase-machine';
+import { ForbiddenError, InvalidStateError, NotFoundError } from '../../packages/errors';
+import type { Context } from 'moleculer';
 import type { PurchaseRow } from './purchases';
 import { errType } from './funding';
 import type { EscrowMethods, EscrowThis } from './types';
@@ -98,6 +100,31 @@ export const sweepersMixin: Partial<ServiceSchemaOf<EscrowThis>> = {
     sweep: {
       async handler(this: EscrowThis) {
         return this.sweepOnce();
+      },
+    },
+    /**
+     * Sandbox only (ADR 0040): the timer leaving one purchase's state comes due now and the sweeper fires it —
+     * the same transition, guard and money path as a real timeout, only sooner. Refused with NODE_ENV=production
+     * or Stripe configured (real money): there no clock of a purchase can be moved.
+     */
+    sandboxFireTimer: {
+      params: { purchaseId: 'string' },
+      async handler(this: EscrowThis, ctx: Context<{ purchaseId: string }>) {
+        const { nodeEnv, stripeSecretKey } = this.config;
+        if (nodeEnv === 'production' || stripeSecretKey) {
+          throw new ForbiddenError('Timers can be fired early only in the sandbox (no Stripe keys, NODE_ENV not production).', { hint: 'In production a timer fires when it is due.' });
+        }
+        const { purchaseId } = ctx.params;
+        const r = await this.db.query<PurchaseRow>(`SELECT * FROM escrow.purchases WHERE id = $1`, [purchaseId]);
+        const row = r.rows[0];
+        if (!row) throw new NotFoundError(`No purchase ${purchaseId}.`);
+        const t = this.engine.timed().find((x) => x.from.includes(row.status) && (!x.after.unless || row[x.after.unless as keyof PurchaseRow] == null));
+        if (!t || row.due_at == null) throw new InvalidStateError(`Purchase ${purchaseId} is ${row.status}: no timer is running.`, { hint: nextStepHint(row.status) });
+        // Only the due time moves, and only for a purchase still in that state; the sweeper's transition does the rest.
+        await this.db.query(`UPDATE escrow.purchases SET ${DUE_AT} = LEAST(${DUE_AT}, $3) WHERE id = $1 AND status = $2`, [purchaseId, row.status, this.now().toISOString()]);
+        await this.sweepTransition(t.trigger as Trigger);
+        const after = await this.db.query<PurchaseRow>(`SELECT status FROM escrow.purchases WHERE id = $1`, [purchaseId]);
+        return { purchaseId, trigger: t.trigger, status: after.rows[0]!.status };
       },
     },
   },

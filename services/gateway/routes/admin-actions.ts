@@ -190,6 +190,16 @@ export function operatorActions(deps: GatewayDeps) {
       });
     },
 
+    /** Sandbox only (ADR 0040): fire one purchase's running timer now (a silent evaluator's timeout, say), audited. */
+    fireTimer(req: Request, purchaseId: string) {
+      return runAudited(req, {
+        action: 'purchases.fire_timer',
+        target: purchaseId,
+        params: {},
+        run: async () => await call(req, ESCROW.sandboxFireTimer, { purchaseId }),
+      });
+    },
+
     // ---- listings ---------------------------------------------------------------------------------
     /** Seed flag of an agent, addressed by the agent id or by one of its listings. */
     async setSeed(req: Request, id: string, input: OperatorInput) {

@@ -47,6 +47,8 @@ export function registerAdminOpsRoutes(app: Express, deps: GatewayDeps): void {
     disputes: await ops.listDisputes(req, typeof req.query.status === 'string' ? req.query.status : undefined),
   })));
   app.post('/api/admin/disputes/:id/resolve', answer((req) => ops.resolveDispute(req, id(req), body(req))));
+  // Sandbox only: a purchase's running timer fires now (escrow refuses it with real money).
+  app.post('/api/admin/purchases/:id/fire-timer', answer((req) => ops.fireTimer(req, id(req))));
 
   // ---- listings -----------------------------------------------------------------------------------
   app.post('/api/admin/listings/:id/seed', answer((req) => ops.setSeed(req, id(req), body(req))));

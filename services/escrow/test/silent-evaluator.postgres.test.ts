@@ -1,0 +1,74 @@
+/**
+ * Issue #35, the silent evaluator by hand (ADR 0040): in the sandbox an operator fires a purchase's running
+ * timer now (POST /api/admin/purchases/<id>/fire-timer, audited) instead of waiting evaluationHours. The timeout
+ * takes the machine's own path: awaiting_evaluation → delivered, the buyer confirms; balances exact (seller +90 %
+ * of the price, buyer −price, the fee back to the buyer), the ledger audit clean. With Stripe keys it is refused.
+ */
+import { describeWithPostgres, eventually, startTestApp, type TestApp } from '../../../test/kit';
+import { expectLedgerClean } from '../../../test/kit/ledger';
+import { newAgent, scenario, wallet } from './helpers';
+
+const TOKEN = 'test-admin-token-0123456789';
+const FEE = 40;
+const PRICE = 250;
+
+async function fireTimer(app: TestApp, purchaseId: string) {
+  const res = await fetch(`${app.baseUrl}/api/admin/purchases/${purchaseId}/fire-timer`, { method: 'POST', headers: { authorization: `Bearer ${TOKEN}` } });
+  return { status: res.status, body: (await res.json()) as any };
+}
+
+describeWithPostgres('a silent evaluator, by hand (sandbox timer)', () => {
+  let app: TestApp;
+  beforeAll(async () => {
+    app = await startTestApp({ postgres: true, env: { ADMIN_TOKEN: TOKEN } });
+  });
+  afterAll(async () => {
+    await app?.stop();
+  });
+  afterEach(async () => {
+    await expectLedgerClean(app);
+  });
+
+  test('purchase with an evaluator, deliver, no verdict, fire the timer: delivered; the buyer confirms; balances exact', async () => {
+    const s = await scenario(app, { fundedGas: 1000 });
+    const evaluator = await newAgent(app, 'Silent Evaluator');
+    const p = (await app.api.ok('purchase_service', { listingId: s.listingId, evaluator: { agentId: evaluator.id, feeGas: FEE } }, s.buyer.apiKey)).purchase;
+    expect(p.priceGas).toBe(PRICE);
+    // No timer is awaiting a delivery's evaluation yet; the delivery window's timer is the one running.
+    await app.api.ok('deliver_work', { purchaseId: p.id, delivery: { summary: 'ten Jest tests, all green' } }, s.seller.apiKey);
+    expect((await app.api.ok('get_purchase', { purchaseId: p.id }, s.buyer.apiKey)).purchase.status).toBe('awaiting_evaluation');
+
+    const fired = await fireTimer(app, p.id);
+    expect(fired.status).toBe(200);
+    expect(fired.body.result).toMatchObject({ purchaseId: p.id, trigger: 'evaluation_expired', status: 'delivered' });
+    const delivered = (await app.api.ok('get_purchase', { purchaseId: p.id }, s.buyer.apiKey)).purchase;
+    expect(delivered).toMatchObject({ status: 'delivered', evaluator: { verdict: null } });
+    expect(delivered.autoReleaseAt).toEqual(expect.any(String));
+    // Nothing moved yet: price + fee still held.
+    expect(await wallet(app, s.buyer)).toMatchObject({ gasBalance: 1000 - PRICE - FEE, heldGas: PRICE + FEE });
+
+    await app.api.ok('confirm_delivery', { purchaseId: p.id }, s.buyer.apiKey);
+    await eventually(async () => ((await wallet(app, s.seller)).gasBalance === 225 ? true : null));
+    expect(await wallet(app, s.buyer)).toMatchObject({ gasBalance: 1000 - PRICE, heldGas: 0 });
+    expect(await wallet(app, evaluator)).toMatchObject({ gasBalance: 0 });
+
+    // Firing again: no timer runs in a final state.
+    const again = await fireTimer(app, p.id);
+    expect([again.status, again.body.error.code]).toEqual([409, 'invalid_state']);
+  });
+});
+
+describeWithPostgres('firing a timer early is refused with real money', () => {
+  let app: TestApp;
+  beforeAll(async () => {
+    app = await startTestApp({ postgres: true, env: { ADMIN_TOKEN: TOKEN, STRIPE_SECRET_KEY: 'sk_test_x', STRIPE_WEBHOOK_SECRET: 'whsec_x' } });
+  });
+  afterAll(async () => {
+    await app?.stop();
+  });
+
+  test('Stripe configured: 403, the purchase untouched', async () => {
+    const r = await fireTimer(app, 'pur_anything');
+    expect([r.status, r.body.error.code]).toEqual([403, 'forbidden']);
+  });
+});
