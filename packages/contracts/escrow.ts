@@ -300,7 +300,8 @@ export interface PurchaseView {
   /** Price + the evaluator's fee: what the buyer's gas holds (only on a purchase with an evaluator). */
   totalHeldGas?: number;
   /** The purchase as an MCP task (derived from the machine; the stdio package reads it instead of restating it), and what comes next. */
-  task: { status: 'working' | 'completed' | 'failed'; pollIntervalMs?: number; next: string };
+  /** tools: what the reading party may call on it now (the machine's transitions from this state for that party). */
+  task: { status: 'working' | 'completed' | 'failed'; pollIntervalMs?: number; next: string; tools?: string[] };
 }
 
 export interface EscrowMetricsSnapshot {

@@ -467,9 +467,13 @@ export function purchaseTask(status: PurchaseStatus, facts: { delivered: boolean
   return taskStatus === 'working' ? { status: taskStatus, pollIntervalMs: t.pollMs ?? 5000 } : { status: taskStatus };
 }
 
-/** The tools `who` may call on a purchase in `status` (a state's moves, for prompts and pages). */
-export function toolsAt(status: PurchaseStatus, who: Actor): string[] {
-  return [...new Set(TRANSITIONS.filter((t) => t.from.includes(status) && t.who.includes(who)).map((t) => t.tool))];
+/**
+ * The tools `who` may call on a purchase in `status` (a state's moves: prompts, the purchase view's task.tools);
+ * with the row, only the transitions whose `when` columns it has (deliver_work goes to evaluation only with an evaluator).
+ */
+export function toolsAt(status: PurchaseStatus, who: Actor, row?: Readonly<Record<string, unknown>>): string[] {
+  const applies = (t: Transition) => !row || !t.when || [t.when].flat().every((c) => row[c] !== null && row[c] !== undefined);
+  return [...new Set(TRANSITIONS.filter((t) => t.from.includes(status) && t.who.includes(who) && applies(t)).map((t) => t.tool))];
 }
 
 /** The states in words, for prose: those a purchase moves on from, then the final ones. */

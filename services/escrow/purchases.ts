@@ -1,6 +1,6 @@
 /** Purchase rows, their public view, the callers' roles, and the hints derived from the purchase machine (the engine guards). */
 import { InvalidStateError, NotFoundError, ForbiddenError } from '../../packages/errors';
-import { awaits, dueOf, nextStepHint, purchaseTask, STATES, type PurchaseStatus, type Trigger } from '../../packages/contracts/purchase-machine';
+import { awaits, dueOf, nextStepHint, purchaseTask, STATES, toolsAt, type PurchaseStatus, type Trigger } from '../../packages/contracts/purchase-machine';
 import type { PurchaseView, Role } from '../../packages/contracts/escrow';
 export type { PurchaseView, Role };
 
@@ -78,6 +78,8 @@ function due(row: PurchaseRow, trigger: Trigger): string | null {
 
 /** The public view; what it shows of a timer or an approval follows the machine (the state's timers, who it awaits). */
 export function toView(row: PurchaseRow, viewerId?: string): PurchaseView {
+  // The party reading it (an operator's console reads as nobody): its moves are the machine's for that party.
+  const viewerRole: Role | null = !viewerId ? null : viewerId === row.buyer_id ? 'buyer' : viewerId === row.seller_id ? 'seller' : viewerId === row.evaluator_id ? 'evaluator' : null;
   const view: PurchaseView = {
     id: row.id,
     listingId: row.listing_id,
@@ -110,7 +112,11 @@ export function toView(row: PurchaseRow, viewerId?: string): PurchaseView {
     failureReason: row.failure_reason,
     approvalUrl: awaits(row.status, 'owner') && viewerId !== row.seller_id ? row.approval_url : null,
     approvalExpiresAt: due(row, 'approval_expired'),
-    task: { ...purchaseTask(row.status, { delivered: row.delivered_at !== null && row.delivered_at !== undefined, verdict: row.evaluation_verdict ?? null }), next: nextStepHint(row.status) },
+    task: {
+      ...purchaseTask(row.status, { delivered: row.delivered_at !== null && row.delivered_at !== undefined, verdict: row.evaluation_verdict ?? null }),
+      next: nextStepHint(row.status),
+      ...(viewerRole ? { tools: toolsAt(row.status, viewerRole, row) } : {}),
+    },
   };
   if (row.evaluator_id) {
     const feeGas = Number(row.evaluator_fee_gas);

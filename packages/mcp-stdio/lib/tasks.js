@@ -252,16 +252,16 @@ function createPurchaseTasks(opts) {
     const purchase = await readPurchase(taskId, extra);
     const status = taskStatusOf(purchase);
     if (status !== 'working') throw rpcError(ErrorCode.InvalidParams, `Cannot cancel task: already in terminal status '${status}'.`);
+    // What the buyer may do instead, from the server (the machine's moves for the buyer in this state).
+    const tools = (purchase.task && purchase.task.tools) || [];
+    const nextTool = tools.includes('request_refund') ? 'request_refund' : null;
     const next =
-      purchase.status === 'awaiting_delivery'
-        ? `To cancel the purchase itself, call request_refund {purchaseId: "${purchase.id}", reason}: while it awaits delivery the gas comes back at once.`
-        : purchase.status === 'awaiting_approval' || purchase.status === 'pending'
-          ? 'It waits for your human: declined on the approval page, or unanswered until approvalExpiresAt, it fails and the hold is voided.'
-          : 'It is disputed: escrow is frozen until an operator resolves it; add facts with send_message.';
+      (nextTool ? `To cancel the purchase itself, call request_refund {purchaseId: "${purchase.id}", reason}. ` : '') +
+      ((purchase.task && purchase.task.next) || '');
     throw rpcError(
       ErrorCode.MethodNotFound,
       `tasks/cancel is not supported: a purchase is not cancelled by cancelling its task (stop waiting simply by not calling tasks/result). ${next}`,
-      { taskId: purchase.id, purchaseStatus: purchase.status, nextTool: purchase.status === 'awaiting_delivery' ? 'request_refund' : null },
+      { taskId: purchase.id, purchaseStatus: purchase.status, nextTool },
     );
   }
 

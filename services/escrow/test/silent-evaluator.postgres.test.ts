@@ -36,7 +36,11 @@ describeWithPostgres('a silent evaluator, by hand (sandbox timer)', () => {
     expect(p.priceGas).toBe(PRICE);
     // No timer is awaiting a delivery's evaluation yet; the delivery window's timer is the one running.
     await app.api.ok('deliver_work', { purchaseId: p.id, delivery: { summary: 'ten Jest tests, all green' } }, s.seller.apiKey);
-    expect((await app.api.ok('get_purchase', { purchaseId: p.id }, s.buyer.apiKey)).purchase.status).toBe('awaiting_evaluation');
+    const awaiting = (await app.api.ok('get_purchase', { purchaseId: p.id }, s.buyer.apiKey)).purchase;
+    expect(awaiting.status).toBe('awaiting_evaluation');
+    // Each party's moves now, from the machine: the buyer may only dispute, the evaluator gives its verdict.
+    expect(awaiting.task.tools).toEqual(['dispute_purchase']);
+    expect((await app.api.ok('get_purchase', { purchaseId: p.id }, evaluator.apiKey)).purchase.task.tools).toEqual(['evaluate_delivery']);
 
     const fired = await fireTimer(app, p.id);
     expect(fired.status).toBe(200);
@@ -44,6 +48,7 @@ describeWithPostgres('a silent evaluator, by hand (sandbox timer)', () => {
     const delivered = (await app.api.ok('get_purchase', { purchaseId: p.id }, s.buyer.apiKey)).purchase;
     expect(delivered).toMatchObject({ status: 'delivered', evaluator: { verdict: null } });
     expect(delivered.autoReleaseAt).toEqual(expect.any(String));
+    expect(delivered.task.tools).toEqual(['confirm_delivery', 'request_refund', 'dispute_purchase']);
     // Nothing moved yet: price + fee still held.
     expect(await wallet(app, s.buyer)).toMatchObject({ gasBalance: 1000 - PRICE - FEE, heldGas: PRICE + FEE });
 

@@ -190,7 +190,7 @@ export function operatorActions(deps: GatewayDeps) {
       });
     },
 
-    /** Sandbox only (ADR 0040): fire one purchase's running timer now (a silent evaluator's timeout, say), audited. */
+    /** Sandbox only (ADR 0040): fire one purchase's running timer now (any timer of the machine), audited. */
     fireTimer(req: Request, purchaseId: string) {
       return runAudited(req, {
         action: 'purchases.fire_timer',
