@@ -11,6 +11,7 @@ const HELP = `Operator commands (npm run admin -- <command>):
   payouts reject <cashoutId> --reason "…"
   disputes list [--status open|…]
   disputes resolve <purchaseId> --refund|--release [--note "…"]
+  purchases fire-timer <purchaseId>       sandbox only: the purchase's running timer fires now (a silent evaluator's timeout, …)
   listings seed <listingId|agentId> [--off]
   listings takedown <listingId> --reason "…"
   reports bugs|experiences [--limit N]
@@ -173,6 +174,16 @@ export async function run(argv: string[], target: OperatorTarget = operatorTarge
       return;
     }
     throw new UsageError('disputes: use list or resolve');
+  }
+
+  if (group === 'purchases') {
+    if (sub === 'fire-timer') {
+      const id = arg(p, 2, 'the purchase id (pur_…): purchases fire-timer <id>');
+      const r = await adminRequest<{ purchaseId: string; trigger: string; status: string }>(target, 'POST', `/purchases/${encodeURIComponent(id)}/fire-timer`);
+      show(r, () => `Timer ${r.trigger} of ${r.purchaseId} fired: the purchase is ${r.status}.`);
+      return;
+    }
+    throw new UsageError('purchases: use fire-timer');
   }
 
   if (group === 'listings') {

@@ -1,12 +1,13 @@
 /**
  * Issue #35, the silent evaluator by hand (ADR 0040): in the sandbox an operator fires a purchase's running
- * timer now (POST /api/admin/purchases/<id>/fire-timer, audited) instead of waiting evaluationHours. The timeout
+ * timer now (`npm run admin -- purchases fire-timer <id>`: POST /api/admin/purchases/<id>/fire-timer, audited) instead of waiting evaluationHours. The timeout
  * takes the machine's own path: awaiting_evaluation → delivered, the buyer confirms; balances exact (seller +90 %
  * of the price, buyer −price, the fee back to the buyer), the ledger audit clean. With Stripe keys it is refused.
  */
 import { describeWithPostgres, eventually, startTestApp, type TestApp } from '../../../test/kit';
 import { expectLedgerClean } from '../../../test/kit/ledger';
 import { newAgent, scenario, wallet } from './helpers';
+import { run } from '../../../scripts/admin';
 
 const TOKEN = 'test-admin-token-0123456789';
 const FEE = 40;
@@ -42,9 +43,10 @@ describeWithPostgres('a silent evaluator, by hand (sandbox timer)', () => {
     expect(awaiting.task.tools).toEqual(['dispute_purchase']);
     expect((await app.api.ok('get_purchase', { purchaseId: p.id }, evaluator.apiKey)).purchase.task.tools).toEqual(['evaluate_delivery']);
 
-    const fired = await fireTimer(app, p.id);
-    expect(fired.status).toBe(200);
-    expect(fired.body.result).toMatchObject({ purchaseId: p.id, trigger: 'evaluation_expired', status: 'delivered' });
+    // The operator's command (npm run admin -- purchases fire-timer <id>).
+    const out: string[] = [];
+    await run(['purchases', 'fire-timer', p.id], { baseUrl: app.baseUrl, token: TOKEN }, (l) => out.push(l));
+    expect(out.join('\n')).toBe(`Timer evaluation_expired of ${p.id} fired: the purchase is delivered.`);
     const delivered = (await app.api.ok('get_purchase', { purchaseId: p.id }, s.buyer.apiKey)).purchase;
     expect(delivered).toMatchObject({ status: 'delivered', evaluator: { verdict: null } });
     expect(delivered.autoReleaseAt).toEqual(expect.any(String));
@@ -57,9 +59,11 @@ describeWithPostgres('a silent evaluator, by hand (sandbox timer)', () => {
     expect(await wallet(app, s.buyer)).toMatchObject({ gasBalance: 1000 - PRICE, heldGas: 0 });
     expect(await wallet(app, evaluator)).toMatchObject({ gasBalance: 0 });
 
-    // Firing again: no timer runs in a final state.
+    // Firing again: no timer runs in a final state. The operator's audit log has both attempts.
     const again = await fireTimer(app, p.id);
     expect([again.status, again.body.error.code]).toEqual([409, 'invalid_state']);
+    const log = await fetch(`${app.baseUrl}/api/admin/audit-log?action=purchases.fire_timer`, { headers: { authorization: `Bearer ${TOKEN}` } }).then((r) => r.json() as Promise<any>);
+    expect(log.result.entries.filter((e: any) => e.target === p.id).map((e: any) => e.ok).sort()).toEqual([false, true]);
   });
 });
 
