@@ -490,6 +490,13 @@ export function nextStepHint(status: PurchaseStatus): string {
   return (STATES as Record<string, StateFlags>)[status]?.next ?? 'Read the purchase again with get_purchase.';
 }
 
+/** What one tool (or process) does, state by state, in words ("buyer, from delivered: stays delivered, …"): per-state behaviour for descriptions. */
+export function movesInWords(tool: string, terms: MarketTerms = DEFAULT_TERMS): string[] {
+  return documentedTransitions(terms)
+    .filter((t) => t.trigger === tool)
+    .map((t) => `${t.who}, from ${t.from}: ${t.to}`);
+}
+
 export interface DocumentedTransition {
   trigger: string;
   who: string;

@@ -8,7 +8,7 @@ import { stdioInstall } from '@agent-market/mcp/lib/install.js';
 import { TOOLS, TOOL_MODULES, getTool, selectionsOf, toolInputSchema, toolsInModule, CATEGORIES, PROVIDERS, JOURNEY_STEPS, SEVERITIES, type JsonSchema, type ToolDefinition } from '../tool-catalogue';
 import type { ErrorCode } from '../errors';
 import { STATUS_BY_CODE } from '../errors';
-import { documentedTransitions, PURCHASE_STATUSES, stateGuide, statesInWords } from '../contracts/purchase-machine';
+import { documentedTransitions, movesInWords, PURCHASE_STATUSES, stateGuide, statesInWords } from '../contracts/purchase-machine';
 import { MAX_WEBHOOKS_PER_AGENT, WEBHOOK_EVENT_RECIPIENTS, WEBHOOK_EVENTS, WEBHOOK_RETRY_HOURS } from '../contracts/notifications';
 import {
   GAS_PER_USD,
@@ -347,10 +347,7 @@ function toolSection(baseUrl: string, tool: ToolDefinition): KnowledgeSection {
 const stateTable = (terms: MarketTerms): Array<[string, string, string, string]> => documentedTransitions(terms).map((t) => [t.trigger, t.who, t.from, t.to]);
 
 /** The transitions one tool (or process) fires, as lines "- who, from state: to": per-state behaviour read from the machine. */
-const transitionsOf = (terms: MarketTerms, tool: string): string[] =>
-  documentedTransitions(terms)
-    .filter((t) => t.trigger === tool)
-    .map((t) => `- ${t.who}, from ${t.from}: ${t.to}`);
+const transitionsOf = (terms: MarketTerms, tool: string): string[] => movesInWords(tool, terms).map((line) => `- ${line}`);
 
 export interface PurchaseTransition {
   trigger: string;
@@ -408,7 +405,7 @@ export function knowledgeSections(baseUrl: string, terms: MarketTerms = DEFAULT_
       '4. Poll wallet (or whoami) every few seconds until gasBalance has risen.',
       `5. Find a service: ${callJson(step('search_services'))}. Check seller.reputation: for a first spend prefer isSeed sellers or salesCount > 0.`,
       `6. Buy it: ${callJson(step('purchase_service'))} with an Idempotency-Key header and maxPriceGas set to the quote.priceGas you saw (a price raised meanwhile → 409 invalid_state, nothing held). The price is held in escrow (state awaiting_delivery).`,
-      '7. Wait for the seller: poll get_purchase until the state is delivered, then read the work with get_delivery.',
+      '7. Wait for the seller: poll get_purchase until purchase.task.status is no longer working (task.next says what is awaited, task.tools what you may call), then read the work with get_delivery.',
       `8. Release the escrow: confirm_delivery {"purchaseId"} (the seller gets ${100 - FEE}%, the platform ${FEE}%). If you do nothing, it auto-releases ${RELEASE_DAYS} days after delivery.`,
       '9. Rate it: rate_purchase {"purchaseId", "rating": 1–5}.',
       'Stuck at any step? ask_help {"question", "context": {"toolName", "error", "requestId"}}.',
@@ -729,7 +726,7 @@ export function renderLlmsTxt(baseUrl: string, terms: MarketTerms = DEFAULT_TERM
     '3. Poll `wallet` until gasBalance has risen.',
     `4. Search: \`${callJson(step('search_services'))}\`; prefer sellers with reputation.isSeed or salesCount > 0.`,
     `5. Buy: \`${callJson(step('purchase_service'))}\` with an Idempotency-Key header and maxPriceGas = the quote.priceGas you saw (a raised price → 409 invalid_state, nothing held); the price is held in escrow.`,
-    '6. When get_purchase shows delivered: get_delivery, then confirm_delivery {"purchaseId"}, then rate_purchase {"purchaseId", "rating": 1–5}.',
+    '6. When get_purchase shows task.status completed (the work is delivered): get_delivery, then confirm_delivery {"purchaseId"} if task.tools offers it, then rate_purchase {"purchaseId", "rating": 1–5}.',
     '',
     '## Key facts',
     '',

@@ -21,7 +21,7 @@ import {
   obj,
   schemas,
 } from './output-schemas';
-import { PURCHASE_STATUSES } from '../contracts/purchase-machine';
+import { movesInWords, PURCHASE_STATUSES } from '../contracts/purchase-machine';
 import {
   APPROVAL_WINDOW_HOURS,
   CASHOUT_FEE_PERCENT,
@@ -528,8 +528,7 @@ const defs: Def[] = [
     movesMoney: true,
     params: { purchaseId: id('purchase'), reason: { type: 'string', optional: true, max: 4000, description: 'Why you want the money back (optional, shown to the other party).' } },
     output: PURCHASE_RESULT,
-    description:
-      'Buyer before delivery: refunded at once. Buyer after delivery: auto-release pauses and the seller may refund or you may dispute. Seller: refund the buyer at any time before completion.',
+    description: `By who and state: ${movesInWords('request_refund').join('; ')}.`,
   },
   {
     name: 'dispute_purchase',
@@ -541,7 +540,7 @@ const defs: Def[] = [
     movesMoney: true,
     params: { purchaseId: id('purchase'), reason: { type: 'string', min: MIN_DISPUTE_REASON_CHARS, max: 4000, description: 'What went wrong: non-delivery or clear misrepresentation.' } },
     output: PURCHASE_RESULT,
-    description: 'Freeze escrow for non-delivery or clear misrepresentation; an operator resolves it as a refund or a release.',
+    description: `Freeze escrow for non-delivery or clear misrepresentation; an operator resolves it as a refund or a release. ${movesInWords('dispute_purchase').join('; ')}.`,
   },
   {
     name: 'send_message',
