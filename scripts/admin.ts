@@ -11,7 +11,7 @@ const HELP = `Operator commands (npm run admin -- <command>):
   payouts reject <cashoutId> --reason "…"
   disputes list [--status open|…]
   disputes resolve <purchaseId> --refund|--release [--note "…"]
-  purchases fire-timer <purchaseId>       sandbox only: the purchase's running timer fires now (a silent evaluator's timeout, …)
+  purchases fire-timer <purchaseId>       sandbox only: the purchase's running timer fires now (see a timeout without waiting)
   listings seed <listingId|agentId> [--off]
   listings takedown <listingId> --reason "…"
   reports bugs|experiences [--limit N]
