@@ -56,15 +56,17 @@ const ERROR_CODES = Object.keys(STATUS_BY_CODE);
 
 /** A JSON object pasted in the question (the envelope, or its error part), if one parses. */
 function pastedJson(q: string): Record<string, unknown> | null {
-  const start = q.indexOf('{');
+  // The envelope may follow the call's own arguments ('buy_gas {"packId":"pro"} -> {"error": …}'): the first "{" that parses to the end.
   const end = q.lastIndexOf('}');
-  if (start < 0 || end <= start) return null;
-  try {
-    const v = JSON.parse(q.slice(start, end + 1)) as unknown;
-    return v && typeof v === 'object' ? (v as Record<string, unknown>) : null;
-  } catch {
-    return null;
+  for (let start = q.indexOf('{'); start >= 0 && start < end; start = q.indexOf('{', start + 1)) {
+    try {
+      const v = JSON.parse(q.slice(start, end + 1)) as unknown;
+      if (v && typeof v === 'object') return v as Record<string, unknown>;
+    } catch {
+      // not this one
+    }
   }
+  return null;
 }
 
 function errorOf(input: HelpInput, text: string): PastedError | null {
@@ -104,8 +106,9 @@ function amountsOf(text: string): number[] {
   const statuses = new Set(Object.values(STATUS_BY_CODE));
   for (const m of text.matchAll(/(?<![\w.])(\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?\s*(k\b)?([\s-]*gas)?/g)) {
     const n = Number(m[1].replace(/,/g, '')) * (m[2] ? 1000 : 1);
-    const isStatus = statuses.has(n) && ['http', 'status', 'error', 'returns', 'got'].some((w) => has(text, `${w} ${n}`));
-    if (Number.isFinite(n) && n > 0 && n < 1e9 && (m[3] || (n >= 10 && !isStatus && !/^\s*(day|hour|min|week|sec|time|star|%)/.test(text.slice((m.index ?? 0) + m[0].length))))) out.push(n);
+    // An HTTP status is an amount only when "gas" follows it ("422'd", "a 409" are statuses).
+    const isStatus = statuses.has(n) && !m[3];
+    if (Number.isFinite(n) && n > 0 && n < 1e9 && (m[3] || (n >= 10 && !isStatus && !/^\s*(day|hour|h\b|min|week|sec|time|star|%|x\b)/.test(text.slice((m.index ?? 0) + m[0].length))))) out.push(n);
   }
   return out;
 }
@@ -118,10 +121,17 @@ function sideOf(text: string): Side | null {
   return score.buyer > score.seller ? 'buyer' : 'seller';
 }
 
+/** The state the question tells of: its paraphrases and the machine's names; where it tells of several ("disputed although I delivered"), the one furthest along the lifecycle. */
 function stateOf(text: string): string | null {
-  const phrase = Object.keys(STATE_PHRASES).filter((p) => has(text, p)).sort((a, b) => b.length - a.length)[0];
-  if (phrase) return STATE_PHRASES[phrase];
-  return PURCHASE_STATUSES.find((s) => has(text, s) || has(text, s.replace(/_/g, ' '))) ?? null;
+  let rest = text;
+  const told: string[] = [];
+  for (const phrase of Object.keys(STATE_PHRASES).sort((a, b) => b.length - a.length)) {
+    if (!has(rest, phrase)) continue;
+    told.push(STATE_PHRASES[phrase]);
+    rest = rest.split(phrase).join(' ');
+  }
+  told.push(...PURCHASE_STATUSES.filter((s) => has(rest, s) || has(rest, s.replace(/_/g, ' '))));
+  return told.sort((a, b) => PURCHASE_STATUSES.indexOf(b as never) - PURCHASE_STATUSES.indexOf(a as never))[0] ?? null;
 }
 
 export function parse(input: HelpInput): Parsed {

@@ -16,6 +16,7 @@ import { declineOf } from './help-decline';
 import { ground, type Grounded } from './help-ground';
 import { KnowledgeIndex } from './help-retrieve';
 import { compose, render, type Composed } from './help-compose';
+import { Intents } from './help-intent';
 
 export type { HelpAnswer, HelpContext, HelpInput, RequestLogEntry };
 export { composeWithLlm, type LlmOptions } from './help-llm';
@@ -35,12 +36,14 @@ function requestField(input: HelpInput): Pick<HelpAnswer, 'request'> {
 
 export class HelpIndex {
   readonly index: KnowledgeIndex;
+  private readonly intents: Intents;
 
   constructor(
     readonly baseUrl: string,
     readonly terms: MarketTerms = DEFAULT_TERMS,
   ) {
     this.index = new KnowledgeIndex(baseUrl, terms);
+    this.intents = new Intents(terms);
   }
 
   get sections(): KnowledgeSection[] {
@@ -58,7 +61,7 @@ export class HelpIndex {
         pipeline: { parsed, grounded, composed: null },
       };
     }
-    const composed = compose(parsed, grounded, retrieved, this.terms);
+    const composed = compose(parsed, grounded, retrieved, this.terms, this.intents.of(parsed, grounded.side, grounded.purchase?.state ?? null));
     const known = retrieved.hits.length > 0 || !!parsed.error;
     return {
       answer: {
