@@ -96,7 +96,7 @@ const holdFingerprint = (p: HoldParams) => JSON.stringify({ purchaseId: p.purcha
  * A refused debit answers null for that purchase (holdGas alone answers it: insufficient gas, or a replay);
  * a key claimed before or a second hold of a purchase fails the whole statement and nothing moved.
  */
-const HOLDS_SQL = `WITH v AS (${stepRowsSql('escrow_hold', '$1', {
+const holdsSql = (one: boolean) => `WITH v AS (${stepRowsSql('escrow_hold', '$1', {
   n: 'int',
   key: 'text',
   fingerprint: 'text',
@@ -105,13 +105,15 @@ const HOLDS_SQL = `WITH v AS (${stepRowsSql('escrow_hold', '$1', {
   seller_net_gas: 'bigint',
   evaluator_id: 'text',
   evaluator_fee_gas: 'bigint',
-})}),
+}, one)}),
      ${postingsSql({ step: 'v', type: 'escrow_hold', refs: ['purchase_id'], claim: true, accounts: 'create' })},
      held AS (
        INSERT INTO ledger.holds (purchase_id, buyer_id, seller_id, amount_gas, platform_fee_gas, seller_net_gas, evaluator_id, evaluator_fee_gas, status, hold_transaction_id, created_at)
        SELECT v.purchase_id, v.buyer_id, v.seller_id, v.amount_gas, v.platform_fee_gas, v.seller_net_gas, v.evaluator_id, v.evaluator_fee_gas, 'pending', v.id, v.created_at
          FROM v JOIN ok ON ok.id = v.id)
      SELECT v.n FROM v JOIN ok ON ok.id = v.id`;
+/** A lone hold's statement reads one JSON object (the planner knows it is one row), a batch's an array. */
+const HOLDS_SQL = { one: holdsSql(true), many: holdsSql(false) };
 
 /** Several purchases' holds in one statement (the hold action's group commit, issue #22; a lone hold is a batch of one). */
 export async function holdPendings(db: Db, at: Date, holds: ReadonlyArray<HoldParams>, feePercent: number): Promise<Array<HoldResult | null>> {
@@ -133,7 +135,7 @@ export async function holdPendings(db: Db, at: Date, holds: ReadonlyArray<HoldPa
       evaluator_fee_gas: split.evaluatorFeeGas,
     };
   });
-  const r = await db.query<{ n: number }>(HOLDS_SQL, [JSON.stringify(items)]);
+  const r = await db.query<{ n: number }>(items.length === 1 ? HOLDS_SQL.one : HOLDS_SQL.many, [JSON.stringify(items.length === 1 ? items[0] : items)]);
   const held = new Set(r.rows.map((row) => Number(row.n)));
   return items.map(({ n, id, purchase_id: purchaseId, amount_gas: amountGas }) =>
     held.has(n) ? { holdId: id, purchaseId, status: 'pending' as const, amountGas, replayed: false } : null,
@@ -200,7 +202,7 @@ const TYPE_OF = { posted: 'escrow_settle', voided: 'escrow_void' } as const;
  * balance_after is its own): an agent credited twice, or a key claimed before, fails the whole statement and
  * nothing moved. An item answers null when its hold was not pending here (the stepwise path answers it).
  */
-const resolveSql = (outcome: Outcome) => `WITH v AS (SELECT * FROM jsonb_to_recordset($1::jsonb) AS v(n int, id text, key text, fingerprint text, purchase_id text, evaluator_paid boolean)),
+const resolveSql = (outcome: Outcome, one: boolean) => `WITH v AS (SELECT * FROM ${one ? 'jsonb_to_record' : 'jsonb_to_recordset'}($1::jsonb) AS v(n int, id text, key text, fingerprint text, purchase_id text, evaluator_paid boolean)),
      h AS (
        UPDATE ledger.holds SET status = '${outcome}', final_transaction_id = v.id, resolved_at = $2
          FROM v WHERE ledger.holds.purchase_id = v.purchase_id AND ledger.holds.status = 'pending'
@@ -210,7 +212,11 @@ const resolveSql = (outcome: Outcome) => `WITH v AS (SELECT * FROM jsonb_to_reco
      ${postingsSql({ step: 'h', type: TYPE_OF[outcome], refs: ['purchase_id'], claim: true, accounts: 'create' })}
      SELECT h.n, h.buyer_id, h.seller_id, h.amount_gas, h.seller_net_gas, h.platform_fee_gas, h.evaluator_fee_gas, m.balance AS buyer_balance
        FROM h JOIN ok ON ok.id = h.id LEFT JOIN moved m ON m.tx = h.id AND m.id = 'agent:' || h.buyer_id`;
-const RESOLVE_SQL = { posted: resolveSql('posted'), voided: resolveSql('voided') };
+/** Per outcome, a lone resolution's statement (one JSON object: the planner knows it is one row) and a batch's. */
+const RESOLVE_SQL = {
+  posted: { one: resolveSql('posted', true), many: resolveSql('posted', false) },
+  voided: { one: resolveSql('voided', true), many: resolveSql('voided', false) },
+};
 
 interface ResolvedRow {
   n: number;
@@ -232,7 +238,8 @@ async function resolvePendingHolds(db: Db, at: Date, outcome: Outcome, items: Re
     fingerprint: JSON.stringify({ purchaseId }),
     evaluator_paid: evaluatorPaid === true,
   }));
-  const r = await db.query<ResolvedRow>(RESOLVE_SQL[outcome], [JSON.stringify(rows), at]);
+  const one = rows.length === 1;
+  const r = await db.query<ResolvedRow>(RESOLVE_SQL[outcome][one ? 'one' : 'many'], [JSON.stringify(one ? rows[0] : rows), at]);
   const byN = new Map(r.rows.map((row) => [Number(row.n), row]));
   return rows.map(({ n, id }) => {
     const row = byN.get(n);

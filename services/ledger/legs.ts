@@ -9,11 +9,12 @@
  *
  *   legs      the step's legs over each row, zero legs dropped
  *   ready     the transactions to post ('existing' accounts: those whose credited agents have an account)
- *   debited   agent debits, each only if the balance covers it (balance + amount >= 0, on top of the CHECK)
- *   ok        the transactions whose every debit went through: only these are claimed, credited and posted
- *   claim     the transaction rows (one-statement paths; the stepwise path claimed its key before)
- *   credited  agent credits; 'create' opens a first account in the same statement
+ *   debited   a step that debits (one agent at most): the debit, only if the balance covers it (balance +
+ *             amount >= 0, on top of the CHECK)
+ *   ok        the transactions posted: those whose debit went through, or every ready one of a crediting step
+ *   credited  a step that credits agents: the credits; a first credit opens the account
  *   moved     each agent leg's balance after it
+ *   claim     the transaction rows (one-statement paths; the stepwise path claimed its key before)
  *   posted    the postings: platform legs carry no balance (platform balances are their postings)
  */
 import type { Queryable } from '../../packages/db';
@@ -195,50 +196,49 @@ export interface PostingsSpec {
 export function postingsSql(spec: PostingsSpec): string {
   const s = 'legs_step';
   const refs = (['purchase_id', 'session_id', 'cashout_id'] as const).map((r) => `${spec.refs.includes(r) ? `${s}.${r}` : 'NULL::text'} AS ${r}`).join(', ');
-  // A row is changed once per statement: a step debits agents or credits them, never both, and debits one at most.
+  // A row is changed once per statement: a step debits one agent and credits none, or only credits agents.
   const agentLegs = MONEY_LEGS[spec.type].filter((l) => 'agent' in l.account);
   const debits = agentLegs.filter((l) => l.sign < 0).length;
   if (debits > 1 || (debits === 1 && agentLegs.length > 1)) throw new Error(`${spec.type}: a step debits one agent and credits none, or only credits agents`);
   const agentLeg = 'l.agent_id IS NOT NULL';
-  return `legs AS (
-       SELECT ${s}.id AS tx, l.account, l.agent_id, l.amount, l.entry_type, ${refs}, ${s}.created_at
-         FROM ${spec.step} ${s}
-        CROSS JOIN LATERAL (VALUES ${MONEY_LEGS[spec.type].map((l) => legValuesSql(l, s)).join(',\n               ')}) AS l(account, agent_id, amount, entry_type)
-        WHERE l.amount <> 0),
-     ready AS (
-       SELECT ${s}.id FROM ${spec.step} ${s}${
-         spec.accounts === 'existing'
-           ? `
+  const ready =
+    spec.accounts === 'existing'
+      ? `SELECT ${s}.id FROM ${spec.step} ${s}
         WHERE NOT EXISTS (SELECT 1 FROM legs l WHERE l.tx = ${s}.id AND ${agentLeg} AND l.amount > 0
                              AND NOT EXISTS (SELECT 1 FROM ledger.accounts a WHERE a.id = l.account))`
-           : ''
-       }),
-     debited AS (
+      : `SELECT ${s}.id FROM ${spec.step} ${s}`;
+  // With its one debit, a transaction is posted only if the debit went through; a crediting one always is.
+  const moves = debits
+    ? `debited AS (
        UPDATE ledger.accounts a SET balance = a.balance + l.amount
          FROM legs l JOIN ready ON ready.id = l.tx
         WHERE a.id = l.account AND ${agentLeg} AND l.amount < 0 AND a.balance + l.amount >= 0
+          -- the accounts by their key, whatever the planner guesses of a JSON parameter's rows
+          AND a.id = ANY (ARRAY(SELECT l.account FROM legs l WHERE ${agentLeg} AND l.amount < 0))
        RETURNING l.tx, a.id, a.balance),
-     ok AS (
-       SELECT ready.id FROM ready
-        WHERE NOT EXISTS (SELECT 1 FROM legs l WHERE l.tx = ready.id AND ${agentLeg} AND l.amount < 0
-                             AND NOT EXISTS (SELECT 1 FROM debited d WHERE d.tx = l.tx AND d.id = l.account))),${
-       spec.claim
-         ? `
-     claim AS (
-       INSERT INTO ledger.transactions (id, key, type, fingerprint, purchase_id, session_id, cashout_id, created_at)
-       SELECT ${s}.id, ${s}.key, '${spec.type}', ${s}.fingerprint, ${refs}, ${s}.created_at FROM ${spec.step} ${s} JOIN ok ON ok.id = ${s}.id),`
-         : ''
-     }
+     ok AS (SELECT tx AS id FROM debited),
+     moved AS (SELECT tx, id, balance FROM debited),`
+    : `ok AS (SELECT id FROM ready),
      credited AS (
        INSERT INTO ledger.accounts (id, kind, agent_id, balance)
        SELECT l.account, 'agent', l.agent_id, l.amount FROM legs l JOIN ok ON ok.id = l.tx
         WHERE ${agentLeg} AND l.amount > 0 ORDER BY l.account
        ON CONFLICT (id) DO UPDATE SET balance = ledger.accounts.balance + EXCLUDED.balance
        RETURNING id, balance),
-     moved AS (
-       SELECT d.tx, d.id, d.balance FROM debited d
-       UNION ALL
-       SELECT l.tx, c.id, c.balance FROM credited c JOIN legs l ON l.account = c.id AND l.amount > 0 JOIN ok ON ok.id = l.tx),
+     moved AS (SELECT l.tx, c.id, c.balance FROM credited c JOIN legs l ON l.account = c.id AND l.amount > 0),`;
+  const claim = spec.claim
+    ? `
+     claim AS (
+       INSERT INTO ledger.transactions (id, key, type, fingerprint, purchase_id, session_id, cashout_id, created_at)
+       SELECT ${s}.id, ${s}.key, '${spec.type}', ${s}.fingerprint, ${refs}, ${s}.created_at FROM ${spec.step} ${s} JOIN ok ON ok.id = ${s}.id),`
+    : '';
+  return `legs AS (
+       SELECT ${s}.id AS tx, l.account, l.agent_id, l.amount, l.entry_type, ${refs}, ${s}.created_at
+         FROM ${spec.step} ${s}
+        CROSS JOIN LATERAL (VALUES ${MONEY_LEGS[spec.type].map((l) => legValuesSql(l, s)).join(',\n               ')}) AS l(account, agent_id, amount, entry_type)
+        WHERE l.amount <> 0),
+     ready AS (${ready}),
+     ${moves}${claim}
      posted AS (
        INSERT INTO ledger.postings (transaction_id, account_id, amount, entry_type, balance_after, purchase_id, session_id, cashout_id, created_at)
        SELECT l.tx, l.account, l.amount, l.entry_type, m.balance, l.purchase_id, l.session_id, l.cashout_id, l.created_at
@@ -246,16 +246,17 @@ export function postingsSql(spec: PostingsSpec): string {
 }
 
 /** The rows of a step sent as one JSON parameter: `SELECT … FROM jsonb_to_recordset($n)` with the step's columns. */
-export function stepRowsSql(type: TransactionType, param: string, columns: Record<string, string> = {}): string {
+export function stepRowsSql(type: TransactionType, param: string, columns: Record<string, string> = {}, one = false): string {
   const all: Record<string, string> = { id: 'text', created_at: 'timestamptz', purchase_id: 'text', session_id: 'text', cashout_id: 'text', ...fieldsOf(type), ...columns };
-  return `SELECT * FROM jsonb_to_recordset(${param}::jsonb) AS r(${Object.entries(all).map(([c, t]) => `${c} ${t}`).join(', ')})`;
+  // jsonb_to_record: one row, and the planner knows it (a recordset is guessed at 100 rows).
+  return `SELECT * FROM ${one ? 'jsonb_to_record' : 'jsonb_to_recordset'}(${param}::jsonb) AS r(${Object.entries(all).map(([c, t]) => `${c} ${t}`).join(', ')})`;
 }
 
 const stepwiseSql = new Map<TransactionType, string>();
 function stepwiseStatement(type: TransactionType): string {
   let sql = stepwiseSql.get(type);
   if (!sql) {
-    sql = `WITH step AS (${stepRowsSql(type, '$1')}),
+    sql = `WITH step AS (${stepRowsSql(type, '$1', {}, true)}),
      ${postingsSql({ step: 'step', type, refs: ['purchase_id', 'session_id', 'cashout_id'], claim: false, accounts: 'existing' })}
      SELECT (SELECT count(*) FROM ready)::int AS ready, (SELECT count(*) FROM ok)::int AS ok,
             (SELECT COALESCE(jsonb_object_agg(id, balance), '{}'::jsonb) FROM moved) AS balances`;
@@ -275,7 +276,7 @@ export async function postLegs(tx: Queryable, type: TransactionType, transaction
   checkLegs(type, legs);
   const step = { ...row, id: transactionId, created_at: at.toISOString(), purchase_id: refs.purchaseId ?? null, session_id: refs.sessionId ?? null, cashout_id: refs.cashoutId ?? null };
   for (let attempt = 0; ; attempt++) {
-    const r = await tx.query<{ ready: number; ok: number; balances: Record<string, string> }>(stepwiseStatement(type), [JSON.stringify([step])]);
+    const r = await tx.query<{ ready: number; ok: number; balances: Record<string, string> }>(stepwiseStatement(type), [JSON.stringify(step)]);
     const { ready, ok, balances } = r.rows[0];
     if (ok === 1) {
       return new Map(legs.filter((l) => l.agentId && l.amount !== 0).map((l) => [l.agentId!, Number(balances[l.accountId])]));
