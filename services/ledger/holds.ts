@@ -272,11 +272,17 @@ export interface SettleRequest {
   sellerId: string;
   /** A hold with an evaluator: its fee goes to the evaluator (a verdict) or back to the buyer. */
   evaluatorPaid?: boolean;
+  /** From the event too, so that a batch credits each agent once: the evaluator's fee goes to one of them. */
+  evaluatorId?: string | null;
+  buyerId?: string;
 }
 
+/** The agents a settle credits, as the request names them (a batch holds each once; the hold decides what is posted). */
+const creditedBy = (r: SettleRequest): string[] => [r.sellerId, ...(r.evaluatorId ? [r.evaluatorPaid ? r.evaluatorId : r.buyerId] : [])].filter((a): a is string => !!a);
+
 /**
- * The consumer's group commit of settles: a lone settle is settleHold; settles of distinct purchases and
- * sellers arriving while one runs go out together (settlePendingHolds), and any that statement does not
+ * The consumer's group commit of settles: a lone settle is settleHold; settles of distinct purchases crediting
+ * distinct agents arriving while one runs go out together (settlePendingHolds), and any that statement does not
  * settle — or all of them, if it fails — are settled alone, so each answer is exactly settleHold's.
  */
 export function settleWriter(db: Db, now: () => Date): Batcher<SettleRequest, SettleResult> {
@@ -292,7 +298,7 @@ export function settleWriter(db: Db, now: () => Date): Batcher<SettleRequest, Se
       }
       await Promise.all(batch.map(({ item, settle }, i) => (results[i] ? settle.resolve(results[i]!) : alone(item).then(settle.resolve, settle.reject))));
     },
-    { maxInFlight: BACKGROUND_IN_FLIGHT, maxBatch: 50, keys: (r) => [r.sellerId, r.purchaseId] },
+    { maxInFlight: BACKGROUND_IN_FLIGHT, maxBatch: 50, keys: (r) => [...creditedBy(r), r.purchaseId] },
   );
 }
 

@@ -162,7 +162,8 @@ export function fieldsOf(type: TransactionType): Record<string, 'text' | 'bigint
 /** One leg as a SQL VALUES row over the step row `s`: (account, agent_id, amount, entry_type). */
 function legValuesSql(l: LegDecl, s: string): string {
   const gas = l.less ? `(${column(s, l.amount)} - ${column(s, l.less)})` : column(s, l.amount);
-  const condition = [l.when ? column(s, l.when) : null, l.unless ? `NOT ${column(s, l.unless)}` : null].filter(Boolean).join(' AND ');
+  // IS TRUE / IS NOT TRUE: a null flag reads as false, as in legsOf.
+  const condition = [l.when ? `${column(s, l.when)} IS TRUE` : null, l.unless ? `${column(s, l.unless)} IS NOT TRUE` : null].filter(Boolean).join(' AND ');
   const amount = `${l.sign < 0 ? '-' : ''}${condition ? `CASE WHEN ${condition} THEN ${gas} ELSE 0 END` : gas}`;
   const [account, agentId] =
     'platform' in l.account ? [`'${PLATFORM[l.account.platform]}'`, 'NULL::text'] : [`'agent:' || ${column(s, l.account.agent)}`, column(s, l.account.agent)];
