@@ -7,7 +7,7 @@
  */
 import { topics, type Topic } from '../../packages/knowledge/topics';
 import type { MarketTerms } from '../../packages/market-rules';
-import { has, type Parsed, type Side } from './help-parse';
+import { has, stemmed, type Parsed, type Side } from './help-parse';
 
 export interface Intent {
   topic: Topic;
@@ -19,7 +19,8 @@ export class Intents {
   private readonly table: Topic[];
 
   constructor(terms: MarketTerms) {
-    this.table = topics(terms);
+    // Phrases match whatever their inflection ("cancelling the order" shows "cancel the order").
+    this.table = topics(terms).map((t) => ({ ...t, phrases: [...new Set(t.phrases.map(stemmed))] }));
   }
 
   /** The best intent for the question and the asker's side, or null when no phrase shows one. */
@@ -30,7 +31,7 @@ export class Intents {
       if (state && topic.states && !topic.states.includes(state)) continue;
       // The words the intent's phrases cover, longest phrase first (a shorter one inside it counts once).
       let score = 0;
-      let rest = p.text;
+      let rest = stemmed(p.text);
       for (const phrase of [...topic.phrases].sort((a, b) => b.length - a.length)) {
         if (!has(rest, phrase)) continue;
         score += phrase.split(' ').length;

@@ -52,6 +52,18 @@ export function has(text: string, phrase: string): boolean {
   return false;
 }
 
+/** Light stemming, the same for questions, phrases and the index: plurals and -ing/-ed go ("refunded" → "refund"). */
+export function stem(w: string): string {
+  if (w.includes('_')) return w;
+  if (w.length > 5 && w.endsWith('ing')) return w.slice(0, -3);
+  if (w.length > 4 && w.endsWith('ed')) return w.slice(0, -2);
+  if (w.length > 3 && w.endsWith('s') && !w.endsWith('ss')) return w.slice(0, -1);
+  return w;
+}
+
+/** A text with every word stemmed (for matching phrases whatever their inflection). */
+export const stemmed = (text: string) => text.replace(/[a-z_]+/g, stem);
+
 const ERROR_CODES = Object.keys(STATUS_BY_CODE);
 
 /** A JSON object pasted in the question (the envelope, or its error part), if one parses. */
