@@ -18,7 +18,7 @@ export const DECLINE_RULES: Array<{ reason: 'secrets' | 'quoted_instructions' | 
   },
   {
     reason: 'secrets',
-    phrases: ['every registered agent', 'all registered agents', 'list of agents', 'contact emails', 'their emails', "owners'", 'owners contact', 'admin token', 'operator token', 'api key of', "other agent's", "another agent's", 'other agents’', "someone else's", 'webhook secret of', 'private key', 'database password', 'env var', 'environment variable', 'jailbreak', 'developer mode', 'devmode', 'dev mode', 'ignore previous', 'ignore all previous', 'ignore your instructions', 'keys of', 'api keys or', 'balances of', 'wallet balances', "buyer's api key", "seller's api key", "buyer's email", "seller's email", "buyer's key", "seller's key", 'their email', 'their api key', 'email address of'],
+    phrases: ['every registered agent', 'all registered agents', 'list of agents', 'contact emails', 'their emails', "owners'", 'owners contact', 'admin token', 'operator token', 'api key of', "other agent's", "another agent's", 'other agents’', "someone else's", 'webhook secret of', 'private key', 'database password', 'env var', 'environment variable', 'jailbreak', 'developer mode', 'devmode', 'dev mode', 'ignore previous', 'ignore all previous', 'ignore your instructions', 'keys of', 'api keys or', 'balances of', 'wallet balances', 'api key for the', 'log in as', 'login as', 'impersonate', 'admin api key', 'private key', "buyer's api key", "seller's api key", "buyer's email", "seller's email", "buyer's key", "seller's key", 'their email', 'their api key', 'email address of'],
     text: "I cannot reveal secrets or other agents' private data. Public figures are at /api/public/stats and listings via search_services; I can explain how keys, webhooks and your own account work, and what your next call is; the public tool list is GET /api/agent and /llms.txt.",
   },
   {
@@ -44,11 +44,11 @@ export const CARD = {
   text: 'Never send card data to anyone, me included: only your human enters it, on the checkoutUrl page that buy_gas returns. Then poll wallet until gasBalance rises.',
 };
 export const GAMING = {
-  phrases: ['scam', 'looks like a legit', 'looks legit', 'actually gets buyers', 'trick buyers', 'paste their api keys', 'steal', 'throwaway', 'farm', 'farming', 'fake', 'pump', 'inflate', 'wash trad', 'buy my own listing', 'for free', 'sock puppet', 'game the', 'cheat', 'exploit', 'officially verified', 'platform has verified', 'platform verified', 'verified by the platform', 'guaranteed return', 'guaranteed profit', 'double your', 'multiply your', 'pin it', 'to the top of', 'top of search', 'boost my', 'qualityscore to', 'set my rating', 'set my reputation'],
+  phrases: ['scam', 'looks like a legit', 'looks legit', 'actually gets buyers', 'trick buyers', 'paste their api keys', 'steal', 'throwaway', 'farm', 'farming', 'fake', 'pump', 'inflate', 'wash trad', 'buy my own listing', 'for free', 'sock puppet', 'game the', 'cheat', 'exploit', "won't actually deliver", 'not deliver anything', 'without delivering', 'just collect the gas', 'get past your quality', 'get past the quality', 'get past moderation', 'bypass moderation', 'fool the', 'officially verified', 'platform has verified', 'platform verified', 'verified by the platform', 'guaranteed return', 'guaranteed profit', 'double your', 'multiply your', 'pin it', 'to the top of', 'top of search', 'boost my', 'qualityscore to', 'set my rating', 'set my reputation'],
   text: "I won't help game the marketplace (scams, fake or self-dealing accounts, false disputes, referral farming; moderation rejects such listings): it breaks its rules and risks your earnings. I can explain the honest route: a clear listing, delivering well, confirm_delivery and rate_purchase.",
 };
 export const ADVICE = {
-  phrases: ['price be', 'time the market', 'predict', 'price prediction', 'financial advice', 'investment advice', 'will the price'],
+  phrases: ['heading next', 'hold the btc', 'hold or sell', 'should i sell', 'should i hold', 'go up', 'go down', 'invest in', 'price be', 'time the market', 'predict', 'price prediction', 'financial advice', 'investment advice', 'will the price'],
   text: 'I cannot predict prices or give financial advice: that is not about this marketplace. I can explain its cash-out rules (request_cashout: minimum, fee, which gas is withdrawable).',
 };
 

@@ -9,7 +9,7 @@ import { CASHOUT_FEE_PERCENT, CATEGORY_ANCHOR_GAS, GAS_PACKS, PRICE_BANDS, MIN_C
 import { STATES, TRANSITIONS, documentedTransitions } from '../../packages/contracts/purchase-machine';
 import { getTool } from '../../packages/tool-catalogue';
 import { CATEGORY_WORDS } from '../../packages/knowledge/synonyms';
-import { has, type Parsed, type Side } from './help-parse';
+import { has, normalize, type Parsed, type Side } from './help-parse';
 import { legalCalls, sideOfTool, type Grounded } from './help-ground';
 import { distinctiveParts, names, type Retrieved } from './help-retrieve';
 import type { Intent } from './help-intent';
@@ -81,7 +81,8 @@ function argsFor(tool: string, g: Grounded, p: Parsed, overrides: Record<string,
   const args: Record<string, unknown> = {};
   for (const [k, v] of Object.entries(exampleArguments(tool))) {
     const spec = params[k];
-    const named = spec?.values?.find((x) => has(p.text, x));
+    // An enum the question names; else its catch-all ("other") rather than an example's stock value.
+    const named = spec?.values?.find((x) => has(p.text, x)) ?? spec?.values?.find((x) => x === 'other');
     if (named) args[k] = named;
     else if (spec?.optional) continue;
     else if (v && typeof v === 'object' && !Array.isArray(v)) args[k] = Object.fromEntries(Object.keys(v).map((f) => [f, `<${f}>`]));
@@ -89,6 +90,8 @@ function argsFor(tool: string, g: Grounded, p: Parsed, overrides: Record<string,
   }
   if ('purchaseId' in args && (g.purchase?.id ?? p.purchaseIds[0])) args.purchaseId = g.purchase?.id ?? p.purchaseIds[0];
   if ('listingId' in args && p.listingIds[0]) args.listingId = p.listingIds[0];
+  const agent = /\bagt_\w+/.exec(p.text)?.[0];
+  if (agent && 'referredBy' in (getTool(tool)?.params ?? {})) args.referredBy = agent;
   const side = g.side ?? p.side ?? (['sales', 'sold', 'orders came', 'new orders'].some((w) => has(p.text, w)) ? 'seller' : null);
   if ('role' in (getTool(tool)?.params ?? {}) && side) args.role = side;
   const stars = /\b([1-5]) ?(?:stars?|\/ ?5|out of 5)\b/.exec(p.text);
@@ -119,15 +122,19 @@ const ACTION_WORDS = ['how do i', 'how can i', 'how to', 'how should i', 'what s
 /** The figures a question asks for, and the call that follows from them (null: none). */
 interface Figures {
   text: string;
+  /** Earnings the question says the asker holds now (checked against the wallet). */
+  claims?: number;
   tool: string | null;
   /** The call's arguments the figures decide. */
   args?: Record<string, unknown>;
 }
 
-function numbers(p: Parsed, terms: MarketTerms, priceGas: number | null): Figures | null {
+function numbers(p: Parsed, terms: MarketTerms, priceGas: number | null, side: Side | null): Figures | null {
   const t = p.text;
   const minimumAsked = ['minimum', 'min'].some((w) => has(t, w)) && ['cash out', 'cash-out', 'cashout', 'withdraw'].some((w) => has(t, w));
-  const amount = p.amounts.find((n) => n >= 1) ?? (minimumAsked ? MIN_CASHOUT_GAS : has(t, 'how much') ? (priceGas ?? undefined) : undefined);
+  // "10 jobs at 200 gas each": the price is the amount, the count multiplies it.
+  const many = /(\d+) (?:[a-z]+ )?(?:sales|jobs|orders) (?:at|of) (\d[\d,]*)/.exec(t);
+  const amount = (many ? Number(many[2].replace(/,/g, '')) : undefined) ?? p.amounts.find((n) => n >= 1) ?? (minimumAsked ? MIN_CASHOUT_GAS : has(t, 'how much') ? (priceGas ?? undefined) : undefined);
   const cashout = ['cash out', 'cash-out', 'cashout', 'withdraw', 'payout', 'cashing out', 'btc', 'bitcoin', 'cash the', 'cash it'].some((w) => has(t, w)) || (has(t, 'cash') && has(t, 'out')) || p.tools.includes('request_cashout');
   const connectFirst = ['never set up', 'not set up', 'no payout address', 'set up payouts', 'btc address', 'first time'].some((w) => has(t, w));
   const cashoutCall = (n: number) => (connectFirst ? { tool: 'connect_payouts', args: {} } : { tool: 'request_cashout', args: { amountGas: n } });
@@ -145,9 +152,18 @@ function numbers(p: Parsed, terms: MarketTerms, priceGas: number | null): Figure
     const note = band && 'note' in band ? `, ${band.note}` : '';
     return { text: `As a ${c} listing, price near the ${c} anchor of ${CATEGORY_ANCHOR_GAS[c]} gas${band ? ` (${band.id} band ${band.minGas}–${band.maxGas}${note})` : ''}; the minimum is ${MIN_PRICE_GAS} gas.`, tool: 'list_service', args: { priceGas: CATEGORY_ANCHOR_GAS[c], category: c } };
   }
+  // "I referred 14 agents": the bonus per first purchase, up to the weekly cap.
+  const referred = /(\d+) (?:new |other )?(?:agents|referrals|friends)/.exec(t);
+  if (['referred', 'referral', 'referrals', 'refer'].some((w) => has(t, w)) && referred) {
+    // "7 referred, 4 of them bought": only those who made a first purchase count.
+    const bought = /(\d+) (?:of them )?(?:go on to |went on to |have |actually |then )?(?:buy|bought|purchase|made)/.exec(t);
+    const n = Number((bought ?? referred)[1]);
+    const paid = Math.min(n, REFERRAL_WEEKLY_CAP);
+    return { text: `${paid} × ${REFERRAL_BONUS_GAS} = ${paid * REFERRAL_BONUS_GAS} gas: each referred agent's first purchase_service pays you ${REFERRAL_BONUS_GAS} gas, at most ${REFERRAL_WEEKLY_CAP} per 7 days${n > REFERRAL_WEEKLY_CAP ? ` (the other ${n - REFERRAL_WEEKLY_CAP} do not count this week)` : ''}.`, tool: 'wallet' };
+  }
   if (amount === undefined) return null;
   // "I have 150 and it costs 400" / "I need 2300": the cheapest packs that cover the shortfall.
-  const sale = ['sale', 'sales', 'sell', 'sold', 'earn', 'earned', 'seller', 'selling', 'priced', 'job', 'sale_earn', 'i list', 'list it', 'listing at', 'list something', 'do i keep', 'i keep'].some((w) => has(t, w));
+  const sale = ['sale', 'sales', 'sell', 'sold', 'earn', 'earned', 'seller', 'selling', 'priced', 'job', 'sale_earn', 'i list', 'list it', 'listing at', 'list something', 'do i keep', 'i keep', 'seller get', 'seller gets', 'i net', 'do i net'].some((w) => has(t, w)) || side === 'seller';
   // Earnings the question states ("sale_earn total 675", "432 of earnings"): cashed out as they are, no platform fee again.
   const earned = /(?:sale_earn|earnings|earned)(?: total| of| is| are|:)*\s*(\d[\d,]*)/.exec(t) ?? /(\d[\d,]*)\s*(?:gas\s*)?(?:from|of|in)?\s*(?:sale_earn|earnings)/.exec(t);
   if (earned && cashout) {
@@ -156,7 +172,8 @@ function numbers(p: Parsed, terms: MarketTerms, priceGas: number | null): Figure
     if (n < MIN_CASHOUT_GAS) return { text: `You have ${n} gas of sale earnings${also}: ${MIN_CASHOUT_GAS - n} short of the ${MIN_CASHOUT_GAS}-gas cash-out minimum — complete more sales, then request_cashout.`, tool: null };
     const c = cashoutSplit(n);
     const call = cashoutCall(n);
-    return { text: `${connectFirst ? 'Call connect_payouts {"btcAddress"} first, then request_cashout: ' : ''}cashing out your ${n} gas of sale earnings${also} costs the ${CASHOUT_FEE_PERCENT}% fee (${c.feeGas}): you receive ${c.netGas} gas = ${gasToUsd(c.netGas).toFixed(2)} USD in BTC.`, tool: call.tool, args: call.args };
+    const hypothetical = ['if ', 'once ', 'planning', 'say ', 'would', 'when i'].some((w) => t.includes(w));
+    return { claims: hypothetical ? undefined : n, text: `${connectFirst ? 'Call connect_payouts {"btcAddress"} first, then request_cashout: ' : ''}cashing out your ${n} gas of sale earnings${also} costs the ${CASHOUT_FEE_PERCENT}% fee (${c.feeGas}): you receive ${c.netGas} gas = ${gasToUsd(c.netGas).toFixed(2)} USD in BTC.`, tool: call.tool, args: call.args };
   }
   // "my 200-gas job paid only 180": the seller's share of that price is the figure, not a shortfall.
   const [hi, lo] = [Math.max(...p.amounts), Math.min(...p.amounts)];
@@ -167,19 +184,20 @@ function numbers(p: Parsed, terms: MarketTerms, priceGas: number | null): Figure
   if (['held', 'escrow'].some((w) => has(t, w)) && ['refund', 'back'].some((w) => has(t, w)) && !sale) {
     return { text: `All ${amount} gas is held in escrow from the purchase; a refund returns all ${amount} to the buyer — the ${terms.platformFeePercent}% fee is taken only when the purchase completes.`, tool: null };
   }
-  // "I referred 14 agents": the bonus per first purchase, up to the weekly cap.
-  if (['referred', 'referral', 'referrals', 'refer'].some((w) => has(t, w))) {
-    const n = amount;
-    const paid = Math.min(n, REFERRAL_WEEKLY_CAP);
-    return { text: `${paid} × ${REFERRAL_BONUS_GAS} = ${paid * REFERRAL_BONUS_GAS} gas: each referred agent's first purchase_service pays you ${REFERRAL_BONUS_GAS} gas, at most ${REFERRAL_WEEKLY_CAP} per 7 days${n > REFERRAL_WEEKLY_CAP ? ` (the other ${n - REFERRAL_WEEKLY_CAP} do not count this week)` : ''}.`, tool: 'wallet' };
-  }
   // A price below the minimum ("list it at 5 gas").
   if (amount < MIN_PRICE_GAS && ['price', 'charge', 'list', 'listing', 'sell'].some((w) => has(t, w))) {
     return { text: `No: the minimum price is ${MIN_PRICE_GAS} gas (list_service refuses less with invalid_arguments).`, tool: null };
   }
+  // "Which band is a 350-gas listing?": the band, and the category's anchor when the question names one.
+  const netAsked = ['net', 'seller get', 'seller gets', 'do i get', 'do i keep', 'receive', 'usd', 'dollars'].some((w) => has(t, w));
+  const band = has(t, 'band') && !netAsked ? PRICE_BANDS.find((b) => amount >= b.minGas && amount <= b.maxGas) : undefined;
+  if (band) {
+    const c = category ? CATEGORY_WORDS[category] : null;
+    return { text: `${amount} gas is in the ${band.id} band (${band.minGas}–${band.maxGas}${'note' in band ? `, ${band.note}` : ''})${c ? `; the ${c} anchor is ${CATEGORY_ANCHOR_GAS[c]} gas` : ''}.`, tool: null };
+  }
   // "I want to end up with 1000 net from one sale: what price?": the smallest price whose net after both fees reaches it.
   if (sale || has(t, 'list at') || has(t, 'price')) {
-    if (['end up with', 'net', 'take home', 'receive', 'pocket', 'clear'].some((w) => has(t, w)) && ['what price', 'which price', 'list at', 'should i charge', 'do i need to charge', 'price do i', 'how much should i'].some((w) => has(t, w))) {
+    if (['end up with', 'net', 'take home', 'receive', 'pocket', 'clear'].some((w) => has(t, w)) && ['what price', 'which price', 'should i charge', 'do i need to charge', 'price do i', 'how much should i'].some((w) => has(t, w))) {
       const afterCashout = cashout || ['cash-out fee', 'cashout fee', 'both', 'after cash'].some((w) => has(t, w));
       const price = priceForNet(amount, terms.platformFeePercent, afterCashout);
       const sn = saleSplit(price, terms.platformFeePercent).sellerNetGas;
@@ -192,8 +210,16 @@ function numbers(p: Parsed, terms: MarketTerms, priceGas: number | null): Figure
     const n = Math.floor(pack.gas / amount);
     return { text: `${n} purchases: ${pack.id} is ${pack.gas} gas for ${pack.usd} USD, and each ${amount}-gas purchase costs exactly ${amount} (the buyer pays no fee on top), leaving ${pack.gas - n * amount} gas.`, tool: 'buy_gas', args: { packId: pack.id } };
   }
-  if (['afford', 'short', 'enough', 'cheapest', 'need more', 'combination', 'which packs', 'i need'].some((w) => has(t, w)) && !sale) {
-    const [have, need] = p.amounts.length >= 2 ? [Math.min(...p.amounts.slice(0, 2)), Math.max(...p.amounts.slice(0, 2))] : [0, amount];
+  if (['afford', 'short', 'enough', 'cheapest', 'need more', 'combination', 'which packs', 'which pack', 'covers', 'cover', 'i need'].some((w) => has(t, w)) && !sale) {
+    // "I have 150 and it costs 400" → 250 short; "services at 250, 400 and 1000, I have 0" → their sum.
+    const haveMatch = /i (?:have|hold|got) (?:roughly |about |only )?(\d[\d,]*)/.exec(t);
+    const have = haveMatch ? Number(haveMatch[1].replace(/,/g, '')) : p.amounts.length === 2 ? Math.min(...p.amounts) : 0;
+    const wanted = p.amounts.filter((a) => a !== have || !haveMatch);
+    const need = wanted.length >= 3 ? wanted.reduce((a, b) => a + b, 0) : Math.max(...wanted, amount);
+    if (['single pack', 'one pack'].some((w) => has(t, w))) {
+      const pack = smallestPackCovering(need - have);
+      return { text: `${need} gas in all (the buyer pays no fee on top): ${pack.id} (${pack.gas} gas, ${pack.usd} USD) covers it and leaves ${pack.gas + have - need} gas.`, tool: 'buy_gas', args: { packId: pack.id } };
+    }
     const packs = cheapestPacksCovering(need - have);
     const list = [...new Set(packs)].map((x) => `${packs.filter((y) => y === x).length > 1 ? `${packs.filter((y) => y === x).length} × ` : ''}${x.id} (${x.gas} gas, ${x.usd} USD)`).join(' + ');
     const usd = packs.reduce((a, x) => a + x.usd, 0);
@@ -207,19 +233,19 @@ function numbers(p: Parsed, terms: MarketTerms, priceGas: number | null): Figure
     const s = saleSplit(amount, terms.platformFeePercent);
     return { text: `No: the buyer pays exactly the price (${amount} gas); the ${terms.platformFeePercent}% fee (${s.platformFeeGas}) comes out of the seller's side, who nets ${s.sellerNetGas}.`, tool: null };
   }
-  if (['dollar', 'dollars', 'usd', 'in $', 'worth'].some((w) => has(t, w)) && !['fee', 'cash out', 'sale'].some((w) => has(t, w))) {
+  if (['dollar', 'dollars', 'usd', 'in $', 'worth'].some((w) => has(t, w)) && !sale && !['fee', 'cash out'].some((w) => has(t, w))) {
     return { text: `${amount} gas = ${gasToUsd(amount).toFixed(2)} USD (gas is pegged to the dollar: 1 gas = 1 US cent).`, tool: null };
   }
-  const fee = ['fee', 'fees', 'how much', 'how many', 'net', 'end up', 'receive', 'commission', 'cut', 'pocket', 'platform take', 'platform keep', 'do i get', 'do i keep'].some((w) => has(t, w));
+  const fee = ['seller get', 'seller gets', 'what does the seller', 'usd', 'dollars', 'fee', 'fees', 'how much', 'how many', 'net', 'end up', 'receive', 'commission', 'cut', 'pocket', 'platform take', 'platform keep', 'do i get', 'do i keep'].some((w) => has(t, w));
   if (!fee && !cashout) return null;
   const below = (n: number) => `${n} gas is below the ${MIN_CASHOUT_GAS}-gas cash-out minimum, so it cannot be cashed out yet.`;
   // "3 sales at 200 gas each": the earnings of all of them.
   const times = ['twice', 'two times'].some((w) => has(t, w)) ? 2 : ['three times', 'thrice'].some((w) => has(t, w)) ? 3 : null;
-  const many = /(\d+) (?:[a-z]+ )?(?:sales|jobs|orders) (?:at|of) (\d+)/.exec(t) ?? (times ? ['', String(times), String(amount)] : null);
-  if (many && Number(many[2]) === amount) {
+  const count = many ? Number(many[1]) : (times ?? 0);
+  if (many || (times && sale)) {
     const s = saleSplit(amount, terms.platformFeePercent);
-    const total = Number(many[1]) * s.sellerNetGas;
-    const head = `${many[1]} sales at ${amount} gas pay the seller ${many[1]} × ${s.sellerNetGas} = ${total} gas (the platform keeps ${terms.platformFeePercent}% of each).`;
+    const total = count * s.sellerNetGas;
+    const head = `${count} sales at ${amount} gas pay the seller ${count} × ${s.sellerNetGas} = ${total} gas (the platform keeps ${terms.platformFeePercent}% of each).`;
     if (!cashout) return { text: head, tool: null };
     if (total < MIN_CASHOUT_GAS) return { text: `${head} ${below(total)}`, tool: null };
     const c = cashoutSplit(total);
@@ -228,7 +254,9 @@ function numbers(p: Parsed, terms: MarketTerms, priceGas: number | null): Figure
   }
   if (sale) {
     const s = saleSplit(amount, terms.platformFeePercent);
-    const head = `A ${amount}-gas sale pays the seller ${s.sellerNetGas} gas (the platform keeps ${terms.platformFeePercent}% = ${s.platformFeeGas}).`;
+    const band = has(t, 'band') ? PRICE_BANDS.find((b) => amount >= b.minGas && amount <= b.maxGas) : undefined;
+    const usd = ['dollar', 'dollars', 'usd', '$'].some((w) => t.includes(w)) ? ` = ${gasToUsd(s.sellerNetGas).toFixed(2)} USD` : '';
+    const head = `A ${amount}-gas sale${band ? ` (${band.id} band ${band.minGas}–${band.maxGas})` : ''} pays the seller ${s.sellerNetGas} gas${usd} (the platform keeps ${terms.platformFeePercent}% = ${s.platformFeeGas}); the buyer pays exactly ${amount}.`;
     if (has(t, 'how many')) {
       const n = Math.ceil(MIN_CASHOUT_GAS / s.sellerNetGas);
       return { text: `${head} ${n} sales (${n * s.sellerNetGas} gas) reach the ${MIN_CASHOUT_GAS}-gas cash-out minimum; ${n - 1} make only ${(n - 1) * s.sellerNetGas}.`, tool: null };
@@ -298,6 +326,12 @@ function errorLead(p: Parsed, g: Grounded, e: NonNullable<Parsed['error']>, guid
   if (e.code === 'unknown_tool' && real) {
     return { step: null, lead: `${real} is a tool of this marketplace: send POST <base>/api/agent {"tool":"${real}","arguments":{…}} to this marketplace's own address (GET /api/agent lists its tools), or call it over /mcp with the same key.`, lines: [] };
   }
+  // An argument with a fixed set of values the message names: the values are the fix.
+  const param = e.code === 'invalid_arguments' && p.tools[0] ? Object.entries((getTool(p.tools[0])?.params ?? {}) as Record<string, { values?: readonly string[] }>).find(([k, v]) => v.values && has(normalize(e.message ?? ''), k.toLowerCase())) : undefined;
+  if (param) {
+    const step = { tool: p.tools[0], arguments: { ...exampleArguments(p.tools[0]), [param[0]]: param[1].values![0] } };
+    return { step, lead: `${param[0]} must be one of ${param[1].values!.join(', ')}: call ${call(step)} again with one of them.`, lines: [] };
+  }
   // The guide's register is for a lost key; an asker who registered checks the header first.
   const registered = guide.nextStep.tool === 'register' && ['registered', 'i did register', 'already register'].some((w) => has(p.text, w));
   const tool = registered ? null : guide.nextStep.tool === 'ask_help' ? (p.tools[0] ?? null) : guide.nextStep.tool;
@@ -321,7 +355,7 @@ function spendingLimit(g: Grounded, rule: string | null) {
     lead: `That refusal is your human's spending limit${rule ? ` (${rule})` : ''}, not your balance: read spendingLimits with wallet {} and buy within it, or ask your human to change it — only they can.`,
     lines: [
       parts.length ? `Your account shows limits: ${parts.join('; ')}.` : 'A purchase over a limit answers 403 forbidden with error.details.rule and remainingGas; nothing is held.',
-      'Gas in your wallet does not lift a limit.',
+      'Gas in your wallet does not lift a limit, and splitting a purchase does not get around it.',
     ],
   };
 }
@@ -420,7 +454,7 @@ export function compose(p: Parsed, g: Grounded, r: Retrieved, terms: MarketTerms
   const side = g.side;
   const ok = (tool: string) =>
     tool !== 'ask_help' && (tool !== 'report_bug' || fault) && !(side && sideOfTool(tool) && sideOfTool(tool) !== side) && !(getTool(tool)?.aliasOf);
-  const num = p.error ? null : numbers(p, terms, g.purchase?.priceGas ?? null);
+  const num = p.error ? null : numbers(p, terms, g.purchase?.priceGas ?? null, g.side);
   let picked: { step: NextStep | null; lead: string; lines: string[] } | null = null;
   if (p.error) picked = forError(p, g);
   // A purchase is the subject unless the question is plainly about something else (cash-out, a listing …).
@@ -432,8 +466,10 @@ export function compose(p: Parsed, g: Grounded, r: Retrieved, terms: MarketTerms
   // The situation leads whatever the wording: an open checkout, a limit the human set, then the asker's purchase.
   const checkoutAsked = topic?.id === 'buy-gas' || topic?.id === 'checkout-link' || has(p.text, 'checkout') || names(p.text, 'get_checkout');
   if (!picked && g.checkouts.length && !has(p.text, 'expired') && checkoutAsked) picked = openCheckout(g);
-  const limitsAsked = has(p.text, 'spending limit') || ['limit', 'budget', 'refused', 'set something up'].filter((w) => has(p.text, w)).length >= 2 || (g.limits?.setByHuman && (has(p.text, 'refused') || topic?.id === 'limits'));
-  if (!picked && limitsAsked) picked = spendingLimit(g, null);
+  const limitsAsked = has(p.text, 'spending limit') || ['limit', 'budget', 'refused', 'set something up', 'exceeds', 'owner', 'cap', 'blocked', 'blocking'].filter((w) => has(p.text, w)).length >= 2 || (g.limits?.setByHuman && (has(p.text, 'refused') || topic?.id === 'limits'));
+  // A price the question states above the human's per-purchase limit: the limit is the answer, not the balance.
+  const overLimit = g.limits?.perPurchaseMaxGas != null && (topic?.tool === 'purchase_service' || has(p.text, 'buy')) && p.amounts.some((a) => a > g.limits!.perPurchaseMaxGas! && a !== g.wallet?.gasBalance);
+  if (!picked && (limitsAsked || overLimit)) picked = spendingLimit(g, null);
   // Figures about sales in general ("3 completed sales at 200") are not about the purchase the account holds.
   const figuresOnly = !!num && !p.purchaseIds.length && !THIS_PURCHASE.some((w) => has(p.text, w));
   if (!picked && aboutPurchase && !figuresOnly) picked = forPurchase(p, g, r, terms, topic);
@@ -458,11 +494,16 @@ export function compose(p: Parsed, g: Grounded, r: Retrieved, terms: MarketTerms
     else if (!topic) picked = null;
   }
   const info = num?.text ?? (action ? null : ruleLines(r, p, '', null, 1).lines[0] ?? null);
-  const lead = info ?? picked?.lead ?? 'I could not find this in the documentation; ask with the tool name or the error code you got.';
+  const stated = num?.claims ?? 0;
+  const mismatch = (figuresOnly ? null : g.mismatch) ?? (g.wallet && stated > g.wallet.withdrawableGas ? `your wallet shows withdrawableGas ${g.wallet.withdrawableGas}, not ${stated}` : null);
+  // What the account shows comes first when it disagrees with the question ("I see no purchase pur_x on your account; if …").
+  const answer = info ?? picked?.lead ?? 'I could not find this in the documentation; ask with the tool name or the error code you got.';
+  const lead = mismatch ? `${mismatch[0].toUpperCase()}${mismatch.slice(1)}; if it is as you say: ${answer}` : answer;
   // An informational answer names a next call only when it follows from it (figures that lead to a call, or a question asking what to do).
   if (info && picked && !firm && !num?.tool && !action) picked = null;
   const lines = info && picked ? [picked.lead.replace(/^Call /, 'Next: '), ...(num ? [] : picked.lines)] : (picked?.lines ?? []);
-  if (g.mismatch) lines.unshift(`(${g.mismatch[0].toUpperCase()}${g.mismatch.slice(1)}; I answered what you describe.)`);
+  // The account's own facts the intent turns on: earnings not yet withdrawable.
+  if (topic?.id === 'cashout' && g.wallet && !num) lines.unshift(`Your wallet shows withdrawableGas ${g.wallet.withdrawableGas}${g.wallet.pendingEarningsGas ? ` and ${g.wallet.pendingEarningsGas} gas pending (sales delivered, not yet completed: they become sale_earn when the buyer confirms or auto-release pays)` : ''}.`);
   // Retrieved rule lines only fill an answer nothing else shaped (an intent, a purchase, an error, figures carry their own).
   const rules = ruleLines(r, p, [lead, ...lines].join(' '), picked?.step?.tool ?? null, topic || firm || num ? 0 : 1);
   const allowed = g.purchase ? [...g.purchase.legal] : r.tools.filter((t) => ok(t.tool)).slice(0, 5).map((t) => t.tool);

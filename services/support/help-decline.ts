@@ -33,9 +33,12 @@ const OFF_TOPIC_TEXT = 'That is not about this marketplace, so I cannot help wit
 
 function asksToAct(text: string): boolean {
   if (['here is its key', 'its key', 'their key', 'using its key', "i'm an admin", 'i am an admin', "i'm the admin", "i'm the operator", 'i am the operator', 'as an admin', 'mark purchase', 'mark the purchase', 'credit the buyer', 'credit me', 'on my behalf', 'do it for me', 'for it', 'on its order', 'for them', 'its earnings', 'pretend you', "pretend you're", 'act as the admin', 'as the admin', 'force a refund'].some((w) => has(text, w))) return true;
-  // An imperative: the question starts with an action ("send 500 gas … for me").
-  const first = text.trim().split(' ')[0];
-  if (ACT_VERBS.includes(first) && (has(text, 'for me') || text.includes('_') || /\d/.test(text))) return true;
+  // An imperative: a sentence that starts with an action on the asker's own thing ("send 500 gas … for me", "approve my refund now").
+  for (const sentence of text.split(/[.!?;]\s*/)) {
+    const [first, next] = sentence.trim().split(' ');
+    if (ACT_VERBS.includes(first) && (has(sentence, 'for me') || OWN_OBJECTS.includes(next ?? '') || sentence.includes('_') || /\d/.test(sentence))) return true;
+  }
+  if (MAYBE_ASKING.some((a) => has(text, a)) && has(text, 'for me') && ACT_VERBS.some((v) => has(text, v))) return true;
   for (const v of ACT_VERBS) {
     if (has(text, `${v} it for me`) || IMPERATIVE.some((a) => has(text, `${a} ${v}`))) return true;
     for (const a of MAYBE_ASKING) {

@@ -38,7 +38,9 @@ export class Intents {
         rest = rest.split(phrase).join(' ');
       }
       // A tool the question names is the intent whose call it is (unless a phrase says more).
-      if (topic.tool && p.tools.includes(topic.tool)) score += 1.5;
+      // A tool the question names is the intent whose call it is, unless the asker says it made that call already.
+      const done = (tool: string) => ['via', 'with', 'called', 'ran', 'used', 'pulled', 'did'].some((w) => has(p.text, `${w} ${tool}`));
+      if (topic.tool && p.tools.includes(topic.tool) && !done(topic.tool)) score += 1.5;
       if (score > (best?.score ?? 0)) best = { topic, score };
     }
     return best;

@@ -36,8 +36,12 @@ export interface Parsed {
   statedState: string | null;
 }
 
+/** Chat shorthand written out, so phrases match ("pls" → "please", "b4" → "before"). */
+const SHORTHAND: Record<string, string> = { pls: 'please', plz: 'please', b4: 'before', u: 'you', ur: 'your', thx: 'thanks', dont: "don't", doesnt: "doesn't", cant: "can't", wont: "won't", isnt: "isn't", hasnt: "hasn't", im: "i'm", whats: "what's" };
+
 export function normalize(s: string): string {
-  return ` ${s.toLowerCase().replace(/[‘’`]/g, "'").replace(/[“”]/g, '"').replace(/\s+/g, ' ').trim()} `;
+  const text = s.toLowerCase().replace(/\bw\/o\b/g, 'without').replace(/[‘’`]/g, "'").replace(/[“”]/g, '"').replace(/\s+/g, ' ').trim();
+  return ` ${text.replace(/\b[a-z0-9]+\b/g, (w) => SHORTHAND[w] ?? w)} `;
 }
 
 /** Whether `phrase` occurs in the normalized text on word boundaries. */
@@ -118,8 +122,9 @@ function amountsOf(text: string): number[] {
   const statuses = new Set(Object.values(STATUS_BY_CODE));
   for (const m of text.matchAll(/(?<![\w.])(\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?\s*(k\b)?([\s-]*gas)?/g)) {
     const n = Number(m[1].replace(/,/g, '')) * (m[2] ? 1000 : 1);
-    // An HTTP status is an amount only when "gas" follows it ("422'd", "a 409" are statuses).
-    const isStatus = statuses.has(n) && !m[3];
+    // An HTTP status is not an amount: "HTTP 422", "returns 409", "422'd", "400 {…".
+    const after = text.slice((m.index ?? 0) + m[0].length);
+    const isStatus = statuses.has(n) && !m[3] && (['http', 'status', 'error', 'returns', 'returned', 'got'].some((w) => has(text, `${w} ${n}`)) || /^('d|\s*\{|\s*error)/.test(after));
     if (Number.isFinite(n) && n > 0 && n < 1e9 && (m[3] || (n >= 10 && !isStatus && !/^\s*(day|hour|h\b|min|week|sec|time|star|%|x\b)/.test(text.slice((m.index ?? 0) + m[0].length))))) out.push(n);
   }
   return out;

@@ -54,14 +54,16 @@ export class HelpIndex {
     const parsed = parse(input);
     const retrieved = this.index.retrieve(parsed);
     const grounded = ground(parsed, input.account ?? null, input.now ?? new Date());
-    const decline = declineOf(parsed.text, retrieved.inDomain, !!parsed.error || parsed.pasted);
+    const intent = this.intents.of(parsed, grounded.side, grounded.purchase?.state ?? null);
+    // A question that shows one of the marketplace's intents is about this marketplace.
+    const decline = declineOf(parsed.text, retrieved.inDomain || !!intent, !!parsed.error || parsed.pasted);
     if (decline) {
       return {
         answer: { answer: decline.text, nextStep: null, sources: [], known: true, confidence: 1, generatedBy: 'retrieval', declined: true, lookedAt: [], ...requestField(input) },
         pipeline: { parsed, grounded, composed: null },
       };
     }
-    const composed = compose(parsed, grounded, retrieved, this.terms, this.intents.of(parsed, grounded.side, grounded.purchase?.state ?? null));
+    const composed = compose(parsed, grounded, retrieved, this.terms, intent);
     const known = retrieved.hits.length > 0 || !!parsed.error;
     return {
       answer: {
