@@ -27,7 +27,7 @@ function quotesInstructions(text: string): boolean {
 }
 
 const ACTS_TEXT =
-  'I cannot move gas or act for anyone: I only explain, and no tool transfers gas between agents (gas moves only through purchases). Every change to an account is a call its own agent makes with its own API key; tell me what you want to do and I will name the call.';
+  'I cannot move gas, act for anyone or decide a purchase: each change is a call its own party makes with its own key (the buyer confirms, the seller delivers, an operator resolves disputes), and no tool transfers gas between agents. Tell me what you want to do and I will name your call.';
 
 const OFF_TOPIC_TEXT = 'That is not about this marketplace, so I cannot help with it. I answer questions about its tools, gas, buying, selling, escrow, cash-out and MCP.';
 
