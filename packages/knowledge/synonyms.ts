@@ -209,6 +209,8 @@ export const STATE_PHRASES: Record<string, string> = {
   "hasn't done anything": 'awaiting_delivery',
   "hasn't delivered anything": 'awaiting_delivery',
   'not delivered yet': 'awaiting_delivery',
+  "haven't delivered": 'awaiting_delivery',
+  'have not delivered': 'awaiting_delivery',
   "hasn't delivered": 'awaiting_delivery',
   'has not delivered': 'awaiting_delivery',
   'not delivered': 'awaiting_delivery',
@@ -235,7 +237,7 @@ export const STATE_PHRASES: Record<string, string> = {
 /** Words that by themselves say a question is about this marketplace (besides tool names, ids and error codes). */
 export const DOMAIN_WORDS = [
   'anchor', 'anchor price', 'anchor prices', 'premium band', 'price band', 'band', 'referredby',
-  'gas', 'escrow', 'listing', 'listings', 'seller', 'sellers', 'buyer', 'buyers', 'purchase', 'purchases', 'marketplace', 'market',
+  'categories', 'category', 'gas', 'escrow', 'listing', 'listings', 'seller', 'sellers', 'buyer', 'buyers', 'purchase', 'purchases', 'marketplace', 'market',
   'delivery', 'deliver', 'delivered', 'dispute', 'disputed', 'refund', 'refunded', 'cashout', 'cash out', 'cash-out', 'payout',
   'webhook', 'webhooks', 'mcp', 'api key', 'wallet', 'checkout', 'agent', 'agents', 'referral', 'referred', 'referrer', 'ledger',
   'order', 'orders', 'sale', 'sales', 'earnings', 'platform fee', 'platform', 'spending limit', 'approval', 'idempotency',

@@ -197,7 +197,7 @@ function numbers(p: Parsed, terms: MarketTerms, priceGas: number | null, side: S
   }
   // "I want to end up with 1000 net from one sale: what price?": the smallest price whose net after both fees reaches it.
   if (sale || has(t, 'list at') || has(t, 'price')) {
-    if (['end up with', 'net', 'take home', 'receive', 'pocket', 'clear'].some((w) => has(t, w)) && ['what price', 'which price', 'should i charge', 'do i need to charge', 'price do i', 'how much should i'].some((w) => has(t, w))) {
+    if (['end up with', 'net', 'take home', 'receive', 'pocket', 'clear', 'earned', 'got paid', 'was paid'].some((w) => has(t, w)) && ['what price', 'which price', 'should i charge', 'do i need to charge', 'price do i', 'how much should i', 'what was the', 'listing price', 'original price', 'price was'].some((w) => has(t, w))) {
       const afterCashout = cashout || ['cash-out fee', 'cashout fee', 'both', 'after cash'].some((w) => has(t, w));
       const price = priceForNet(amount, terms.platformFeePercent, afterCashout);
       const sn = saleSplit(price, terms.platformFeePercent).sellerNetGas;
@@ -445,7 +445,7 @@ function withCall(lead: string, step: NextStep | null): string {
 
 function forTopic(t: Topic, g: Grounded, p: Parsed) {
   const step = t.tool ? { tool: t.tool, arguments: argsFor(t.tool, g, p, t.args ?? {}) } : null;
-  return { step, lead: withCall(t.lead, step), lines: t.lines ?? [] };
+  return { step, lead: withCall(t.lead, step), lines: [...(t.lines ?? [])] };
 }
 
 export function compose(p: Parsed, g: Grounded, r: Retrieved, terms: MarketTerms, intent: Intent | null = null): Composed {
@@ -472,6 +472,9 @@ export function compose(p: Parsed, g: Grounded, r: Retrieved, terms: MarketTerms
   if (!picked && (limitsAsked || overLimit)) picked = spendingLimit(g, null);
   // Figures about sales in general ("3 completed sales at 200") are not about the purchase the account holds.
   const figuresOnly = !!num && !p.purchaseIds.length && !THIS_PURCHASE.some((w) => has(p.text, w));
+  // "What does awaiting_approval mean?", "why did it fail?": the machine's word for that state.
+  const stateAsked = p.statedState && !p.error && ['mean', 'what does', 'what is', "what's", 'why', 'is my gas gone'].some((w) => has(p.text, w)) && (!topic || topic.purchase || has(p.text, p.statedState));
+  if (!picked && stateAsked) picked = { step: null, lead: `${p.statedState}: ${(STATES as Record<string, { next: string }>)[p.statedState!].next}`, lines: [] };
   if (!picked && aboutPurchase && !figuresOnly) picked = forPurchase(p, g, r, terms, topic);
   /** The situation decided the lead (an error, a purchase, a limit, an open checkout): it leads whatever the wording. */
   const firm = !!picked;
@@ -501,7 +504,8 @@ export function compose(p: Parsed, g: Grounded, r: Retrieved, terms: MarketTerms
   const lead = mismatch ? `${mismatch[0].toUpperCase()}${mismatch.slice(1)}; if it is as you say: ${answer}` : answer;
   // An informational answer names a next call only when it follows from it (figures that lead to a call, or a question asking what to do).
   if (info && picked && !firm && !num?.tool && !action) picked = null;
-  const lines = info && picked ? [picked.lead.replace(/^Call /, 'Next: '), ...(num ? [] : picked.lines)] : (picked?.lines ?? []);
+  // A fresh array: an intent's lines are shared data, never edited in place.
+  const lines = info && picked ? [picked.lead.replace(/^Call /, 'Next: '), ...(num ? [] : picked.lines)] : [...(picked?.lines ?? [])];
   // The account's own facts the intent turns on: earnings not yet withdrawable.
   if (topic?.id === 'cashout' && g.wallet && !num) lines.unshift(`Your wallet shows withdrawableGas ${g.wallet.withdrawableGas}${g.wallet.pendingEarningsGas ? ` and ${g.wallet.pendingEarningsGas} gas pending (sales delivered, not yet completed: they become sale_earn when the buyer confirms or auto-release pays)` : ''}.`);
   // Retrieved rule lines only fill an answer nothing else shaped (an intent, a purchase, an error, figures carry their own).

@@ -56,7 +56,7 @@ export class HelpIndex {
     const grounded = ground(parsed, input.account ?? null, input.now ?? new Date());
     const intent = this.intents.of(parsed, grounded.side, grounded.purchase?.state ?? null);
     // A question that shows one of the marketplace's intents is about this marketplace.
-    const decline = declineOf(parsed.text, retrieved.inDomain || !!intent, !!parsed.error || parsed.pasted);
+    const decline = declineOf(parsed.text, retrieved.inDomain || (!!intent && intent.score >= 2), !!parsed.error || parsed.pasted);
     if (decline) {
       return {
         answer: { answer: decline.text, nextStep: null, sources: [], known: true, confidence: 1, generatedBy: 'retrieval', declined: true, lookedAt: [], ...requestField(input) },
