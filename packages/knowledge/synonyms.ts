@@ -159,6 +159,14 @@ export const SIDE_PHRASES: Record<string, 'buyer' | 'seller'> = {
   'i sold': 'seller',
   'i sell': 'seller',
   'as a seller': 'seller',
+  'new seller': 'seller',
+  "i'm a seller": 'seller',
+  'i am a seller': 'seller',
+  'seller here': 'seller',
+  'seller side': 'seller',
+  'seller agent': 'seller',
+  'buyer here': 'buyer',
+  'buyer side': 'buyer',
   'as the seller': 'seller',
   "i'm the seller": 'seller',
   'i am the seller': 'seller',
@@ -191,10 +199,18 @@ export const SIDE_PHRASES: Record<string, 'buyer' | 'seller'> = {
 /** Paraphrases of a purchase's state as the asker tells it (the state names themselves are matched from the machine). */
 export const STATE_PHRASES: Record<string, string> = {
   'never delivered': 'awaiting_delivery',
+  'nothing delivered': 'awaiting_delivery',
+  'nothing was delivered': 'awaiting_delivery',
+  'nothing has been delivered': 'awaiting_delivery',
+  'before delivering': 'awaiting_delivery',
+  'before delivery': 'awaiting_delivery',
+  'before they deliver': 'awaiting_delivery',
   "hasn't delivered yet": 'awaiting_delivery',
   "hasn't done anything": 'awaiting_delivery',
   "hasn't delivered anything": 'awaiting_delivery',
   'not delivered yet': 'awaiting_delivery',
+  "haven't delivered": 'awaiting_delivery',
+  'have not delivered': 'awaiting_delivery',
   "hasn't delivered": 'awaiting_delivery',
   'has not delivered': 'awaiting_delivery',
   'not delivered': 'awaiting_delivery',
@@ -206,6 +222,11 @@ export const STATE_PHRASES: Record<string, string> = {
   'received the delivery': 'delivered',
   'i delivered': 'delivered',
   'i confirmed': 'completed',
+  'after confirming': 'completed',
+  'after i confirmed': 'completed',
+  'after confirmation': 'completed',
+  'once confirmed': 'completed',
+  'already confirmed': 'completed',
   'it completed': 'completed',
   'is completed': 'completed',
   'opened a dispute': 'disputed',
@@ -216,7 +237,7 @@ export const STATE_PHRASES: Record<string, string> = {
 /** Words that by themselves say a question is about this marketplace (besides tool names, ids and error codes). */
 export const DOMAIN_WORDS = [
   'anchor', 'anchor price', 'anchor prices', 'premium band', 'price band', 'band', 'referredby',
-  'gas', 'escrow', 'listing', 'listings', 'seller', 'sellers', 'buyer', 'buyers', 'purchase', 'purchases', 'marketplace', 'market',
+  'categories', 'category', 'gas', 'escrow', 'listing', 'listings', 'seller', 'sellers', 'buyer', 'buyers', 'purchase', 'purchases', 'marketplace', 'market',
   'delivery', 'deliver', 'delivered', 'dispute', 'disputed', 'refund', 'refunded', 'cashout', 'cash out', 'cash-out', 'payout',
   'webhook', 'webhooks', 'mcp', 'api key', 'wallet', 'checkout', 'agent', 'agents', 'referral', 'referred', 'referrer', 'ledger',
   'order', 'orders', 'sale', 'sales', 'earnings', 'platform fee', 'platform', 'spending limit', 'approval', 'idempotency',
@@ -234,8 +255,16 @@ export const OFF_TOPIC_WORDS = [
   'sort an array', 'regex for', 'python script', 'my code', 'kubernetes', 'linux', 'tax return', 'bitcoin price', 'eth price', 'crypto',
 ];
 
-/** In scope, never declined: the asker's own key at risk, or someone asking for it (phishing). */
-export const KEY_AT_RISK = ['leaked', 'exposed my', 'committed my', 'public repo', 'public github', 'using my api key', 'using my key', 'my key leaked', 'key leaked', 'leaked my', 'compromised', 'stolen', 'stole my', 'claiming to be', 'claims to be', 'platform support', 'phishing', 'asking for my api key', 'need my api key', 'wants my api key', 'asked for my api key'];
 
 /** Tasks that are not about this marketplace whatever else the question names (declined as off-topic). */
 export const UNRELATED_TASKS = ['cover letter', 'write an email', 'write me an email', 'email to my boss', 'job application', 'my resume', 'my cv', 'blog post', 'wedding speech'];
+
+/** Words that place a service in a listing category (a price question is answered with that category's anchor). */
+export const CATEGORY_WORDS: Record<string, string> = {
+  codegen: 'codegen', code: 'codegen', tests: 'codegen', 'unit tests': 'codegen', refactor: 'codegen', 'code review': 'codegen', 'code-review': 'codegen', typescript: 'codegen', python: 'codegen', rust: 'codegen', lint: 'codegen', 'lint-fix': 'codegen', bugfix: 'codegen', port: 'codegen',
+  research: 'research', report: 'research', analysis: 'research', 'literature': 'research', survey: 'research', summary: 'research', citations: 'research',
+  ops: 'ops', docker: 'ops', dockerfile: 'ops', deploy: 'ops', deployment: 'ops', ci: 'ops', kubernetes: 'ops', infra: 'ops', terraform: 'ops', monitoring: 'ops', hardening: 'ops',
+  design: 'design', logo: 'design', ui: 'design', figma: 'design', icon: 'design', branding: 'design', mockup: 'design',
+  data: 'data', csv: 'data', dataset: 'data', dedupe: 'data', etl: 'data', spreadsheet: 'data', sql: 'data', cleanup: 'data', 'data-cleaning': 'data', scraping: 'data',
+  general: 'general',
+};

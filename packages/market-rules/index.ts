@@ -115,6 +115,37 @@ export function cashoutSplit(amountGas: number): CashoutSplit {
   return { amountGas, feeGas, netGas: amountGas - feeGas };
 }
 
+/** The cheapest packs whose gas covers `gas` (a pack may be bought more than once; fewest packs on a tie), smallest first. */
+export function cheapestPacksCovering(gas: number): GasPack[] {
+  const step = Math.min(...GAS_PACKS.map((x) => x.gas));
+  const best = new Map<number, { usd: number; packs: GasPack[] }>([[0, { usd: 0, packs: [] }]]);
+  const better = (a: { usd: number; packs: GasPack[] }, b: { usd: number; packs: GasPack[] } | null) => !b || a.usd < b.usd || (a.usd === b.usd && a.packs.length < b.packs.length);
+  for (let g = step; g < gas + step * 2; g += step) {
+    let choice: { usd: number; packs: GasPack[] } | null = null;
+    for (const pack of GAS_PACKS) {
+      const prev = best.get(Math.max(0, g - pack.gas));
+      const next = prev && { usd: prev.usd + pack.usd, packs: [...prev.packs, pack] };
+      if (next && better(next, choice)) choice = next;
+    }
+    if (choice) best.set(g, choice);
+  }
+  let answer: { usd: number; packs: GasPack[] } | null = null;
+  for (const [g, v] of best) if (g >= gas && better(v, answer)) answer = v;
+  return (answer?.packs ?? []).sort((a, b) => a.gas - b.gas);
+}
+
+/** The lowest price whose seller net (after the platform fee, and the cash-out fee when `afterCashout`) reaches `netGas`. */
+export function priceForNet(netGas: number, feePercent: number = DEFAULT_PLATFORM_FEE_PERCENT, afterCashout = false): number {
+  const net = (price: number) => {
+    const seller = saleSplit(price, feePercent).sellerNetGas;
+    return afterCashout ? cashoutSplit(seller).netGas : seller;
+  };
+  let price = Math.max(1, Math.floor(netGas / (1 - feePercent / 100) / (afterCashout ? 1 - CASHOUT_FEE_PERCENT / 100 : 1)) - 2);
+  while (net(price) < netGas) price += 1;
+  while (price > 1 && net(price - 1) >= netGas) price -= 1;
+  return price;
+}
+
 export function gasToUsd(gas: number): number {
   return Math.round(gas) / GAS_PER_USD;
 }

@@ -6,7 +6,8 @@
  *   holdGas     agent → escrow_holds (pending; carries price, fee and seller net)
  *   settleHold  escrow_holds → seller (sale_earn) + platform_fees, exactly the held split (+ the evaluator's leg)
  *   voidHold    escrow_holds → buyer (escrow_refund) (+ the evaluator's leg)
- * The legs of settle and void are declared once (holdLegs) and posted by every path.
+ * The legs of every step are declared once (legs.ts, MONEY_LEGS) and posted by every path through postingsSql:
+ * a step's own statement is its batch of one.
  */
 import type { Db, Queryable } from '../../packages/db';
 import { BACKGROUND_IN_FLIGHT, Batcher, CALLER_WAITS_IN_FLIGHT } from '../../packages/db/batcher';
@@ -14,20 +15,8 @@ import { InvalidArgumentsError, InvalidStateError, NotFoundError } from '../../p
 import { newId } from '../../packages/ids';
 import { saleSplit } from '../../packages/market-rules';
 import type { HoldParams, HoldResult, SettleResult } from '../../packages/contracts/ledger';
-import {
-  agentAccount,
-  agentAccountSql,
-  agentBalance,
-  applyLegs,
-  claimKey,
-  creditAgentSql,
-  PLATFORM,
-  POSTING_COLUMNS,
-  stepwiseOnConflict,
-  type HoldRow,
-  type EntryType,
-  type Leg,
-} from './postings';
+import { agentBalance, claimKey, stepwiseOnConflict, type HoldRow } from './postings';
+import { postingsSql, postLegs, stepRowsSql, type StepFields } from './legs';
 
 /** The split a hold carries: the one quoted at purchase, or (when the caller sends none) fixed now; an evaluator's fee is a leg of its own. */
 function splitOf(p: HoldParams, feePercent: number): { platformFeeGas: number; sellerNetGas: number; evaluatorFeeGas: number; evaluatorId: string | null } {
@@ -64,38 +53,16 @@ export async function holdGas(db: Db, at: Date, p: HoldParams, feePercent: numbe
     throw new InvalidArgumentsError('A buyer cannot hold gas for a purchase from itself.', { hint: 'Buy listings of other agents.' });
   }
   const split = splitOf(p, feePercent);
-  const fingerprint = JSON.stringify({ purchaseId, buyerId, sellerId, amountGas });
   const alreadyHeld = () =>
     new InvalidStateError(`Purchase ${purchaseId} already has a hold.`, {
       hint: `Retry with the key of the first hold (purchase:${purchaseId}:hold) to read it.`,
     });
-  // The common case is one statement in its own transaction (no BEGIN/COMMIT round trips): debit the
-  // buyer (balance >= amount), claim the key, post both legs and record the pending hold. It has no
-  // ON CONFLICT: a key claimed before or a second hold of the purchase fails the whole statement, and
-  // nothing moved. Those cases, and a refused debit (which may still be a replay), take the stepwise
-  // path below in one transaction.
-  const id = newId('txn');
-  const fast = await db
-    .query<{ balance: string | null }>(
-      `WITH moved AS (
-         UPDATE ledger.accounts SET balance = balance - $6::bigint
-          WHERE id = $7 AND balance >= $6::bigint RETURNING balance),
-       claim AS (
-         INSERT INTO ledger.transactions (id, key, type, fingerprint, purchase_id, created_at)
-         SELECT $1, $2, 'escrow_hold', $3, $4, $5 FROM moved RETURNING id),
-       posted AS (
-         INSERT INTO ledger.postings (${POSTING_COLUMNS})
-         SELECT $1, $7, -$6::bigint, 'escrow_hold', moved.balance, $4, NULL, NULL, $5::timestamptz FROM moved, claim
-         UNION ALL
-         SELECT $1, $8, $6::bigint, 'escrow_hold', NULL, $4, NULL, NULL, $5::timestamptz FROM moved, claim),
-       held AS (
-         INSERT INTO ledger.holds (purchase_id, buyer_id, seller_id, amount_gas, platform_fee_gas, seller_net_gas, evaluator_id, evaluator_fee_gas, status, hold_transaction_id, created_at)
-         SELECT $4, $9, $10, $6::bigint, $11, $12, $13, $14, 'pending', $1, $5::timestamptz FROM moved, claim)
-       SELECT (SELECT balance FROM moved) AS balance`,
-      [id, key, fingerprint, purchaseId, at, amountGas, agentAccount(buyerId), PLATFORM.escrowHolds, buyerId, sellerId, split.platformFeeGas, split.sellerNetGas, split.evaluatorId, split.evaluatorFeeGas],
-    )
-    .catch(stepwiseOnConflict);
-  if (fast && fast.rows[0].balance !== null) return { holdId: id, purchaseId, status: 'pending', amountGas, replayed: false };
+  // The common case is one statement in its own transaction (no BEGIN/COMMIT round trips): holdPendings of
+  // this one hold. A key claimed before or a second hold of the purchase fails it whole, and nothing moved;
+  // those cases, and a refused debit (which may still be a replay), take the stepwise path in one transaction.
+  const fast = await holdPendings(db, at, [p], feePercent).catch(stepwiseOnConflict);
+  if (fast?.[0]) return fast[0];
+  const fingerprint = holdFingerprint(p);
   return db.transaction(async (tx) => {
     // Claim the key first: a replay answers with the first hold, anything else under it is refused.
     const claim = await claimKey(tx, { key, type: 'escrow_hold', fingerprint, purchaseId, at });
@@ -105,16 +72,7 @@ export async function holdGas(db: Db, at: Date, p: HoldParams, feePercent: numbe
     }
     const existing = await tx.query('SELECT 1 FROM ledger.holds WHERE purchase_id = $1', [purchaseId]);
     if (existing.rowCount) throw alreadyHeld();
-    await applyLegs(
-      tx,
-      claim.id,
-      [
-        { accountId: agentAccount(buyerId), agentId: buyerId, amount: -amountGas, entryType: 'escrow_hold' },
-        { accountId: PLATFORM.escrowHolds, amount: amountGas, entryType: 'escrow_hold' },
-      ],
-      { purchaseId },
-      at,
-    );
+    await postLegs(tx, 'escrow_hold', claim.id, { buyer_id: buyerId, amount_gas: amountGas }, { purchaseId }, at);
     await tx
       .query(
         `INSERT INTO ledger.holds (purchase_id, buyer_id, seller_id, amount_gas, platform_fee_gas, seller_net_gas, evaluator_id, evaluator_fee_gas, status, hold_transaction_id, created_at)
@@ -130,13 +88,34 @@ export async function holdGas(db: Db, at: Date, p: HoldParams, feePercent: numbe
   });
 }
 
+const holdFingerprint = (p: HoldParams) => JSON.stringify({ purchaseId: p.purchaseId, buyerId: p.buyerId, sellerId: p.sellerId, amountGas: p.amountGas });
+
 /**
- * Several purchases' holds in ONE statement (the hold action's group commit, issue #22): for each, debit
- * the buyer (balance >= amount), claim the key, post both legs and record the pending hold — exactly what
- * holdGas's one statement writes for one. The buyers must be distinct (the caller's batch keeps them so).
+ * Holds in ONE statement: for each, debit the buyer (balance >= amount), claim the key, post the legs and
+ * record the pending hold with its split. The buyers must be distinct (the caller's batch keeps them so).
  * A refused debit answers null for that purchase (holdGas alone answers it: insufficient gas, or a replay);
  * a key claimed before or a second hold of a purchase fails the whole statement and nothing moved.
  */
+const holdsSql = (one: boolean) => `WITH v AS (${stepRowsSql('escrow_hold', '$1', {
+  n: 'int',
+  key: 'text',
+  fingerprint: 'text',
+  seller_id: 'text',
+  platform_fee_gas: 'bigint',
+  seller_net_gas: 'bigint',
+  evaluator_id: 'text',
+  evaluator_fee_gas: 'bigint',
+}, one)}),
+     ${postingsSql({ step: 'v', type: 'escrow_hold', refs: ['purchase_id'], claim: true, accounts: 'create' })},
+     held AS (
+       INSERT INTO ledger.holds (purchase_id, buyer_id, seller_id, amount_gas, platform_fee_gas, seller_net_gas, evaluator_id, evaluator_fee_gas, status, hold_transaction_id, created_at)
+       SELECT v.purchase_id, v.buyer_id, v.seller_id, v.amount_gas, v.platform_fee_gas, v.seller_net_gas, v.evaluator_id, v.evaluator_fee_gas, 'pending', v.id, v.created_at
+         FROM v JOIN ok ON ok.id = v.id)
+     SELECT v.n FROM v JOIN ok ON ok.id = v.id`;
+/** A lone hold's statement reads one JSON object (the planner knows it is one row), a batch's an array. */
+const HOLDS_SQL = { one: holdsSql(true), many: holdsSql(false) };
+
+/** Several purchases' holds in one statement (the hold action's group commit, issue #22; a lone hold is a batch of one). */
 export async function holdPendings(db: Db, at: Date, holds: ReadonlyArray<HoldParams>, feePercent: number): Promise<Array<HoldResult | null>> {
   const items = holds.map((p, n) => {
     const split = splitOf(p, feePercent);
@@ -144,43 +123,22 @@ export async function holdPendings(db: Db, at: Date, holds: ReadonlyArray<HoldPa
       n,
       id: newId('txn'),
       key: p.key,
-      fingerprint: JSON.stringify({ purchaseId: p.purchaseId, buyerId: p.buyerId, sellerId: p.sellerId, amountGas: p.amountGas }),
+      fingerprint: holdFingerprint(p),
       purchase_id: p.purchaseId,
-      account: agentAccount(p.buyerId),
+      created_at: at.toISOString(),
       buyer_id: p.buyerId,
       seller_id: p.sellerId,
-      amount: p.amountGas,
-      fee: split.platformFeeGas,
-      net: split.sellerNetGas,
+      amount_gas: p.amountGas,
+      platform_fee_gas: split.platformFeeGas,
+      seller_net_gas: split.sellerNetGas,
+      evaluator_id: split.evaluatorId,
+      evaluator_fee_gas: split.evaluatorFeeGas,
     };
   });
-  const r = await db.query<{ n: number }>(
-    `WITH v AS (SELECT * FROM jsonb_to_recordset($1::jsonb) AS v(n int, id text, key text, fingerprint text, purchase_id text, account text,
-                                                              buyer_id text, seller_id text, amount bigint, fee bigint, net bigint)),
-     moved AS (
-       UPDATE ledger.accounts SET balance = ledger.accounts.balance - v.amount
-         FROM v WHERE ledger.accounts.id = v.account AND ledger.accounts.balance >= v.amount
-       RETURNING v.n, ledger.accounts.balance),
-     claim AS (
-       INSERT INTO ledger.transactions (id, key, type, fingerprint, purchase_id, created_at)
-       SELECT v.id, v.key, 'escrow_hold', v.fingerprint, v.purchase_id, $2 FROM v JOIN moved ON moved.n = v.n RETURNING id),
-     posted AS (
-       INSERT INTO ledger.postings (${POSTING_COLUMNS})
-       SELECT v.id, v.account, -v.amount, 'escrow_hold', moved.balance, v.purchase_id, NULL, NULL, $2::timestamptz
-         FROM v JOIN moved ON moved.n = v.n JOIN claim ON claim.id = v.id
-       UNION ALL
-       SELECT v.id, $3, v.amount, 'escrow_hold', NULL, v.purchase_id, NULL, NULL, $2::timestamptz
-         FROM v JOIN moved ON moved.n = v.n JOIN claim ON claim.id = v.id),
-     held AS (
-       INSERT INTO ledger.holds (purchase_id, buyer_id, seller_id, amount_gas, platform_fee_gas, seller_net_gas, status, hold_transaction_id, created_at)
-       SELECT v.purchase_id, v.buyer_id, v.seller_id, v.amount, v.fee, v.net, 'pending', v.id, $2::timestamptz
-         FROM v JOIN moved ON moved.n = v.n JOIN claim ON claim.id = v.id)
-     SELECT n FROM moved`,
-    [JSON.stringify(items), at, PLATFORM.escrowHolds],
-  );
+  const r = await db.query<{ n: number }>(items.length === 1 ? HOLDS_SQL.one : HOLDS_SQL.many, [JSON.stringify(items.length === 1 ? items[0] : items)]);
   const held = new Set(r.rows.map((row) => Number(row.n)));
-  return items.map(({ n, id, purchase_id: purchaseId, amount }) =>
-    held.has(n) ? { holdId: id, purchaseId, status: 'pending' as const, amountGas: amount, replayed: false } : null,
+  return items.map(({ n, id, purchase_id: purchaseId, amount_gas: amountGas }) =>
+    held.has(n) ? { holdId: id, purchaseId, status: 'pending' as const, amountGas, replayed: false } : null,
   );
 }
 
@@ -188,8 +146,8 @@ export async function holdPendings(db: Db, at: Date, holds: ReadonlyArray<HoldPa
 function isPlainHold(p: HoldParams, feePercent: number): boolean {
   if (p.buyerId === p.sellerId) return false;
   try {
-    // A hold with an evaluator goes alone (holdPendings writes the two-leg split only).
-    return splitOf(p, feePercent).evaluatorFeeGas === 0;
+    splitOf(p, feePercent);
+    return true;
   } catch {
     return false;
   }
@@ -218,214 +176,94 @@ export function holdWriter(db: Db, now: () => Date, feePercent: () => number): B
   );
 }
 
-/** Posts a hold with the amounts it carries: nothing is recomputed at settle time. */
-export async function settleHold(db: Db, at: Date, key: string, purchaseId: string, evaluatorPaid = false): Promise<SettleResult> {
-  // A hold with an evaluator's leg is not the one statement's (it answers null): the stepwise path posts its legs.
-  const fast = await settlePendingHold(db, at, key, purchaseId).catch(stepwiseOnConflict);
-  return fast ?? db.transaction((tx) => settleHoldStepwise(tx, at, key, purchaseId, evaluatorPaid));
-}
-
-/** A hold's amount column, or the difference of two (the buyer's refund when the evaluator is paid). */
-type HoldAmount = 'amount_gas' | 'seller_net_gas' | 'platform_fee_gas' | 'evaluator_fee_gas' | 'amount_gas - evaluator_fee_gas';
-/** Who a leg moves gas to or from: a party of the hold (its column naming the agent) or a platform account. */
-type LegAccount = 'buyer_id' | 'seller_id' | 'evaluator_id' | 'escrow' | 'fees';
-
-/** A leg of resolving a hold, as data: rendered as SQL by the one-statement paths, evaluated on the row by the stepwise path. */
-interface HoldLeg {
-  account: LegAccount;
-  amount: HoldAmount;
-  /** -1: out of the account (the release from escrow_holds). */
-  sign: 1 | -1;
-  entry: EntryType;
-}
-
-/**
- * The legs of resolving a pending hold — decided here once; every path that resolves a hold posts exactly these
- * (stepwise: resolutionLegs + applyLegs; one statement and batched: rendered by resolutionSql / settlePendingHolds):
- *   posted  escrow_holds → seller (sale_earn, the held net) + platform_fees (the held fee) + the evaluator's leg
- *   voided  escrow_holds → buyer (escrow_refund, the price) + the evaluator's leg
- * The evaluator's leg: its fee as evaluator_fee when it gave a verdict (`evaluatorPaid`), else back to the buyer.
- * A leg whose amount is 0 (no evaluator) posts nothing.
- */
-export function holdLegs(outcome: 'posted' | 'voided', evaluatorPaid: boolean): HoldLeg[] {
-  const evaluatorLeg: HoldLeg = evaluatorPaid
-    ? { account: 'evaluator_id', amount: 'evaluator_fee_gas', sign: 1, entry: 'evaluator_fee' }
-    : { account: 'buyer_id', amount: 'evaluator_fee_gas', sign: 1, entry: 'escrow_refund' };
-  if (outcome === 'posted') {
-    return [
-      { account: 'escrow', amount: 'amount_gas', sign: -1, entry: 'escrow_release' },
-      { account: 'seller_id', amount: 'seller_net_gas', sign: 1, entry: 'sale_earn' },
-      { account: 'fees', amount: 'platform_fee_gas', sign: 1, entry: 'platform_fee' },
-      evaluatorLeg,
-    ];
-  }
-  return evaluatorPaid
-    ? [
-        { account: 'escrow', amount: 'amount_gas', sign: -1, entry: 'escrow_refund' },
-        { account: 'buyer_id', amount: 'amount_gas - evaluator_fee_gas', sign: 1, entry: 'escrow_refund' },
-        evaluatorLeg,
-      ]
-    : [
-        { account: 'escrow', amount: 'amount_gas', sign: -1, entry: 'escrow_refund' },
-        { account: 'buyer_id', amount: 'amount_gas', sign: 1, entry: 'escrow_refund' },
-      ];
-}
-
-const PLATFORM_OF: Record<'escrow' | 'fees', string> = { escrow: PLATFORM.escrowHolds, fees: PLATFORM.platformFees };
-const isParty = (a: LegAccount): a is 'buyer_id' | 'seller_id' | 'evaluator_id' => a.endsWith('_id');
-
-/** The legs of resolving `hold` (holdLegs evaluated on its row), for applyLegs. */
-export function resolutionLegs(hold: HoldRow, outcome: 'posted' | 'voided', evaluatorPaid: boolean): Leg[] {
-  const amountOf = (a: HoldAmount) => (a === 'amount_gas - evaluator_fee_gas' ? Number(hold.amount_gas) - Number(hold.evaluator_fee_gas ?? 0) : Number(hold[a] ?? 0));
-  return holdLegs(outcome, evaluatorPaid && hold.evaluator_id !== null).map((l) => {
-    const amount = l.sign * amountOf(l.amount);
-    if (!isParty(l.account)) return { accountId: PLATFORM_OF[l.account], amount, entryType: l.entry };
-    const agentId = hold[l.account]!;
-    return { accountId: agentAccount(agentId), agentId, amount, entryType: l.entry };
-  });
-}
-
-/**
- * The legs of a hold WITHOUT an evaluator (what the one-statement paths serve: `evaluator_fee_gas = 0`), as SQL
- * over the hold row `h`: the one agent credited, and the postings' SELECTs. `moved` is the agent's credit CTE.
- */
-function renderLegs(outcome: 'posted' | 'voided', h: string, fromClaim: string, movedJoin: string, refs: { tx: string; purchase: string; at: string; escrow: string; fees: string }) {
-  const legs = holdLegs(outcome, false).filter((l) => !l.amount.includes('evaluator_fee_gas'));
-  const agents = legs.filter((l) => isParty(l.account));
-  if (agents.length !== 1) throw new Error('a one-statement resolution credits exactly one agent');
-  const credit = agents[0] as HoldLeg & { account: 'buyer_id' | 'seller_id' };
-  const amountSql = (l: HoldLeg) => `${l.sign < 0 ? '-' : ''}${h}.${l.amount}`;
-  const selects = legs.map((l) =>
-    isParty(l.account)
-      ? `SELECT ${refs.tx}, ${agentAccountSql(`${h}.${l.account}`)}, ${amountSql(l)}, '${l.entry}', moved.balance, ${refs.purchase}, NULL, NULL, ${refs.at}::timestamptz FROM ${h} ${movedJoin}`
-      : `SELECT ${refs.tx}, ${l.account === 'escrow' ? refs.escrow : refs.fees}, ${amountSql(l)}, '${l.entry}', NULL, ${refs.purchase}, NULL, NULL, ${refs.at}::timestamptz FROM ${h} ${fromClaim} WHERE ${h}.${l.amount} > 0`,
-  );
-  return { credit, postings: selects.join('\n       UNION ALL\n       ') };
-}
-
-/**
- * The first two steps of resolving a purchase's pending hold in one statement: `h` marks it resolved
- * (only if still pending) and returns `returning`; `claim` records the transaction under its key.
- * Parameters: $1 transaction id, $2 key, $3 purchase id, $4 time, $5 fingerprint.
- */
-function resolveHoldSql(status: 'posted' | 'voided', type: 'escrow_settle' | 'escrow_void', returning: string): string {
-  return `h AS (
-       UPDATE ledger.holds SET status = '${status}', final_transaction_id = $1, resolved_at = $4
-        WHERE purchase_id = $3 AND status = 'pending' AND evaluator_fee_gas = 0
-        RETURNING ${returning}),
-     claim AS (
-       INSERT INTO ledger.transactions (id, key, type, fingerprint, purchase_id, created_at)
-       SELECT $1, $2, '${type}', $5, $3, $4 FROM h RETURNING id)`;
-}
-
-/** How a pending hold is resolved in one statement: posted (seller, fee) or voided (back to the buyer). */
-interface Resolution {
-  status: 'posted' | 'voided';
-  type: 'escrow_settle' | 'escrow_void';
-}
-
-/**
- * The one statement of a resolution: resolve the hold and claim the key (resolveHoldSql), credit the agent
- * (their account is created on a first credit; nothing to credit when the amount is 0), post the legs of
- * holdLegs — rendered here, not restated — and answer what was resolved.
- * Parameters: $1–$5 as resolveHoldSql, $6 the holding account, $7 the fees account (only when a leg posts a fee: settle).
- */
-function resolutionSql(r: Resolution): string {
-  const { credit, postings } = renderLegs(r.status, 'h', ', claim', ', moved', { tx: '$1', purchase: '$3', at: '$4', escrow: '$6', fees: '$7' });
-  return `WITH ${resolveHoldSql(r.status, r.type, `${credit.account}, amount_gas, seller_net_gas, platform_fee_gas`)},
-     moved AS (${creditAgentSql(`h.${credit.account}`, `h.${credit.amount}`, `h, claim WHERE h.${credit.amount} > 0`)}),
-     posted AS (
-       INSERT INTO ledger.postings (${POSTING_COLUMNS})
-       ${postings})
-     SELECT (SELECT id FROM claim) AS claimed, h.${credit.account} AS agent_id, h.amount_gas, h.seller_net_gas, h.platform_fee_gas, (SELECT balance FROM moved) AS balance
-       FROM (SELECT 1) one LEFT JOIN h ON true`;
-}
-
-type ResolutionRow = { claimed: string | null; agent_id: string | null; amount_gas: string; seller_net_gas: string; platform_fee_gas: string; balance: string | null };
-
-const SETTLE: Resolution = { status: 'posted', type: 'escrow_settle' };
-const VOID: Resolution = { status: 'voided', type: 'escrow_void' };
-
-/**
- * The common case in one statement, in its own transaction: the pending hold turns posted, the key is
- * claimed, the seller is credited the held net (their account is created on a first sale) and the
- * release and fee are posted. It changes nothing (and answers null) when the hold is not pending, and
- * fails whole on a key claimed before or a first sale racing another; those take the stepwise path.
- */
-async function settlePendingHold(db: Db, at: Date, key: string, purchaseId: string): Promise<SettleResult | null> {
-  const id = newId('txn');
-  const r = await db.query<ResolutionRow>(resolutionSql(SETTLE), [id, key, purchaseId, at, JSON.stringify({ purchaseId }), PLATFORM.escrowHolds, PLATFORM.platformFees]);
-  const row = r.rows[0];
-  if (row.claimed === null) return null;
+/** The row a hold's resolution posts from (MONEY_LEGS escrow_settle / escrow_void): its parties and amounts, and whether the evaluator is paid. */
+export function holdFields(hold: HoldRow, evaluatorPaid: boolean): StepFields {
   return {
-    transactionId: id,
-    purchaseId,
-    status: 'posted',
-    sellerId: row.agent_id!,
-    priceGas: Number(row.amount_gas),
-    sellerNetGas: Number(row.seller_net_gas),
-    platformFeeGas: Number(row.platform_fee_gas),
-    replayed: false,
+    buyer_id: hold.buyer_id,
+    seller_id: hold.seller_id,
+    evaluator_id: hold.evaluator_id,
+    amount_gas: Number(hold.amount_gas),
+    seller_net_gas: Number(hold.seller_net_gas),
+    platform_fee_gas: Number(hold.platform_fee_gas),
+    evaluator_fee_gas: Number(hold.evaluator_fee_gas ?? 0),
+    evaluator_paid: evaluatorPaid && hold.evaluator_id !== null,
   };
 }
 
+/** A hold's resolution: posted (settle) or voided (refund), exactly once. */
+type Outcome = 'posted' | 'voided';
+const TYPE_OF = { posted: 'escrow_settle', voided: 'escrow_void' } as const;
+
 /**
- * Several purchases' settles in ONE statement (the consumer's group commit, issue #22): each pending hold
- * turns posted, its key is claimed, its seller is credited the held net and its release and fee are
- * posted — exactly what settlePendingHold writes for one, as one ledger transaction each. The sellers must
- * be distinct (each credit's balance_after is its own): a seller credited twice, or a key claimed before,
- * fails the whole statement and nothing moved — the caller then settles each alone. An answer of null for
- * a purchase: its hold was not pending here (settleHold alone answers it: a replay or invalid_state).
+ * Resolving pending holds in ONE statement: each turns posted or voided (only if still pending), its key is
+ * claimed, and its legs are posted — the seller's net, the fee and the evaluator's leg, or the refund — with
+ * the credited agents' accounts opened on a first credit. One item is the step's own statement; many are the
+ * consumer's group commit (issue #22). The agents credited must be distinct across the items (each credit's
+ * balance_after is its own): an agent credited twice, or a key claimed before, fails the whole statement and
+ * nothing moved. An item answers null when its hold was not pending here (the stepwise path answers it).
  */
-export async function settlePendingHolds(db: Db, at: Date, settles: ReadonlyArray<{ key: string; purchaseId: string }>): Promise<Array<SettleResult | null>> {
-  const items = settles.map(({ key, purchaseId }, n) => ({ n, id: newId('txn'), key, purchase_id: purchaseId, fingerprint: JSON.stringify({ purchaseId }) }));
-  const r = await db.query<{ n: number; seller_id: string; amount_gas: string; seller_net_gas: string; platform_fee_gas: string }>(
-    `WITH v AS (SELECT * FROM jsonb_to_recordset($1::jsonb) AS v(n int, id text, key text, purchase_id text, fingerprint text)),
+const resolveSql = (outcome: Outcome, one: boolean) => `WITH v AS (SELECT * FROM ${one ? 'jsonb_to_record' : 'jsonb_to_recordset'}($1::jsonb) AS v(n int, id text, key text, fingerprint text, purchase_id text, evaluator_paid boolean)),
      h AS (
-       UPDATE ledger.holds SET status = 'posted', final_transaction_id = v.id, resolved_at = $2
-         FROM v WHERE ledger.holds.purchase_id = v.purchase_id AND ledger.holds.status = 'pending' AND ledger.holds.evaluator_fee_gas = 0
-       RETURNING v.n, v.id, v.key, v.fingerprint, ledger.holds.purchase_id, ledger.holds.seller_id,
-                 ledger.holds.amount_gas, ledger.holds.seller_net_gas, ledger.holds.platform_fee_gas),
-     claim AS (
-       INSERT INTO ledger.transactions (id, key, type, fingerprint, purchase_id, created_at)
-       SELECT h.id, h.key, 'escrow_settle', h.fingerprint, h.purchase_id, $2 FROM h RETURNING id),
-     moved AS (
-       INSERT INTO ledger.accounts (id, kind, agent_id, balance)
-       SELECT ${agentAccountSql('h.seller_id')}, 'agent', h.seller_id, h.seller_net_gas FROM h JOIN claim ON claim.id = h.id
-        WHERE h.seller_net_gas > 0 ORDER BY h.seller_id
-       ON CONFLICT (id) DO UPDATE SET balance = ledger.accounts.balance + EXCLUDED.balance
-       RETURNING agent_id, balance),
-     posted AS (
-       INSERT INTO ledger.postings (${POSTING_COLUMNS})
-       ${SETTLE_BATCH_POSTINGS})
-     SELECT h.n, h.seller_id, h.amount_gas, h.seller_net_gas, h.platform_fee_gas FROM h JOIN claim ON claim.id = h.id`,
-    [JSON.stringify(items), at, PLATFORM.escrowHolds, PLATFORM.platformFees],
-  );
+       UPDATE ledger.holds SET status = '${outcome}', final_transaction_id = v.id, resolved_at = $2
+         FROM v WHERE ledger.holds.purchase_id = v.purchase_id AND ledger.holds.status = 'pending'
+       RETURNING v.n, v.id, v.key, v.fingerprint, $2::timestamptz AS created_at, ledger.holds.purchase_id,
+                 ledger.holds.buyer_id, ledger.holds.seller_id, ledger.holds.evaluator_id, ledger.holds.amount_gas, ledger.holds.seller_net_gas,
+                 ledger.holds.platform_fee_gas, ledger.holds.evaluator_fee_gas, v.evaluator_paid AND ledger.holds.evaluator_id IS NOT NULL AS evaluator_paid),
+     ${postingsSql({ step: 'h', type: TYPE_OF[outcome], refs: ['purchase_id'], claim: true, accounts: 'create' })}
+     SELECT h.n, h.buyer_id, h.seller_id, h.amount_gas, h.seller_net_gas, h.platform_fee_gas, h.evaluator_fee_gas, m.balance AS buyer_balance
+       FROM h JOIN ok ON ok.id = h.id LEFT JOIN moved m ON m.tx = h.id AND m.id = 'agent:' || h.buyer_id`;
+/** Per outcome, a lone resolution's statement (one JSON object: the planner knows it is one row) and a batch's. */
+const RESOLVE_SQL = {
+  posted: { one: resolveSql('posted', true), many: resolveSql('posted', false) },
+  voided: { one: resolveSql('voided', true), many: resolveSql('voided', false) },
+};
+
+interface ResolvedRow {
+  n: number;
+  buyer_id: string;
+  seller_id: string;
+  amount_gas: string;
+  seller_net_gas: string;
+  platform_fee_gas: string;
+  evaluator_fee_gas: string;
+  buyer_balance: string | null;
+}
+
+async function resolvePendingHolds(db: Db, at: Date, outcome: Outcome, items: ReadonlyArray<{ key: string; purchaseId: string; evaluatorPaid?: boolean }>) {
+  const rows = items.map(({ key, purchaseId, evaluatorPaid }, n) => ({
+    n,
+    id: newId('txn'),
+    key,
+    purchase_id: purchaseId,
+    fingerprint: JSON.stringify({ purchaseId }),
+    evaluator_paid: evaluatorPaid === true,
+  }));
+  const one = rows.length === 1;
+  const r = await db.query<ResolvedRow>(RESOLVE_SQL[outcome][one ? 'one' : 'many'], [JSON.stringify(one ? rows[0] : rows), at]);
   const byN = new Map(r.rows.map((row) => [Number(row.n), row]));
-  return items.map(({ n, id, purchase_id: purchaseId }) => {
+  return rows.map(({ n, id }) => {
     const row = byN.get(n);
-    if (!row) return null;
-    return {
-      transactionId: id,
-      purchaseId,
-      status: 'posted',
-      sellerId: row.seller_id,
-      priceGas: Number(row.amount_gas),
-      sellerNetGas: Number(row.seller_net_gas),
-      platformFeeGas: Number(row.platform_fee_gas),
-      replayed: false,
-    };
+    return row ? { id, row } : null;
   });
 }
 
-/** The batched settle's postings: holdLegs('posted') rendered over each row `h` (its own transaction id, its seller's credit). */
-const SETTLE_BATCH_POSTINGS = renderLegs('posted', 'h', 'JOIN claim ON claim.id = h.id', 'JOIN moved ON moved.agent_id = h.seller_id', {
-  tx: 'h.id',
-  purchase: 'h.purchase_id',
-  at: '$2',
-  escrow: '$3',
-  fees: '$4',
-}).postings;
+const settleResult = (transactionId: string, purchaseId: string, row: Pick<ResolvedRow, 'seller_id' | 'amount_gas' | 'seller_net_gas' | 'platform_fee_gas' | 'evaluator_fee_gas'>, replayed: boolean): SettleResult => ({
+  transactionId,
+  purchaseId,
+  status: 'posted',
+  sellerId: row.seller_id,
+  // The price: the evaluator's fee, if any, is held on top of it.
+  priceGas: Number(row.amount_gas) - Number(row.evaluator_fee_gas ?? 0),
+  sellerNetGas: Number(row.seller_net_gas),
+  platformFeeGas: Number(row.platform_fee_gas),
+  replayed,
+});
+
+/** Several purchases' settles in ONE statement (the consumer's group commit): each exactly as settleHold's own statement writes it. */
+export async function settlePendingHolds(db: Db, at: Date, settles: ReadonlyArray<{ key: string; purchaseId: string; evaluatorPaid?: boolean }>): Promise<Array<SettleResult | null>> {
+  const resolved = await resolvePendingHolds(db, at, 'posted', settles);
+  return resolved.map((r, i) => (r ? settleResult(r.id, settles[i].purchaseId, r.row, false) : null));
+}
 
 /** A settle the completed-purchase consumer asks for: its key, its purchase, and (from the event) its seller. */
 export interface SettleRequest {
@@ -434,11 +272,17 @@ export interface SettleRequest {
   sellerId: string;
   /** A hold with an evaluator: its fee goes to the evaluator (a verdict) or back to the buyer. */
   evaluatorPaid?: boolean;
+  /** From the event too, so that a batch credits each agent once: the evaluator's fee goes to one of them. */
+  evaluatorId?: string | null;
+  buyerId?: string;
 }
 
+/** The agents a settle credits, as the request names them (a batch holds each once; the hold decides what is posted). */
+const creditedBy = (r: SettleRequest): string[] => [r.sellerId, ...(r.evaluatorId ? [r.evaluatorPaid ? r.evaluatorId : r.buyerId] : [])].filter((a): a is string => !!a);
+
 /**
- * The consumer's group commit of settles: a lone settle is settleHold; settles of distinct purchases and
- * sellers arriving while one runs go out together (settlePendingHolds), and any that statement does not
+ * The consumer's group commit of settles: a lone settle is settleHold; settles of distinct purchases crediting
+ * distinct agents arriving while one runs go out together (settlePendingHolds), and any that statement does not
  * settle — or all of them, if it fails — are settled alone, so each answer is exactly settleHold's.
  */
 export function settleWriter(db: Db, now: () => Date): Batcher<SettleRequest, SettleResult> {
@@ -454,73 +298,68 @@ export function settleWriter(db: Db, now: () => Date): Batcher<SettleRequest, Se
       }
       await Promise.all(batch.map(({ item, settle }, i) => (results[i] ? settle.resolve(results[i]!) : alone(item).then(settle.resolve, settle.reject))));
     },
-    { maxInFlight: BACKGROUND_IN_FLIGHT, maxBatch: 50, keys: (r) => [r.sellerId, r.purchaseId] },
+    { maxInFlight: BACKGROUND_IN_FLIGHT, maxBatch: 50, keys: (r) => [...creditedBy(r), r.purchaseId] },
   );
 }
 
-async function settleHoldStepwise(tx: Queryable, at: Date, key: string, purchaseId: string, evaluatorPaid: boolean): Promise<SettleResult> {
-  const claim = await claimKey(tx, { key, type: 'escrow_settle', fingerprint: JSON.stringify({ purchaseId }), purchaseId, at });
+/**
+ * Posts a hold with the amounts it carries (nothing is recomputed at settle time). The common case, with or
+ * without an evaluator, is one statement in its own transaction; a replay, a hold not pending, a key claimed
+ * before or a first sale racing another take the stepwise transaction.
+ */
+export async function settleHold(db: Db, at: Date, key: string, purchaseId: string, evaluatorPaid = false): Promise<SettleResult> {
+  const fast = await settlePendingHolds(db, at, [{ key, purchaseId, evaluatorPaid }]).catch(stepwiseOnConflict);
+  return fast?.[0] ?? db.transaction((tx) => resolveStepwise(tx, at, key, purchaseId, 'posted', evaluatorPaid, (id, hold, replayed) => settleResult(id, purchaseId, hold, replayed)));
+}
+
+export async function voidHold(db: Db, at: Date, key: string, purchaseId: string, evaluatorPaid = false) {
+  // The common case in one statement, in its own transaction (like settle): the pending hold turns voided,
+  // the key is claimed, the buyer gets the held gas back (and the evaluator its fee after a verdict).
+  const fast = await resolvePendingHolds(db, at, 'voided', [{ key, purchaseId, evaluatorPaid }]).catch(stepwiseOnConflict);
+  const resolved = fast?.[0];
+  const result = (id: string, buyerId: string, amountGas: string) => ({ transactionId: id, purchaseId, status: 'voided' as const, buyerId, amountGas: Number(amountGas) });
+  if (resolved) return { ...result(resolved.id, resolved.row.buyer_id, resolved.row.amount_gas), gasBalance: Number(resolved.row.buyer_balance), replayed: false };
+  return db.transaction((tx) =>
+    resolveStepwise(tx, at, key, purchaseId, 'voided', evaluatorPaid, async (id, hold, replayed, balances) => ({
+      ...result(id, hold.buyer_id, hold.amount_gas),
+      gasBalance: balances?.get(hold.buyer_id) ?? (await agentBalance(tx, hold.buyer_id)),
+      replayed,
+    })),
+  );
+}
+
+/**
+ * The stepwise resolution, in one transaction: claim the key (a replay answers the first result), lock the
+ * hold, refuse one already resolved, post the legs (postLegs) and mark the hold resolved.
+ */
+async function resolveStepwise<R>(
+  tx: Queryable,
+  at: Date,
+  key: string,
+  purchaseId: string,
+  outcome: Outcome,
+  evaluatorPaid: boolean,
+  answer: (transactionId: string, hold: HoldRow, replayed: boolean, balances?: Map<string, number>) => R | Promise<R>,
+): Promise<R> {
+  const type = TYPE_OF[outcome];
+  const claim = await claimKey(tx, { key, type, fingerprint: JSON.stringify({ purchaseId }), purchaseId, at });
   const hold = (await tx.query<HoldRow>('SELECT * FROM ledger.holds WHERE purchase_id = $1 FOR UPDATE', [purchaseId])).rows[0];
-  if (!hold) throw new NotFoundError(`No escrow hold for purchase ${purchaseId}.`, { hint: 'Hold the gas (ledger.hold) before settling.' });
-  // The price (the evaluator's fee, if any, is held on top of it).
-  const priceGas = Number(hold.amount_gas) - Number(hold.evaluator_fee_gas ?? 0);
-  const sellerNetGas = Number(hold.seller_net_gas);
-  const platformFeeGas = Number(hold.platform_fee_gas);
-  const result = {
-    transactionId: claim.replayed ? claim.row.id : claim.id,
-    purchaseId,
-    status: 'posted' as const,
-    sellerId: hold.seller_id,
-    priceGas,
-    sellerNetGas,
-    platformFeeGas,
-  };
-  if (claim.replayed) return { ...result, replayed: true };
+  if (!hold) {
+    throw new NotFoundError(`No escrow hold for purchase ${purchaseId}.`, {
+      hint: outcome === 'posted' ? 'Hold the gas (ledger.hold) before settling.' : 'Only a held purchase can be refunded.',
+    });
+  }
+  if (claim.replayed) return answer(claim.row.id, hold, true);
   if (hold.status !== 'pending') {
     throw new InvalidStateError(`The hold of purchase ${purchaseId} is already ${hold.status}.`, {
       hint: 'A hold is posted or voided exactly once.',
       details: { holdStatus: hold.status },
     });
   }
-  await applyLegs(tx, claim.id, resolutionLegs(hold, 'posted', evaluatorPaid), { purchaseId }, at);
+  const balances = await postLegs(tx, type, claim.id, holdFields(hold, evaluatorPaid), { purchaseId }, at);
   await tx.query(
-    `UPDATE ledger.holds SET status = 'posted', final_transaction_id = $2, resolved_at = $3 WHERE purchase_id = $1 AND status = 'pending'`,
-    [purchaseId, claim.id, at],
+    `UPDATE ledger.holds SET status = $4, final_transaction_id = $2, resolved_at = $3 WHERE purchase_id = $1 AND status = 'pending'`,
+    [purchaseId, claim.id, at, outcome],
   );
-  return { ...result, replayed: false };
-}
-
-export async function voidHold(db: Db, at: Date, key: string, purchaseId: string, evaluatorPaid = false) {
-  // The common case in one statement, in its own transaction (like settle): the pending hold turns
-  // voided, the key is claimed, the buyer gets the held gas back. A replay (the key fails the
-  // statement) or a hold not pending changes nothing here and takes the stepwise path.
-  const id = newId('txn');
-  const fast = await db
-    .query<ResolutionRow>(resolutionSql(VOID), [id, key, purchaseId, at, JSON.stringify({ purchaseId }), PLATFORM.escrowHolds])
-    .catch(stepwiseOnConflict);
-  const row = fast?.rows[0];
-  if (row && row.claimed !== null) {
-    const amountGas = Number(row.amount_gas);
-    return { transactionId: id, purchaseId, status: 'voided' as const, buyerId: row.agent_id!, amountGas, gasBalance: Number(row.balance), replayed: false };
-  }
-  return db.transaction(async (tx) => {
-    const claim = await claimKey(tx, { key, type: 'escrow_void', fingerprint: JSON.stringify({ purchaseId }), purchaseId, at });
-    const hold = (await tx.query<HoldRow>('SELECT * FROM ledger.holds WHERE purchase_id = $1 FOR UPDATE', [purchaseId])).rows[0];
-    if (!hold) throw new NotFoundError(`No escrow hold for purchase ${purchaseId}.`, { hint: 'Only a held purchase can be refunded.' });
-    const amountGas = Number(hold.amount_gas);
-    const result = { transactionId: claim.replayed ? claim.row.id : claim.id, purchaseId, status: 'voided' as const, buyerId: hold.buyer_id, amountGas };
-    if (claim.replayed) return { ...result, gasBalance: await agentBalance(tx, hold.buyer_id), replayed: true };
-    if (hold.status !== 'pending') {
-      throw new InvalidStateError(`The hold of purchase ${purchaseId} is already ${hold.status}.`, {
-        hint: 'A hold is posted or voided exactly once.',
-        details: { holdStatus: hold.status },
-      });
-    }
-    const balances = await applyLegs(tx, claim.id, resolutionLegs(hold, 'voided', evaluatorPaid), { purchaseId }, at);
-    await tx.query(
-      `UPDATE ledger.holds SET status = 'voided', final_transaction_id = $2, resolved_at = $3 WHERE purchase_id = $1 AND status = 'pending'`,
-      [purchaseId, claim.id, at],
-    );
-    return { ...result, gasBalance: balances.get(hold.buyer_id)!, replayed: false };
-  });
+  return answer(claim.id, hold, false, balances);
 }

@@ -4,7 +4,8 @@
  * idempotency key (holds.ts, money-steps.ts); escrow holds are two-phase transfers that carry the split
  * quoted at purchase and are posted or voided exactly once. Consumes escrow's durable events.
  *
- *   postings.ts     accounts, keys, zero-sum legs
+ *   legs.ts         every money step's legs (MONEY_LEGS) and the one primitive that posts them (postingsSql)
+ *   postings.ts     accounts, keys, balances
  *   holds.ts        a purchase's hold: hold, settle, void
  *   money-steps.ts  gas credits, referral bonuses, cash-outs
  *   wallet.ts       entries and wallet figures (reads)
@@ -215,10 +216,12 @@ const LedgerService: ServiceSchemaOf<LedgerThis> = {
     [ESCROW_TOPICS.completed]: {
       group: 'ledger',
       async handler(this: LedgerThis, event: OutboxEvent<PurchaseCompleted>) {
-        const { purchaseId, sellerId, evaluatorPaid } = event.data;
+        const { purchaseId, sellerId, buyerId, evaluatorId, evaluatorPaid } = event.data;
         // Settled together with the other settles arriving now (holds.ts, settleWriter), each as settleHold would.
         this.settles ??= settleWriter(this.db, () => this.now());
-        await this.consume(event, () => this.settles!.submit({ key: `purchase:${purchaseId}:settle`, purchaseId, sellerId, evaluatorPaid: evaluatorPaid === true }));
+        await this.consume(event, () =>
+          this.settles!.submit({ key: `purchase:${purchaseId}:settle`, purchaseId, sellerId, buyerId, evaluatorId, evaluatorPaid: evaluatorPaid === true }),
+        );
       },
     },
     [ESCROW_TOPICS.refunded]: {

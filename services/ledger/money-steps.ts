@@ -13,23 +13,17 @@ import { InvalidArgumentsError, InvalidStateError, NotFoundError } from '../../p
 import { newId } from '../../packages/ids';
 import { cashoutSplit, REFERRAL_BONUS_GAS, REFERRAL_WEEKLY_CAP } from '../../packages/market-rules';
 import type { CashoutDebitParams, CreditGasPurchaseParams } from '../../packages/contracts/ledger';
-import {
-  agentAccount,
-  agentAccountSql,
-  agentBalance,
-  applyLegs,
-  claimKey,
-  creditAgentSql,
-  ensureAgentAccount,
-  PLATFORM,
-  POSTING_COLUMNS,
-  stepwiseOnConflict,
-  withdrawableIn,
-  type CashoutRow,
-  type Leg,
-} from './postings';
+import { agentAccount, agentBalance, claimKey, ensureAgentAccount, stepwiseOnConflict, withdrawableIn, type CashoutRow } from './postings';
+import { postingsSql, postLegs } from './legs';
 
 const DAY_MS = 86_400_000;
+
+/** A gas credit in one statement: claim the key, credit the agent (a first credit opens the account), post. */
+const CREDIT_SQL = `WITH step AS (
+       SELECT $1::text AS id, $2::text AS key, $3::text AS fingerprint, $4::text AS session_id, $5::timestamptz AS created_at,
+              $6::text AS agent_id, $7::bigint AS gas),
+     ${postingsSql({ step: 'step', type: 'gas_purchase', refs: ['session_id'], claim: true, accounts: 'create' })}
+     SELECT balance FROM moved`;
 
 export async function creditGasPurchase(db: Db, at: Date, p: CreditGasPurchaseParams) {
   const { key, agentId, gas, sessionId, packId } = p;
@@ -37,35 +31,13 @@ export async function creditGasPurchase(db: Db, at: Date, p: CreditGasPurchasePa
   // (creating the account on a first purchase) and post both legs. A key claimed before fails the
   // statement whole (nothing moved) and the stepwise path answers the replay.
   const id = newId('txn');
-  const fast = await db
-    .query<{ balance: string }>(
-      `WITH claim AS (
-         INSERT INTO ledger.transactions (id, key, type, fingerprint, session_id, created_at)
-         VALUES ($1, $2, 'gas_purchase', $3, $4, $5) RETURNING id),
-       moved AS (${creditAgentSql('$6::text', '$7::bigint', 'claim')}),
-       posted AS (
-         INSERT INTO ledger.postings (${POSTING_COLUMNS})
-         SELECT $1, $8, -$7::bigint, 'gas_purchase', NULL, NULL, $4, NULL, $5::timestamptz FROM claim
-         UNION ALL
-         SELECT $1, ${agentAccountSql('$6::text')}, $7::bigint, 'gas_purchase', moved.balance, NULL, $4, NULL, $5::timestamptz FROM moved)
-       SELECT balance FROM moved`,
-      [id, key, JSON.stringify({ agentId, gas, sessionId, packId }), sessionId, at, agentId, gas, PLATFORM.cardIssuance],
-    )
-    .catch(stepwiseOnConflict);
+  const fingerprint = JSON.stringify({ agentId, gas, sessionId, packId });
+  const fast = await db.query<{ balance: string }>(CREDIT_SQL, [id, key, fingerprint, sessionId, at, agentId, gas]).catch(stepwiseOnConflict);
   if (fast?.rows[0]) return { transactionId: id, gasBalance: Number(fast.rows[0].balance), replayed: false };
   return db.transaction(async (tx) => {
-    const claim = await claimKey(tx, { key, type: 'gas_purchase', fingerprint: JSON.stringify({ agentId, gas, sessionId, packId }), sessionId, at });
+    const claim = await claimKey(tx, { key, type: 'gas_purchase', fingerprint, sessionId, at });
     if (claim.replayed) return { transactionId: claim.row.id, gasBalance: await agentBalance(tx, agentId), replayed: true };
-    const balances = await applyLegs(
-      tx,
-      claim.id,
-      [
-        { accountId: PLATFORM.cardIssuance, amount: -gas, entryType: 'gas_purchase' },
-        { accountId: agentAccount(agentId), agentId, amount: gas, entryType: 'gas_purchase' },
-      ],
-      { sessionId },
-      at,
-    );
+    const balances = await postLegs(tx, 'gas_purchase', claim.id, { agent_id: agentId, gas }, { sessionId }, at);
     return { transactionId: claim.id, gasBalance: balances.get(agentId)!, replayed: false };
   });
 }
@@ -106,16 +78,7 @@ export async function creditReferral(db: Db, at: Date, key: string, referrerId: 
     }
     const claim = await claimKey(tx, { key, type: 'referral_bonus', fingerprint: JSON.stringify({ referrerId, referredId }), at });
     if (claim.replayed) return { credited: true, replayed: true };
-    await applyLegs(
-      tx,
-      claim.id,
-      [
-        { accountId: PLATFORM.referralBonuses, amount: -REFERRAL_BONUS_GAS, entryType: 'referral_bonus' },
-        { accountId: agentAccount(referrerId), agentId: referrerId, amount: REFERRAL_BONUS_GAS, entryType: 'referral_bonus' },
-      ],
-      {},
-      at,
-    );
+    await postLegs(tx, 'referral_bonus', claim.id, { referrer_id: referrerId, bonus_gas: REFERRAL_BONUS_GAS }, {}, at);
     await tx.query(
       `INSERT INTO ledger.referral_outcomes (referred_id, referrer_id, credited, transaction_id, created_at) VALUES ($1, $2, true, $3, $4)`,
       [referredId, referrerId, claim.id, at],
@@ -149,16 +112,7 @@ export async function debitCashout(db: Db, at: Date, p: CashoutDebitParams) {
         details: { withdrawableGas: w.withdrawableGas, requestedGas: amountGas, lifetimeEarnedGas: w.lifetimeEarnedGas, cashedOutGas: w.cashedOutGas },
       });
     }
-    const balances = await applyLegs(
-      tx,
-      claim.id,
-      [
-        { accountId: agentAccount(agentId), agentId, amount: -amountGas, entryType: 'cashout' },
-        { accountId: PLATFORM.payoutsPending, amount: amountGas, entryType: 'cashout' },
-      ],
-      { cashoutId },
-      at,
-    );
+    const balances = await postLegs(tx, 'cashout', claim.id, { agent_id: agentId, amount_gas: amountGas }, { cashoutId }, at);
     await tx.query(
       `INSERT INTO ledger.cashouts (cashout_id, agent_id, amount_gas, fee_gas, status, debit_transaction_id, created_at) VALUES ($1, $2, $3, $4, 'pending', $5, $6)`,
       [cashoutId, agentId, amountGas, feeGas, claim.id, at],
@@ -196,18 +150,7 @@ export async function finishCashout(db: Db, at: Date, key: string, cashoutId: st
     if (c.status !== 'pending') {
       throw new InvalidStateError(`Cash-out ${cashoutId} is already ${c.status}.`, { hint: 'A cash-out is paid or returned exactly once.' });
     }
-    const legs: Leg[] =
-      outcome === 'paid'
-        ? [
-            { accountId: PLATFORM.payoutsPending, amount: -amountGas, entryType: 'cashout_paid' },
-            { accountId: PLATFORM.payoutsPaid, amount: netGas, entryType: 'cashout_paid' },
-            { accountId: PLATFORM.platformFees, amount: feeGas, entryType: 'platform_fee' },
-          ]
-        : [
-            { accountId: PLATFORM.payoutsPending, amount: -amountGas, entryType: 'cashout_returned' },
-            { accountId: agentAccount(c.agent_id), agentId: c.agent_id, amount: amountGas, entryType: 'cashout_returned' },
-          ];
-    const balances = await applyLegs(tx, claim.id, legs, { cashoutId }, at);
+    const balances = await postLegs(tx, outcome === 'paid' ? 'cashout_paid' : 'cashout_returned', claim.id, { agent_id: c.agent_id, amount_gas: amountGas, fee_gas: feeGas }, { cashoutId }, at);
     await tx.query(`UPDATE ledger.cashouts SET status = $2, final_transaction_id = $3, resolved_at = $4 WHERE cashout_id = $1`, [
       cashoutId,
       outcome,

@@ -1,6 +1,6 @@
 /**
- * The ledger's posting primitives (run inside one database transaction): accounts, idempotency
- * keys, zero-sum legs, balances. Every money step (holds.ts, money-steps.ts) is built from these.
+ * The ledger's accounts, idempotency keys and balances (run inside one database transaction). Every money
+ * step (holds.ts, money-steps.ts) is built from these and posts its legs through legs.ts.
  */
 import type { Queryable } from '../../packages/db';
 import { InsufficientGasError, InvalidArgumentsError } from '../../packages/errors';
@@ -21,30 +21,6 @@ export const PLATFORM = {
 
 export function agentAccount(agentId: string): string {
   return `agent:${agentId}`;
-}
-
-/** The same account id in SQL, for an agent id that is a column or a parameter. */
-export function agentAccountSql(agentIdExpr: string): string {
-  return `'agent:' || ${agentIdExpr}`;
-}
-
-/**
- * The one-statement money steps' credit (a CTE body): the agent gets `amountExpr` gas for each row of
- * `fromSql`, its account created on a first credit, and the new balance is returned.
- */
-export function creditAgentSql(agentIdExpr: string, amountExpr: string, fromSql: string): string {
-  return `INSERT INTO ledger.accounts (id, kind, agent_id, balance)
-         SELECT ${agentAccountSql(agentIdExpr)}, 'agent', ${agentIdExpr}, ${amountExpr} FROM ${fromSql}
-         ON CONFLICT (id) DO UPDATE SET balance = ledger.accounts.balance + EXCLUDED.balance
-         RETURNING balance`;
-}
-
-export interface Leg {
-  accountId: string;
-  /** Set for agent accounts (created lazily). */
-  agentId?: string;
-  amount: number;
-  entryType: EntryType;
 }
 
 export interface Refs {
@@ -159,70 +135,6 @@ export async function insufficientGas(q: Queryable, agentId: string, requiredGas
     hint: `Buy gas with buy_gas {"packId": "${pack.id}"} (${pack.gas} gas), have a human approve the checkoutUrl, poll wallet, then retry.`,
     details: { balanceGas, requiredGas, shortfallGas, suggestedPackId: pack.id },
   });
-}
-
-export const POSTING_COLUMNS = 'transaction_id, account_id, amount, entry_type, balance_after, purchase_id, session_id, cashout_id, created_at';
-
-/**
- * Applies the legs of one transaction, in as few statements as the invariants allow:
- *  - each agent leg is one statement (the balance update and its posting in one CTE); a debit is
- *    conditional (balance >= amount) on top of the CHECK; a credit to an agent with no account yet
- *    creates it first (one more statement, once per agent);
- *  - all platform legs are one multi-row INSERT of postings: platform accounts are never updated in
- *    place (their balance is the sum of their postings, view ledger.account_balances), so no two
- *    money movements queue on a shared row.
- * Agent accounts are touched in a fixed order (by id) so concurrent transactions never deadlock.
- * Returns each agent's balance after the transaction.
- */
-export async function applyLegs(tx: Queryable, transactionId: string, legs: Leg[], refs: Refs, at: Date): Promise<Map<string, number>> {
-  const nonZero = legs.filter((l) => l.amount !== 0);
-  const sum = nonZero.reduce((s, l) => s + l.amount, 0);
-  if (sum !== 0) throw new Error(`ledger transaction ${transactionId} does not balance (${sum})`);
-  for (const l of nonZero) {
-    if (!Number.isSafeInteger(l.amount)) throw new Error(`non-integer gas amount ${l.amount}`);
-  }
-  const agentLegs = nonZero.filter((l) => l.agentId).sort((a, b) => (a.accountId < b.accountId ? -1 : a.accountId > b.accountId ? 1 : 0));
-  const platformLegs = nonZero.filter((l) => !l.agentId);
-  for (const l of platformLegs) {
-    if (!l.accountId.startsWith('platform:')) throw new Error(`ledger account ${l.accountId} is neither an agent's nor the platform's`);
-  }
-  const refValues = [refs.purchaseId ?? null, refs.sessionId ?? null, refs.cashoutId ?? null, at];
-  const balances = new Map<string, number>();
-  for (const l of agentLegs) {
-    const agentId = l.agentId!;
-    const moveAndPost = (condition: string) =>
-      tx.query<{ balance_after: string }>(
-        `WITH moved AS (UPDATE ledger.accounts SET balance = balance + $2 WHERE id = $1${condition} RETURNING balance)
-         INSERT INTO ledger.postings (${POSTING_COLUMNS})
-         SELECT $3, $1, $2, $4, moved.balance, $5, $6, $7, $8 FROM moved RETURNING balance_after`,
-        [l.accountId, l.amount, transactionId, l.entryType, ...refValues],
-      );
-    let r;
-    if (l.amount < 0) {
-      // balance >= amount, written as balance + amount >= 0 so the statement keeps one parameter list.
-      r = await moveAndPost(' AND balance + $2 >= 0');
-      if (!r.rows[0]) throw await insufficientGas(tx, agentId, -l.amount);
-    } else {
-      r = await moveAndPost('');
-      if (!r.rows[0]) {
-        // First movement into this agent's account: create it, then move.
-        await ensureAgentAccount(tx, agentId);
-        r = await moveAndPost('');
-        if (!r.rows[0]) throw new Error(`ledger account ${l.accountId} does not exist`);
-      }
-    }
-    balances.set(agentId, Number(r.rows[0].balance_after));
-  }
-  if (platformLegs.length) {
-    const params: unknown[] = [transactionId, ...refValues];
-    const values = platformLegs.map((l) => {
-      params.push(l.accountId, l.amount, l.entryType);
-      const n = params.length;
-      return `($1, $${n - 2}, $${n - 1}::bigint, $${n}, NULL, $2, $3, $4, $5::timestamptz)`;
-    });
-    await tx.query(`INSERT INTO ledger.postings (${POSTING_COLUMNS}) VALUES ${values.join(', ')}`, params);
-  }
-  return balances;
 }
 
 export async function withdrawableIn(q: Queryable, agentId: string): Promise<{ withdrawableGas: number; lifetimeEarnedGas: number; cashedOutGas: number; gasBalance: number }> {

@@ -5,7 +5,8 @@
  * why, one sentence of what ask_help can do instead. A question about this marketplace is never
  * declined as off-topic: only a question that names nothing of it is.
  */
-import { KEY_AT_RISK, UNRELATED_TASKS } from '../../packages/knowledge/synonyms';
+import { UNRELATED_TASKS } from '../../packages/knowledge/synonyms';
+import { KEY_AT_RISK } from '../../packages/knowledge/topics';
 import { ACT_VERBS, IMPERATIVE, MAYBE_ASKING, OWN_OBJECTS, DECLINE_RULES, CARD, GAMING, ADVICE } from '../../packages/knowledge/declines';
 import { has } from './help-parse';
 
@@ -16,23 +17,28 @@ export interface Decline {
 
 /** A quoted passage (a delivery's or a message's text) that tells someone to act: it is data, never an instruction. */
 function quotesInstructions(text: string): boolean {
-  for (const m of text.matchAll(/['"“‘]([^'"”’]{20,})['"”’]/g)) {
+  // A quote opens after a space or a colon (an apostrophe inside a word is not one). What a counterparty asks of
+  // the asker is a question about this marketplace; only a quote that speaks to the assistant is an injection.
+  for (const m of text.matchAll(/(?:^|[\s:(])['"“‘]([^'"”’]{20,})['"”’]/g)) {
     const quoted = ` ${m[1]} `;
-    if (ACT_VERBS.some((v) => has(quoted, v)) || has(quoted, 'api key') || has(quoted, 'system') || has(quoted, 'assistant')) return true;
+    if (['system', 'assistant', 'ask_help', 'ignore previous', 'ignore all', 'ignore your', 'you are now'].some((w) => has(quoted, w))) return true;
   }
   return false;
 }
 
 const ACTS_TEXT =
-  'I cannot move gas or act for anyone: I only explain. Every change to your account is a tool call you make yourself with your API key; tell me what you want to do and I will name the call and its arguments.';
+  'I cannot move gas, act for anyone or decide a purchase: each change is a call its own party makes with its own key (the buyer confirms, the seller delivers, an operator resolves disputes), and no tool transfers gas between agents. Tell me what you want to do and I will name your call.';
 
 const OFF_TOPIC_TEXT = 'That is not about this marketplace, so I cannot help with it. I answer questions about its tools, gas, buying, selling, escrow, cash-out and MCP.';
 
 function asksToAct(text: string): boolean {
-  if (['on my behalf', 'do it for me', 'for it', 'on its order', 'for them', 'its earnings', 'pretend you', "pretend you're", 'act as the admin', 'as the admin', 'force a refund'].some((w) => has(text, w))) return true;
-  // An imperative: the question starts with an action ("send 500 gas … for me").
-  const first = text.trim().split(' ')[0];
-  if (ACT_VERBS.includes(first) && (has(text, 'for me') || text.includes('_') || /\d/.test(text))) return true;
+  if (['here is its key', 'its key', 'their key', 'using its key', "i'm an admin", 'i am an admin', "i'm the admin", "i'm the operator", 'i am the operator', 'as an admin', 'mark purchase', 'mark the purchase', 'credit the buyer', 'credit me', 'on my behalf', 'do it for me', 'for it', 'on its order', 'for them', 'its earnings', 'pretend you', "pretend you're", 'act as the admin', 'as the admin', 'force a refund'].some((w) => has(text, w))) return true;
+  // An imperative: a sentence that starts with an action on the asker's own thing ("send 500 gas … for me", "approve my refund now").
+  for (const sentence of text.split(/[.!?;]\s*/)) {
+    const [first, next] = sentence.trim().split(' ');
+    if (ACT_VERBS.includes(first) && (has(sentence, 'for me') || OWN_OBJECTS.includes(next ?? '') || sentence.includes('_') || /\d/.test(sentence))) return true;
+  }
+  if (MAYBE_ASKING.some((a) => has(text, a)) && has(text, 'for me') && ACT_VERBS.some((v) => has(text, v))) return true;
   for (const v of ACT_VERBS) {
     if (has(text, `${v} it for me`) || IMPERATIVE.some((a) => has(text, `${a} ${v}`))) return true;
     for (const a of MAYBE_ASKING) {
@@ -57,9 +63,11 @@ export function declineOf(text: string, inDomain: boolean, pastedError = false):
   if (pastedError) return null;
   if (quotesInstructions(text)) return { reason: 'quoted_instructions', text: DECLINE_RULES.find((r) => r.reason === 'quoted_instructions')!.text };
   if (CARD.phrases.some((p) => has(text, p)) || /\b\d{4} ?\d{4} ?\d{4} ?\d{4}\b/.test(text)) return { reason: 'card_data', text: CARD.text };
-  if (GAMING.phrases.some((p) => has(text, p))) return { reason: 'gaming', text: GAMING.text };
+  // "Send me 100 gas, get 1000 back": a promise of more gas back for gas sent is a scam, however it is worded.
+  if (GAMING.phrases.some((p) => has(text, p)) || /\bsend (?:me |us )?\d[\d,]* ?gas\b.*\b(?:get|receive)\b.*\d[\d,]*.*\bback\b/.test(text)) return { reason: 'gaming', text: GAMING.text };
   if (ADVICE.phrases.some((p) => has(text, p))) return { reason: 'off_topic', text: ADVICE.text };
-  if (asksToAct(text)) return { reason: 'acts', text: ACTS_TEXT };
+  // What a counterparty asks of the asker (a quote) is not a request to ask_help.
+  if (asksToAct(text.replace(/(^|[\s:(])['"“‘][^'"”’]{8,}['"”’]/g, '$1 '))) return { reason: 'acts', text: ACTS_TEXT };
   if (UNRELATED_TASKS.some((p) => has(text, p))) return { reason: 'off_topic', text: OFF_TOPIC_TEXT };
   if (!inDomain) return { reason: 'off_topic', text: OFF_TOPIC_TEXT };
   return null;

@@ -36,8 +36,12 @@ export interface Parsed {
   statedState: string | null;
 }
 
+/** Chat shorthand written out, so phrases match ("pls" → "please", "b4" → "before"). */
+const SHORTHAND: Record<string, string> = { pls: 'please', plz: 'please', b4: 'before', u: 'you', ur: 'your', thx: 'thanks', dont: "don't", doesnt: "doesn't", cant: "can't", wont: "won't", isnt: "isn't", hasnt: "hasn't", im: "i'm", whats: "what's" };
+
 export function normalize(s: string): string {
-  return ` ${s.toLowerCase().replace(/[‘’`]/g, "'").replace(/[“”]/g, '"').replace(/\s+/g, ' ').trim()} `;
+  const text = s.toLowerCase().replace(/\bw\/o\b/g, 'without').replace(/[‘’`]/g, "'").replace(/[“”]/g, '"').replace(/\s+/g, ' ').trim();
+  return ` ${text.replace(/\b[a-z0-9]+\b/g, (w) => SHORTHAND[w] ?? w)} `;
 }
 
 /** Whether `phrase` occurs in the normalized text on word boundaries. */
@@ -52,19 +56,33 @@ export function has(text: string, phrase: string): boolean {
   return false;
 }
 
+/** Light stemming, the same for questions, phrases and the index: plurals and -ing/-ed go ("refunded" → "refund"). */
+export function stem(w: string): string {
+  if (w.includes('_')) return w;
+  if (w.length > 5 && w.endsWith('ing')) return w.slice(0, -3);
+  if (w.length > 4 && w.endsWith('ed')) return w.slice(0, -2);
+  if (w.length > 3 && w.endsWith('s') && !w.endsWith('ss')) return w.slice(0, -1);
+  return w;
+}
+
+/** A text with every word stemmed (for matching phrases whatever their inflection). */
+export const stemmed = (text: string) => text.replace(/[a-z_]+/g, stem);
+
 const ERROR_CODES = Object.keys(STATUS_BY_CODE);
 
 /** A JSON object pasted in the question (the envelope, or its error part), if one parses. */
 function pastedJson(q: string): Record<string, unknown> | null {
-  const start = q.indexOf('{');
+  // The envelope may follow the call's own arguments ('buy_gas {"packId":"pro"} -> {"error": …}'): the first "{" that parses to the end.
   const end = q.lastIndexOf('}');
-  if (start < 0 || end <= start) return null;
-  try {
-    const v = JSON.parse(q.slice(start, end + 1)) as unknown;
-    return v && typeof v === 'object' ? (v as Record<string, unknown>) : null;
-  } catch {
-    return null;
+  for (let start = q.indexOf('{'); start >= 0 && start < end; start = q.indexOf('{', start + 1)) {
+    try {
+      const v = JSON.parse(q.slice(start, end + 1)) as unknown;
+      if (v && typeof v === 'object') return v as Record<string, unknown>;
+    } catch {
+      // not this one
+    }
   }
+  return null;
 }
 
 function errorOf(input: HelpInput, text: string): PastedError | null {
@@ -104,8 +122,10 @@ function amountsOf(text: string): number[] {
   const statuses = new Set(Object.values(STATUS_BY_CODE));
   for (const m of text.matchAll(/(?<![\w.])(\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?\s*(k\b)?([\s-]*gas)?/g)) {
     const n = Number(m[1].replace(/,/g, '')) * (m[2] ? 1000 : 1);
-    const isStatus = statuses.has(n) && ['http', 'status', 'error', 'returns', 'got'].some((w) => has(text, `${w} ${n}`));
-    if (Number.isFinite(n) && n > 0 && n < 1e9 && (m[3] || (n >= 10 && !isStatus && !/^\s*(day|hour|min|week|sec|time|star|%)/.test(text.slice((m.index ?? 0) + m[0].length))))) out.push(n);
+    // An HTTP status is not an amount: "HTTP 422", "returns 409", "422'd", "400 {…".
+    const after = text.slice((m.index ?? 0) + m[0].length);
+    const isStatus = statuses.has(n) && !m[3] && (['http', 'status', 'error', 'returns', 'returned', 'got'].some((w) => has(text, `${w} ${n}`)) || /^('d|\s*\{|\s*error)/.test(after));
+    if (Number.isFinite(n) && n > 0 && n < 1e9 && (m[3] || (n >= 10 && !isStatus && !/^\s*(day|hour|h\b|min|week|sec|time|star|%|x\b)/.test(text.slice((m.index ?? 0) + m[0].length))))) out.push(n);
   }
   return out;
 }
@@ -118,10 +138,17 @@ function sideOf(text: string): Side | null {
   return score.buyer > score.seller ? 'buyer' : 'seller';
 }
 
+/** The state the question tells of: its paraphrases and the machine's names; where it tells of several ("disputed although I delivered"), the one furthest along the lifecycle. */
 function stateOf(text: string): string | null {
-  const phrase = Object.keys(STATE_PHRASES).filter((p) => has(text, p)).sort((a, b) => b.length - a.length)[0];
-  if (phrase) return STATE_PHRASES[phrase];
-  return PURCHASE_STATUSES.find((s) => has(text, s) || has(text, s.replace(/_/g, ' '))) ?? null;
+  let rest = text;
+  const told: string[] = [];
+  for (const phrase of Object.keys(STATE_PHRASES).sort((a, b) => b.length - a.length)) {
+    if (!has(rest, phrase)) continue;
+    told.push(STATE_PHRASES[phrase]);
+    rest = rest.split(phrase).join(' ');
+  }
+  told.push(...PURCHASE_STATUSES.filter((s) => has(rest, s) || has(rest, s.replace(/_/g, ' '))));
+  return told.sort((a, b) => PURCHASE_STATUSES.indexOf(b as never) - PURCHASE_STATUSES.indexOf(a as never))[0] ?? null;
 }
 
 export function parse(input: HelpInput): Parsed {

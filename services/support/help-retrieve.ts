@@ -8,7 +8,7 @@ import { knowledgeSections, type KnowledgeSection } from '../../packages/knowled
 import { DOMAIN_WORDS, OFF_TOPIC_WORDS, SYNONYMS, WEAK_DOMAIN_WORDS } from '../../packages/knowledge/synonyms';
 import { TOOL_NAMES, TOOLS } from '../../packages/tool-catalogue';
 import type { MarketTerms } from '../../packages/market-rules';
-import { has, type Parsed } from './help-parse';
+import { has, stem, type Parsed } from './help-parse';
 
 export interface Hit {
   section: KnowledgeSection;
@@ -51,12 +51,7 @@ function tokenize(s: string): string[] {
 
 /** Light stemming, the same on both sides: plurals and -ing/-ed go. */
 function processTerm(t: string): string | null {
-  if (STOP.has(t) || t.length < 2) return null;
-  if (t.includes('_')) return t;
-  if (t.length > 5 && t.endsWith('ing')) return t.slice(0, -3);
-  if (t.length > 4 && t.endsWith('ed')) return t.slice(0, -2);
-  if (t.length > 3 && t.endsWith('s') && !t.endsWith('ss')) return t.slice(0, -1);
-  return t;
+  return STOP.has(t) || t.length < 2 ? null : stem(t);
 }
 
 /** The sections of tools that are another tool's old name (buy_credits, cash_out): the tool's own section answers. */

@@ -16,6 +16,7 @@ import { declineOf } from './help-decline';
 import { ground, type Grounded } from './help-ground';
 import { KnowledgeIndex } from './help-retrieve';
 import { compose, render, type Composed } from './help-compose';
+import { Intents } from './help-intent';
 
 export type { HelpAnswer, HelpContext, HelpInput, RequestLogEntry };
 export { composeWithLlm, type LlmOptions } from './help-llm';
@@ -35,12 +36,14 @@ function requestField(input: HelpInput): Pick<HelpAnswer, 'request'> {
 
 export class HelpIndex {
   readonly index: KnowledgeIndex;
+  private readonly intents: Intents;
 
   constructor(
     readonly baseUrl: string,
     readonly terms: MarketTerms = DEFAULT_TERMS,
   ) {
     this.index = new KnowledgeIndex(baseUrl, terms);
+    this.intents = new Intents(terms);
   }
 
   get sections(): KnowledgeSection[] {
@@ -51,14 +54,16 @@ export class HelpIndex {
     const parsed = parse(input);
     const retrieved = this.index.retrieve(parsed);
     const grounded = ground(parsed, input.account ?? null, input.now ?? new Date());
-    const decline = declineOf(parsed.text, retrieved.inDomain, !!parsed.error || parsed.pasted);
+    const intent = this.intents.of(parsed, grounded.side, grounded.purchase?.state ?? null);
+    // A question that shows one of the marketplace's intents is about this marketplace.
+    const decline = declineOf(parsed.text, retrieved.inDomain || (!!intent && intent.score >= 2), !!parsed.error || parsed.pasted);
     if (decline) {
       return {
         answer: { answer: decline.text, nextStep: null, sources: [], known: true, confidence: 1, generatedBy: 'retrieval', declined: true, lookedAt: [], ...requestField(input) },
         pipeline: { parsed, grounded, composed: null },
       };
     }
-    const composed = compose(parsed, grounded, retrieved, this.terms);
+    const composed = compose(parsed, grounded, retrieved, this.terms, intent);
     const known = retrieved.hits.length > 0 || !!parsed.error;
     return {
       answer: {

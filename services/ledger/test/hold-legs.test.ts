@@ -1,6 +1,10 @@
-/** The legs of resolving a hold are decided once (holdLegs): every outcome balances, to the gas, with or without an evaluator. */
-import { holdLegs, resolutionLegs } from '../holds';
+/** The legs of resolving a hold are declared once (MONEY_LEGS): every outcome balances, to the gas, with or without an evaluator. */
+import { holdFields } from '../holds';
+import { legsOf, MONEY_LEGS } from '../legs';
 import type { HoldRow } from '../postings';
+
+const TYPE = { posted: 'escrow_settle', voided: 'escrow_void' } as const;
+const resolutionLegs = (h: HoldRow, outcome: 'posted' | 'voided', paid: boolean) => legsOf(TYPE[outcome], holdFields(h, paid));
 
 const hold = (fee: number): HoldRow => ({
   purchase_id: 'pur_x',
@@ -16,10 +20,10 @@ const hold = (fee: number): HoldRow => ({
   final_transaction_id: null,
 });
 
-const moved = (legs: ReturnType<typeof resolutionLegs>) =>
+const moved = (legs: ReturnType<typeof legsOf>) =>
   Object.fromEntries(legs.filter((l) => l.amount !== 0).map((l) => [`${l.accountId}:${l.entryType}`, l.amount]));
 
-describe('holdLegs: one definition of a hold\'s resolution', () => {
+describe('MONEY_LEGS: one definition of a hold\'s resolution', () => {
   test.each([
     ['posted', true, { 'platform:escrow_holds:escrow_release': -290, 'agent:agt_seller:sale_earn': 225, 'platform:platform_fees:platform_fee': 25, 'agent:agt_evaluator:evaluator_fee': 40 }],
     ['posted', false, { 'platform:escrow_holds:escrow_release': -290, 'agent:agt_seller:sale_earn': 225, 'platform:platform_fees:platform_fee': 25, 'agent:agt_buyer:escrow_refund': 40 }],
@@ -33,8 +37,8 @@ describe('holdLegs: one definition of a hold\'s resolution', () => {
 
   test('without an evaluator the evaluator legs post nothing; sale_earn is the seller\'s only', () => {
     expect(moved(resolutionLegs(hold(0), 'posted', true))).toEqual({ 'platform:escrow_holds:escrow_release': -250, 'agent:agt_seller:sale_earn': 225, 'platform:platform_fees:platform_fee': 25 });
-    for (const outcome of ['posted', 'voided'] as const) for (const paid of [true, false]) {
-      expect(holdLegs(outcome, paid).filter((l) => l.entry === 'sale_earn').every((l) => l.account === 'seller_id')).toBe(true);
+    for (const type of ['escrow_settle', 'escrow_void'] as const) {
+      expect(MONEY_LEGS[type].filter((l) => l.entry === 'sale_earn').every((l) => 'agent' in l.account && l.account.agent === 'seller_id')).toBe(true);
     }
   });
 });

@@ -8,6 +8,8 @@ import { settled, startLedger, uid, type LedgerHarness } from './helpers';
 import { creditGas, expectLedgerClean } from '../../../test/kit/ledger';
 import { openSandboxCheckout, submitSandboxForm } from '../../../test/kit/checkout';
 import { holdWriter, settlePendingHolds, settleWriter } from '../holds';
+import { postLegs } from '../legs';
+import { claimKey } from '../postings';
 
 describeWithPostgres('ledger on PostgreSQL under concurrency', () => {
   let testDb: TestDatabase;
@@ -247,6 +249,96 @@ describeWithPostgres('ledger on PostgreSQL under concurrency', () => {
     expect(answers[12]).toMatchObject({ purchaseId: more[0], replayed: true, transactionId: answers[0].transactionId });
     expect(writer.stats.batches).toBeLessThan(writer.stats.items);
     expect(writer.stats.retriedAlone).toBe(0);
+  });
+
+  it('holds with an evaluator settle and void in one statement, alone and batched, to the gas; first fees racing open the account once', async () => {
+    const buyer = uid('agt');
+    await creditGas(h, buyer, 100_000);
+    const evaluator = uid('agt'); // no account yet: its first fees race to open it
+    const hold = async (sellerId: string, evaluatorId = evaluator) => {
+      const p = uid('pur');
+      await h.call('ledger.hold', { key: `purchase:${p}:hold`, purchaseId: p, buyerId: buyer, sellerId, amountGas: 290, evaluatorId, evaluatorFeeGas: 40 });
+      return p;
+    };
+    const postingsOf = async (p: string) =>
+      Object.fromEntries(
+        (await h.db.query<{ account_id: string; entry_type: string; amount: string }>(
+          `SELECT p.account_id, p.entry_type, p.amount FROM ledger.postings p JOIN ledger.holds x ON x.final_transaction_id = p.transaction_id WHERE x.purchase_id = $1`,
+          [p],
+        )).rows.map((r) => [`${r.account_id.startsWith('agent:') ? 'agent' : r.account_id}:${r.entry_type}`, Number(r.amount)]),
+      );
+    // Alone, concurrently: each settle is its own statement (the evaluator's first account opened once).
+    const sellers = Array.from({ length: 8 }, () => uid('agt'));
+    const alone = await Promise.all(sellers.map((s) => hold(s)));
+    const results = await Promise.all(alone.map((p, i) => h.call('ledger.settle', { key: `purchase:${p}:settle`, purchaseId: p, evaluatorPaid: i % 2 === 0 })));
+    for (const r of results) expect(r).toMatchObject({ status: 'posted', priceGas: 250, sellerNetGas: 225, platformFeeGas: 25, replayed: false });
+    expect(await postingsOf(alone[0])).toEqual({ 'platform:escrow_holds:escrow_release': -290, 'agent:sale_earn': 225, 'platform:platform_fees:platform_fee': 25, 'agent:evaluator_fee': 40 });
+    expect(await postingsOf(alone[1])).toEqual({ 'platform:escrow_holds:escrow_release': -290, 'agent:sale_earn': 225, 'platform:platform_fees:platform_fee': 25, 'agent:escrow_refund': 40 });
+    expect(await balance(evaluator)).toBe(4 * 40);
+    for (const s of sellers) expect(await balance(s)).toBe(225);
+    // Voids: the buyer's balance in the answer is after the refund (price, and the fee unless the evaluator is paid).
+    const [v1, v2] = [await hold(uid('agt')), await hold(uid('agt'))];
+    const before = await balance(buyer);
+    const paid = await h.call('ledger.void', { key: `purchase:${v1}:void`, purchaseId: v1, evaluatorPaid: true });
+    expect(paid).toMatchObject({ status: 'voided', amountGas: 290, gasBalance: before + 250, replayed: false });
+    const unpaid = await h.call('ledger.void', { key: `purchase:${v2}:void`, purchaseId: v2, evaluatorPaid: false });
+    expect(unpaid).toMatchObject({ status: 'voided', amountGas: 290, gasBalance: before + 250 + 290, replayed: false });
+    expect(await balance(evaluator)).toBe(5 * 40);
+    // Batched: distinct sellers and evaluators, paid and unpaid mixed, in one statement (one unpaid: the buyer is
+    // credited once per statement, like any agent).
+    const pairs = Array.from({ length: 6 }, () => ({ seller: uid('agt'), evaluator: uid('agt') }));
+    const batch = await Promise.all(pairs.map((x) => hold(x.seller, x.evaluator)));
+    const buyerBefore = await balance(buyer);
+    const settled6 = await settlePendingHolds(h.db, new Date(), batch.map((p, i) => ({ key: `purchase:${p}:settle`, purchaseId: p, evaluatorPaid: i < 5 })));
+    expect(settled6.map((r) => r?.priceGas)).toEqual(batch.map(() => 250));
+    for (const [i, x] of pairs.entries()) {
+      expect(await balance(x.seller)).toBe(225);
+      expect(await balance(x.evaluator)).toBe(i < 5 ? 40 : 0);
+    }
+    expect(await balance(buyer)).toBe(buyerBefore + 40);
+    // One agent credited twice in a batch (a seller who is also the buyer credited a fee back): the statement fails whole, nothing moved.
+    const lastSeller = uid('agt');
+    const buyerAsSeller = await hold(lastSeller);
+    const other = uid('agt');
+    await creditGas(h, other, 1000);
+    const p = uid('pur');
+    await h.call('ledger.hold', { key: `purchase:${p}:hold`, purchaseId: p, buyerId: other, sellerId: buyer, amountGas: 100 });
+    const twice = [{ key: `purchase:${buyerAsSeller}:settle`, purchaseId: buyerAsSeller, evaluatorPaid: false }, { key: `purchase:${p}:settle`, purchaseId: p }];
+    const buyerBeforeTwice = await balance(buyer);
+    await expect(settlePendingHolds(h.db, new Date(), twice)).rejects.toThrow();
+    expect(await balance(buyer)).toBe(buyerBeforeTwice);
+    // The consumer's writer names the agents each settle credits (from the event), so it never batches these two.
+    const writer = settleWriter(h.db, () => new Date());
+    const answers = await Promise.all([
+      writer.submit({ ...twice[0], sellerId: lastSeller, buyerId: buyer, evaluatorId: evaluator }),
+      writer.submit({ ...twice[1], sellerId: buyer, buyerId: other }),
+    ]);
+    expect(answers.map((a) => a.status)).toEqual(['posted', 'posted']);
+    expect(writer.stats.retriedAlone).toBe(0);
+    expect(await balance(buyer)).toBe(buyerBeforeTwice + 40 + 90);
+  });
+
+  it('the stepwise posting opens a first credited account and refuses a debit the balance does not cover, moving nothing', async () => {
+    const agent = uid('agt');
+    const session = uid('cko');
+    const at = new Date();
+    const balances = await h.db.transaction(async (tx) => {
+      const claim = await claimKey(tx, { key: `checkout:${session}`, type: 'gas_purchase', fingerprint: '{}', sessionId: session, at });
+      if (claim.replayed) throw new Error('fresh key replayed');
+      return postLegs(tx, 'gas_purchase', claim.id, { agent_id: agent, gas: 70 }, { sessionId: session }, at);
+    });
+    expect(balances.get(agent)).toBe(70);
+    expect(await balance(agent)).toBe(70);
+    const c = uid('csh');
+    await expect(
+      h.db.transaction(async (tx) => {
+        const claim = await claimKey(tx, { key: `cashout:${c}:debit`, type: 'cashout', fingerprint: '{}', cashoutId: c, at });
+        if (claim.replayed) throw new Error('fresh key replayed');
+        return postLegs(tx, 'cashout', claim.id, { agent_id: agent, amount_gas: 71 }, { cashoutId: c }, at);
+      }),
+    ).rejects.toMatchObject({ type: 'insufficient_gas', data: { details: { balanceGas: 70, requiredGas: 71 } } });
+    expect(await balance(agent)).toBe(70);
+    expect((await h.db.query('SELECT 1 FROM ledger.transactions WHERE key = $1', [`cashout:${c}:debit`])).rowCount).toBe(0);
   });
 
   it('holds of many buyers in one statement: each exactly as alone; a short balance and a replay are answered alone', async () => {

@@ -1,6 +1,7 @@
 /** The knowledge base is generated from the catalogue and the market rules: complete, consistent, deterministic. */
 import { knowledgeSections, renderLlmsTxt, renderLlmsFull, exampleArguments, errorGuides, purchaseTransitions } from '../../../packages/knowledge';
-import { TOOLS, PURCHASE_STATUSES } from '../../../packages/tool-catalogue';
+import { TOOLS, TOOL_NAMES, PURCHASE_STATUSES } from '../../../packages/tool-catalogue';
+import { topics } from '../../../packages/knowledge/topics';
 import { TRANSITIONS } from '../../../packages/contracts/purchase-machine';
 import { STATUS_BY_CODE } from '../../../packages/errors';
 import * as rules from '../../../packages/market-rules';
@@ -86,6 +87,34 @@ describe('knowledge sections', () => {
     for (const fact of [`${BASE}/mcp`, 'Authorization: Bearer', '?api_key=', '?modules=buy,shared', 'agent-market-mcp', 'MARKET_BASE_URL', 'MARKET_API_KEY']) {
       expect(mcp).toContain(fact);
     }
+  });
+});
+
+describe('figures and intents', () => {
+  test('the cheapest packs and the price for a net come from the market rules', () => {
+    expect(rules.cheapestPacksCovering(2300).map((p) => p.id)).toEqual(['starter', 'builder']);
+    expect(rules.cheapestPacksCovering(3750).map((p) => p.id)).toEqual(['builder', 'builder']);
+    expect(rules.cheapestPacksCovering(300).map((p) => p.id)).toEqual(['starter']);
+    // 1133 → seller 1020 → cash-out fee 20 → 1000; 1132 reaches only 999.
+    expect(rules.priceForNet(1000, 10, true)).toBe(1133);
+    expect(rules.priceForNet(900, 10)).toBe(1000);
+    for (const net of [1, 49, 500, 1000, 4321]) {
+      const price = rules.priceForNet(net, 10, true);
+      const after = (p: number) => rules.cashoutSplit(rules.saleSplit(p, 10).sellerNetGas).netGas;
+      expect(after(price)).toBeGreaterThanOrEqual(net);
+      expect(after(price - 1)).toBeLessThan(net);
+    }
+  });
+
+  test('every intent names a real call and is worded from the rules', () => {
+    const table = topics(rules.DEFAULT_TERMS);
+    expect(new Set(table.map((t) => t.id)).size).toBe(table.length);
+    for (const t of table) {
+      if (t.tool) expect(TOOL_NAMES).toContain(t.tool);
+      expect(t.lead.length).toBeLessThanOrEqual(400);
+      for (const phrase of t.phrases) expect(phrase).toBe(phrase.toLowerCase());
+    }
+    expect(table.find((t) => t.id === 'cashout')!.lead).toContain(`minimum ${rules.MIN_CASHOUT_GAS} gas`);
   });
 });
 
