@@ -1,7 +1,7 @@
 /** The outbox events a purchase's transitions write: the machine's facts (purchase-machine.ts), their payloads built here. */
 import type { EscrowEvents, PurchaseCompleted, PurchaseEvaluation, PurchasePayloads, PurchaseRefunded } from '../../packages/contracts/escrow';
-import { MONEY_FACTS, NOTICES, recipientsOf, STATES, type MachineTransition, type Notice, type NoticeSpec, type PayloadName } from '../../packages/contracts/purchase-machine';
-import type { PurchaseRow } from './purchases';
+import { dueOf, MONEY_FACTS, NOTICES, recipientsOf, STATES, type MachineTransition, type Notice, type NoticeSpec, type PayloadName } from '../../packages/contracts/purchase-machine';
+import { iso, type PurchaseRow } from './purchases';
 
 /** An outbox event: [topic, data], or with its audience (the agents it is news for: written only if one has webhooks). */
 export type EscrowEvent = { [K in keyof EscrowEvents]: [K, EscrowEvents[K]] | [K, EscrowEvents[K], string[]] }[keyof EscrowEvents];
@@ -44,7 +44,7 @@ function evaluationData(row: PurchaseRow, at: string): PurchaseEvaluation {
     priceGas: Number(row.price_gas),
     evaluatorFeeGas: Number(row.evaluator_fee_gas),
     status: row.status,
-    evaluateBy: row.status === 'awaiting_evaluation' && row.due_at ? new Date(row.due_at).toISOString() : null,
+    evaluateBy: iso(dueOf(row.status, 'evaluation_expired', row) as Date | null),
     verdict: row.evaluation_verdict,
     report: row.evaluation_report,
     at,

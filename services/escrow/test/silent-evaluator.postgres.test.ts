@@ -33,6 +33,9 @@ describeWithPostgres('a silent evaluator, by hand (sandbox timer)', () => {
   test('purchase with an evaluator, deliver, no verdict, fire the timer: delivered; the buyer confirms; balances exact', async () => {
     const s = await scenario(app, { fundedGas: 1000 });
     const evaluator = await newAgent(app, 'Silent Evaluator');
+    // The evaluator has a webhook (as notifications would tell escrow): its notice is written (issue #22).
+    const escrow = app.broker.getLocalService('escrow') as any;
+    await escrow.db.query(`INSERT INTO escrow.webhook_agents (agent_id, has_webhooks, version) VALUES ($1, true, 1)`, [evaluator.id]);
     const p = (await app.api.ok('purchase_service', { listingId: s.listingId, evaluator: { agentId: evaluator.id, feeGas: FEE } }, s.buyer.apiKey)).purchase;
     expect(p.priceGas).toBe(PRICE);
     // No timer is awaiting a delivery's evaluation yet; the delivery window's timer is the one running.
@@ -42,6 +45,9 @@ describeWithPostgres('a silent evaluator, by hand (sandbox timer)', () => {
     // Each party's moves now, from the machine: the buyer may only dispute, the evaluator gives its verdict.
     expect(awaiting.task.tools).toEqual(['dispute_purchase']);
     expect((await app.api.ok('get_purchase', { purchaseId: p.id }, evaluator.apiKey)).purchase.task.tools).toEqual(['evaluate_delivery']);
+    // The machine's notice evaluation_requested: its audience is the evaluator, its payload says until when.
+    const notice = await escrow.db.query(`SELECT payload FROM escrow.outbox WHERE topic = 'escrow.purchase.evaluation_requested' AND payload->>'purchaseId' = $1`, [p.id]);
+    expect(notice.rows[0].payload).toMatchObject({ evaluatorId: evaluator.id, status: 'awaiting_evaluation', evaluateBy: awaiting.evaluator.evaluateBy, verdict: null });
 
     // The operator's command (npm run admin -- purchases fire-timer <id>).
     const out: string[] = [];
