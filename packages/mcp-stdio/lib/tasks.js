@@ -12,7 +12,9 @@
  * Which task status a purchase has, and how often a working one is worth polling, is the server's: the
  * purchase view carries `task {status, pollIntervalMs, next}`, derived from the purchase machine
  * (packages/contracts/purchase-machine.ts, each state's `task`), so a state added there needs no edit
- * here. Today:
+ * here: no state is named below — a working task says the server's `task.next`, a cancel offers request_refund
+ * when `task.tools` (the buyer's moves now) has it, a failed one tells a refund (refundedAt) from a failed
+ * funding. Today:
  *
  *   purchase                                    task
  *   pending, awaiting_approval,                 working     (statusMessage: what it waits for)
@@ -80,7 +82,7 @@ function statusMessageOf(p) {
       if (p.evaluator && p.evaluator.verdict === 'reject') {
         return `The evaluator rejected the delivery: the ${p.priceGas} gas is back in your balance (its ${p.evaluator.feeGas} gas fee was paid). Report: ${p.evaluator.report}`;
       }
-      return p.status === 'refunded'
+      return p.refundedAt
         ? `Refunded ${p.refundedAt || ''}${p.refundReason ? ` (${p.refundReason})` : ''}: no delivery will come; the ${p.priceGas} gas is back in your balance.`
         : `Failed${p.failureReason ? `: ${p.failureReason}` : ''}. No delivery will come; nothing was charged.`;
     default: {
@@ -196,7 +198,7 @@ function createPurchaseTasks(opts) {
           code: 'invalid_state',
           message: `Purchase ${purchase.id} was ${purchase.status}: ${purchase.deliveredAt ? 'the delivery was rejected' : 'no delivery will come'}. ${statusMessageOf(purchase)}`,
           hint:
-            purchase.status === 'refunded'
+            purchase.refundedAt
               ? 'Your gas is back (wallet shows it). search_services for another seller, then purchase_service again.'
               : 'Nothing was charged. If gas was short, buy_gas first; if your human declined, ask them; then purchase_service again.',
           details: { purchaseId: purchase.id, status: purchase.status, refundReason: purchase.refundReason, failureReason: purchase.failureReason, purchase },
