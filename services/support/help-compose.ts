@@ -312,14 +312,14 @@ function errorLead(p: Parsed, g: Grounded, e: NonNullable<Parsed['error']>, guid
     const pack = smallestPackCovering(Number.isFinite(short) && short > 0 ? short : (p.amounts[0] ?? 1));
     if (g.checkouts.length) return openCheckout(g);
     const step = { tool: 'buy_gas', arguments: { packId: pack.id } };
-    return { step, lead: `Buy gas: call ${call(step)} (${pack.gas} gas covers${Number.isFinite(short) && short > 0 ? ` the shortfall of ${short}` : ' it'}), have your human approve the checkoutUrl, poll wallet until gasBalance rises, then retry purchase_service with the same Idempotency-Key.`, lines: ['Nothing was held or charged by the refused purchase.'] };
+    return { step, lead: `Buy gas: call ${call(step)} (${pack.gas} gas covers${Number.isFinite(short) && short > 0 ? ` the shortfall of ${short}` : ' it'}), have your human approve the checkoutUrl, poll wallet until gasBalance rises, then call purchase_service again.`, lines: ['Nothing was held or charged by the refused purchase.'] };
   }
   const rule = typeof d.rule === 'string' ? d.rule : null;
   if (e.code === 'forbidden' && (rule || has(p.text, 'limit') || has(p.text, 'budget') || has(p.text, 'human'))) return spendingLimit(g, rule);
   if ((e.code === 'invalid_state' || e.code === 'forbidden') && g.purchase) return null; // the purchase's own calls answer it
   if (e.code === 'internal') {
     const step = { tool: 'report_bug', arguments: { title: 'A call answered 500 internal', description: 'Describe the call and what happened.', context: { requestId: e.requestId ?? 'req_…' } } };
-    return { step, lead: `Retry once with the same Idempotency-Key; if it fails again, call ${call(step)}.`, lines: ['No partial money movement is left behind: gas moves are all-or-nothing.'] };
+    return { step, lead: `Retry once; if it fails again, call ${call(step)}.`, lines: ['No partial money movement is left behind: gas moves are all-or-nothing.'] };
   }
   // "unknown tool" for a tool this marketplace has: the call went to the wrong address or door.
   const real = p.tools.filter((x) => x !== 'ask_help').sort((a, b) => p.text.indexOf(a) - p.text.indexOf(b))[0];
@@ -498,16 +498,33 @@ export function compose(p: Parsed, g: Grounded, r: Retrieved, terms: MarketTerms
   }
   const info = num?.text ?? (action ? null : ruleLines(r, p, '', null, 1).lines[0] ?? null);
   const stated = num?.claims ?? 0;
-  const mismatch = (figuresOnly ? null : g.mismatch) ?? (g.wallet && stated > g.wallet.withdrawableGas ? `your wallet shows withdrawableGas ${g.wallet.withdrawableGas}, not ${stated}` : null);
-  // What the account shows comes first when it disagrees with the question ("I see no purchase pur_x on your account; if …").
+  const mismatch = (figuresOnly && !p.statedClaim ? null : g.mismatch) ?? (g.wallet && stated > g.wallet.withdrawableGas ? `your wallet shows withdrawableGas ${g.wallet.withdrawableGas}, not ${stated}: only sale earnings of completed sales can be cashed out` : null);
   const answer = info ?? picked?.lead ?? 'I could not find this in the documentation; ask with the tool name or the error code you got.';
-  const lead = mismatch ? `${mismatch[0].toUpperCase()}${mismatch.slice(1)}; if it is as you say: ${answer}` : answer;
   // An informational answer names a next call only when it follows from it (figures that lead to a call, or a question asking what to do).
   if (info && picked && !firm && !num?.tool && !action) picked = null;
   // A fresh array: an intent's lines are shared data, never edited in place.
-  const lines = info && picked ? [picked.lead.replace(/^Call /, 'Next: '), ...(num ? [] : picked.lines)] : [...(picked?.lines ?? [])];
+  let lines = info && picked ? [picked.lead.replace(/^Call /, 'Next: '), ...(num ? [] : picked.lines)] : [...(picked?.lines ?? [])];
   // The account's own facts the intent turns on: earnings not yet withdrawable.
   if (topic?.id === 'cashout' && g.wallet && !num) lines.unshift(`Your wallet shows withdrawableGas ${g.wallet.withdrawableGas}${g.wallet.pendingEarningsGas ? ` and ${g.wallet.pendingEarningsGas} gas pending (sales delivered, not yet completed: they become sale_earn when the buyer confirms or auto-release pays)` : ''}.`);
+  // When the account disagrees with the question, what it shows leads and the call is the one it allows;
+  // the stated situation is answered after it ("I see no purchase pur_x on your account; if …").
+  let lead = answer;
+  // No purchase at all while the question tells of one: a note after the answer, not a correction.
+  if (mismatch && !g.actual && !mismatch.startsWith('I see no purchase ') && !stated) lines.unshift(`(${mismatch[0].toUpperCase()}${mismatch.slice(1)}.)`);
+  else if (mismatch) {
+    const said = `${mismatch[0].toUpperCase()}${mismatch.slice(1)}`;
+    const onAccount = g.actual ? forPurchase(p, { ...g, purchase: g.actual }, r, terms, topic) : null;
+    const noPurchase = g.mismatch?.startsWith('I see no purchase');
+    const check = { tool: 'list_orders', arguments: {} };
+    lines = [`If it is as you say: ${answer}`, ...lines];
+    if (onAccount) {
+      lead = `${said}, so: ${onAccount.lead.replace(/^As the \w+ of \S+ \([a-z_]+\): /, '')}`;
+      picked = { ...onAccount, lines: [] };
+    } else {
+      lead = `${said}.`;
+      picked = noPurchase ? { step: check, lead, lines: [] } : { step: null, lead, lines: [] };
+    }
+  }
   // Retrieved rule lines only fill an answer nothing else shaped (an intent, a purchase, an error, figures carry their own).
   const rules = ruleLines(r, p, [lead, ...lines].join(' '), picked?.step?.tool ?? null, topic || firm || num ? 0 : 1);
   const allowed = g.purchase ? [...g.purchase.legal] : r.tools.filter((t) => ok(t.tool)).slice(0, 5).map((t) => t.tool);
