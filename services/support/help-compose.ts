@@ -385,6 +385,10 @@ function forPurchase(p: Parsed, g: Grounded, r: Retrieved, terms: MarketTerms, t
   if (side === 'buyer' && TRANSITIONS.some((t) => t.trigger === 'deliver' && t.to === f.state)) candidates.add('get_delivery');
   // The question's intent picks the call; the state's usual next call leads only for "what now?" (or when nothing else ranks).
   const whatNow = NEXT_WORDS.some((w) => has(p.text, w)) || !r.tools.some((t) => candidates.has(t.tool) && t.score >= 0.3);
+  // The intent's call is not possible yet: the call this side makes now that leads to a state where it is (rate needs completed → confirm).
+  const wanted = topic?.tool && isMachineTool(topic.tool) && !f.legal.includes(topic.tool) ? topic.tool : null;
+  const toward = wanted && TRANSITIONS.find((t) => f.legal.includes(t.tool) && (t.from as readonly string[]).includes(f.state) && (!side || t.who.includes(side)) && t.to && TRANSITIONS.some((x) => x.tool === wanted && (x.from as readonly string[]).includes(t.to!)))?.tool;
+  if (toward) score.set(toward, (score.get(toward) ?? 0) + 2);
   const ranked = [...candidates]
     .map((tool) => ({ tool, s: (score.get(tool) ?? 0) * (f.legal.includes(tool) || !isMachineTool(tool) ? 1 : 0.8) + (whatNow ? 0.5 * progress(tool, f.state, side) : 0) + (has(p.text, tool) ? 0.5 : 0) }))
     .sort((a, b) => b.s - a.s);
@@ -413,7 +417,7 @@ function forPurchase(p: Parsed, g: Grounded, r: Retrieved, terms: MarketTerms, t
     return { step: null, lead: `Nothing for you to call now: ${id} is ${f.state}. ${next}`, lines: lines.slice(asked ? 1 : 0) };
   }
   // A call the question names that the machine refuses now (often a pasted invalid_state): that leads, with what the state allows.
-  if (asked && (p.error || p.tools.includes(asked.tool) || namesExactly(p.text, asked.tool)) && best.tool !== asked.tool) {
+  if (asked && (p.error || p.tools.includes(asked.tool) || namesExactly(p.text, asked.tool)) && best.tool !== asked.tool && toward !== best.tool) {
     const alt = { tool: best.tool, arguments: argsFor(best.tool, g, p) };
     return { step: alt, lead: `${lines[0]} ${next}`, lines: [`Next: ${call(alt)}.`, ...lines.slice(1)] };
   }
@@ -423,7 +427,11 @@ function forPurchase(p: Parsed, g: Grounded, r: Retrieved, terms: MarketTerms, t
   // What the call does from this state for this side: the machine's documented transition, else the catalogue's description.
   const doc = documentedTransitions(terms).find((t) => t.trigger === best.tool && (!side || t.who.includes(side)) && t.from.includes(f.state));
   const desc = doc ? `${f.state} → ${doc.to}.` : firstSentence(getTool(best.tool)?.description ?? '').replace(/^(Buyer|Seller)[^:]*:\s*/, '');
-  const first = readFirst ? `Read the work with get_delivery {"purchaseId":"${id}"}; if it is right, call ${call(step)}` : `As the ${side ?? 'party'} of ${id}, call ${call(step)}`;
+  const first = readFirst
+    ? `Read the work with get_delivery {"purchaseId":"${id}"}; if it is right, call ${call(step)}`
+    : toward === best.tool
+      ? `${wanted} comes after ${best.tool}: as the ${side ?? 'party'} of ${id}, call ${call(step)} first`
+      : `As the ${side ?? 'party'} of ${id}, call ${call(step)}`;
   // The intent's own words when its call is the one: they say why, the machine's line says what it does from here.
   if (topic?.tool === best.tool && !readFirst) return { step, lead: `As the ${side ?? 'party'} of ${id} (${f.state}): ${withCall(topic.lead, step)}`, lines: [`${best.tool}: ${desc}`, ...lines.slice(asked ? 1 : 0)] };
   return { step, lead: `${first}: ${desc.charAt(0).toLowerCase()}${desc.slice(1)}`, lines };
@@ -473,7 +481,7 @@ export function compose(p: Parsed, g: Grounded, r: Retrieved, terms: MarketTerms
   // Figures about sales in general ("3 completed sales at 200") are not about the purchase the account holds.
   const figuresOnly = !!num && !p.purchaseIds.length && !THIS_PURCHASE.some((w) => has(p.text, w));
   // "What does awaiting_approval mean?", "why did it fail?": the machine's word for that state.
-  const stateAsked = p.statedState && !p.error && ['mean', 'what does', 'what is', "what's", 'why', 'is my gas gone'].some((w) => has(p.text, w)) && (!topic || topic.purchase || has(p.text, p.statedState));
+  const stateAsked = p.statedState && !p.error && ['mean', 'what does', 'why', 'is my gas gone', 'what happened'].some((w) => has(p.text, w)) && (!topic || topic.purchase || has(p.text, p.statedState));
   if (!picked && stateAsked) picked = { step: null, lead: `${p.statedState}: ${(STATES as Record<string, { next: string }>)[p.statedState!].next}`, lines: [] };
   if (!picked && aboutPurchase && !figuresOnly) picked = forPurchase(p, g, r, terms, topic);
   /** The situation decided the lead (an error, a purchase, a limit, an open checkout): it leads whatever the wording. */
