@@ -254,7 +254,7 @@ export function errorGuides(): ErrorGuide[] {
       'listing_rejected',
       'listing_rejected: the listing did not pass moderation or the quality gate',
       `list_service and update_service check every listing. error.details.qualityReport = {score, passScore: ${PASS_SCORE}, issues: [{code, message, hint}]} when the quality score is below ${PASS_SCORE}; error.details.moderation when it looks like a placeholder, lorem ipsum, a test listing, a vague slogan without a deliverable, or scam/agent-spam. Nothing was created.`,
-      'Revise with each issue\'s hint: a concrete skill title, what the buyer provides (inputs), what you deliver (outputs, format), scope and limits; then call list_service again.',
+      'Revise with each issue\'s hint: a concrete skill title, what the buyer provides (inputs), what you deliver (outputs, format), scope and limits; then call list_service again. A moderation verdict (placeholder, test, scam or spam listing) is about the listing itself: only a real service passes, rewording does not.',
       step('list_service'),
       ['422', 'rejected', 'quality', 'moderation', 'score', 'listing refused', 'why was my listing rejected'],
     ),

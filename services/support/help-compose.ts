@@ -1,18 +1,20 @@
 /**
  * ask_help, step 5: the answer. One sentence that names the next call for the asker's side (with its
  * arguments), then at most a few short lines of the rule behind it, ≤ 700 characters unless a list is
- * asked. Numbers come from the market-rules functions. The lead call is chosen among the calls the
- * situation allows (the machine's, for a purchase) by how well the retrieval ranks them.
+ * asked. The situation leads (a pasted error, an open checkout, the human's limits, the asker's purchase
+ * through the machine), then the question's intent (help-intent.ts), then figures (help-figures.ts);
+ * retrieval ranks calls only where none of these decides. When the account disagrees with the
+ * question, what it shows leads.
  */
 import { errorGuide, exampleArguments, type KnowledgeSection, type NextStep } from '../../packages/knowledge';
-import { CASHOUT_FEE_PERCENT, CATEGORY_ANCHOR_GAS, GAS_PACKS, PRICE_BANDS, MIN_CASHOUT_GAS, MIN_PRICE_GAS, REFERRAL_BONUS_GAS, REFERRAL_WEEKLY_CAP, cashoutSplit, cheapestPacksCovering, gasToUsd, priceForNet, saleSplit, smallestPackCovering, type MarketTerms } from '../../packages/market-rules';
+import { smallestPackCovering, type MarketTerms } from '../../packages/market-rules';
 import { STATES, TRANSITIONS, documentedTransitions } from '../../packages/contracts/purchase-machine';
 import { getTool } from '../../packages/tool-catalogue';
-import { CATEGORY_WORDS } from '../../packages/knowledge/synonyms';
 import { has, normalize, type Parsed, type Side } from './help-parse';
 import { legalCalls, sideOfTool, type Grounded } from './help-ground';
 import { distinctiveParts, names, type Retrieved } from './help-retrieve';
 import type { Intent } from './help-intent';
+import { figures } from './help-figures';
 import type { Topic } from '../../packages/knowledge/topics';
 
 /** The question uses the tool's own word as such ("rate", "dispute"), not a form of it ("delivered"). */
@@ -119,161 +121,6 @@ const NEXT_WORDS = ['what now', 'what next', "what's next", 'next step', 'stuck'
 /** Words that ask what to do (the lead is a call); otherwise the question asks what something is (the lead is the rule). */
 const ACTION_WORDS = ['how do i', 'how can i', 'how to', 'how should i', 'what should i', 'what do i do', 'what can i do', 'next step', 'what now', 'where do i', 'where can i', 'can i', 'should i', 'i want to', 'i need to', 'help', 'what next', 'anything else', 'fix', 'check', 'show me', 'where is', 'where are', 'want to', 'trying to'];
 
-/** The figures a question asks for, and the call that follows from them (null: none). */
-interface Figures {
-  text: string;
-  /** Earnings the question says the asker holds now (checked against the wallet). */
-  claims?: number;
-  tool: string | null;
-  /** The call's arguments the figures decide. */
-  args?: Record<string, unknown>;
-}
-
-function numbers(p: Parsed, terms: MarketTerms, priceGas: number | null, side: Side | null): Figures | null {
-  const t = p.text;
-  const minimumAsked = ['minimum', 'min'].some((w) => has(t, w)) && ['cash out', 'cash-out', 'cashout', 'withdraw'].some((w) => has(t, w));
-  // "10 jobs at 200 gas each": the price is the amount, the count multiplies it.
-  const many = /(\d+) (?:[a-z]+ )?(?:sales|jobs|orders) (?:at|of) (\d[\d,]*)/.exec(t);
-  const amount = (many ? Number(many[2].replace(/,/g, '')) : undefined) ?? p.amounts.find((n) => n >= 1) ?? (minimumAsked ? MIN_CASHOUT_GAS : has(t, 'how much') ? (priceGas ?? undefined) : undefined);
-  const cashout = ['cash out', 'cash-out', 'cashout', 'withdraw', 'payout', 'cashing out', 'btc', 'bitcoin', 'cash the', 'cash it'].some((w) => has(t, w)) || (has(t, 'cash') && has(t, 'out')) || p.tools.includes('request_cashout');
-  const connectFirst = ['never set up', 'not set up', 'no payout address', 'set up payouts', 'btc address', 'first time'].some((w) => has(t, w));
-  const cashoutCall = (n: number) => (connectFirst ? { tool: 'connect_payouts', args: {} } : { tool: 'request_cashout', args: { amountGas: n } });
-  // Bought gas is spending money: it never cashes out, whatever the amount.
-  if (cashout && /bought|buy_gas|purchased|the pack|builder pack|starter pack|fleet pack|from a pack/.test(t)) {
-    return { text: `No: bought gas cannot be cashed out — only sale earnings (sale_earn) are withdrawable. Spend it with purchase_service; it stays in your wallet.`, tool: null };
-  }
-  // "What should I charge for a CSV cleanup?": the category's anchor and the band for a first listing.
-  const asksPrice = ['what should i charge', 'what to charge', 'how much should i charge', 'what price', 'should i price', 'price it', 'how should i price', 'what should i ask'].some((w) => has(t, w));
-  const category = Object.keys(CATEGORY_WORDS).filter((w) => has(t, w)).sort((a, b) => b.length - a.length)[0];
-  if (asksPrice && category && amount === undefined) {
-    const c = CATEGORY_WORDS[category];
-    const fits = PRICE_BANDS.filter((b) => CATEGORY_ANCHOR_GAS[c] >= b.minGas && CATEGORY_ANCHOR_GAS[c] <= b.maxGas);
-    const band = fits.find((b) => 'note' in b) ?? fits[0];
-    const note = band && 'note' in band ? `, ${band.note}` : '';
-    return { text: `As a ${c} listing, price near the ${c} anchor of ${CATEGORY_ANCHOR_GAS[c]} gas${band ? ` (${band.id} band ${band.minGas}–${band.maxGas}${note})` : ''}; the minimum is ${MIN_PRICE_GAS} gas.`, tool: 'list_service', args: { priceGas: CATEGORY_ANCHOR_GAS[c], category: c } };
-  }
-  // "I referred 14 agents": the bonus per first purchase, up to the weekly cap.
-  const referred = /(\d+) (?:new |other )?(?:agents|referrals|friends)/.exec(t);
-  if (['referred', 'referral', 'referrals', 'refer'].some((w) => has(t, w)) && referred) {
-    // "7 referred, 4 of them bought": only those who made a first purchase count.
-    const bought = /(\d+) (?:of them )?(?:go on to |went on to |have |actually |then )?(?:buy|bought|purchase|made)/.exec(t);
-    const n = Number((bought ?? referred)[1]);
-    const paid = Math.min(n, REFERRAL_WEEKLY_CAP);
-    return { text: `${paid} × ${REFERRAL_BONUS_GAS} = ${paid * REFERRAL_BONUS_GAS} gas: each referred agent's first purchase_service pays you ${REFERRAL_BONUS_GAS} gas, at most ${REFERRAL_WEEKLY_CAP} per 7 days${n > REFERRAL_WEEKLY_CAP ? ` (the other ${n - REFERRAL_WEEKLY_CAP} do not count this week)` : ''}.`, tool: 'wallet' };
-  }
-  if (amount === undefined) return null;
-  // "I have 150 and it costs 400" / "I need 2300": the cheapest packs that cover the shortfall.
-  const sale = ['sale', 'sales', 'sell', 'sold', 'earn', 'earned', 'seller', 'selling', 'priced', 'job', 'sale_earn', 'i list', 'list it', 'listing at', 'list something', 'do i keep', 'i keep', 'seller get', 'seller gets', 'i net', 'do i net'].some((w) => has(t, w)) || side === 'seller';
-  // Earnings the question states ("sale_earn total 675", "432 of earnings"): cashed out as they are, no platform fee again.
-  const earned = /(?:sale_earn|earnings|earned)(?: total| of| is| are|:)*\s*(\d[\d,]*)/.exec(t) ?? /(\d[\d,]*)\s*(?:gas\s*)?(?:from|of|in)?\s*(?:sale_earn|earnings)/.exec(t);
-  if (earned && cashout) {
-    const n = Number(earned[1].replace(/,/g, ''));
-    const also = /bought|buy_gas|purchased|pack/.test(t) ? ' (bought gas is not cashable)' : '';
-    if (n < MIN_CASHOUT_GAS) return { text: `You have ${n} gas of sale earnings${also}: ${MIN_CASHOUT_GAS - n} short of the ${MIN_CASHOUT_GAS}-gas cash-out minimum — complete more sales, then request_cashout.`, tool: null };
-    const c = cashoutSplit(n);
-    const call = cashoutCall(n);
-    const hypothetical = ['if ', 'once ', 'planning', 'say ', 'would', 'when i'].some((w) => t.includes(w));
-    return { claims: hypothetical ? undefined : n, text: `${connectFirst ? 'Call connect_payouts {"btcAddress"} first, then request_cashout: ' : ''}cashing out your ${n} gas of sale earnings${also} costs the ${CASHOUT_FEE_PERCENT}% fee (${c.feeGas}): you receive ${c.netGas} gas = ${gasToUsd(c.netGas).toFixed(2)} USD in BTC.`, tool: call.tool, args: call.args };
-  }
-  // "my 200-gas job paid only 180": the seller's share of that price is the figure, not a shortfall.
-  const [hi, lo] = [Math.max(...p.amounts), Math.min(...p.amounts)];
-  if (sale && p.amounts.length >= 2 && saleSplit(hi, terms.platformFeePercent).sellerNetGas === lo) {
-    return { text: `That is right: a ${hi}-gas sale pays the seller ${lo} gas; the platform keeps its ${terms.platformFeePercent}% fee (${hi - lo}) at completion.`, tool: null };
-  }
-  // "How much is held, and how much comes back on a refund?": the whole price, both ways (the fee is taken only at completion).
-  if (['held', 'escrow'].some((w) => has(t, w)) && ['refund', 'back'].some((w) => has(t, w)) && !sale) {
-    return { text: `All ${amount} gas is held in escrow from the purchase; a refund returns all ${amount} to the buyer — the ${terms.platformFeePercent}% fee is taken only when the purchase completes.`, tool: null };
-  }
-  // A price below the minimum ("list it at 5 gas").
-  if (amount < MIN_PRICE_GAS && ['price', 'charge', 'list', 'listing', 'sell'].some((w) => has(t, w))) {
-    return { text: `No: the minimum price is ${MIN_PRICE_GAS} gas (list_service refuses less with invalid_arguments).`, tool: null };
-  }
-  // "Which band is a 350-gas listing?": the band, and the category's anchor when the question names one.
-  const netAsked = ['net', 'seller get', 'seller gets', 'do i get', 'do i keep', 'receive', 'usd', 'dollars'].some((w) => has(t, w));
-  const band = has(t, 'band') && !netAsked ? PRICE_BANDS.find((b) => amount >= b.minGas && amount <= b.maxGas) : undefined;
-  if (band) {
-    const c = category ? CATEGORY_WORDS[category] : null;
-    return { text: `${amount} gas is in the ${band.id} band (${band.minGas}–${band.maxGas}${'note' in band ? `, ${band.note}` : ''})${c ? `; the ${c} anchor is ${CATEGORY_ANCHOR_GAS[c]} gas` : ''}.`, tool: null };
-  }
-  // "I want to end up with 1000 net from one sale: what price?": the smallest price whose net after both fees reaches it.
-  if (sale || has(t, 'list at') || has(t, 'price')) {
-    if (['end up with', 'net', 'take home', 'receive', 'pocket', 'clear', 'earned', 'got paid', 'was paid'].some((w) => has(t, w)) && ['what price', 'which price', 'should i charge', 'do i need to charge', 'price do i', 'how much should i', 'what was the', 'listing price', 'original price', 'price was'].some((w) => has(t, w))) {
-      const afterCashout = cashout || ['cash-out fee', 'cashout fee', 'both', 'after cash'].some((w) => has(t, w));
-      const price = priceForNet(amount, terms.platformFeePercent, afterCashout);
-      const sn = saleSplit(price, terms.platformFeePercent).sellerNetGas;
-      return { text: `List at ${price} gas: the seller nets ${sn} after the ${terms.platformFeePercent}% platform fee${afterCashout ? `, and cashing that out (${CASHOUT_FEE_PERCENT}% fee) leaves ${cashoutSplit(sn).netGas} gas` : ''} — the lowest price that reaches ${amount}.`, tool: 'list_service', args: { priceGas: price } };
-    }
-  }
-  // "With the builder pack, how many 150-gas services can I buy?": the pack's gas over the price (the buyer pays no fee).
-  const pack = GAS_PACKS.find((x) => has(t, x.id));
-  if (pack && has(t, 'how many') && amount !== pack.gas) {
-    const n = Math.floor(pack.gas / amount);
-    return { text: `${n} purchases: ${pack.id} is ${pack.gas} gas for ${pack.usd} USD, and each ${amount}-gas purchase costs exactly ${amount} (the buyer pays no fee on top), leaving ${pack.gas - n * amount} gas.`, tool: 'buy_gas', args: { packId: pack.id } };
-  }
-  if (['afford', 'short', 'enough', 'cheapest', 'need more', 'combination', 'which packs', 'which pack', 'covers', 'cover', 'i need'].some((w) => has(t, w)) && !sale) {
-    // "I have 150 and it costs 400" → 250 short; "services at 250, 400 and 1000, I have 0" → their sum.
-    const haveMatch = /i (?:have|hold|got) (?:roughly |about |only )?(\d[\d,]*)/.exec(t);
-    const have = haveMatch ? Number(haveMatch[1].replace(/,/g, '')) : p.amounts.length === 2 ? Math.min(...p.amounts) : 0;
-    const wanted = p.amounts.filter((a) => a !== have || !haveMatch);
-    const need = wanted.length >= 3 ? wanted.reduce((a, b) => a + b, 0) : Math.max(...wanted, amount);
-    if (['single pack', 'one pack'].some((w) => has(t, w))) {
-      const pack = smallestPackCovering(need - have);
-      return { text: `${need} gas in all (the buyer pays no fee on top): ${pack.id} (${pack.gas} gas, ${pack.usd} USD) covers it and leaves ${pack.gas + have - need} gas.`, tool: 'buy_gas', args: { packId: pack.id } };
-    }
-    const packs = cheapestPacksCovering(need - have);
-    const list = [...new Set(packs)].map((x) => `${packs.filter((y) => y === x).length > 1 ? `${packs.filter((y) => y === x).length} × ` : ''}${x.id} (${x.gas} gas, ${x.usd} USD)`).join(' + ');
-    const usd = packs.reduce((a, x) => a + x.usd, 0);
-    return {
-      text: `${['dollar', 'dollars', 'usd', '$'].some((w) => t.includes(w)) ? `${need} gas = ${gasToUsd(need).toFixed(2)} USD. ` : ''}You need ${need - have} more gas: the cheapest cover is ${list} = ${usd} USD${packs.length > 1 ? ', one buy_gas checkout each' : ''}; your human approves each checkoutUrl, then poll wallet.`,
-      tool: 'buy_gas',
-      args: { packId: packs[packs.length - 1]?.id },
-    };
-  }
-  if (['fee', 'on top'].some((w) => has(t, w)) && ['as the buyer', 'as a buyer', 'do i pay', 'buyer pay', 'on top'].some((w) => has(t, w))) {
-    const s = saleSplit(amount, terms.platformFeePercent);
-    return { text: `No: the buyer pays exactly the price (${amount} gas); the ${terms.platformFeePercent}% fee (${s.platformFeeGas}) comes out of the seller's side, who nets ${s.sellerNetGas}.`, tool: null };
-  }
-  if (['dollar', 'dollars', 'usd', 'in $', 'worth'].some((w) => has(t, w)) && !sale && !['fee', 'cash out'].some((w) => has(t, w))) {
-    return { text: `${amount} gas = ${gasToUsd(amount).toFixed(2)} USD (gas is pegged to the dollar: 1 gas = 1 US cent).`, tool: null };
-  }
-  const fee = ['seller get', 'seller gets', 'what does the seller', 'usd', 'dollars', 'fee', 'fees', 'how much', 'how many', 'net', 'end up', 'receive', 'commission', 'cut', 'pocket', 'platform take', 'platform keep', 'do i get', 'do i keep'].some((w) => has(t, w));
-  if (!fee && !cashout) return null;
-  const below = (n: number) => `${n} gas is below the ${MIN_CASHOUT_GAS}-gas cash-out minimum, so it cannot be cashed out yet.`;
-  // "3 sales at 200 gas each": the earnings of all of them.
-  const times = ['twice', 'two times'].some((w) => has(t, w)) ? 2 : ['three times', 'thrice'].some((w) => has(t, w)) ? 3 : null;
-  const count = many ? Number(many[1]) : (times ?? 0);
-  if (many || (times && sale)) {
-    const s = saleSplit(amount, terms.platformFeePercent);
-    const total = count * s.sellerNetGas;
-    const head = `${count} sales at ${amount} gas pay the seller ${count} × ${s.sellerNetGas} = ${total} gas (the platform keeps ${terms.platformFeePercent}% of each).`;
-    if (!cashout) return { text: head, tool: null };
-    if (total < MIN_CASHOUT_GAS) return { text: `${head} ${below(total)}`, tool: null };
-    const c = cashoutSplit(total);
-    const call = cashoutCall(total);
-    return { text: `${head} ${connectFirst ? 'Call connect_payouts {"btcAddress"} first, then request_cashout: cashing' : 'Cashing'} out ${total} costs the ${CASHOUT_FEE_PERCENT}% fee (${c.feeGas}): you receive ${c.netGas} gas (${gasToUsd(c.netGas).toFixed(2)} USD in BTC).`, tool: call.tool, args: call.args };
-  }
-  if (sale) {
-    const s = saleSplit(amount, terms.platformFeePercent);
-    const band = has(t, 'band') ? PRICE_BANDS.find((b) => amount >= b.minGas && amount <= b.maxGas) : undefined;
-    const usd = ['dollar', 'dollars', 'usd', '$'].some((w) => t.includes(w)) ? ` = ${gasToUsd(s.sellerNetGas).toFixed(2)} USD` : '';
-    const head = `A ${amount}-gas sale${band ? ` (${band.id} band ${band.minGas}–${band.maxGas})` : ''} pays the seller ${s.sellerNetGas} gas${usd} (the platform keeps ${terms.platformFeePercent}% = ${s.platformFeeGas}); the buyer pays exactly ${amount}.`;
-    if (has(t, 'how many')) {
-      const n = Math.ceil(MIN_CASHOUT_GAS / s.sellerNetGas);
-      return { text: `${head} ${n} sales (${n * s.sellerNetGas} gas) reach the ${MIN_CASHOUT_GAS}-gas cash-out minimum; ${n - 1} make only ${(n - 1) * s.sellerNetGas}.`, tool: null };
-    }
-    if (!cashout) return { text: head, tool: null };
-    if (s.sellerNetGas < MIN_CASHOUT_GAS) return { text: `${head} ${below(s.sellerNetGas)}`, tool: null };
-    const c = cashoutSplit(s.sellerNetGas);
-    return { text: `${head} Cashing out those ${s.sellerNetGas} costs the ${CASHOUT_FEE_PERCENT}% cash-out fee (${c.feeGas}), so you end up with ${c.netGas} gas (${gasToUsd(c.netGas).toFixed(2)} USD in BTC).`, tool: 'request_cashout', args: { amountGas: s.sellerNetGas } };
-  }
-  if (cashout) {
-    if (amount < MIN_CASHOUT_GAS) return { text: below(amount), tool: null };
-    const c = cashoutSplit(amount);
-    return { text: `${minimumAsked ? `The minimum cash-out is ${MIN_CASHOUT_GAS} gas = ${gasToUsd(MIN_CASHOUT_GAS).toFixed(2)} USD. ` : ''}Cashing out ${amount} gas costs the ${CASHOUT_FEE_PERCENT}% fee (${c.feeGas}): you receive ${c.netGas} gas = ${gasToUsd(c.netGas).toFixed(2)} USD in BTC.`, tool: 'request_cashout', args: { amountGas: amount } };
-  }
-  return null;
-}
-
 /** The best sentences of the retrieved sections for the question (not repeating the lead), a few. */
 function ruleLines(r: Retrieved, p: Parsed, lead: string, tool: string | null, max: number): { lines: string[]; used: KnowledgeSection[] } {
   const words = new Set(r.query.split(/[^a-z0-9_]+/).filter((w) => w.length >= 3 && !COMMON.has(w)));
@@ -312,14 +159,14 @@ function errorLead(p: Parsed, g: Grounded, e: NonNullable<Parsed['error']>, guid
     const pack = smallestPackCovering(Number.isFinite(short) && short > 0 ? short : (p.amounts[0] ?? 1));
     if (g.checkouts.length) return openCheckout(g);
     const step = { tool: 'buy_gas', arguments: { packId: pack.id } };
-    return { step, lead: `Buy gas: call ${call(step)} (${pack.gas} gas covers${Number.isFinite(short) && short > 0 ? ` the shortfall of ${short}` : ' it'}), have your human approve the checkoutUrl, poll wallet until gasBalance rises, then retry purchase_service with the same Idempotency-Key.`, lines: ['Nothing was held or charged by the refused purchase.'] };
+    return { step, lead: `Buy gas: call ${call(step)} (${pack.gas} gas covers${Number.isFinite(short) && short > 0 ? ` the shortfall of ${short}` : ' it'}), have your human approve the checkoutUrl, poll wallet until gasBalance rises, then call purchase_service again.`, lines: ['Nothing was held or charged by the refused purchase.'] };
   }
   const rule = typeof d.rule === 'string' ? d.rule : null;
   if (e.code === 'forbidden' && (rule || has(p.text, 'limit') || has(p.text, 'budget') || has(p.text, 'human'))) return spendingLimit(g, rule);
   if ((e.code === 'invalid_state' || e.code === 'forbidden') && g.purchase) return null; // the purchase's own calls answer it
   if (e.code === 'internal') {
     const step = { tool: 'report_bug', arguments: { title: 'A call answered 500 internal', description: 'Describe the call and what happened.', context: { requestId: e.requestId ?? 'req_…' } } };
-    return { step, lead: `Retry once with the same Idempotency-Key; if it fails again, call ${call(step)}.`, lines: ['No partial money movement is left behind: gas moves are all-or-nothing.'] };
+    return { step, lead: `Retry once; if it fails again, call ${call(step)}.`, lines: ['No partial money movement is left behind: gas moves are all-or-nothing.'] };
   }
   // "unknown tool" for a tool this marketplace has: the call went to the wrong address or door.
   const real = p.tools.filter((x) => x !== 'ask_help').sort((a, b) => p.text.indexOf(a) - p.text.indexOf(b))[0];
@@ -385,6 +232,10 @@ function forPurchase(p: Parsed, g: Grounded, r: Retrieved, terms: MarketTerms, t
   if (side === 'buyer' && TRANSITIONS.some((t) => t.trigger === 'deliver' && t.to === f.state)) candidates.add('get_delivery');
   // The question's intent picks the call; the state's usual next call leads only for "what now?" (or when nothing else ranks).
   const whatNow = NEXT_WORDS.some((w) => has(p.text, w)) || !r.tools.some((t) => candidates.has(t.tool) && t.score >= 0.3);
+  // The intent's call is not possible yet: the call this side makes now that leads to a state where it is (rate needs completed → confirm).
+  const wanted = topic?.tool && isMachineTool(topic.tool) && !f.legal.includes(topic.tool) ? topic.tool : null;
+  const toward = wanted && TRANSITIONS.find((t) => f.legal.includes(t.tool) && (t.from as readonly string[]).includes(f.state) && (!side || t.who.includes(side)) && t.to && TRANSITIONS.some((x) => x.tool === wanted && (x.from as readonly string[]).includes(t.to!)))?.tool;
+  if (toward) score.set(toward, (score.get(toward) ?? 0) + 2);
   const ranked = [...candidates]
     .map((tool) => ({ tool, s: (score.get(tool) ?? 0) * (f.legal.includes(tool) || !isMachineTool(tool) ? 1 : 0.8) + (whatNow ? 0.5 * progress(tool, f.state, side) : 0) + (has(p.text, tool) ? 0.5 : 0) }))
     .sort((a, b) => b.s - a.s);
@@ -413,7 +264,7 @@ function forPurchase(p: Parsed, g: Grounded, r: Retrieved, terms: MarketTerms, t
     return { step: null, lead: `Nothing for you to call now: ${id} is ${f.state}. ${next}`, lines: lines.slice(asked ? 1 : 0) };
   }
   // A call the question names that the machine refuses now (often a pasted invalid_state): that leads, with what the state allows.
-  if (asked && (p.error || p.tools.includes(asked.tool) || namesExactly(p.text, asked.tool)) && best.tool !== asked.tool) {
+  if (asked && (p.error || p.tools.includes(asked.tool) || namesExactly(p.text, asked.tool)) && best.tool !== asked.tool && toward !== best.tool) {
     const alt = { tool: best.tool, arguments: argsFor(best.tool, g, p) };
     return { step: alt, lead: `${lines[0]} ${next}`, lines: [`Next: ${call(alt)}.`, ...lines.slice(1)] };
   }
@@ -423,7 +274,11 @@ function forPurchase(p: Parsed, g: Grounded, r: Retrieved, terms: MarketTerms, t
   // What the call does from this state for this side: the machine's documented transition, else the catalogue's description.
   const doc = documentedTransitions(terms).find((t) => t.trigger === best.tool && (!side || t.who.includes(side)) && t.from.includes(f.state));
   const desc = doc ? `${f.state} → ${doc.to}.` : firstSentence(getTool(best.tool)?.description ?? '').replace(/^(Buyer|Seller)[^:]*:\s*/, '');
-  const first = readFirst ? `Read the work with get_delivery {"purchaseId":"${id}"}; if it is right, call ${call(step)}` : `As the ${side ?? 'party'} of ${id}, call ${call(step)}`;
+  const first = readFirst
+    ? `Read the work with get_delivery {"purchaseId":"${id}"}; if it is right, call ${call(step)}`
+    : toward === best.tool
+      ? `${wanted} comes after ${best.tool}: as the ${side ?? 'party'} of ${id}, call ${call(step)} first`
+      : `As the ${side ?? 'party'} of ${id}, call ${call(step)}`;
   // The intent's own words when its call is the one: they say why, the machine's line says what it does from here.
   if (topic?.tool === best.tool && !readFirst) return { step, lead: `As the ${side ?? 'party'} of ${id} (${f.state}): ${withCall(topic.lead, step)}`, lines: [`${best.tool}: ${desc}`, ...lines.slice(asked ? 1 : 0)] };
   return { step, lead: `${first}: ${desc.charAt(0).toLowerCase()}${desc.slice(1)}`, lines };
@@ -454,7 +309,7 @@ export function compose(p: Parsed, g: Grounded, r: Retrieved, terms: MarketTerms
   const side = g.side;
   const ok = (tool: string) =>
     tool !== 'ask_help' && (tool !== 'report_bug' || fault) && !(side && sideOfTool(tool) && sideOfTool(tool) !== side) && !(getTool(tool)?.aliasOf);
-  const num = p.error ? null : numbers(p, terms, g.purchase?.priceGas ?? null, g.side);
+  const num = p.error ? null : figures(p, terms, g.purchase?.priceGas ?? null, g.side);
   let picked: { step: NextStep | null; lead: string; lines: string[] } | null = null;
   if (p.error) picked = forError(p, g);
   // A purchase is the subject unless the question is plainly about something else (cash-out, a listing …).
@@ -473,7 +328,7 @@ export function compose(p: Parsed, g: Grounded, r: Retrieved, terms: MarketTerms
   // Figures about sales in general ("3 completed sales at 200") are not about the purchase the account holds.
   const figuresOnly = !!num && !p.purchaseIds.length && !THIS_PURCHASE.some((w) => has(p.text, w));
   // "What does awaiting_approval mean?", "why did it fail?": the machine's word for that state.
-  const stateAsked = p.statedState && !p.error && ['mean', 'what does', 'what is', "what's", 'why', 'is my gas gone'].some((w) => has(p.text, w)) && (!topic || topic.purchase || has(p.text, p.statedState));
+  const stateAsked = p.statedState && !p.error && ['mean', 'what does', 'why', 'is my gas gone', 'what happened'].some((w) => has(p.text, w)) && (!topic || topic.purchase || has(p.text, p.statedState));
   if (!picked && stateAsked) picked = { step: null, lead: `${p.statedState}: ${(STATES as Record<string, { next: string }>)[p.statedState!].next}`, lines: [] };
   if (!picked && aboutPurchase && !figuresOnly) picked = forPurchase(p, g, r, terms, topic);
   /** The situation decided the lead (an error, a purchase, a limit, an open checkout): it leads whatever the wording. */
@@ -498,16 +353,33 @@ export function compose(p: Parsed, g: Grounded, r: Retrieved, terms: MarketTerms
   }
   const info = num?.text ?? (action ? null : ruleLines(r, p, '', null, 1).lines[0] ?? null);
   const stated = num?.claims ?? 0;
-  const mismatch = (figuresOnly ? null : g.mismatch) ?? (g.wallet && stated > g.wallet.withdrawableGas ? `your wallet shows withdrawableGas ${g.wallet.withdrawableGas}, not ${stated}` : null);
-  // What the account shows comes first when it disagrees with the question ("I see no purchase pur_x on your account; if …").
+  const mismatch = (figuresOnly && !p.statedClaim ? null : g.mismatch) ?? (g.wallet && stated > g.wallet.withdrawableGas ? `your wallet shows withdrawableGas ${g.wallet.withdrawableGas}, not ${stated}: only sale earnings of completed sales can be cashed out` : null);
   const answer = info ?? picked?.lead ?? 'I could not find this in the documentation; ask with the tool name or the error code you got.';
-  const lead = mismatch ? `${mismatch[0].toUpperCase()}${mismatch.slice(1)}; if it is as you say: ${answer}` : answer;
   // An informational answer names a next call only when it follows from it (figures that lead to a call, or a question asking what to do).
   if (info && picked && !firm && !num?.tool && !action) picked = null;
   // A fresh array: an intent's lines are shared data, never edited in place.
-  const lines = info && picked ? [picked.lead.replace(/^Call /, 'Next: '), ...(num ? [] : picked.lines)] : [...(picked?.lines ?? [])];
+  let lines = info && picked ? [picked.lead.replace(/^Call /, 'Next: '), ...(num ? [] : picked.lines)] : [...(picked?.lines ?? [])];
   // The account's own facts the intent turns on: earnings not yet withdrawable.
   if (topic?.id === 'cashout' && g.wallet && !num) lines.unshift(`Your wallet shows withdrawableGas ${g.wallet.withdrawableGas}${g.wallet.pendingEarningsGas ? ` and ${g.wallet.pendingEarningsGas} gas pending (sales delivered, not yet completed: they become sale_earn when the buyer confirms or auto-release pays)` : ''}.`);
+  // When the account disagrees with the question, what it shows leads and the call is the one it allows;
+  // the stated situation is answered after it ("I see no purchase pur_x on your account; if …").
+  let lead = answer;
+  // No purchase at all while the question tells of one: a note after the answer, not a correction.
+  if (mismatch && !g.actual && !mismatch.startsWith('I see no purchase ') && !stated) lines.unshift(`(${mismatch[0].toUpperCase()}${mismatch.slice(1)}.)`);
+  else if (mismatch) {
+    const said = `${mismatch[0].toUpperCase()}${mismatch.slice(1)}`;
+    const onAccount = g.actual ? forPurchase(p, { ...g, purchase: g.actual }, r, terms, topic) : null;
+    const noPurchase = g.mismatch?.startsWith('I see no purchase');
+    const check = { tool: 'list_orders', arguments: {} };
+    lines = [`If it is as you say: ${answer}`, ...lines];
+    if (onAccount) {
+      lead = `${said}, so: ${onAccount.lead.replace(/^As the \w+ of \S+ \([a-z_]+\): /, '')}`;
+      picked = { ...onAccount, lines: [] };
+    } else {
+      lead = `${said}.`;
+      picked = noPurchase ? { step: check, lead, lines: [] } : { step: null, lead, lines: [] };
+    }
+  }
   // Retrieved rule lines only fill an answer nothing else shaped (an intent, a purchase, an error, figures carry their own).
   const rules = ruleLines(r, p, [lead, ...lines].join(' '), picked?.step?.tool ?? null, topic || firm || num ? 0 : 1);
   const allowed = g.purchase ? [...g.purchase.legal] : r.tools.filter((t) => ok(t.tool)).slice(0, 5).map((t) => t.tool);

@@ -28,6 +28,8 @@ export interface PurchaseFacts {
 export interface Grounded {
   side: Side | null;
   purchase: PurchaseFacts | null;
+  /** The purchase as the account shows it, when the question tells another state of it. */
+  actual: PurchaseFacts | null;
   /** What the account shows when it disagrees with the question (one sentence), or null. */
   mismatch: string | null;
   wallet: HelpAccount['wallet'];
@@ -103,6 +105,7 @@ export function ground(p: Parsed, account: HelpAccount | null, now: Date): Groun
   let side: Side | null = p.side;
   let purchase: PurchaseFacts | null = null;
   let mismatch: string | null = null;
+  let actual: PurchaseFacts | null = null;
   if (aboutAPurchase(p)) {
     const statedId = p.purchaseIds[0] ?? null;
     const byId = statedId ? purchases.find((x) => x.id === statedId) ?? null : null;
@@ -120,11 +123,14 @@ export function ground(p: Parsed, account: HelpAccount | null, now: Date): Groun
       if (view.role && side && view.role !== side && p.side) mismatch = `your account shows you as the ${view.role} of ${view.id}, not the ${side}`;
     }
     const state = p.statedState ?? view?.status ?? null;
-    if (view && p.statedState && p.statedState !== view.status) mismatch = `your account shows ${view.id} as ${view.status}, not ${p.statedState}`;
+    if (view && p.statedState && p.statedState !== view.status) {
+      mismatch = `your account shows ${view.id} as ${view.status}, not ${p.statedState}`;
+      actual = facts(view, view.status, side, now, view.id);
+    }
     if (state) purchase = facts(view && (!p.statedState || view.status === p.statedState || !!byId) ? view : null, state, side, now, statedId ?? view?.id ?? null);
     if (purchase && view && !purchase.id) purchase.id = view.id;
-    if (!view && !statedId && account?.purchases && !purchases.length && p.statedState) mismatch = 'I see no purchases on your account yet';
+    if (!view && !statedId && account?.purchases && !purchases.length && p.statedState && !p.error) mismatch = 'I see no purchases on your account yet';
   }
   const checkouts = (account?.checkouts ?? []).filter((c) => c.status === 'open');
-  return { side, purchase, mismatch, wallet: account?.wallet ?? null, limits: account?.limits ?? null, checkouts, account, lookedAt };
+  return { side, purchase, actual, mismatch, wallet: account?.wallet ?? null, limits: account?.limits ?? null, checkouts, account, lookedAt };
 }

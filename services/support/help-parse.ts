@@ -34,6 +34,8 @@ export interface Parsed {
   side: Side | null;
   /** A purchase state the question tells of (a machine state name). */
   statedState: string | null;
+  /** The asker tells it of its own purchase ("I delivered", "I confirmed"), not a state name in passing ("completed sales"). */
+  statedClaim: boolean;
 }
 
 /** Chat shorthand written out, so phrases match ("pls" → "please", "b4" → "before"). */
@@ -167,5 +169,6 @@ export function parse(input: HelpInput): Parsed {
     amounts: amountsOf(text),
     side: sideOf(text),
     statedState: stateOf(text),
+    statedClaim: Object.keys(STATE_PHRASES).some((phrase) => has(text, phrase)),
   };
 }

@@ -101,7 +101,8 @@ describe('ask_help leads with the next call for the asker', () => {
   test('a stated purchase the account does not show: the stated situation is answered and the account is named', async () => {
     const a = await ask(buyer, 'My purchase pur_doesnotexist1 was delivered and it is wrong. What do I do?');
     expect(a.answer).toContain('I see no purchase pur_doesnotexist1');
-    expect(['confirm_delivery', 'request_refund', 'dispute_purchase', 'get_purchase', 'send_message']).toContain(a.nextStep?.tool);
+    expect(a.answer).toMatch(/^I see no purchase pur_doesnotexist1/);
+    expect(a.nextStep?.tool).toBe('list_orders');
   });
 
   test('numbers come from the market rules: a 1,000-gas sale after cash-out is 882, not 980', async () => {

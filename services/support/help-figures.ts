@@ -1,0 +1,181 @@
+/**
+ * ask_help: the figures a question asks for, computed by the market-rules functions from what it states
+ * (a sale and its split, several sales, earnings held, a cash-out, packs covering a need, a price for a
+ * target net, referral bonuses, bands and anchors), and the call they lead to. Nothing here is typed
+ * from a past question: each branch is a kind of figure, the numbers come from market-rules.
+ */
+import {
+  CASHOUT_FEE_PERCENT,
+  CATEGORY_ANCHOR_GAS,
+  GAS_PACKS,
+  MIN_CASHOUT_GAS,
+  MIN_PRICE_GAS,
+  PRICE_BANDS,
+  REFERRAL_BONUS_GAS,
+  REFERRAL_WEEKLY_CAP,
+  cashoutSplit,
+  cheapestPacksCovering,
+  gasToUsd,
+  priceForNet,
+  saleSplit,
+  smallestPackCovering,
+  type MarketTerms,
+} from '../../packages/market-rules';
+import { CATEGORY_WORDS } from '../../packages/knowledge/synonyms';
+import { has, type Parsed, type Side } from './help-parse';
+
+/** The figures a question asks for, and the call that follows from them (null: none). */
+export interface Figures {
+  text: string;
+  /** Earnings the question says the asker holds now (checked against the wallet). */
+  claims?: number;
+  tool: string | null;
+  /** The call's arguments the figures decide. */
+  args?: Record<string, unknown>;
+}
+
+export function figures(p: Parsed, terms: MarketTerms, priceGas: number | null, side: Side | null): Figures | null {
+  const t = p.text;
+  const minimumAsked = ['minimum', 'min'].some((w) => has(t, w)) && ['cash out', 'cash-out', 'cashout', 'withdraw'].some((w) => has(t, w));
+  // "10 jobs at 200 gas each": the price is the amount, the count multiplies it.
+  const many = /(\d+) (?:[a-z]+ )?(?:sales|jobs|orders) (?:at|of) (\d[\d,]*)/.exec(t);
+  const amount = (many ? Number(many[2].replace(/,/g, '')) : undefined) ?? p.amounts.find((n) => n >= 1) ?? (minimumAsked ? MIN_CASHOUT_GAS : has(t, 'how much') ? (priceGas ?? undefined) : undefined);
+  const cashout = ['cash out', 'cash-out', 'cashout', 'withdraw', 'payout', 'cashing out', 'btc', 'bitcoin', 'cash the', 'cash it'].some((w) => has(t, w)) || (has(t, 'cash') && has(t, 'out')) || p.tools.includes('request_cashout');
+  const connectFirst = ['never set up', 'not set up', 'no payout address', 'set up payouts', 'btc address', 'first time'].some((w) => has(t, w));
+  const cashoutCall = (n: number) => (connectFirst ? { tool: 'connect_payouts', args: {} } : { tool: 'request_cashout', args: { amountGas: n } });
+  // Bought gas is spending money: it never cashes out, whatever the amount.
+  if (cashout && /bought|buy_gas|purchased|the pack|builder pack|starter pack|fleet pack|from a pack/.test(t)) {
+    return { text: `No: bought gas cannot be cashed out — only sale earnings (sale_earn) are withdrawable. Spend it with purchase_service; it stays in your wallet.`, tool: null };
+  }
+  // "What should I charge for a CSV cleanup?": the category's anchor and the band for a first listing.
+  const asksPrice = ['what should i charge', 'what to charge', 'how much should i charge', 'what price', 'should i price', 'price it', 'how should i price', 'what should i ask'].some((w) => has(t, w));
+  const category = Object.keys(CATEGORY_WORDS).filter((w) => has(t, w)).sort((a, b) => b.length - a.length)[0];
+  if (asksPrice && category && amount === undefined) {
+    const c = CATEGORY_WORDS[category];
+    const fits = PRICE_BANDS.filter((b) => CATEGORY_ANCHOR_GAS[c] >= b.minGas && CATEGORY_ANCHOR_GAS[c] <= b.maxGas);
+    const band = fits.find((b) => 'note' in b) ?? fits[0];
+    const note = band && 'note' in band ? `, ${band.note}` : '';
+    return { text: `As a ${c} listing, price near the ${c} anchor of ${CATEGORY_ANCHOR_GAS[c]} gas${band ? ` (${band.id} band ${band.minGas}–${band.maxGas}${note})` : ''}; the minimum is ${MIN_PRICE_GAS} gas.`, tool: 'list_service', args: { priceGas: CATEGORY_ANCHOR_GAS[c], category: c } };
+  }
+  // "I referred 14 agents": the bonus per first purchase, up to the weekly cap.
+  const referred = /(\d+) (?:new |other )?(?:agents|referrals|friends)/.exec(t);
+  if (['referred', 'referral', 'referrals', 'refer'].some((w) => has(t, w)) && referred) {
+    // "7 referred, 4 of them bought": only those who made a first purchase count.
+    const bought = /(\d+) (?:of them )?(?:go on to |went on to |have |actually |then )?(?:buy|bought|purchase|made)/.exec(t);
+    const n = Number((bought ?? referred)[1]);
+    const paid = Math.min(n, REFERRAL_WEEKLY_CAP);
+    return { text: `${paid} × ${REFERRAL_BONUS_GAS} = ${paid * REFERRAL_BONUS_GAS} gas: each referred agent's first purchase_service pays you ${REFERRAL_BONUS_GAS} gas, at most ${REFERRAL_WEEKLY_CAP} per 7 days${n > REFERRAL_WEEKLY_CAP ? ` (the other ${n - REFERRAL_WEEKLY_CAP} do not count this week)` : ''}.`, tool: 'wallet' };
+  }
+  if (amount === undefined) return null;
+  // "I have 150 and it costs 400" / "I need 2300": the cheapest packs that cover the shortfall.
+  const sale = ['sale', 'sales', 'sell', 'sold', 'earn', 'earned', 'seller', 'selling', 'priced', 'job', 'sale_earn', 'i list', 'list it', 'listing at', 'list something', 'do i keep', 'i keep', 'seller get', 'seller gets', 'i net', 'do i net'].some((w) => has(t, w)) || side === 'seller';
+  // Earnings the question states ("sale_earn total 675", "432 of earnings"): cashed out as they are, no platform fee again.
+  const earned = /(?:sale_earn|earnings|earned)(?: total| of| is| are|:)*\s*(\d[\d,]*)/.exec(t) ?? /(\d[\d,]*)\s*(?:gas\s*)?(?:from|of|in)?\s*(?:sale_earn|earnings)/.exec(t);
+  if (earned && cashout) {
+    const n = Number(earned[1].replace(/,/g, ''));
+    const also = /bought|buy_gas|purchased|pack/.test(t) ? ' (bought gas is not cashable)' : '';
+    if (n < MIN_CASHOUT_GAS) return { text: `You have ${n} gas of sale earnings${also}: ${MIN_CASHOUT_GAS - n} short of the ${MIN_CASHOUT_GAS}-gas cash-out minimum — complete more sales, then request_cashout.`, tool: null };
+    const c = cashoutSplit(n);
+    const call = cashoutCall(n);
+    const hypothetical = ['if ', 'once ', 'planning', 'say ', 'would', 'when i'].some((w) => t.includes(w));
+    return { claims: hypothetical ? undefined : n, text: `${connectFirst ? 'Call connect_payouts {"btcAddress"} first, then request_cashout: ' : ''}cashing out your ${n} gas of sale earnings${also} costs the ${CASHOUT_FEE_PERCENT}% fee (${c.feeGas}): you receive ${c.netGas} gas = ${gasToUsd(c.netGas).toFixed(2)} USD in BTC.`, tool: call.tool, args: call.args };
+  }
+  // "my 200-gas job paid only 180": the seller's share of that price is the figure, not a shortfall.
+  const [hi, lo] = [Math.max(...p.amounts), Math.min(...p.amounts)];
+  if (sale && p.amounts.length >= 2 && saleSplit(hi, terms.platformFeePercent).sellerNetGas === lo) {
+    return { text: `That is right: a ${hi}-gas sale pays the seller ${lo} gas; the platform keeps its ${terms.platformFeePercent}% fee (${hi - lo}) at completion.`, tool: null };
+  }
+  // "How much is held, and how much comes back on a refund?": the whole price, both ways (the fee is taken only at completion).
+  if (['held', 'escrow'].some((w) => has(t, w)) && ['refund', 'back'].some((w) => has(t, w)) && !sale) {
+    return { text: `All ${amount} gas is held in escrow from the purchase; a refund returns all ${amount} to the buyer — the ${terms.platformFeePercent}% fee is taken only when the purchase completes.`, tool: null };
+  }
+  // A price below the minimum ("list it at 5 gas").
+  if (amount < MIN_PRICE_GAS && ['price', 'charge', 'list', 'listing', 'sell'].some((w) => has(t, w))) {
+    return { text: `No: the minimum price is ${MIN_PRICE_GAS} gas (list_service refuses less with invalid_arguments).`, tool: null };
+  }
+  // "Which band is a 350-gas listing?": the band, and the category's anchor when the question names one.
+  const netAsked = ['net', 'seller get', 'seller gets', 'do i get', 'do i keep', 'receive', 'usd', 'dollars'].some((w) => has(t, w));
+  const band = has(t, 'band') && !netAsked ? PRICE_BANDS.find((b) => amount >= b.minGas && amount <= b.maxGas) : undefined;
+  if (band) {
+    const c = category ? CATEGORY_WORDS[category] : null;
+    return { text: `${amount} gas is in the ${band.id} band (${band.minGas}–${band.maxGas}${'note' in band ? `, ${band.note}` : ''})${c ? `; the ${c} anchor is ${CATEGORY_ANCHOR_GAS[c]} gas` : ''}.`, tool: null };
+  }
+  // "I want to end up with 1000 net from one sale: what price?": the smallest price whose net after both fees reaches it.
+  if (sale || has(t, 'list at') || has(t, 'price')) {
+    if (['end up with', 'net', 'take home', 'receive', 'pocket', 'clear', 'earned', 'got paid', 'was paid'].some((w) => has(t, w)) && ['what price', 'which price', 'should i charge', 'do i need to charge', 'price do i', 'how much should i', 'what was the', 'listing price', 'original price', 'price was'].some((w) => has(t, w))) {
+      const afterCashout = cashout || ['cash-out fee', 'cashout fee', 'both', 'after cash'].some((w) => has(t, w));
+      const price = priceForNet(amount, terms.platformFeePercent, afterCashout);
+      const sn = saleSplit(price, terms.platformFeePercent).sellerNetGas;
+      return { text: `List at ${price} gas: the seller nets ${sn} after the ${terms.platformFeePercent}% platform fee${afterCashout ? `, and cashing that out (${CASHOUT_FEE_PERCENT}% fee) leaves ${cashoutSplit(sn).netGas} gas` : ''} — the lowest price that reaches ${amount}.`, tool: 'list_service', args: { priceGas: price } };
+    }
+  }
+  // "With the builder pack, how many 150-gas services can I buy?": the pack's gas over the price (the buyer pays no fee).
+  const pack = GAS_PACKS.find((x) => has(t, x.id));
+  if (pack && has(t, 'how many') && amount !== pack.gas) {
+    const n = Math.floor(pack.gas / amount);
+    return { text: `${n} purchases: ${pack.id} is ${pack.gas} gas for ${pack.usd} USD, and each ${amount}-gas purchase costs exactly ${amount} (the buyer pays no fee on top), leaving ${pack.gas - n * amount} gas.`, tool: 'buy_gas', args: { packId: pack.id } };
+  }
+  if (['afford', 'short', 'enough', 'cheapest', 'need more', 'combination', 'which packs', 'which pack', 'covers', 'cover', 'i need'].some((w) => has(t, w)) && !sale) {
+    // "I have 150 and it costs 400" → 250 short; "services at 250, 400 and 1000, I have 0" → their sum.
+    const haveMatch = /i (?:have|hold|got) (?:roughly |about |only )?(\d[\d,]*)/.exec(t);
+    const have = haveMatch ? Number(haveMatch[1].replace(/,/g, '')) : p.amounts.length === 2 ? Math.min(...p.amounts) : 0;
+    const wanted = p.amounts.filter((a) => a !== have || !haveMatch);
+    const need = wanted.length >= 3 ? wanted.reduce((a, b) => a + b, 0) : Math.max(...wanted, amount);
+    if (['single pack', 'one pack'].some((w) => has(t, w))) {
+      const pack = smallestPackCovering(need - have);
+      return { text: `${need} gas in all (the buyer pays no fee on top): ${pack.id} (${pack.gas} gas, ${pack.usd} USD) covers it and leaves ${pack.gas + have - need} gas.`, tool: 'buy_gas', args: { packId: pack.id } };
+    }
+    const packs = cheapestPacksCovering(need - have);
+    const list = [...new Set(packs)].map((x) => `${packs.filter((y) => y === x).length > 1 ? `${packs.filter((y) => y === x).length} × ` : ''}${x.id} (${x.gas} gas, ${x.usd} USD)`).join(' + ');
+    const usd = packs.reduce((a, x) => a + x.usd, 0);
+    return {
+      text: `${['dollar', 'dollars', 'usd', '$'].some((w) => t.includes(w)) ? `${need} gas = ${gasToUsd(need).toFixed(2)} USD. ` : ''}You need ${need - have} more gas: the cheapest cover is ${list} = ${usd} USD${packs.length > 1 ? ', one buy_gas checkout each' : ''}; your human approves each checkoutUrl, then poll wallet.`,
+      tool: 'buy_gas',
+      args: { packId: packs[packs.length - 1]?.id },
+    };
+  }
+  if (['fee', 'on top'].some((w) => has(t, w)) && ['as the buyer', 'as a buyer', 'do i pay', 'buyer pay', 'on top'].some((w) => has(t, w))) {
+    const s = saleSplit(amount, terms.platformFeePercent);
+    return { text: `No: the buyer pays exactly the price (${amount} gas); the ${terms.platformFeePercent}% fee (${s.platformFeeGas}) comes out of the seller's side, who nets ${s.sellerNetGas}.`, tool: null };
+  }
+  if (['dollar', 'dollars', 'usd', 'in $', 'worth'].some((w) => has(t, w)) && !sale && !['fee', 'cash out'].some((w) => has(t, w))) {
+    return { text: `${amount} gas = ${gasToUsd(amount).toFixed(2)} USD (gas is pegged to the dollar: 1 gas = 1 US cent).`, tool: null };
+  }
+  const fee = ['seller get', 'seller gets', 'what does the seller', 'usd', 'dollars', 'fee', 'fees', 'how much', 'how many', 'net', 'end up', 'receive', 'commission', 'cut', 'pocket', 'platform take', 'platform keep', 'do i get', 'do i keep'].some((w) => has(t, w));
+  if (!fee && !cashout) return null;
+  const below = (n: number) => `${n} gas is below the ${MIN_CASHOUT_GAS}-gas cash-out minimum, so it cannot be cashed out yet.`;
+  // "3 sales at 200 gas each": the earnings of all of them.
+  const times = ['twice', 'two times'].some((w) => has(t, w)) ? 2 : ['three times', 'thrice'].some((w) => has(t, w)) ? 3 : null;
+  const count = many ? Number(many[1]) : (times ?? 0);
+  if (many || (times && sale)) {
+    const s = saleSplit(amount, terms.platformFeePercent);
+    const total = count * s.sellerNetGas;
+    const head = `${count} sales at ${amount} gas pay the seller ${count} × ${s.sellerNetGas} = ${total} gas (the platform keeps ${terms.platformFeePercent}% of each).`;
+    if (!cashout) return { text: head, tool: null };
+    if (total < MIN_CASHOUT_GAS) return { text: `${head} ${below(total)}`, tool: null };
+    const c = cashoutSplit(total);
+    const call = cashoutCall(total);
+    return { text: `${head} ${connectFirst ? 'Call connect_payouts {"btcAddress"} first, then request_cashout: cashing' : 'Cashing'} out ${total} costs the ${CASHOUT_FEE_PERCENT}% fee (${c.feeGas}): you receive ${c.netGas} gas (${gasToUsd(c.netGas).toFixed(2)} USD in BTC).`, tool: call.tool, args: call.args };
+  }
+  if (sale) {
+    const s = saleSplit(amount, terms.platformFeePercent);
+    const band = has(t, 'band') ? PRICE_BANDS.find((b) => amount >= b.minGas && amount <= b.maxGas) : undefined;
+    const usd = ['dollar', 'dollars', 'usd', '$'].some((w) => t.includes(w)) ? ` = ${gasToUsd(s.sellerNetGas).toFixed(2)} USD` : '';
+    const head = `A ${amount}-gas sale${band ? ` (${band.id} band ${band.minGas}–${band.maxGas})` : ''} pays the seller ${s.sellerNetGas} gas${usd} (the platform keeps ${terms.platformFeePercent}% = ${s.platformFeeGas}); the buyer pays exactly ${amount}.`;
+    if (has(t, 'how many')) {
+      const n = Math.ceil(MIN_CASHOUT_GAS / s.sellerNetGas);
+      return { text: `${head} ${n} sales (${n * s.sellerNetGas} gas) reach the ${MIN_CASHOUT_GAS}-gas cash-out minimum; ${n - 1} make only ${(n - 1) * s.sellerNetGas}.`, tool: null };
+    }
+    if (!cashout) return { text: head, tool: null };
+    if (s.sellerNetGas < MIN_CASHOUT_GAS) return { text: `${head} ${below(s.sellerNetGas)}`, tool: null };
+    const c = cashoutSplit(s.sellerNetGas);
+    return { text: `${head} Cashing out those ${s.sellerNetGas} costs the ${CASHOUT_FEE_PERCENT}% cash-out fee (${c.feeGas}), so you end up with ${c.netGas} gas (${gasToUsd(c.netGas).toFixed(2)} USD in BTC).`, tool: 'request_cashout', args: { amountGas: s.sellerNetGas } };
+  }
+  if (cashout) {
+    if (amount < MIN_CASHOUT_GAS) return { text: below(amount), tool: null };
+    const c = cashoutSplit(amount);
+    return { text: `${minimumAsked ? `The minimum cash-out is ${MIN_CASHOUT_GAS} gas = ${gasToUsd(MIN_CASHOUT_GAS).toFixed(2)} USD. ` : ''}Cashing out ${amount} gas costs the ${CASHOUT_FEE_PERCENT}% fee (${c.feeGas}): you receive ${c.netGas} gas = ${gasToUsd(c.netGas).toFixed(2)} USD in BTC.`, tool: 'request_cashout', args: { amountGas: amount } };
+  }
+  return null;
+}
+
