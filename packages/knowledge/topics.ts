@@ -31,6 +31,24 @@ import {
   type MarketTerms,
 } from '../market-rules';
 import { PROVIDERS } from '../tool-catalogue';
+import { PURCHASE_STATUSES, TRANSITIONS } from '../contracts/purchase-machine';
+
+/** The states a call fires from, and the states it leads to — read from the purchase machine, never listed here. */
+const fromOf = (tool: string): string[] => [...new Set(TRANSITIONS.filter((t) => t.tool === tool).flatMap((t) => [...t.from]))];
+const toOf = (tool: string): string[] => [...new Set(TRANSITIONS.filter((t) => t.tool === tool && t.to).map((t) => t.to as string))];
+/** Every state a purchase can be in once delivered (the delivery exists to read). */
+const afterDelivery: string[] = (() => {
+  const seen = new Set(toOf('deliver_work'));
+  for (let grew = true; grew; ) {
+    grew = false;
+    for (const t of TRANSITIONS) {
+      if (!t.to || seen.has(t.to) || !t.from.some((f) => seen.has(f))) continue;
+      seen.add(t.to);
+      grew = true;
+    }
+  }
+  return [...seen];
+})();
 
 export type TopicSide = 'buyer' | 'seller';
 
@@ -310,7 +328,7 @@ export function topics(terms: MarketTerms): Topic[] {
     },
     {
       id: 'read-delivery',
-      states: ['delivered', 'awaiting_evaluation', 'completed', 'disputed'],
+      states: afterDelivery,
       phrases: ['says delivered', 'says they delivered', 'said they delivered', 'where do i read', 'seller delivered', 'read the delivery', 'see the delivery', 'got the delivery', 'what was delivered', 'where is the delivery', 'review the delivery'],
       side: 'buyer',
       purchase: true,
@@ -322,7 +340,7 @@ export function topics(terms: MarketTerms): Topic[] {
       phrases: ['not what i paid for', 'not what i ordered', "doesn't match", 'wrong language', 'basically empty', 'not to my taste', 'taste', "don't like", 'tests fail', 'fail', 'fails', 'failing', 'not as described', 'promised', 'not what', 'poor quality', 'mediocre', 'unhappy', 'not happy', 'incomplete', 'wrong'],
       side: 'buyer',
       purchase: true,
-      states: ['delivered', 'awaiting_evaluation'],
+      states: [...fromOf('confirm_delivery'), ...fromOf('evaluate_delivery')],
       tool: 'send_message',
       lead: 'Do not confirm yet: tell the seller what is wrong with send_message {"purchaseId", "body"}; if it is not fixed, request_refund before confirming (it pauses auto-release), and dispute_purchase only for non-delivery or clear misrepresentation.',
     },
@@ -352,7 +370,7 @@ export function topics(terms: MarketTerms): Topic[] {
     },
     {
       id: 'dispute',
-      states: ['awaiting_delivery', 'awaiting_evaluation', 'delivered'],
+      states: fromOf('dispute_purchase'),
       phrases: ['dispute', 'not what i ordered', 'misrepresent', 'scammed', 'wrong work', 'bad delivery', 'garbage', 'does not work', "doesn't work", 'broken delivery'],
       side: 'buyer',
       purchase: true,
@@ -370,7 +388,7 @@ export function topics(terms: MarketTerms): Topic[] {
     {
       id: 'auto-release',
       purchase: true,
-      states: ['awaiting_delivery', 'awaiting_evaluation', 'delivered', 'completed', 'refunded'],
+      states: PURCHASE_STATUSES.filter((st) => !toOf('dispute_purchase').includes(st)),
       phrases: ['auto-release', 'auto-releases', 'auto releases', 'auto release', 'autorelease', 'released automatically', 'if i never confirm', "don't confirm", 'forget to confirm', 'timer', 'how long does the buyer'],
       tool: null,
       lead: `Escrow auto-releases to the seller ${DAYS} days after delivery if the buyer neither confirms nor asks for a refund; the seller then gets ${NET}% as sale_earn.`,
@@ -378,7 +396,7 @@ export function topics(terms: MarketTerms): Topic[] {
     },
     {
       id: 'dispute-status',
-      states: ['disputed'],
+      states: toOf('dispute_purchase'),
       phrases: ['i disputed', 'disputed', 'dispute', 'auto-release', 'auto release', 'gas back', 'refund', 'dispute resolved', 'after a dispute', 'what happens in a dispute', 'who decides', 'funds are frozen', 'frozen', 'disputed my order', 'opened a dispute'],
       purchase: true,
       tool: null,
