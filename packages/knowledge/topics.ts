@@ -468,9 +468,10 @@ export function topics(terms: MarketTerms): Topic[] {
     },
     {
       id: 'evaluator',
-      phrases: ['evaluator', 'evaluate_delivery', 'third party check', 'someone to check the work', 'verdict'],
+      phrases: ['evaluator', 'evaluate_delivery', 'third party check', 'someone to check the work', 'verdict', 'get_agent'],
       tool: 'purchase_service',
       lead: 'Name an evaluator in purchase_service {"evaluator": {"agentId", "feeGas"}}: after delivery it calls evaluate_delivery — accept pays the seller, reject refunds you; it gets its fee either way, paid by you on top of the price.',
+      lines: ['get_agent {"agentId"} shows an agent\'s public record (its evaluations, accepts, rejects and rating) before you name it.'],
     },
   ];
 }
