@@ -162,7 +162,7 @@ function errorLead(p: Parsed, g: Grounded, e: NonNullable<Parsed['error']>, guid
     return { step, lead: `Buy gas: call ${call(step)} (${pack.gas} gas covers${Number.isFinite(short) && short > 0 ? ` the shortfall of ${short}` : ' it'}), have your human approve the checkoutUrl, poll wallet until gasBalance rises, then call purchase_service again.`, lines: ['Nothing was held or charged by the refused purchase.'] };
   }
   const rule = typeof d.rule === 'string' ? d.rule : null;
-  if (e.code === 'forbidden' && (rule || has(p.text, 'limit') || has(p.text, 'budget') || has(p.text, 'human'))) return spendingLimit(g, rule);
+  if (e.code === 'forbidden' && (rule || has(p.text, 'limit') || has(p.text, 'budget') || has(p.text, 'human'))) return spendingLimit(g, rule, p);
   if ((e.code === 'invalid_state' || e.code === 'forbidden') && g.purchase) return null; // the purchase's own calls answer it
   if (e.code === 'internal') {
     const step = { tool: 'report_bug', arguments: { title: 'A call answered 500 internal', description: 'Describe the call and what happened.', context: { requestId: e.requestId ?? 'req_…' } } };
@@ -187,8 +187,14 @@ function errorLead(p: Parsed, g: Grounded, e: NonNullable<Parsed['error']>, guid
   return { step, lead: `${e.code} (HTTP ${guide.status})${said}: ${guide.nextStepText}`, lines: [firstSentence(guide.cause)] };
 }
 
-function spendingLimit(g: Grounded, rule: string | null) {
+function spendingLimit(g: Grounded, rule: string | null, p: Parsed) {
   const l = g.limits;
+  // A price the question states within the per-purchase limit: the limit is no obstacle, buy.
+  const price = p.amounts.find((a) => a !== g.wallet?.gasBalance && l?.perPurchaseMaxGas != null && a <= l.perPurchaseMaxGas && a !== l.perPurchaseMaxGas);
+  if (!rule && price && l?.setByHuman) {
+    const buy = { tool: 'purchase_service', arguments: { listingId: 'lst_…', maxPriceGas: price } };
+    return { step: buy, lead: `${price} gas is within your human's per-purchase limit of ${l.perPurchaseMaxGas} gas${g.wallet && g.wallet.gasBalance >= price ? ` and your balance (${g.wallet.gasBalance} gas; ${g.wallet.gasBalance - price} left after)` : ''}: call ${call(buy)} — the price is held in escrow until you confirm the delivery.`, lines: ['Not delivered by the listing\'s deliveryDays → refunded automatically; request_refund or dispute_purchase before that.'] };
+  }
   const parts: string[] = [];
   if (l?.setByHuman) {
     if (l.perPurchaseMaxGas !== null) parts.push(`at most ${l.perPurchaseMaxGas} gas per purchase`);
@@ -269,7 +275,7 @@ function forPurchase(p: Parsed, g: Grounded, r: Retrieved, terms: MarketTerms, t
     return { step: alt, lead: `${lines[0]} ${next}`, lines: [`Next: ${call(alt)}.`, ...lines.slice(1)] };
   }
   // The buyer reads the work before paying for it (unless the question says it did).
-  const readFirst = side === 'buyer' && progress(best.tool, f.state, side) === 3 && candidates.has('get_delivery') && !has(p.text, 'get_delivery') && !['tested', 'ran the', 'read it', 'checked it', 'looks good', 'passes', 'reviewed'].some((w) => has(p.text, w));
+  const readFirst = side === 'buyer' && progress(best.tool, f.state, side) === 3 && candidates.has('get_delivery') && !has(p.text, 'get_delivery') && !['tested', 'ran the', 'ran them', 'green', 'passed', 'read it', 'checked it', 'looks good', 'passes', 'reviewed'].some((w) => has(p.text, w));
   const step = { tool: best.tool, arguments: argsFor(best.tool, g, p) };
   // What the call does from this state for this side: the machine's documented transition, else the catalogue's description.
   const doc = documentedTransitions(terms).find((t) => t.trigger === best.tool && (!side || t.who.includes(side)) && t.from.includes(f.state));
@@ -319,12 +325,12 @@ export function compose(p: Parsed, g: Grounded, r: Retrieved, terms: MarketTerms
   const aboutPurchase =
     !!g.purchase && (topic ? !!topic.purchase : pointsAtIt || !top || isMachineTool(top) || 'purchaseId' in (getTool(top)?.params ?? {}) || (r.tools[0]?.score ?? 0) < 0.8);
   // The situation leads whatever the wording: an open checkout, a limit the human set, then the asker's purchase.
-  const checkoutAsked = topic?.id === 'buy-gas' || topic?.id === 'checkout-link' || has(p.text, 'checkout') || names(p.text, 'get_checkout');
+  const checkoutAsked = ['buy-gas', 'checkout-link', 'charged-no-gas'].includes(topic?.id ?? '') || (!topic && (has(p.text, 'checkout') || names(p.text, 'get_checkout')));
   if (!picked && g.checkouts.length && !has(p.text, 'expired') && checkoutAsked) picked = openCheckout(g);
   const limitsAsked = has(p.text, 'spending limit') || ['limit', 'budget', 'refused', 'set something up', 'exceeds', 'owner', 'cap', 'blocked', 'blocking'].filter((w) => has(p.text, w)).length >= 2 || (g.limits?.setByHuman && (has(p.text, 'refused') || topic?.id === 'limits'));
   // A price the question states above the human's per-purchase limit: the limit is the answer, not the balance.
   const overLimit = g.limits?.perPurchaseMaxGas != null && (topic?.tool === 'purchase_service' || has(p.text, 'buy')) && p.amounts.some((a) => a > g.limits!.perPurchaseMaxGas! && a !== g.wallet?.gasBalance);
-  if (!picked && (limitsAsked || overLimit)) picked = spendingLimit(g, null);
+  if (!picked && (limitsAsked || overLimit)) picked = spendingLimit(g, null, p);
   // Figures about sales in general ("3 completed sales at 200") are not about the purchase the account holds.
   const figuresOnly = !!num && !p.purchaseIds.length && !THIS_PURCHASE.some((w) => has(p.text, w));
   // "What does awaiting_approval mean?", "why did it fail?": the machine's word for that state.

@@ -38,7 +38,7 @@ export function figures(p: Parsed, terms: MarketTerms, priceGas: number | null, 
   const t = p.text;
   const minimumAsked = ['minimum', 'min'].some((w) => has(t, w)) && ['cash out', 'cash-out', 'cashout', 'withdraw'].some((w) => has(t, w));
   // "10 jobs at 200 gas each": the price is the amount, the count multiplies it.
-  const many = /(\d+) (?:[a-z]+ )?(?:sales|jobs|orders) (?:at|of) (\d[\d,]*)/.exec(t);
+  const many = /(\d+) (?:of my )?(?:[a-z]+ )?(?:sales|jobs|orders|listings sold|gigs sold|sold) (?:at|of|for) (\d[\d,]*)/.exec(t);
   const amount = (many ? Number(many[2].replace(/,/g, '')) : undefined) ?? p.amounts.find((n) => n >= 1) ?? (minimumAsked ? MIN_CASHOUT_GAS : has(t, 'how much') ? (priceGas ?? undefined) : undefined);
   const cashout = ['cash out', 'cash-out', 'cashout', 'withdraw', 'payout', 'cashing out', 'btc', 'bitcoin', 'cash the', 'cash it'].some((w) => has(t, w)) || (has(t, 'cash') && has(t, 'out')) || p.tools.includes('request_cashout');
   const connectFirst = ['never set up', 'not set up', 'no payout address', 'set up payouts', 'btc address', 'first time'].some((w) => has(t, w));
@@ -61,7 +61,7 @@ export function figures(p: Parsed, terms: MarketTerms, priceGas: number | null, 
   const referred = /(\d+) (?:new |other )?(?:agents|referrals|friends)/.exec(t);
   if (['referred', 'referral', 'referrals', 'refer'].some((w) => has(t, w)) && referred) {
     // "7 referred, 4 of them bought": only those who made a first purchase count.
-    const bought = /(\d+) (?:of them )?(?:go on to |went on to |have |actually |then )?(?:buy|bought|purchase|made)/.exec(t);
+    const bought = /(\d+) (?:[a-z]+ ){0,3}?(?:buy|bought|purchased|made)/.exec(t);
     const n = Number((bought ?? referred)[1]);
     const paid = Math.min(n, REFERRAL_WEEKLY_CAP);
     return { text: `${paid} × ${REFERRAL_BONUS_GAS} = ${paid * REFERRAL_BONUS_GAS} gas: each referred agent's first purchase_service pays you ${REFERRAL_BONUS_GAS} gas, at most ${REFERRAL_WEEKLY_CAP} per 7 days${n > REFERRAL_WEEKLY_CAP ? ` (the other ${n - REFERRAL_WEEKLY_CAP} do not count this week)` : ''}.`, tool: 'wallet' };
@@ -102,11 +102,12 @@ export function figures(p: Parsed, terms: MarketTerms, priceGas: number | null, 
   }
   // "I want to end up with 1000 net from one sale: what price?": the smallest price whose net after both fees reaches it.
   if (sale || has(t, 'list at') || has(t, 'price')) {
-    if (['end up with', 'net', 'take home', 'receive', 'pocket', 'clear', 'earned', 'got paid', 'was paid'].some((w) => has(t, w)) && ['what price', 'which price', 'should i charge', 'do i need to charge', 'price do i', 'how much should i', 'what was the', 'listing price', 'original price', 'price was'].some((w) => has(t, w))) {
+    if (['end up with', 'net', 'take home', 'receive', 'pocket', 'clear', 'earned', 'got paid', 'was paid'].some((w) => has(t, w)) && ['what pricegas', 'which pricegas', 'what should i list', 'what price', 'which price', 'should i charge', 'do i need to charge', 'price do i', 'how much should i', 'what was the', 'listing price', 'original price', 'price was'].some((w) => has(t, w))) {
       const afterCashout = cashout || ['cash-out fee', 'cashout fee', 'both', 'after cash'].some((w) => has(t, w));
       const price = priceForNet(amount, terms.platformFeePercent, afterCashout);
       const sn = saleSplit(price, terms.platformFeePercent).sellerNetGas;
-      return { text: `List at ${price} gas: the seller nets ${sn} after the ${terms.platformFeePercent}% platform fee${afterCashout ? `, and cashing that out (${CASHOUT_FEE_PERCENT}% fee) leaves ${cashoutSplit(sn).netGas} gas` : ''} — the lowest price that reaches ${amount}.`, tool: 'list_service', args: { priceGas: price } };
+      const inBand = has(t, 'band') ? PRICE_BANDS.find((b) => price >= b.minGas && price <= b.maxGas) : undefined;
+      return { text: `List at ${price} gas: the seller nets ${sn} after the ${terms.platformFeePercent}% platform fee${afterCashout ? `, and cashing that out (${CASHOUT_FEE_PERCENT}% fee) leaves ${cashoutSplit(sn).netGas} gas` : ''} — the lowest price that reaches ${amount} (fee ${price - sn} gas)${inBand ? `; that is the ${inBand.id} band (${inBand.minGas}–${inBand.maxGas})` : ''}.`, tool: 'list_service', args: { priceGas: price } };
     }
   }
   // "With the builder pack, how many 150-gas services can I buy?": the pack's gas over the price (the buyer pays no fee).
@@ -121,6 +122,15 @@ export function figures(p: Parsed, terms: MarketTerms, priceGas: number | null, 
     const have = haveMatch ? Number(haveMatch[1].replace(/,/g, '')) : p.amounts.length === 2 ? Math.min(...p.amounts) : 0;
     const wanted = p.amounts.filter((a) => a !== have || !haveMatch);
     const need = wanted.length >= 3 ? wanted.reduce((a, b) => a + b, 0) : Math.max(...wanted, amount);
+    // "I hold 3000; how many 250-gas jobs can I afford?": the balance over the price.
+    const each = /(\d[\d,]*)[- ]gas (?:[a-z]+ )?(?:jobs|services|listings|purchases|gigs|orders)/.exec(t);
+    if (has(t, 'how many') && have && each) {
+      const price = Number(each[1].replace(/,/g, ''));
+      const n = Math.floor(have / price);
+      const s = saleSplit(price, terms.platformFeePercent);
+      return { text: `${n} purchases of ${price} gas (${n * price} of your ${have}; the buyer pays no fee on top). Completed, the sellers get ${n} × ${s.sellerNetGas} = ${n * s.sellerNetGas} gas and the platform ${n} × ${s.platformFeeGas} = ${n * s.platformFeeGas}.`, tool: null };
+    }
+    if (need <= have) return { text: `Your ${have} gas already covers ${need}: no gas to buy.`, tool: null };
     if (['single pack', 'one pack'].some((w) => has(t, w))) {
       const pack = smallestPackCovering(need - have);
       return { text: `${need} gas in all (the buyer pays no fee on top): ${pack.id} (${pack.gas} gas, ${pack.usd} USD) covers it and leaves ${pack.gas + have - need} gas.`, tool: 'buy_gas', args: { packId: pack.id } };

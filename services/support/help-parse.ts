@@ -41,9 +41,12 @@ export interface Parsed {
 /** Chat shorthand written out, so phrases match ("pls" → "please", "b4" → "before"). */
 const SHORTHAND: Record<string, string> = { pls: 'please', plz: 'please', b4: 'before', u: 'you', ur: 'your', thx: 'thanks', dont: "don't", doesnt: "doesn't", cant: "can't", wont: "won't", isnt: "isn't", hasnt: "hasn't", im: "i'm", whats: "what's" };
 
+/** Counts written as words ("two of my listings", "four have bought"); "one" stays a word ("one pack"). */
+const NUMBER_WORDS: Record<string, string> = { two: '2', three: '3', four: '4', five: '5', six: '6', seven: '7', eight: '8', nine: '9', ten: '10', eleven: '11', twelve: '12' };
+
 export function normalize(s: string): string {
   const text = s.toLowerCase().replace(/\bw\/o\b/g, 'without').replace(/[‘’`]/g, "'").replace(/[“”]/g, '"').replace(/\s+/g, ' ').trim();
-  return ` ${text.replace(/\b[a-z0-9]+\b/g, (w) => SHORTHAND[w] ?? w)} `;
+  return ` ${text.replace(/\b[a-z0-9]+\b/g, (w) => SHORTHAND[w] ?? NUMBER_WORDS[w] ?? w)} `;
 }
 
 /** Whether `phrase` occurs in the normalized text on word boundaries. */
@@ -127,8 +130,10 @@ function amountsOf(text: string): number[] {
     // An HTTP status is not an amount: "HTTP 422", "returns 409", "422'd", "400 {…".
     const after = text.slice((m.index ?? 0) + m[0].length);
     const isStatus = statuses.has(n) && !m[3] && (['http', 'status', 'error', 'returns', 'returned', 'got'].some((w) => has(text, `${w} ${n}`)) || /^('d|\s*\{|\s*error)/.test(after));
-    if (Number.isFinite(n) && n > 0 && n < 1e9 && (m[3] || (n >= 10 && !isStatus && !/^\s*(day|hour|h\b|min|week|sec|time|star|%|x\b)/.test(text.slice((m.index ?? 0) + m[0].length))))) out.push(n);
+    if (Number.isFinite(n) && n > 0 && n < 1e9 && (m[3] || (n >= 10 && !isStatus && !/^\s*(day|hour|h\b|min|week|sec|time|star|%|x\b|char|word|test|file|rating|agent)/.test(after)))) out.push(n);
   }
+  // Dollars stated ("net $4.50") are gas at the peg.
+  for (const m of text.matchAll(/\$\s?(\d+(?:\.\d{1,2})?)/g)) out.push(Math.round(Number(m[1]) * 100));
   return out;
 }
 
