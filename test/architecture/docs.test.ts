@@ -1,10 +1,13 @@
 /**
  * The documentation's links and commands are real: every relative link in README.md and docs/**\/*.md
  * reaches a file (and, with a #fragment into a markdown file, one of its headings), and every
- * `npm run <script>` the docs name is a script of package.json. Pure file reading.
+ * `npm run <script>` the docs name is a script of package.json; the lists of values the docs spell out match the
+ * code they come from. No server needed.
  */
 import fs from 'node:fs';
 import path from 'node:path';
+import { WALLET_ENTRY_TYPES } from '../../packages/contracts/ledger';
+import { MONEY_LEGS } from '../../services/ledger/legs';
 
 const REPO_ROOT = path.resolve(__dirname, '../..');
 
@@ -95,6 +98,13 @@ describe('documentation', () => {
       }
     }
     expect(missing).toEqual([]);
+  });
+
+  it("the wallet's entry types in docs/agents.md are those the ledger posts to an agent's account", () => {
+    const posted = new Set(Object.values(MONEY_LEGS).flatMap((legs) => legs.filter((l) => 'agent' in l.account).map((l) => l.entry)));
+    expect([...posted].sort()).toEqual([...WALLET_ENTRY_TYPES].sort());
+    const listed = /with types `([a-z_, ]+)`/.exec(fs.readFileSync(path.join(REPO_ROOT, 'docs/agents.md'), 'utf8'));
+    expect(listed?.[1].split(', ').sort()).toEqual([...WALLET_ENTRY_TYPES].sort());
   });
 
   it('headings are anchored as GitHub does', () => {
