@@ -71,7 +71,7 @@ const EVALUATOR_SIGNALS = (whose: string) =>
   nullable(
     obj(
       {
-        evaluations: int(`Deliveries ${whose} received to evaluate.`),
+        evaluations: int(`Deliveries ${whose} received to evaluate, whatever became of them: accepted + rejected + timedOut + those still awaiting a verdict or disputed before one. Not the count of verdicts (that is accepted + rejected).`),
         accepted: int('Verdicts accept.'),
         rejected: int('Verdicts reject.'),
         timedOut: int('No verdict within evaluationHours.'),
