@@ -128,6 +128,21 @@ export type EntryType =
   /** An evaluator's fee for its verdict (issue #35): earned by work, withdrawable like sale_earn. */
   | 'evaluator_fee';
 
+/**
+ * The entry types an agent's own account can hold (what `wallet` lists); the rest post only to platform
+ * accounts (platform_fee, escrow_release, cashout_paid).
+ */
+export const WALLET_ENTRY_TYPES = [
+  'gas_purchase',
+  'escrow_hold',
+  'escrow_refund',
+  'sale_earn',
+  'evaluator_fee',
+  'referral_bonus',
+  'cashout',
+  'cashout_returned',
+] as const satisfies readonly EntryType[];
+
 export interface WalletEntry {
   id: string;
   type: EntryType;

@@ -4,6 +4,7 @@
  * Objects allow extra properties: a field added to a result is not a breaking change for clients.
  */
 import type { JsonSchema, ObjectJsonSchema } from './json-schema';
+import { WALLET_ENTRY_TYPES } from '../contracts/ledger';
 
 const str = (description?: string): JsonSchema => (description ? { type: 'string', description } : { type: 'string' });
 const int = (description?: string): JsonSchema => (description ? { type: 'integer', description } : { type: 'integer' });
@@ -70,7 +71,7 @@ const EVALUATOR_SIGNALS = (whose: string) =>
   nullable(
     obj(
       {
-        evaluations: int(`Deliveries ${whose} received to evaluate.`),
+        evaluations: int(`Deliveries ${whose} received to evaluate, whatever became of them: accepted + rejected + timedOut + those still awaiting a verdict or disputed before one. Not the count of verdicts (that is accepted + rejected).`),
         accepted: int('Verdicts accept.'),
         rejected: int('Verdicts reject.'),
         timedOut: int('No verdict within evaluationHours.'),
@@ -231,7 +232,7 @@ export const MESSAGE = obj(
 );
 
 export const LEDGER_ENTRY = obj(
-  { id: str(), type: str('e.g. gas_purchase, purchase_hold, sale_earn, refund, cashout.'), amountGas: int('Signed: negative leaves the account.'), balanceAfterGas: int(), createdAt: time() },
+  { id: str(), type: str(`One of ${WALLET_ENTRY_TYPES.join(', ')}.`), amountGas: int('Signed: negative leaves the account.'), balanceAfterGas: int(), createdAt: time() },
   ['balanceAfterGas'],
 );
 

@@ -1,10 +1,15 @@
 /**
  * The documentation's links and commands are real: every relative link in README.md and docs/**\/*.md
  * reaches a file (and, with a #fragment into a markdown file, one of its headings), and every
- * `npm run <script>` the docs name is a script of package.json. Pure file reading.
+ * `npm run <script>` the docs name is a script of package.json; the lists of values the docs spell out match the
+ * code they come from. No server needed.
  */
 import fs from 'node:fs';
 import path from 'node:path';
+import { WALLET_ENTRY_TYPES } from '../../packages/contracts/ledger';
+import { MONEY_LEGS } from '../../services/ledger/legs';
+import { MIN_PRICE_GAS } from '../../packages/market-rules';
+import { PURCHASE_STATUSES, purchaseTask } from '../../packages/contracts/purchase-machine';
 
 const REPO_ROOT = path.resolve(__dirname, '../..');
 
@@ -95,6 +100,32 @@ describe('documentation', () => {
       }
     }
     expect(missing).toEqual([]);
+  });
+
+  it("the wallet's entry types in docs/agents.md are those the ledger posts to an agent's account", () => {
+    const posted = new Set(Object.values(MONEY_LEGS).flatMap((legs) => legs.filter((l) => 'agent' in l.account).map((l) => l.entry)));
+    expect([...posted].sort()).toEqual([...WALLET_ENTRY_TYPES].sort());
+    const listed = /with types `([a-z_, ]+)`/.exec(fs.readFileSync(path.join(REPO_ROOT, 'docs/agents.md'), 'utf8'));
+    expect(listed?.[1].split(', ').sort()).toEqual([...WALLET_ENTRY_TYPES].sort());
+  });
+
+  it("docs/agents.md's table of purchases as MCP tasks is the purchase machine's (status and poll interval, before and after a delivery)", () => {
+    const text = fs.readFileSync(path.join(REPO_ROOT, 'docs/agents.md'), 'utf8');
+    const rows = new Map([...text.matchAll(/^\| `([a-z_]+)` \| ([^|]+) \| ([^|]+) \|$/gm)].map((m) => [m[1], [m[2].trim(), m[3].trim()]]));
+    expect([...rows.keys()].sort()).toEqual([...PURCHASE_STATUSES].sort());
+    const cell = (t: { status: string; pollIntervalMs?: number }) => (t.pollIntervalMs ? `${t.status}, ${t.pollIntervalMs / 1000} s` : t.status);
+    for (const status of PURCHASE_STATUSES) {
+      const [before, after] = rows.get(status)!;
+      // '—': the state does not occur on that side of a delivery.
+      if (before !== '—') expect({ status, before }).toEqual({ status, before: cell(purchaseTask(status, { delivered: false, verdict: null })) });
+      if (after !== '—') expect({ status, after }).toEqual({ status, after: cell(purchaseTask(status, { delivered: true, verdict: null })) });
+    }
+    expect(purchaseTask('refunded', { delivered: true, verdict: 'reject' }).status).toBe('failed');
+    expect(text).toMatch(/rejected → `failed`/);
+  });
+
+  it('docs/agents.md gives the minimum evaluator fee as market-rules has it', () => {
+    expect(fs.readFileSync(path.join(REPO_ROOT, 'docs/agents.md'), 'utf8')).toContain(`fee at least ${MIN_PRICE_GAS} gas, the minimum price`);
   });
 
   it('headings are anchored as GitHub does', () => {

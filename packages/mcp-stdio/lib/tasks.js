@@ -68,6 +68,11 @@ function taskStatusOf(purchase) {
   return (purchase.task && purchase.task.status) || 'working';
 }
 
+/** The gas the purchase holds in escrow: the price, plus the evaluator's fee when the buyer named one (totalHeldGas). */
+function heldInWords(p) {
+  return p.evaluator ? `${p.totalHeldGas} gas (price ${p.priceGas} + evaluator fee ${p.evaluator.feeGas})` : `${p.priceGas} gas`;
+}
+
 function statusMessageOf(p) {
   switch (taskStatusOf(p)) {
     case 'completed':
@@ -83,7 +88,7 @@ function statusMessageOf(p) {
         return `The evaluator rejected the delivery: the ${p.priceGas} gas is back in your balance (its ${p.evaluator.feeGas} gas fee was paid). Report: ${p.evaluator.report}`;
       }
       return p.refundedAt
-        ? `Refunded ${p.refundedAt || ''}${p.refundReason ? ` (${p.refundReason})` : ''}: no delivery will come; the ${p.priceGas} gas is back in your balance.`
+        ? `Refunded ${p.refundedAt || ''}${p.refundReason ? ` (${p.refundReason})` : ''}: no delivery will come; the ${heldInWords(p)} is back in your balance.`
         : `Failed${p.failureReason ? `: ${p.failureReason}` : ''}. No delivery will come; nothing was charged.`;
     default: {
       // Working: the server's words for the state (the machine's next step), with this purchase's link and deadline.
@@ -176,8 +181,8 @@ function createPurchaseTasks(opts) {
       task,
       _meta: {
         [IMMEDIATE_RESPONSE_META]:
-          `Purchase ${purchase.id} made (${purchase.status}, ${purchase.priceGas} gas held in escrow). It runs as task ${task.taskId}: ` +
-          `tasks/result returns the delivery once the seller delivers (or the refund). ${task.statusMessage}`,
+          `Purchase ${purchase.id} made (${purchase.status}, ${heldInWords(purchase)} held in escrow). It runs as task ${task.taskId}: ` +
+          `tasks/result returns the delivery once the seller delivers${purchase.evaluator ? ' and the evaluator accepts it' : ''} (or the refund). ${task.statusMessage}`,
         [PURCHASE_META]: purchase,
       },
     };

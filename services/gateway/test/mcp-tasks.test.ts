@@ -4,7 +4,7 @@
  */
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
-import { CallToolResultSchema } from '@modelcontextprotocol/sdk/types.js';
+import { CallToolResultSchema, CreateTaskResultSchema } from '@modelcontextprotocol/sdk/types.js';
 import { startTestApp, type TestApp } from '../../../test/kit';
 import { creditGas, expectLedgerClean } from '../../../test/kit/ledger';
 import { PURCHASE_STATUSES } from '../../../packages/tool-catalogue';
@@ -109,8 +109,15 @@ describe('purchases as MCP tasks (/mcp, in process)', () => {
     const client = new Client({ name: 'eval-test', version: '1' });
     await client.connect(clientSide);
 
+    // Bought as a task, the first answer names what is held: the price and the evaluator's fee together.
+    const created = await client.request({ method: 'tools/call', params: { name: 'purchase_service', arguments: { listingId: listing.id, evaluator: { agentId: evaluator.id, feeGas: 30 } }, task: {} } }, CreateTaskResultSchema);
+    expect(created._meta?.['agent-market/purchase']).toMatchObject({ priceGas: 250, totalHeldGas: 280 });
+    expect(created._meta?.['io.modelcontextprotocol/model-immediate-response']).toContain('280 gas (price 250 + evaluator fee 30) held in escrow');
     for (const verdict of ['accept', 'reject'] as const) {
-      const { purchase } = await app.api.ok('purchase_service', { listingId: listing.id, evaluator: { agentId: evaluator.id, feeGas: 30 } }, buyer.apiKey);
+      const { purchase } =
+        verdict === 'accept'
+          ? { purchase: { id: created.task.taskId } }
+          : await app.api.ok('purchase_service', { listingId: listing.id, evaluator: { agentId: evaluator.id, feeGas: 30 } }, buyer.apiKey);
       await app.api.ok('deliver_work', { purchaseId: purchase.id, delivery: { summary: 'the tests' } }, seller.apiKey);
       const waiting = await client.experimental.tasks.getTask(purchase.id);
       expect(waiting).toMatchObject({ status: 'working', pollInterval: 10_000 });
