@@ -261,7 +261,7 @@ export const OFF_TOPIC_WORDS = [
 
 
 /** Tasks that are not about this marketplace whatever else the question names (declined as off-topic). */
-export const UNRELATED_TASKS = ['not a marketplace thing', 'not a marketplace question', 'unrelated to the market', 'nothing to do with the marketplace', 'off topic', 'off-topic', 'haiku', 'my build fails', 'ts build', 'type instantiation', 'cover letter', 'write an email', 'write me an email', 'email to my boss', 'job application', 'my resume', 'my cv', 'blog post', 'wedding speech'];
+export const UNRELATED_TASKS = ['not marketplace related', 'not related to the marketplace', 'useeffect', 'react component', 'not a marketplace thing', 'not a marketplace question', 'unrelated to the market', 'nothing to do with the marketplace', 'off topic', 'off-topic', 'haiku', 'my build fails', 'ts build', 'type instantiation', 'cover letter', 'write an email', 'write me an email', 'email to my boss', 'job application', 'my resume', 'my cv', 'blog post', 'wedding speech'];
 
 /** Words that place a service in a listing category (a price question is answered with that category's anchor). */
 export const CATEGORY_WORDS: Record<string, string> = {

@@ -7,7 +7,7 @@
  * question, what it shows leads.
  */
 import { errorGuide, exampleArguments, type KnowledgeSection, type NextStep } from '../../packages/knowledge';
-import { smallestPackCovering, type MarketTerms } from '../../packages/market-rules';
+import { saleSplit, smallestPackCovering, type MarketTerms } from '../../packages/market-rules';
 import { STATES, TRANSITIONS, documentedTransitions } from '../../packages/contracts/purchase-machine';
 import { getTool } from '../../packages/tool-catalogue';
 import { has, normalize, type Parsed, type Side } from './help-parse';
@@ -15,7 +15,7 @@ import { legalCalls, sideOfTool, type Grounded } from './help-ground';
 import { distinctiveParts, names, type Retrieved } from './help-retrieve';
 import type { Intent } from './help-intent';
 import { figures } from './help-figures';
-import type { Topic } from '../../packages/knowledge/topics';
+import { AFTER_DELIVERY, type Topic } from '../../packages/knowledge/topics';
 
 /** The question uses the tool's own word as such ("rate", "dispute"), not a form of it ("delivered"). */
 const namesExactly = (text: string, tool: string) => distinctiveParts(tool).some((part) => has(text, part));
@@ -38,7 +38,7 @@ const THIS_PURCHASE = ['my order', 'this order', 'the order', 'my purchase', 'th
 /** Words that say the asker reports a fault of the service (then, and only then, report_bug may lead). */
 const FAULT_WORDS = ['bug', 'crash', 'broken', 'internal', 'server error', '500', 'charged twice', 'wrong balance', 'disappeared', 'lost my gas', 'glitch'];
 /** A list is asked: the answer may be longer. */
-const LIST_WORDS = ['list', 'all the', 'every', 'which tools', 'what tools', 'steps', 'step by step', 'walk me through', 'overview'];
+const LIST_WORDS = ['list all', 'list of', 'all the', 'every', 'which tools', 'what tools', 'step by step', 'walk me through', 'overview'];
 
 /** How a transition moves a purchase towards payment (settles > leads to a settling state > stays > exits). */
 function progress(tool: string, state: string | null, side: Side | null = null): number {
@@ -143,16 +143,16 @@ function ruleLines(r: Retrieved, p: Parsed, lead: string, tool: string | null, m
 }
 
 /** The lead for a pasted error: its guide, with the account's facts where they decide. */
-function forError(p: Parsed, g: Grounded): { step: NextStep | null; lead: string; lines: string[] } | null {
+function forError(p: Parsed, g: Grounded, terms: MarketTerms): { step: NextStep | null; lead: string; lines: string[] } | null {
   const e = p.error!;
   const guide = errorGuide(e.code);
   if (!guide) return null;
   const got = e.requestId && e.message ? `Your request ${e.requestId} failed with HTTP ${guide.status} ${e.code}: ${e.message}` : null;
   const withGot = <T extends { lines: string[] } | null>(x: T): T => (x && got ? { ...x, lines: [got, ...x.lines] } : x);
-  return withGot(errorLead(p, g, e, guide));
+  return withGot(errorLead(p, g, e, guide, terms));
 }
 
-function errorLead(p: Parsed, g: Grounded, e: NonNullable<Parsed['error']>, guide: NonNullable<ReturnType<typeof errorGuide>>): { step: NextStep | null; lead: string; lines: string[] } | null {
+function errorLead(p: Parsed, g: Grounded, e: NonNullable<Parsed['error']>, guide: NonNullable<ReturnType<typeof errorGuide>>, terms: MarketTerms): { step: NextStep | null; lead: string; lines: string[] } | null {
   const d = e.details;
   if (e.code === 'insufficient_gas') {
     const short = Number(d.shortfallGas ?? (Number(d.requiredGas) - Number(d.balanceGas)));
@@ -162,7 +162,7 @@ function errorLead(p: Parsed, g: Grounded, e: NonNullable<Parsed['error']>, guid
     return { step, lead: `Buy gas: call ${call(step)} (${pack.gas} gas covers${Number.isFinite(short) && short > 0 ? ` the shortfall of ${short}` : ' it'}), have your human approve the checkoutUrl, poll wallet until gasBalance rises, then call purchase_service again.`, lines: ['Nothing was held or charged by the refused purchase.'] };
   }
   const rule = typeof d.rule === 'string' ? d.rule : null;
-  if (e.code === 'forbidden' && (rule || has(p.text, 'limit') || has(p.text, 'budget') || has(p.text, 'human'))) return spendingLimit(g, rule, p);
+  if (e.code === 'forbidden' && (rule || has(p.text, 'limit') || has(p.text, 'budget') || has(p.text, 'human'))) return spendingLimit(g, rule, p, terms);
   if ((e.code === 'invalid_state' || e.code === 'forbidden') && g.purchase) return null; // the purchase's own calls answer it
   if (e.code === 'internal') {
     const step = { tool: 'report_bug', arguments: { title: 'A call answered 500 internal', description: 'Describe the call and what happened.', context: { requestId: e.requestId ?? 'req_…' } } };
@@ -179,6 +179,11 @@ function errorLead(p: Parsed, g: Grounded, e: NonNullable<Parsed['error']>, guid
     const step = { tool: p.tools[0], arguments: { ...exampleArguments(p.tools[0]), [param[0]]: param[1].values![0] } };
     return { step, lead: `${param[0]} must be one of ${param[1].values!.join(', ')}: call ${call(step)} again with one of them.`, lines: [] };
   }
+  // A message that names an argument of the call ("priceGas must be at least 10"): that argument is the fix.
+  const named = e.message && p.tools[0] ? Object.keys(getTool(p.tools[0])?.params ?? {}).find((k) => has(normalize(e.message ?? ''), k.toLowerCase())) : undefined;
+  if (named && e.code !== 'unauthorized') {
+    return { step: null, lead: `${e.code} “${e.message}”: fix ${named} as it says and call ${p.tools[0]} again — the refused call created and changed nothing.`, lines: [firstSentence(guide.cause)] };
+  }
   // The guide's register is for a lost key; an asker who registered checks the header first.
   const registered = guide.nextStep.tool === 'register' && ['registered', 'i did register', 'already register'].some((w) => has(p.text, w));
   const tool = registered ? null : guide.nextStep.tool === 'ask_help' ? (p.tools[0] ?? null) : guide.nextStep.tool;
@@ -187,10 +192,20 @@ function errorLead(p: Parsed, g: Grounded, e: NonNullable<Parsed['error']>, guid
   return { step, lead: `${e.code} (HTTP ${guide.status})${said}: ${guide.nextStepText}`, lines: [firstSentence(guide.cause)] };
 }
 
-function spendingLimit(g: Grounded, rule: string | null, p: Parsed) {
+function spendingLimit(g: Grounded, rule: string | null, p: Parsed, terms: MarketTerms) {
   const l = g.limits;
   // A price the question states within the per-purchase limit: the limit is no obstacle, buy.
-  const price = p.amounts.find((a) => a !== g.wallet?.gasBalance && l?.perPurchaseMaxGas != null && a <= l.perPurchaseMaxGas && a !== l.perPurchaseMaxGas);
+  const prices = p.amounts.filter((a) => a !== g.wallet?.gasBalance && a !== l?.perPurchaseMaxGas);
+  const price = prices.find((a) => l?.perPurchaseMaxGas != null && a <= l.perPurchaseMaxGas);
+  // Several prices: which fit under the limit, what is left, what each seller nets.
+  if (!rule && prices.length >= 2 && l?.setByHuman && l.perPurchaseMaxGas != null) {
+    const fit = prices.filter((a) => a <= l.perPurchaseMaxGas!);
+    const over = prices.filter((a) => a > l.perPurchaseMaxGas!);
+    const total = fit.reduce((a, b) => a + b, 0);
+    const left = g.wallet ? `; ${g.wallet.gasBalance - total} of your ${g.wallet.gasBalance} gas left` : '';
+    const nets = fit.map((a) => `${a} → ${saleSplit(a, terms.platformFeePercent).sellerNetGas}`).join(', ');
+    return { step: fit.length ? { tool: 'purchase_service', arguments: { listingId: 'lst_…', maxPriceGas: fit[0] } } : null, lead: `Under your human's per-purchase limit of ${l.perPurchaseMaxGas} gas you can buy ${fit.join(' and ') || 'none of them'} (${total} gas in all${left})${over.length ? `; ${over.join(' and ')} ${over.length > 1 ? 'are' : 'is'} over it — only your human can raise the limit` : ''}.`, lines: fit.length ? [`The sellers net (after the ${terms.platformFeePercent}% fee): ${nets}.`] : [] };
+  }
   if (!rule && price && l?.setByHuman) {
     const buy = { tool: 'purchase_service', arguments: { listingId: 'lst_…', maxPriceGas: price } };
     return { step: buy, lead: `${price} gas is within your human's per-purchase limit of ${l.perPurchaseMaxGas} gas${g.wallet && g.wallet.gasBalance >= price ? ` and your balance (${g.wallet.gasBalance} gas; ${g.wallet.gasBalance - price} left after)` : ''}: call ${call(buy)} — the price is held in escrow until you confirm the delivery.`, lines: ['Not delivered by the listing\'s deliveryDays → refunded automatically; request_refund or dispute_purchase before that.'] };
@@ -233,11 +248,13 @@ function forPurchase(p: Parsed, g: Grounded, r: Retrieved, terms: MarketTerms, t
   const candidates = new Set<string>(f.legal);
   if (topic?.tool && 'purchaseId' in (getTool(topic.tool)?.params ?? {}) && (!isMachineTool(topic.tool) || f.legal.includes(topic.tool)) && (!side || !sideOfTool(topic.tool) || sideOfTool(topic.tool) === side)) candidates.add(topic.tool);
   // Besides the machine's calls: the catalogue's other calls on a purchase (they take a purchaseId), for this side.
-  for (const t of r.tools) if (!isMachineTool(t.tool) && t.score >= 0.3 && 'purchaseId' in (getTool(t.tool)?.params ?? {}) && (!side || !sideOfTool(t.tool) || sideOfTool(t.tool) === side)) candidates.add(t.tool);
+  // (A delivery is read only once there is one.)
+  for (const t of r.tools) if (!isMachineTool(t.tool) && t.score >= 0.3 && 'purchaseId' in (getTool(t.tool)?.params ?? {}) && (!side || !sideOfTool(t.tool) || sideOfTool(t.tool) === side) && (t.tool !== 'get_delivery' || AFTER_DELIVERY.includes(f.state))) candidates.add(t.tool);
   // A delivered purchase's buyer reads the work before confirming it.
   if (side === 'buyer' && TRANSITIONS.some((t) => t.trigger === 'deliver' && t.to === f.state)) candidates.add('get_delivery');
   // The question's intent picks the call; the state's usual next call leads only for "what now?" (or when nothing else ranks).
-  const whatNow = NEXT_WORDS.some((w) => has(p.text, w)) || !r.tools.some((t) => candidates.has(t.tool) && t.score >= 0.3);
+  // The intent's call decides; the state's usual next call leads only for "what now?" without one (or when nothing else ranks).
+  const whatNow = !(topic?.tool && candidates.has(topic.tool)) && (NEXT_WORDS.some((w) => has(p.text, w)) || !r.tools.some((t) => candidates.has(t.tool) && t.score >= 0.3));
   // The intent's call is not possible yet: the call this side makes now that leads to a state where it is (rate needs completed → confirm).
   const wanted = topic?.tool && isMachineTool(topic.tool) && !f.legal.includes(topic.tool) ? topic.tool : null;
   const toward = wanted && TRANSITIONS.find((t) => f.legal.includes(t.tool) && (t.from as readonly string[]).includes(f.state) && (!side || t.who.includes(side)) && t.to && TRANSITIONS.some((x) => x.tool === wanted && (x.from as readonly string[]).includes(t.to!)))?.tool;
@@ -317,7 +334,7 @@ export function compose(p: Parsed, g: Grounded, r: Retrieved, terms: MarketTerms
     tool !== 'ask_help' && (tool !== 'report_bug' || fault) && !(side && sideOfTool(tool) && sideOfTool(tool) !== side) && !(getTool(tool)?.aliasOf);
   const num = p.error ? null : figures(p, terms, g.purchase?.priceGas ?? null, g.side);
   let picked: { step: NextStep | null; lead: string; lines: string[] } | null = null;
-  if (p.error) picked = forError(p, g);
+  if (p.error) picked = forError(p, g, terms);
   // A purchase is the subject unless the question is plainly about something else (cash-out, a listing …).
   const top = r.tools[0]?.tool;
   const pointsAtIt = p.purchaseIds.length > 0 || THIS_PURCHASE.some((w) => has(p.text, w)) || !!p.statedState;
@@ -329,8 +346,8 @@ export function compose(p: Parsed, g: Grounded, r: Retrieved, terms: MarketTerms
   if (!picked && g.checkouts.length && !has(p.text, 'expired') && checkoutAsked) picked = openCheckout(g);
   const limitsAsked = has(p.text, 'spending limit') || ['limit', 'budget', 'refused', 'set something up', 'exceeds', 'owner', 'cap', 'blocked', 'blocking'].filter((w) => has(p.text, w)).length >= 2 || (g.limits?.setByHuman && (has(p.text, 'refused') || topic?.id === 'limits'));
   // A price the question states above the human's per-purchase limit: the limit is the answer, not the balance.
-  const overLimit = g.limits?.perPurchaseMaxGas != null && (topic?.tool === 'purchase_service' || has(p.text, 'buy')) && p.amounts.some((a) => a > g.limits!.perPurchaseMaxGas! && a !== g.wallet?.gasBalance);
-  if (!picked && (limitsAsked || overLimit)) picked = spendingLimit(g, null, p);
+  const overLimit = g.limits?.perPurchaseMaxGas != null && (topic?.tool === 'purchase_service' || p.tools.includes('purchase_service') || has(p.text, 'buy')) && p.amounts.some((a) => a > g.limits!.perPurchaseMaxGas! && a !== g.wallet?.gasBalance);
+  if (!picked && (limitsAsked || overLimit)) picked = spendingLimit(g, null, p, terms);
   // Figures about sales in general ("3 completed sales at 200") are not about the purchase the account holds.
   const figuresOnly = !!num && !p.purchaseIds.length && !THIS_PURCHASE.some((w) => has(p.text, w));
   // "What does awaiting_approval mean?", "why did it fail?": the machine's word for that state.
@@ -354,7 +371,7 @@ export function compose(p: Parsed, g: Grounded, r: Retrieved, terms: MarketTerms
   // Figures lead; the call after them is the one they lead to (never an unrelated one), else the intent's.
   if (num && !firm) {
     const step = num.tool ? { tool: num.tool, arguments: argsFor(num.tool, g, p, num.args ?? {}) } : null;
-    if (step) picked = { step, lead: topic && topic.tool === step.tool ? topic.lead : `Call ${call(step)}: ${firstSentences(getTool(step.tool)?.description ?? '')}`, lines: [] };
+    if (step) picked = { step, lead: topic && topic.tool === step.tool ? withCall(topic.lead, step) : `Call ${call(step)}: ${firstSentences(getTool(step.tool)?.description ?? '')}`, lines: [] };
     else if (!topic) picked = null;
   }
   const info = num?.text ?? (action ? null : ruleLines(r, p, '', null, 1).lines[0] ?? null);
@@ -365,16 +382,22 @@ export function compose(p: Parsed, g: Grounded, r: Retrieved, terms: MarketTerms
   if (info && picked && !firm && !num?.tool && !action) picked = null;
   // A fresh array: an intent's lines are shared data, never edited in place.
   let lines = info && picked ? [picked.lead.replace(/^Call /, 'Next: '), ...(num ? [] : picked.lines)] : [...(picked?.lines ?? [])];
+  // A question that asks two things: the second intent's rule follows.
+  if (intent?.also && !answer.includes(intent.also.lead.slice(0, 40))) lines.push(intent.also.lead);
   // The account's own facts the intent turns on: earnings not yet withdrawable.
   if (topic?.id === 'cashout' && g.wallet && !num) lines.unshift(`Your wallet shows withdrawableGas ${g.wallet.withdrawableGas}${g.wallet.pendingEarningsGas ? ` and ${g.wallet.pendingEarningsGas} gas pending (sales delivered, not yet completed: they become sale_earn when the buyer confirms or auto-release pays)` : ''}.`);
   // When the account disagrees with the question, what it shows leads and the call is the one it allows;
   // the stated situation is answered after it ("I see no purchase pur_x on your account; if …").
   let lead = answer;
+  // An asker that says it has not registered yet: registering comes first.
+  if (['not registered', "haven't registered", 'have not registered', 'before i register', 'not signed up'].some((w) => has(p.text, w)) && !answer.startsWith('Call register')) {
+    lead = `First register {"provider", "displayName"} (no key needed; store the rk_live_… key it returns once), then: ${answer}`;
+  }
   // No purchase at all while the question tells of one: a note after the answer, not a correction.
   if (mismatch && !g.actual && !mismatch.startsWith('I see no purchase ') && !stated) lines.unshift(`(${mismatch[0].toUpperCase()}${mismatch.slice(1)}.)`);
   else if (mismatch) {
     const said = `${mismatch[0].toUpperCase()}${mismatch.slice(1)}`;
-    const onAccount = g.actual ? forPurchase(p, { ...g, purchase: g.actual }, r, terms, topic) : null;
+    const onAccount = g.actual ? forPurchase(p, { ...g, purchase: g.actual }, r, terms, topic && (!topic.states || topic.states.includes(g.actual.state)) ? topic : null) : null;
     const noPurchase = g.mismatch?.startsWith('I see no purchase');
     const check = { tool: 'list_orders', arguments: {} };
     lines = [`If it is as you say: ${answer}`, ...lines];

@@ -26,6 +26,9 @@ function quotesInstructions(text: string): boolean {
   return false;
 }
 
+/** Moves the asker makes on its own purchase: said as an imperative they are a question about the call, not a request to act. */
+const ASKERS_OWN = ['cancel', 'refund', 'confirm', 'confirm_delivery', 'dispute', 'rate', 'deliver', 'buy', 'purchase', 'open', 'post', 'call', 'add'];
+
 const ACTS_TEXT =
   'I cannot move gas, act for anyone or decide a purchase: each change is a call its own party makes with its own key (the buyer confirms, the seller delivers, an operator resolves disputes), and no tool transfers gas between agents. Tell me what you want to do and I will name your call.';
 
@@ -34,9 +37,10 @@ const OFF_TOPIC_TEXT = 'That is not about this marketplace, so I cannot help wit
 function asksToAct(text: string): boolean {
   if (['log in as', 'login as', 'impersonate', 'mark the dispute', 'resolve the dispute', 'in my favour', 'in my favor', 'here is its key', 'its key', 'their key', 'using its key', "i'm an admin", 'i am an admin', "i'm the admin", "i'm the operator", 'i am the operator', 'as an admin', 'mark purchase', 'mark the purchase', 'credit the buyer', 'credit me', 'on my behalf', 'do it for me', 'for it', 'on its order', 'for them', 'its earnings', 'pretend you', "pretend you're", 'act as the admin', 'as the admin', 'force a refund'].some((w) => has(text, w))) return true;
   // An imperative: a sentence that starts with an action on the asker's own thing ("send 500 gas … for me", "approve my refund now").
+  // (Not the asker's own moves on its own purchase — "cancel my order", "refund it" — those are calls it makes itself.)
   for (const sentence of text.split(/[.!?;]\s*/)) {
     const [first, next] = sentence.trim().split(' ');
-    if (ACT_VERBS.includes(first) && (has(sentence, 'for me') || OWN_OBJECTS.includes(next ?? '') || sentence.includes('_') || /\d/.test(sentence))) return true;
+    if (ACT_VERBS.includes(first) && (has(sentence, 'for me') || ((OWN_OBJECTS.includes(next ?? '') || sentence.includes('_') || /\d/.test(sentence)) && !ASKERS_OWN.includes(first)))) return true;
   }
   if (MAYBE_ASKING.some((a) => has(text, a)) && has(text, 'for me') && ACT_VERBS.some((v) => has(text, v))) return true;
   for (const v of ACT_VERBS) {

@@ -35,7 +35,8 @@ export interface Figures {
 }
 
 export function figures(p: Parsed, terms: MarketTerms, priceGas: number | null, side: Side | null): Figures | null {
-  const t = p.text;
+  // The figures of a pasted envelope are the error's, not the asker's.
+  const t = p.text.replace(/\{.*\}/s, ' ');
   const minimumAsked = ['minimum', 'min'].some((w) => has(t, w)) && ['cash out', 'cash-out', 'cashout', 'withdraw'].some((w) => has(t, w));
   // "10 jobs at 200 gas each": the price is the amount, the count multiplies it.
   const many = /(\d+) (?:of my )?(?:[a-z]+ )?(?:sales|jobs|orders|listings sold|gigs sold|sold) (?:at|of|for) (\d[\d,]*)/.exec(t);
@@ -61,7 +62,7 @@ export function figures(p: Parsed, terms: MarketTerms, priceGas: number | null, 
   const referred = /(\d+) (?:new |other )?(?:agents|referrals|friends)/.exec(t);
   if (['referred', 'referral', 'referrals', 'refer'].some((w) => has(t, w)) && referred) {
     // "7 referred, 4 of them bought": only those who made a first purchase count.
-    const bought = /(\d+) (?:[a-z]+ ){0,3}?(?:buy|bought|purchased|made)/.exec(t);
+    const bought = /(\d+) (?:[a-z]+ ){0,4}?(?:buy|bought|purchased|made)/.exec(t);
     const n = Number((bought ?? referred)[1]);
     const paid = Math.min(n, REFERRAL_WEEKLY_CAP);
     return { text: `${paid} × ${REFERRAL_BONUS_GAS} = ${paid * REFERRAL_BONUS_GAS} gas: each referred agent's first purchase_service pays you ${REFERRAL_BONUS_GAS} gas, at most ${REFERRAL_WEEKLY_CAP} per 7 days${n > REFERRAL_WEEKLY_CAP ? ` (the other ${n - REFERRAL_WEEKLY_CAP} do not count this week)` : ''}.`, tool: 'wallet' };
@@ -116,7 +117,7 @@ export function figures(p: Parsed, terms: MarketTerms, priceGas: number | null, 
     const n = Math.floor(pack.gas / amount);
     return { text: `${n} purchases: ${pack.id} is ${pack.gas} gas for ${pack.usd} USD, and each ${amount}-gas purchase costs exactly ${amount} (the buyer pays no fee on top), leaving ${pack.gas - n * amount} gas.`, tool: 'buy_gas', args: { packId: pack.id } };
   }
-  if (['afford', 'short', 'enough', 'cheapest', 'need more', 'combination', 'which packs', 'which pack', 'covers', 'cover', 'i need'].some((w) => has(t, w)) && !sale) {
+  if (['afford', 'short', 'enough', 'cheapest', 'need more', 'combination', 'which packs', 'which pack', 'which gas pack', 'pack should i', 'left over', 'will be left', 'covers', 'cover', 'i need'].some((w) => has(t, w)) && !sale) {
     // "I have 150 and it costs 400" → 250 short; "services at 250, 400 and 1000, I have 0" → their sum.
     const haveMatch = /i (?:have|hold|got) (?:roughly |about |only )?(\d[\d,]*)/.exec(t);
     const have = haveMatch ? Number(haveMatch[1].replace(/,/g, '')) : p.amounts.length === 2 ? Math.min(...p.amounts) : 0;
@@ -131,7 +132,7 @@ export function figures(p: Parsed, terms: MarketTerms, priceGas: number | null, 
       return { text: `${n} purchases of ${price} gas (${n * price} of your ${have}; the buyer pays no fee on top). Completed, the sellers get ${n} × ${s.sellerNetGas} = ${n * s.sellerNetGas} gas and the platform ${n} × ${s.platformFeeGas} = ${n * s.platformFeeGas}.`, tool: null };
     }
     if (need <= have) return { text: `Your ${have} gas already covers ${need}: no gas to buy.`, tool: null };
-    if (['single pack', 'one pack'].some((w) => has(t, w))) {
+    if (['single pack', 'one pack', 'which gas pack', 'which pack', 'what pack', 'pack should i'].some((w) => has(t, w)) && !['cheapest', 'combination', 'which packs'].some((w) => has(t, w))) {
       const pack = smallestPackCovering(need - have);
       return { text: `${need} gas in all (the buyer pays no fee on top): ${pack.id} (${pack.gas} gas, ${pack.usd} USD) covers it and leaves ${pack.gas + have - need} gas.`, tool: 'buy_gas', args: { packId: pack.id } };
     }

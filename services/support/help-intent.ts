@@ -1,9 +1,9 @@
 /**
- * ask_help, between parse and compose: what the question wants — one intent of the data table
- * (packages/knowledge/topics.ts), picked by the phrases that show it and the asker's side, never
+ * ask_help, between parse and compose: what the question wants — intents of the data table
+ * (packages/knowledge/topics.ts), picked by the phrases that show them and the asker's side, never
  * by which documentation section shares most words with it. A question about the asker's own
  * purchase is answered from the purchase machine (compose's forPurchase); the intent then only
- * says which call the question asks about.
+ * says which call the question asks about. A question that asks two things gets a second intent.
  */
 import { topics, type Topic } from '../../packages/knowledge/topics';
 import type { MarketTerms } from '../../packages/market-rules';
@@ -13,6 +13,21 @@ export interface Intent {
   topic: Topic;
   /** Words of the phrases that matched (a longer phrase says more). */
   score: number;
+  /** What else the question asks, when a second intent is as clear (a multi-part question). */
+  also: Topic | null;
+}
+
+/** A typo of a long word ("refferal", "categorys"): one edit apart, two for words of eight letters or more. */
+function typo(a: string, b: string): boolean {
+  const max = Math.min(a.length, b.length) >= 8 ? 2 : 1;
+  if (a[0] !== b[0] || Math.abs(a.length - b.length) > max) return false;
+  let row = Array.from({ length: b.length + 1 }, (_, j) => j);
+  for (let i = 1; i <= a.length; i++) {
+    const next = [i];
+    for (let j = 1; j <= b.length; j++) next[j] = Math.min(row[j] + 1, next[j - 1] + 1, row[j - 1] + (a[i - 1] === b[j - 1] ? 0 : 1));
+    row = next;
+  }
+  return row[b.length] <= max;
 }
 
 export class Intents {
@@ -23,26 +38,37 @@ export class Intents {
     this.table = topics(terms).map((t) => ({ ...t, phrases: [...new Set(t.phrases.map(stemmed))] }));
   }
 
-  /** The best intent for the question and the asker's side, or null when no phrase shows one. */
-  of(p: Parsed, side: Side | null, state: string | null): Intent | null {
-    let best: Intent | null = null;
-    for (const topic of this.table) {
-      if (side && topic.side && topic.side !== side) continue;
-      if (state && topic.states && !topic.states.includes(state)) continue;
-      // The words the intent's phrases cover, longest phrase first (a shorter one inside it counts once).
-      let score = 0;
-      let rest = stemmed(p.text);
-      for (const phrase of [...topic.phrases].sort((a, b) => b.length - a.length)) {
-        if (!has(rest, phrase)) continue;
+  private score(topic: Topic, p: Parsed, text: string, words: string[]): number {
+    // The words the intent's phrases cover, longest phrase first (a shorter one inside it counts once).
+    let score = 0;
+    let rest = text;
+    for (const phrase of [...topic.phrases].sort((a, b) => b.length - a.length)) {
+      if (has(rest, phrase)) {
         score += phrase.split(' ').length;
         rest = rest.split(phrase).join(' ');
-      }
-      // A tool the question names is the intent whose call it is (unless a phrase says more).
-      // A tool the question names is the intent whose call it is, unless the asker says it made that call already.
-      const done = (tool: string) => ['via', 'with', 'called', 'ran', 'used', 'pulled', 'did'].some((w) => has(p.text, `${w} ${tool}`));
-      if (topic.tool && p.tools.includes(topic.tool) && !done(topic.tool)) score += 1.5;
-      if (score > (best?.score ?? 0)) best = { topic, score };
+      } else if (!phrase.includes(' ') && words.some((w) => typo(w, phrase))) score += 1;
     }
-    return best;
+    // A tool the question names is the intent whose call it is, unless the asker says it made that call already.
+    const done = (tool: string) => ['via', 'with', 'called', 'ran', 'used', 'pulled', 'did'].some((w) => has(p.text, `${w} ${tool}`)) || ['shows', 'says', 'returned', 'gave'].some((w) => has(p.text, `${tool} ${w}`));
+    if (topic.tool && p.tools.includes(topic.tool) && !done(topic.tool)) score += 1.5;
+    return score;
+  }
+
+  /** The best intent for the question and the asker's side (and a second one as clear), or null when no phrase shows one. */
+  of(p: Parsed, side: Side | null, state: string | null): Intent | null {
+    const text = stemmed(p.text);
+    const words = text.split(/[^a-z0-9_]+/).filter((w) => w.length >= 6);
+    const ranked = this.table
+      .filter((t) => !(side && t.side && t.side !== side) && !(state && t.states && !t.states.includes(state)))
+      .map((topic) => ({ topic, score: this.score(topic, p, text, words) }))
+      .filter((x) => x.score > 0)
+      .sort((a, b) => b.score - a.score);
+    if (!ranked.length) return null;
+    // A question that asks two things ("…? Also, …?"): its second part may show a second intent by one word.
+    const cut = Math.max(p.text.indexOf('? '), ...['also', 'quick one'].map((w) => p.text.indexOf(` ${w} `)));
+    const tail = cut > 0 ? stemmed(p.text.slice(cut + 1)) : '';
+    const inTail = tail ? ranked.map((x) => ({ ...x, score: this.score(x.topic, p, tail, []) })).filter((x) => x.score >= 1).sort((a, b) => b.score - a.score) : [];
+    const second = [...inTail, ...ranked.filter((x) => x.score >= 2)].find((x) => x.topic.id !== ranked[0].topic.id && (!x.topic.tool || x.topic.tool !== ranked[0].topic.tool));
+    return { topic: ranked[0].topic, score: ranked[0].score, also: second && ranked[0].score >= 2 ? second.topic : null };
   }
 }

@@ -46,7 +46,8 @@ const NUMBER_WORDS: Record<string, string> = { two: '2', three: '3', four: '4', 
 
 export function normalize(s: string): string {
   const text = s.toLowerCase().replace(/\bw\/o\b/g, 'without').replace(/[‘’`]/g, "'").replace(/[“”]/g, '"').replace(/\s+/g, ' ').trim();
-  return ` ${text.replace(/\b[a-z0-9]+\b/g, (w) => SHORTHAND[w] ?? NUMBER_WORDS[w] ?? w)} `;
+  // A dollar sign that is not an amount ("how many $") is the word.
+  return ` ${text.replace(/\$(?!\s?\d)/g, ' usd ').replace(/\b[a-z0-9]+\b/g, (w) => SHORTHAND[w] ?? NUMBER_WORDS[w] ?? w)} `;
 }
 
 /** Whether `phrase` occurs in the normalized text on word boundaries. */
@@ -127,8 +128,10 @@ function amountsOf(text: string): number[] {
   const statuses = new Set(Object.values(STATUS_BY_CODE));
   for (const m of text.matchAll(/(?<![\w.])(\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?\s*(k\b)?([\s-]*gas)?/g)) {
     const n = Number(m[1].replace(/,/g, '')) * (m[2] ? 1000 : 1);
-    // An HTTP status is not an amount: "HTTP 422", "returns 409", "422'd", "400 {…".
+    // An HTTP status is not an amount: "HTTP 422", "returns 409", "422'd", "400 {…"; nor a count ("salesCount 40").
     const after = text.slice((m.index ?? 0) + m[0].length);
+    const before = text.slice(0, m.index ?? 0).trim().split(/[\s:=]+/).pop() ?? '';
+    if (/(count|avg|days|score)$/.test(before)) continue;
     const isStatus = statuses.has(n) && !m[3] && (['http', 'status', 'error', 'returns', 'returned', 'got'].some((w) => has(text, `${w} ${n}`)) || /^('d|\s*\{|\s*error)/.test(after));
     if (Number.isFinite(n) && n > 0 && n < 1e9 && (m[3] || (n >= 10 && !isStatus && !/^\s*(day|hour|h\b|min|week|sec|time|star|%|x\b|char|word|test|file|rating|agent)/.test(after)))) out.push(n);
   }
@@ -171,7 +174,8 @@ export function parse(input: HelpInput): Parsed {
     listingIds: idsOf(q, 'lst_'),
     checkoutIds: idsOf(q, 'cko_'),
     tools,
-    amounts: amountsOf(text),
+    // The figures of a pasted envelope are the error's, not the asker's.
+    amounts: amountsOf(text.replace(/\{.*\}/s, ' ')),
     side: sideOf(text),
     statedState: stateOf(text),
     statedClaim: Object.keys(STATE_PHRASES).some((phrase) => has(text, phrase)),
