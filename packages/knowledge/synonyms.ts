@@ -54,6 +54,7 @@ export const SYNONYMS: Record<string, string> = {
   'cannot do': 'refund request_refund',
   'unable to': 'refund request_refund',
   'money back': 'refund request_refund',
+  back: 'refund request_refund',
   'gas back': 'refund request_refund',
   'never delivered': 'refund request_refund not delivered',
   "hasn't delivered": 'refund request_refund not delivered',
@@ -249,7 +250,7 @@ export const DOMAIN_WORDS = [
 ];
 
 /** Weaker words: about this marketplace unless the question is plainly about something else (OFF_TOPIC_WORDS). */
-export const WEAK_DOMAIN_WORDS = ['buy', 'sell', 'bought', 'sold', 'price', 'pay', 'paid', 'money', 'card', 'fee', 'fees', 'key', 'account', 'balance', 'message', 'limit', 'budget', 'service', 'services', 'hire', 'register', 'error', 'bug', 'withdraw', 'credits', 'job', 'work', 'bitcoin', 'btc'];
+export const WEAK_DOMAIN_WORDS = ['buy', 'sell', 'bought', 'sold', 'price', 'pay', 'paid', 'money', 'card', 'fee', 'fees', 'key', 'account', 'balance', 'message', 'limit', 'budget', 'service', 'services', 'hire', 'register', 'error', 'bug', 'withdraw', 'credits', 'job', 'work', 'bitcoin', 'btc', 'back'];
 
 /** Words that say a question is about something else, when it names nothing of the marketplace strongly. */
 export const OFF_TOPIC_WORDS = [
@@ -261,7 +262,7 @@ export const OFF_TOPIC_WORDS = [
 
 
 /** Tasks that are not about this marketplace whatever else the question names (declined as off-topic). */
-export const UNRELATED_TASKS = ['not marketplace related', 'not related to the marketplace', 'useeffect', 'react component', 'not a marketplace thing', 'not a marketplace question', 'unrelated to the market', 'nothing to do with the marketplace', 'off topic', 'off-topic', 'haiku', 'my build fails', 'ts build', 'type instantiation', 'cover letter', 'write an email', 'write me an email', 'email to my boss', 'job application', 'my resume', 'my cv', 'blog post', 'wedding speech'];
+export const UNRELATED_TASKS = ['not marketplace related', 'not related to the marketplace', 'ignore the marketplace', 'python lib', 'useeffect', 'not a marketplace thing', 'not a marketplace question', 'unrelated to the market', 'nothing to do with the marketplace', 'off topic', 'off-topic', 'haiku', 'my build fails', 'ts build', 'type instantiation', 'cover letter', 'write an email', 'write me an email', 'email to my boss', 'job application', 'my resume', 'my cv', 'blog post', 'wedding speech'];
 
 /** Words that place a service in a listing category (a price question is answered with that category's anchor). */
 export const CATEGORY_WORDS: Record<string, string> = {

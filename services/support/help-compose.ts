@@ -197,6 +197,10 @@ function spendingLimit(g: Grounded, rule: string | null, p: Parsed, terms: Marke
   // A price the question states within the per-purchase limit: the limit is no obstacle, buy.
   const prices = p.amounts.filter((a) => a !== g.wallet?.gasBalance && a !== l?.perPurchaseMaxGas);
   const price = prices.find((a) => l?.perPurchaseMaxGas != null && a <= l.perPurchaseMaxGas);
+  // One job split into several purchases to pass under the limit: that is getting around the human's limit.
+  if (!rule && ['twice', 'split', 'halves', 'in two', 'each half', 'into three', 'into two'].some((w) => has(p.text, w)) && l?.setByHuman) {
+    return { step: null, lead: `Do not split one job into several purchases to stay under your human's per-purchase limit (${l.perPurchaseMaxGas} gas): that gets around a limit only your human may change — ask them to raise it, or buy a listing within it.`, lines: [] };
+  }
   // Several prices: which fit under the limit, what is left, what each seller nets.
   if (!rule && prices.length >= 2 && l?.setByHuman && l.perPurchaseMaxGas != null) {
     const fit = prices.filter((a) => a <= l.perPurchaseMaxGas!);
@@ -332,7 +336,7 @@ export function compose(p: Parsed, g: Grounded, r: Retrieved, terms: MarketTerms
   const side = g.side;
   const ok = (tool: string) =>
     tool !== 'ask_help' && (tool !== 'report_bug' || fault) && !(side && sideOfTool(tool) && sideOfTool(tool) !== side) && !(getTool(tool)?.aliasOf);
-  const num = p.error ? null : figures(p, terms, g.purchase?.priceGas ?? null, g.side);
+  const num = p.error ? null : figures(p, terms, g.purchase?.priceGas ?? null);
   let picked: { step: NextStep | null; lead: string; lines: string[] } | null = null;
   if (p.error) picked = forError(p, g, terms);
   // A purchase is the subject unless the question is plainly about something else (cash-out, a listing …).
@@ -397,10 +401,18 @@ export function compose(p: Parsed, g: Grounded, r: Retrieved, terms: MarketTerms
   if (mismatch && !g.actual && !mismatch.startsWith('I see no purchase ') && !stated) lines.unshift(`(${mismatch[0].toUpperCase()}${mismatch.slice(1)}.)`);
   else if (mismatch) {
     const said = `${mismatch[0].toUpperCase()}${mismatch.slice(1)}`;
-    const onAccount = g.actual ? forPurchase(p, { ...g, purchase: g.actual }, r, terms, topic && (!topic.states || topic.states.includes(g.actual.state)) ? topic : null) : null;
+    // On the account's state: the intent's call if it fits that state, else what the state itself says next.
+    const fits = topic && (!topic.states || topic.states.includes(g.actual?.state ?? ''));
+    const stateNext = (st: string) => (STATES as Record<string, { next: string }>)[st]?.next ?? '';
+    const onAccount = g.actual
+      ? fits
+        ? forPurchase(p, { ...g, purchase: g.actual }, r, terms, topic)
+        : { step: { tool: 'get_purchase', arguments: { purchaseId: g.actual.id } }, lead: stateNext(g.actual.state), lines: [] }
+      : null;
     const noPurchase = g.mismatch?.startsWith('I see no purchase');
     const check = { tool: 'list_orders', arguments: {} };
-    lines = [`If it is as you say: ${answer}`, ...lines];
+    // An unknown id or missing earnings: the stated situation follows; a purchase in another state is answered on the account alone.
+    lines = onAccount ? [] : [`If it is as you say: ${answer}`, ...lines];
     if (onAccount) {
       lead = `${said}, so: ${onAccount.lead.replace(/^As the \w+ of \S+ \([a-z_]+\): /, '')}`;
       picked = { ...onAccount, lines: [] };

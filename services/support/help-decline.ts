@@ -44,7 +44,7 @@ function asksToAct(text: string): boolean {
   }
   if (MAYBE_ASKING.some((a) => has(text, a)) && has(text, 'for me') && ACT_VERBS.some((v) => has(text, v))) return true;
   for (const v of ACT_VERBS) {
-    if (has(text, `${v} it for me`) || IMPERATIVE.some((a) => has(text, `${a} ${v}`))) return true;
+    if (has(text, `${v} it for me`) || (!ASKERS_OWN.includes(v) && IMPERATIVE.some((a) => has(text, `${a} ${v}`)))) return true;
     for (const a of MAYBE_ASKING) {
       const at = text.indexOf(` ${a} ${v} `);
       if (at < 0) continue;

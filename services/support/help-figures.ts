@@ -22,7 +22,7 @@ import {
   type MarketTerms,
 } from '../../packages/market-rules';
 import { CATEGORY_WORDS } from '../../packages/knowledge/synonyms';
-import { has, type Parsed, type Side } from './help-parse';
+import { has, type Parsed } from './help-parse';
 
 /** The figures a question asks for, and the call that follows from them (null: none). */
 export interface Figures {
@@ -34,12 +34,12 @@ export interface Figures {
   args?: Record<string, unknown>;
 }
 
-export function figures(p: Parsed, terms: MarketTerms, priceGas: number | null, side: Side | null): Figures | null {
+export function figures(p: Parsed, terms: MarketTerms, priceGas: number | null): Figures | null {
   // The figures of a pasted envelope are the error's, not the asker's.
   const t = p.text.replace(/\{.*\}/s, ' ');
   const minimumAsked = ['minimum', 'min'].some((w) => has(t, w)) && ['cash out', 'cash-out', 'cashout', 'withdraw'].some((w) => has(t, w));
   // "10 jobs at 200 gas each": the price is the amount, the count multiplies it.
-  const many = /(\d+) (?:of my )?(?:[a-z]+ )?(?:sales|jobs|orders|listings sold|gigs sold|sold) (?:at|of|for) (\d[\d,]*)/.exec(t);
+  const many = /(\d+) (?:of my )?(?:[a-z]+ )?(?:sales|jobs|orders|gigs|tasks|listings|services)(?: sold)? (?:at|of|for) (\d[\d,]*)/.exec(t);
   const amount = (many ? Number(many[2].replace(/,/g, '')) : undefined) ?? p.amounts.find((n) => n >= 1) ?? (minimumAsked ? MIN_CASHOUT_GAS : has(t, 'how much') ? (priceGas ?? undefined) : undefined);
   const cashout = ['cash out', 'cash-out', 'cashout', 'withdraw', 'payout', 'cashing out', 'btc', 'bitcoin', 'cash the', 'cash it'].some((w) => has(t, w)) || (has(t, 'cash') && has(t, 'out')) || p.tools.includes('request_cashout');
   const connectFirst = ['never set up', 'not set up', 'no payout address', 'set up payouts', 'btc address', 'first time'].some((w) => has(t, w));
@@ -69,7 +69,7 @@ export function figures(p: Parsed, terms: MarketTerms, priceGas: number | null, 
   }
   if (amount === undefined) return null;
   // "I have 150 and it costs 400" / "I need 2300": the cheapest packs that cover the shortfall.
-  const sale = ['sale', 'sales', 'sell', 'sold', 'earn', 'earned', 'seller', 'selling', 'priced', 'job', 'sale_earn', 'i list', 'list it', 'listing at', 'list something', 'do i keep', 'i keep', 'seller get', 'seller gets', 'i net', 'do i net'].some((w) => has(t, w)) || side === 'seller';
+  const sale = ['sale', 'sales', 'sell', 'sold', 'earn', 'earned', 'seller', 'selling', 'priced', 'job', 'sale_earn', 'i list', 'list it', 'listing at', 'list something', 'do i keep', 'i keep', 'seller get', 'seller gets', 'i net', 'do i net', 'becomes mine', 'buyers 250'].some((w) => has(t, w));
   // Earnings the question states ("sale_earn total 675", "432 of earnings"): cashed out as they are, no platform fee again.
   const earned = /(?:sale_earn|earnings|earned)(?: total| of| is| are|:)*\s*(\d[\d,]*)/.exec(t) ?? /(\d[\d,]*)\s*(?:gas\s*)?(?:from|of|in)?\s*(?:sale_earn|earnings)/.exec(t);
   if (earned && cashout) {
@@ -95,7 +95,7 @@ export function figures(p: Parsed, terms: MarketTerms, priceGas: number | null, 
     return { text: `No: the minimum price is ${MIN_PRICE_GAS} gas (list_service refuses less with invalid_arguments).`, tool: null };
   }
   // "Which band is a 350-gas listing?": the band, and the category's anchor when the question names one.
-  const netAsked = ['net', 'seller get', 'seller gets', 'do i get', 'do i keep', 'receive', 'usd', 'dollars'].some((w) => has(t, w));
+  const netAsked = ['net', 'clear', 'end up', 'take home', 'seller get', 'seller gets', 'do i get', 'do i keep', 'receive', 'usd', 'dollars'].some((w) => has(t, w));
   const band = has(t, 'band') && !netAsked ? PRICE_BANDS.find((b) => amount >= b.minGas && amount <= b.maxGas) : undefined;
   if (band) {
     const c = category ? CATEGORY_WORDS[category] : null;
@@ -117,7 +117,7 @@ export function figures(p: Parsed, terms: MarketTerms, priceGas: number | null, 
     const n = Math.floor(pack.gas / amount);
     return { text: `${n} purchases: ${pack.id} is ${pack.gas} gas for ${pack.usd} USD, and each ${amount}-gas purchase costs exactly ${amount} (the buyer pays no fee on top), leaving ${pack.gas - n * amount} gas.`, tool: 'buy_gas', args: { packId: pack.id } };
   }
-  if (['afford', 'short', 'enough', 'cheapest', 'need more', 'combination', 'which packs', 'which pack', 'which gas pack', 'pack should i', 'left over', 'will be left', 'covers', 'cover', 'i need'].some((w) => has(t, w)) && !sale) {
+  if (['afford', 'short', 'enough', 'cheapest', 'need more', 'combination', 'which packs', 'which pack', 'which gas pack', 'pack should i', 'left over', 'will be left', 'covers', 'cover', 'cheaper', 'i need'].some((w) => has(t, w)) && (!sale || ['pack', 'packs'].some((w) => has(t, w)))) {
     // "I have 150 and it costs 400" → 250 short; "services at 250, 400 and 1000, I have 0" → their sum.
     const haveMatch = /i (?:have|hold|got) (?:roughly |about |only )?(\d[\d,]*)/.exec(t);
     const have = haveMatch ? Number(haveMatch[1].replace(/,/g, '')) : p.amounts.length === 2 ? Math.min(...p.amounts) : 0;
