@@ -329,7 +329,7 @@ export function topics(terms: MarketTerms): Topic[] {
     },
     {
       id: 'deliver',
-      phrases: ['tell the buyer', 'work is done', 'finished the work', 'send the work', 'hand over', 'submit the work', 'deliver the work', 'how do i deliver', 'send the result', 'upload the result', 'i finished'],
+      phrases: ['hand it over', 'how do i hand', 'tests are done', 'tell the buyer', 'work is done', 'finished the work', 'send the work', 'hand over', 'submit the work', 'deliver the work', 'how do i deliver', 'send the result', 'upload the result', 'i finished'],
       side: 'seller',
       purchase: true,
       tool: 'deliver_work',

@@ -10,7 +10,7 @@ import { errorGuide, exampleArguments, type KnowledgeSection, type NextStep } fr
 import { saleSplit, smallestPackCovering, type MarketTerms } from '../../packages/market-rules';
 import { STATES, TRANSITIONS, documentedTransitions } from '../../packages/contracts/purchase-machine';
 import { getTool } from '../../packages/tool-catalogue';
-import { has, normalize, type Parsed, type Side } from './help-parse';
+import { doneCalls, has, normalize, type Parsed, type Side } from './help-parse';
 import { legalCalls, sideOfTool, type Grounded } from './help-ground';
 import { distinctiveParts, names, type Retrieved } from './help-retrieve';
 import type { Intent } from './help-intent';
@@ -246,7 +246,9 @@ function openCheckout(g: Grounded) {
 function forPurchase(p: Parsed, g: Grounded, r: Retrieved, terms: MarketTerms, topic: Topic | null): { step: NextStep | null; lead: string; lines: string[] } {
   const f = g.purchase!;
   const side: Side | null = f.side;
-  const score = new Map(r.tools.map((t) => [t.tool, t.score]));
+  // A call the asker says it made already is not the next one.
+  const done = doneCalls(p);
+  const score = new Map(r.tools.map((t) => [t.tool, done.includes(t.tool) ? 0 : t.score]));
   // The intent's call counts most: it is what the question asks about.
   if (topic?.tool) score.set(topic.tool, (score.get(topic.tool) ?? 0) + 2);
   const candidates = new Set<string>(f.legal);
@@ -256,7 +258,6 @@ function forPurchase(p: Parsed, g: Grounded, r: Retrieved, terms: MarketTerms, t
   for (const t of r.tools) if (!isMachineTool(t.tool) && t.score >= 0.3 && 'purchaseId' in (getTool(t.tool)?.params ?? {}) && (!side || !sideOfTool(t.tool) || sideOfTool(t.tool) === side) && (t.tool !== 'get_delivery' || AFTER_DELIVERY.includes(f.state))) candidates.add(t.tool);
   // A delivered purchase's buyer reads the work before confirming it.
   if (side === 'buyer' && TRANSITIONS.some((t) => t.trigger === 'deliver' && t.to === f.state)) candidates.add('get_delivery');
-  // The question's intent picks the call; the state's usual next call leads only for "what now?" (or when nothing else ranks).
   // The intent's call decides; the state's usual next call leads only for "what now?" without one (or when nothing else ranks).
   const whatNow = !(topic?.tool && candidates.has(topic.tool)) && (NEXT_WORDS.some((w) => has(p.text, w)) || !r.tools.some((t) => candidates.has(t.tool) && t.score >= 0.3));
   // The intent's call is not possible yet: the call this side makes now that leads to a state where it is (rate needs completed → confirm).
@@ -264,7 +265,7 @@ function forPurchase(p: Parsed, g: Grounded, r: Retrieved, terms: MarketTerms, t
   const toward = wanted && TRANSITIONS.find((t) => f.legal.includes(t.tool) && (t.from as readonly string[]).includes(f.state) && (!side || t.who.includes(side)) && t.to && TRANSITIONS.some((x) => x.tool === wanted && (x.from as readonly string[]).includes(t.to!)))?.tool;
   if (toward) score.set(toward, (score.get(toward) ?? 0) + 2);
   const ranked = [...candidates]
-    .map((tool) => ({ tool, s: (score.get(tool) ?? 0) * (f.legal.includes(tool) || !isMachineTool(tool) ? 1 : 0.8) + (whatNow ? 0.5 * progress(tool, f.state, side) : 0) + (has(p.text, tool) ? 0.5 : 0) }))
+    .map((tool) => ({ tool, s: (score.get(tool) ?? 0) * (f.legal.includes(tool) || !isMachineTool(tool) ? 1 : 0.8) + (whatNow ? 0.5 * progress(tool, f.state, side) : 0) + (has(p.text, tool) && !done.includes(tool) ? 0.5 : 0) }))
     .sort((a, b) => b.s - a.s);
   const who = side ? `you are the ${side}` : 'your side';
   const id = f.id ?? 'your purchase';
@@ -353,7 +354,9 @@ export function compose(p: Parsed, g: Grounded, r: Retrieved, terms: MarketTerms
   const overLimit = g.limits?.perPurchaseMaxGas != null && (topic?.tool === 'purchase_service' || p.tools.includes('purchase_service') || has(p.text, 'buy')) && p.amounts.some((a) => a > g.limits!.perPurchaseMaxGas! && a !== g.wallet?.gasBalance);
   if (!picked && (limitsAsked || overLimit)) picked = spendingLimit(g, null, p, terms);
   // Figures about sales in general ("3 completed sales at 200") are not about the purchase the account holds.
-  const figuresOnly = !!num && !p.purchaseIds.length && !THIS_PURCHASE.some((w) => has(p.text, w));
+  // "How do I hand it over, and what do I get?": the call leads and the figures follow it.
+  const callFirst = !!num && !!topic?.tool && ['how do i', 'how can i', 'how to', 'what do i need to do', 'what should i do'].some((w) => has(p.text, w));
+  const figuresOnly = !!num && !callFirst && !p.purchaseIds.length && !THIS_PURCHASE.some((w) => has(p.text, w));
   // "What does awaiting_approval mean?", "why did it fail?": the machine's word for that state.
   const stateAsked = p.statedState && !p.error && ['mean', 'what does', 'why', 'is my gas gone', 'what happened'].some((w) => has(p.text, w)) && (!topic || topic.purchase || has(p.text, p.statedState));
   if (!picked && stateAsked) picked = { step: null, lead: `${p.statedState}: ${(STATES as Record<string, { next: string }>)[p.statedState!].next}`, lines: [] };
@@ -373,12 +376,12 @@ export function compose(p: Parsed, g: Grounded, r: Retrieved, terms: MarketTerms
   }
   const action = firm || !!topic || ACTION_WORDS.some((w) => has(p.text, w));
   // Figures lead; the call after them is the one they lead to (never an unrelated one), else the intent's.
-  if (num && !firm) {
+  if (num && !firm && !callFirst) {
     const step = num.tool ? { tool: num.tool, arguments: argsFor(num.tool, g, p, num.args ?? {}) } : null;
     if (step) picked = { step, lead: topic && topic.tool === step.tool ? withCall(topic.lead, step) : `Call ${call(step)}: ${firstSentences(getTool(step.tool)?.description ?? '')}`, lines: [] };
     else if (!topic) picked = null;
   }
-  const info = num?.text ?? (action ? null : ruleLines(r, p, '', null, 1).lines[0] ?? null);
+  const info = (callFirst ? null : num?.text) ?? (action ? null : ruleLines(r, p, '', null, 1).lines[0] ?? null);
   const stated = num?.claims ?? 0;
   const mismatch = (figuresOnly && !p.statedClaim ? null : g.mismatch) ?? (g.wallet && stated > g.wallet.withdrawableGas ? `your wallet shows withdrawableGas ${g.wallet.withdrawableGas}, not ${stated}: only sale earnings of completed sales can be cashed out` : null);
   const answer = info ?? picked?.lead ?? 'I could not find this in the documentation; ask with the tool name or the error code you got.';
@@ -386,6 +389,7 @@ export function compose(p: Parsed, g: Grounded, r: Retrieved, terms: MarketTerms
   if (info && picked && !firm && !num?.tool && !action) picked = null;
   // A fresh array: an intent's lines are shared data, never edited in place.
   let lines = info && picked ? [picked.lead.replace(/^Call /, 'Next: '), ...(num ? [] : picked.lines)] : [...(picked?.lines ?? [])];
+  if (callFirst && num) lines.unshift(num.text);
   // A question that asks two things: the second intent's rule follows.
   if (intent?.also && !answer.includes(intent.also.lead.slice(0, 40))) lines.push(intent.also.lead);
   // The account's own facts the intent turns on: earnings not yet withdrawable.

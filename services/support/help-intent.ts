@@ -7,7 +7,7 @@
  */
 import { topics, type Topic } from '../../packages/knowledge/topics';
 import type { MarketTerms } from '../../packages/market-rules';
-import { has, stemmed, type Parsed, type Side } from './help-parse';
+import { doneCalls, has, stemmed, type Parsed, type Side } from './help-parse';
 
 export interface Intent {
   topic: Topic;
@@ -49,8 +49,7 @@ export class Intents {
       } else if (!phrase.includes(' ') && words.some((w) => typo(w, phrase))) score += 1;
     }
     // A tool the question names is the intent whose call it is, unless the asker says it made that call already.
-    const done = (tool: string) => ['via', 'with', 'called', 'ran', 'used', 'pulled', 'did'].some((w) => has(p.text, `${w} ${tool}`)) || ['shows', 'says', 'returned', 'gave'].some((w) => has(p.text, `${tool} ${w}`));
-    if (topic.tool && p.tools.includes(topic.tool) && !done(topic.tool)) score += 1.5;
+    if (topic.tool && p.tools.includes(topic.tool) && !doneCalls(p).includes(topic.tool)) score += 1.5;
     return score;
   }
 

@@ -161,6 +161,11 @@ function stateOf(text: string): string | null {
   return told.sort((a, b) => PURCHASE_STATUSES.indexOf(b as never) - PURCHASE_STATUSES.indexOf(a as never))[0] ?? null;
 }
 
+/** The catalogue calls the question says the asker made already ("I pulled it with get_delivery", "list_orders shows …"). */
+export function doneCalls(p: Parsed): string[] {
+  return p.tools.filter((tool) => ['via', 'with', 'w/', 'called', 'ran', 'used', 'pulled', 'did', 'tried'].some((w) => p.text.includes(` ${w} ${tool}`)) || ['shows', 'says', 'returned', 'gave'].some((w) => has(p.text, `${tool} ${w}`)));
+}
+
 export function parse(input: HelpInput): Parsed {
   const q = `${input.question} ${input.stuckState ?? ''}`;
   const text = normalize(q.replace(/\b(has|have|is|was|did|does|do|were|are|could|would|should)nt\b/gi, "$1n't"));
