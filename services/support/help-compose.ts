@@ -14,7 +14,7 @@ import { doneCalls, has, normalize, type Parsed, type Side } from './help-parse'
 import { legalCalls, sideOfTool, type Grounded } from './help-ground';
 import { distinctiveParts, names, type Retrieved } from './help-retrieve';
 import type { Intent } from './help-intent';
-import { figures } from './help-figures';
+import { figures, type Figures } from './help-figures';
 import { AFTER_DELIVERY, type Topic } from '../../packages/knowledge/topics';
 
 /** The question uses the tool's own word as such ("rate", "dispute"), not a form of it ("delivered"). */
@@ -331,6 +331,49 @@ function forTopic(t: Topic, g: Grounded, p: Parsed) {
   return { step, lead: withCall(t.lead, step), lines: [...(t.lines ?? [])] };
 }
 
+type Picked = { step: NextStep | null; lead: string; lines: string[] };
+
+/** What the situation decides whatever the wording: a pasted error, an open checkout, a limit the human set, a state asked about, the asker's purchase. */
+function bySituation(p: Parsed, g: Grounded, r: Retrieved, terms: MarketTerms, topic: Topic | null, num: Figures | null, callFirst: boolean): Picked | null {
+  if (p.error) {
+    const e = forError(p, g, terms);
+    if (e) return e;
+  }
+  const checkoutAsked = ['buy-gas', 'checkout-link', 'charged-no-gas'].includes(topic?.id ?? '') || (!topic && (has(p.text, 'checkout') || names(p.text, 'get_checkout')));
+  if (g.checkouts.length && !has(p.text, 'expired') && checkoutAsked) return openCheckout(g);
+  const limitsAsked = has(p.text, 'spending limit') || ['limit', 'budget', 'refused', 'set something up', 'exceeds', 'owner', 'cap', 'blocked', 'blocking'].filter((w) => has(p.text, w)).length >= 2 || (g.limits?.setByHuman && (has(p.text, 'refused') || topic?.id === 'limits'));
+  // A price the question states above the human's per-purchase limit: the limit is the answer, not the balance.
+  const overLimit = g.limits?.perPurchaseMaxGas != null && (topic?.tool === 'purchase_service' || p.tools.includes('purchase_service') || has(p.text, 'buy')) && p.amounts.some((a) => a > g.limits!.perPurchaseMaxGas! && a !== g.wallet?.gasBalance);
+  if (limitsAsked || overLimit) return spendingLimit(g, null, p, terms);
+  // "What does awaiting_approval mean?", "why did it fail?": the machine's word for that state.
+  const stateAsked = p.statedState && !p.error && ['mean', 'what does', 'why', 'is my gas gone', 'what happened'].some((w) => has(p.text, w)) && (!topic || topic.purchase || has(p.text, p.statedState));
+  if (stateAsked) return { step: null, lead: `${p.statedState}: ${(STATES as Record<string, { next: string }>)[p.statedState!].next}`, lines: [] };
+  // A purchase is the subject unless the question is plainly about something else (cash-out, a listing …); an
+  // intent that is not about a purchase leads whatever purchase the account holds.
+  const top = r.tools[0]?.tool;
+  const pointsAtIt = p.purchaseIds.length > 0 || THIS_PURCHASE.some((w) => has(p.text, w)) || !!p.statedState;
+  const aboutPurchase = !!g.purchase && (topic ? !!topic.purchase : pointsAtIt || !top || isMachineTool(top) || 'purchaseId' in (getTool(top)?.params ?? {}) || (r.tools[0]?.score ?? 0) < 0.8);
+  // Figures about sales in general ("3 completed sales at 200") are not about the purchase the account holds.
+  if (aboutPurchase && !(num && !callFirst && !p.purchaseIds.length && !THIS_PURCHASE.some((w) => has(p.text, w)))) return forPurchase(p, g, r, terms, topic);
+  return null;
+}
+
+/**
+ * When the account disagrees with the question, what it shows leads and the call is the one it allows: a purchase in
+ * another state is answered on that state alone (the intent's call if it fits it, else what the state says next); an
+ * unknown id or earnings the wallet does not hold are named first and the stated situation follows ("if …").
+ */
+function accountFirst(p: Parsed, g: Grounded, r: Retrieved, terms: MarketTerms, topic: Topic | null, mismatch: string, answer: string, lines: string[]): { lead: string; lines: string[]; picked: Picked } {
+  const said = `${mismatch[0].toUpperCase()}${mismatch.slice(1)}`;
+  if (g.actual) {
+    const fits = topic && (!topic.states || topic.states.includes(g.actual.state));
+    const onAccount = fits ? forPurchase(p, { ...g, purchase: g.actual }, r, terms, topic) : { step: { tool: 'get_purchase', arguments: { purchaseId: g.actual.id } }, lead: (STATES as Record<string, { next: string }>)[g.actual.state]?.next ?? '', lines: [] };
+    return { lead: `${said}, so: ${onAccount.lead.replace(/^As the \w+ of \S+ \([a-z_]+\): /, '')}`, lines: [], picked: { ...onAccount, lines: [] } };
+  }
+  const check = g.mismatch?.startsWith('I see no purchase') ? { tool: 'list_orders', arguments: {} } : null;
+  return { lead: `${said}.`, lines: [`If it is as you say: ${answer}`, ...lines], picked: { step: check, lead: `${said}.`, lines: [] } };
+}
+
 export function compose(p: Parsed, g: Grounded, r: Retrieved, terms: MarketTerms, intent: Intent | null = null): Composed {
   const topic = intent?.topic ?? null;
   const fault = FAULT_WORDS.some((w) => has(p.text, w)) || p.error?.code === 'internal';
@@ -338,30 +381,11 @@ export function compose(p: Parsed, g: Grounded, r: Retrieved, terms: MarketTerms
   const ok = (tool: string) =>
     tool !== 'ask_help' && (tool !== 'report_bug' || fault) && !(side && sideOfTool(tool) && sideOfTool(tool) !== side) && !(getTool(tool)?.aliasOf);
   const num = p.error ? null : figures(p, terms, g.purchase?.priceGas ?? null);
-  let picked: { step: NextStep | null; lead: string; lines: string[] } | null = null;
-  if (p.error) picked = forError(p, g, terms);
-  // A purchase is the subject unless the question is plainly about something else (cash-out, a listing …).
-  const top = r.tools[0]?.tool;
-  const pointsAtIt = p.purchaseIds.length > 0 || THIS_PURCHASE.some((w) => has(p.text, w)) || !!p.statedState;
-  // An intent that is not about a purchase leads whatever purchase the account holds; otherwise the machine answers.
-  const aboutPurchase =
-    !!g.purchase && (topic ? !!topic.purchase : pointsAtIt || !top || isMachineTool(top) || 'purchaseId' in (getTool(top)?.params ?? {}) || (r.tools[0]?.score ?? 0) < 0.8);
-  // The situation leads whatever the wording: an open checkout, a limit the human set, then the asker's purchase.
-  const checkoutAsked = ['buy-gas', 'checkout-link', 'charged-no-gas'].includes(topic?.id ?? '') || (!topic && (has(p.text, 'checkout') || names(p.text, 'get_checkout')));
-  if (!picked && g.checkouts.length && !has(p.text, 'expired') && checkoutAsked) picked = openCheckout(g);
-  const limitsAsked = has(p.text, 'spending limit') || ['limit', 'budget', 'refused', 'set something up', 'exceeds', 'owner', 'cap', 'blocked', 'blocking'].filter((w) => has(p.text, w)).length >= 2 || (g.limits?.setByHuman && (has(p.text, 'refused') || topic?.id === 'limits'));
-  // A price the question states above the human's per-purchase limit: the limit is the answer, not the balance.
-  const overLimit = g.limits?.perPurchaseMaxGas != null && (topic?.tool === 'purchase_service' || p.tools.includes('purchase_service') || has(p.text, 'buy')) && p.amounts.some((a) => a > g.limits!.perPurchaseMaxGas! && a !== g.wallet?.gasBalance);
-  if (!picked && (limitsAsked || overLimit)) picked = spendingLimit(g, null, p, terms);
-  // Figures about sales in general ("3 completed sales at 200") are not about the purchase the account holds.
   // "How do I hand it over, and what do I get?": the call leads and the figures follow it.
   const callFirst = !!num && !!topic?.tool && ['how do i', 'how can i', 'how to', 'what do i need to do', 'what should i do'].some((w) => has(p.text, w));
   const figuresOnly = !!num && !callFirst && !p.purchaseIds.length && !THIS_PURCHASE.some((w) => has(p.text, w));
-  // "What does awaiting_approval mean?", "why did it fail?": the machine's word for that state.
-  const stateAsked = p.statedState && !p.error && ['mean', 'what does', 'why', 'is my gas gone', 'what happened'].some((w) => has(p.text, w)) && (!topic || topic.purchase || has(p.text, p.statedState));
-  if (!picked && stateAsked) picked = { step: null, lead: `${p.statedState}: ${(STATES as Record<string, { next: string }>)[p.statedState!].next}`, lines: [] };
-  if (!picked && aboutPurchase && !figuresOnly) picked = forPurchase(p, g, r, terms, topic);
-  /** The situation decided the lead (an error, a purchase, a limit, an open checkout): it leads whatever the wording. */
+  let picked = bySituation(p, g, r, terms, topic, num, callFirst);
+  /** The situation decided the lead: it leads whatever the wording. */
   const firm = !!picked;
   if (!picked && topic) picked = forTopic(topic, g, p);
   if (!picked) {
@@ -394,8 +418,6 @@ export function compose(p: Parsed, g: Grounded, r: Retrieved, terms: MarketTerms
   if (intent?.also && !answer.includes(intent.also.lead.slice(0, 40))) lines.push(intent.also.lead);
   // The account's own facts the intent turns on: earnings not yet withdrawable.
   if (topic?.id === 'cashout' && g.wallet && !num) lines.unshift(`Your wallet shows withdrawableGas ${g.wallet.withdrawableGas}${g.wallet.pendingEarningsGas ? ` and ${g.wallet.pendingEarningsGas} gas pending (sales delivered, not yet completed: they become sale_earn when the buyer confirms or auto-release pays)` : ''}.`);
-  // When the account disagrees with the question, what it shows leads and the call is the one it allows;
-  // the stated situation is answered after it ("I see no purchase pur_x on your account; if …").
   let lead = answer;
   // An asker that says it has not registered yet: registering comes first.
   if (['not registered', "haven't registered", 'have not registered', 'before i register', 'not signed up'].some((w) => has(p.text, w)) && !answer.startsWith('Call register')) {
@@ -403,28 +425,7 @@ export function compose(p: Parsed, g: Grounded, r: Retrieved, terms: MarketTerms
   }
   // No purchase at all while the question tells of one: a note after the answer, not a correction.
   if (mismatch && !g.actual && !mismatch.startsWith('I see no purchase ') && !stated) lines.unshift(`(${mismatch[0].toUpperCase()}${mismatch.slice(1)}.)`);
-  else if (mismatch) {
-    const said = `${mismatch[0].toUpperCase()}${mismatch.slice(1)}`;
-    // On the account's state: the intent's call if it fits that state, else what the state itself says next.
-    const fits = topic && (!topic.states || topic.states.includes(g.actual?.state ?? ''));
-    const stateNext = (st: string) => (STATES as Record<string, { next: string }>)[st]?.next ?? '';
-    const onAccount = g.actual
-      ? fits
-        ? forPurchase(p, { ...g, purchase: g.actual }, r, terms, topic)
-        : { step: { tool: 'get_purchase', arguments: { purchaseId: g.actual.id } }, lead: stateNext(g.actual.state), lines: [] }
-      : null;
-    const noPurchase = g.mismatch?.startsWith('I see no purchase');
-    const check = { tool: 'list_orders', arguments: {} };
-    // An unknown id or missing earnings: the stated situation follows; a purchase in another state is answered on the account alone.
-    lines = onAccount ? [] : [`If it is as you say: ${answer}`, ...lines];
-    if (onAccount) {
-      lead = `${said}, so: ${onAccount.lead.replace(/^As the \w+ of \S+ \([a-z_]+\): /, '')}`;
-      picked = { ...onAccount, lines: [] };
-    } else {
-      lead = `${said}.`;
-      picked = noPurchase ? { step: check, lead, lines: [] } : { step: null, lead, lines: [] };
-    }
-  }
+  else if (mismatch) ({ lead, lines, picked } = accountFirst(p, g, r, terms, topic, mismatch, answer, lines));
   // Retrieved rule lines only fill an answer nothing else shaped (an intent, a purchase, an error, figures carry their own).
   const rules = ruleLines(r, p, [lead, ...lines].join(' '), picked?.step?.tool ?? null, topic || firm || num ? 0 : 1);
   const allowed = g.purchase ? [...g.purchase.legal] : r.tools.filter((t) => ok(t.tool)).slice(0, 5).map((t) => t.tool);
