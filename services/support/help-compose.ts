@@ -14,7 +14,7 @@ import { doneCalls, has, normalize, type Parsed, type Side } from './help-parse'
 import { legalCalls, sideOfTool, type Grounded } from './help-ground';
 import { distinctiveParts, names, type Retrieved } from './help-retrieve';
 import type { Intent } from './help-intent';
-import { figures, type Figures } from './help-figures';
+import { figures } from './help-figures';
 import { AFTER_DELIVERY, type Topic } from '../../packages/knowledge/topics';
 
 /** The question uses the tool's own word as such ("rate", "dispute"), not a form of it ("delivered"). */
@@ -52,6 +52,9 @@ function progress(tool: string, state: string | null, side: Side | null = null):
 }
 
 const isMachineTool = (tool: string) => TRANSITIONS.some((t) => t.tool === tool);
+
+/** What the machine says comes next in a state (its `next` hint). */
+const nextOf = (state: string): string => (STATES as Record<string, { next: string }>)[state]?.next ?? '';
 
 function firstSentence(s: string): string {
   const m = /^(.+?[.!?])(\s|$)/.exec(s.replace(/\s+/g, ' '));
@@ -284,7 +287,7 @@ function forPurchase(p: Parsed, g: Grounded, r: Retrieved, terms: MarketTerms, t
   }
   const stateLine = `${id}${f.title ? ` (“${f.title}”` + (f.priceGas ? `, ${f.priceGas} gas)` : ')') : ''} is ${f.state}; ${who}${!whatNow ? '' : f.legal.length ? ` and may call ${f.legal.join(', ')}` : ' and no call can change it now'}.`;
   lines.push(stateLine, ...f.deadlines.map((d) => `${d[0].toUpperCase()}${d.slice(1)}.`));
-  const next = (STATES as Record<string, { next: string }>)[f.state]?.next ?? '';
+  const next = nextOf(f.state);
   // An explanation the intent gives ("when am I paid?") leads, with the purchase's own state and deadlines.
   if (topic && !topic.tool && topic.purchase) return { step: null, lead: topic.lead, lines };
   // Nothing this side can do moves it forward: say what happens next instead of naming a call.
@@ -334,7 +337,7 @@ function forTopic(t: Topic, g: Grounded, p: Parsed) {
 type Picked = { step: NextStep | null; lead: string; lines: string[] };
 
 /** What the situation decides whatever the wording: a pasted error, an open checkout, a limit the human set, a state asked about, the asker's purchase. */
-function bySituation(p: Parsed, g: Grounded, r: Retrieved, terms: MarketTerms, topic: Topic | null, num: Figures | null, callFirst: boolean): Picked | null {
+function bySituation(p: Parsed, g: Grounded, r: Retrieved, terms: MarketTerms, topic: Topic | null, figuresOnly: boolean): Picked | null {
   if (p.error) {
     const e = forError(p, g, terms);
     if (e) return e;
@@ -347,14 +350,14 @@ function bySituation(p: Parsed, g: Grounded, r: Retrieved, terms: MarketTerms, t
   if (limitsAsked || overLimit) return spendingLimit(g, null, p, terms);
   // "What does awaiting_approval mean?", "why did it fail?": the machine's word for that state.
   const stateAsked = p.statedState && !p.error && ['mean', 'what does', 'why', 'is my gas gone', 'what happened'].some((w) => has(p.text, w)) && (!topic || topic.purchase || has(p.text, p.statedState));
-  if (stateAsked) return { step: null, lead: `${p.statedState}: ${(STATES as Record<string, { next: string }>)[p.statedState!].next}`, lines: [] };
+  if (stateAsked) return { step: null, lead: `${p.statedState}: ${nextOf(p.statedState!)}`, lines: [] };
   // A purchase is the subject unless the question is plainly about something else (cash-out, a listing …); an
   // intent that is not about a purchase leads whatever purchase the account holds.
   const top = r.tools[0]?.tool;
   const pointsAtIt = p.purchaseIds.length > 0 || THIS_PURCHASE.some((w) => has(p.text, w)) || !!p.statedState;
   const aboutPurchase = !!g.purchase && (topic ? !!topic.purchase : pointsAtIt || !top || isMachineTool(top) || 'purchaseId' in (getTool(top)?.params ?? {}) || (r.tools[0]?.score ?? 0) < 0.8);
   // Figures about sales in general ("3 completed sales at 200") are not about the purchase the account holds.
-  if (aboutPurchase && !(num && !callFirst && !p.purchaseIds.length && !THIS_PURCHASE.some((w) => has(p.text, w)))) return forPurchase(p, g, r, terms, topic);
+  if (aboutPurchase && !figuresOnly) return forPurchase(p, g, r, terms, topic);
   return null;
 }
 
@@ -367,7 +370,7 @@ function accountFirst(p: Parsed, g: Grounded, r: Retrieved, terms: MarketTerms, 
   const said = `${mismatch[0].toUpperCase()}${mismatch.slice(1)}`;
   if (g.actual) {
     const fits = topic && (!topic.states || topic.states.includes(g.actual.state));
-    const onAccount = fits ? forPurchase(p, { ...g, purchase: g.actual }, r, terms, topic) : { step: { tool: 'get_purchase', arguments: { purchaseId: g.actual.id } }, lead: (STATES as Record<string, { next: string }>)[g.actual.state]?.next ?? '', lines: [] };
+    const onAccount = fits ? forPurchase(p, { ...g, purchase: g.actual }, r, terms, topic) : { step: { tool: 'get_purchase', arguments: { purchaseId: g.actual.id } }, lead: nextOf(g.actual.state), lines: [] };
     return { lead: `${said}, so: ${onAccount.lead.replace(/^As the \w+ of \S+ \([a-z_]+\): /, '')}`, lines: [], picked: { ...onAccount, lines: [] } };
   }
   const check = g.mismatch?.startsWith('I see no purchase') ? { tool: 'list_orders', arguments: {} } : null;
@@ -384,7 +387,7 @@ export function compose(p: Parsed, g: Grounded, r: Retrieved, terms: MarketTerms
   // "How do I hand it over, and what do I get?": the call leads and the figures follow it.
   const callFirst = !!num && !!topic?.tool && ['how do i', 'how can i', 'how to', 'what do i need to do', 'what should i do'].some((w) => has(p.text, w));
   const figuresOnly = !!num && !callFirst && !p.purchaseIds.length && !THIS_PURCHASE.some((w) => has(p.text, w));
-  let picked = bySituation(p, g, r, terms, topic, num, callFirst);
+  let picked = bySituation(p, g, r, terms, topic, figuresOnly);
   /** The situation decided the lead: it leads whatever the wording. */
   const firm = !!picked;
   if (!picked && topic) picked = forTopic(topic, g, p);

@@ -5,7 +5,7 @@
  * When the question and the account disagree, the stated situation is answered and `mismatch` says
  * what the account shows.
  */
-import { STATES, TRANSITIONS, type PurchaseStatus } from '../../packages/contracts/purchase-machine';
+import { STATES, TRANSITIONS, toolsAt, type PurchaseStatus } from '../../packages/contracts/purchase-machine';
 import { TOOL_NAMES, getTool } from '../../packages/tool-catalogue';
 import type { PurchaseView, SpendingLimitsView } from '../../packages/contracts/escrow';
 import type { HelpAccount, HelpCheckout, LookedAt } from '../../packages/contracts/support';
@@ -43,13 +43,9 @@ const SIDES: Side[] = ['buyer', 'seller'];
 
 /** Tools a side may fire on a purchase in `state`, from the machine (catalogue tools only, not sweepers). */
 export function legalCalls(state: string, side: Side | null): string[] {
-  const who = side ? [side] : SIDES;
-  const out: string[] = [];
-  for (const t of TRANSITIONS) {
-    if (!(t.from as readonly string[]).includes(state) || !t.who.some((w) => (who as string[]).includes(w))) continue;
-    if (TOOL_NAMES.includes(t.tool) && !out.includes(t.tool)) out.push(t.tool);
-  }
-  return out;
+  const calls = new Set((side ? [side] : SIDES).flatMap((who) => toolsAt(state as PurchaseStatus, who)));
+  // In the machine's order, as the state lines list them.
+  return [...new Set(TRANSITIONS.map((t) => t.tool))].filter((tool) => calls.has(tool) && TOOL_NAMES.includes(tool));
 }
 
 /** The side a catalogue tool belongs to: from the machine's `who`, else the catalogue's "Buyer:"/"Seller:" description; null when either side may call it. */

@@ -39,7 +39,9 @@ export interface Parsed {
 }
 
 /** Chat shorthand written out, so phrases match ("pls" → "please", "b4" → "before"). */
-const SHORTHAND: Record<string, string> = { pls: 'please', plz: 'please', b4: 'before', u: 'you', ur: 'your', thx: 'thanks', dont: "don't", doesnt: "doesn't", cant: "can't", wont: "won't", isnt: "isn't", hasnt: "hasn't", im: "i'm", whats: "what's" };
+const SHORTHAND: Record<string, string> = { pls: 'please', plz: 'please', b4: 'before', u: 'you', ur: 'your', thx: 'thanks', cant: "can't", wont: "won't", im: "i'm", whats: "what's" };
+// Contractions written without the apostrophe ("hasnt", "didnt").
+for (const v of ['has', 'have', 'is', 'was', 'did', 'does', 'do', 'were', 'are', 'could', 'would', 'should']) SHORTHAND[`${v}nt`] = `${v}n't`;
 
 /** Counts written as words ("two of my listings", "four have bought"); "one" stays a word ("one pack"). */
 const NUMBER_WORDS: Record<string, string> = { two: '2', three: '3', four: '4', five: '5', six: '6', seven: '7', eight: '8', nine: '9', ten: '10', eleven: '11', twelve: '12' };
@@ -168,7 +170,7 @@ export function doneCalls(p: Parsed): string[] {
 
 export function parse(input: HelpInput): Parsed {
   const q = `${input.question} ${input.stuckState ?? ''}`;
-  const text = normalize(q.replace(/\b(has|have|is|was|did|does|do|were|are|could|would|should)nt\b/gi, "$1n't"));
+  const text = normalize(q);
   const tools = TOOL_NAMES.filter((t) => has(text, t));
   for (const t of [input.context?.toolName, input.request?.tool]) if (t && TOOL_NAMES.includes(t) && !tools.includes(t)) tools.push(t);
   return {
