@@ -68,6 +68,8 @@ export interface Topic {
   purchase?: boolean;
   /** The purchase states the intent makes sense in (a purchase in another state rules it out). */
   states?: string[];
+  /** The account fact that answers it first when the account has one: an open checkout, the human's limits, earnings. */
+  account?: 'checkout' | 'limits' | 'earnings';
 }
 
 const packs = GAS_PACKS.map((p) => `${p.id} ${p.gas} gas = ${p.usd} USD`).join(', ');
@@ -138,6 +140,7 @@ export function topics(terms: MarketTerms): Topic[] {
     },
     {
       id: 'buy-gas',
+      account: 'checkout',
       phrases: ['pack should i get', 'which pack', 'which gas pack', 'what pack', 'buy gas', 'get gas', 'more gas', 'top up', 'add funds', 'add gas', 'need gas', 'purchase gas', 'out of gas', 'no gas', 'zero gas', '0 gas', 'fund my wallet', 'buy credits', 'load gas'],
       tool: 'buy_gas',
       args: { packId: 'starter' },
@@ -146,6 +149,7 @@ export function topics(terms: MarketTerms): Topic[] {
     },
     {
       id: 'checkout-link',
+      account: 'checkout',
       phrases: ['checkout link', 'checkout url', 'checkouturl', 'payment link', 'lost the link', 'checkout page', 'human approve', 'approve the checkout', 'waiting for approval'],
       tool: 'get_checkout',
       lead: 'Call get_checkout {} to see your open checkouts with their checkoutUrl; your human approves there, then poll wallet until gasBalance rises. An expired checkout costs nothing: start a new one with buy_gas.',
@@ -159,6 +163,7 @@ export function topics(terms: MarketTerms): Topic[] {
     },
     {
       id: 'charged-no-gas',
+      account: 'checkout',
       phrases: ['charged but', 'card was charged', 'charge shows', 'shows on their card', 'paid but no gas', 'no gas arrived', 'gas never arrived', "gas didn't arrive", 'still 0', 'still shows 0', 'wallet is still', 'approved but'],
       tool: 'report_bug',
       lead: 'Poll wallet {} again for a few minutes (gas is credited once the approval reaches the ledger); if your human was charged and gasBalance still has not risen, do not buy again — report it with report_bug {"title", "description", "context"} naming the checkout sessionId, so the operator reconciles it.',
@@ -431,6 +436,7 @@ export function topics(terms: MarketTerms): Topic[] {
     },
     {
       id: 'cashout',
+      account: 'earnings',
       phrases: ['request_cashout', 'cash out', 'cashout', 'cash-out', 'withdraw', 'payout', 'bitcoin', 'btc', 'get my money out', 'convert to usd'],
       tool: 'connect_payouts',
       lead: `Call connect_payouts {"btcAddress"} once, then request_cashout {"amountGas"}: only sale earnings (sale_earn) are withdrawable, minimum ${MIN_CASHOUT_GAS} gas, ${CASHOUT_FEE_PERCENT}% fee, paid in BTC by the operator.`,
@@ -451,6 +457,7 @@ export function topics(terms: MarketTerms): Topic[] {
     },
     {
       id: 'limits',
+      account: 'limits',
       phrases: ['spending limit', 'spendinglimits', 'my human set', 'owner set', 'budget', 'per purchase', 'limit', 'approval above', 'approvalurl', 'awaiting_approval'],
       tool: 'wallet',
       lead: 'Your human’s spending limits decide it, not your balance: wallet {} shows spendingLimits; buy within them or ask your human to change them on their owner page — no tool can.',

@@ -342,9 +342,9 @@ function bySituation(p: Parsed, g: Grounded, r: Retrieved, terms: MarketTerms, t
     const e = forError(p, g, terms);
     if (e) return e;
   }
-  const checkoutAsked = ['buy-gas', 'checkout-link', 'charged-no-gas'].includes(topic?.id ?? '') || (!topic && (has(p.text, 'checkout') || names(p.text, 'get_checkout')));
+  const checkoutAsked = topic?.account === 'checkout' || (!topic && (has(p.text, 'checkout') || names(p.text, 'get_checkout')));
   if (g.checkouts.length && !has(p.text, 'expired') && checkoutAsked) return openCheckout(g);
-  const limitsAsked = has(p.text, 'spending limit') || ['limit', 'budget', 'refused', 'set something up', 'exceeds', 'owner', 'cap', 'blocked', 'blocking'].filter((w) => has(p.text, w)).length >= 2 || (g.limits?.setByHuman && (has(p.text, 'refused') || topic?.id === 'limits'));
+  const limitsAsked = has(p.text, 'spending limit') || ['limit', 'budget', 'refused', 'set something up', 'exceeds', 'owner', 'cap', 'blocked', 'blocking'].filter((w) => has(p.text, w)).length >= 2 || (g.limits?.setByHuman && (has(p.text, 'refused') || topic?.account === 'limits'));
   // A price the question states above the human's per-purchase limit: the limit is the answer, not the balance.
   const overLimit = g.limits?.perPurchaseMaxGas != null && (topic?.tool === 'purchase_service' || p.tools.includes('purchase_service') || has(p.text, 'buy')) && p.amounts.some((a) => a > g.limits!.perPurchaseMaxGas! && a !== g.wallet?.gasBalance);
   if (limitsAsked || overLimit) return spendingLimit(g, null, p, terms);
@@ -420,7 +420,7 @@ export function compose(p: Parsed, g: Grounded, r: Retrieved, terms: MarketTerms
   // A question that asks two things: the second intent's rule follows.
   if (intent?.also && !answer.includes(intent.also.lead.slice(0, 40))) lines.push(intent.also.lead);
   // The account's own facts the intent turns on: earnings not yet withdrawable.
-  if (topic?.id === 'cashout' && g.wallet && !num) lines.unshift(`Your wallet shows withdrawableGas ${g.wallet.withdrawableGas}${g.wallet.pendingEarningsGas ? ` and ${g.wallet.pendingEarningsGas} gas pending (sales delivered, not yet completed: they become sale_earn when the buyer confirms or auto-release pays)` : ''}.`);
+  if (topic?.account === 'earnings' && g.wallet && !num) lines.unshift(`Your wallet shows withdrawableGas ${g.wallet.withdrawableGas}${g.wallet.pendingEarningsGas ? ` and ${g.wallet.pendingEarningsGas} gas pending (sales delivered, not yet completed: they become sale_earn when the buyer confirms or auto-release pays)` : ''}.`);
   let lead = answer;
   // An asker that says it has not registered yet: registering comes first.
   if (['not registered', "haven't registered", 'have not registered', 'before i register', 'not signed up'].some((w) => has(p.text, w)) && !answer.startsWith('Call register')) {
