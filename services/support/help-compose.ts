@@ -35,6 +35,19 @@ export interface Composed {
 /** Words that point at one purchase of the asker's (then it is the subject, whatever else the question names). */
 const THIS_PURCHASE = ['my order', 'this order', 'the order', 'my purchase', 'this purchase', 'this sale', 'my sale', 'this job'];
 
+/** The question names the asker's own purchase: its id, "my order", or a word of its listing's title the documentation does not use ("the jest tests"). */
+function namesPurchase(p: Parsed, g: Grounded, r: Retrieved): boolean {
+  if (p.purchaseIds.length || THIS_PURCHASE.some((w) => has(p.text, w))) return true;
+  const title = g.purchase?.title ?? g.actual?.title ?? '';
+  return title.toLowerCase().split(/[^a-z0-9]+/).some((w) => w.length >= 4 && !r.documented(w) && has(p.text, w));
+}
+
+/** The text says it, not its negation ("I haven't reviewed it" does not say "reviewed"). */
+function affirms(text: string, phrase: string): boolean {
+  const at = text.indexOf(` ${phrase}`);
+  return has(text, phrase) && !/\b(not|n't|never|yet to)( \w+)? $/.test(text.slice(Math.max(0, at - 24), at + 1));
+}
+
 /** Words that say the asker reports a fault of the service (then, and only then, report_bug may lead). */
 const FAULT_WORDS = ['bug', 'crash', 'broken', 'internal', 'server error', '500', 'charged twice', 'wrong balance', 'disappeared', 'lost my gas', 'glitch'];
 /** A list is asked: the answer may be longer. */
@@ -245,6 +258,36 @@ function openCheckout(g: Grounded) {
   };
 }
 
+/**
+ * A purchase whose next move is not the asker's (the other party's, a timer's, an operator's — read from the
+ * machine's transitions out of its state): what the money does meanwhile and who moves next lead, with the one call
+ * the asker has while it waits — a message to the other party — and the calls that leave the purchase after it.
+ */
+function whileWaiting(p: Parsed, g: Grounded, terms: MarketTerms, f: NonNullable<Grounded['purchase']>, side: Side | null): Picked {
+  const out = TRANSITIONS.filter((t) => (t.from as readonly string[]).includes(f.state));
+  const timer = out.find((t) => t.who.includes('sweeper') && t.moneyEvent);
+  const other = side === 'seller' ? 'buyer' : 'seller';
+  const theirs = out.find((t) => t.who.includes(other) && t.moneyEvent === 'settle');
+  const id = f.id ?? 'your purchase';
+  const held = f.priceGas ? `its ${f.priceGas} gas stay` : 'the price stays';
+  const net = f.priceGas ? `${saleSplit(f.priceGas, terms.platformFeePercent).sellerNetGas} gas (${f.priceGas} less the ${terms.platformFeePercent}% platform fee)` : `${100 - terms.platformFeePercent}% of the price`;
+  const step = { tool: 'send_message', arguments: argsFor('send_message', g, p) };
+  const exits = f.legal.flatMap((tool) => {
+    const doc = documentedTransitions(terms).find((t) => t.trigger === tool && (!side || t.who.includes(side)) && t.from.includes(f.state));
+    return doc ? [`If it does not move: ${tool} {"purchaseId":"${id}"} (${f.state} → ${doc.to}).`] : [];
+  });
+  const deadlines = f.deadlines.map((d) => `${d[0].toUpperCase()}${d.slice(1)}.`);
+  let lead: string;
+  if (side === 'seller' && (timer?.moneyEvent === 'settle' || theirs)) {
+    lead = `Nothing is required of you: ${id} is ${f.state}, and you are paid ${net} when the buyer calls ${theirs?.tool ?? 'confirm_delivery'}${timer?.moneyEvent === 'settle' ? ', or automatically when auto-release runs if they do nothing' : ''}; to nudge the buyer, call ${call(step)}.`;
+  } else if (!timer && out.some((t) => t.who.includes('operator'))) {
+    lead = `Give your side of it to the ${other} and the operator with ${call(step)}: ${id} is ${f.state}, so ${held} frozen in escrow — no auto-release, no payout, no refund — until an operator decides (a refund to the buyer or a release to the seller); follow it with get_purchase.`;
+  } else {
+    lead = `Ask the ${other} with ${call(step)}: ${id} is ${f.state} and ${held} held in escrow — ${side === 'buyer' ? 'the seller is not paid until you confirm the delivery' : 'you are paid once the buyer confirms'}.`;
+  }
+  return { step, lead, lines: [...deadlines, ...exits] };
+}
+
 /** The lead call for a purchase the question is about: the best-ranked call this side may make now. */
 function forPurchase(p: Parsed, g: Grounded, r: Retrieved, terms: MarketTerms, topic: Topic | null): { step: NextStep | null; lead: string; lines: string[] } {
   const f = g.purchase!;
@@ -262,7 +305,9 @@ function forPurchase(p: Parsed, g: Grounded, r: Retrieved, terms: MarketTerms, t
   // A delivered purchase's buyer reads the work before confirming it.
   if (side === 'buyer' && TRANSITIONS.some((t) => t.trigger === 'deliver' && t.to === f.state)) candidates.add('get_delivery');
   // The intent's call decides; the state's usual next call leads only for "what now?" without one (or when nothing else ranks).
-  const whatNow = !(topic?.tool && candidates.has(topic.tool)) && (NEXT_WORDS.some((w) => has(p.text, w)) || !r.tools.some((t) => candidates.has(t.tool) && t.score >= 0.3));
+  // An explanation the intent gives ("when am I paid?") follows the call the state leaves this side, if any.
+  const explain = topic && !topic.tool && topic.purchase ? topic.lead : null;
+  const whatNow = !!explain || !(topic?.tool && candidates.has(topic.tool)) && (NEXT_WORDS.some((w) => has(p.text, w)) || !r.tools.some((t) => candidates.has(t.tool) && t.score >= 0.3));
   // The intent's call is not possible yet: the call this side makes now that leads to a state where it is (rate needs completed → confirm).
   const wanted = topic?.tool && isMachineTool(topic.tool) && !f.legal.includes(topic.tool) ? topic.tool : null;
   const toward = wanted && TRANSITIONS.find((t) => f.legal.includes(t.tool) && (t.from as readonly string[]).includes(f.state) && (!side || t.who.includes(side)) && t.to && TRANSITIONS.some((x) => x.tool === wanted && (x.from as readonly string[]).includes(t.to!)))?.tool;
@@ -275,7 +320,9 @@ function forPurchase(p: Parsed, g: Grounded, r: Retrieved, terms: MarketTerms, t
   const lines: string[] = [];
   const asked = r.tools.find((t) => isMachineTool(t.tool) && !f.legal.includes(t.tool) && (p.tools.includes(t.tool) || namesExactly(p.text, t.tool)));
   // A call the question pasted a refusal of is not the next step again.
-  const refused = p.pasted ? p.tools.filter((x) => x !== 'ask_help').sort((a, b) => p.text.indexOf(a) - p.text.indexOf(b))[0] : undefined;
+  // (A call that failed on the service's side — a 5xx, a timeout — is retried, not replaced.)
+  const serverSide = (p.error?.status ?? 0) >= 500 || (!p.error && /\b5\d\d\b|timeout|timed out|unavailable/.test(p.text));
+  const refused = p.pasted && !serverSide ? p.tools.filter((x) => x !== 'ask_help').sort((a, b) => p.text.indexOf(a) - p.text.indexOf(b))[0] : undefined;
 
   // An exit (refund, dispute: a call that moves the purchase away from payment) leads only when the
   // question names it; with no other call, the asker reads where the purchase stands.
@@ -289,9 +336,18 @@ function forPurchase(p: Parsed, g: Grounded, r: Retrieved, terms: MarketTerms, t
   lines.push(stateLine, ...f.deadlines.map((d) => `${d[0].toUpperCase()}${d.slice(1)}.`));
   const next = nextOf(f.state);
   // An explanation the intent gives ("when am I paid?") leads, with the purchase's own state and deadlines.
-  if (topic && !topic.tool && topic.purchase) return { step: null, lead: topic.lead, lines };
-  // Nothing this side can do moves it forward: say what happens next instead of naming a call.
-  if (!best || (whatNow && progress(best.tool, f.state, side) === 0 && !topic?.tool)) {
+  const final = !!(STATES as Record<string, { final: boolean }>)[f.state]?.final;
+  if (explain && final) return { step: null, lead: explain, lines };
+  // Nothing this side can do moves it forward (the other party, a timer or an operator moves next) and the question
+  // does not ask for one of its calls: what happens meanwhile, and the message to the other party.
+  const waits = !final && !f.legal.some((t) => progress(t, f.state, side) >= 2);
+  // The question asks for this call: it names it, or its intent is it, or it is a reading call the question ranks high (list_messages).
+  const chosen = !!best && (topic?.tool === best.tool || (p.tools.includes(best.tool) && !done.includes(best.tool)) || namesExactly(p.text, best.tool) || (!isMachineTool(best.tool) && best.tool !== 'get_purchase' && best.s >= 0.5));
+  if (!best || (waits && !chosen) || (whatNow && progress(best.tool, f.state, side) === 0 && !topic?.tool)) {
+    if (!final) {
+      const w = whileWaiting(p, g, terms, f, side);
+      return { ...w, lines: [...(asked ? [lines[0]] : []), ...w.lines] };
+    }
     return { step: null, lead: `Nothing for you to call now: ${id} is ${f.state}. ${next}`, lines: lines.slice(asked ? 1 : 0) };
   }
   // A call the question names that the machine refuses now (often a pasted invalid_state): that leads, with what the state allows.
@@ -300,7 +356,7 @@ function forPurchase(p: Parsed, g: Grounded, r: Retrieved, terms: MarketTerms, t
     return { step: alt, lead: `${lines[0]} ${next}`, lines: [`Next: ${call(alt)}.`, ...lines.slice(1)] };
   }
   // The buyer reads the work before paying for it (unless the question says it did).
-  const readFirst = side === 'buyer' && progress(best.tool, f.state, side) === 3 && candidates.has('get_delivery') && !has(p.text, 'get_delivery') && !['tested', 'ran the', 'ran them', 'green', 'passed', 'read it', 'checked it', 'looks good', 'passes', 'reviewed'].some((w) => has(p.text, w));
+  const readFirst = side === 'buyer' && progress(best.tool, f.state, side) === 3 && candidates.has('get_delivery') && !has(p.text, 'get_delivery') && !['tested', 'ran the', 'ran them', 'green', 'passed', 'read it', 'checked it', 'looks good', 'passes', 'reviewed'].some((w) => affirms(p.text, w));
   const step = { tool: best.tool, arguments: argsFor(best.tool, g, p) };
   // What the call does from this state for this side: the machine's documented transition, else the catalogue's description.
   const doc = documentedTransitions(terms).find((t) => t.trigger === best.tool && (!side || t.who.includes(side)) && t.from.includes(f.state));
@@ -312,7 +368,7 @@ function forPurchase(p: Parsed, g: Grounded, r: Retrieved, terms: MarketTerms, t
       : `As the ${side ?? 'party'} of ${id}, call ${call(step)}`;
   // The intent's own words when its call is the one: they say why, the machine's line says what it does from here.
   if (topic?.tool === best.tool && !readFirst) return { step, lead: `As the ${side ?? 'party'} of ${id} (${f.state}): ${withCall(topic.lead, step)}`, lines: [`${best.tool}: ${desc}`, ...lines.slice(asked ? 1 : 0)] };
-  return { step, lead: `${first}: ${desc.charAt(0).toLowerCase()}${desc.slice(1)}`, lines };
+  return { step, lead: `${first}: ${desc.charAt(0).toLowerCase()}${desc.slice(1)}`, lines: explain ? [explain, ...lines] : lines };
 }
 
 /** The intent's answer: its lead, and its call with the asker's arguments. */
@@ -354,7 +410,7 @@ function bySituation(p: Parsed, g: Grounded, r: Retrieved, terms: MarketTerms, t
   // A purchase is the subject unless the question is plainly about something else (cash-out, a listing …); an
   // intent that is not about a purchase leads whatever purchase the account holds.
   const top = r.tools[0]?.tool;
-  const pointsAtIt = p.purchaseIds.length > 0 || THIS_PURCHASE.some((w) => has(p.text, w)) || !!p.statedState;
+  const pointsAtIt = namesPurchase(p, g, r) || !!p.statedState;
   const aboutPurchase = !!g.purchase && (topic ? !!topic.purchase : pointsAtIt || !top || isMachineTool(top) || 'purchaseId' in (getTool(top)?.params ?? {}) || (r.tools[0]?.score ?? 0) < 0.8);
   // Figures about sales in general ("3 completed sales at 200") are not about the purchase the account holds.
   if (aboutPurchase && !figuresOnly) return forPurchase(p, g, r, terms, topic);
@@ -369,9 +425,11 @@ function bySituation(p: Parsed, g: Grounded, r: Retrieved, terms: MarketTerms, t
 function accountFirst(p: Parsed, g: Grounded, r: Retrieved, terms: MarketTerms, topic: Topic | null, mismatch: string, answer: string, lines: string[]): { lead: string; lines: string[]; picked: Picked } {
   const said = `${mismatch[0].toUpperCase()}${mismatch.slice(1)}`;
   if (g.actual) {
+    // The purchase the account shows is answered by the machine from its own state (the intent only if it fits it).
     const fits = topic && (!topic.states || topic.states.includes(g.actual.state));
-    const onAccount = fits ? forPurchase(p, { ...g, purchase: g.actual }, r, terms, topic) : { step: { tool: 'get_purchase', arguments: { purchaseId: g.actual.id } }, lead: nextOf(g.actual.state), lines: [] };
-    return { lead: `${said}, so: ${onAccount.lead.replace(/^As the \w+ of \S+ \([a-z_]+\): /, '')}`, lines: [], picked: { ...onAccount, lines: [] } };
+    const onAccount = forPurchase(p, { ...g, purchase: g.actual }, r, terms, fits ? topic : null);
+    const shows = g.mismatch?.startsWith('I see no purchase') ? `${said.replace(/ \(check the id with list_orders\)$/, '')}; it shows ${g.actual.id}${g.actual.title ? ` (“${g.actual.title}”)` : ''}, ${g.actual.state}` : said;
+    return { lead: `${shows}, so: ${onAccount.lead.replace(/^As the \w+ of \S+ \([a-z_]+\): /, '')}`, lines: onAccount.lines.slice(0, 2), picked: { ...onAccount, lines: [] } };
   }
   const check = g.mismatch?.startsWith('I see no purchase') ? { tool: 'list_orders', arguments: {} } : null;
   return { lead: `${said}.`, lines: [`If it is as you say: ${answer}`, ...lines], picked: { step: check, lead: `${said}.`, lines: [] } };
@@ -386,7 +444,7 @@ export function compose(p: Parsed, g: Grounded, r: Retrieved, terms: MarketTerms
   const num = p.error ? null : figures(p, terms, g.purchase?.priceGas ?? null);
   // "How do I hand it over, and what do I get?": the call leads and the figures follow it.
   const callFirst = !!num && !!topic?.tool && ['how do i', 'how can i', 'how to', 'what do i need to do', 'what should i do'].some((w) => has(p.text, w));
-  const figuresOnly = !!num && !callFirst && !p.purchaseIds.length && !THIS_PURCHASE.some((w) => has(p.text, w));
+  const figuresOnly = !!num && !callFirst && !namesPurchase(p, g, r);
   let picked = bySituation(p, g, r, terms, topic, figuresOnly);
   /** The situation decided the lead: it leads whatever the wording. */
   const firm = !!picked;

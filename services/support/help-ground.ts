@@ -112,7 +112,12 @@ export function ground(p: Parsed, account: HelpAccount | null, now: Date): Groun
       (statedId
         ? null
         : purchases.find((x) => mine(x) && p.statedState === x.status) ?? purchases.find((x) => mine(x) && open(x)) ?? (p.statedState ? null : purchases.find(mine)) ?? null);
-    if (statedId && !byId && account?.purchases) mismatch = `I see no purchase ${statedId} on your account (check the id with list_orders)`;
+    if (statedId && !byId && account?.purchases) {
+      mismatch = `I see no purchase ${statedId} on your account (check the id with list_orders)`;
+      // One open purchase on the asker's side: the one the question most likely means (answered as the account shows it).
+      const candidates = purchases.filter((x) => mine(x) && open(x));
+      if (candidates.length === 1) actual = facts(candidates[0], candidates[0].status, side ?? (candidates[0].role as Side), now, candidates[0].id);
+    }
     if (view) {
       lookedAt.push({ kind: 'purchase', id: view.id });
       if (!side && view.role) side = view.role as Side;

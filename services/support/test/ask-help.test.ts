@@ -98,11 +98,19 @@ describe('ask_help leads with the next call for the asker', () => {
     expect(a.nextStep).toMatchObject({ tool: 'request_refund', arguments: { purchaseId } });
   });
 
-  test('a stated purchase the account does not show: the stated situation is answered and the account is named', async () => {
+  test('a stated purchase the account does not show: the account is named first and its one open purchase is answered as it is', async () => {
     const a = await ask(buyer, 'My purchase pur_doesnotexist1 was delivered and it is wrong. What do I do?');
-    expect(a.answer).toContain('I see no purchase pur_doesnotexist1');
     expect(a.answer).toMatch(/^I see no purchase pur_doesnotexist1/);
-    expect(a.nextStep?.tool).toBe('list_orders');
+    expect(a.answer).toContain(`it shows ${purchaseId}`);
+    expect(a.nextStep?.arguments).toMatchObject({ purchaseId });
+  });
+
+  test('a buyer waiting on an undelivered purchase is told to ask the seller, with what the money does meanwhile and the way out', async () => {
+    const a = await ask(buyer, 'Nothing has arrived yet and the seller is silent. What are my options?');
+    expect(a.nextStep).toMatchObject({ tool: 'send_message', arguments: { purchaseId } });
+    expect(a.answer).toMatch(/^Ask the seller with send_message/);
+    expect(a.answer).toContain('held in escrow');
+    expect(a.answer).toContain('request_refund');
   });
 
   test('numbers come from the market rules: a 1,000-gas sale after cash-out is 882, not 980', async () => {
