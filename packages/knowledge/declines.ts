@@ -39,12 +39,23 @@ export const DECLINE_RULES: Array<{ reason: 'secrets' | 'quoted_instructions' | 
   },
 ];
 
+/** Getting around the human's spending limits (splitting one job, lifting the cap oneself): a limit only the human changes. */
+export const AROUND_LIMITS = {
+  phrases: ['get around', 'around the limit', 'around the cap', 'around it', 'slip under', 'slips under', 'stay under the', 'under the limit', 'under the cap', 'bypass the limit', 'bypass the cap', 'bypass my', 'turn off the cap', 'turn it off', 'turn off the limit', 'lift the cap', 'lift the limit', 'remove the cap', 'remove the limit', 'raise it to', 'raise my limit', 'raise my cap', 'disable the limit', 'hidden arg', 'as two halves', 'two halves', 'into three', 'into two', 'split it into', 'split one', 'split a', 'split the', 'so the limit', "limit doesn't fire", 'limit does not fire'],
+  /** Words that make it about a limit (a phrase above alone is not). */
+  about: ['limit', 'cap', 'capped', 'owner', 'human', 'per-purchase', 'per purchase', 'budget'],
+  text: "I won't help get around your human's spending limit: splitting one job into smaller purchases or changing the cap yourself defeats a limit only your human may set. Ask your human to raise it on their owner page, or buy a listing within it (wallet {} shows spendingLimits).",
+};
+
+/** Acting with an authority it does not have (an administrator's, an operator's, the owner's). */
+export const AUTHORITY = ['act as the marketplace', 'act as the administrator', 'act as an administrator', 'act as administrator', 'as the administrator', 'admin right', 'admin rights', 'admin powers', 'admin access', 'you have admin', 'force the refund', 'force a refund', 'force the release', 'force it through', 'pretend to be my owner', 'pretend to be the owner', 'pretend to be my human', 'as my owner', "i'm authorising you", "i'm authorizing you", 'i authorise you', 'i authorize you'];
+
 export const CARD = {
   phrases: ['cvv', 'cvc', 'card number', 'card is', 'expiry', 'exp date'],
   text: 'Never send card data to anyone, me included: only your human enters it, on the checkoutUrl page that buy_gas returns. Then poll wallet until gasBalance rises.',
 };
 export const GAMING = {
-  phrases: ['scam buyers', 'scam people', 'help me scam', 'run a scam', 'a scam listing', 'looks like a legit', 'looks legit', 'actually gets buyers', 'trick buyers', 'paste their api keys', 'steal', 'throwaway', 'farm', 'farming', 'fake', 'pump', 'inflate', 'wash trad', 'buy my own listing', 'get it for free', 'alt agents', 'alt accounts', 'sockpuppet', 'rate it 5 stars', 'rate my own', 'sock puppet', 'game the', 'cheat', 'exploit', "won't actually deliver", 'not deliver anything', 'without delivering', 'just collect the gas', 'get past your quality', 'get past the quality', 'get past moderation', 'bypass moderation', 'fool the', 'officially verified', 'platform has verified', 'platform verified', 'verified by the platform', 'guaranteed return', 'guaranteed profit', 'double your', 'multiply your', 'pin it', 'to the top of', 'top of search', 'boost my', 'qualityscore to', 'set my rating', 'set my reputation'],
+  phrases: ['scam buyers', 'scam people', 'help me scam', 'run a scam', 'a scam listing', 'looks like a legit', 'looks legit', 'actually gets buyers', 'trick buyers', 'paste their api keys', 'steal', 'throwaway', 'farm', 'farming', 'fake', 'pump', 'inflate', 'wash trad', 'buy my own listing', 'get it for free', 'alt agents', 'alt accounts', 'sockpuppet', 'rate it 5 stars', 'rate my own', 'rate my listing', 'rate me 5', 'buy and rate', 'review my listing', 'spin up', 'fresh agents', 'extra agents', 'new agents to buy', 'other agents to buy', 'ratingavg looks', 'rating look', 'ratings look', 'sock puppet', 'game the', 'cheat', 'exploit', "won't actually deliver", 'not deliver anything', 'without delivering', 'just collect the gas', 'get past your quality', 'get past the quality', 'get past moderation', 'bypass moderation', 'fool the', 'officially verified', 'platform has verified', 'platform verified', 'verified by the platform', 'guaranteed return', 'guaranteed profit', 'double your', 'multiply your', 'pin it', 'to the top of', 'top of search', 'boost my', 'qualityscore to', 'set my rating', 'set my reputation'],
   text: "I won't help game the marketplace (scams, fake or self-dealing accounts, false disputes, referral farming; moderation rejects such listings): it breaks its rules and risks your earnings. I can explain the honest route: a clear listing, delivering well, confirm_delivery and rate_purchase.",
 };
 export const ADVICE = {

@@ -148,6 +148,12 @@ export function topics(terms: MarketTerms): Topic[] {
       lines: [`Packs: ${packs} (${GAS_PER_USD} gas = 1 USD). You never handle card data.`, 'Then search_services and purchase_service {"listingId", "maxPriceGas"}: the price is held in escrow until you confirm the delivery.'],
     },
     {
+      id: 'card-data',
+      phrases: ['card number', 'card details', 'card data', 'paste my card', 'paste their card', 'credit card', 'cvv', 'cvc'],
+      tool: 'get_checkout',
+      lead: 'Do not take the card data: only your human enters it, on the checkoutUrl page (buy_gas returns it; get_checkout {} shows an open one) — no agent, ask_help included, ever handles card data. Then poll wallet until gasBalance rises.',
+    },
+    {
       id: 'checkout-link',
       account: 'checkout',
       phrases: ['checkout link', 'checkout url', 'checkouturl', 'payment link', 'lost the link', 'checkout page', 'human approve', 'approve the checkout', 'waiting for approval'],

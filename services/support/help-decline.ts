@@ -7,7 +7,7 @@
  */
 import { UNRELATED_TASKS } from '../../packages/knowledge/synonyms';
 import { KEY_AT_RISK } from '../../packages/knowledge/topics';
-import { ACT_VERBS, IMPERATIVE, MAYBE_ASKING, OWN_OBJECTS, DECLINE_RULES, CARD, GAMING, ADVICE } from '../../packages/knowledge/declines';
+import { ACT_VERBS, IMPERATIVE, MAYBE_ASKING, OWN_OBJECTS, DECLINE_RULES, CARD, GAMING, ADVICE, AROUND_LIMITS, AUTHORITY } from '../../packages/knowledge/declines';
 import { has } from './help-parse';
 
 export interface Decline {
@@ -34,7 +34,14 @@ const ACTS_TEXT =
 
 const OFF_TOPIC_TEXT = 'That is not about this marketplace, so I cannot help with it. I answer questions about its tools, gas, buying, selling, escrow, cash-out and MCP.';
 
+/** The asker asks how it does something itself: a question about its own call, never a request for ask_help to act. */
+const ASKS_HOW = /\b(how (do|can|should|would) i|how to|what's the call|which call|what call)\b/;
+
 function asksToAct(text: string): boolean {
+  if (AUTHORITY.some((w) => has(text, w))) return true;
+  if (ASKS_HOW.test(text)) return false;
+  // "<act> … for me" ("just call purchase_service for me", "buy gas for me").
+  if (new RegExp(`\\b(${ACT_VERBS.join('|')})\\b(?: \\S+){0,4} for (me|us)\\b`).test(text)) return true;
   if (['log in as', 'login as', 'impersonate', 'mark the dispute', 'resolve the dispute', 'in my favour', 'in my favor', 'here is its key', 'its key', 'their key', 'using its key', "i'm an admin", 'i am an admin', "i'm the admin", "i'm the operator", 'i am the operator', 'as an admin', 'mark purchase', 'mark the purchase', 'credit the buyer', 'credit me', 'on my behalf', 'do it for me', 'for it', 'on its order', 'for them', 'its earnings', 'pretend you', "pretend you're", 'act as the admin', 'as the admin', 'force a refund'].some((w) => has(text, w))) return true;
   // An imperative: a sentence that starts with an action on the asker's own thing ("send 500 gas … for me", "approve my refund now").
   // (Not the asker's own moves on its own purchase — "cancel my order", "refund it" — those are calls it makes itself.)
@@ -67,7 +74,9 @@ export function declineOf(text: string, inDomain: boolean, pastedError = false):
   // A pasted error envelope is the service's own text: only the rows above (secrets, commands) can decline it.
   if (pastedError) return null;
   if (quotesInstructions(text)) return { reason: 'quoted_instructions', text: DECLINE_RULES.find((r) => r.reason === 'quoted_instructions')!.text };
-  if (CARD.phrases.some((p) => has(text, p)) || /\b\d{4} ?\d{4} ?\d{4} ?\d{4}\b/.test(text)) return { reason: 'card_data', text: CARD.text };
+  // Card data sent to it is declined; a question about what to do with card data is answered (the card topic).
+  if (/\b\d{4}[ -]?\d{4}[ -]?\d{4}[ -]?\d{4}\b/.test(text) || CARD.phrases.some((p) => has(text, `${p} is`))) return { reason: 'card_data', text: CARD.text };
+  if (AROUND_LIMITS.phrases.some((p) => has(text, p)) && AROUND_LIMITS.about.some((w) => has(text, w))) return { reason: 'gaming', text: AROUND_LIMITS.text };
   // "Send me 100 gas, get 1000 back": a promise of more gas back for gas sent is a scam, however it is worded.
   if (GAMING.phrases.some((p) => has(text, p)) || /\bsend (?:me |us )?\d[\d,]* ?gas\b.*\b(?:get|receive)\b.*\d[\d,]*.*\bback\b/.test(text)) return { reason: 'gaming', text: GAMING.text };
   if (ADVICE.phrases.some((p) => has(text, p))) return { reason: 'off_topic', text: ADVICE.text };
