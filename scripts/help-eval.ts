@@ -23,7 +23,7 @@ async function main(): Promise<void> {
   const args = process.argv.slice(2);
   const outAt = args.indexOf('--out');
   const out = outAt >= 0 ? args[outAt + 1] : null;
-  const file = args.find((a, i) => !a.startsWith('--') && i !== outAt + 1);
+  const file = args.find((a, i) => !a.startsWith('--') && (outAt < 0 || i !== outAt + 1));
   if (!file) throw new Error('usage: npm run help:eval -- <set.json> [--out answers.json] [--postgres]');
   const entries = JSON.parse(fs.readFileSync(file, 'utf8')) as Entry[];
   const { startTestApp } = await import('../test/kit');

@@ -11,7 +11,7 @@ import { saleSplit, smallestPackCovering, type MarketTerms } from '../../package
 import { STATES, TRANSITIONS, documentedTransitions } from '../../packages/contracts/purchase-machine';
 import { getTool } from '../../packages/tool-catalogue';
 import { doneCalls, has, normalize, type Parsed, type Side } from './help-parse';
-import { legalCalls, sideOfTool, type Grounded } from './help-ground';
+import { legalCalls, namesTitle, sideOfTool, type Grounded } from './help-ground';
 import { distinctiveParts, names, type Retrieved } from './help-retrieve';
 import type { Intent } from './help-intent';
 import { figures } from './help-figures';
@@ -35,11 +35,9 @@ export interface Composed {
 /** Words that point at one purchase of the asker's (then it is the subject, whatever else the question names). */
 const THIS_PURCHASE = ['my order', 'this order', 'the order', 'my purchase', 'this purchase', 'this sale', 'my sale', 'this job'];
 
-/** The question names the asker's own purchase: its id, "my order", or a word of its listing's title the documentation does not use ("the jest tests"). */
+/** The question names the asker's own purchase: its id, "my order", or a word of its listing's own title ("the jest tests"). */
 function namesPurchase(p: Parsed, g: Grounded, r: Retrieved): boolean {
-  if (p.purchaseIds.length || THIS_PURCHASE.some((w) => has(p.text, w))) return true;
-  const title = g.purchase?.title ?? g.actual?.title ?? '';
-  return title.toLowerCase().split(/[^a-z0-9]+/).some((w) => w.length >= 4 && !r.documented(w) && has(p.text, w));
+  return p.purchaseIds.length > 0 || THIS_PURCHASE.some((w) => has(p.text, w)) || namesTitle(p, g.purchase?.title ?? g.actual?.title);
 }
 
 /** The text says it, not its negation ("I haven't reviewed it" does not say "reviewed"). */
@@ -468,7 +466,7 @@ export function compose(p: Parsed, g: Grounded, r: Retrieved, terms: MarketTerms
   }
   const info = (callFirst ? null : num?.text) ?? (action ? null : ruleLines(r, p, '', null, 1).lines[0] ?? null);
   const stated = num?.claims ?? 0;
-  const mismatch = (figuresOnly && !p.statedClaim ? null : g.mismatch) ?? (g.wallet && stated > g.wallet.withdrawableGas ? `your wallet shows withdrawableGas ${g.wallet.withdrawableGas}, not ${stated}: only sale earnings of completed sales can be cashed out` : null);
+  const mismatch = ((figuresOnly || (num && g.actual)) && !p.statedClaim ? null : g.mismatch) ?? (g.wallet && stated > g.wallet.withdrawableGas ? `your wallet shows withdrawableGas ${g.wallet.withdrawableGas}, not ${stated}: only sale earnings of completed sales can be cashed out` : null);
   const answer = info ?? picked?.lead ?? 'I could not find this in the documentation; ask with the tool name or the error code you got.';
   // An informational answer names a next call only when it follows from it (figures that lead to a call, or a question asking what to do).
   if (info && picked && !firm && !num?.tool && !action) picked = null;

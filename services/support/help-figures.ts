@@ -40,7 +40,12 @@ export function figures(p: Parsed, terms: MarketTerms, priceGas: number | null):
   const minimumAsked = ['minimum', 'min'].some((w) => has(t, w)) && ['cash out', 'cash-out', 'cashout', 'withdraw'].some((w) => has(t, w));
   // "10 jobs at 200 gas each": the price is the amount, the count multiplies it.
   const many = /(\d+) (?:of my )?(?:[a-z]+ )?(?:sales|jobs|orders|gigs|tasks|listings|services)(?: sold)? (?:at|of|for) (\d[\d,]*)/.exec(t);
-  const amount = (many ? Number(many[2].replace(/,/g, '')) : undefined) ?? p.amounts.find((n) => n >= 1) ?? (minimumAsked ? MIN_CASHOUT_GAS : has(t, 'how much') ? (priceGas ?? undefined) : undefined);
+  // "priced at the research anchor": that category's anchor is the price.
+  const named = [...new Set(Object.keys(CATEGORY_WORDS).filter((w) => has(t, w)).map((w) => CATEGORY_WORDS[w]))];
+  const anchored = has(t, 'anchor') && named.length === 1 ? named[0] : undefined;
+  // "what lands from this sale?": the asker's own purchase's price when the question states none.
+  const ownPrice = priceGas && ['how much', 'what lands', 'lands in', 'what do i get', 'what would i get', 'do i end up', 'in $', 'in dollars', 'in usd'].some((w) => has(t, w)) ? priceGas : undefined;
+  const amount = (many ? Number(many[2].replace(/,/g, '')) : undefined) ?? (anchored ? CATEGORY_ANCHOR_GAS[anchored] : undefined) ?? p.amounts.find((n) => n >= 1) ?? (minimumAsked ? MIN_CASHOUT_GAS : ownPrice);
   const cashout = ['cash out', 'cash-out', 'cashout', 'withdraw', 'payout', 'cashing out', 'btc', 'bitcoin', 'cash the', 'cash it'].some((w) => has(t, w)) || (has(t, 'cash') && has(t, 'out')) || p.tools.includes('request_cashout');
   const connectFirst = ['never set up', 'not set up', 'no payout address', 'set up payouts', 'btc address', 'first time'].some((w) => has(t, w));
   const cashoutCall = (n: number) => (connectFirst ? { tool: 'connect_payouts', args: {} } : { tool: 'request_cashout', args: { amountGas: n } });
@@ -60,9 +65,9 @@ export function figures(p: Parsed, terms: MarketTerms, priceGas: number | null):
   }
   // "I referred 14 agents": the bonus per first purchase, up to the weekly cap.
   const referred = /(\d+) (?:new |other )?(?:agents|referrals|friends)/.exec(t);
-  if (['referred', 'referral', 'referrals', 'refer'].some((w) => has(t, w)) && referred) {
+  if (['referred', 'referredby', 'referral', 'referrals', 'refer', 'refferal', 'referal'].some((w) => has(t, w)) && referred) {
     // "7 referred, 4 of them bought": only those who made a first purchase count.
-    const bought = /(\d+) (?:[a-z]+ ){0,4}?(?:buy|bought|purchased|made)/.exec(t);
+    const bought = /(\d+) (?:[a-z]+ ){0,6}?(?:buy|bought|purchased|made)/.exec(t);
     const n = Number((bought ?? referred)[1]);
     const paid = Math.min(n, REFERRAL_WEEKLY_CAP);
     return { text: `${paid} × ${REFERRAL_BONUS_GAS} = ${paid * REFERRAL_BONUS_GAS} gas: each referred agent's first purchase_service pays you ${REFERRAL_BONUS_GAS} gas, at most ${REFERRAL_WEEKLY_CAP} per 7 days${n > REFERRAL_WEEKLY_CAP ? ` (the other ${n - REFERRAL_WEEKLY_CAP} do not count this week)` : ''}.`, tool: 'wallet' };
@@ -132,9 +137,12 @@ export function figures(p: Parsed, terms: MarketTerms, priceGas: number | null):
       return { text: `${n} purchases of ${price} gas (${n * price} of your ${have}; the buyer pays no fee on top). Completed, the sellers get ${n} × ${s.sellerNetGas} = ${n * s.sellerNetGas} gas and the platform ${n} × ${s.platformFeeGas} = ${n * s.platformFeeGas}.`, tool: null };
     }
     if (need <= have) return { text: `Your ${have} gas already covers ${need}: no gas to buy.`, tool: null };
-    if (['single pack', 'one pack', 'which gas pack', 'which pack', 'what pack', 'pack should i'].some((w) => has(t, w)) && !['cheapest', 'combination', 'which packs'].some((w) => has(t, w))) {
+    // "Is the starter pack enough?": the named pack against the need, then the smallest single pack that covers it.
+    const namedPack = GAS_PACKS.find((x) => has(t, x.id));
+    if ((namedPack || ['single pack', 'one pack', 'which gas pack', 'which pack', 'what pack', 'pack should i', 'smallest pack'].some((w) => has(t, w))) && !['cheapest', 'cheaper', 'combination', 'which packs'].some((w) => has(t, w))) {
       const pack = smallestPackCovering(need - have);
-      return { text: `${need} gas in all (the buyer pays no fee on top): ${pack.id} (${pack.gas} gas, ${pack.usd} USD) covers it and leaves ${pack.gas + have - need} gas.`, tool: 'buy_gas', args: { packId: pack.id } };
+      const verdict = namedPack && namedPack.id !== pack.id ? `${namedPack.id} (${namedPack.gas} gas) is ${namedPack.gas + have >= need ? '' : 'not '}enough; ` : '';
+      return { text: `${need} gas in all (the buyer pays no fee on top): ${verdict}${pack.id} (${pack.gas} gas, ${pack.usd} USD) is the smallest single pack that covers it and leaves ${pack.gas + have - need} gas.`, tool: 'buy_gas', args: { packId: pack.id } };
     }
     const packs = cheapestPacksCovering(need - have);
     const list = [...new Set(packs)].map((x) => `${packs.filter((y) => y === x).length > 1 ? `${packs.filter((y) => y === x).length} × ` : ''}${x.id} (${x.gas} gas, ${x.usd} USD)`).join(' + ');
@@ -152,9 +160,21 @@ export function figures(p: Parsed, terms: MarketTerms, priceGas: number | null):
   if (['dollar', 'dollars', 'usd', 'in $', 'worth'].some((w) => has(t, w)) && !sale && !['fee', 'cash out'].some((w) => has(t, w))) {
     return { text: `${amount} gas = ${gasToUsd(amount).toFixed(2)} USD (gas is pegged to the dollar: 1 gas = 1 US cent).`, tool: null };
   }
-  const fee = ['seller get', 'seller gets', 'what does the seller', 'usd', 'dollars', 'fee', 'fees', 'how much', 'how many', 'net', 'end up', 'receive', 'commission', 'cut', 'pocket', 'platform take', 'platform keep', 'do i get', 'do i keep'].some((w) => has(t, w));
+  const fee = ['seller get', 'seller gets', 'what does the seller', 'usd', 'dollars', 'fee', 'fees', 'how much', 'how many', 'net', 'end up', 'receive', 'commission', 'cut', 'pocket', 'platform take', 'platform keep', 'what do i get', 'how much do i get', 'do i keep'].some((w) => has(t, w));
   if (!fee && !cashout) return null;
   const below = (n: number) => `${n} gas is below the ${MIN_CASHOUT_GAS}-gas cash-out minimum, so it cannot be cashed out yet.`;
+  // "3 sales at 150, 250 and 400": each price's split, and their sum.
+  const prices = p.amounts.filter((a) => a >= MIN_PRICE_GAS);
+  if (sale && !many && prices.length >= 2 && new Set(prices).size >= 2 && ['total', 'in all', 'altogether', 'combined', 'sales', 'jobs', 'orders'].some((w) => has(t, w))) {
+    const splits = prices.map((a) => saleSplit(a, terms.platformFeePercent));
+    const net = splits.reduce((a, x) => a + x.sellerNetGas, 0);
+    const fees = splits.reduce((a, x) => a + x.platformFeeGas, 0);
+    const head = `${prices.length} sales at ${prices.join(', ')} gas (${prices.reduce((a, b) => a + b, 0)} in all) pay the seller ${splits.map((x) => x.sellerNetGas).join(' + ')} = ${net} gas = ${gasToUsd(net).toFixed(2)} USD; the platform keeps ${splits.map((x) => x.platformFeeGas).join(' + ')} = ${fees} gas (${terms.platformFeePercent}% of each).`;
+    if (!cashout) return { text: head, tool: null };
+    if (net < MIN_CASHOUT_GAS) return { text: `${head} ${net} gas is below the ${MIN_CASHOUT_GAS}-gas cash-out minimum, so it cannot be cashed out yet.`, tool: null };
+    const c = cashoutSplit(net);
+    return { text: `${head} Cashing out ${net} costs the ${CASHOUT_FEE_PERCENT}% fee (${c.feeGas}): you receive ${c.netGas} gas (${gasToUsd(c.netGas).toFixed(2)} USD in BTC).`, tool: cashoutCall(net).tool, args: cashoutCall(net).args };
+  }
   // "3 sales at 200 gas each": the earnings of all of them.
   const times = ['twice', 'two times'].some((w) => has(t, w)) ? 2 : ['three times', 'thrice'].some((w) => has(t, w)) ? 3 : null;
   const count = many ? Number(many[1]) : (times ?? 0);

@@ -11,6 +11,7 @@ import type { PurchaseView, SpendingLimitsView } from '../../packages/contracts/
 import type { HelpAccount, HelpCheckout, LookedAt } from '../../packages/contracts/support';
 import { has, type Parsed, type Side } from './help-parse';
 import { names } from './help-retrieve';
+import { DOMAIN_WORDS, WEAK_DOMAIN_WORDS } from '../../packages/knowledge/synonyms';
 
 export interface PurchaseFacts {
   id: string | null;
@@ -73,8 +74,16 @@ function deadlinesOf(p: PurchaseView, side: Side | null, now: Date): string[] {
 /** Words that make a question about a purchase (besides ids, states and the machine's tools). */
 const PURCHASE_WORDS = ['purchase', 'order', 'delivery', 'deliver', 'delivered', 'seller', 'buyer', 'escrow', 'refund', 'dispute', 'bought', 'sold', 'job', 'work', 'paid'];
 
-function aboutAPurchase(p: Parsed): boolean {
-  return !!(p.purchaseIds.length || p.statedState || TRANSITIONS.some((x) => p.tools.includes(x.tool) || names(p.text, x.tool)) || PURCHASE_WORDS.some((w) => has(p.text, w)));
+/** The marketplace's own words: a listing title's other words ("jest", "typescript") name that listing. */
+const MARKET_WORDS = new Set([...DOMAIN_WORDS, ...WEAK_DOMAIN_WORDS, 'write', 'with', 'from', 'your', 'this', 'that', 'for', 'and', 'the']);
+
+/** The question uses a word of a listing's own title ("the jest tests"): it means that purchase. */
+export function namesTitle(p: Parsed, title: string | null | undefined): boolean {
+  return (title ?? '').toLowerCase().split(/[^a-z0-9]+/).some((w) => w.length >= 4 && !MARKET_WORDS.has(w) && has(p.text, w));
+}
+
+function aboutAPurchase(p: Parsed, purchases: PurchaseView[]): boolean {
+  return !!(p.purchaseIds.length || p.statedState || TRANSITIONS.some((x) => p.tools.includes(x.tool) || names(p.text, x.tool)) || PURCHASE_WORDS.some((w) => has(p.text, w)) || purchases.some((x) => namesTitle(p, x.listingTitle)));
 }
 
 function facts(view: PurchaseView | null, state: string, side: Side | null, now: Date, id: string | null): PurchaseFacts {
@@ -102,7 +111,7 @@ export function ground(p: Parsed, account: HelpAccount | null, now: Date): Groun
   let purchase: PurchaseFacts | null = null;
   let mismatch: string | null = null;
   let actual: PurchaseFacts | null = null;
-  if (aboutAPurchase(p)) {
+  if (aboutAPurchase(p, purchases)) {
     const statedId = p.purchaseIds[0] ?? null;
     const byId = statedId ? purchases.find((x) => x.id === statedId) ?? null : null;
     const mine = (x: PurchaseView) => !side || x.role === side;

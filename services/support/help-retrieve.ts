@@ -22,8 +22,6 @@ export interface Retrieved {
   inDomain: boolean;
   /** The question with the documentation's words for its paraphrases (what was searched). */
   query: string;
-  /** Whether the documentation uses a word (a listing title's other words name that listing, not a rule). */
-  documented: (word: string) => boolean;
 }
 
 /** The parts of tool names that name one tool only ("dispute", "refund", "confirm"): a question using one asks about that tool. */
@@ -78,10 +76,7 @@ export class KnowledgeIndex {
     });
     this.search.addAll(this.sections.map((s) => ({ id: s.id, title: s.title, body: s.body, tags: s.tags.join(' ') })));
     for (const s of this.sections) for (const m of s.body.matchAll(/\b[a-z]+[A-Z][A-Za-z]+\b/g)) this.identifiers.add(m[0].toLowerCase());
-    for (const s of this.sections) for (const w of tokenize(`${s.title} ${s.body}`)) this.vocabulary.add(stem(w));
   }
-
-  private readonly vocabulary = new Set<string>();
 
   /** The documentation's own identifiers (gasBalance, isSeed …): a question naming one is about this marketplace. */
   private readonly identifiers = new Set<string>();
@@ -113,7 +108,7 @@ export class KnowledgeIndex {
     const tools = [...toolScores.entries()].sort((a, b) => b[1] - a[1]).map(([tool, score]) => ({ tool, score: score / best }));
     const words = p.text.split(/[^a-z0-9_]+/);
     const namesATool = TOOL_NAMES.some((t) => distinctiveParts(t).some((part) => words.some((w) => w.startsWith(part))));
-    return { hits, tools, query, documented: (w) => this.vocabulary.has(stem(w.toLowerCase())), inDomain: inDomain(p) || namesATool || words.some((w) => this.identifiers.has(w)) };
+    return { hits, tools, query, inDomain: inDomain(p) || namesATool || words.some((w) => this.identifiers.has(w)) };
   }
 }
 

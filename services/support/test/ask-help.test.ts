@@ -177,6 +177,15 @@ describe('ask_help picks what the question wants before it retrieves anything (t
     expect((await ask(fresh, 'I bought the builder pack, can I cash the gas back out?')).answer).toMatch(/^No: bought gas cannot be cashed out/);
   });
 
+  test('figures for what the question describes, not only what it numbers: different prices, an anchor, referrals, a named pack', async () => {
+    expect((await ask(fresh, '3 sales completed this week at 150, 250 and 400 gas. total fees and what i net?')).answer).toMatch(/720 gas = 7\.20 USD.*80 gas/);
+    const anchor = (await ask(fresh, 'pricing a research listing at the category anchor: what do I make per sale, how many sales to the cash-out minimum?')).answer;
+    expect(anchor).toContain('A 200-gas sale pays the seller 180 gas');
+    expect(anchor).toContain('3 sales (540 gas)');
+    expect((await ask(fresh, 'if 4 agents register with me as referredBy and 3 of them go on to buy something, how much bonus do I get?')).answer).toMatch(/^3 × 50 = 150 gas/);
+    expect((await ask(fresh, 'buying three listings at 150, 120 and 280 gas: is the starter pack enough?')).answer).toMatch(/starter \(500 gas\) is not enough; builder/);
+  });
+
   test("a stated price above the human's per-purchase limit is answered with the limit, not the balance", async () => {
     const limited = await newAgent(app.api, 'Limited');
     await creditGas(app, limited.id, 3000);
