@@ -199,7 +199,7 @@ export function errorGuides(): ErrorGuide[] {
         `${MIN_PRICE_GAS}, a rating that is not a whole number (an integer) from 1 to 5, a delivery missing "summary" or not matching the listing's deliverableSchema, an Idempotency-Key reused for a different call, or a body that is not JSON). error.details.errors lists each field and what is wrong.`,
       'Fix the fields named in error.details.errors and call again. GET /api/agent shows every tool\'s argument schema.',
       step('ask_help', { question: 'Which arguments does purchase_service take?' }),
-      ['validation', 'bad request', 'wrong argument', 'missing field', 'schema', 'malformed', 'invalid'],
+      ['validation', 'bad request', 'wrong argument', 'missing field', 'schema', 'malformed', 'invalid', 'must be one of', 'unknown pack', 'invalid enum', 'required'],
     ),
     g(
       'unknown_tool',
@@ -215,7 +215,7 @@ export function errorGuides(): ErrorGuide[] {
       'The tool needs an API key and none was sent, or the key is not a valid rk_live_… key of a registered agent (a typo, a truncated key, or a key from another server).',
       'Send "Authorization: Bearer rk_live_…" with the key you stored at registration; if you lost it, register again (keys are shown once).',
       step('register'),
-      ['401', 'api key', 'bearer', 'not logged in', 'authentication', 'lost key', 'credentials'],
+      ['401', 'api key', 'bearer', 'not logged in', 'authentication', 'lost key', 'credentials', 'unauthenticated', 'auth', 'authorization header', 'key required'],
     ),
     g(
       'insufficient_gas',
@@ -231,7 +231,7 @@ export function errorGuides(): ErrorGuide[] {
       `The resource exists but belongs to someone else or the role is wrong: buying your own listing, delivering as the buyer, confirming as the seller, changing another seller's listing, or reading a purchase you are not a party of. On purchase_service it can also be your human's spending limit: error.details.rule is one of ${SPENDING_LIMIT_RULES.join(', ')}, with remainingGas; nothing was held.`,
       'Check which side you are on with get_purchase or list_orders; only the buyer confirms, rates and disputes-as-buyer, only the seller delivers and acknowledges. For a spending limit: read spendingLimits in whoami or wallet and buy within it; only your human can change limits.',
       step('list_orders'),
-      ['403', 'not allowed', 'permission', 'own listing', 'not my purchase', 'wrong role', 'limit', 'budget', 'daily_budget', 'weekly_budget', 'per_purchase_max', 'category_not_allowed'],
+      ['403', 'not allowed', 'permission', 'own listing', 'not my purchase', 'wrong role', 'limit', 'budget', 'daily_budget', 'weekly_budget', 'per_purchase_max', 'category_not_allowed', 'limit exceeded', 'not eligible', 'no eligible', 'only the buyer', 'only the seller'],
     ),
     g(
       'not_found',
@@ -248,7 +248,7 @@ export function errorGuides(): ErrorGuide[] {
         `${statesInWords()}.`,
       'Read the current state with get_purchase and pick the transition that state allows (see "Purchase states and transitions").',
       step('get_purchase'),
-      ['409', 'conflict', 'wrong state', 'already', 'not delivered yet', 'cannot confirm', 'state machine'],
+      ['409', 'conflict', 'wrong state', 'already', 'not delivered', 'cannot confirm', 'state machine', 'frozen', 'escrow frozen', 'no delivery yet'],
     ),
     g(
       'listing_rejected',
@@ -256,7 +256,7 @@ export function errorGuides(): ErrorGuide[] {
       `list_service and update_service check every listing. error.details.qualityReport = {score, passScore: ${PASS_SCORE}, issues: [{code, message, hint}]} when the quality score is below ${PASS_SCORE}; error.details.moderation when it looks like a placeholder, lorem ipsum, a test listing, a vague slogan without a deliverable, or scam/agent-spam. Nothing was created.`,
       'Revise with each issue\'s hint: a concrete skill title, what the buyer provides (inputs), what you deliver (outputs, format), scope and limits; then call list_service again. A moderation verdict (placeholder, test, scam or spam listing) is about the listing itself: only a real service passes, rewording does not.',
       step('list_service'),
-      ['422', 'rejected', 'quality', 'moderation', 'score', 'listing refused', 'why was my listing rejected'],
+      ['422', 'rejected', 'quality', 'moderation', 'moderated', 'placeholder', 'score', 'listing refused', 'why was my listing rejected', 'quality low', 'quality review', 'pass score'],
     ),
     g(
       'rate_limited',
@@ -272,7 +272,7 @@ export function errorGuides(): ErrorGuide[] {
       'An unexpected server error. No partial money movement is left behind: gas moves are all-or-nothing and keyed by business fact.',
       'Retry once (with the same Idempotency-Key); if it persists, call report_bug with context.requestId set to the requestId of the failed response.',
       step('report_bug', { context: { requestId: 'req_…' } }),
-      ['500', 'server error', 'crash', 'bug', 'exception'],
+      ['500', 'server error', 'crash', 'bug', 'exception', 'internal error', 'unexpected error'],
     ),
     g(
       'not_implemented',
@@ -288,7 +288,7 @@ export function errorGuides(): ErrorGuide[] {
       'A service is restarting or overloaded, or the call timed out. A timed-out call may still have run.',
       'Retry after the Retry-After header\'s seconds with the same Idempotency-Key: nothing is charged twice.',
       step('whoami'),
-      ['503', 'unavailable', 'timeout', 'timed out', 'down', 'maintenance'],
+      ['503', 'unavailable', 'timeout', 'timed out', 'down', 'maintenance', 'upstream', '502', '504', 'gateway'],
     ),
   ];
 }

@@ -519,3 +519,15 @@ export function topics(terms: MarketTerms): Topic[] {
 export const KEY_AT_RISK: string[] = topics(DEFAULT_TERMS)
   .filter((t) => t.id.startsWith('key-'))
   .flatMap((t) => t.phrases);
+
+/**
+ * Where a refused key was sent, read from the pasted call (a 401 explained by its cause): the first row whose
+ * clue the question shows. Only the Authorization header (and ?api_key= on /mcp) carries a key.
+ */
+export const KEY_PLACEMENT: Array<{ clues: string[]; text: string }> = [
+  { clues: ['"apikey"', '"api_key"', '"key":', 'in the arguments', 'in arguments'], text: 'The key goes in the HTTP header, not in the arguments: send "Authorization: Bearer rk_live_…" and keep arguments to the tool\'s own fields.' },
+  { clues: ['x-api-key', 'x-api-key:', 'api-key:'], text: 'X-Api-Key is not read: send the key as "Authorization: Bearer rk_live_…" (on /mcp also ?api_key=rk_live_…).' },
+  { clues: ['stdio', 'agent-market-mcp', 'local mcp', 'local client'], text: 'The stdio client has no key: set MARKET_API_KEY (or --api-key) to your rk_live_… key in its config next to MARKET_BASE_URL; only register and search_services work without one.' },
+  { clues: ['/mcp', 'mcp client', 'tools/call', 'streamable'], text: 'Your MCP client is not sending the key: set the header "Authorization: Bearer rk_live_…" in its server config, or add ?api_key=rk_live_… to the /mcp URL.' },
+  { clues: ['curl'], text: 'That request sends no key: add -H "Authorization: Bearer rk_live_…" (the key register returned).' },
+];

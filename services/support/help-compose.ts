@@ -15,7 +15,7 @@ import { legalCalls, namesTitle, sideOfTool, type Grounded } from './help-ground
 import { distinctiveParts, names, type Retrieved } from './help-retrieve';
 import type { Intent } from './help-intent';
 import { figures } from './help-figures';
-import { AFTER_DELIVERY, type Topic } from '../../packages/knowledge/topics';
+import { AFTER_DELIVERY, KEY_PLACEMENT, type Topic } from '../../packages/knowledge/topics';
 
 /** The question uses the tool's own word as such ("rate", "dispute"), not a form of it ("delivered"). */
 const namesExactly = (text: string, tool: string) => distinctiveParts(tool).some((part) => has(text, part));
@@ -175,9 +175,17 @@ function errorLead(p: Parsed, g: Grounded, e: NonNullable<Parsed['error']>, guid
     const step = { tool: 'buy_gas', arguments: { packId: pack.id } };
     return { step, lead: `Buy gas: call ${call(step)} (${pack.gas} gas covers${Number.isFinite(short) && short > 0 ? ` the shortfall of ${short}` : ' it'}), have your human approve the checkoutUrl, poll wallet until gasBalance rises, then call purchase_service again.`, lines: ['Nothing was held or charged by the refused purchase.'] };
   }
+  // A refused key: where the pasted call put it says what to change (a lost key is another question).
+  if (e.code === 'unauthorized' && !['lost', 'forgot'].some((w) => has(p.text, w))) {
+    const placed = KEY_PLACEMENT.find((k) => k.clues.some((c) => p.text.includes(c)));
+    if (placed) return { step: null, lead: placed.text, lines: [firstSentence(guide.cause)] };
+  }
   const rule = typeof d.rule === 'string' ? d.rule : null;
   if (e.code === 'forbidden' && (rule || has(p.text, 'limit') || has(p.text, 'budget') || has(p.text, 'human'))) return spendingLimit(g, rule, p, terms);
   if ((e.code === 'invalid_state' || e.code === 'forbidden') && g.purchase) return null; // the purchase's own calls answer it
+  // A refusal of a call outside the purchase machine (request_cashout …): that call's own rules answer it.
+  const failed = p.tools.filter((x) => x !== 'ask_help').sort((a, b) => p.text.indexOf(a) - p.text.indexOf(b))[0];
+  if ((e.code === 'invalid_state' || e.code === 'forbidden') && failed && !isMachineTool(failed)) return null;
   if (e.code === 'internal') {
     const step = { tool: 'report_bug', arguments: { title: 'A call answered 500 internal', description: 'Describe the call and what happened.', context: { requestId: e.requestId ?? 'req_…' } } };
     return { step, lead: `Retry once; if it fails again, call ${call(step)}.`, lines: ['No partial money movement is left behind: gas moves are all-or-nothing.'] };
@@ -439,7 +447,8 @@ export function compose(p: Parsed, g: Grounded, r: Retrieved, terms: MarketTerms
   const side = g.side;
   const ok = (tool: string) =>
     tool !== 'ask_help' && (tool !== 'report_bug' || fault) && !(side && sideOfTool(tool) && sideOfTool(tool) !== side) && !(getTool(tool)?.aliasOf);
-  const num = p.error ? null : figures(p, terms, g.purchase?.priceGas ?? null);
+  // Figures answer unless a pasted error decides the lead (its guide; a refusal it leaves to the call's rules does not).
+  const num = p.error && forError(p, g, terms) ? null : figures(p, terms, g.purchase?.priceGas ?? null);
   // "How do I hand it over, and what do I get?": the call leads and the figures follow it.
   const callFirst = !!num && !!topic?.tool && ['how do i', 'how can i', 'how to', 'what do i need to do', 'what should i do'].some((w) => has(p.text, w));
   const figuresOnly = !!num && !callFirst && !namesPurchase(p, g, r);

@@ -7,6 +7,7 @@ import { TOOL_NAMES } from '../../packages/tool-catalogue';
 import { STATUS_BY_CODE } from '../../packages/errors';
 import { PURCHASE_STATUSES } from '../../packages/contracts/purchase-machine';
 import { SIDE_PHRASES, STATE_PHRASES } from '../../packages/knowledge/synonyms';
+import { errorGuides } from '../../packages/knowledge';
 import type { HelpInput } from '../../packages/contracts/support';
 
 export type Side = 'buyer' | 'seller';
@@ -93,13 +94,30 @@ function pastedJson(q: string): Record<string, unknown> | null {
   return null;
 }
 
+/**
+ * A pasted code that is not ours ("AUTH_MISSING", "OWNER_LIMIT_EXCEEDED" — another client's or a proxy's
+ * wording): the error guide whose words its code and message use most, else the pasted HTTP status's code.
+ */
+function ourCode(code: string, message: string, text: string): string | null {
+  const said = normalize(`${code.replace(/[_-]+/g, ' ')} ${message}`);
+  let best: { code: string; score: number } | null = null;
+  for (const g of errorGuides()) {
+    // (A status among the synonyms is matched by the status below, never by an amount in the message.)
+    const score = [g.code.replace(/_/g, ' '), ...g.synonyms.filter((w) => !/^\d+$/.test(w))].filter((w) => has(said, w.toLowerCase())).length;
+    if (score > (best?.score ?? 0)) best = { code: g.code, score };
+  }
+  if (best) return best.code;
+  const status = /(?:http|status|->|resp(?:onse)?:?)\s*(\d{3})\b/.exec(text)?.[1];
+  return ERROR_CODES.find((c) => String(STATUS_BY_CODE[c as keyof typeof STATUS_BY_CODE]) === status) ?? null;
+}
+
 function errorOf(input: HelpInput, text: string): PastedError | null {
   const json = pastedJson(input.question);
   const env = (json?.error && typeof json.error === 'object' ? json.error : json) as Record<string, unknown> | null;
   const fromContext = input.context?.error ? normalize(input.context.error) : '';
   const logged = input.request?.errorCode ?? null;
   const code =
-    (typeof env?.code === 'string' && ERROR_CODES.includes(env.code) ? env.code : null) ??
+    (typeof env?.code === 'string' ? (ERROR_CODES.includes(env.code) ? env.code : ourCode(env.code, typeof env.message === 'string' ? env.message : '', text)) : null) ??
     logged ??
     ERROR_CODES.find((c) => has(fromContext, c)) ??
     ERROR_CODES.find((c) => has(text, c)) ??

@@ -144,6 +144,22 @@ describe('ask_help leads with the next call for the asker', () => {
     expect(a.answer).toContain('1400');
   });
 
+  test('a refused key is explained by where the pasted call put it', async () => {
+    const inArgs = await ask(fresh, 'whoami {"tool":"whoami","arguments":{"apiKey":"rk_live_x"}} -> 401 {"ok":false,"error":{"code":"unauthorized","message":"Missing or invalid API key"}}');
+    expect(inArgs.answer).toMatch(/^The key goes in the HTTP header, not in the arguments/);
+    expect(inArgs.nextStep?.tool).not.toBe('register');
+    const header = await ask(fresh, 'POST /api/agent with header X-Api-Key: rk_live_x -> 401 {"ok":false,"error":{"code":"unauthorized","message":"Missing or invalid API key"}}');
+    expect(header.answer).toMatch(/^X-Api-Key is not read/);
+  });
+
+  test("another client's error code is read as the guide its words match (never by an amount in its message)", async () => {
+    const auth = await ask(fresh, 'resp: 401 {"ok":false,"error":{"code":"AUTH_MISSING","message":"Missing or invalid Authorization header"}} my mcp client sends it');
+    expect(auth.answer).toMatch(/Authorization: Bearer/);
+    const below = await ask(fresh, 'request_cashout: {"error":{"code":"cashout_below_minimum","message":"Minimum cash-out is 500 gas; available sale_earn 432"}}');
+    expect(below.answer).not.toMatch(/report_bug|500 internal/);
+    expect(below.answer).toMatch(/request_cashout/);
+  });
+
   test('report_bug is suggested only for what reads as a fault', async () => {
     expect((await ask(fresh, 'How do I rate a purchase?')).nextStep?.tool).not.toBe('report_bug');
     expect((await ask(fresh, 'Every purchase_service call answers 500 internal, looks like a bug')).nextStep?.tool).toBe('report_bug');
