@@ -273,3 +273,33 @@ export const CATEGORY_WORDS: Record<string, string> = {
   data: 'data', csv: 'data', dataset: 'data', dedupe: 'data', etl: 'data', spreadsheet: 'data', sql: 'data', cleanup: 'data', 'data-cleaning': 'data', scraping: 'data',
   general: 'general',
 };
+
+/** What a question says, as ask_help's compose step reads it: each row a kind of statement and its phrases. */
+export const ASKS = {
+  /** Words that point at one purchase of the asker's (then it is the subject, whatever else the question names). */
+  thisPurchase: ['my order', 'this order', 'the order', 'my purchase', 'this purchase', 'this sale', 'my sale', 'this job'],
+  /** Words that say the asker reports a fault of the service (then, and only then, report_bug may lead). */
+  fault: ['bug', 'crash', 'broken', 'internal', 'server error', '500', 'charged twice', 'wrong balance', 'disappeared', 'lost my gas', 'glitch'],
+  /** A list is asked: the answer may be longer. */
+  list: ['list all', 'list of', 'all the', 'every', 'which tools', 'what tools', 'step by step', 'walk me through', 'overview'],
+  /** Words that ask for the state's next step (then, and only then, the machine's progress decides the lead). */
+  next: ['what now', 'what next', "what's next", 'next step', 'stuck', 'what do i do', 'what should i do', 'what can i do', 'nothing happened', 'nothing has happened', 'waiting'],
+  /** Words that ask what to do (the lead is a call); otherwise the question asks what something is (the lead is the rule). */
+  action: ['how do i', 'how can i', 'how to', 'how should i', 'what should i', 'what do i do', 'what can i do', 'next step', 'what now', 'where do i', 'where can i', 'can i', 'should i', 'i want to', 'i need to', 'help', 'what next', 'anything else', 'fix', 'check', 'show me', 'where is', 'where are', 'want to', 'trying to'],
+  /** The asker sells (no purchase says which side). */
+  seller: ['sales', 'sold', 'orders came', 'new orders'],
+  /** The key is lost, not misplaced in the call. */
+  lostKey: ['lost', 'forgot'],
+  /** The asker says it registered (a refused key is then not a lost one). */
+  registered: ['registered', 'i did register', 'already register'],
+  /** One job split into several purchases. */
+  split: ['twice', 'split', 'halves', 'in two', 'each half', 'into three', 'into two'],
+  /** The buyer says it read or tested the work already. */
+  readAlready: ['tested', 'ran the', 'ran them', 'green', 'passed', 'read it', 'checked it', 'looks good', 'passes', 'reviewed'],
+  /** What a state means is asked. */
+  stateMeaning: ['mean', 'what does', 'why', 'is my gas gone', 'what happened'],
+  /** How to do it is asked (the call leads, figures follow). */
+  howTo: ['how do i', 'how can i', 'how to', 'what do i need to do', 'what should i do'],
+  /** The asker has not registered yet. */
+  notRegistered: ['not registered', "haven't registered", 'have not registered', 'before i register', 'not signed up'],
+};

@@ -16,6 +16,10 @@ import { distinctiveParts, names, type Retrieved } from './help-retrieve';
 import type { Intent } from './help-intent';
 import { figures } from './help-figures';
 import { AFTER_DELIVERY, KEY_PLACEMENT, type Topic } from '../../packages/knowledge/topics';
+import { ASKS } from '../../packages/knowledge/synonyms';
+
+/** The question says one of the things ASKS lists (a purchase of its own, a fault, a list asked …). */
+const says = (p: Parsed, what: keyof typeof ASKS) => ASKS[what].some((w) => has(p.text, w));
 
 /** The question uses the tool's own word as such ("rate", "dispute"), not a form of it ("delivered"). */
 const namesExactly = (text: string, tool: string) => distinctiveParts(tool).some((part) => has(text, part));
@@ -32,12 +36,10 @@ export interface Composed {
   sources: KnowledgeSection[];
 }
 
-/** Words that point at one purchase of the asker's (then it is the subject, whatever else the question names). */
-const THIS_PURCHASE = ['my order', 'this order', 'the order', 'my purchase', 'this purchase', 'this sale', 'my sale', 'this job'];
 
 /** The question names the asker's own purchase: its id, "my order", or a word of its listing's own title ("the jest tests"). */
 function namesPurchase(p: Parsed, g: Grounded, r: Retrieved): boolean {
-  return p.purchaseIds.length > 0 || THIS_PURCHASE.some((w) => has(p.text, w)) || namesTitle(p, g.purchase?.title ?? g.actual?.title);
+  return p.purchaseIds.length > 0 || says(p, 'thisPurchase') || namesTitle(p, g.purchase?.title ?? g.actual?.title);
 }
 
 /** The text says it, not its negation ("I haven't reviewed it" does not say "reviewed"). */
@@ -46,10 +48,6 @@ function affirms(text: string, phrase: string): boolean {
   return has(text, phrase) && !/\b(not|n't|never|yet to)( \w+)? $/.test(text.slice(Math.max(0, at - 24), at + 1));
 }
 
-/** Words that say the asker reports a fault of the service (then, and only then, report_bug may lead). */
-const FAULT_WORDS = ['bug', 'crash', 'broken', 'internal', 'server error', '500', 'charged twice', 'wrong balance', 'disappeared', 'lost my gas', 'glitch'];
-/** A list is asked: the answer may be longer. */
-const LIST_WORDS = ['list all', 'list of', 'all the', 'every', 'which tools', 'what tools', 'step by step', 'walk me through', 'overview'];
 
 /** How a transition moves a purchase towards payment (settles > leads to a settling state > stays > exits). */
 function progress(tool: string, state: string | null, side: Side | null = null): number {
@@ -108,7 +106,7 @@ function argsFor(tool: string, g: Grounded, p: Parsed, overrides: Record<string,
   if ('listingId' in args && p.listingIds[0]) args.listingId = p.listingIds[0];
   const agent = /\bagt_\w+/.exec(p.text)?.[0];
   if (agent && 'referredBy' in (getTool(tool)?.params ?? {})) args.referredBy = agent;
-  const side = g.side ?? p.side ?? (['sales', 'sold', 'orders came', 'new orders'].some((w) => has(p.text, w)) ? 'seller' : null);
+  const side = g.side ?? p.side ?? (says(p, 'seller') ? 'seller' : null);
   if ('role' in (getTool(tool)?.params ?? {}) && side) args.role = side;
   const stars = /\b([1-5]) ?(?:stars?|\/ ?5|out of 5)\b/.exec(p.text);
   if ('rating' in args && stars) args.rating = Number(stars[1]);
@@ -129,11 +127,7 @@ function call(step: NextStep): string {
 /** Words too common in the documentation to say which sentence answers. */
 const COMMON = new Set(['the', 'and', 'for', 'you', 'your', 'how', 'what', 'can', 'does', 'with', 'this', 'that', 'are', 'was', 'not', 'get', 'whats', 'when', 'why', 'who', 'which', 'there', 'have', 'from', 'will', 'should', 'would', 'could', 'about', 'any', 'call', 'tool', 'use', 'want', 'need', 'here']);
 
-/** Words that ask for the state's next step (then, and only then, the machine's progress decides the lead). */
-const NEXT_WORDS = ['what now', 'what next', "what's next", 'next step', 'stuck', 'what do i do', 'what should i do', 'what can i do', 'nothing happened', 'nothing has happened', 'waiting'];
 
-/** Words that ask what to do (the lead is a call); otherwise the question asks what something is (the lead is the rule). */
-const ACTION_WORDS = ['how do i', 'how can i', 'how to', 'how should i', 'what should i', 'what do i do', 'what can i do', 'next step', 'what now', 'where do i', 'where can i', 'can i', 'should i', 'i want to', 'i need to', 'help', 'what next', 'anything else', 'fix', 'check', 'show me', 'where is', 'where are', 'want to', 'trying to'];
 
 /** The best sentences of the retrieved sections for the question (not repeating the lead), a few. */
 function ruleLines(r: Retrieved, p: Parsed, lead: string, tool: string | null, max: number): { lines: string[]; used: KnowledgeSection[] } {
@@ -176,7 +170,7 @@ function errorLead(p: Parsed, g: Grounded, e: NonNullable<Parsed['error']>, guid
     return { step, lead: `Buy gas: call ${call(step)} (${pack.gas} gas covers${Number.isFinite(short) && short > 0 ? ` the shortfall of ${short}` : ' it'}), have your human approve the checkoutUrl, poll wallet until gasBalance rises, then call purchase_service again.`, lines: ['Nothing was held or charged by the refused purchase.'] };
   }
   // A refused key: where the pasted call put it says what to change (a lost key is another question).
-  if (e.code === 'unauthorized' && !['lost', 'forgot'].some((w) => has(p.text, w))) {
+  if (e.code === 'unauthorized' && !says(p, 'lostKey')) {
     const placed = KEY_PLACEMENT.find((k) => k.clues.some((c) => p.text.includes(c)));
     if (placed) return { step: null, lead: placed.text, lines: [firstSentence(guide.cause)] };
   }
@@ -207,7 +201,7 @@ function errorLead(p: Parsed, g: Grounded, e: NonNullable<Parsed['error']>, guid
     return { step: null, lead: `${e.code} “${e.message}”: fix ${named} as it says and call ${p.tools[0]} again — the refused call created and changed nothing.`, lines: [firstSentence(guide.cause)] };
   }
   // The guide's register is for a lost key; an asker who registered checks the header first.
-  const registered = guide.nextStep.tool === 'register' && ['registered', 'i did register', 'already register'].some((w) => has(p.text, w));
+  const registered = guide.nextStep.tool === 'register' && says(p, 'registered');
   const tool = registered ? null : guide.nextStep.tool === 'ask_help' ? (p.tools[0] ?? null) : guide.nextStep.tool;
   const step = tool ? { tool, arguments: tool === guide.nextStep.tool ? guide.nextStep.arguments : exampleArguments(tool) } : null;
   const said = e.message && !e.message.includes('…') && !e.message.includes('...') ? ` “${e.message.slice(0, 160)}”` : '';
@@ -220,7 +214,7 @@ function spendingLimit(g: Grounded, rule: string | null, p: Parsed, terms: Marke
   const prices = p.amounts.filter((a) => a !== g.wallet?.gasBalance && a !== l?.perPurchaseMaxGas);
   const price = prices.find((a) => l?.perPurchaseMaxGas != null && a <= l.perPurchaseMaxGas);
   // One job split into several purchases to pass under the limit: that is getting around the human's limit.
-  if (!rule && ['twice', 'split', 'halves', 'in two', 'each half', 'into three', 'into two'].some((w) => has(p.text, w)) && l?.setByHuman) {
+  if (!rule && says(p, 'split') && l?.setByHuman) {
     return { step: null, lead: `Do not split one job into several purchases to stay under your human's per-purchase limit (${l.perPurchaseMaxGas} gas): that gets around a limit only your human may change — ask them to raise it, or buy a listing within it.`, lines: [] };
   }
   // Several prices: which fit under the limit, what is left, what each seller nets.
@@ -313,7 +307,7 @@ function forPurchase(p: Parsed, g: Grounded, r: Retrieved, terms: MarketTerms, t
   // The intent's call decides; the state's usual next call leads only for "what now?" without one (or when nothing else ranks).
   // An explanation the intent gives ("when am I paid?") follows the call the state leaves this side, if any.
   const explain = topic && !topic.tool && topic.purchase ? topic.lead : null;
-  const whatNow = !!explain || !(topic?.tool && candidates.has(topic.tool)) && (NEXT_WORDS.some((w) => has(p.text, w)) || !r.tools.some((t) => candidates.has(t.tool) && t.score >= 0.3));
+  const whatNow = !!explain || !(topic?.tool && candidates.has(topic.tool)) && (says(p, 'next') || !r.tools.some((t) => candidates.has(t.tool) && t.score >= 0.3));
   // The intent's call is not possible yet: the call this side makes now that leads to a state where it is (rate needs completed → confirm).
   const wanted = topic?.tool && isMachineTool(topic.tool) && !f.legal.includes(topic.tool) ? topic.tool : null;
   const toward = wanted && TRANSITIONS.find((t) => f.legal.includes(t.tool) && (t.from as readonly string[]).includes(f.state) && (!side || t.who.includes(side)) && t.to && TRANSITIONS.some((x) => x.tool === wanted && (x.from as readonly string[]).includes(t.to!)))?.tool;
@@ -362,7 +356,7 @@ function forPurchase(p: Parsed, g: Grounded, r: Retrieved, terms: MarketTerms, t
     return { step: alt, lead: `${lines[0]} ${next}`, lines: [`Next: ${call(alt)}.`, ...lines.slice(1)] };
   }
   // The buyer reads the work before paying for it (unless the question says it did).
-  const readFirst = side === 'buyer' && progress(best.tool, f.state, side) === 3 && candidates.has('get_delivery') && !has(p.text, 'get_delivery') && !['tested', 'ran the', 'ran them', 'green', 'passed', 'read it', 'checked it', 'looks good', 'passes', 'reviewed'].some((w) => affirms(p.text, w));
+  const readFirst = side === 'buyer' && progress(best.tool, f.state, side) === 3 && candidates.has('get_delivery') && !has(p.text, 'get_delivery') && !ASKS.readAlready.some((w) => affirms(p.text, w));
   const step = { tool: best.tool, arguments: argsFor(best.tool, g, p) };
   // What the call does from this state for this side: the machine's documented transition, else the catalogue's description.
   const doc = documentedTransitions(terms).find((t) => t.trigger === best.tool && (!side || t.who.includes(side)) && t.from.includes(f.state));
@@ -411,7 +405,7 @@ function bySituation(p: Parsed, g: Grounded, r: Retrieved, terms: MarketTerms, t
   const overLimit = g.limits?.perPurchaseMaxGas != null && (topic?.tool === 'purchase_service' || p.tools.includes('purchase_service') || has(p.text, 'buy')) && p.amounts.some((a) => a > g.limits!.perPurchaseMaxGas! && a !== g.wallet?.gasBalance);
   if (limitsAsked || overLimit) return spendingLimit(g, null, p, terms);
   // "What does awaiting_approval mean?", "why did it fail?": the machine's word for that state.
-  const stateAsked = p.statedState && !p.error && ['mean', 'what does', 'why', 'is my gas gone', 'what happened'].some((w) => has(p.text, w)) && (!topic || topic.purchase || has(p.text, p.statedState));
+  const stateAsked = p.statedState && !p.error && says(p, 'stateMeaning') && (!topic || topic.purchase || has(p.text, p.statedState));
   if (stateAsked) return { step: null, lead: `${p.statedState}: ${nextOf(p.statedState!)}`, lines: [] };
   // A purchase is the subject unless the question is plainly about something else (cash-out, a listing …); an
   // intent that is not about a purchase leads whatever purchase the account holds.
@@ -443,14 +437,14 @@ function accountFirst(p: Parsed, g: Grounded, r: Retrieved, terms: MarketTerms, 
 
 export function compose(p: Parsed, g: Grounded, r: Retrieved, terms: MarketTerms, intent: Intent | null = null): Composed {
   const topic = intent?.topic ?? null;
-  const fault = FAULT_WORDS.some((w) => has(p.text, w)) || p.error?.code === 'internal';
+  const fault = says(p, 'fault') || p.error?.code === 'internal';
   const side = g.side;
   const ok = (tool: string) =>
     tool !== 'ask_help' && (tool !== 'report_bug' || fault) && !(side && sideOfTool(tool) && sideOfTool(tool) !== side) && !(getTool(tool)?.aliasOf);
   // Figures answer unless a pasted error decides the lead (its guide; a refusal it leaves to the call's rules does not).
   const num = p.error && forError(p, g, terms) ? null : figures(p, terms, g.purchase?.priceGas ?? null);
   // "How do I hand it over, and what do I get?": the call leads and the figures follow it.
-  const callFirst = !!num && !!topic?.tool && ['how do i', 'how can i', 'how to', 'what do i need to do', 'what should i do'].some((w) => has(p.text, w));
+  const callFirst = !!num && !!topic?.tool && says(p, 'howTo');
   const figuresOnly = !!num && !callFirst && !namesPurchase(p, g, r);
   let picked = bySituation(p, g, r, terms, topic, figuresOnly);
   /** The situation decided the lead: it leads whatever the wording. */
@@ -466,7 +460,7 @@ export function compose(p: Parsed, g: Grounded, r: Retrieved, terms: MarketTerms
       picked = { step: isMachine && g.account?.purchases && !g.account.purchases.some((x) => legalCalls(x.status, (x.role as Side) ?? null).includes(best.tool)) && g.account.purchases.length ? null : step, lead: `Call ${call(step)}: ${desc}`, lines: [] };
     }
   }
-  const action = firm || !!topic || ACTION_WORDS.some((w) => has(p.text, w));
+  const action = firm || !!topic || says(p, 'action');
   // Figures lead; the call after them is the one they lead to (never an unrelated one), else the intent's.
   if (num && !firm && !callFirst) {
     const step = num.tool ? { tool: num.tool, arguments: argsFor(num.tool, g, p, num.args ?? {}) } : null;
@@ -488,7 +482,7 @@ export function compose(p: Parsed, g: Grounded, r: Retrieved, terms: MarketTerms
   if (topic?.account === 'earnings' && g.wallet && !num) lines.unshift(`Your wallet shows withdrawableGas ${g.wallet.withdrawableGas}${g.wallet.pendingEarningsGas ? ` and ${g.wallet.pendingEarningsGas} gas pending (sales delivered, not yet completed: they become sale_earn when the buyer confirms or auto-release pays)` : ''}.`);
   let lead = answer;
   // An asker that says it has not registered yet: registering comes first.
-  if (['not registered', "haven't registered", 'have not registered', 'before i register', 'not signed up'].some((w) => has(p.text, w)) && !answer.startsWith('Call register')) {
+  if (says(p, 'notRegistered') && !answer.startsWith('Call register')) {
     lead = `First register {"provider", "displayName"} (no key needed; store the rk_live_… key it returns once), then: ${answer}`;
   }
   // No purchase at all while the question tells of one: a note after the answer, not a correction.
@@ -503,7 +497,7 @@ export function compose(p: Parsed, g: Grounded, r: Retrieved, terms: MarketTerms
 
 /** The text: the lead, then lines while they fit (a list may take more room). */
 export function render(c: Composed, p: Parsed): string {
-  const max = LIST_WORDS.some((w) => has(p.text, w)) ? MAX_LIST_CHARS : MAX_ANSWER_CHARS;
+  const max = says(p, 'list') ? MAX_LIST_CHARS : MAX_ANSWER_CHARS;
   let out = c.lead;
   for (const l of c.lines) {
     if (out.length + l.length + 1 > max) continue;
