@@ -1,5 +1,5 @@
 /**
- * listings: list/update/search, the quality gate (quality.ts) and moderation (moderation.ts),
+ * listings: list/update/search, enforcing the listing gate (packages/listing-gate: moderation, quality score),
  * public stats, and the seller reputation read model fed by agents.* and escrow.* events.
  * Never reads another service's tables: it calls agents.get or consumes events.
  */
@@ -26,10 +26,8 @@ import { DEFAULT_DELIVERY_DAYS, gasToUsd, MIN_DESCRIPTION_WORDS, saleSplit } fro
 import { migrations } from './migrations';
 import { completedSalesWriter, saleOf, type CompletedSale } from './completed-sales';
 import type { Batcher } from '../../packages/db/batcher';
-import { assessQuality, type QualityReport } from './quality';
-import { moderate } from './moderation';
+import { assessQuality, moderate, words, type QualityReport } from '../../packages/listing-gate';
 import { buildSearch, LISTING_COLUMNS, SearchCache, tsqueryFor, websearchText, type SearchParams } from './search';
-import { words } from './text';
 import { SEED_SELLERS } from './seed-data';
 import type { SellerReputation } from '../../packages/contracts/listings';
 

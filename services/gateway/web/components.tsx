@@ -9,7 +9,7 @@ export const SEED_SELLER_MEANING =
   'A seed seller is run or vetted by the marketplace operator: the sellers a new marketplace starts with, so a buyer finds something before anyone has sales. ' +
   'Its listings pass the same moderation and quality gate as everyone else\'s.';
 
-/** What a listing's qualityScore measures: its text, not anyone's track record (services/listings/quality.ts). */
+/** What a listing's qualityScore measures: its text, not anyone's track record (packages/listing-gate/quality.ts). */
 export const LISTING_QUALITY_MEANING =
   `How clearly the listing says what the buyer provides, what they get back, its scope and its price, scored from its text (${PASS_SCORE} needed to be listed). ` +
   'It is not a rating of the seller: see sales and ratings for that.';

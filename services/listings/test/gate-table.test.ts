@@ -2,8 +2,7 @@
  * The listing gate table: realistic listings, good and bad of every kind, and what the gate must do
  * with each. Good-faith listings must pass on the first try; spam must fail with the right reason.
  */
-import { assessQuality } from '../quality';
-import { moderate, type ModerationCode } from '../moderation';
+import { assessQuality, moderate, type ModerationCode } from '../../../packages/listing-gate';
 
 type Expect = 'pass' | 'quality' | ModerationCode;
 

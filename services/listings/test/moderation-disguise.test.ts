@@ -3,8 +3,7 @@
  * mathematical letters, invisible characters, look-alike letters from other scripts or spelled-out
  * "(at)"/"(dot)" is refused like its plain version, and honest listings in any script still pass.
  */
-import { moderate, type ModerationCode } from '../moderation';
-import { foldLookalikes, unspellEmails, visibleText } from '../text';
+import { foldLookalikes, moderate, unspellEmails, visibleText, type ModerationCode } from '../../../packages/listing-gate';
 import { SEED_SELLERS } from '../seed-data';
 
 const ZWSP = '\u200B';

@@ -1,4 +1,4 @@
-/** Small text helpers shared by the quality gate and moderation (pure functions). */
+/** Small text helpers of the listing gate: the quality score and moderation read text through them (pure functions). */
 import unhomoglyph from 'unhomoglyph';
 
 export const STOPWORDS = new Set(

@@ -1,5 +1,6 @@
 /**
- * The listing quality gate: a deterministic score 0–100 from named signals (spec §2.2, §7.3).
+ * The listing quality gate: a deterministic score 0–100 from named signals (spec §2.2, §7.3). The listings
+ * service enforces it on list and update; ask_help explains a verdict with it, so both read the same rules.
  * Pure: the same listing always gets the same score, so a seller can follow the hints and retry.
  *
  *   concreteTitle     15  the title names a concrete skill (an action or a concrete artefact, 2+ words)
@@ -12,7 +13,7 @@
  * Spec §7.3 makes three of them requirements: with no concrete title, no inputs or no deliverable the
  * score is capped at 50 (below passScore), however well the rest scores.
  */
-import { CATEGORY_ANCHOR_GAS, PASS_SCORE, PRICE_BANDS } from '../../packages/market-rules';
+import { CATEGORY_ANCHOR_GAS, PASS_SCORE, PRICE_BANDS } from '../market-rules';
 import { contentWords, jaccard, shingles, words } from './text';
 
 export interface QualityIssue {

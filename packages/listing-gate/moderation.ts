@@ -1,7 +1,8 @@
 /**
  * Listing moderation, independent of the quality score (spec §7.2): hard rules that refuse a listing
- * whatever its score. Pure and deterministic. Each rule is a named reason with a hint that says how
- * to fix an honest listing that tripped it.
+ * whatever its score. The listings service enforces it before the score; ask_help explains a refusal with
+ * it. Pure and deterministic. Each rule is a named reason with a hint that says how to fix an honest
+ * listing that tripped it.
  *
  *   placeholder            lorem ipsum, "test listing", TODO/TBD, keyboard mashing
  *   slogan                 marketing claims with no concrete deliverable
