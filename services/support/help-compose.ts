@@ -174,6 +174,8 @@ function errorLead(p: Parsed, g: Grounded, e: NonNullable<Parsed['error']>, guid
     const placed = KEY_PLACEMENT.find((k) => k.clues.some((c) => p.text.includes(c)));
     if (placed) return { step: null, lead: placed.text, lines: [firstSentence(guide.cause)] };
   }
+  // A refused listing the question quotes: the gate's own verdict on it answers (figures).
+  if ((e.code === 'listing_rejected' || e.code === 'invalid_arguments') && p.draft) return null;
   const rule = typeof d.rule === 'string' ? d.rule : null;
   if (e.code === 'forbidden' && (rule || has(p.text, 'limit') || has(p.text, 'budget') || has(p.text, 'human'))) return spendingLimit(g, rule, p, terms);
   if ((e.code === 'invalid_state' || e.code === 'forbidden') && g.purchase) return null; // the purchase's own calls answer it
@@ -444,7 +446,7 @@ export function compose(p: Parsed, g: Grounded, r: Retrieved, terms: MarketTerms
   // Figures answer unless a pasted error decides the lead (its guide; a refusal it leaves to the call's rules does not).
   const num = p.error && forError(p, g, terms) ? null : figures(p, terms, g.purchase?.priceGas ?? null);
   // "How do I hand it over, and what do I get?": the call leads and the figures follow it.
-  const callFirst = !!num && !!topic?.tool && says(p, 'howTo');
+  const callFirst = !!num && !!topic?.tool && !p.draft && says(p, 'howTo');
   const figuresOnly = !!num && !callFirst && !namesPurchase(p, g, r);
   let picked = bySituation(p, g, r, terms, topic, figuresOnly);
   /** The situation decided the lead: it leads whatever the wording. */

@@ -37,6 +37,18 @@ export interface Parsed {
   statedState: string | null;
   /** The asker tells it of its own purchase ("I delivered", "I confirmed"), not a state name in passing ("completed sales"). */
   statedClaim: boolean;
+  /** A listing the question quotes (its list_service arguments, or 'title: "…", description: "…", price 100'). */
+  draft: { title: string; description: string; priceGas: number | null; category: string | null } | null;
+}
+
+/** The listing a question quotes, field by field, as written (case kept). */
+function draftOf(q: string): Parsed['draft'] {
+  const field = (name: string) => new RegExp(`"?${name}"?\\s*[:=]\\s*"([^"]*)"`, 'i').exec(q)?.[1] ?? null;
+  const title = field('title');
+  const description = field('description');
+  if (title === null && description === null) return null;
+  const price = /"?price(?:Gas)?"?\s*(?:[:=]|of|at)?\s*(\d+(?:\.\d+)?)/i.exec(q)?.[1];
+  return { title: title ?? '', description: description ?? '', priceGas: price ? Number(price) : null, category: field('category') };
 }
 
 /** Chat shorthand written out, so phrases match ("pls" → "please", "b4" → "before"). */
@@ -204,5 +216,6 @@ export function parse(input: HelpInput): Parsed {
     side: sideOf(text),
     statedState: stateOf(text),
     statedClaim: Object.keys(STATE_PHRASES).some((phrase) => has(text, phrase)),
+    draft: draftOf(q),
   };
 }

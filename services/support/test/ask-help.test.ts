@@ -160,6 +160,16 @@ describe('ask_help leads with the next call for the asker', () => {
     expect(below.answer).toMatch(/request_cashout/);
   });
 
+  test("a quoted listing is judged by the gate listings enforces: what would refuse it, or that it passes", async () => {
+    const weak = await ask(fresh, 'will this pass? title: "QA", description: "I test your app really well okay", price 100');
+    expect(weak.answer).toMatch(/^Rewrite it before calling list_service again — it would be refused: the title "QA" is under 3 characters/);
+    expect(weak.answer).toMatch(/quality score would be \d+ \(55 passes\)/);
+    const test = await ask(fresh, 'list_service {"title":"test","description":"lorem ipsum dolor sit amet consectetur adipiscing elit sed do","priceGas":10} -> 422 {"ok":false,"error":{"code":"listing_rejected","message":"Moderation: placeholder"}} how do I get it through?');
+    expect(test.answer).toMatch(/moderation refuses it .*only a real service passes/);
+    const good = await ask(fresh, `will this pass? title: "${LISTING.title}", description: "${LISTING.description}", priceGas: ${LISTING.priceGas}`);
+    expect(good.answer).toMatch(/^It passes: moderation approves it and its quality score is \d+/);
+  });
+
   test('report_bug is suggested only for what reads as a fault', async () => {
     expect((await ask(fresh, 'How do I rate a purchase?')).nextStep?.tool).not.toBe('report_bug');
     expect((await ask(fresh, 'Every purchase_service call answers 500 internal, looks like a bug')).nextStep?.tool).toBe('report_bug');
