@@ -292,8 +292,6 @@ export const ASKS = {
   lostKey: ['lost', 'forgot'],
   /** The asker says it registered (a refused key is then not a lost one). */
   registered: ['registered', 'i did register', 'already register'],
-  /** One job split into several purchases. */
-  split: ['twice', 'split', 'halves', 'in two', 'each half', 'into three', 'into two'],
   /** The buyer says it read or tested the work already. */
   readAlready: ['tested', 'ran the', 'ran them', 'green', 'passed', 'read it', 'checked it', 'looks good', 'passes', 'reviewed'],
   /** What a state means is asked. */

@@ -7,3 +7,4 @@
 export { assessQuality, type ListingDraft, type QualityIssue, type QualityReport, type QualitySignals } from './quality';
 export { moderate, type ModerationCode, type ModerationReason, type ModerationVerdict } from './moderation';
 export { foldLookalikes, unspellEmails, visibleText, words } from './text';
+export { verdictOf, type DraftVerdict } from './verdict';

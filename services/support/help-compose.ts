@@ -36,18 +36,19 @@ export interface Composed {
   sources: KnowledgeSection[];
 }
 
-
 /** The question names the asker's own purchase: its id, "my order", or a word of its listing's own title ("the jest tests"). */
-function namesPurchase(p: Parsed, g: Grounded, r: Retrieved): boolean {
+function namesPurchase(p: Parsed, g: Grounded): boolean {
   return p.purchaseIds.length > 0 || says(p, 'thisPurchase') || namesTitle(p, g.purchase?.title ?? g.actual?.title);
 }
+
+/** The call a pasted question shows first (the one that failed). */
+const calledFirst = (p: Parsed): string | undefined => p.tools.filter((x) => x !== 'ask_help').sort((a, b) => p.text.indexOf(a) - p.text.indexOf(b))[0];
 
 /** The text says it, not its negation ("I haven't reviewed it" does not say "reviewed"). */
 function affirms(text: string, phrase: string): boolean {
   const at = text.indexOf(` ${phrase}`);
   return has(text, phrase) && !/\b(not|n't|never|yet to)( \w+)? $/.test(text.slice(Math.max(0, at - 24), at + 1));
 }
-
 
 /** How a transition moves a purchase towards payment (settles > leads to a settling state > stays > exits). */
 function progress(tool: string, state: string | null, side: Side | null = null): number {
@@ -127,8 +128,6 @@ function call(step: NextStep): string {
 /** Words too common in the documentation to say which sentence answers. */
 const COMMON = new Set(['the', 'and', 'for', 'you', 'your', 'how', 'what', 'can', 'does', 'with', 'this', 'that', 'are', 'was', 'not', 'get', 'whats', 'when', 'why', 'who', 'which', 'there', 'have', 'from', 'will', 'should', 'would', 'could', 'about', 'any', 'call', 'tool', 'use', 'want', 'need', 'here']);
 
-
-
 /** The best sentences of the retrieved sections for the question (not repeating the lead), a few. */
 function ruleLines(r: Retrieved, p: Parsed, lead: string, tool: string | null, max: number): { lines: string[]; used: KnowledgeSection[] } {
   const words = new Set(r.query.split(/[^a-z0-9_]+/).filter((w) => w.length >= 3 && !COMMON.has(w)));
@@ -180,16 +179,15 @@ function errorLead(p: Parsed, g: Grounded, e: NonNullable<Parsed['error']>, guid
   if (e.code === 'forbidden' && (rule || has(p.text, 'limit') || has(p.text, 'budget') || has(p.text, 'human'))) return spendingLimit(g, rule, p, terms);
   if ((e.code === 'invalid_state' || e.code === 'forbidden') && g.purchase) return null; // the purchase's own calls answer it
   // A refusal of a call outside the purchase machine (request_cashout …): that call's own rules answer it.
-  const failed = p.tools.filter((x) => x !== 'ask_help').sort((a, b) => p.text.indexOf(a) - p.text.indexOf(b))[0];
+  const failed = calledFirst(p);
   if ((e.code === 'invalid_state' || e.code === 'forbidden') && failed && !isMachineTool(failed)) return null;
   if (e.code === 'internal') {
     const step = { tool: 'report_bug', arguments: { title: 'A call answered 500 internal', description: 'Describe the call and what happened.', context: { requestId: e.requestId ?? 'req_…' } } };
     return { step, lead: `Retry once; if it fails again, call ${call(step)}.`, lines: ['No partial money movement is left behind: gas moves are all-or-nothing.'] };
   }
   // "unknown tool" for a tool this marketplace has: the call went to the wrong address or door.
-  const real = p.tools.filter((x) => x !== 'ask_help').sort((a, b) => p.text.indexOf(a) - p.text.indexOf(b))[0];
-  if (e.code === 'unknown_tool' && real) {
-    return { step: null, lead: `${real} is a tool of this marketplace: send POST <base>/api/agent {"tool":"${real}","arguments":{…}} to this marketplace's own address (GET /api/agent lists its tools), or call it over /mcp with the same key.`, lines: [] };
+  if (e.code === 'unknown_tool' && failed) {
+    return { step: null, lead: `${failed} is a tool of this marketplace: send POST <base>/api/agent {"tool":"${failed}","arguments":{…}} to this marketplace's own address (GET /api/agent lists its tools), or call it over /mcp with the same key.`, lines: [] };
   }
   // An argument with a fixed set of values the message names: the values are the fix.
   const param = e.code === 'invalid_arguments' && p.tools[0] ? Object.entries((getTool(p.tools[0])?.params ?? {}) as Record<string, { values?: readonly string[] }>).find(([k, v]) => v.values && has(normalize(e.message ?? ''), k.toLowerCase())) : undefined;
@@ -215,10 +213,6 @@ function spendingLimit(g: Grounded, rule: string | null, p: Parsed, terms: Marke
   // A price the question states within the per-purchase limit: the limit is no obstacle, buy.
   const prices = p.amounts.filter((a) => a !== g.wallet?.gasBalance && a !== l?.perPurchaseMaxGas);
   const price = prices.find((a) => l?.perPurchaseMaxGas != null && a <= l.perPurchaseMaxGas);
-  // One job split into several purchases to pass under the limit: that is getting around the human's limit.
-  if (!rule && says(p, 'split') && l?.setByHuman) {
-    return { step: null, lead: `Do not split one job into several purchases to stay under your human's per-purchase limit (${l.perPurchaseMaxGas} gas): that gets around a limit only your human may change — ask them to raise it, or buy a listing within it.`, lines: [] };
-  }
   // Several prices: which fit under the limit, what is left, what each seller nets.
   if (!rule && prices.length >= 2 && l?.setByHuman && l.perPurchaseMaxGas != null) {
     const fit = prices.filter((a) => a <= l.perPurchaseMaxGas!);
@@ -253,11 +247,8 @@ function spendingLimit(g: Grounded, rule: string | null, p: Parsed, terms: Marke
 function openCheckout(g: Grounded) {
   const c = g.checkouts[0];
   const step = { tool: 'get_checkout', arguments: { sessionId: c.sessionId } };
-  return {
-    step,
-    lead: `Your checkout ${c.sessionId} for ${c.gas} gas is still open — not approved yet: have your human approve it at ${c.checkoutUrl}, then poll wallet until gasBalance rises (get_checkout ${JSON.stringify(step.arguments)} shows it again).`,
-    lines: [`It expires at ${c.expiresAt.slice(0, 16).replace('T', ' ')} UTC; an unapproved checkout costs nothing. Start another with buy_gas only if you need more gas.`],
-  };
+  const lead = `Your checkout ${c.sessionId} for ${c.gas} gas is still open — not approved yet: have your human approve it at ${c.checkoutUrl}, then poll wallet until gasBalance rises (get_checkout ${JSON.stringify(step.arguments)} shows it again).`;
+  return { step, lead, lines: [`It expires at ${c.expiresAt.slice(0, 16).replace('T', ' ')} UTC; an unapproved checkout costs nothing. Start another with buy_gas only if you need more gas.`] };
 }
 
 /**
@@ -278,16 +269,14 @@ function whileWaiting(p: Parsed, g: Grounded, terms: MarketTerms, f: NonNullable
     const doc = documentedTransitions(terms).find((t) => t.trigger === tool && (!side || t.who.includes(side)) && t.from.includes(f.state));
     return doc ? [`If it does not move: ${tool} {"purchaseId":"${id}"} (${f.state} → ${doc.to}).`] : [];
   });
-  const deadlines = f.deadlines.map((d) => `${d[0].toUpperCase()}${d.slice(1)}.`);
-  let lead: string;
-  if (side === 'seller' && (timer?.moneyEvent === 'settle' || theirs)) {
-    lead = `Nothing is required of you: ${id} is ${f.state}, and you are paid ${net} when the buyer calls ${theirs?.tool ?? 'confirm_delivery'}${timer?.moneyEvent === 'settle' ? ', or automatically when auto-release runs if they do nothing' : ''}; to nudge the buyer, call ${call(step)}.`;
-  } else if (!timer && out.some((t) => t.who.includes('operator'))) {
-    lead = `Give your side of it to the ${other} and the operator with ${call(step)}: ${id} is ${f.state}, so ${held} frozen in escrow — no auto-release, no payout, no refund — until an operator decides (a refund to the buyer or a release to the seller); follow it with get_purchase.`;
-  } else {
-    lead = `Ask the ${other} with ${call(step)}: ${id} is ${f.state} and ${held} held in escrow — ${side === 'buyer' ? 'the seller is not paid until you confirm the delivery' : 'you are paid once the buyer confirms'}.`;
-  }
-  return { step, lead, lines: [...deadlines, ...exits] };
+  // The seller is paid without acting / an operator decides / the other party moves next.
+  const lead =
+    side === 'seller' && (timer?.moneyEvent === 'settle' || theirs)
+      ? `Nothing is required of you: ${id} is ${f.state}, and you are paid ${net} when the buyer calls ${theirs?.tool ?? 'confirm_delivery'}${timer?.moneyEvent === 'settle' ? ', or automatically when auto-release runs if they do nothing' : ''}; to nudge the buyer, call ${call(step)}.`
+      : !timer && out.some((t) => t.who.includes('operator'))
+        ? `Give your side of it to the ${other} and the operator with ${call(step)}: ${id} is ${f.state}, so ${held} frozen in escrow — no auto-release, no payout, no refund — until an operator decides (a refund to the buyer or a release to the seller); follow it with get_purchase.`
+        : `Ask the ${other} with ${call(step)}: ${id} is ${f.state} and ${held} held in escrow — ${side === 'buyer' ? 'the seller is not paid until you confirm the delivery' : 'you are paid once the buyer confirms'}.`;
+  return { step, lead, lines: [...f.deadlines.map((d) => `${d[0].toUpperCase()}${d.slice(1)}.`), ...exits] };
 }
 
 /** The lead call for a purchase the question is about: the best-ranked call this side may make now. */
@@ -324,7 +313,7 @@ function forPurchase(p: Parsed, g: Grounded, r: Retrieved, terms: MarketTerms, t
   // A call the question pasted a refusal of is not the next step again.
   // (A call that failed on the service's side — a 5xx, a timeout — is retried, not replaced.)
   const serverSide = (p.error?.status ?? 0) >= 500 || (!p.error && /\b5\d\d\b|timeout|timed out|unavailable/.test(p.text));
-  const refused = p.pasted && !serverSide ? p.tools.filter((x) => x !== 'ask_help').sort((a, b) => p.text.indexOf(a) - p.text.indexOf(b))[0] : undefined;
+  const refused = p.pasted && !serverSide ? calledFirst(p) : undefined;
 
   // An exit (refund, dispute: a call that moves the purchase away from payment) leads only when the
   // question names it; with no other call, the asker reads where the purchase stands.
@@ -412,7 +401,7 @@ function bySituation(p: Parsed, g: Grounded, r: Retrieved, terms: MarketTerms, t
   // A purchase is the subject unless the question is plainly about something else (cash-out, a listing …); an
   // intent that is not about a purchase leads whatever purchase the account holds.
   const top = r.tools[0]?.tool;
-  const pointsAtIt = namesPurchase(p, g, r) || !!p.statedState;
+  const pointsAtIt = namesPurchase(p, g) || !!p.statedState;
   const aboutPurchase = !!g.purchase && (topic ? !!topic.purchase : pointsAtIt || !top || isMachineTool(top) || 'purchaseId' in (getTool(top)?.params ?? {}) || (r.tools[0]?.score ?? 0) < 0.8);
   // Figures about sales in general ("3 completed sales at 200") are not about the purchase the account holds.
   if (aboutPurchase && !figuresOnly) return forPurchase(p, g, r, terms, topic);
@@ -447,7 +436,7 @@ export function compose(p: Parsed, g: Grounded, r: Retrieved, terms: MarketTerms
   const num = p.error && forError(p, g, terms) ? null : figures(p, terms, g.purchase?.priceGas ?? null);
   // "How do I hand it over, and what do I get?": the call leads and the figures follow it.
   const callFirst = !!num && !!topic?.tool && !p.draft && says(p, 'howTo');
-  const figuresOnly = !!num && !callFirst && !namesPurchase(p, g, r);
+  const figuresOnly = !!num && !callFirst && !namesPurchase(p, g);
   let picked = bySituation(p, g, r, terms, topic, figuresOnly);
   /** The situation decided the lead: it leads whatever the wording. */
   const firm = !!picked;

@@ -8,9 +8,6 @@ import {
   CASHOUT_FEE_PERCENT,
   CATEGORY_ANCHOR_GAS,
   GAS_PACKS,
-  MIN_DESCRIPTION_CHARS,
-  MIN_DESCRIPTION_WORDS,
-  MIN_TITLE_CHARS,
   PASS_SCORE,
   MIN_CASHOUT_GAS,
   MIN_PRICE_GAS,
@@ -26,7 +23,7 @@ import {
   type MarketTerms,
 } from '../../packages/market-rules';
 import { CATEGORY_WORDS } from '../../packages/knowledge/synonyms';
-import { assessQuality, moderate } from '../../packages/listing-gate';
+import { verdictOf } from '../../packages/listing-gate';
 import { has, type Parsed } from './help-parse';
 
 /** The figures a question asks for, and the call that follows from them (null: none). */
@@ -39,25 +36,11 @@ export interface Figures {
   args?: Record<string, unknown>;
 }
 
-/**
- * A quoted listing judged by the gate the listings service enforces (packages/listing-gate) and list_service's own
- * limits: what would refuse it, or that it passes.
- */
+/** A quoted listing judged by the gate the listings service enforces (packages/listing-gate): what would refuse it, or that it passes. */
 function listingVerdict(d: NonNullable<Parsed['draft']>): Figures {
-  const category = d.category && d.category in CATEGORY_ANCHOR_GAS ? d.category : 'general';
-  const problems: string[] = [];
-  if (d.title.trim().length < MIN_TITLE_CHARS) problems.push(`the title "${d.title}" is under ${MIN_TITLE_CHARS} characters`);
-  const length = d.description.trim().length;
-  const count = d.description.trim().split(/\s+/).filter(Boolean).length;
-  if (length < MIN_DESCRIPTION_CHARS || count < MIN_DESCRIPTION_WORDS) problems.push(`the description has ${length} characters and ${count} words (at least ${MIN_DESCRIPTION_CHARS} and ${MIN_DESCRIPTION_WORDS})`);
-  if (d.priceGas !== null && (d.priceGas < MIN_PRICE_GAS || !Number.isInteger(d.priceGas))) problems.push(`priceGas ${d.priceGas} must be a whole number of at least ${MIN_PRICE_GAS}`);
-  if (d.category && !(d.category in CATEGORY_ANCHOR_GAS)) problems.push(`category "${d.category}" is not one of ${Object.keys(CATEGORY_ANCHOR_GAS).join(', ')}`);
-  const moderation = moderate({ title: d.title, description: d.description });
-  if (moderation.verdict === 'rejected') problems.push(`moderation refuses it (${moderation.reasons.map((r) => r.message.replace(/\.$/, '')).join('; ')}) — only a real service passes; to test your access use whoami or search_services`);
-  const report = assessQuality({ title: d.title, description: d.description, priceGas: d.priceGas ?? CATEGORY_ANCHOR_GAS[category], category }, []);
-  if (!report.passed) problems.push(`its quality score would be ${report.score} (${PASS_SCORE} passes): ${report.issues.map((i) => i.message.replace(/\.$/, '')).join('; ')}`);
-  if (problems.length) return { text: `Rewrite it before calling list_service again — it would be refused: ${problems.join('; ')} (a refused call creates nothing).`, tool: 'list_service', args: {} };
-  return { text: `It passes: moderation approves it and its quality score is ${report.score} (${PASS_SCORE} passes) — call list_service with it.`, tool: 'list_service', args: {} };
+  const v = verdictOf(d);
+  if (v.refusals.length) return { text: `Rewrite it before calling list_service again — it would be refused: ${v.refusals.join('; ')} (a refused call creates nothing).`, tool: 'list_service', args: {} };
+  return { text: `It passes: moderation approves it and its quality score is ${v.score} (${PASS_SCORE} passes) — call list_service with it.`, tool: 'list_service', args: {} };
 }
 
 export function figures(p: Parsed, terms: MarketTerms, priceGas: number | null): Figures | null {
