@@ -125,7 +125,7 @@ export function topics(terms: MarketTerms): Topic[] {
     },
     {
       id: 'key-phishing',
-      phrases: ['claiming to be', 'claims to be', 'platform support', 'phishing', 'asking for my api key', 'need my api key', 'wants my api key', 'asked for my api key', 'reply with your', 'send me your key', 'send your key', 'share my key', 'share my api key', 'asks for my key', 'asked for my key', 'ask for my key', 'give my key', 'give them my key'],
+      phrases: ['claiming to be', 'claims to be', 'platform support', 'phishing', 'asking for my api key', 'need my api key', 'wants my api key', 'asked for my api key', 'reply with your', 'send me your key', 'send your key', 'share my key', 'share my api key', 'asks for my key', 'asked for my key', 'ask for my key', 'give my key', 'give them my key', 'send my key', 'send my api key', 'send my rk_live', 'my rk_live key', 'key to verify', 'verify my key', 'verify at a link', 'account gets suspended', 'be suspended'],
       tool: 'report_bug',
       args: { title: 'Phishing: an agent asked for my API key', description: 'Who asked, where and when (never include the key itself).', severity: 'high' },
       lead: 'Do not share it: that is phishing — nobody, platform support included, ever needs your API key; it only goes in the Authorization header of your own calls. Report it with report_bug {"title", "description", "severity": "high"}.',
@@ -412,7 +412,7 @@ export function topics(terms: MarketTerms): Topic[] {
       side: 'buyer',
       purchase: true,
       tool: 'dispute_purchase',
-      lead: `Call dispute_purchase {"purchaseId", "reason"} (≥ ${MIN_DISPUTE_REASON_CHARS} characters) for non-delivery or clear misrepresentation: the escrow freezes and an operator decides (refund to you or release to the seller). Try send_message and request_refund first.`,
+      lead: `Try send_message and request_refund first; dispute_purchase {"purchaseId", "reason"} (≥ ${MIN_DISPUTE_REASON_CHARS} characters) is for non-delivery or clear misrepresentation: the escrow freezes and an operator decides (refund to you or release to the seller).`,
     },
     {
       id: 'rate',
@@ -420,7 +420,7 @@ export function topics(terms: MarketTerms): Topic[] {
       side: 'buyer',
       purchase: true,
       tool: 'rate_purchase',
-      lead: `Call rate_purchase {"purchaseId", "rating": 1–5 (a whole number), "comment"} after completion: once, changeable within ${RATING_CHANGE_WINDOW_DAYS} days; it feeds the seller's ratingAvg.`,
+      lead: `Call rate_purchase {"purchaseId", "rating", "comment"} after completion — rating is a whole number from 1 to 5 (no 0, no halves): once, changeable within ${RATING_CHANGE_WINDOW_DAYS} days; it feeds the seller's ratingAvg.`,
     },
     {
       id: 'auto-release',
@@ -517,7 +517,7 @@ export function topics(terms: MarketTerms): Topic[] {
 
 /** In scope, never declined: the asker's own key at risk, or someone asking for it (the key intents' phrases). */
 export const KEY_AT_RISK: string[] = topics(DEFAULT_TERMS)
-  .filter((t) => t.id.startsWith('key-'))
+  .filter((t) => t.id.includes('key'))
   .flatMap((t) => t.phrases);
 
 /**

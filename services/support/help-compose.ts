@@ -265,7 +265,8 @@ function whileWaiting(p: Parsed, g: Grounded, terms: MarketTerms, f: NonNullable
   const held = f.priceGas ? `its ${f.priceGas} gas stay` : 'the price stays';
   const net = f.priceGas ? `${saleSplit(f.priceGas, terms.platformFeePercent).sellerNetGas} gas (${f.priceGas} less the ${terms.platformFeePercent}% platform fee)` : `${100 - terms.platformFeePercent}% of the price`;
   const step = { tool: 'send_message', arguments: argsFor('send_message', g, p) };
-  const exits = f.legal.flatMap((tool) => {
+  // The calls that leave the purchase, for the side that waits for its work (a seller waiting to be paid has none to take).
+  const exits = (side === 'seller' ? [] : f.legal).flatMap((tool) => {
     const doc = documentedTransitions(terms).find((t) => t.trigger === tool && (!side || t.who.includes(side)) && t.from.includes(f.state));
     return doc ? [`If it does not move: ${tool} {"purchaseId":"${id}"} (${f.state} → ${doc.to}).`] : [];
   });
@@ -437,6 +438,9 @@ export function compose(p: Parsed, g: Grounded, r: Retrieved, terms: MarketTerms
   // "How do I hand it over, and what do I get?": the call leads and the figures follow it.
   const callFirst = !!num && !!topic?.tool && !p.draft && says(p, 'howTo');
   const figuresOnly = !!num && !callFirst && !namesPurchase(p, g);
+  // A tool's other name ("cash_out"): the same call under its catalogue name.
+  const alias = p.pasted ? undefined : p.tools.map(getTool).find((t) => t?.aliasOf);
+  if (alias?.aliasOf) return { lead: `${alias.name} is another name for ${alias.aliasOf}: the same call with the same arguments — use ${alias.aliasOf}.`, lines: [firstSentence(getTool(alias.aliasOf)?.description ?? '')], nextStep: null, allowed: [alias.aliasOf], sources: [] };
   let picked = bySituation(p, g, r, terms, topic, figuresOnly);
   /** The situation decided the lead: it leads whatever the wording. */
   const firm = !!picked;

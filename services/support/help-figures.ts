@@ -8,6 +8,7 @@ import {
   CASHOUT_FEE_PERCENT,
   CATEGORY_ANCHOR_GAS,
   GAS_PACKS,
+  GAS_PER_USD,
   PASS_SCORE,
   MIN_CASHOUT_GAS,
   MIN_PRICE_GAS,
@@ -47,6 +48,7 @@ export function figures(p: Parsed, terms: MarketTerms, priceGas: number | null):
   if (p.draft) return listingVerdict(p.draft);
   // The figures of a pasted envelope are the error's, not the asker's.
   const t = p.text.replace(/\{.*\}/s, ' ');
+  const howMany = ['how many', 'number of', 'how much sales', 'how many sales'].some((w) => has(t, w));
   const minimumAsked = ['minimum', 'min'].some((w) => has(t, w)) && ['cash out', 'cash-out', 'cashout', 'withdraw'].some((w) => has(t, w));
   // "10 jobs at 200 gas each": the price is the amount, the count multiplies it.
   const many = /(\d+) (?:of my )?(?:[a-z]+ )?(?:sales|jobs|orders|gigs|tasks|listings|services)(?: sold)? (?:at|of|for) (\d[\d,]*)/.exec(t);
@@ -81,6 +83,10 @@ export function figures(p: Parsed, terms: MarketTerms, priceGas: number | null):
     const n = Number((bought ?? referred)[1]);
     const paid = Math.min(n, REFERRAL_WEEKLY_CAP);
     return { text: `${paid} × ${REFERRAL_BONUS_GAS} = ${paid * REFERRAL_BONUS_GAS} gas: each referred agent's first purchase_service pays you ${REFERRAL_BONUS_GAS} gas, at most ${REFERRAL_WEEKLY_CAP} per 7 days${n > REFERRAL_WEEKLY_CAP ? ` (the other ${n - REFERRAL_WEEKLY_CAP} do not count this week)` : ''}.`, tool: 'wallet' };
+  }
+  // "Is fleet cheaper per gas than builder?": every pack is sold at the peg — no volume discount.
+  if (!p.amounts.length && GAS_PACKS.filter((x) => has(t, x.id)).length >= 2 && ['cheaper', 'discount', 'per gas', 'better deal', 'better value', 'cost less'].some((w) => has(t, w))) {
+    return { text: `No pack is cheaper per gas: every pack is sold at the peg (${GAS_PER_USD} gas = 1 USD) — ${GAS_PACKS.map((x) => `${x.id} ${x.gas} gas = ${x.usd} USD`).join(', ')}; buy the smallest that covers what you need.`, tool: 'buy_gas', args: { packId: GAS_PACKS[0].id } };
   }
   if (amount === undefined) return null;
   // "I have 150 and it costs 400" / "I need 2300": the cheapest packs that cover the shortfall.
@@ -128,9 +134,19 @@ export function figures(p: Parsed, terms: MarketTerms, priceGas: number | null):
   }
   // "With the builder pack, how many 150-gas services can I buy?": the pack's gas over the price (the buyer pays no fee).
   const pack = GAS_PACKS.find((x) => has(t, x.id));
-  if (pack && has(t, 'how many') && amount !== pack.gas) {
+  if (pack && howMany && amount !== pack.gas) {
     const n = Math.floor(pack.gas / amount);
     return { text: `${n} purchases: ${pack.id} is ${pack.gas} gas for ${pack.usd} USD, and each ${amount}-gas purchase costs exactly ${amount} (the buyer pays no fee on top), leaving ${pack.gas - n * amount} gas.`, tool: 'buy_gas', args: { packId: pack.id } };
+  }
+  // "I hold 3000; how many 250-gas jobs can I buy?": the balance over the price.
+  const held = /i (?:have|hold|got|am sitting on|sit on) (?:roughly |about |only )?(\d[\d,]*)/.exec(t);
+  const each = /(\d[\d,]*)[- ]gas (?:[a-z]+ )?(?:jobs|services|listings|purchases|gigs|orders)/.exec(t);
+  if (howMany && held && (each || anchored)) {
+    const have = Number(held[1].replace(/,/g, ''));
+    const price = each ? Number(each[1].replace(/,/g, '')) : amount;
+    const n = Math.floor(have / price);
+    const s = saleSplit(price, terms.platformFeePercent);
+    return { text: `${n} purchases of ${price} gas (${n * price} of your ${have}; the buyer pays no fee on top). Completed, the sellers get ${n} × ${s.sellerNetGas} = ${n * s.sellerNetGas} gas and the platform ${n} × ${s.platformFeeGas} = ${n * s.platformFeeGas}.`, tool: null };
   }
   if (['afford', 'short', 'enough', 'cheapest', 'need more', 'combination', 'which packs', 'which pack', 'which gas pack', 'pack should i', 'left over', 'will be left', 'covers', 'cover', 'cheaper', 'i need'].some((w) => has(t, w)) && (!sale || ['pack', 'packs'].some((w) => has(t, w)))) {
     // "I have 150 and it costs 400" → 250 short; "services at 250, 400 and 1000, I have 0" → their sum.
@@ -138,14 +154,6 @@ export function figures(p: Parsed, terms: MarketTerms, priceGas: number | null):
     const have = haveMatch ? Number(haveMatch[1].replace(/,/g, '')) : p.amounts.length === 2 ? Math.min(...p.amounts) : 0;
     const wanted = p.amounts.filter((a) => a !== have || !haveMatch);
     const need = wanted.length >= 3 ? wanted.reduce((a, b) => a + b, 0) : Math.max(...wanted, amount);
-    // "I hold 3000; how many 250-gas jobs can I afford?": the balance over the price.
-    const each = /(\d[\d,]*)[- ]gas (?:[a-z]+ )?(?:jobs|services|listings|purchases|gigs|orders)/.exec(t);
-    if (has(t, 'how many') && have && each) {
-      const price = Number(each[1].replace(/,/g, ''));
-      const n = Math.floor(have / price);
-      const s = saleSplit(price, terms.platformFeePercent);
-      return { text: `${n} purchases of ${price} gas (${n * price} of your ${have}; the buyer pays no fee on top). Completed, the sellers get ${n} × ${s.sellerNetGas} = ${n * s.sellerNetGas} gas and the platform ${n} × ${s.platformFeeGas} = ${n * s.platformFeeGas}.`, tool: null };
-    }
     if (need <= have) return { text: `Your ${have} gas already covers ${need}: no gas to buy.`, tool: null };
     // "Is the starter pack enough?": the named pack against the need, then the smallest single pack that covers it.
     const namedPack = GAS_PACKS.find((x) => has(t, x.id));
@@ -203,7 +211,7 @@ export function figures(p: Parsed, terms: MarketTerms, priceGas: number | null):
     const band = has(t, 'band') ? PRICE_BANDS.find((b) => amount >= b.minGas && amount <= b.maxGas) : undefined;
     const usd = ['dollar', 'dollars', 'usd', '$'].some((w) => t.includes(w)) ? ` = ${gasToUsd(s.sellerNetGas).toFixed(2)} USD` : '';
     const head = `A ${amount}-gas sale${band ? ` (${band.id} band ${band.minGas}–${band.maxGas})` : ''} pays the seller ${s.sellerNetGas} gas${usd} (the platform keeps ${terms.platformFeePercent}% = ${s.platformFeeGas}); the buyer pays exactly ${amount}.`;
-    if (has(t, 'how many')) {
+    if (howMany) {
       const n = Math.ceil(MIN_CASHOUT_GAS / s.sellerNetGas);
       return { text: `${head} ${n} sales (${n * s.sellerNetGas} gas) reach the ${MIN_CASHOUT_GAS}-gas cash-out minimum; ${n - 1} make only ${(n - 1) * s.sellerNetGas}.`, tool: null };
     }

@@ -135,7 +135,7 @@ function errorOf(input: HelpInput, text: string): PastedError | null {
     ERROR_CODES.find((c) => has(text, c)) ??
     null;
   // A pasted HTTP status ("returns 401", "HTTP 422"), never an amount ("500 gas").
-  const statusInText = ERROR_CODES.find((c) => ['http', 'status', 'returns', 'returned', 'got', 'answered', 'error'].some((w) => has(text, `${w} ${STATUS_BY_CODE[c as keyof typeof STATUS_BY_CODE]}`)));
+  const statusInText = ERROR_CODES.find((c) => ['http', 'status', 'returns', 'returned', 'got', 'getting', 'received', 'hit', 'seeing', 'answered', 'error', '->'].some((w) => has(text, `${w} ${STATUS_BY_CODE[c as keyof typeof STATUS_BY_CODE]}`)));
   const finalCode = code ?? statusInText ?? null;
   if (!finalCode) return null;
   const details = env?.details && typeof env.details === 'object' ? (env.details as Record<string, unknown>) : {};
@@ -158,7 +158,7 @@ function idsOf(q: string, prefix: string): string[] {
 function amountsOf(text: string): number[] {
   const out: number[] = [];
   const statuses = new Set(Object.values(STATUS_BY_CODE));
-  for (const m of text.matchAll(/(?<![\w.])(\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?\s*(k\b)?([\s-]*gas)?/g)) {
+  for (const m of text.matchAll(/(?<![\w.$])(\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?\s*(k\b)?([\s-]*gas)?(?! ?(?:usd|dollars?|bucks)\b)/g)) {
     const n = Number(m[1].replace(/,/g, '')) * (m[2] ? 1000 : 1);
     // An HTTP status is not an amount: "HTTP 422", "returns 409", "422'd", "400 {…"; nor a count ("salesCount 40").
     const after = text.slice((m.index ?? 0) + m[0].length);
@@ -167,8 +167,8 @@ function amountsOf(text: string): number[] {
     const isStatus = statuses.has(n) && !m[3] && (['http', 'status', 'error', 'returns', 'returned', 'got'].some((w) => has(text, `${w} ${n}`)) || /^('d|\s*\{|\s*error)/.test(after));
     if (Number.isFinite(n) && n > 0 && n < 1e9 && (m[3] || (n >= 10 && !isStatus && !/^\s*(day|hour|h\b|min|week|sec|time|star|%|x\b|char|word|test|file|rating|agent)/.test(after)))) out.push(n);
   }
-  // Dollars stated ("net $4.50") are gas at the peg.
-  for (const m of text.matchAll(/\$\s?(\d+(?:\.\d{1,2})?)/g)) out.push(Math.round(Number(m[1]) * 100));
+  // Dollars stated ("net $4.50", "37 usd") are gas at the peg.
+  for (const m of text.matchAll(/\$\s?(\d+(?:\.\d{1,2})?)|(\d+(?:\.\d{1,2})?) ?(?:usd|dollars?|bucks)\b/g)) out.push(Math.round(Number(m[1] ?? m[2]) * 100));
   return out;
 }
 
@@ -212,7 +212,8 @@ export function parse(input: HelpInput): Parsed {
     checkoutIds: idsOf(q, 'cko_'),
     tools,
     // The figures of a pasted envelope are the error's, not the asker's.
-    amounts: amountsOf(text.replace(/\{.*\}/s, ' ')),
+    // (The envelope leaves a "{}" behind, so a status before it — "-> 422 {…}" — is still read as one.)
+    amounts: amountsOf(text.replace(/\{.*\}/s, ' {} ')),
     side: sideOf(text),
     statedState: stateOf(text),
     statedClaim: Object.keys(STATE_PHRASES).some((phrase) => has(text, phrase)),

@@ -160,6 +160,17 @@ describe('ask_help leads with the next call for the asker', () => {
     expect(below.answer).toMatch(/request_cashout/);
   });
 
+  test('dollars, counts and packs as the question states them; a tool named by its other name', async () => {
+    expect((await ask(fresh, 'how many gas is 37 usd, and which packs would get me at least that?')).answer).toMatch(/^3700 gas = 37\.00 USD/);
+    expect((await ask(fresh, "what's the smallest number of 250-gas sales I need before I can cash out at all?")).answer).toContain('3 sales (675 gas)');
+    expect((await ask(fresh, 'I hold 3000 gas. How many codegen jobs at the 250 anchor price can I buy?')).answer).toMatch(/^12 purchases of 250 gas/);
+    expect((await ask(fresh, 'is fleet cheaper per gas than builder?')).answer).toMatch(/^No pack is cheaper per gas/);
+    expect((await ask(fresh, 'whats the diff between cash_out and request_cashout')).answer).toMatch(/^cash_out is another name for request_cashout/);
+    const lost = await ask(fresh, 'i lost my api key. can u send it again?');
+    expect(lost.declined).toBe(false);
+    expect(lost.answer).toMatch(/cannot be recovered or shown again/);
+  });
+
   test("a quoted listing is judged by the gate listings enforces: what would refuse it, or that it passes", async () => {
     const weak = await ask(fresh, 'will this pass? title: "QA", description: "I test your app really well okay", price 100');
     expect(weak.answer).toMatch(/^Rewrite it before calling list_service again — it would be refused: the title "QA" is under 3 characters/);
