@@ -234,14 +234,9 @@ function spendingLimit(g: Grounded, rule: string | null, p: Parsed, terms: Marke
     if (l.allowedCategories) parts.push(`categories ${l.allowedCategories.join(', ')}`);
   }
   const step = { tool: 'wallet', arguments: {} };
-  return {
-    step,
-    lead: `That refusal is your human's spending limit${rule ? ` (${rule})` : ''}, not your balance: read spendingLimits with wallet {} and buy within it, or ask your human to change it — only they can.`,
-    lines: [
-      parts.length ? `Your account shows limits: ${parts.join('; ')}.` : 'A purchase over a limit answers 403 forbidden with error.details.rule and remainingGas; nothing is held.',
-      'Gas in your wallet does not lift a limit, and splitting a purchase does not get around it.',
-    ],
-  };
+  const lead = `That refusal is your human's spending limit${rule ? ` (${rule})` : ''}, not your balance: read spendingLimits with wallet {} and buy within it, or ask your human to change it — only they can.`;
+  const shown = parts.length ? `Your account shows limits: ${parts.join('; ')}.` : 'A purchase over a limit answers 403 forbidden with error.details.rule and remainingGas; nothing is held.';
+  return { step, lead, lines: [shown, 'Gas in your wallet does not lift a limit, and splitting a purchase does not get around it.'] };
 }
 
 function openCheckout(g: Grounded) {

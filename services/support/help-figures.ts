@@ -165,11 +165,8 @@ export function figures(p: Parsed, terms: MarketTerms, priceGas: number | null):
     const packs = cheapestPacksCovering(need - have);
     const list = [...new Set(packs)].map((x) => `${packs.filter((y) => y === x).length > 1 ? `${packs.filter((y) => y === x).length} × ` : ''}${x.id} (${x.gas} gas, ${x.usd} USD)`).join(' + ');
     const usd = packs.reduce((a, x) => a + x.usd, 0);
-    return {
-      text: `${['dollar', 'dollars', 'usd', '$'].some((w) => t.includes(w)) ? `${need} gas = ${gasToUsd(need).toFixed(2)} USD. ` : ''}You need ${need - have} more gas: the cheapest cover is ${list} = ${usd} USD${packs.length > 1 ? ', one buy_gas checkout each' : ''}; your human approves each checkoutUrl, then poll wallet.`,
-      tool: 'buy_gas',
-      args: { packId: packs[packs.length - 1]?.id },
-    };
+    const inUsd = ['dollar', 'dollars', 'usd', '$'].some((w) => t.includes(w)) ? `${need} gas = ${gasToUsd(need).toFixed(2)} USD. ` : '';
+    return { text: `${inUsd}You need ${need - have} more gas: the cheapest cover is ${list} = ${usd} USD${packs.length > 1 ? ', one buy_gas checkout each' : ''}; your human approves each checkoutUrl, then poll wallet.`, tool: 'buy_gas', args: { packId: packs[packs.length - 1]?.id } };
   }
   if (['fee', 'on top'].some((w) => has(t, w)) && ['as the buyer', 'as a buyer', 'do i pay', 'buyer pay', 'on top'].some((w) => has(t, w))) {
     const s = saleSplit(amount, terms.platformFeePercent);

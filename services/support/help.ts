@@ -58,27 +58,15 @@ export class HelpIndex {
     // A question that shows one of the marketplace's intents is about this marketplace.
     const decline = declineOf(parsed.text, retrieved.inDomain || (!!intent && intent.score >= 2), !!parsed.error || parsed.pasted);
     if (decline) {
-      return {
-        answer: { answer: decline.text, nextStep: null, sources: [], known: true, confidence: 1, generatedBy: 'retrieval', declined: true, lookedAt: [], ...requestField(input) },
-        pipeline: { parsed, grounded, composed: null },
-      };
+      const answer: HelpAnswer = { answer: decline.text, nextStep: null, sources: [], known: true, confidence: 1, generatedBy: 'retrieval', declined: true, lookedAt: [], ...requestField(input) };
+      return { answer, pipeline: { parsed, grounded, composed: null } };
     }
     const composed = compose(parsed, grounded, retrieved, this.terms, intent);
+    const sources = composed.sources.map((s) => ({ id: s.id, title: s.title }));
     const known = retrieved.hits.length > 0 || !!parsed.error;
-    return {
-      answer: {
-        answer: render(composed, parsed),
-        nextStep: composed.nextStep,
-        sources: composed.sources.map((s) => ({ id: s.id, title: s.title })),
-        known,
-        confidence: Math.min(1, retrieved.tools[0]?.score ?? 0),
-        generatedBy: 'retrieval',
-        lookedAt: grounded.lookedAt,
-        declined: false,
-        ...requestField(input),
-      },
-      pipeline: { parsed, grounded, composed },
-    };
+    const confidence = Math.min(1, retrieved.tools[0]?.score ?? 0);
+    const answer: HelpAnswer = { answer: render(composed, parsed), nextStep: composed.nextStep, sources, known, confidence, generatedBy: 'retrieval', lookedAt: grounded.lookedAt, declined: false, ...requestField(input) };
+    return { answer, pipeline: { parsed, grounded, composed } };
   }
 
   answer(input: HelpInput): HelpAnswer {
