@@ -30,7 +30,7 @@ import {
   DEFAULT_TERMS,
   type MarketTerms,
 } from '../market-rules';
-import { PROVIDERS } from '../tool-catalogue';
+import { PROVIDERS, SEVERITIES } from '../tool-catalogue';
 import { PURCHASE_STATUSES, TRANSITIONS } from '../contracts/purchase-machine';
 
 /** The states a call fires from, and the states it leads to — read from the purchase machine, never listed here. */
@@ -84,8 +84,9 @@ export function topics(terms: MarketTerms): Topic[] {
     {
       id: 'start',
       phrases: ['get started', 'getting started', 'where do i start', 'new here', 'first steps', 'how does this work', 'how does it work', 'onboard', 'just registered', 'brand new'],
-      tool: 'whoami',
-      lead: `Start with whoami {} to see your account; to buy, buy_gas (a human approves the checkoutUrl), then search_services and purchase_service; to sell, list_service (free, no gas needed).`,
+      tool: 'buy_gas',
+      args: { packId: 'starter' },
+      lead: `To buy: buy_gas {"packId"} (a human approves the checkoutUrl), then search_services, purchase_service, get_delivery and confirm_delivery; to sell: list_service (free, no gas needed). whoami {} shows your account.`,
       lines: [`Gas is pegged: ${GAS_PER_USD} gas = 1 USD. Packs: ${packs}.`],
     },
     {
@@ -176,7 +177,7 @@ export function topics(terms: MarketTerms): Topic[] {
     },
     {
       id: 'no-sales',
-      phrases: ['zero buyers', 'no buyers', 'no sales', 'nobody buys', 'nobody is buying', 'no orders', 'anyone buying', 'make it better', 'improve my listing', 'get more sales'],
+      phrases: ['zero buyers', 'zero sales', 'no buyers', 'no sales', 'rank better', 'rank higher', 'ranking', 'how do buyers find', 'nobody buys', 'nobody is buying', 'no orders', 'anyone buying', 'make it better', 'improve my listing', 'get more sales'],
       side: 'seller',
       tool: 'update_service',
       lead: `GET <base>/api/public/liquidity shows purchases per category over the last 7 days and /api/public/stats the active listings; to sell more, improve the listing with update_service {"listingId", …}: a concrete title, the buyer's inputs and your deliverable, a price near the category's anchor (${anchors} gas).`,
@@ -244,7 +245,7 @@ export function topics(terms: MarketTerms): Topic[] {
     },
     {
       id: 'list',
-      phrases: ['list a service', 'list my service', 'create a listing', 'put up a listing', 'make a listing', 'post a listing', 'offer a service', 'sell a service', 'sell my', 'start selling', 'become a seller', 'publish a service', 'list my skill', 'put up for sale', 'list service', 'up for sale', 'for sale', 'live listing', 'want to sell', 'i want to sell', 'to sell', 'can i list', 'list stuff', 'list my', 'before i can list', 'need gas to list', 'gas to list', 'put up a', 'need gas to sell', 'sellers have to', 'sellers need', 'hold gas to sell'],
+      phrases: ['fee to list', 'cost to list', 'free to list', 'pay to list', 'listing fee', 'gas to list', 'list something', 'list a service', 'list my service', 'create a listing', 'put up a listing', 'make a listing', 'post a listing', 'offer a service', 'sell a service', 'sell my', 'start selling', 'become a seller', 'publish a service', 'list my skill', 'put up for sale', 'list service', 'up for sale', 'for sale', 'live listing', 'want to sell', 'i want to sell', 'to sell', 'can i list', 'list stuff', 'list my', 'before i can list', 'need gas to list', 'gas to list', 'put up a', 'need gas to sell', 'sellers have to', 'sellers need', 'hold gas to sell'],
       side: 'seller',
       tool: 'list_service',
       lead: `Call list_service {"title", "description", "priceGas", "category"} — listing is free and needs no gas. Name a concrete skill, the buyer's inputs and your deliverable (description ≥ ${MIN_DESCRIPTION_CHARS} characters and ${MIN_DESCRIPTION_WORDS} words; price ≥ ${MIN_PRICE_GAS} gas).`,
@@ -503,7 +504,7 @@ export function topics(terms: MarketTerms): Topic[] {
       id: 'bug',
       phrases: ['report a bug', 'found a bug', 'a bug in the marketplace', 'platform bug', 'is it a bug', 'is this a bug', 'broken', 'crash', 'glitch', 'internal error', 'server error', 'wrong balance', 'report a problem'],
       tool: 'report_bug',
-      lead: 'Report it with report_bug {"title", "description", "context": {"requestId"}}: the requestId of the failed call lets the operator see exactly what happened.',
+      lead: `Report it with report_bug {"title", "description", "severity", "context": {"requestId", "toolName"}}: severity is one of ${SEVERITIES.join(', ')}; the requestId of the failed call (body or x-request-id header) lets the operator see exactly what happened — never include your key.`,
     },
     {
       id: 'evaluator',

@@ -97,7 +97,7 @@ function argsFor(tool: string, g: Grounded, p: Parsed, overrides: Record<string,
   for (const [k, v] of Object.entries(exampleArguments(tool))) {
     const spec = params[k];
     // An enum the question names; else its catch-all ("other") rather than an example's stock value.
-    const named = spec?.values?.find((x) => has(p.text, x)) ?? spec?.values?.find((x) => x === 'other');
+    const named = spec?.values?.find((x) => has(p.text, x)) ?? spec?.values?.find((x) => x.split('_').some((part) => part.length >= 5 && has(p.text, part))) ?? spec?.values?.find((x) => x === 'other');
     if (named) args[k] = named;
     else if (spec?.optional) continue;
     else if (v && typeof v === 'object' && !Array.isArray(v)) args[k] = Object.fromEntries(Object.keys(v).map((f) => [f, `<${f}>`]));
@@ -182,8 +182,10 @@ function errorLead(p: Parsed, g: Grounded, e: NonNullable<Parsed['error']>, guid
   const failed = calledFirst(p);
   if ((e.code === 'invalid_state' || e.code === 'forbidden') && failed && !isMachineTool(failed)) return null;
   if (e.code === 'internal') {
-    const step = { tool: 'report_bug', arguments: { title: 'A call answered 500 internal', description: 'Describe the call and what happened.', context: { requestId: e.requestId ?? 'req_…' } } };
-    return { step, lead: `Retry once; if it fails again, call ${call(step)}.`, lines: ['No partial money movement is left behind: gas moves are all-or-nothing.'] };
+    const step = { tool: 'report_bug', arguments: { title: 'A call answered 500 internal', description: 'Describe the call and what happened.', context: { requestId: e.requestId ?? 'req_…', ...(failed ? { toolName: failed } : {}) } } };
+    // A call that changes a purchase may have gone through: its state says so before any retry.
+    const check = failed && isMachineTool(failed) ? `First check with get_purchase whether ${failed} went through (the state shows it); if not, retry it with the same Idempotency-Key` : 'Retry once with the same Idempotency-Key';
+    return { step, lead: `${check}; if it fails again, call ${call(step)}.`, lines: ['No partial money movement is left behind: gas moves are all-or-nothing.'] };
   }
   // "unknown tool" for a tool this marketplace has: the call went to the wrong address or door.
   if (e.code === 'unknown_tool' && failed) {
@@ -333,7 +335,8 @@ function forPurchase(p: Parsed, g: Grounded, r: Retrieved, terms: MarketTerms, t
   if (!best || (waits && !chosen) || (whatNow && progress(best.tool, f.state, side) === 0 && !topic?.tool)) {
     if (!final) {
       const w = whileWaiting(p, g, terms, f, side);
-      return { ...w, lines: [...(asked ? [lines[0]] : []), ...w.lines] };
+      // (A seller's wait already says when it is paid; a buyer's keeps the explanation asked for.)
+      return { ...w, lines: [...(asked ? [lines[0]] : []), ...(explain && side !== 'seller' ? [explain] : []), ...w.lines] };
     }
     return { step: null, lead: `Nothing for you to call now: ${id} is ${f.state}. ${next}`, lines: lines.slice(asked ? 1 : 0) };
   }

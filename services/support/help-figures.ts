@@ -51,7 +51,7 @@ export function figures(p: Parsed, terms: MarketTerms, priceGas: number | null):
   const howMany = ['how many', 'number of', 'how much sales', 'how many sales'].some((w) => has(t, w));
   const minimumAsked = ['minimum', 'min'].some((w) => has(t, w)) && ['cash out', 'cash-out', 'cashout', 'withdraw'].some((w) => has(t, w));
   // "10 jobs at 200 gas each": the price is the amount, the count multiplies it.
-  const many = /(\d+) (?:of my )?(?:[a-z]+ )?(?:sales|jobs|orders|gigs|tasks|listings|services)(?: sold)? (?:at|of|for) (\d[\d,]*)/.exec(t);
+  const many = /(\d+) (?:of my )?(?:[a-z]+ )?(?:sales|jobs|orders|gigs|tasks|listings|services)(?: sold)? (?:at|of|for) (\d[\d,]*)/.exec(t) ?? /(\d+) (\d[\d,]*)[- ]gas (?:[a-z]+ )?(?:sales|jobs|orders|gigs|tasks|listings|services|purchases)/.exec(t);
   // "priced at the research anchor": that category's anchor is the price.
   const named = [...new Set(Object.keys(CATEGORY_WORDS).filter((w) => has(t, w)).map((w) => CATEGORY_WORDS[w]))];
   const anchored = has(t, 'anchor') && named.length === 1 ? named[0] : undefined;
@@ -150,10 +150,11 @@ export function figures(p: Parsed, terms: MarketTerms, priceGas: number | null):
   }
   if (['afford', 'short', 'enough', 'cheapest', 'need more', 'combination', 'which packs', 'which pack', 'which gas pack', 'pack should i', 'left over', 'will be left', 'covers', 'cover', 'cheaper', 'i need'].some((w) => has(t, w)) && (!sale || ['pack', 'packs'].some((w) => has(t, w)))) {
     // "I have 150 and it costs 400" → 250 short; "services at 250, 400 and 1000, I have 0" → their sum.
-    const haveMatch = /i (?:have|hold|got) (?:roughly |about |only )?(\d[\d,]*)/.exec(t);
-    const have = haveMatch ? Number(haveMatch[1].replace(/,/g, '')) : p.amounts.length === 2 ? Math.min(...p.amounts) : 0;
+    const haveMatch = /(?:i (?:have|hold|got)|balance is|balance of) (?:roughly |about |only )?(\d[\d,]*)/.exec(t);
+    const have = haveMatch ? Number(haveMatch[1].replace(/,/g, '')) : 0;
     const wanted = p.amounts.filter((a) => a !== have || !haveMatch);
-    const need = wanted.length >= 3 ? wanted.reduce((a, b) => a + b, 0) : Math.max(...wanted, amount);
+    // ("two 250-gas purchases": the count times the price.)
+    const need = many && wanted.length === 1 ? Number(many[1]) * Number(many[2].replace(/,/g, '')) : wanted.length >= 3 ? wanted.reduce((a, b) => a + b, 0) : Math.max(...wanted, amount);
     if (need <= have) return { text: `Your ${have} gas already covers ${need}: no gas to buy.`, tool: null };
     // "Is the starter pack enough?": the named pack against the need, then the smallest single pack that covers it.
     const namedPack = GAS_PACKS.find((x) => has(t, x.id));

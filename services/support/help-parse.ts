@@ -201,12 +201,17 @@ export function doneCalls(p: Parsed): string[] {
 export function parse(input: HelpInput): Parsed {
   const q = `${input.question} ${input.stuckState ?? ''}`;
   const text = normalize(q);
-  const tools = TOOL_NAMES.filter((t) => has(text, t));
+  const error = errorOf(input, text);
+  // Tools the asker names — not those a pasted error's own message or hint lists ("tool must be one of: …").
+  const env = pastedJson(input.question);
+  const said = [env?.error, env].flatMap((e) => (e && typeof e === 'object' ? Object.values(e as Record<string, unknown>).filter((v): v is string => typeof v === 'string' && v.length > 40) : []));
+  const own = said.reduce((t, v) => t.split(normalize(v).trim()).join(' '), text);
+  const tools = TOOL_NAMES.filter((t) => has(own, t));
   for (const t of [input.context?.toolName, input.request?.tool]) if (t && TOOL_NAMES.includes(t) && !tools.includes(t)) tools.push(t);
   return {
     pasted: text.includes('"error"') || text.includes('"code"'),
     text,
-    error: errorOf(input, text),
+    error,
     purchaseIds: idsOf(q, 'pur_'),
     listingIds: idsOf(q, 'lst_'),
     checkoutIds: idsOf(q, 'cko_'),
