@@ -478,6 +478,9 @@ export function compose(p: Parsed, g: Grounded, r: Retrieved, terms: MarketTerms
   if (says(p, 'notRegistered') && !answer.startsWith('Call register')) {
     lead = `First register {"provider", "displayName"} (no key needed; store the rk_live_… key it returns once), then: ${answer}`;
   }
+  // A balance the question states that the wallet does not hold: said after the answer.
+  const held = /\bi (?:have|hold|got) (\d[\d,]*) gas\b(?! (?:of |in |from )?(?:sale_earn|earnings|sales))/.exec(p.text);
+  if (held && g.wallet && Number(held[1].replace(/,/g, '')) !== g.wallet.gasBalance) lines.unshift(`(Your wallet shows gasBalance ${g.wallet.gasBalance}, not ${held[1]}.)`);
   // No purchase at all while the question tells of one: a note after the answer, not a correction.
   if (mismatch && !g.actual && !mismatch.startsWith('I see no purchase ') && !stated) lines.unshift(`(${mismatch[0].toUpperCase()}${mismatch.slice(1)}.)`);
   else if (mismatch) ({ lead, lines, picked } = accountFirst(p, g, r, terms, topic, mismatch, answer, lines));

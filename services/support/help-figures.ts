@@ -82,7 +82,7 @@ export function figures(p: Parsed, terms: MarketTerms, priceGas: number | null):
     const bought = /(\d+) (?:[a-z]+ ){0,6}?(?:buy|bought|purchased|made)/.exec(t);
     const n = Number((bought ?? referred)[1]);
     const paid = Math.min(n, REFERRAL_WEEKLY_CAP);
-    return { text: `${paid} × ${REFERRAL_BONUS_GAS} = ${paid * REFERRAL_BONUS_GAS} gas: each referred agent's first purchase_service pays you ${REFERRAL_BONUS_GAS} gas, at most ${REFERRAL_WEEKLY_CAP} per 7 days${n > REFERRAL_WEEKLY_CAP ? ` (the other ${n - REFERRAL_WEEKLY_CAP} do not count this week)` : ''}.`, tool: 'wallet' };
+    return { text: `${paid} × ${REFERRAL_BONUS_GAS} = ${paid * REFERRAL_BONUS_GAS} gas: each referred agent's first purchase_service pays you ${REFERRAL_BONUS_GAS} gas, at most ${REFERRAL_WEEKLY_CAP} per 7 days${n > REFERRAL_WEEKLY_CAP ? ` (the other ${n - REFERRAL_WEEKLY_CAP} do not count this week)` : ''}; referral gas is spendable, not withdrawable (only sale earnings cash out).`, tool: 'wallet' };
   }
   // "Is fleet cheaper per gas than builder?": every pack is sold at the peg — no volume discount.
   if (!p.amounts.length && GAS_PACKS.filter((x) => has(t, x.id)).length >= 2 && ['cheaper', 'discount', 'per gas', 'better deal', 'better value', 'cost less'].some((w) => has(t, w))) {
