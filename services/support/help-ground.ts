@@ -87,16 +87,8 @@ function aboutAPurchase(p: Parsed, purchases: PurchaseView[]): boolean {
 }
 
 function facts(view: PurchaseView | null, state: string, side: Side | null, now: Date, id: string | null): PurchaseFacts {
-  return {
-    id: view?.id ?? id,
-    state,
-    side,
-    title: view?.listingTitle ?? null,
-    priceGas: view?.priceGas ?? null,
-    legal: legalCalls(state, side),
-    deadlines: view && view.status === state ? deadlinesOf(view, side, now) : [],
-    inAccount: !!view,
-  };
+  const deadlines = view && view.status === state ? deadlinesOf(view, side, now) : [];
+  return { id: view?.id ?? id, state, side, title: view?.listingTitle ?? null, priceGas: view?.priceGas ?? null, legal: legalCalls(state, side), deadlines, inAccount: !!view };
 }
 
 export function ground(p: Parsed, account: HelpAccount | null, now: Date): Grounded {
