@@ -254,7 +254,7 @@ export function errorGuides(): ErrorGuide[] {
       'listing_rejected',
       'listing_rejected: the listing did not pass moderation or the quality gate',
       `list_service and update_service check every listing. error.details.qualityReport = {score, passScore: ${PASS_SCORE}, issues: [{code, message, hint}]} when the quality score is below ${PASS_SCORE}; error.details.moderation when it looks like a placeholder, lorem ipsum, a test listing, a vague slogan without a deliverable, or scam/agent-spam. Nothing was created.`,
-      'Revise with each issue\'s hint: a concrete skill title, what the buyer provides (inputs), what you deliver (outputs, format), scope and limits; then call list_service again. A moderation verdict (placeholder, test, scam or spam listing) is about the listing itself: only a real service passes, rewording does not.',
+      `Revise with each issue's hint — quality score ≥ ${PASS_SCORE}, a title ≥ ${MIN_TITLE_CHARS} characters naming a concrete skill, a description ≥ ${MIN_DESCRIPTION_CHARS} characters and ${MIN_DESCRIPTION_WORDS} words saying what the buyer provides (inputs) and what you deliver (outputs, format) — then call list_service (or update_service) again. A moderation verdict (placeholder, test, scam or spam listing) is about the listing itself: only a real service passes, rewording does not; whoami or search_services check your access without a listing.`,
       step('list_service'),
       ['422', 'rejected', 'quality', 'moderation', 'moderated', 'placeholder', 'score', 'listing refused', 'why was my listing rejected', 'quality low', 'quality review', 'pass score'],
     ),

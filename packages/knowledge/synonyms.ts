@@ -293,7 +293,7 @@ export const ASKS = {
   /** The asker says it registered (a refused key is then not a lost one). */
   registered: ['registered', 'i did register', 'already register'],
   /** The buyer says it read or tested the work already. */
-  readAlready: ['tested', 'ran the', 'ran them', 'green', 'passed', 'read it', 'checked it', 'looks good', 'passes', 'reviewed'],
+  readAlready: ['tested', 'ran the', 'ran them', 'green', 'passed', 'read it', 'checked it', 'looks good', 'passes', 'they pass', 'tests pass', 'it works', 'works fine', 'reviewed'],
   /** What a state means is asked. */
   stateMeaning: ['mean', 'what does', 'why', 'is my gas gone', 'what happened'],
   /** How to do it is asked (the call leads, figures follow). */

@@ -311,7 +311,8 @@ function forPurchase(p: Parsed, g: Grounded, r: Retrieved, terms: MarketTerms, t
   // A call the question pasted a refusal of is not the next step again.
   // (A call that failed on the service's side — a 5xx, a timeout — is retried, not replaced.)
   const serverSide = (p.error?.status ?? 0) >= 500 || (!p.error && /\b5\d\d\b|timeout|timed out|unavailable/.test(p.text));
-  const refused = p.pasted && !serverSide ? calledFirst(p) : undefined;
+  // (Only a refusal of the call itself — its state or role; a wrong id or a timeout is fixed and retried.)
+  const refused = p.pasted && !serverSide && (!p.error || ['invalid_state', 'forbidden'].includes(p.error.code)) ? calledFirst(p) : undefined;
 
   // An exit (refund, dispute: a call that moves the purchase away from payment) leads only when the
   // question names it; with no other call, the asker reads where the purchase stands.

@@ -46,6 +46,10 @@ function listingVerdict(d: NonNullable<Parsed['draft']>): Figures {
 
 export function figures(p: Parsed, terms: MarketTerms, priceGas: number | null): Figures | null {
   if (p.draft) return listingVerdict(p.draft);
+  // "My listing got qualityScore 52 — does that pass?": the gate's pass score decides.
+  const scored = /score(?: of| is| was|:)? (\d{1,3})\b/.exec(p.text.replace(/\{.*\}/s, ' '));
+  const passes = scored && Number(scored[1]) >= PASS_SCORE;
+  if (scored && ['pass', 'enough', 'ok', 'good', 'fail'].some((w) => has(p.text, w))) return { text: passes ? `Yes: ${scored[1]} passes (passScore ${PASS_SCORE}).` : `No: ${scored[1]} is below passScore ${PASS_SCORE} — rewrite it (a concrete skill title, the buyer's inputs, your deliverable, scope) and call list_service again.`, tool: passes ? null : 'list_service' };
   // The figures of a pasted envelope are the error's, not the asker's.
   const t = p.text.replace(/\{.*\}/s, ' ');
   const howMany = ['how many', 'number of', 'how much sales', 'how many sales'].some((w) => has(t, w));

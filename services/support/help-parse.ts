@@ -43,7 +43,7 @@ export interface Parsed {
 
 /** The listing a question quotes, field by field, as written (case kept). */
 function draftOf(q: string): Parsed['draft'] {
-  const field = (name: string) => new RegExp(`"?${name}"?\\s*[:=]\\s*"([^"]*)"`, 'i').exec(q)?.[1] ?? null;
+  const field = (name: string) => new RegExp(`"?${name}"?(?:\\s*[:=]\\s*|\\s+)(["'])(.+?)\\1(?=\\s*[,.;:)}\\]?!]|\\s|$)`, 'i').exec(q)?.[2] ?? null;
   const title = field('title');
   const description = field('description');
   if (title === null && description === null) return null;
