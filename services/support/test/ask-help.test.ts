@@ -177,6 +177,9 @@ describe('ask_help leads with the next call for the asker', () => {
     expect(weak.answer).toMatch(/quality score would be \d+ \(55 passes\)/);
     const test = await ask(fresh, 'list_service {"title":"test","description":"lorem ipsum dolor sit amet consectetur adipiscing elit sed do","priceGas":10} -> 422 {"ok":false,"error":{"code":"listing_rejected","message":"Moderation: placeholder"}} how do I get it through?');
     expect(test.answer).toMatch(/moderation refuses it .*only a real service passes/);
+    const quoted = await ask(fresh, "Title: 'Reviews', description: 'Fast quality reviews.', price 5 gas. Will that work?");
+    expect(quoted.answer).toMatch(/priceGas 5 must be a whole number of at least 10/);
+    expect((await ask(fresh, 'my listing got qualityScore 52. does that pass?')).answer).toMatch(/^No: 52 is below passScore 55/);
     const good = await ask(fresh, `will this pass? title: "${LISTING.title}", description: "${LISTING.description}", priceGas: ${LISTING.priceGas}`);
     expect(good.answer).toMatch(/^It passes: moderation approves it and its quality score is \d+/);
   });
