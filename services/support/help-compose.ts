@@ -112,7 +112,7 @@ function argsFor(tool: string, g: Grounded, p: Parsed, overrides: Record<string,
   const stars = /\b([1-5]) ?(?:stars?|\/ ?5|out of 5)\b/.exec(p.text);
   if ('rating' in args && stars) args.rating = Number(stars[1]);
   // A price the question names ("bump it to 200") is the one to set; the example's other fields go.
-  if ('priceGas' in (getTool(tool)?.params ?? {}) && p.amounts.length && !('purchaseId' in args)) {
+  if ('priceGas' in (getTool(tool)?.params ?? {}) && p.amounts.length && !('purchaseId' in args) && p.amounts[p.amounts.length - 1] >= ((params.priceGas as { min?: number }).min ?? 0)) {
     args.priceGas = p.amounts[p.amounts.length - 1];
     delete args.status;
   }
