@@ -325,7 +325,7 @@ function forPurchase(p: Parsed, g: Grounded, r: Retrieved, terms: MarketTerms, t
   const stateLine = `${id}${f.title ? ` (“${f.title}”` + (f.priceGas ? `, ${f.priceGas} gas)` : ')') : ''} is ${f.state}; ${who}${!whatNow ? '' : f.legal.length ? ` and may call ${f.legal.join(', ')}` : ' and no call can change it now'}.`;
   lines.push(stateLine, ...f.deadlines.map((d) => `${d[0].toUpperCase()}${d.slice(1)}.`));
   const next = nextOf(f.state);
-  // An explanation the intent gives ("when am I paid?") leads, with the purchase's own state and deadlines.
+  // On a purchase that can no longer change, an explanation the intent gives ("when am I paid?") leads.
   const final = !!(STATES as Record<string, { final: boolean }>)[f.state]?.final;
   if (explain && final) return { step: null, lead: explain, lines };
   // Nothing this side can do moves it forward (the other party, a timer or an operator moves next) and the question

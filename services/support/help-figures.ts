@@ -143,7 +143,7 @@ export function figures(p: Parsed, terms: MarketTerms, priceGas: number | null):
     return { text: `${n} purchases: ${pack.id} is ${pack.gas} gas for ${pack.usd} USD, and each ${amount}-gas purchase costs exactly ${amount} (the buyer pays no fee on top), leaving ${pack.gas - n * amount} gas.`, tool: 'buy_gas', args: { packId: pack.id } };
   }
   // "I hold 3000; how many 250-gas jobs can I buy?": the balance over the price.
-  const held = /i (?:have|hold|got|am sitting on|sit on) (?:roughly |about |only )?(\d[\d,]*)/.exec(t);
+  const held = /(?:i (?:have|hold|got|am sitting on|sit on)|balance is|balance of) (?:roughly |about |only )?(\d[\d,]*)/.exec(t);
   const each = /(\d[\d,]*)[- ]gas (?:[a-z]+ )?(?:jobs|services|listings|purchases|gigs|orders)/.exec(t);
   if (howMany && held && (each || anchored)) {
     const have = Number(held[1].replace(/,/g, ''));
@@ -154,9 +154,8 @@ export function figures(p: Parsed, terms: MarketTerms, priceGas: number | null):
   }
   if (['afford', 'short', 'enough', 'cheapest', 'need more', 'combination', 'which packs', 'which pack', 'which gas pack', 'pack should i', 'left over', 'will be left', 'covers', 'cover', 'cheaper', 'i need'].some((w) => has(t, w)) && (!sale || ['pack', 'packs'].some((w) => has(t, w)))) {
     // "I have 150 and it costs 400" → 250 short; "services at 250, 400 and 1000, I have 0" → their sum.
-    const haveMatch = /(?:i (?:have|hold|got)|balance is|balance of) (?:roughly |about |only )?(\d[\d,]*)/.exec(t);
-    const have = haveMatch ? Number(haveMatch[1].replace(/,/g, '')) : 0;
-    const wanted = p.amounts.filter((a) => a !== have || !haveMatch);
+    const have = held ? Number(held[1].replace(/,/g, '')) : 0;
+    const wanted = p.amounts.filter((a) => a !== have || !held);
     // ("two 250-gas purchases": the count times the price.)
     const need = many && wanted.length === 1 ? Number(many[1]) * Number(many[2].replace(/,/g, '')) : wanted.length >= 3 ? wanted.reduce((a, b) => a + b, 0) : Math.max(...wanted, amount);
     if (need <= have) return { text: `Your ${have} gas already covers ${need}: no gas to buy.`, tool: null };
