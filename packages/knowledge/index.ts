@@ -231,7 +231,7 @@ export function errorGuides(): ErrorGuide[] {
       `The resource exists but belongs to someone else or the role is wrong: buying your own listing, delivering as the buyer, confirming as the seller, changing another seller's listing, or reading a purchase you are not a party of. On purchase_service it can also be your human's spending limit: error.details.rule is one of ${SPENDING_LIMIT_RULES.join(', ')}, with remainingGas; nothing was held.`,
       'Check which side you are on with get_purchase or list_orders; only the buyer confirms, rates and disputes-as-buyer, only the seller delivers and acknowledges. For a spending limit: read spendingLimits in whoami or wallet and buy within it; only your human can change limits.',
       step('list_orders'),
-      ['403', 'not allowed', 'permission', 'own listing', 'not my purchase', 'wrong role', 'limit', 'budget', 'daily_budget', 'weekly_budget', 'per_purchase_max', 'category_not_allowed', 'limit exceeded', 'not eligible', 'no eligible', 'only the buyer', 'only the seller'],
+      ['403', 'not allowed', 'permission', 'own listing', 'not my purchase', 'wrong role', 'limit', 'budget', 'daily_budget', 'weekly_budget', 'per_purchase_max', 'category_not_allowed', 'limit exceeded', 'not eligible', 'ineligible', 'no eligible', 'only the buyer', 'only the seller'],
     ),
     g(
       'not_found',

@@ -293,11 +293,13 @@ export const ASKS = {
   /** The asker says it registered (a refused key is then not a lost one). */
   registered: ['registered', 'i did register', 'already register'],
   /** The buyer says it read or tested the work already. */
-  readAlready: ['tested', 'ran the', 'ran them', 'green', 'passed', 'read it', 'checked it', 'looks good', 'passes', 'they pass', 'tests pass', 'it works', 'works fine', 'reviewed'],
+  readAlready: ['tested', 'ran the', 'ran them', 'green', 'passed', 'already read it', "i've read it", 'i have read it', 'checked it', 'looks good', 'passes', 'they pass', 'tests pass', 'it works', 'works fine', 'reviewed'],
   /** What a state means is asked. */
   stateMeaning: ['mean', 'what does', 'why', 'is my gas gone', 'what happened'],
   /** How to do it is asked (the call leads, figures follow). */
   howTo: ['how do i', 'how can i', 'how to', 'what do i need to do', 'what should i do'],
+  /** What happens if nobody acts is asked (the purchase's timer answers first). */
+  idle: ['if i do nothing', "if i don't do anything", 'if i do not do anything', 'if nobody does anything', 'if i just wait', 'if i ignore it'],
   /** The asker has not registered yet. */
   notRegistered: ['not registered', "haven't registered", 'have not registered', 'before i register', 'not signed up'],
 };

@@ -239,6 +239,7 @@ export function topics(terms: MarketTerms): Topic[] {
     },
     {
       id: 'balance',
+      account: 'checkout',
       phrases: ['gas balance', 'balance', 'my balance', 'how much gas do i have', 'check my balance', 'see my balance', 'held gas', 'heldgas', 'where did my gas go', 'gas missing', 'ledger entries', 'transaction history'],
       tool: 'wallet',
       lead: 'Call wallet {}: gasBalance (spendable), heldGas (in escrow for open purchases), pendingEarningsGas, withdrawableGas and your ledger entries, newest first.',

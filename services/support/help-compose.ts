@@ -248,11 +248,7 @@ function openCheckout(g: Grounded) {
   return { step, lead, lines: [`It expires at ${c.expiresAt.slice(0, 16).replace('T', ' ')} UTC; an unapproved checkout costs nothing. Start another with buy_gas only if you need more gas.`] };
 }
 
-/**
- * A purchase whose next move is not the asker's (the other party's, a timer's, an operator's — read from the
- * machine's transitions out of its state): what the money does meanwhile and who moves next lead, with the one call
- * the asker has while it waits — a message to the other party — and the calls that leave the purchase after it.
- */
+/** A purchase whose next move is not the asker's (the other party's, a timer's, an operator's — read from the machine's transitions out of its state): what the money does meanwhile and who moves next lead, with the one call the asker has while it waits (a message to the other party) and the calls that leave the purchase. */
 function whileWaiting(p: Parsed, g: Grounded, terms: MarketTerms, f: NonNullable<Grounded['purchase']>, side: Side | null): Picked {
   const out = TRANSITIONS.filter((t) => (t.from as readonly string[]).includes(f.state));
   const timer = out.find((t) => t.who.includes('sweeper') && t.moneyEvent);
@@ -282,10 +278,10 @@ function forPurchase(p: Parsed, g: Grounded, r: Retrieved, terms: MarketTerms, t
   const f = g.purchase!;
   const side: Side | null = f.side;
   // A call the asker says it made already is not the next one.
-  const done = doneCalls(p);
+  const done = [...doneCalls(p), ...(ASKS.readAlready.some((w) => affirms(p.text, w)) ? ['get_delivery'] : [])];
   const score = new Map(r.tools.map((t) => [t.tool, done.includes(t.tool) ? 0 : t.score]));
-  // The intent's call counts most: it is what the question asks about.
-  if (topic?.tool) score.set(topic.tool, (score.get(topic.tool) ?? 0) + 2);
+  // The intent's call counts most: it is what the question asks about (unless the asker says it made it).
+  if (topic?.tool && !done.includes(topic.tool)) score.set(topic.tool, (score.get(topic.tool) ?? 0) + 2);
   const candidates = new Set<string>(f.legal);
   if (topic?.tool && 'purchaseId' in (getTool(topic.tool)?.params ?? {}) && (!isMachineTool(topic.tool) || f.legal.includes(topic.tool)) && (!side || !sideOfTool(topic.tool) || sideOfTool(topic.tool) === side)) candidates.add(topic.tool);
   // Besides the machine's calls: the catalogue's other calls on a purchase (they take a purchaseId), for this side.
@@ -308,15 +304,15 @@ function forPurchase(p: Parsed, g: Grounded, r: Retrieved, terms: MarketTerms, t
   const id = f.id ?? 'your purchase';
   const lines: string[] = [];
   const asked = r.tools.find((t) => isMachineTool(t.tool) && !f.legal.includes(t.tool) && (p.tools.includes(t.tool) || namesExactly(p.text, t.tool)));
-  // A call the question pasted a refusal of is not the next step again.
-  // (A call that failed on the service's side — a 5xx, a timeout — is retried, not replaced.)
+  // A call the question pasted a refusal of (its state or role) is not the next step again; a wrong id, a 5xx or a timeout is fixed and retried.
   const serverSide = (p.error?.status ?? 0) >= 500 || (!p.error && /\b5\d\d\b|timeout|timed out|unavailable/.test(p.text));
-  // (Only a refusal of the call itself — its state or role; a wrong id or a timeout is fixed and retried.)
   const refused = p.pasted && !serverSide && (!p.error || ['invalid_state', 'forbidden'].includes(p.error.code)) ? calledFirst(p) : undefined;
 
   // An exit (refund, dispute: a call that moves the purchase away from payment) leads only when the
   // question names it; with no other call, the asker reads where the purchase stands.
-  const exitNotAsked = (tool: string) => isMachineTool(tool) && progress(tool, f.state, side) === 0 && !names(r.query, tool);
+  // ("The buyer opens a dispute" names the other party's move, not one the asker asks to make.)
+  const theirs = (tool: string) => new RegExp(`\\b${side === 'seller' ? 'buyer' : 'seller'}\\b(?: [a-z']+){0,2} (?:${distinctiveParts(tool).join('|') || tool})`).test(p.text);
+  const exitNotAsked = (tool: string) => isMachineTool(tool) && progress(tool, f.state, side) === 0 && (!names(r.query, tool) || theirs(tool));
   const best = ranked.find((x) => !exitNotAsked(x.tool) && x.tool !== refused) ?? (ranked.length ? { tool: 'get_purchase', s: 0 } : undefined);
   if (asked && (!best || best.tool !== asked.tool)) {
     const whose = sideOfTool(asked.tool);
@@ -347,7 +343,7 @@ function forPurchase(p: Parsed, g: Grounded, r: Retrieved, terms: MarketTerms, t
     return { step: alt, lead: `${lines[0]} ${next}`, lines: [`Next: ${call(alt)}.`, ...lines.slice(1)] };
   }
   // The buyer reads the work before paying for it (unless the question says it did).
-  const readFirst = side === 'buyer' && progress(best.tool, f.state, side) === 3 && candidates.has('get_delivery') && !has(p.text, 'get_delivery') && !ASKS.readAlready.some((w) => affirms(p.text, w));
+  const readFirst = side === 'buyer' && progress(best.tool, f.state, side) === 3 && candidates.has('get_delivery') && !has(p.text, 'get_delivery') && !done.includes('get_delivery');
   const step = { tool: best.tool, arguments: argsFor(best.tool, g, p) };
   // What the call does from this state for this side: the machine's documented transition, else the catalogue's description.
   const doc = documentedTransitions(terms).find((t) => t.trigger === best.tool && (!side || t.who.includes(side)) && t.from.includes(f.state));
@@ -402,7 +398,7 @@ function bySituation(p: Parsed, g: Grounded, r: Retrieved, terms: MarketTerms, t
   // intent that is not about a purchase leads whatever purchase the account holds.
   const top = r.tools[0]?.tool;
   const pointsAtIt = namesPurchase(p, g) || !!p.statedState;
-  const aboutPurchase = !!g.purchase && (topic ? !!topic.purchase : pointsAtIt || !top || isMachineTool(top) || 'purchaseId' in (getTool(top)?.params ?? {}) || (r.tools[0]?.score ?? 0) < 0.8);
+  const aboutPurchase = !!g.purchase && (topic && !says(p, 'idle') ? !!topic.purchase : pointsAtIt || says(p, 'idle') || !top || isMachineTool(top) || 'purchaseId' in (getTool(top)?.params ?? {}) || (r.tools[0]?.score ?? 0) < 0.8);
   // Figures about sales in general ("3 completed sales at 200") are not about the purchase the account holds.
   if (aboutPurchase && !figuresOnly) return forPurchase(p, g, r, terms, topic);
   return null;
@@ -441,6 +437,8 @@ export function compose(p: Parsed, g: Grounded, r: Retrieved, terms: MarketTerms
   const alias = p.pasted ? undefined : p.tools.map(getTool).find((t) => t?.aliasOf);
   if (alias?.aliasOf) return { lead: `${alias.name} is another name for ${alias.aliasOf}: the same call with the same arguments — use ${alias.aliasOf}.`, lines: [firstSentence(getTool(alias.aliasOf)?.description ?? '')], nextStep: null, allowed: [alias.aliasOf], sources: [] };
   let picked = bySituation(p, g, r, terms, topic, figuresOnly);
+  // "If I do nothing?": the purchase's running timer answers first.
+  if (picked && says(p, 'idle') && g.purchase?.deadlines[0]) picked = { ...picked, lead: `If nobody acts: ${g.purchase.deadlines[0]}. ${picked.lead}` };
   /** The situation decided the lead: it leads whatever the wording. */
   const firm = !!picked;
   if (!picked && topic) picked = forTopic(topic, g, p);
@@ -480,10 +478,10 @@ export function compose(p: Parsed, g: Grounded, r: Retrieved, terms: MarketTerms
     lead = `First register {"provider", "displayName"} (no key needed; store the rk_live_… key it returns once), then: ${answer}`;
   }
   // A balance the question states that the wallet does not hold: said after the answer.
-  const held = /\bi (?:have|hold|got) (\d[\d,]*) gas\b(?! (?:of |in |from )?(?:sale_earn|earnings|sales))/.exec(p.text);
+  const held = /\bi (?:have|hold|got) (\d[\d,]*) gas\b(?! (?:of |in |from )?(?:sale_earn|earnings|sales|withdrawable))/.exec(p.text);
   if (held && g.wallet && Number(held[1].replace(/,/g, '')) !== g.wallet.gasBalance) lines.unshift(`(Your wallet shows gasBalance ${g.wallet.gasBalance}, not ${held[1]}.)`);
-  // No purchase at all while the question tells of one: a note after the answer, not a correction.
-  if (mismatch && !g.actual && !mismatch.startsWith('I see no purchase ') && !stated) lines.unshift(`(${mismatch[0].toUpperCase()}${mismatch.slice(1)}.)`);
+  // No purchase at all while the question mentions one: a note after the answer (a claim of its own leads, below).
+  if (mismatch && !g.actual && !mismatch.startsWith('I see no purchase ') && !stated && !p.statedClaim) lines.unshift(`(${mismatch[0].toUpperCase()}${mismatch.slice(1)}.)`);
   else if (mismatch) ({ lead, lines, picked } = accountFirst(p, g, r, terms, topic, mismatch, answer, lines));
   // Retrieved rule lines only fill an answer nothing else shaped (an intent, a purchase, an error, figures carry their own).
   const rules = ruleLines(r, p, [lead, ...lines].join(' '), picked?.step?.tool ?? null, topic || firm || num ? 0 : 1);

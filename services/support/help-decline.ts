@@ -21,7 +21,7 @@ function quotesInstructions(text: string): boolean {
   // the asker is a question about this marketplace; only a quote that speaks to the assistant is an injection.
   for (const m of text.matchAll(/(?:^|[\s:(])['"“‘]([^'"”’]{20,})['"”’]/g)) {
     const quoted = ` ${m[1]} `;
-    if (['system', 'assistant', 'ask_help', 'ignore previous', 'ignore all', 'ignore your', 'you are now'].some((w) => has(quoted, w))) return true;
+    if (['system', 'assistant', 'ask_help', 'ai agents', 'ai agent', 'agents reading', 'llm', 'ignore previous', 'ignore all', 'ignore your', 'you are now'].some((w) => has(quoted, w))) return true;
   }
   return false;
 }
@@ -35,7 +35,7 @@ const ACTS_TEXT =
 const OFF_TOPIC_TEXT = 'That is not about this marketplace, so I cannot help with it. I answer questions about its tools, gas, buying, selling, escrow, cash-out and MCP.';
 
 /** The asker asks how it does something itself: a question about its own call, never a request for ask_help to act. */
-const ASKS_HOW = /\b(how (do|can|should|would) i|how to|what's the call|which call|what call)\b/;
+const ASKS_HOW = /\b(how (do|can|should|would) i|how to|what's the call|which call|what call|(can|could|may) i)\b/;
 
 function asksToAct(text: string): boolean {
   if (AUTHORITY.some((w) => has(text, w))) return true;

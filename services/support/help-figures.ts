@@ -96,7 +96,7 @@ export function figures(p: Parsed, terms: MarketTerms, priceGas: number | null):
   // "I have 150 and it costs 400" / "I need 2300": the cheapest packs that cover the shortfall.
   const sale = ['sale', 'sales', 'sell', 'sold', 'earn', 'earned', 'seller', 'selling', 'priced', 'job', 'sale_earn', 'i list', 'list it', 'listing at', 'list something', 'do i keep', 'i keep', 'seller get', 'seller gets', 'i net', 'do i net', 'becomes mine', 'buyers 250'].some((w) => has(t, w));
   // Earnings the question states ("sale_earn total 675", "432 of earnings"): cashed out as they are, no platform fee again.
-  const earned = /(?:sale_earn|earnings|earned)(?: total| of| is| are|:)*\s*(\d[\d,]*)/.exec(t) ?? /(\d[\d,]*)\s*(?:gas\s*)?(?:from|of|in)?\s*(?:sale_earn|earnings)/.exec(t);
+  const earned = /(?:sale_earn|earnings|earned)(?: total| of| is| are|:)*\s*(\d[\d,]*)/.exec(t) ?? /([1-9][\d,]*)\s*(?:gas\s*)?(?:from|of|in)?\s*(?:sale_earn|earnings|withdrawable)/.exec(t);
   if (earned && cashout) {
     const n = Number(earned[1].replace(/,/g, ''));
     const also = /bought|buy_gas|purchased|pack/.test(t) ? ' (bought gas is not cashable)' : '';
@@ -224,7 +224,8 @@ export function figures(p: Parsed, terms: MarketTerms, priceGas: number | null):
   if (cashout) {
     if (amount < MIN_CASHOUT_GAS) return { text: below(amount), tool: null };
     const c = cashoutSplit(amount);
-    return { text: `${minimumAsked ? `The minimum cash-out is ${MIN_CASHOUT_GAS} gas = ${gasToUsd(MIN_CASHOUT_GAS).toFixed(2)} USD. ` : ''}Cashing out ${amount} gas costs the ${CASHOUT_FEE_PERCENT}% fee (${c.feeGas}): you receive ${c.netGas} gas = ${gasToUsd(c.netGas).toFixed(2)} USD in BTC.`, tool: 'request_cashout', args: { amountGas: amount } };
+    // ("the 1600 gas I have left": a balance the asker holds — checked against what the wallet can withdraw.)
+    return { claims: /\d gas (?:i have|i hold|left)|\bmy \d/.test(t) ? amount : undefined, text: `${minimumAsked ? `The minimum cash-out is ${MIN_CASHOUT_GAS} gas = ${gasToUsd(MIN_CASHOUT_GAS).toFixed(2)} USD. ` : ''}Cashing out ${amount} gas costs the ${CASHOUT_FEE_PERCENT}% fee (${c.feeGas}): you receive ${c.netGas} gas = ${gasToUsd(c.netGas).toFixed(2)} USD in BTC.`, tool: 'request_cashout', args: { amountGas: amount } };
   }
   return null;
 }

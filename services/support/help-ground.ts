@@ -11,7 +11,7 @@ import type { PurchaseView, SpendingLimitsView } from '../../packages/contracts/
 import type { HelpAccount, HelpCheckout, LookedAt } from '../../packages/contracts/support';
 import { has, type Parsed, type Side } from './help-parse';
 import { names } from './help-retrieve';
-import { DOMAIN_WORDS, WEAK_DOMAIN_WORDS } from '../../packages/knowledge/synonyms';
+import { ASKS, DOMAIN_WORDS, WEAK_DOMAIN_WORDS } from '../../packages/knowledge/synonyms';
 
 export interface PurchaseFacts {
   id: string | null;
@@ -83,7 +83,7 @@ export function namesTitle(p: Parsed, title: string | null | undefined): boolean
 }
 
 function aboutAPurchase(p: Parsed, purchases: PurchaseView[]): boolean {
-  return !!(p.purchaseIds.length || p.statedState || TRANSITIONS.some((x) => p.tools.includes(x.tool) || names(p.text, x.tool)) || PURCHASE_WORDS.some((w) => has(p.text, w)) || purchases.some((x) => namesTitle(p, x.listingTitle)));
+  return !!(p.purchaseIds.length || p.statedState || TRANSITIONS.some((x) => p.tools.includes(x.tool) || names(p.text, x.tool)) || [...PURCHASE_WORDS, ...ASKS.idle].some((w) => has(p.text, w)) || purchases.some((x) => namesTitle(p, x.listingTitle)));
 }
 
 function facts(view: PurchaseView | null, state: string, side: Side | null, now: Date, id: string | null): PurchaseFacts {
@@ -131,7 +131,7 @@ export function ground(p: Parsed, account: HelpAccount | null, now: Date): Groun
     }
     if (state) purchase = facts(view && (!p.statedState || view.status === p.statedState || !!byId) ? view : null, state, side, now, statedId ?? view?.id ?? null);
     if (purchase && view && !purchase.id) purchase.id = view.id;
-    if (!view && !statedId && account?.purchases && !purchases.length && p.statedState && !p.error) mismatch = 'I see no purchases on your account yet';
+    if (!view && !statedId && account?.purchases && !purchases.length && p.statedState && !p.error) mismatch = 'I see no purchases on your account yet — check with whoami that this is the agent (key) you sold or bought with';
   }
   const checkouts = (account?.checkouts ?? []).filter((c) => c.status === 'open');
   return { side, purchase, actual, mismatch, wallet: account?.wallet ?? null, limits: account?.limits ?? null, checkouts, account, lookedAt };

@@ -189,7 +189,7 @@ function stateOf(text: string): string | null {
     told.push(STATE_PHRASES[phrase]);
     rest = rest.split(phrase).join(' ');
   }
-  told.push(...PURCHASE_STATUSES.filter((s) => has(rest, s) || has(rest, s.replace(/_/g, ' '))));
+  told.push(...PURCHASE_STATUSES.filter((s) => !has(rest, `${s} earnings`) && (has(rest, s) || has(rest, s.replace(/_/g, ' ')))));
   return told.sort((a, b) => PURCHASE_STATUSES.indexOf(b as never) - PURCHASE_STATUSES.indexOf(a as never))[0] ?? null;
 }
 
