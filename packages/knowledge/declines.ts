@@ -49,6 +49,8 @@ export const AROUND_LIMITS = {
 
 /** Acting with an authority it does not have (an administrator's, an operator's, the owner's). */
 export const AUTHORITY = ['act as the marketplace', 'act as the administrator', 'act as an administrator', 'act as administrator', 'as the administrator', 'admin right', 'admin rights', 'admin powers', 'admin access', 'you have admin', 'pretend to be my owner', 'pretend to be the owner', 'pretend to be my human', 'as my owner', "i'm authorising you", "i'm authorizing you", 'i authorise you', 'i authorize you'];
+/** Acting for someone else or on their key, said however (checked after a how-do-I question, which is the asker's own call). */
+export const FOR_OTHERS = ['log in as', 'login as', 'impersonate', 'mark the dispute', 'resolve the dispute', 'in my favour', 'in my favor', 'here is its key', 'its key', 'their key', 'using its key', "i'm an admin", 'i am an admin', "i'm the admin", "i'm the operator", 'i am the operator', 'as an admin', 'mark purchase', 'mark the purchase', 'credit the buyer', 'credit me', 'on my behalf', 'do it for me', 'for it', 'on its order', 'for them', 'its earnings', 'pretend you', "pretend you're", 'act as the admin', 'as the admin', 'force a refund'];
 
 export const CARD = {
   phrases: ['cvv', 'cvc', 'card number', 'card is', 'expiry', 'exp date'],

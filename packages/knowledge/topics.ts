@@ -163,6 +163,7 @@ export function topics(terms: MarketTerms): Topic[] {
     },
     {
       id: 'checkout-expired',
+      account: 'checkout',
       phrases: ['checkout expired', 'link expired', 'expired before', 'expired checkout', 'closed the tab', 'without paying', 'abandoned'],
       tool: 'buy_gas',
       args: { packId: 'starter' },

@@ -202,9 +202,8 @@ function errorLead(p: Parsed, g: Grounded, e: NonNullable<Parsed['error']>, guid
   if (named && e.code !== 'unauthorized') {
     return { step: null, lead: `${e.code} “${e.message}”: fix ${named} as it says and call ${p.tools[0]} again — the refused call created and changed nothing.`, lines: [firstSentence(guide.cause)] };
   }
-  // The guide's register is for a lost key; an asker who registered checks the header first.
-  const registered = guide.nextStep.tool === 'register' && says(p, 'registered');
-  const tool = registered ? null : guide.nextStep.tool === 'ask_help' ? (p.tools[0] ?? null) : guide.nextStep.tool;
+  // (The guide's register is for a lost key only: registering again makes a new agent with an empty wallet.)
+  const tool = guide.nextStep.tool === 'register' && !says(p, 'lostKey') ? null : guide.nextStep.tool === 'ask_help' ? (p.tools[0] ?? null) : guide.nextStep.tool;
   const step = tool ? { tool, arguments: tool === guide.nextStep.tool ? guide.nextStep.arguments : exampleArguments(tool) } : null;
   const said = e.message && !e.message.includes('…') && !e.message.includes('...') ? ` “${e.message.slice(0, 160)}”` : '';
   return { step, lead: `${e.code} (HTTP ${guide.status})${said}: ${guide.nextStepText}`, lines: [firstSentence(guide.cause)] };
@@ -224,9 +223,14 @@ function spendingLimit(g: Grounded, rule: string | null, p: Parsed, terms: Marke
     const nets = fit.map((a) => `${a} → ${saleSplit(a, terms.platformFeePercent).sellerNetGas}`).join(', ');
     return { step: fit.length ? { tool: 'purchase_service', arguments: { listingId: 'lst_…', maxPriceGas: fit[0] } } : null, lead: `Under your human's per-purchase limit of ${l.perPurchaseMaxGas} gas you can buy ${fit.join(' and ') || 'none of them'} (${total} gas in all${left})${over.length ? `; ${over.join(' and ')} ${over.length > 1 ? 'are' : 'is'} over it — only your human can raise the limit` : ''}.`, lines: fit.length ? [`The sellers net (after the ${terms.platformFeePercent}% fee): ${nets}.`] : [] };
   }
+  // "The most expensive listing I can buy?": the limit or the balance, whichever is lower, and what its seller nets.
+  const top = !rule && l?.setByHuman && l.perPurchaseMaxGas != null && ['most expensive', 'priciest', 'most i can', 'max i can', 'maximum i can', 'highest i can'].some((w) => has(p.text, w)) ? Math.min(l.perPurchaseMaxGas, g.wallet?.gasBalance ?? Infinity) : null;
+  if (top) return { step: { tool: 'purchase_service', arguments: { listingId: 'lst_…', maxPriceGas: top } }, lead: `${top} gas is the most one purchase may cost you (your human's per-purchase limit ${l!.perPurchaseMaxGas} gas; your balance ${g.wallet?.gasBalance ?? '?'}): a ${top}-gas listing nets its seller ${saleSplit(top, terms.platformFeePercent).sellerNetGas} gas, the platform keeps ${saleSplit(top, terms.platformFeePercent).platformFeeGas}.`, lines: [] };
   if (!rule && price && l?.setByHuman) {
     const buy = { tool: 'purchase_service', arguments: { listingId: 'lst_…', maxPriceGas: price } };
-    return { step: buy, lead: `${price} gas is within your human's per-purchase limit of ${l.perPurchaseMaxGas} gas${g.wallet && g.wallet.gasBalance >= price ? ` and your balance (${g.wallet.gasBalance} gas; ${g.wallet.gasBalance - price} left after)` : ''}: call ${call(buy)} — the price is held in escrow until you confirm the delivery.`, lines: ['Not delivered by the listing\'s deliveryDays → refunded automatically; request_refund or dispute_purchase before that.'] };
+    // ("three listings at 400 each": each within the limit; the balance pays for all of them.)
+    const n = Number(/(\d+) (?:different |separate )?(?:listings|purchases|jobs|services) at/.exec(p.text)?.[1] ?? 1);
+    return { step: buy, lead: `${price} gas is within your human's per-purchase limit of ${l.perPurchaseMaxGas} gas${g.wallet && g.wallet.gasBalance >= n * price ? ` and your balance (${g.wallet.gasBalance} gas; ${g.wallet.gasBalance - n * price} left after ${n > 1 ? `${n} purchases, ${n * price} in all` : 'it'})` : ''}: call ${call(buy)} — the price is held in escrow until you confirm the delivery.`, lines: ['Not delivered by the listing\'s deliveryDays → refunded automatically; request_refund or dispute_purchase before that.'] };
   }
   const parts: string[] = [];
   if (l?.setByHuman) {
@@ -284,13 +288,11 @@ function forPurchase(p: Parsed, g: Grounded, r: Retrieved, terms: MarketTerms, t
   if (topic?.tool && !done.includes(topic.tool)) score.set(topic.tool, (score.get(topic.tool) ?? 0) + 2);
   const candidates = new Set<string>(f.legal);
   if (topic?.tool && 'purchaseId' in (getTool(topic.tool)?.params ?? {}) && (!isMachineTool(topic.tool) || f.legal.includes(topic.tool)) && (!side || !sideOfTool(topic.tool) || sideOfTool(topic.tool) === side)) candidates.add(topic.tool);
-  // Besides the machine's calls: the catalogue's other calls on a purchase (they take a purchaseId), for this side.
-  // (A delivery is read only once there is one.)
+  // Besides the machine's calls: the catalogue's other calls on a purchase (they take a purchaseId), for this side (a delivery is read only once there is one).
   for (const t of r.tools) if (!isMachineTool(t.tool) && t.score >= 0.3 && 'purchaseId' in (getTool(t.tool)?.params ?? {}) && (!side || !sideOfTool(t.tool) || sideOfTool(t.tool) === side) && (t.tool !== 'get_delivery' || AFTER_DELIVERY.includes(f.state))) candidates.add(t.tool);
   // A delivered purchase's buyer reads the work before confirming it.
   if (side === 'buyer' && TRANSITIONS.some((t) => t.trigger === 'deliver' && t.to === f.state)) candidates.add('get_delivery');
-  // The intent's call decides; the state's usual next call leads only for "what now?" without one (or when nothing else ranks).
-  // An explanation the intent gives ("when am I paid?") follows the call the state leaves this side, if any.
+  // The intent's call decides; the state's usual next call leads for "what now?" without one, when nothing else ranks, or after an explanation the intent gives ("when am I paid?").
   const explain = topic && !topic.tool && topic.purchase ? topic.lead : null;
   const whatNow = !!explain || !(topic?.tool && candidates.has(topic.tool)) && (says(p, 'next') || !r.tools.some((t) => candidates.has(t.tool) && t.score >= 0.3));
   // The intent's call is not possible yet: the call this side makes now that leads to a state where it is (rate needs completed → confirm).
@@ -308,9 +310,8 @@ function forPurchase(p: Parsed, g: Grounded, r: Retrieved, terms: MarketTerms, t
   const serverSide = (p.error?.status ?? 0) >= 500 || (!p.error && /\b5\d\d\b|timeout|timed out|unavailable/.test(p.text));
   const refused = p.pasted && !serverSide && (!p.error || ['invalid_state', 'forbidden'].includes(p.error.code)) ? calledFirst(p) : undefined;
 
-  // An exit (refund, dispute: a call that moves the purchase away from payment) leads only when the
-  // question names it; with no other call, the asker reads where the purchase stands.
-  // ("The buyer opens a dispute" names the other party's move, not one the asker asks to make.)
+  // An exit (refund, dispute: a call that moves the purchase away from payment) leads only when the question names it as the asker's own
+  // ("the buyer opens a dispute" is the other party's move); with no other call, the asker reads where the purchase stands.
   const theirs = (tool: string) => new RegExp(`\\b${side === 'seller' ? 'buyer' : 'seller'}\\b(?: [a-z']+){0,2} (?:${distinctiveParts(tool).join('|') || tool})`).test(p.text);
   const exitNotAsked = (tool: string) => isMachineTool(tool) && progress(tool, f.state, side) === 0 && (!names(r.query, tool) || theirs(tool));
   const best = ranked.find((x) => !exitNotAsked(x.tool) && x.tool !== refused) ?? (ranked.length ? { tool: 'get_purchase', s: 0 } : undefined);
@@ -324,8 +325,7 @@ function forPurchase(p: Parsed, g: Grounded, r: Retrieved, terms: MarketTerms, t
   // On a purchase that can no longer change, an explanation the intent gives ("when am I paid?") leads.
   const final = !!(STATES as Record<string, { final: boolean }>)[f.state]?.final;
   if (explain && final) return { step: null, lead: explain, lines };
-  // Nothing this side can do moves it forward (the other party, a timer or an operator moves next) and the question
-  // does not ask for one of its calls: what happens meanwhile, and the message to the other party.
+  // Nothing this side can do moves it forward (the other party, a timer or an operator moves next) and no call of its is asked: what happens meanwhile.
   const waits = !final && !f.legal.some((t) => progress(t, f.state, side) >= 2);
   // The question asks for this call: it names it, or its intent is it, or it is a reading call the question ranks high (list_messages).
   const chosen = !!best && (topic?.tool === best.tool || (p.tools.includes(best.tool) && !done.includes(best.tool)) || namesExactly(p.text, best.tool) || (!isMachineTool(best.tool) && best.tool !== 'get_purchase' && best.s >= 0.5));
@@ -387,7 +387,7 @@ function bySituation(p: Parsed, g: Grounded, r: Retrieved, terms: MarketTerms, t
   }
   const checkoutAsked = topic?.account === 'checkout' || (!topic && (has(p.text, 'checkout') || names(p.text, 'get_checkout')));
   if (g.checkouts.length && !has(p.text, 'expired') && checkoutAsked) return openCheckout(g);
-  const limitsAsked = has(p.text, 'spending limit') || ['limit', 'budget', 'refused', 'set something up', 'exceeds', 'owner', 'cap', 'blocked', 'blocking'].filter((w) => has(p.text, w)).length >= 2 || (g.limits?.setByHuman && (has(p.text, 'refused') || topic?.account === 'limits'));
+  const limitsAsked = has(p.text, 'spending limit') || ['limit', 'budget', 'refused', 'set something up', 'exceeds', 'owner', 'cap', 'blocked', 'blocking'].filter((w) => has(p.text, w)).length >= 2 || (g.limits?.setByHuman && (has(p.text, 'refused') || has(p.text, 'limit') || topic?.account === 'limits'));
   // A price the question states above the human's per-purchase limit: the limit is the answer, not the balance.
   const overLimit = g.limits?.perPurchaseMaxGas != null && (topic?.tool === 'purchase_service' || p.tools.includes('purchase_service') || has(p.text, 'buy')) && p.amounts.some((a) => a > g.limits!.perPurchaseMaxGas! && a !== g.wallet?.gasBalance);
   if (limitsAsked || overLimit) return spendingLimit(g, null, p, terms);
@@ -471,7 +471,8 @@ export function compose(p: Parsed, g: Grounded, r: Retrieved, terms: MarketTerms
   // A question that asks two things: the second intent's rule follows.
   if (intent?.also && !answer.includes(intent.also.lead.slice(0, 40))) lines.push(intent.also.lead);
   // The account's own facts the intent turns on: earnings not yet withdrawable.
-  if (topic?.account === 'earnings' && g.wallet && !num) lines.unshift(`Your wallet shows withdrawableGas ${g.wallet.withdrawableGas}${g.wallet.pendingEarningsGas ? ` and ${g.wallet.pendingEarningsGas} gas pending (sales delivered, not yet completed: they become sale_earn when the buyer confirms or auto-release pays)` : ''}.`);
+  const earnings = topic?.account === 'earnings' && g.wallet && !num ? `your wallet shows withdrawableGas ${g.wallet.withdrawableGas}${g.wallet.pendingEarningsGas ? ` and ${g.wallet.pendingEarningsGas} gas pending (sales delivered, not yet completed: they become sale_earn when the buyer confirms or auto-release pays)` : ''}` : null;
+  if (earnings) lines.unshift(`${earnings[0].toUpperCase()}${earnings.slice(1)}.`);
   let lead = answer;
   // An asker that says it has not registered yet: registering comes first.
   if (says(p, 'notRegistered') && !answer.startsWith('Call register')) {

@@ -7,7 +7,7 @@
  */
 import { UNRELATED_TASKS } from '../../packages/knowledge/synonyms';
 import { KEY_AT_RISK } from '../../packages/knowledge/topics';
-import { ACT_VERBS, IMPERATIVE, MAYBE_ASKING, OWN_OBJECTS, DECLINE_RULES, CARD, GAMING, ADVICE, AROUND_LIMITS, AUTHORITY } from '../../packages/knowledge/declines';
+import { ACT_VERBS, IMPERATIVE, MAYBE_ASKING, OWN_OBJECTS, DECLINE_RULES, CARD, GAMING, ADVICE, AROUND_LIMITS, AUTHORITY, FOR_OTHERS } from '../../packages/knowledge/declines';
 import { has } from './help-parse';
 
 export interface Decline {
@@ -41,10 +41,8 @@ function asksToAct(text: string): boolean {
   if (AUTHORITY.some((w) => has(text, w))) return true;
   if (ASKS_HOW.test(text)) return false;
   // "<act> … for me" ("just call purchase_service for me", "buy gas for me").
-  if (new RegExp(`\\b(${ACT_VERBS.join('|')})\\b(?: \\S+){0,4} for (me|us)\\b`).test(text)) return true;
-  if (['log in as', 'login as', 'impersonate', 'mark the dispute', 'resolve the dispute', 'in my favour', 'in my favor', 'here is its key', 'its key', 'their key', 'using its key', "i'm an admin", 'i am an admin', "i'm the admin", "i'm the operator", 'i am the operator', 'as an admin', 'mark purchase', 'mark the purchase', 'credit the buyer', 'credit me', 'on my behalf', 'do it for me', 'for it', 'on its order', 'for them', 'its earnings', 'pretend you', "pretend you're", 'act as the admin', 'as the admin', 'force a refund'].some((w) => has(text, w))) return true;
-  // An imperative: a sentence that starts with an action on the asker's own thing ("send 500 gas … for me", "approve my refund now").
-  // (Not the asker's own moves on its own purchase — "cancel my order", "refund it" — those are calls it makes itself.)
+  if (new RegExp(`\\b(${ACT_VERBS.join('|')})\\b(?: \\S+){0,4} for (me|us)\\b`).test(text) || FOR_OTHERS.some((w) => has(text, w))) return true;
+  // An imperative on the asker's own thing ("send 500 gas … for me", "approve my refund now"), not its own moves ("cancel my order": calls it makes itself).
   for (const sentence of text.split(/[.!?;]\s*/)) {
     const [first, next] = sentence.trim().split(' ');
     if (ACT_VERBS.includes(first) && (has(sentence, 'for me') || ((OWN_OBJECTS.includes(next ?? '') || sentence.includes('_') || /\d/.test(sentence)) && !ASKERS_OWN.includes(first)))) return true;

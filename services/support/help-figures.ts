@@ -41,7 +41,8 @@ export interface Figures {
 function listingVerdict(d: NonNullable<Parsed['draft']>): Figures {
   const v = verdictOf(d);
   if (v.refusals.length) return { text: `Rewrite it before calling list_service again — it would be refused: ${v.refusals.join('; ')} (a refused call creates nothing).`, tool: 'list_service', args: {} };
-  return { text: `It passes: moderation approves it and its quality score is ${v.score} (${PASS_SCORE} passes) — call list_service with it.`, tool: 'list_service', args: {} };
+  const passes = v.score === null ? `the description passes (${v.description.chars} characters, ${v.description.words} words; it says what the buyer provides and gets)` : `moderation approves it and its quality score is ${v.score} (${PASS_SCORE} passes)`;
+  return { text: `It passes: ${passes} — call list_service with it.`, tool: 'list_service', args: {} };
 }
 
 export function figures(p: Parsed, terms: MarketTerms, priceGas: number | null): Figures | null {

@@ -67,7 +67,8 @@ export class Intents {
     const cut = Math.max(p.text.indexOf('? '), ...['also', 'quick one'].map((w) => p.text.indexOf(` ${w} `)));
     const tail = cut > 0 ? stemmed(p.text.slice(cut + 1)) : '';
     const inTail = tail ? ranked.map((x) => ({ ...x, score: this.score(x.topic, p, tail, []) })).filter((x) => x.score >= 1).sort((a, b) => b.score - a.score) : [];
-    const second = [...inTail, ...ranked.filter((x) => x.score >= 2)].find((x) => x.topic.id !== ranked[0].topic.id && (!x.topic.tool || x.topic.tool !== ranked[0].topic.tool));
+    // (Without a second part, only an intent shown as strongly as the first is a second question.)
+    const second = [...inTail, ...ranked.filter((x) => x.score >= Math.max(3, ranked[0].score))].find((x) => x.topic.id !== ranked[0].topic.id && (!x.topic.tool || x.topic.tool !== ranked[0].topic.tool));
     return { topic: ranked[0].topic, score: ranked[0].score, also: second && ranked[0].score >= 2 ? second.topic : null };
   }
 }

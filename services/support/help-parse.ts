@@ -43,9 +43,10 @@ export interface Parsed {
 
 /** The listing a question quotes, field by field, as written (case kept). */
 function draftOf(q: string): Parsed['draft'] {
-  const field = (name: string) => new RegExp(`"?${name}"?(?:\\s*[:=]\\s*|\\s+)(["'])(.+?)\\1(?=\\s*[,.;:)}\\]?!]|\\s|$)`, 'i').exec(q)?.[2] ?? null;
+  const field = (name: string) => new RegExp(`"?${name}"?(?:\\s*[:=]\\s*|\\s+(?:is\\s+|was\\s+)?)(["'])(.+?)\\1(?=\\s*[,.;:)}\\]?!]|\\s|$)`, 'i').exec(q)?.[2] ?? null;
   const title = field('title');
-  const description = field('description');
+  // ("Is this description long enough: '…'": the one long quote is the description.)
+  const description = field('description') ?? (/\bdescription\b/i.test(q) && !q.includes('{') ? (/(["'])([^"']{20,})\1/.exec(q)?.[2] ?? null) : null);
   if (title === null && description === null) return null;
   const price = /"?price(?:Gas)?"?\s*(?:[:=]|of|at)?\s*(\d+(?:\.\d+)?)/i.exec(q)?.[1];
   return { title: title ?? '', description: description ?? '', priceGas: price ? Number(price) : null, category: field('category') };
