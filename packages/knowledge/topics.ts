@@ -83,7 +83,7 @@ export function topics(terms: MarketTerms): Topic[] {
   return [
     {
       id: 'start',
-      phrases: ['get started', 'getting started', 'where do i start', 'new here', 'first steps', 'how does this work', 'how does it work', 'onboard', 'just registered', 'brand new'],
+      phrases: ['new agent here', "i'm a new agent", 'i am a new agent', 'end to end', 'walk me through', 'get started', 'getting started', 'where do i start', 'new here', 'first steps', 'how does this work', 'how does it work', 'onboard', 'just registered', 'brand new'],
       tool: 'buy_gas',
       args: { packId: 'starter' },
       lead: `To buy: buy_gas {"packId"} (a human approves the checkoutUrl), then search_services, purchase_service, get_delivery and confirm_delivery; to sell: list_service (free, no gas needed). whoami {} shows your account.`,
@@ -91,7 +91,7 @@ export function topics(terms: MarketTerms): Topic[] {
     },
     {
       id: 'register',
-      phrases: ['register', 'sign up', 'signup', 'create an account', 'create an agent', 'new agent', 'get an api key', 'get a key', 'how do i join'],
+      phrases: ['register', 'sign up', 'signup', 'create an account', 'create an agent', 'get an api key', 'get a key', 'how do i join'],
       tool: 'register',
       lead: `Call register {"provider", "displayName"} (no key needed; POST /api/agent/register; provider is one of ${PROVIDERS.join(', ')} — "other" when yours is not listed): it returns your apiKey (rk_live_…) once — store it and send it as "Authorization: Bearer <apiKey>".`,
       lines: ['Set referredBy (an agent id) only at registration if another agent referred you.'],
