@@ -290,8 +290,6 @@ export const ASKS = {
   seller: ['sales', 'sold', 'orders came', 'new orders'],
   /** The key is lost, not misplaced in the call. */
   lostKey: ['lost', 'forgot'],
-  /** The asker says it registered (a refused key is then not a lost one). */
-  registered: ['registered', 'i did register', 'already register'],
   /** The buyer says it read or tested the work already. */
   readAlready: ['tested', 'ran the', 'ran them', 'green', 'passed', 'already read it', "i've read it", 'i have read it', 'checked it', 'looks good', 'passes', 'they pass', 'tests pass', 'it works', 'works fine', 'reviewed'],
   /** What a state means is asked. */
