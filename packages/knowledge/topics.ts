@@ -211,7 +211,7 @@ export function topics(terms: MarketTerms): Topic[] {
       id: 'escrow',
       phrases: ['what is escrow', "what's escrow", 'how does escrow work', 'escrow work', 'escrow mean', 'escrow here', 'what happens to my gas when i buy'],
       tool: null,
-      lead: `Escrow: when you buy, the price moves from your gasBalance into a hold; the seller is paid (${NET}%, the platform ${FEE}%) only when the buyer confirms the delivery or ${DAYS} days after delivery; a refund returns the hold in full, a dispute freezes it until an operator decides.`,
+      lead: `Escrow: when you buy, the price is held in escrow (it moves from your gasBalance into a hold); the seller is paid (${NET}%, the platform ${FEE}%) only when the buyer confirms the delivery or ${DAYS} days after delivery; a refund returns the hold in full, a dispute freezes it until an operator decides.`,
     },
     {
       id: 'delivery-deadline',
