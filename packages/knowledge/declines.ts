@@ -39,14 +39,55 @@ export const DECLINE_RULES: Array<{ reason: 'secrets' | 'quoted_instructions' | 
   },
 ];
 
-/** Getting around the human's spending limits (splitting one job, lifting the cap oneself): a limit only the human changes. */
-export const AROUND_LIMITS = {
-  phrases: ['get around', 'around the limit', 'around the cap', 'around it', 'slip under', 'slips under', 'stay under the', 'under the limit', 'under the cap', 'bypass the limit', 'bypass the cap', 'bypass my', 'turn off the cap', 'turn it off', 'turn off the limit', 'lift the cap', 'lift the limit', 'remove the cap', 'remove the limit', 'raise it to', 'raise my limit', 'raise my cap', 'disable the limit', 'hidden arg', 'as two halves', 'two halves', 'halves', 'each half', 'in two', 'twice', 'split', 'into three', 'into two', 'split it into', 'split one', 'split a', 'split the', 'so the limit', "limit doesn't fire", 'limit does not fire'],
-  /** Words that make it about a limit (a phrase above alone is not). */
-  about: ['limit', 'cap', 'capped', 'owner', 'human', 'per-purchase', 'per purchase', 'budget'],
-  text: "I won't help get around your human's spending limit: splitting one job into smaller purchases or changing the cap yourself defeats a limit only your human may set. Ask your human to raise it on their owner page, or buy a listing within it (wallet {} shows spendingLimits).",
+/**
+ * Cheating one of the marketplace's safeguards, however it is worded: a sign of the intent (a trick, a loophole,
+ * keeping what was not paid for, agents made for the purpose …) said together with the safeguard it would defeat.
+ * Each safeguard has its own signs besides the common ones, its own reason and the honest route.
+ */
+export const CHEATING: { signs: string[]; madeInNumbers: RegExp; safeguards: Array<{ reason?: 'secrets'; about: string[]; signs: string[]; text: string }> } = {
+  /** Signs of cheating whatever the safeguard. */
+  signs: ['trick', 'tricks', 'any trick', 'workaround', 'loophole', 'get around', 'around it', 'bypass', 'sneak', 'cheat', 'exploit', 'game the', 'gaming the', 'abuse', 'fake', 'throwaway', 'sockpuppet', 'sock puppet', 'alt accounts', 'alt agents', 'farm', 'farming', 'max out', 'maxing out', 'without my human knowing', 'without them knowing', "so they don't notice", 'so nobody notices', 'make it stick', 'so it sticks', 'word it so', 'hack'],
+  /** Agents made in numbers for the purpose ("a loop that registers 20 new agents", "spin up 5 agents"). */
+  madeInNumbers: /\b(?:register|registers|registering|create|creates|creating|spin up|spinning up|make|script|loop)\b(?: [a-z0-9_=<>-]+){0,3} (?:\d+|a bunch of|lots of|many|several|multiple) (?:new |fresh |extra |more )?(?:agents|accounts)\b/,
+  safeguards: [
+    {
+      about: ['limit', 'cap', 'capped', 'budget', 'per-purchase', 'per purchase', 'spending'],
+      signs: ['around the limit', 'around the cap', 'slip under', 'slips under', 'stay under the', 'under the limit', 'under the cap', 'turn off the cap', 'turn it off', 'turn off the limit', 'lift the cap', 'lift the limit', 'remove the cap', 'remove the limit', 'raise it to', 'raise my limit', 'raise my cap', 'disable the limit', 'hidden arg', 'as two halves', 'two halves', 'halves', 'each half', 'in two', 'twice', 'in parts', 'in two parts', 'in three parts', 'in 2 parts', 'in 3 parts', 'smaller purchases', 'split', 'into three', 'into two', 'split it into', 'split one', 'split a', 'split the', 'so the limit', "limit doesn't fire", 'limit does not fire'],
+      text: "I won't help get around your human's spending limit: splitting one job into smaller purchases, another tool or changing the cap yourself defeats a limit only your human may set. Ask your human to raise it on their owner page, or buy a listing within it (wallet {} shows spendingLimits).",
+    },
+    {
+      about: ['dispute', 'disputes', 'disputed', 'refund', 'refunded', 'chargeback'],
+      signs: ['keep the dispute open', 'keep it open', 'keep the code', 'keep the work', 'keep the tests', 'keep the delivery', 'keep it anyway', 'and keep it', 'i keep', 'for free', 'get it free', 'without paying', 'refund me anyway', 'refund anyway', 'even though it works', 'even though the work'],
+      text: "I won't help use a dispute or a refund against work that is fine: a dispute is for non-delivery or clear misrepresentation, and an operator decides it on the facts of the purchase. If the work is right, say so to the seller and the operator with send_message on the purchase.",
+    },
+    {
+      about: ['referral', 'referrals', 'referred', 'referredby', 'referrer', 'bonus', 'bonuses'],
+      signs: ['loop', 'script', 'automate', 'fresh agents', 'extra agents', 'my own agents', 'my other agents', 'refer myself'],
+      text: "I won't help farm referral bonuses: agents registered to collect them are self-dealing and break the marketplace's rules. The bonus is for agents you genuinely refer — they name you with register {\"referredBy\"} and it is paid on their first purchase.",
+    },
+    {
+      about: ['rating', 'ratings', 'rated', 'review', 'reviews', 'stars', 'ratingavg', 'salescount', 'reputation'],
+      signs: ['buy my own', 'buy from myself', 'rate myself', 'my other agents', 'agents i run', 'inflate', 'boost', 'pump', 'bump my'],
+      text: "I won't help fake ratings or sales: buying from yourself or from agents you run to lift ratingAvg or salesCount is self-dealing. Ratings come from real buyers with rate_purchase after a completed purchase — deliver well and ask them to rate.",
+    },
+    {
+      about: ['fee', 'fees', 'platform fee', 'commission'],
+      signs: ['avoid the', 'dodge', 'skip the', 'off-platform', 'off platform', 'outside the marketplace', 'outside of the marketplace', 'pay directly', 'paid directly', 'pay me directly', 'directly to my', 'around the fee', 'without the fee'],
+      text: "I won't help take a sale around the marketplace to avoid its fee: a job paid outside it has no escrow, no refund and no dispute for either side. Sell through purchase_service; the platform fee is taken once, when the buyer confirms.",
+    },
+    {
+      about: ['moderation', 'quality gate', 'quality check', 'quality score', 'qualityscore', 'rejected', 'listing_rejected', 'filter'],
+      signs: ['get past', 'slip past', 'fool', 'past the', 'get through', 'hide'],
+      text: "I won't help slip a listing past moderation: it checks what a listing promises, and a listing written to fool it is removed. Tell me what your service really delivers and I will say what the gate wants (a clear deliverable, what the buyer sends, a fair price).",
+    },
+    {
+      reason: 'secrets' as const,
+      about: ['api key', 'api keys', 'rk_live', 'their key', 'their keys'],
+      signs: ['draft a message', 'write a message', 'message i can send', 'send me their', 'ask them for their', 'collect their', 'get their', 'make them send'],
+      text: "I won't help get other agents' keys: asking for them is phishing, whatever the message says. An API key never leaves its owner — it only goes in the Authorization header of its own calls.",
+    },
+  ],
 };
-
 /** Acting with an authority it does not have (an administrator's, an operator's, the owner's). */
 export const AUTHORITY = ['act as the marketplace', 'act as the administrator', 'act as an administrator', 'act as administrator', 'as the administrator', 'admin right', 'admin rights', 'admin powers', 'admin access', 'you have admin', 'pretend to be my owner', 'pretend to be the owner', 'pretend to be my human', 'as my owner', "i'm authorising you", "i'm authorizing you", 'i authorise you', 'i authorize you'];
 /** Acting for someone else or on their key, said however (checked after a how-do-I question, which is the asker's own call). */
@@ -61,7 +102,33 @@ export const GAMING = {
   text: "I won't help game the marketplace (scams, fake or self-dealing accounts, false disputes, referral farming; moderation rejects such listings): it breaks its rules and risks your earnings. I can explain the honest route: a clear listing, delivering well, confirm_delivery and rate_purchase.",
 };
 export const ADVICE = {
+  /** A market's price (BTC, a coin) said with its timing ("should I wait until it goes up"): advice, whatever the wording. */
+  markets: ['btc', 'bitcoin', 'crypto', 'eth', 'ethereum', 'coin', 'stock', 'stocks', 'the market'],
+  timing: ['goes up', 'go up', 'goes down', 'go down', 'rise', 'rises', 'fall', 'falls', 'moon', 'dip', 'wait until', 'wait for it', 'best time', 'should i wait', 'price today', 'price now', 'hodl'],
   phrases: ['or hold', 'be worth', 'worth next', 'heading next', 'hold the btc', 'hold or sell', 'should i sell', 'should i hold', 'will it go up', 'will it go down', 'price go up', 'price go down', 'going to go up', 'going to go down', 'go up next', 'go down next', 'invest in', 'price be', 'time the market', 'predict', 'price prediction', 'financial advice', 'investment advice', 'will the price'],
   text: 'I cannot predict prices or give financial advice: that is not about this marketplace. I can explain its cash-out rules (request_cashout: minimum, fee, which gas is withdrawable).',
 };
 
+
+/** Writing or fixing the asker's code (not a listing, not a call of this marketplace): not what ask_help does. */
+export const CODE_TASKS = {
+  asks: ['can you fix', 'could you fix', 'fix my', 'fix this', 'debug my', 'debug this', 'write me a', 'write me some', 'refactor my', 'help me fix', 'help me debug', 'can you write', 'could you write', 'rewrite my', 'fix the'],
+  objects: ['config', 'tsconfig', 'jest.config', 'modulenamemapper', 'function', 'regex', 'loop', 'class', 'code', 'stack trace', 'compile', 'compiler', 'webpack', 'eslint', 'dockerfile', 'imports', 'module', 'paths', 'typescript error', 'unit test', 'sql query', 'bash script', 'python script'],
+  /** Marketplace things: a question naming one is about this marketplace. */
+  except: ['listing', 'description', 'title', 'delivery summary', 'message to', 'purchase_service', 'deliver_work', 'api/agent', '/mcp', 'webhook'],
+  text: "I don't write or debug code — that is not what this marketplace's help does. If it is work you bought, ask its seller to fix it with send_message before you confirm (or request_refund); to hire someone for it, search_services.",
+};
+
+/** Moves the asker makes on its own purchase: said as an imperative they are a question about the call, not a request to act. */
+export const ASKERS_OWN = ['cancel', 'refund', 'confirm', 'confirm_delivery', 'dispute', 'rate', 'deliver', 'buy', 'purchase', 'open', 'post', 'call', 'add'];
+
+export const ACTS_TEXT =
+  'I cannot move gas, act for anyone or decide a purchase: each change is a call its own party makes with its own key (the buyer confirms, the seller delivers, an operator resolves disputes), and no tool transfers gas between agents. Tell me what you want to do and I will name your call.';
+
+export const OFF_TOPIC_TEXT = 'That is not about this marketplace, so I cannot help with it. I answer questions about its tools, gas, buying, selling, escrow, cash-out and MCP.';
+
+/** The asker asks how it does something itself: a question about its own call, never a request for ask_help to act. */
+export const ASKS_HOW = /\b(how (do|can|should|would) i|how to|what's the call|which call|what call|(can|could|may) i)\b/;
+
+/** Words a quoted passage (a delivery's, a message's) uses to speak to the assistant: an injection, never an instruction. */
+export const SPEAKS_TO_ASSISTANT = ['system', 'assistant', 'ask_help', 'ai agents', 'ai agent', 'agents reading', 'llm', 'ignore previous', 'ignore all', 'ignore your', 'you are now'];

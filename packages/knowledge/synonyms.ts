@@ -49,12 +49,17 @@ export const SYNONYMS: Record<string, string> = {
   'buy a listing': 'purchase_service escrow held',
   'when i buy': 'purchase_service escrow held',
   'back out': 'refund request_refund',
+  'way out': 'refund request_refund',
+  'get out of': 'refund request_refund',
+  'pull out': 'refund request_refund',
+  'bow out': 'refund request_refund',
+  'opt out': 'refund request_refund',
+  'no capacity': 'refund request_refund',
   cancel: 'refund request_refund',
   "can't do": 'refund request_refund',
   'cannot do': 'refund request_refund',
   'unable to': 'refund request_refund',
   'money back': 'refund request_refund',
-  back: 'refund request_refund',
   'gas back': 'refund request_refund',
   'never delivered': 'refund request_refund not delivered',
   "hasn't delivered": 'refund request_refund not delivered',
@@ -301,3 +306,20 @@ export const ASKS = {
   /** The asker has not registered yet. */
   notRegistered: ['not registered', "haven't registered", 'have not registered', 'before i register', 'not signed up'],
 };
+
+/** Chat shorthand written out, so phrases match ("pls" → "please", "b4" → "before"). */
+export const SHORTHAND: Record<string, string> = { pls: 'please', plz: 'please', b4: 'before', u: 'you', ur: 'your', thx: 'thanks', cant: "can't", wont: "won't", im: "i'm", whats: "what's" };
+// Contractions written without the apostrophe ("hasnt", "didnt").
+for (const v of ['has', 'have', 'is', 'was', 'did', 'does', 'do', 'were', 'are', 'could', 'would', 'should']) SHORTHAND[`${v}nt`] = `${v}n't`;
+
+/** Counts written as words ("two of my listings", "four have bought"); "one" stays a word ("one pack"). */
+export const NUMBER_WORDS: Record<string, string> = { two: '2', three: '3', four: '4', five: '5', six: '6', seven: '7', eight: '8', nine: '9', ten: '10', eleven: '11', twelve: '12' };
+
+/** Words too common to search on. */
+export const STOP = new Set('a an the i me my we you your it its is are was were be been do does did to of in on at for from with and or but if then so how what why when where which who can could should would will shall not no this that there here have has had get got am as by up out about into any some just'.split(' '));
+
+/** Words too common in the documentation to say which sentence answers. */
+export const COMMON = new Set(['the', 'and', 'for', 'you', 'your', 'how', 'what', 'can', 'does', 'with', 'this', 'that', 'are', 'was', 'not', 'get', 'whats', 'when', 'why', 'who', 'which', 'there', 'have', 'from', 'will', 'should', 'would', 'could', 'about', 'any', 'call', 'tool', 'use', 'want', 'need', 'here']);
+
+/** Words that make a question about a purchase (besides ids, states and the machine's tools). */
+export const PURCHASE_WORDS = ['purchase', 'order', 'delivery', 'deliver', 'delivered', 'seller', 'buyer', 'escrow', 'refund', 'dispute', 'bought', 'sold', 'job', 'work', 'paid'];

@@ -352,7 +352,7 @@ export function topics(terms: MarketTerms): Topic[] {
     },
     {
       id: 'seller-paid-when',
-      phrases: ['when do i get paid', 'when will i get paid', 'get paid', 'buyer has not confirmed', "buyer hasn't confirmed", 'buyer never confirms', 'buyer silent', 'not confirmed yet'],
+      phrases: ['when do i get paid', 'when will i get paid', 'get paid', 'pay the seller', 'pays the seller', 'pays me', 'who pays', 'buyer has not confirmed', "buyer hasn't confirmed", 'buyer never confirms', 'buyer silent', 'not confirmed yet'],
       side: 'seller',
       purchase: true,
       tool: null,
@@ -360,7 +360,7 @@ export function topics(terms: MarketTerms): Topic[] {
     },
     {
       id: 'seller-back-out',
-      phrases: ['give the buyer', 'their gas back', "won't get to it", 'refund the buyer', "can't do the job", 'cannot do the job', "can't deliver", 'cannot deliver', 'back out', 'cancel the order', 'cancel an order', "can't fulfil", 'cannot fulfil', "can't fulfill", 'unable to deliver', 'give the money back'],
+      phrases: ['give the buyer', 'their gas back', "won't get to it", 'refund the buyer', "can't do the job", 'cannot do the job', "can't deliver", 'cannot deliver', 'back out', 'cancel the order', 'cancel an order', "can't fulfil", 'cannot fulfil', "can't fulfill", 'unable to deliver', 'give the money back', 'way out', 'get out of', 'pull out', 'bow out', 'no capacity', 'wants a refund', 'asks for a refund', 'asked for a refund'],
       side: 'seller',
       purchase: true,
       tool: 'request_refund',

@@ -7,16 +7,16 @@
  * question, what it shows leads.
  */
 import { errorGuide, exampleArguments, type KnowledgeSection, type NextStep } from '../../packages/knowledge';
-import { saleSplit, smallestPackCovering, type MarketTerms } from '../../packages/market-rules';
+import { MIN_CASHOUT_GAS, saleSplit, smallestPackCovering, type MarketTerms } from '../../packages/market-rules';
 import { STATES, TRANSITIONS, documentedTransitions } from '../../packages/contracts/purchase-machine';
-import { getTool } from '../../packages/tool-catalogue';
+import { getTool, TOOL_NAMES } from '../../packages/tool-catalogue';
 import { doneCalls, has, normalize, type Parsed, type Side } from './help-parse';
 import { legalCalls, namesTitle, sideOfTool, type Grounded } from './help-ground';
 import { distinctiveParts, names, type Retrieved } from './help-retrieve';
 import type { Intent } from './help-intent';
 import { figures } from './help-figures';
 import { AFTER_DELIVERY, KEY_PLACEMENT, type Topic } from '../../packages/knowledge/topics';
-import { ASKS } from '../../packages/knowledge/synonyms';
+import { ASKS, COMMON } from '../../packages/knowledge/synonyms';
 
 /** The question says one of the things ASKS lists (a purchase of its own, a fault, a list asked …). */
 const says = (p: Parsed, what: keyof typeof ASKS) => ASKS[what].some((w) => has(p.text, w));
@@ -66,11 +66,6 @@ const isMachineTool = (tool: string) => TRANSITIONS.some((t) => t.tool === tool)
 /** What the machine says comes next in a state (its `next` hint). */
 const nextOf = (state: string): string => (STATES as Record<string, { next: string }>)[state]?.next ?? '';
 
-function firstSentence(s: string): string {
-  const m = /^(.+?[.!?])(\s|$)/.exec(s.replace(/\s+/g, ' '));
-  return (m ? m[1] : s).trim();
-}
-
 /** The first sentences of a text, up to about `max` characters (a catalogue description's "what" and "how"). */
 function firstSentences(s: string, max = 220): string {
   let out = '';
@@ -80,6 +75,7 @@ function firstSentences(s: string, max = 220): string {
   }
   return out;
 }
+const firstSentence = (s: string) => firstSentences(s, 0);
 
 /** A value the asker fills in, valid for the schema (a search takes the question's own words). */
 function placeholder(k: string, spec: { min?: number; description?: string }, p: Parsed): string {
@@ -124,9 +120,6 @@ function call(step: NextStep): string {
   const args = Object.fromEntries(Object.entries(step.arguments).map(([k, v]) => [k, typeof v === 'string' && v.length > 40 ? '…' : v]));
   return `${step.tool} ${JSON.stringify(args)}`;
 }
-
-/** Words too common in the documentation to say which sentence answers. */
-const COMMON = new Set(['the', 'and', 'for', 'you', 'your', 'how', 'what', 'can', 'does', 'with', 'this', 'that', 'are', 'was', 'not', 'get', 'whats', 'when', 'why', 'who', 'which', 'there', 'have', 'from', 'will', 'should', 'would', 'could', 'about', 'any', 'call', 'tool', 'use', 'want', 'need', 'here']);
 
 /** The best sentences of the retrieved sections for the question (not repeating the lead), a few. */
 function ruleLines(r: Retrieved, p: Parsed, lead: string, tool: string | null, max: number): { lines: string[]; used: KnowledgeSection[] } {
@@ -305,14 +298,16 @@ function forPurchase(p: Parsed, g: Grounded, r: Retrieved, terms: MarketTerms, t
   const who = side ? `you are the ${side}` : 'your side';
   const id = f.id ?? 'your purchase';
   const lines: string[] = [];
-  const asked = r.tools.find((t) => isMachineTool(t.tool) && !f.legal.includes(t.tool) && (p.tools.includes(t.tool) || namesExactly(p.text, t.tool)));
+  // (Not a call that brought the purchase here: "my dispute" on a disputed purchase asks about it, not to dispute again.)
+  const asked = r.tools.find((t) => isMachineTool(t.tool) && !f.legal.includes(t.tool) && !TRANSITIONS.some((x) => x.tool === t.tool && x.to === f.state) && (p.tools.includes(t.tool) || namesExactly(p.text, t.tool)));
   // A call the question pasted a refusal of (its state or role) is not the next step again; a wrong id, a 5xx or a timeout is fixed and retried.
   const serverSide = (p.error?.status ?? 0) >= 500 || (!p.error && /\b5\d\d\b|timeout|timed out|unavailable/.test(p.text));
   const refused = p.pasted && !serverSide && (!p.error || ['invalid_state', 'forbidden'].includes(p.error.code)) ? calledFirst(p) : undefined;
 
   // An exit (refund, dispute: a call that moves the purchase away from payment) leads only when the question names it as the asker's own
   // ("the buyer opens a dispute" is the other party's move); with no other call, the asker reads where the purchase stands.
-  const theirs = (tool: string) => new RegExp(`\\b${side === 'seller' ? 'buyer' : 'seller'}\\b(?: [a-z']+){0,2} (?:${distinctiveParts(tool).join('|') || tool})`).test(p.text);
+  // ("The buyer wants a refund" asks the asker to grant it: its own call.)
+  const theirs = (tool: string) => new RegExp(`\\b${side === 'seller' ? 'buyer' : 'seller'}\\b(?: (?!wants?\\b|asks?\\b|asked\\b|asking\\b|requests?\\b|requested\\b)[a-z']+){0,2} (?:${distinctiveParts(tool).join('|') || tool})`).test(p.text);
   const exitNotAsked = (tool: string) => isMachineTool(tool) && progress(tool, f.state, side) === 0 && (!names(r.query, tool) || theirs(tool));
   const best = ranked.find((x) => !exitNotAsked(x.tool) && x.tool !== refused) ?? (ranked.length ? { tool: 'get_purchase', s: 0 } : undefined);
   if (asked && (!best || best.tool !== asked.tool)) {
@@ -328,12 +323,13 @@ function forPurchase(p: Parsed, g: Grounded, r: Retrieved, terms: MarketTerms, t
   // Nothing this side can do moves it forward (the other party, a timer or an operator moves next) and no call of its is asked: what happens meanwhile.
   const waits = !final && !f.legal.some((t) => progress(t, f.state, side) >= 2);
   // The question asks for this call: it names it, or its intent is it, or it is a reading call the question ranks high (list_messages).
-  const chosen = !!best && (topic?.tool === best.tool || (p.tools.includes(best.tool) && !done.includes(best.tool)) || namesExactly(p.text, best.tool) || (!isMachineTool(best.tool) && best.tool !== 'get_purchase' && best.s >= 0.5));
+  const chosen = !!best && (topic?.tool === best.tool || (p.tools.includes(best.tool) && !done.includes(best.tool)) || namesExactly(p.text, best.tool) || names(r.query, best.tool) || (!isMachineTool(best.tool) && best.tool !== 'get_purchase' && best.s >= 0.5));
   if (!best || (waits && !chosen) || (whatNow && progress(best.tool, f.state, side) === 0 && !topic?.tool)) {
     if (!final) {
       const w = whileWaiting(p, g, terms, f, side);
       // (A seller's wait already says when it is paid; a buyer's keeps the explanation asked for.)
-      return { ...w, lines: [...(asked ? [lines[0]] : []), ...(explain && side !== 'seller' ? [explain] : []), ...w.lines] };
+      // (A call the question names that this side cannot make is answered first.)
+      return { ...w, lead: asked ? `${lines[0]} ${w.lead}` : w.lead, lines: [...(explain && side !== 'seller' ? [explain] : []), ...w.lines] };
     }
     return { step: null, lead: `Nothing for you to call now: ${id} is ${f.state}. ${next}`, lines: lines.slice(asked ? 1 : 0) };
   }
@@ -349,16 +345,15 @@ function forPurchase(p: Parsed, g: Grounded, r: Retrieved, terms: MarketTerms, t
   const doc = documentedTransitions(terms).find((t) => t.trigger === best.tool && (!side || t.who.includes(side)) && t.from.includes(f.state));
   const desc = doc ? `${f.state} → ${doc.to}.` : firstSentence(getTool(best.tool)?.description ?? '').replace(/^(Buyer|Seller)[^:]*:\s*/, '');
   const first = readFirst
-    ? `Read the work with get_delivery {"purchaseId":"${id}"}; if it is right, call ${call(step)}`
+    ? `Read the work with get_delivery {"purchaseId":"${id}"}; if it is right, call ${call(step)}${toward === best.tool ? `, then ${wanted}` : ''}`
     : toward === best.tool
       ? `${wanted} comes after ${best.tool}: as the ${side ?? 'party'} of ${id}, call ${call(step)} first`
       : `As the ${side ?? 'party'} of ${id}, call ${call(step)}`;
   // The intent's own words when its call is the one: they say why, the machine's line says what it does from here.
-  if (topic?.tool === best.tool && !readFirst) return { step, lead: `As the ${side ?? 'party'} of ${id} (${f.state}): ${withCall(topic.lead, step)}`, lines: [`${best.tool}: ${desc}`, ...lines.slice(asked ? 1 : 0)] };
+  if (topic?.tool === best.tool && !readFirst) return { step, lead: `As the ${side ?? 'party'} of ${id} (${f.state}): ${withCall(topic.lead, step).replace(/^As the (buyer|seller), c/, 'C')}`, lines: [`${best.tool}: ${desc}`, ...lines.slice(asked ? 1 : 0)] };
   return { step, lead: `${first}: ${desc.charAt(0).toLowerCase()}${desc.slice(1)}`, lines: explain ? [explain, ...lines] : lines };
 }
 
-/** The intent's answer: its lead, and its call with the asker's arguments. */
 /** An intent's lead with its call's placeholder arguments ({"purchaseId", …}) replaced by the asker's own. */
 function withCall(lead: string, step: NextStep | null): string {
   const at = step ? lead.indexOf(`${step.tool} {`) : -1;
@@ -418,7 +413,7 @@ function accountFirst(p: Parsed, g: Grounded, r: Retrieved, terms: MarketTerms, 
     const shows = g.mismatch?.startsWith('I see no purchase') ? `${said.replace(/ \(check the id with list_orders\)$/, '')}; it shows ${g.actual.id}${g.actual.title ? ` (“${g.actual.title}”)` : ''}, ${g.actual.state}` : said;
     return { lead: `${shows}, so: ${onAccount.lead.replace(/^As the \w+ of \S+ \([a-z_]+\): /, '')}`, lines: onAccount.lines.slice(0, 2), picked: { ...onAccount, lines: [] } };
   }
-  const check = g.mismatch?.startsWith('I see no purchase') ? { tool: 'list_orders', arguments: {} } : null;
+  const check = g.mismatch?.startsWith('I see no purchase') ? { tool: g.mismatch.includes('whoami') ? 'whoami' : 'list_orders', arguments: {} } : null;
   return { lead: `${said}.`, lines: [`If it is as you say: ${answer}`, ...lines], picked: { step: check, lead: `${said}.`, lines: [] } };
 }
 
@@ -482,10 +477,17 @@ export function compose(p: Parsed, g: Grounded, r: Retrieved, terms: MarketTerms
   const held = /\bi (?:have|hold|got) (\d[\d,]*) gas\b(?! (?:of |in |from )?(?:sale_earn|earnings|sales|withdrawable))/.exec(p.text);
   if (held && g.wallet && Number(held[1].replace(/,/g, '')) !== g.wallet.gasBalance) lines.unshift(`(Your wallet shows gasBalance ${g.wallet.gasBalance}, not ${held[1]}.)`);
   // No purchase at all while the question mentions one: a note after the answer (a claim of its own leads, below).
-  if (mismatch && !g.actual && !mismatch.startsWith('I see no purchase ') && !stated && !p.statedClaim) lines.unshift(`(${mismatch[0].toUpperCase()}${mismatch.slice(1)}.)`);
+  if (mismatch && !g.actual && !mismatch.startsWith('I see no purchase') && !stated && !p.statedClaim) lines.unshift(`(${mismatch[0].toUpperCase()}${mismatch.slice(1)}.)`);
   else if (mismatch) ({ lead, lines, picked } = accountFirst(p, g, r, terms, topic, mismatch, answer, lines));
   // Retrieved rule lines only fill an answer nothing else shaped (an intent, a purchase, an error, figures carry their own).
   const rules = ruleLines(r, p, [lead, ...lines].join(' '), picked?.step?.tool ?? null, topic || firm || num ? 0 : 1);
+  // The suggested call is one the asker may make now, and never one the lead puts after another ("read it with get_delivery, then confirm_delivery").
+  const on = g.actual ?? g.purchase;
+  const mayNow = (tool: string) => tool !== 'ask_help' && !(isMachineTool(tool) && on && !on.legal.includes(tool)) && !(tool === 'request_cashout' && g.wallet && g.wallet.withdrawableGas < MIN_CASHOUT_GAS);
+  const at = (t: string) => Math.min(...[`${t} {`, `with ${t}`, `try ${t}`, `call ${t}`].filter((f) => f.includes(t)).map((f) => normalize(lead).indexOf(f)).filter((i) => i >= 0), Infinity);
+  const before = picked?.step && picked.step.tool !== 'report_bug' && has(normalize(lead), picked.step.tool) ? TOOL_NAMES.filter((t) => t !== picked!.step!.tool && ok(t) && mayNow(t) && at(t) < normalize(lead).indexOf(picked!.step!.tool)).sort((a, b) => at(a) - at(b))[0] : undefined;
+  if (before) picked = { ...picked!, step: { tool: before, arguments: argsFor(before, g, p) } };
+  else if (picked?.step && !mayNow(picked.step.tool)) picked = { ...picked, step: null };
   const allowed = g.purchase ? [...g.purchase.legal] : r.tools.filter((t) => ok(t.tool)).slice(0, 5).map((t) => t.tool);
   if (picked?.step && !allowed.includes(picked.step.tool)) allowed.unshift(picked.step.tool);
   return { lead, lines: [...lines, ...rules.lines], nextStep: picked?.step ?? null, allowed, sources: [...new Set([...r.hits.slice(0, 2).map((h) => h.section), ...rules.used])] };

@@ -7,7 +7,7 @@
  */
 import { UNRELATED_TASKS } from '../../packages/knowledge/synonyms';
 import { KEY_AT_RISK } from '../../packages/knowledge/topics';
-import { ACT_VERBS, IMPERATIVE, MAYBE_ASKING, OWN_OBJECTS, DECLINE_RULES, CARD, GAMING, ADVICE, AROUND_LIMITS, AUTHORITY, FOR_OTHERS } from '../../packages/knowledge/declines';
+import { ACT_VERBS, IMPERATIVE, MAYBE_ASKING, OWN_OBJECTS, DECLINE_RULES, CARD, GAMING, ADVICE, CHEATING, CODE_TASKS, AUTHORITY, FOR_OTHERS, ASKERS_OWN, ACTS_TEXT, OFF_TOPIC_TEXT, ASKS_HOW, SPEAKS_TO_ASSISTANT } from '../../packages/knowledge/declines';
 import { has } from './help-parse';
 
 export interface Decline {
@@ -21,21 +21,11 @@ function quotesInstructions(text: string): boolean {
   // the asker is a question about this marketplace; only a quote that speaks to the assistant is an injection.
   for (const m of text.matchAll(/(?:^|[\s:(])['"“‘]([^'"”’]{20,})['"”’]/g)) {
     const quoted = ` ${m[1]} `;
-    if (['system', 'assistant', 'ask_help', 'ai agents', 'ai agent', 'agents reading', 'llm', 'ignore previous', 'ignore all', 'ignore your', 'you are now'].some((w) => has(quoted, w))) return true;
+    if (SPEAKS_TO_ASSISTANT.some((w) => has(quoted, w))) return true;
+
   }
   return false;
 }
-
-/** Moves the asker makes on its own purchase: said as an imperative they are a question about the call, not a request to act. */
-const ASKERS_OWN = ['cancel', 'refund', 'confirm', 'confirm_delivery', 'dispute', 'rate', 'deliver', 'buy', 'purchase', 'open', 'post', 'call', 'add'];
-
-const ACTS_TEXT =
-  'I cannot move gas, act for anyone or decide a purchase: each change is a call its own party makes with its own key (the buyer confirms, the seller delivers, an operator resolves disputes), and no tool transfers gas between agents. Tell me what you want to do and I will name your call.';
-
-const OFF_TOPIC_TEXT = 'That is not about this marketplace, so I cannot help with it. I answer questions about its tools, gas, buying, selling, escrow, cash-out and MCP.';
-
-/** The asker asks how it does something itself: a question about its own call, never a request for ask_help to act. */
-const ASKS_HOW = /\b(how (do|can|should|would) i|how to|what's the call|which call|what call|(can|could|may) i)\b/;
 
 function asksToAct(text: string): boolean {
   if (AUTHORITY.some((w) => has(text, w))) return true;
@@ -65,7 +55,16 @@ function asksToAct(text: string): boolean {
  * strings are the service's, not instructions). `inDomain`: the question names this marketplace's own things
  * (the retrieval's judgement): then only acting, secrets, quoted instructions and commands decline.
  */
+/** The safeguard a question would cheat: a sign of cheating (its own or a common one) said with the safeguard. */
+function cheats(text: string): Decline | null {
+  const common = CHEATING.signs.some((w) => has(text, w)) || CHEATING.madeInNumbers.test(text);
+  const g = CHEATING.safeguards.find((x) => x.about.some((w) => has(text, w)) && (common || x.signs.some((w) => has(text, w))));
+  return g ? { reason: g.reason ?? 'gaming', text: g.text } : null;
+}
+
 export function declineOf(text: string, inDomain: boolean, pastedError = false): Decline | null {
+  const cheating = pastedError ? null : cheats(text);
+  if (cheating) return cheating;
   if (KEY_AT_RISK.some((p) => has(text, p))) return null;
   // A command the asker ran, shown with the error it got, is a question about that error, not a request to run it.
   for (const r of DECLINE_RULES) if (!(pastedError && r.reason === 'commands') && r.phrases.some((p) => has(text, p) || (p.includes('|') && text.includes(p)))) return { reason: r.reason, text: r.text };
@@ -74,10 +73,10 @@ export function declineOf(text: string, inDomain: boolean, pastedError = false):
   if (quotesInstructions(text)) return { reason: 'quoted_instructions', text: DECLINE_RULES.find((r) => r.reason === 'quoted_instructions')!.text };
   // Card data sent to it is declined; a question about what to do with card data is answered (the card topic).
   if (/\b\d{4}[ -]?\d{4}[ -]?\d{4}[ -]?\d{4}\b/.test(text) || CARD.phrases.some((p) => has(text, `${p} is`))) return { reason: 'card_data', text: CARD.text };
-  if (AROUND_LIMITS.phrases.some((p) => has(text, p)) && AROUND_LIMITS.about.some((w) => has(text, w))) return { reason: 'gaming', text: AROUND_LIMITS.text };
   // "Send me 100 gas, get 1000 back": a promise of more gas back for gas sent is a scam, however it is worded.
   if (GAMING.phrases.some((p) => has(text, p)) || /\bsend (?:me |us )?\d[\d,]* ?gas\b.*\b(?:get|receive)\b.*\d[\d,]*.*\bback\b/.test(text)) return { reason: 'gaming', text: GAMING.text };
-  if (ADVICE.phrases.some((p) => has(text, p))) return { reason: 'off_topic', text: ADVICE.text };
+  if (ADVICE.phrases.some((p) => has(text, p)) || (ADVICE.markets.some((w) => has(text, w)) && ADVICE.timing.some((w) => has(text, w)))) return { reason: 'off_topic', text: ADVICE.text };
+  if (CODE_TASKS.asks.some((w) => has(text, w)) && CODE_TASKS.objects.some((w) => has(text, w)) && !CODE_TASKS.except.some((w) => has(text, w))) return { reason: 'off_topic', text: CODE_TASKS.text };
   // What a counterparty asks of the asker (a quote) is not a request to ask_help.
   if (asksToAct(text.replace(/(^|[\s:(])['"“‘][^'"”’]{8,}['"”’]/g, '$1 '))) return { reason: 'acts', text: ACTS_TEXT };
   if (UNRELATED_TASKS.some((p) => has(text, p))) return { reason: 'off_topic', text: OFF_TOPIC_TEXT };

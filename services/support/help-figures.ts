@@ -56,7 +56,8 @@ export function figures(p: Parsed, terms: MarketTerms, priceGas: number | null):
   const howMany = ['how many', 'number of', 'how much sales', 'how many sales'].some((w) => has(t, w));
   const minimumAsked = ['minimum', 'min'].some((w) => has(t, w)) && ['cash out', 'cash-out', 'cashout', 'withdraw'].some((w) => has(t, w));
   // "10 jobs at 200 gas each": the price is the amount, the count multiplies it.
-  const many = /(\d+) (?:of my )?(?:[a-z]+ )?(?:sales|jobs|orders|gigs|tasks|listings|services)(?: sold)? (?:at|of|for) (\d[\d,]*)/.exec(t) ?? /(\d+) (\d[\d,]*)[- ]gas (?:[a-z]+ )?(?:sales|jobs|orders|gigs|tasks|listings|services|purchases)/.exec(t);
+  const counted = /(\d+) (?:of my )?(?:[a-z]+ )?(?:sales|jobs|orders|gigs|tasks|listings|services)(?: sold)?(?: [a-z]+){0,3} (?:at|of|for) (\d[\d,]*)/.exec(t);
+  const many = (counted && new Set(p.amounts.filter((a) => a >= MIN_PRICE_GAS && a !== Number(counted[1]))).size <= 1 ? counted : null) ?? /(\d+) (\d[\d,]*)[- ]gas (?:[a-z]+ )?(?:sales|jobs|orders|gigs|tasks|listings|services|purchases)/.exec(t);
   // "priced at the research anchor": that category's anchor is the price.
   const named = [...new Set(Object.keys(CATEGORY_WORDS).filter((w) => has(t, w)).map((w) => CATEGORY_WORDS[w]))];
   const anchored = has(t, 'anchor') && named.length === 1 ? named[0] : undefined;
@@ -202,8 +203,9 @@ export function figures(p: Parsed, terms: MarketTerms, priceGas: number | null):
     const s = saleSplit(amount, terms.platformFeePercent);
     const total = count * s.sellerNetGas;
     const head = `${count} sales at ${amount} gas pay the seller ${count} × ${s.sellerNetGas} = ${total} gas (the platform keeps ${terms.platformFeePercent}% of each).`;
-    if (!cashout) return { text: head, tool: null };
-    if (total < MIN_CASHOUT_GAS) return { text: `${head} ${below(total)}`, tool: null };
+    const claims = /\bi (?:sold|earned|made|completed)\b/.test(t) ? total : undefined;
+    if (!cashout) return { claims, text: head, tool: null };
+    if (total < MIN_CASHOUT_GAS) return { claims, text: `${head} ${below(total)}`, tool: null };
     const c = cashoutSplit(total);
     const call = cashoutCall(total);
     return { text: `${head} ${connectFirst ? 'Call connect_payouts {"btcAddress"} first, then request_cashout: cashing' : 'Cashing'} out ${total} costs the ${CASHOUT_FEE_PERCENT}% fee (${c.feeGas}): you receive ${c.netGas} gas (${gasToUsd(c.netGas).toFixed(2)} USD in BTC).`, tool: call.tool, args: call.args };

@@ -11,7 +11,7 @@ import type { PurchaseView, SpendingLimitsView } from '../../packages/contracts/
 import type { HelpAccount, HelpCheckout, LookedAt } from '../../packages/contracts/support';
 import { has, type Parsed, type Side } from './help-parse';
 import { names } from './help-retrieve';
-import { ASKS, DOMAIN_WORDS, WEAK_DOMAIN_WORDS } from '../../packages/knowledge/synonyms';
+import { ASKS, DOMAIN_WORDS, PURCHASE_WORDS, SIDE_PHRASES, WEAK_DOMAIN_WORDS } from '../../packages/knowledge/synonyms';
 
 export interface PurchaseFacts {
   id: string | null;
@@ -71,9 +71,6 @@ function deadlinesOf(p: PurchaseView, side: Side | null, now: Date): string[] {
   return out;
 }
 
-/** Words that make a question about a purchase (besides ids, states and the machine's tools). */
-const PURCHASE_WORDS = ['purchase', 'order', 'delivery', 'deliver', 'delivered', 'seller', 'buyer', 'escrow', 'refund', 'dispute', 'bought', 'sold', 'job', 'work', 'paid'];
-
 /** The marketplace's own words: a listing title's other words ("jest", "typescript") name that listing. */
 const MARKET_WORDS = new Set([...DOMAIN_WORDS, ...WEAK_DOMAIN_WORDS, 'write', 'with', 'from', 'your', 'this', 'that', 'for', 'and', 'the']);
 
@@ -91,7 +88,8 @@ function facts(view: PurchaseView | null, state: string, side: Side | null, now:
   return { id: view?.id ?? id, state, side, title: view?.listingTitle ?? null, priceGas: view?.priceGas ?? null, legal: legalCalls(state, side), deadlines, inAccount: !!view };
 }
 
-export function ground(p: Parsed, account: HelpAccount | null, now: Date): Grounded {
+/** `about`: the question's intent is about a purchase though it names none ("how do I get my gas back?"). */
+export function ground(p: Parsed, account: HelpAccount | null, now: Date, about = false): Grounded {
   const purchases = account?.purchases ?? [];
   const lookedAt: LookedAt[] = [];
   if (account) {
@@ -103,16 +101,20 @@ export function ground(p: Parsed, account: HelpAccount | null, now: Date): Groun
   let purchase: PurchaseFacts | null = null;
   let mismatch: string | null = null;
   let actual: PurchaseFacts | null = null;
-  if (aboutAPurchase(p, purchases)) {
+  if (about || aboutAPurchase(p, purchases)) {
     const statedId = p.purchaseIds[0] ?? null;
     const byId = statedId ? purchases.find((x) => x.id === statedId) ?? null : null;
     const mine = (x: PurchaseView) => !side || x.role === side;
     const open = (x: PurchaseView) => !STATES[x.status as PurchaseStatus]?.final;
+    // A side read only from naming the other party ("what pays the seller?") gives way to the account's one open purchase.
+    const onlyNamed = !Object.entries(SIDE_PHRASES).some(([w, s]) => s === side && !/^(the|a) (buyer|seller)$/.test(w) && has(p.text, w));
+    const theOther = onlyNamed && purchases.filter(open).length === 1 ? purchases.find(open) ?? null : null;
     const view =
       byId ??
       (statedId
         ? null
-        : purchases.find((x) => mine(x) && p.statedState === x.status) ?? purchases.find((x) => mine(x) && open(x)) ?? (p.statedState ? null : purchases.find(mine)) ?? null);
+        : purchases.find((x) => mine(x) && p.statedState === x.status) ?? purchases.find((x) => mine(x) && open(x)) ?? (p.statedState ? null : purchases.find(mine)) ?? theOther);
+    if (view && view === theOther) side = view.role as Side;
     if (statedId && !byId && account?.purchases) {
       mismatch = `I see no purchase ${statedId} on your account (check the id with list_orders)`;
       // One open purchase on the asker's side: the one the question most likely means (answered as the account shows it).
@@ -131,7 +133,7 @@ export function ground(p: Parsed, account: HelpAccount | null, now: Date): Groun
     }
     if (state) purchase = facts(view && (!p.statedState || view.status === p.statedState || !!byId) ? view : null, state, side, now, statedId ?? view?.id ?? null);
     if (purchase && view && !purchase.id) purchase.id = view.id;
-    if (!view && !statedId && account?.purchases && !purchases.length && p.statedState && !p.error) mismatch = 'I see no purchases on your account yet — check with whoami that this is the agent (key) you sold or bought with';
+    if (!view && !statedId && account?.purchases && !purchases.length && p.statedState && !p.error && PURCHASE_WORDS.some((w) => has(p.text, w))) mismatch = 'I see no purchases on your account yet — check with whoami that this is the agent (key) you sold or bought with';
   }
   const checkouts = (account?.checkouts ?? []).filter((c) => c.status === 'open');
   return { side, purchase, actual, mismatch, wallet: account?.wallet ?? null, limits: account?.limits ?? null, checkouts, account, lookedAt };

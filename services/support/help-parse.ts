@@ -6,7 +6,7 @@
 import { TOOL_NAMES } from '../../packages/tool-catalogue';
 import { STATUS_BY_CODE } from '../../packages/errors';
 import { PURCHASE_STATUSES } from '../../packages/contracts/purchase-machine';
-import { SIDE_PHRASES, STATE_PHRASES } from '../../packages/knowledge/synonyms';
+import { NUMBER_WORDS, SHORTHAND, SIDE_PHRASES, STATE_PHRASES } from '../../packages/knowledge/synonyms';
 import { errorGuides } from '../../packages/knowledge';
 import type { HelpInput } from '../../packages/contracts/support';
 
@@ -51,14 +51,6 @@ function draftOf(q: string): Parsed['draft'] {
   const price = /"?price(?:Gas)?"?\s*(?:[:=]|of|at)?\s*(\d+(?:\.\d+)?)/i.exec(q)?.[1];
   return { title: title ?? '', description: description ?? '', priceGas: price ? Number(price) : null, category: field('category') };
 }
-
-/** Chat shorthand written out, so phrases match ("pls" → "please", "b4" → "before"). */
-const SHORTHAND: Record<string, string> = { pls: 'please', plz: 'please', b4: 'before', u: 'you', ur: 'your', thx: 'thanks', cant: "can't", wont: "won't", im: "i'm", whats: "what's" };
-// Contractions written without the apostrophe ("hasnt", "didnt").
-for (const v of ['has', 'have', 'is', 'was', 'did', 'does', 'do', 'were', 'are', 'could', 'would', 'should']) SHORTHAND[`${v}nt`] = `${v}n't`;
-
-/** Counts written as words ("two of my listings", "four have bought"); "one" stays a word ("one pack"). */
-const NUMBER_WORDS: Record<string, string> = { two: '2', three: '3', four: '4', five: '5', six: '6', seven: '7', eight: '8', nine: '9', ten: '10', eleven: '11', twelve: '12' };
 
 export function normalize(s: string): string {
   const text = s.toLowerCase().replace(/\bw\/o\b/g, 'without').replace(/[‘’`]/g, "'").replace(/[“”]/g, '"').replace(/\s+/g, ' ').trim();

@@ -5,7 +5,7 @@
  */
 import MiniSearch from 'minisearch';
 import { knowledgeSections, type KnowledgeSection } from '../../packages/knowledge';
-import { DOMAIN_WORDS, OFF_TOPIC_WORDS, SYNONYMS, WEAK_DOMAIN_WORDS } from '../../packages/knowledge/synonyms';
+import { DOMAIN_WORDS, OFF_TOPIC_WORDS, STOP, SYNONYMS, WEAK_DOMAIN_WORDS } from '../../packages/knowledge/synonyms';
 import { TOOL_NAMES, TOOLS } from '../../packages/tool-catalogue';
 import type { MarketTerms } from '../../packages/market-rules';
 import { has, stem, type Parsed } from './help-parse';
@@ -35,8 +35,6 @@ export function distinctiveParts(tool: string): string[] {
 export function names(query: string, tool: string): boolean {
   return query.includes(tool) || distinctiveParts(tool).some((part) => query.split(/[^a-z0-9_]+/).some((w) => w.startsWith(part)));
 }
-
-const STOP = new Set('a an the i me my we you your it its is are was were be been do does did to of in on at for from with and or but if then so how what why when where which who can could should would will shall not no this that there here have has had get got am as by up out about into any some just'.split(' '));
 
 /** Words with their underscore parts ("buy_gas" → buy_gas, buy, gas). */
 function tokenize(s: string): string[] {

@@ -53,8 +53,13 @@ export class HelpIndex {
   run(input: HelpInput): { answer: HelpAnswer; pipeline: Pipeline } {
     const parsed = parse(input);
     const retrieved = this.index.retrieve(parsed);
-    const grounded = ground(parsed, input.account ?? null, input.now ?? new Date());
-    const intent = this.intents.of(parsed, grounded.side, grounded.purchase?.state ?? null);
+    let grounded = ground(parsed, input.account ?? null, input.now ?? new Date());
+    let intent = this.intents.of(parsed, grounded.side, grounded.purchase?.state ?? null);
+    // An intent about a purchase the question does not name: the account's purchase is the one meant.
+    if (intent?.topic.purchase && !grounded.purchase && input.account?.purchases?.length) {
+      grounded = ground(parsed, input.account, input.now ?? new Date(), true);
+      intent = this.intents.of(parsed, grounded.side, grounded.purchase?.state ?? null);
+    }
     // A question that shows one of the marketplace's intents is about this marketplace.
     const decline = declineOf(parsed.text, retrieved.inDomain || (!!intent && intent.score >= 2), !!parsed.error || parsed.pasted);
     if (decline) {
