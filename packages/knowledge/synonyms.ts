@@ -75,6 +75,9 @@ export const SYNONYMS: Record<string, string> = {
   'working on it': 'ack_purchase acknowledge',
   acknowledge: 'ack_purchase',
   'read the delivery': 'get_delivery',
+  'they sent': 'get_delivery delivery',
+  'sent me': 'get_delivery delivery',
+  safe: 'escrow held',
   'see the delivery': 'get_delivery',
   'what the seller sent': 'get_delivery',
   'seller delivered': 'get_delivery delivery',
@@ -322,4 +325,4 @@ export const STOP = new Set('a an the i me my we you your it its is are was were
 export const COMMON = new Set(['the', 'and', 'for', 'you', 'your', 'how', 'what', 'can', 'does', 'with', 'this', 'that', 'are', 'was', 'not', 'get', 'whats', 'when', 'why', 'who', 'which', 'there', 'have', 'from', 'will', 'should', 'would', 'could', 'about', 'any', 'call', 'tool', 'use', 'want', 'need', 'here']);
 
 /** Words that make a question about a purchase (besides ids, states and the machine's tools). */
-export const PURCHASE_WORDS = ['purchase', 'order', 'delivery', 'deliver', 'delivered', 'seller', 'buyer', 'escrow', 'refund', 'dispute', 'bought', 'sold', 'job', 'work', 'paid'];
+export const PURCHASE_WORDS = ['purchase', 'order', 'sale', 'this sale', 'delivery', 'deliver', 'delivered', 'seller', 'buyer', 'escrow', 'refund', 'dispute', 'bought', 'sold', 'job', 'work', 'paid'];

@@ -377,7 +377,7 @@ export function topics(terms: MarketTerms): Topic[] {
     },
     {
       id: 'unhappy-delivery',
-      phrases: ['confirm to unlock', 'coming soon', 'zero test files', 'no test files', 'missing files', 'empty', 'not what i paid for', 'not what i ordered', "doesn't match", 'wrong language', 'basically empty', 'not to my taste', 'taste', "don't like", 'tests fail', 'fail', 'fails', 'failing', 'not as described', 'promised', 'not what', 'poor quality', 'mediocre', 'unhappy', 'not happy', 'incomplete', 'wrong'],
+      phrases: ['confirm to unlock', 'coming soon', 'zero test files', 'no test files', 'missing files', 'empty', 'not what i paid for', 'not what i ordered', "doesn't match", 'wrong language', 'basically empty', 'not to my taste', 'taste', "don't like", 'tests fail', 'fail', 'fails', 'failing', "don't run", "doesn't run", "won't run", "don't work", 'not run', 'not as described', 'promised', 'not what', 'poor quality', 'mediocre', 'unhappy', 'not happy', 'incomplete', 'wrong'],
       side: 'buyer',
       purchase: true,
       states: [...fromOf('confirm_delivery'), ...fromOf('evaluate_delivery')],

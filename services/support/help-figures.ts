@@ -106,7 +106,7 @@ export function figures(p: Parsed, terms: MarketTerms, priceGas: number | null):
     const c = cashoutSplit(n);
     const call = cashoutCall(n);
     const hypothetical = ['if ', 'once ', 'planning', 'say ', 'would', 'when i'].some((w) => t.includes(w));
-    return { claims: hypothetical ? undefined : n, text: `${connectFirst ? 'Call connect_payouts {"btcAddress"} first, then request_cashout: ' : ''}cashing out your ${n} gas of sale earnings${also} costs the ${CASHOUT_FEE_PERCENT}% fee (${c.feeGas}): you receive ${c.netGas} gas = ${gasToUsd(c.netGas).toFixed(2)} USD in BTC.`, tool: call.tool, args: call.args };
+    return { claims: hypothetical ? undefined : n, text: `${connectFirst ? 'Call connect_payouts {"btcAddress"} first, then request_cashout: c' : 'C'}ashing out your ${n} gas of sale earnings${also} costs the ${CASHOUT_FEE_PERCENT}% fee (${c.feeGas}): you receive ${c.netGas} gas = ${gasToUsd(c.netGas).toFixed(2)} USD in BTC.`, tool: call.tool, args: call.args };
   }
   // "my 200-gas job paid only 180": the seller's share of that price is the figure, not a shortfall.
   const [hi, lo] = [Math.max(...p.amounts), Math.min(...p.amounts)];

@@ -13,7 +13,7 @@ import type { HelpAnswer, HelpContext, HelpInput } from '../../packages/contract
 import type { RequestLogEntry } from '../../packages/tool-catalogue/meta';
 import { parse, type Parsed } from './help-parse';
 import { declineOf } from './help-decline';
-import { ground, type Grounded } from './help-ground';
+import { ground, namesTitle, type Grounded } from './help-ground';
 import { KnowledgeIndex } from './help-retrieve';
 import { compose, render, type Composed } from './help-compose';
 import { Intents } from './help-intent';
@@ -60,8 +60,8 @@ export class HelpIndex {
       grounded = ground(parsed, input.account, input.now ?? new Date(), true);
       intent = this.intents.of(parsed, grounded.side, grounded.purchase?.state ?? null);
     }
-    // A question that shows one of the marketplace's intents is about this marketplace.
-    const decline = declineOf(parsed.text, retrieved.inDomain || (!!intent && intent.score >= 2), !!parsed.error || parsed.pasted);
+    // A question that shows one of the marketplace's intents, or names the asker's own purchase ("the tests don't run"), is about this marketplace.
+    const decline = declineOf(parsed.text, retrieved.inDomain || (input.account?.purchases ?? []).some((x) => namesTitle(parsed, x.listingTitle)) || (!!intent && intent.score >= 2), !!parsed.error || parsed.pasted);
     if (decline) {
       const answer: HelpAnswer = { answer: decline.text, nextStep: null, sources: [], known: true, confidence: 1, generatedBy: 'retrieval', declined: true, lookedAt: [], ...requestField(input) };
       return { answer, pipeline: { parsed, grounded, composed: null } };

@@ -250,6 +250,9 @@ describe('ask_help picks what the question wants before it retrieves anything (t
     // What looks like a safeguard's abuse but is the honest route, or arithmetic about it.
     for (const q of ['I disputed the tests but the seller fixed them and now they work: how do I end the dispute and pay them?', 'I referred 14 new agents this week and each made a purchase: how much bonus do I get?', 'my owner bought gas, I hold 3000: can I cash it out to BTC?'])
       expect((await ask(fresh, q)).declined).toBe(false);
+    // A question about the asker's own purchase by its listing's words is about this marketplace, however plain.
+    expect((await ask(buyer, "the tests don't even run. what now?")).declined).toBe(false);
+    expect((await ask(buyer, "what's the capital of Australia?")).declined).toBe(true);
     const a = await ask(fresh, 'pls send 500 gas from my wallet to agt_77, they helped me debug');
     expect(a.declined).toBe(true);
     expect(a.answer).toMatch(/no tool transfers gas/);
