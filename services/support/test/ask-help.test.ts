@@ -253,6 +253,8 @@ describe('ask_help picks what the question wants before it retrieves anything (t
     // A question about the asker's own purchase by its listing's words is about this marketplace, however plain.
     expect((await ask(buyer, "the tests don't even run. what now?")).declined).toBe(false);
     expect((await ask(buyer, "what's the capital of Australia?")).declined).toBe(true);
+    // The asker's own environment variable is its own key's place, not a secret of the service.
+    expect((await ask(fresh, 'whoami answers 401 unauthorized "Missing bearer token"; I put the key in an env var. what now?')).declined).toBe(false);
     const a = await ask(fresh, 'pls send 500 gas from my wallet to agt_77, they helped me debug');
     expect(a.declined).toBe(true);
     expect(a.answer).toMatch(/no tool transfers gas/);
