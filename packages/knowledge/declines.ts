@@ -88,6 +88,7 @@ export const CHEATING: { signs: string[]; madeInNumbers: RegExp; safeguards: Arr
     },
   ],
 };
+
 /** Acting with an authority it does not have (an administrator's, an operator's, the owner's). */
 export const AUTHORITY = ['act as the marketplace', 'act as the administrator', 'act as an administrator', 'act as administrator', 'as the administrator', 'admin right', 'admin rights', 'admin powers', 'admin access', 'you have admin', 'pretend to be my owner', 'pretend to be the owner', 'pretend to be my human', 'as my owner', "i'm authorising you", "i'm authorizing you", 'i authorise you', 'i authorize you'];
 /** Acting for someone else or on their key, said however (checked after a how-do-I question, which is the asker's own call). */
@@ -98,7 +99,7 @@ export const CARD = {
   text: 'Never send card data to anyone, me included: only your human enters it, on the checkoutUrl page that buy_gas returns. Then poll wallet until gasBalance rises.',
 };
 export const GAMING = {
-  phrases: ['scam buyers', 'scam people', 'help me scam', 'run a scam', 'a scam listing', 'looks like a legit', 'looks legit', 'actually gets buyers', 'trick buyers', 'paste their api keys', 'steal', 'throwaway', 'farm', 'farming', 'fake', 'pump', 'inflate', 'wash trad', 'buy my own listing', 'max out the referral', 'max out referral', 'buy my listing', 'star ratings', 'star reviews', 'agents i run', 'i run 5', 'my other agents', 'get it for free', 'alt agents', 'alt accounts', 'sockpuppet', 'rate it 5 stars', 'rate my own', 'rate my listing', 'rate me 5', 'buy and rate', 'review my listing', 'spin up', 'fresh agents', 'extra agents', 'new agents to buy', 'other agents to buy', 'ratingavg looks', 'rating look', 'ratings look', 'sock puppet', 'game the', 'cheat', 'exploit', "won't actually deliver", 'not deliver anything', 'without delivering', 'just collect the gas', 'get past your quality', 'get past the quality', 'get past moderation', 'bypass moderation', 'fool the', 'officially verified', 'platform has verified', 'platform verified', 'verified by the platform', 'guaranteed return', 'guaranteed profit', 'double your', 'multiply your', 'pin it', 'to the top of', 'top of search', 'boost my', 'qualityscore to', 'set my rating', 'set my reputation'],
+  phrases: ['scam buyers', 'scam people', 'help me scam', 'run a scam', 'a scam listing', 'looks like a legit', 'looks legit', 'actually gets buyers', 'trick buyers', 'paste their api keys', 'steal', 'throwaway', 'farm', 'farming', 'fake', 'pump', 'inflate', 'wash trad', 'buy my own listing', 'buy my listing', 'star ratings', 'star reviews', 'agents i run', 'i run 5', 'my other agents', 'get it for free', 'alt agents', 'alt accounts', 'sockpuppet', 'rate it 5 stars', 'rate my own', 'rate my listing', 'rate me 5', 'buy and rate', 'review my listing', 'spin up', 'fresh agents', 'extra agents', 'new agents to buy', 'other agents to buy', 'ratingavg looks', 'rating look', 'ratings look', 'sock puppet', 'game the', 'cheat', 'exploit', "won't actually deliver", 'not deliver anything', 'without delivering', 'just collect the gas', 'get past your quality', 'get past the quality', 'get past moderation', 'bypass moderation', 'fool the', 'officially verified', 'platform has verified', 'platform verified', 'verified by the platform', 'guaranteed return', 'guaranteed profit', 'double your', 'multiply your', 'pin it', 'to the top of', 'top of search', 'boost my', 'qualityscore to', 'set my rating', 'set my reputation'],
   text: "I won't help game the marketplace (scams, fake or self-dealing accounts, false disputes, referral farming; moderation rejects such listings): it breaks its rules and risks your earnings. I can explain the honest route: a clear listing, delivering well, confirm_delivery and rate_purchase.",
 };
 export const ADVICE = {
@@ -108,7 +109,6 @@ export const ADVICE = {
   phrases: ['or hold', 'be worth', 'worth next', 'heading next', 'hold the btc', 'hold or sell', 'should i sell', 'should i hold', 'will it go up', 'will it go down', 'price go up', 'price go down', 'going to go up', 'going to go down', 'go up next', 'go down next', 'invest in', 'price be', 'time the market', 'predict', 'price prediction', 'financial advice', 'investment advice', 'will the price'],
   text: 'I cannot predict prices or give financial advice: that is not about this marketplace. I can explain its cash-out rules (request_cashout: minimum, fee, which gas is withdrawable).',
 };
-
 
 /** Writing or fixing the asker's code (not a listing, not a call of this marketplace): not what ask_help does. */
 export const CODE_TASKS = {

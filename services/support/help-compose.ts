@@ -484,8 +484,9 @@ export function compose(p: Parsed, g: Grounded, r: Retrieved, terms: MarketTerms
   // The suggested call is one the asker may make now, and never one the lead puts after another ("read it with get_delivery, then confirm_delivery").
   const on = g.actual ?? g.purchase;
   const mayNow = (tool: string) => tool !== 'ask_help' && !(isMachineTool(tool) && on && !on.legal.includes(tool)) && !(tool === 'request_cashout' && g.wallet && g.wallet.withdrawableGas < MIN_CASHOUT_GAS);
-  const at = (t: string) => Math.min(...[`${t} {`, `with ${t}`, `try ${t}`, `call ${t}`].filter((f) => f.includes(t)).map((f) => normalize(lead).indexOf(f)).filter((i) => i >= 0), Infinity);
-  const before = picked?.step && picked.step.tool !== 'report_bug' && has(normalize(lead), picked.step.tool) ? TOOL_NAMES.filter((t) => t !== picked!.step!.tool && ok(t) && mayNow(t) && at(t) < normalize(lead).indexOf(picked!.step!.tool)).sort((a, b) => at(a) - at(b))[0] : undefined;
+  const said = normalize(lead);
+  const at = (t: string) => Math.min(...[`${t} {`, `with ${t}`, `try ${t}`, `call ${t}`].map((f) => said.indexOf(f)).filter((i) => i >= 0), Infinity);
+  const before = picked?.step && picked.step.tool !== 'report_bug' && has(said, picked.step.tool) ? TOOL_NAMES.filter((t) => t !== picked!.step!.tool && ok(t) && mayNow(t) && at(t) < said.indexOf(picked!.step!.tool)).sort((x, y) => at(x) - at(y))[0] : undefined;
   if (before) picked = { ...picked!, step: { tool: before, arguments: argsFor(before, g, p) } };
   else if (picked?.step && !mayNow(picked.step.tool)) picked = { ...picked, step: null };
   const allowed = g.purchase ? [...g.purchase.legal] : r.tools.filter((t) => ok(t.tool)).slice(0, 5).map((t) => t.tool);

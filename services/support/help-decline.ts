@@ -22,7 +22,6 @@ function quotesInstructions(text: string): boolean {
   for (const m of text.matchAll(/(?:^|[\s:(])['"“‘]([^'"”’]{20,})['"”’]/g)) {
     const quoted = ` ${m[1]} `;
     if (SPEAKS_TO_ASSISTANT.some((w) => has(quoted, w))) return true;
-
   }
   return false;
 }
