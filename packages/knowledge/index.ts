@@ -207,7 +207,7 @@ export function errorGuides(): ErrorGuide[] {
       'The "tool" field names no tool of the catalogue (a typo, or a tool from another service). error.details.validTools lists the real names.',
       `Use one of the catalogue's tools: ${TOOLS.map((t) => t.name).join(', ')}.`,
       step('ask_help', { question: 'Which tool do I use to …?' }),
-      ['no such tool', 'tool not found', 'typo', 'tool name'],
+      ['no such tool', 'tool not found', 'unknown tool', 'invalid tool', 'typo', 'tool name'],
     ),
     g(
       'unauthorized',

@@ -306,6 +306,8 @@ export const ASKS = {
   howTo: ['how do i', 'how can i', 'how to', 'what do i need to do', 'what should i do'],
   /** What happens if nobody acts is asked (the purchase's timer answers first). */
   idle: ['if i do nothing', "if i don't do anything", 'if i do not do anything', 'if nobody does anything', 'if i just wait', 'if i ignore it'],
+  /** Gas arriving or being bought (an open checkout answers it first). */
+  gasArrival: ['checkout', 'paid', 'pay', 'gas', 'pack', 'card', 'approve', 'approved', 'balance', 'wallet', 'credited', 'arrived', 'top up'],
   /** The asker has not registered yet. */
   notRegistered: ['not registered', "haven't registered", 'have not registered', 'before i register', 'not signed up'],
 };
@@ -325,4 +327,4 @@ export const STOP = new Set('a an the i me my we you your it its is are was were
 export const COMMON = new Set(['the', 'and', 'for', 'you', 'your', 'how', 'what', 'can', 'does', 'with', 'this', 'that', 'are', 'was', 'not', 'get', 'whats', 'when', 'why', 'who', 'which', 'there', 'have', 'from', 'will', 'should', 'would', 'could', 'about', 'any', 'call', 'tool', 'use', 'want', 'need', 'here']);
 
 /** Words that make a question about a purchase (besides ids, states and the machine's tools). */
-export const PURCHASE_WORDS = ['purchase', 'order', 'sale', 'this sale', 'delivery', 'deliver', 'delivered', 'seller', 'buyer', 'escrow', 'refund', 'dispute', 'bought', 'sold', 'job', 'work', 'paid'];
+export const PURCHASE_WORDS = ['purchase', 'order', 'sale', 'this sale', 'delivery', 'deliver', 'delivered', 'seller', 'buyer', 'escrow', 'refund', 'dispute', 'bought', 'sold', 'job', 'work', 'paid', 'my gas', 'my money', 'my payment', 'get paid', 'been paid'];

@@ -467,7 +467,7 @@ export function topics(terms: MarketTerms): Topic[] {
     {
       id: 'limits',
       account: 'limits',
-      phrases: ['spending limit', 'spendinglimits', 'my human set', 'owner set', 'budget', 'per purchase', 'limit', 'approval above', 'approvalurl', 'awaiting_approval'],
+      phrases: ['spending limit', 'spendinglimits', 'my human set', 'owner set', 'budget', 'per purchase', 'limit', 'can i spend', 'spend per', 'spending cap', 'approval above', 'approvalurl', 'awaiting_approval'],
       tool: 'wallet',
       lead: 'Your human’s spending limits decide it, not your balance: wallet {} shows spendingLimits; buy within them or ask your human to change them on their owner page — no tool can.',
       lines: [`Above "ask me above" a purchase waits for your human at approvalUrl (${APPROVAL_WINDOW_HOURS} h).`],

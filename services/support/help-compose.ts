@@ -36,9 +36,10 @@ export interface Composed {
   sources: KnowledgeSection[];
 }
 
-/** The question names the asker's own purchase: its id, "my order", or a word of its listing's own title ("the jest tests"). */
+/** The question names the asker's own purchase: its id, "my order", a word of its listing's own title ("the jest tests") or its price ("my 250 gas"). */
 function namesPurchase(p: Parsed, g: Grounded): boolean {
-  return p.purchaseIds.length > 0 || says(p, 'thisPurchase') || namesTitle(p, g.purchase?.title ?? g.actual?.title);
+  const price = g.purchase?.priceGas ?? g.actual?.priceGas;
+  return p.purchaseIds.length > 0 || says(p, 'thisPurchase') || namesTitle(p, g.purchase?.title ?? g.actual?.title) || (!!price && p.amounts.includes(price));
 }
 
 /** The call a pasted question shows first (the one that failed). */
@@ -233,7 +234,12 @@ function spendingLimit(g: Grounded, rule: string | null, p: Parsed, terms: Marke
     if (l.allowedCategories) parts.push(`categories ${l.allowedCategories.join(', ')}`);
   }
   const step = { tool: 'wallet', arguments: {} };
-  const lead = `That refusal is your human's spending limit${rule ? ` (${rule})` : ''}, not your balance: read spendingLimits with wallet {} and buy within it, or ask your human to change it — only they can.`;
+  // (A refusal the question tells of, or a purchase it plans over the limit.)
+  const over = prices.find((a) => l?.perPurchaseMaxGas != null && a > l.perPurchaseMaxGas);
+  const refused = rule || p.error || ['refused', 'rejected', 'failed', 'fails', 'denied', 'blocked', "won't let", 'forbidden', '403'].some((w) => has(p.text, w));
+  const lead = refused || !over
+    ? `That refusal is your human's spending limit${rule ? ` (${rule})` : ''}, not your balance: read spendingLimits with wallet {} and buy within it, or ask your human to change it — only they can.`
+    : `A ${over}-gas purchase is over your human's spending limit of ${l!.perPurchaseMaxGas} gas per purchase, so it would be refused whatever your balance: ask your human to raise the limit (only they can, on their owner page) or buy within it.`;
   const shown = parts.length ? `Your account shows limits: ${parts.join('; ')}.` : 'A purchase over a limit answers 403 forbidden with error.details.rule and remainingGas; nothing is held.';
   return { step, lead, lines: [shown, 'Gas in your wallet does not lift a limit, and splitting a purchase does not get around it.'] };
 }
@@ -356,15 +362,8 @@ function forPurchase(p: Parsed, g: Grounded, r: Retrieved, terms: MarketTerms, t
 
 /** An intent's lead with its call's placeholder arguments ({"purchaseId", …}) replaced by the asker's own. */
 function withCall(lead: string, step: NextStep | null): string {
-  const at = step ? lead.indexOf(`${step.tool} {`) : -1;
-  if (!step || at < 0) return lead;
-  let depth = 0;
-  let end = at + step.tool.length + 1;
-  for (; end < lead.length; end++) {
-    if (lead[end] === '{') depth++;
-    if (lead[end] === '}' && --depth === 0) break;
-  }
-  return `${lead.slice(0, at)}${call(step)}${lead.slice(end + 1)}`;
+  // (Arguments nest one level at most: {"delivery": {"summary"}}.)
+  return step ? lead.replace(new RegExp(`${step.tool} \\{(?:[^{}]|\\{[^{}]*\\})*\\}`), () => call(step)) : lead;
 }
 
 function forTopic(t: Topic, g: Grounded, p: Parsed) {
@@ -376,16 +375,29 @@ type Picked = { step: NextStep | null; lead: string; lines: string[] };
 
 /** What the situation decides whatever the wording: a pasted error, an open checkout, a limit the human set, a state asked about, the asker's purchase. */
 function bySituation(p: Parsed, g: Grounded, r: Retrieved, terms: MarketTerms, topic: Topic | null, figuresOnly: boolean): Picked | null {
+  // An open checkout answers any question about gas arriving or buying it ("paid yet?", "do I call buy_gas again", a pasted refusal of buy_gas).
+  const aboutGas = !topic || topic.account === 'checkout' || topic.tool === 'buy_gas';
+  const errorOnGas = !p.error || (p.error.code !== 'insufficient_gas' && (p.tools.includes('buy_gas') || has(normalize(p.error.message ?? ''), 'checkout')));
+  const checkoutAsked = topic?.account === 'checkout' || (aboutGas && (names(p.text, 'get_checkout') || (!g.purchase && (p.tools.includes('buy_gas') || says(p, 'gasArrival')))));
+  if (g.checkouts.length && !has(p.text, 'expired') && checkoutAsked && errorOnGas) return openCheckout(g);
   if (p.error) {
     const e = forError(p, g, terms);
     if (e) return e;
+    // A refused call on the asker's purchase: what its state allows answers, whatever else the question names.
+    if (g.purchase?.inAccount && ['invalid_state', 'forbidden'].includes(p.error.code)) {
+      const a = forPurchase(p, g, r, terms, topic?.purchase ? topic : null);
+      const failed = calledFirst(p);
+      return failed && isMachineTool(failed) && !g.purchase.legal.includes(failed) && !a.lead.includes(`${failed} is not possible`) ? { ...a, lead: `${failed} cannot be called on ${g.purchase.id ?? 'this purchase'} now: it is ${g.purchase.state}. ${a.lead}` } : a;
+    }
   }
-  const checkoutAsked = topic?.account === 'checkout' || (!topic && (has(p.text, 'checkout') || names(p.text, 'get_checkout')));
-  if (g.checkouts.length && !has(p.text, 'expired') && checkoutAsked) return openCheckout(g);
   const limitsAsked = has(p.text, 'spending limit') || ['limit', 'budget', 'refused', 'set something up', 'exceeds', 'owner', 'cap', 'blocked', 'blocking'].filter((w) => has(p.text, w)).length >= 2 || (g.limits?.setByHuman && (has(p.text, 'refused') || has(p.text, 'limit') || topic?.account === 'limits'));
   // A price the question states above the human's per-purchase limit: the limit is the answer, not the balance.
   const overLimit = g.limits?.perPurchaseMaxGas != null && (topic?.tool === 'purchase_service' || p.tools.includes('purchase_service') || has(p.text, 'buy')) && p.amounts.some((a) => a > g.limits!.perPurchaseMaxGas! && a !== g.wallet?.gasBalance);
   if (limitsAsked || overLimit) return spendingLimit(g, null, p, terms);
+  // Limits asked about on an account whose human set none: nothing but the balance bounds a purchase.
+  if (topic?.account === 'limits' && g.limits && !g.limits.setByHuman && g.wallet) {
+    return { step: { tool: 'wallet', arguments: {} }, lead: `No spending limit is set on your account: one purchase may cost up to your gasBalance (${g.wallet.gasBalance} gas now${g.wallet.gasBalance ? '' : ': buy_gas first'}) — the marketplace has no per-purchase maximum of its own.`, lines: ['Your human may set limits (per purchase, per day or week, categories) on their owner page; wallet {} shows spendingLimits then.'] };
+  }
   // "What does awaiting_approval mean?", "why did it fail?": the machine's word for that state.
   const stateAsked = p.statedState && !p.error && says(p, 'stateMeaning') && (!topic || topic.purchase || has(p.text, p.statedState));
   if (stateAsked) return { step: null, lead: `${p.statedState}: ${nextOf(p.statedState!)}`, lines: [] };
@@ -424,7 +436,7 @@ export function compose(p: Parsed, g: Grounded, r: Retrieved, terms: MarketTerms
   const ok = (tool: string) =>
     tool !== 'ask_help' && (tool !== 'report_bug' || fault) && !(side && sideOfTool(tool) && sideOfTool(tool) !== side) && !(getTool(tool)?.aliasOf);
   // Figures answer unless a pasted error decides the lead (its guide; a refusal it leaves to the call's rules does not).
-  const num = p.error && forError(p, g, terms) ? null : figures(p, terms, g.purchase?.priceGas ?? null);
+  const num = p.error && forError(p, g, terms) ? null : figures(p, terms, g.purchase?.priceGas ?? null, g.purchase?.side ?? null);
   // "How do I hand it over, and what do I get?": the call leads and the figures follow it.
   const callFirst = !!num && !!topic?.tool && !p.draft && says(p, 'howTo');
   const figuresOnly = !!num && !callFirst && !namesPurchase(p, g);
@@ -447,7 +459,8 @@ export function compose(p: Parsed, g: Grounded, r: Retrieved, terms: MarketTerms
       picked = { step: isMachine && g.account?.purchases && !g.account.purchases.some((x) => legalCalls(x.status, (x.role as Side) ?? null).includes(best.tool)) && g.account.purchases.length ? null : step, lead: `Call ${call(step)}: ${desc}`, lines: [] };
     }
   }
-  const action = firm || !!topic || says(p, 'action');
+  // ("how deliver", "how cashout": a terse how-to.)
+  const action = firm || !!topic || says(p, 'action') || /^\s*how (?!much|many|long|often|does|do|is|are|was|were|come)[a-z]/.test(p.text);
   // Figures lead; the call after them is the one they lead to (never an unrelated one), else the intent's.
   if (num && !firm && !callFirst) {
     const step = num.tool ? { tool: num.tool, arguments: argsFor(num.tool, g, p, num.args ?? {}) } : null;
@@ -464,18 +477,41 @@ export function compose(p: Parsed, g: Grounded, r: Retrieved, terms: MarketTerms
   let lines = info && picked ? [picked.lead.replace(/^Call /, 'Next: '), ...(num ? [] : picked.lines)] : [...(picked?.lines ?? [])];
   if (callFirst && num) lines.unshift(num.text);
   // A question that asks two things: the second intent's rule follows.
-  if (intent?.also && !answer.includes(intent.also.lead.slice(0, 40))) lines.push(intent.also.lead);
+  // (Not when the answer already says most of it.)
+  const words = (x: string) => new Set(normalize(x).split(/[^a-z0-9_]+/).filter((w) => w.length >= 4));
+  const told = words([answer, ...lines].join(' '));
+  const alsoWords = [...words(intent?.also?.lead ?? '')];
+  if (intent?.also && alsoWords.filter((w) => told.has(w)).length < alsoWords.length * 0.6) lines.push(intent.also.lead);
   // The account's own facts the intent turns on: earnings not yet withdrawable.
-  const earnings = topic?.account === 'earnings' && g.wallet && !num ? `your wallet shows withdrawableGas ${g.wallet.withdrawableGas}${g.wallet.pendingEarningsGas ? ` and ${g.wallet.pendingEarningsGas} gas pending (sales delivered, not yet completed: they become sale_earn when the buyer confirms or auto-release pays)` : ''}` : null;
-  if (earnings) lines.unshift(`${earnings[0].toUpperCase()}${earnings.slice(1)}.`);
-  let lead = answer;
+  const frozen = (g.account?.purchases ?? []).some((x) => x.role === 'seller' && x.status === 'disputed');
+  const earnings = topic?.account === 'earnings' && g.wallet && !num ? `your wallet shows withdrawableGas ${g.wallet.withdrawableGas}${g.wallet.pendingEarningsGas ? ` and ${g.wallet.pendingEarningsGas} gas pending (${frozen ? 'frozen in a dispute until an operator decides' : 'sales delivered, not yet completed: they become sale_earn when the buyer confirms or auto-release pays'})` : ''}` : null;
+  // Earnings below the minimum asked about (not how to): "not yet" leads, the way to cash out follows.
+  const notYet = !!earnings && g.wallet!.withdrawableGas < MIN_CASHOUT_GAS && !says(p, 'howTo');
+  if (notYet) {
+    lines = [answer, ...lines];
+    if (picked) picked = { ...picked, step: null };
+  } else if (earnings) lines.unshift(`${earnings[0].toUpperCase()}${earnings.slice(1)}.`);
+  let lead = notYet ? `Not yet: ${earnings} — a cash-out needs at least ${MIN_CASHOUT_GAS} gas of completed-sale earnings (sale_earn).` : answer;
   // An asker that says it has not registered yet: registering comes first.
   if (says(p, 'notRegistered') && !answer.startsWith('Call register')) {
     lead = `First register {"provider", "displayName"} (no key needed; store the rk_live_… key it returns once), then: ${answer}`;
   }
   // A balance the question states that the wallet does not hold: said after the answer.
-  const held = /\bi (?:have|hold|got) (\d[\d,]*) gas\b(?! (?:of |in |from )?(?:sale_earn|earnings|sales|withdrawable))/.exec(p.text);
-  if (held && g.wallet && Number(held[1].replace(/,/g, '')) !== g.wallet.gasBalance) lines.unshift(`(Your wallet shows gasBalance ${g.wallet.gasBalance}, not ${held[1]}.)`);
+  const held = /\b(?:i (?:have|hold|got|should have)|should have|should be at) (\d[\d,]*) gas\b(?! (?:of |in |from )?(?:sale_earn|earnings|sales|withdrawable))/.exec(p.text);
+  const claimed = held ? Number(held[1].replace(/,/g, '')) : null;
+  if (claimed !== null && g.wallet && claimed > g.wallet.gasBalance && (has(p.text, 'why') || has(p.text, 'should have'))) {
+    // Gas the asker expects and the wallet lacks: that is why it fails, and bought gas arrives only with the human's approval.
+    const c = g.checkouts[0];
+    lead = `Your wallet shows gasBalance ${g.wallet.gasBalance}, not ${held![1]}: ${c ? `your checkout ${c.sessionId} for ${c.gas} gas is still open — your human must approve it at ${c.checkoutUrl} before any gas arrives` : 'bought gas arrives only once your human approves the buy_gas checkout (get_checkout {} lists open ones); if they were charged and no gas came, report it with report_bug naming the sessionId'}.`;
+    lines = [answer, ...lines];
+    picked = { step: { tool: 'get_checkout', arguments: c ? { sessionId: c.sessionId } : {} }, lead, lines: [] };
+  } else if (claimed !== null && g.wallet && claimed !== g.wallet.gasBalance) lines.unshift(`(Your wallet shows gasBalance ${g.wallet.gasBalance}, not ${held![1]}.)`);
+  // A purchase the question plans at a price the wallet cannot pay: what is missing, and the pack that covers it.
+  const planned = g.wallet && !num && !p.error && ['buy', 'purchase', 'afford', 'order'].some((w) => has(p.text, w)) ? p.amounts.find((a) => a > g.wallet!.gasBalance && a !== claimed && a !== g.limits?.perPurchaseMaxGas) : undefined;
+  if (planned && !has(lead, 'gasBalance')) {
+    const pack = smallestPackCovering(planned - g.wallet!.gasBalance);
+    lines.unshift(`A ${planned}-gas purchase needs ${planned - g.wallet!.gasBalance} more than your ${g.wallet!.gasBalance} spendable gas${g.wallet!.heldGas ? ` (${g.wallet!.heldGas} is held in escrow)` : ''}: buy_gas {"packId":"${pack.id}"} (${pack.gas} gas) first.`);
+  }
   // No purchase at all while the question mentions one: a note after the answer (a claim of its own leads, below).
   if (mismatch && !g.actual && !mismatch.startsWith('I see no purchase') && !stated && !p.statedClaim) lines.unshift(`(${mismatch[0].toUpperCase()}${mismatch.slice(1)}.)`);
   else if (mismatch) ({ lead, lines, picked } = accountFirst(p, g, r, terms, topic, mismatch, answer, lines));

@@ -65,11 +65,12 @@ export function declineOf(text: string, inDomain: boolean, pastedError = false):
   const cheating = pastedError ? null : cheats(text);
   if (cheating) return cheating;
   if (KEY_AT_RISK.some((p) => has(text, p))) return null;
+  // Words that speak to an assistant inside a quote are the quote's, not the asker's: an injection, whatever else it names.
+  if (!pastedError && quotesInstructions(text)) return { reason: 'quoted_instructions', text: DECLINE_RULES.find((r) => r.reason === 'quoted_instructions')!.text };
   // A command the asker ran, shown with the error it got, is a question about that error, not a request to run it.
   for (const r of DECLINE_RULES) if (!(pastedError && r.reason === 'commands') && r.phrases.some((p) => has(text, p) || (p.includes('|') && text.includes(p)))) return { reason: r.reason, text: r.text };
   // A pasted error envelope is the service's own text: only the rows above (secrets, commands) can decline it.
   if (pastedError) return null;
-  if (quotesInstructions(text)) return { reason: 'quoted_instructions', text: DECLINE_RULES.find((r) => r.reason === 'quoted_instructions')!.text };
   // Card data sent to it is declined; a question about what to do with card data is answered (the card topic).
   if (/\b\d{4}[ -]?\d{4}[ -]?\d{4}[ -]?\d{4}\b/.test(text) || CARD.phrases.some((p) => has(text, `${p} is`))) return { reason: 'card_data', text: CARD.text };
   // "Send me 100 gas, get 1000 back": a promise of more gas back for gas sent is a scam, however it is worded.

@@ -45,7 +45,8 @@ function listingVerdict(d: NonNullable<Parsed['draft']>): Figures {
   return { text: `It passes: ${passes} — call list_service with it.`, tool: 'list_service', args: {} };
 }
 
-export function figures(p: Parsed, terms: MarketTerms, priceGas: number | null): Figures | null {
+/** `priceGas`, `side`: the asker's own purchase (its price is the sale a question about "this sale" means; a seller's is a sale). */
+export function figures(p: Parsed, terms: MarketTerms, priceGas: number | null, side: 'buyer' | 'seller' | null = null): Figures | null {
   if (p.draft) return listingVerdict(p.draft);
   // "My listing got qualityScore 52 — does that pass?": the gate's pass score decides.
   const scored = /score(?: of| is| was|:)? (\d{1,3})\b/.exec(p.text.replace(/\{.*\}/s, ' '));
@@ -62,8 +63,10 @@ export function figures(p: Parsed, terms: MarketTerms, priceGas: number | null):
   const named = [...new Set(Object.keys(CATEGORY_WORDS).filter((w) => has(t, w)).map((w) => CATEGORY_WORDS[w]))];
   const anchored = has(t, 'anchor') && named.length === 1 ? named[0] : undefined;
   // "what lands from this sale?": the asker's own purchase's price when the question states none.
-  const ownPrice = priceGas && ['how much', 'what lands', 'lands in', 'what do i get', 'what would i get', 'do i end up', 'in $', 'in dollars', 'in usd'].some((w) => has(t, w)) ? priceGas : undefined;
-  const amount = (many ? Number(many[2].replace(/,/g, '')) : undefined) ?? (anchored ? CATEGORY_ANCHOR_GAS[anchored] : undefined) ?? p.amounts.find((n) => n >= 1) ?? (minimumAsked ? MIN_CASHOUT_GAS : ownPrice);
+  const ownPrice = priceGas && ['how much', 'what lands', 'lands in', 'what do i get', 'what would i get', 'do i end up', 'in $', 'in dollars', 'in usd', 'like this', 'go up'].some((w) => has(t, w)) ? priceGas : undefined;
+  const amount = (many ? Number(many[2].replace(/,/g, '')) : undefined) ?? (anchored ? CATEGORY_ANCHOR_GAS[anchored] : undefined) ?? p.amounts.find((n) => n >= 1) ?? ownPrice ?? (minimumAsked ? MIN_CASHOUT_GAS : undefined);
+  // The seller's own purchase is a sale: its figures are the seller's share, never the price.
+  const ownSale = side === 'seller' && amount !== undefined && amount === ownPrice && !p.amounts.length;
   const cashout = ['cash out', 'cash-out', 'cashout', 'withdraw', 'payout', 'cashing out', 'btc', 'bitcoin', 'cash the', 'cash it'].some((w) => has(t, w)) || (has(t, 'cash') && has(t, 'out')) || p.tools.includes('request_cashout');
   const connectFirst = ['never set up', 'not set up', 'no payout address', 'set up payouts', 'btc address', 'first time'].some((w) => has(t, w));
   const cashoutCall = (n: number) => (connectFirst ? { tool: 'connect_payouts', args: {} } : { tool: 'request_cashout', args: { amountGas: n } });
@@ -96,7 +99,7 @@ export function figures(p: Parsed, terms: MarketTerms, priceGas: number | null):
   }
   if (amount === undefined) return null;
   // "I have 150 and it costs 400" / "I need 2300": the cheapest packs that cover the shortfall.
-  const sale = ['sale', 'sales', 'sell', 'sold', 'earn', 'earned', 'seller', 'selling', 'priced', 'job', 'sale_earn', 'i list', 'list it', 'listing at', 'list something', 'do i keep', 'i keep', 'seller get', 'seller gets', 'i net', 'do i net', 'becomes mine', 'buyers 250'].some((w) => has(t, w));
+  const sale = ownSale || ['sale', 'sales', 'sell', 'sold', 'earn', 'earned', 'seller', 'selling', 'priced', 'job', 'sale_earn', 'i list', 'list it', 'listing at', 'list something', 'do i keep', 'i keep', 'seller get', 'seller gets', 'i net', 'do i net', 'becomes mine', 'buyers 250'].some((w) => has(t, w));
   // Earnings the question states ("sale_earn total 675", "432 of earnings"): cashed out as they are, no platform fee again.
   const earned = /(?:sale_earn|earnings|earned)(?: total| of| is| are|:)*\s*(\d[\d,]*)/.exec(t) ?? /([1-9][\d,]*)\s*(?:gas\s*)?(?:from|of|in)?\s*(?:sale_earn|earnings|withdrawable)/.exec(t);
   if (earned && cashout) {
@@ -131,11 +134,14 @@ export function figures(p: Parsed, terms: MarketTerms, priceGas: number | null):
   // "I want to end up with 1000 net from one sale: what price?": the smallest price whose net after both fees reaches it.
   if (sale || has(t, 'list at') || has(t, 'price')) {
     if (['end up with', 'net', 'take home', 'receive', 'pocket', 'clear', 'earned', 'got paid', 'was paid'].some((w) => has(t, w)) && ['what pricegas', 'which pricegas', 'what should i list', 'what price', 'which price', 'should i charge', 'do i need to charge', 'price do i', 'how much should i', 'what was the', 'listing price', 'original price', 'price was'].some((w) => has(t, w))) {
-      const afterCashout = cashout || ['cash-out fee', 'cashout fee', 'both', 'after cash'].some((w) => has(t, w));
+      // The net is after the cash-out fee only when the question says so (a cash-out asked about besides is answered after).
+      const afterCashout = ['cash-out fee', 'cashout fee', 'both', 'after cash', 'in btc', 'all fees', 'every fee'].some((w) => has(t, w));
       const price = priceForNet(amount, terms.platformFeePercent, afterCashout);
       const sn = saleSplit(price, terms.platformFeePercent).sellerNetGas;
       const inBand = has(t, 'band') ? PRICE_BANDS.find((b) => price >= b.minGas && price <= b.maxGas) : undefined;
-      return { text: `List at ${price} gas: the seller nets ${sn} after the ${terms.platformFeePercent}% platform fee${afterCashout ? `, and cashing that out (${CASHOUT_FEE_PERCENT}% fee) leaves ${cashoutSplit(sn).netGas} gas` : ''} — the lowest price that reaches ${amount} (fee ${price - sn} gas)${inBand ? `; that is the ${inBand.id} band (${inBand.minGas}–${inBand.maxGas})` : ''}.`, tool: 'list_service', args: { priceGas: price } };
+      const sales = Math.ceil(MIN_CASHOUT_GAS / sn);
+      const minimum = cashout && !afterCashout ? ` ${sn >= MIN_CASHOUT_GAS ? `One sale (${sn}) reaches the ${MIN_CASHOUT_GAS}-gas cash-out minimum` : `One sale (${sn}) is below the ${MIN_CASHOUT_GAS}-gas cash-out minimum: ${sales} sales (${sales * sn}) reach it`}; cashing out costs ${CASHOUT_FEE_PERCENT}% more.` : '';
+      return { text: `List at ${price} gas: the seller nets ${sn} after the ${terms.platformFeePercent}% platform fee${afterCashout ? `, and cashing that out (${CASHOUT_FEE_PERCENT}% fee) leaves ${cashoutSplit(sn).netGas} gas` : ''} — the lowest price that reaches ${amount} (fee ${price - sn} gas)${inBand ? `; that is the ${inBand.id} band (${inBand.minGas}–${inBand.maxGas})` : ''}.${minimum}`, tool: 'list_service', args: { priceGas: price } };
     }
   }
   // "With the builder pack, how many 150-gas services can I buy?": the pack's gas over the price (the buyer pays no fee).
@@ -178,12 +184,19 @@ export function figures(p: Parsed, terms: MarketTerms, priceGas: number | null):
     const s = saleSplit(amount, terms.platformFeePercent);
     return { text: `No: the buyer pays exactly the price (${amount} gas); the ${terms.platformFeePercent}% fee (${s.platformFeeGas}) comes out of the seller's side, who nets ${s.sellerNetGas}.`, tool: null };
   }
-  if (['dollar', 'dollars', 'usd', 'in $', 'worth'].some((w) => has(t, w)) && !sale && !['fee', 'cash out'].some((w) => has(t, w))) {
+  if (['dollar', 'dollars', 'usd', 'in $', 'worth'].some((w) => has(t, w)) && !sale && !cashout && !has(t, 'fee')) {
     return { text: `${amount} gas = ${gasToUsd(amount).toFixed(2)} USD (gas is pegged to the dollar: 1 gas = 1 US cent).`, tool: null };
   }
   const fee = ['seller get', 'seller gets', 'what does the seller', 'usd', 'dollars', 'fee', 'fees', 'how much', 'how many', 'net', 'end up', 'receive', 'commission', 'cut', 'pocket', 'platform take', 'platform keep', 'what do i get', 'how much do i get', 'do i keep'].some((w) => has(t, w));
   if (!fee && !cashout) return null;
   const below = (n: number) => `${n} gas is below the ${MIN_CASHOUT_GAS}-gas cash-out minimum, so it cannot be cashed out yet.`;
+  // Earnings, then (when a cash-out is asked) whether they reach the minimum and what the 2 % fee leaves.
+  const thenCashout = (head: string, net: number, claims?: number): Figures => {
+    if (!cashout || net < MIN_CASHOUT_GAS) return { claims, text: cashout ? `${head} ${below(net)}` : head, tool: null };
+    const c = cashoutSplit(net);
+    const call = cashoutCall(net);
+    return { text: `${head} ${connectFirst ? 'Call connect_payouts {"btcAddress"} first, then request_cashout: cashing' : 'Cashing'} out ${net} costs the ${CASHOUT_FEE_PERCENT}% fee (${c.feeGas}): you receive ${c.netGas} gas (${gasToUsd(c.netGas).toFixed(2)} USD in BTC).`, tool: call.tool, args: call.args };
+  };
   // "3 sales at 150, 250 and 400": each price's split, and their sum.
   const prices = p.amounts.filter((a) => a >= MIN_PRICE_GAS);
   if (sale && !many && prices.length >= 2 && new Set(prices).size >= 2 && ['total', 'in all', 'altogether', 'combined', 'sales', 'jobs', 'orders'].some((w) => has(t, w))) {
@@ -191,24 +204,16 @@ export function figures(p: Parsed, terms: MarketTerms, priceGas: number | null):
     const net = splits.reduce((a, x) => a + x.sellerNetGas, 0);
     const fees = splits.reduce((a, x) => a + x.platformFeeGas, 0);
     const head = `${prices.length} sales at ${prices.join(', ')} gas (${prices.reduce((a, b) => a + b, 0)} in all) pay the seller ${splits.map((x) => x.sellerNetGas).join(' + ')} = ${net} gas = ${gasToUsd(net).toFixed(2)} USD; the platform keeps ${splits.map((x) => x.platformFeeGas).join(' + ')} = ${fees} gas (${terms.platformFeePercent}% of each).`;
-    if (!cashout) return { text: head, tool: null };
-    if (net < MIN_CASHOUT_GAS) return { text: `${head} ${net} gas is below the ${MIN_CASHOUT_GAS}-gas cash-out minimum, so it cannot be cashed out yet.`, tool: null };
-    const c = cashoutSplit(net);
-    return { text: `${head} Cashing out ${net} costs the ${CASHOUT_FEE_PERCENT}% fee (${c.feeGas}): you receive ${c.netGas} gas (${gasToUsd(c.netGas).toFixed(2)} USD in BTC).`, tool: cashoutCall(net).tool, args: cashoutCall(net).args };
+    return thenCashout(head, net);
   }
   // "3 sales at 200 gas each": the earnings of all of them.
-  const times = ['twice', 'two times'].some((w) => has(t, w)) ? 2 : ['three times', 'thrice'].some((w) => has(t, w)) ? 3 : null;
+  const times = ['twice', 'two times'].some((w) => has(t, w)) ? 2 : ['three times', 'thrice'].some((w) => has(t, w)) ? 3 : Number(/\b(\d{1,2}) times\b/.exec(t)?.[1] ?? 0) || null;
   const count = many ? Number(many[1]) : (times ?? 0);
   if (many || (times && sale)) {
     const s = saleSplit(amount, terms.platformFeePercent);
     const total = count * s.sellerNetGas;
     const head = `${count} sales at ${amount} gas pay the seller ${count} × ${s.sellerNetGas} = ${total} gas (the platform keeps ${terms.platformFeePercent}% of each).`;
-    const claims = /\bi (?:sold|earned|made|completed)\b/.test(t) ? total : undefined;
-    if (!cashout) return { claims, text: head, tool: null };
-    if (total < MIN_CASHOUT_GAS) return { claims, text: `${head} ${below(total)}`, tool: null };
-    const c = cashoutSplit(total);
-    const call = cashoutCall(total);
-    return { text: `${head} ${connectFirst ? 'Call connect_payouts {"btcAddress"} first, then request_cashout: cashing' : 'Cashing'} out ${total} costs the ${CASHOUT_FEE_PERCENT}% fee (${c.feeGas}): you receive ${c.netGas} gas (${gasToUsd(c.netGas).toFixed(2)} USD in BTC).`, tool: call.tool, args: call.args };
+    return thenCashout(head, total, /\bi (?:sold|earned|made|completed)\b/.test(t) ? total : undefined);
   }
   if (sale) {
     const s = saleSplit(amount, terms.platformFeePercent);
@@ -219,10 +224,7 @@ export function figures(p: Parsed, terms: MarketTerms, priceGas: number | null):
       const n = Math.ceil(MIN_CASHOUT_GAS / s.sellerNetGas);
       return { text: `${head} ${n} sales (${n * s.sellerNetGas} gas) reach the ${MIN_CASHOUT_GAS}-gas cash-out minimum; ${n - 1} make only ${(n - 1) * s.sellerNetGas}.`, tool: null };
     }
-    if (!cashout) return { text: head, tool: null };
-    if (s.sellerNetGas < MIN_CASHOUT_GAS) return { text: `${head} ${below(s.sellerNetGas)}`, tool: null };
-    const c = cashoutSplit(s.sellerNetGas);
-    return { text: `${head} Cashing out those ${s.sellerNetGas} costs the ${CASHOUT_FEE_PERCENT}% cash-out fee (${c.feeGas}), so you end up with ${c.netGas} gas (${gasToUsd(c.netGas).toFixed(2)} USD in BTC).`, tool: 'request_cashout', args: { amountGas: s.sellerNetGas } };
+    return thenCashout(head, s.sellerNetGas);
   }
   if (cashout) {
     if (amount < MIN_CASHOUT_GAS) return { text: below(amount), tool: null };

@@ -80,7 +80,7 @@ export function namesTitle(p: Parsed, title: string | null | undefined): boolean
 }
 
 function aboutAPurchase(p: Parsed, purchases: PurchaseView[]): boolean {
-  return !!(p.purchaseIds.length || p.statedState || TRANSITIONS.some((x) => p.tools.includes(x.tool) || names(p.text, x.tool)) || [...PURCHASE_WORDS, ...ASKS.idle].some((w) => has(p.text, w)) || purchases.some((x) => namesTitle(p, x.listingTitle)));
+  return !!(p.purchaseIds.length || p.statedState || TRANSITIONS.some((x) => p.tools.includes(x.tool) || names(p.text, x.tool)) || [...PURCHASE_WORDS, ...ASKS.idle].some((w) => has(p.text, w)) || purchases.some((x) => namesTitle(p, x.listingTitle) || p.amounts.includes(x.priceGas)));
 }
 
 function facts(view: PurchaseView | null, state: string, side: Side | null, now: Date, id: string | null): PurchaseFacts {

@@ -63,10 +63,9 @@ export class Intents {
       .filter((x) => x.score > 0)
       .sort((a, b) => b.score - a.score);
     if (!ranked.length) return null;
-    // A question that asks two things ("…? Also, …?"): its second part may show a second intent by one word.
-    const cut = Math.max(p.text.indexOf('? '), ...['also', 'quick one'].map((w) => p.text.indexOf(` ${w} `)));
-    const tail = cut > 0 ? stemmed(p.text.slice(cut + 1)) : '';
-    const inTail = tail ? ranked.map((x) => ({ ...x, score: this.score(x.topic, p, tail, []) })).filter((x) => x.score >= 1).sort((a, b) => b.score - a.score) : [];
+    // A question that asks two things ("…? Also, …", "1) … 2) …", "…, and which one …"): a later part may show a second intent by one word.
+    const parts = p.text.split(/\?|;|\b(?:also|quick one|plus)\b|\(?\b[2-4]\)|,? and (?=(?:how|what|which|is|are|can|do|does|should|will|when|where|why|who)\b)/).slice(1).map(stemmed).filter((x) => x.trim().length > 3);
+    const inTail = parts.flatMap((tail) => ranked.map((x) => ({ ...x, score: this.score(x.topic, p, tail, []) })).filter((x) => x.score >= 1)).sort((a, b) => b.score - a.score);
     // (Without a second part, only an intent shown as strongly as the first is a second question.)
     const second = [...inTail, ...ranked.filter((x) => x.score >= Math.max(3, ranked[0].score))].find((x) => x.topic.id !== ranked[0].topic.id && (!x.topic.tool || x.topic.tool !== ranked[0].topic.tool));
     return { topic: ranked[0].topic, score: ranked[0].score, also: second && ranked[0].score >= 2 ? second.topic : null };

@@ -79,10 +79,6 @@ export class KnowledgeIndex {
   /** The documentation's own identifiers (gasBalance, isSeed …): a question naming one is about this marketplace. */
   private readonly identifiers = new Set<string>();
 
-  section(id: string): KnowledgeSection | undefined {
-    return this.byId.get(id);
-  }
-
   retrieve(p: Parsed): Retrieved {
     const expansions = Object.entries(SYNONYMS)
       .filter(([phrase]) => has(p.text, phrase))

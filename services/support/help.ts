@@ -13,10 +13,11 @@ import type { HelpAnswer, HelpContext, HelpInput } from '../../packages/contract
 import type { RequestLogEntry } from '../../packages/tool-catalogue/meta';
 import { parse, type Parsed } from './help-parse';
 import { declineOf } from './help-decline';
-import { ground, namesTitle, type Grounded } from './help-ground';
+import { ground, legalCalls, namesTitle, type Grounded } from './help-ground';
 import { KnowledgeIndex } from './help-retrieve';
 import { compose, render, type Composed } from './help-compose';
 import { Intents } from './help-intent';
+import { TRANSITIONS } from '../../packages/contracts/purchase-machine';
 
 export type { HelpAnswer, HelpContext, HelpInput, RequestLogEntry };
 export { composeWithLlm, type LlmOptions } from './help-llm';
@@ -63,7 +64,16 @@ export class HelpIndex {
     // A question that shows one of the marketplace's intents, or names the asker's own purchase ("the tests don't run"), is about this marketplace.
     const decline = declineOf(parsed.text, retrieved.inDomain || (input.account?.purchases ?? []).some((x) => namesTitle(parsed, x.listingTitle)) || (!!intent && intent.score >= 2), !!parsed.error || parsed.pasted);
     if (decline) {
-      const answer: HelpAnswer = { answer: decline.text, nextStep: null, sources: [], known: true, confidence: 1, generatedBy: 'retrieval', declined: true, lookedAt: [], ...requestField(input) };
+      // An injection found in the asker's own delivery: the buyer's way out of that purchase follows the refusal.
+      const own = grounded.purchase;
+      const exit = decline.reason === 'quoted_instructions' && own?.side === 'buyer' ? ['dispute_purchase', 'request_refund'].find((t) => own.legal.includes(t)) : undefined;
+      // Asked to act on the asker's own purchase: what the machine lets it do there itself follows the refusal.
+      const mine = decline.reason === 'acts' && own?.inAccount ? compose({ ...parsed, text: ' what now ', tools: [], amounts: [], statedState: null, error: null }, grounded, retrieved, this.terms, null) : null;
+      const other = own?.side === 'buyer' ? 'seller' : 'buyer';
+      const why = (own ? parsed.tools.filter((t) => TRANSITIONS.some((x) => x.tool === t) && !own.legal.includes(t)) : []).map((t) => (own!.side && legalCalls(own!.state, other).includes(t) ? `${t} is the ${other}'s call, not yours.` : `${t} is not possible on ${own!.id} while it is ${own!.state}.`));
+      const route = mine ? ` ${why.join(' ')}${why.length ? ' ' : ''}Your own next step: ${mine.lead.replace(/^As the \w+ of \S+( \([a-z_]+\))?: /, '')}` : '';
+      const text = exit ? `${decline.text} If the work itself is not what you ordered, call ${exit} {"purchaseId":"${own!.id}","reason"} before the escrow auto-releases.` : route ? `${decline.text.replace(/ Tell me what you want to do[^.]*\.$/, '')}${route}` : decline.text;
+      const answer: HelpAnswer = { answer: text, nextStep: mine?.nextStep ?? null, sources: [], known: true, confidence: 1, generatedBy: 'retrieval', declined: true, lookedAt: [], ...requestField(input) };
       return { answer, pipeline: { parsed, grounded, composed: null } };
     }
     const composed = compose(parsed, grounded, retrieved, this.terms, intent);
