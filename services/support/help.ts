@@ -8,7 +8,6 @@
  * and an optional LLM that may only choose among the calls the situation allows (help-llm.ts).
  */
 import { DEFAULT_TERMS, type MarketTerms } from '../../packages/market-rules';
-import type { KnowledgeSection } from '../../packages/knowledge';
 import type { HelpAnswer, HelpContext, HelpInput } from '../../packages/contracts/support';
 import type { RequestLogEntry } from '../../packages/tool-catalogue/meta';
 import { parse, type Parsed } from './help-parse';
@@ -45,10 +44,6 @@ export class HelpIndex {
   ) {
     this.index = new KnowledgeIndex(baseUrl, terms);
     this.intents = new Intents(terms);
-  }
-
-  get sections(): KnowledgeSection[] {
-    return this.index.sections;
   }
 
   run(input: HelpInput): { answer: HelpAnswer; pipeline: Pipeline } {
