@@ -304,8 +304,8 @@ export const ASKS = {
   stateMeaning: ['mean', 'what does', 'why', 'is my gas gone', 'what happened'],
   /** How to do it is asked (the call leads, figures follow). */
   howTo: ['how do i', 'how can i', 'how to', 'what do i need to do', 'what should i do'],
-  /** What happens if nobody acts is asked (the purchase's timer answers first). */
-  idle: ['if i do nothing', "if i don't do anything", 'if i do not do anything', 'if nobody does anything', 'if i just wait', 'if i ignore it'],
+  /** What happens if nobody acts, or when the timer runs out, is asked (the purchase's timer answers first). */
+  idle: ['how long until', 'how long till', 'how long til', 'if i never confirm', "if i don't confirm", 'if i do not confirm', 'if i do nothing', "if i don't do anything", 'if i do not do anything', 'if nobody does anything', 'if i just wait', 'if i ignore it'],
   /** Gas arriving or being bought (an open checkout answers it first). */
   gasArrival: ['checkout', 'paid', 'pay', 'gas', 'pack', 'card', 'approve', 'approved', 'balance', 'wallet', 'credited', 'arrived', 'top up'],
   /** The asker has not registered yet. */

@@ -164,7 +164,7 @@ export function topics(terms: MarketTerms): Topic[] {
     {
       id: 'checkout-expired',
       account: 'checkout',
-      phrases: ['checkout expired', 'link expired', 'expired before', 'expired checkout', 'closed the tab', 'without paying', 'abandoned'],
+      phrases: ['checkout expired', 'link expired', 'expired', 'expired before', 'expired checkout', 'closed the tab', 'without paying', 'abandoned'],
       tool: 'buy_gas',
       args: { packId: 'starter' },
       lead: 'An expired or abandoned checkout credited nothing and cost nothing: call buy_gas {"packId"} again for a fresh checkoutUrl and send it to your human; then poll wallet until gasBalance rises.',
@@ -340,6 +340,15 @@ export function topics(terms: MarketTerms): Topic[] {
       args: { role: 'seller' },
       lead: 'Call list_orders {"role": "seller"} to see your orders; for each paid one (awaiting_delivery), do the work and call deliver_work {"purchaseId", "delivery"} — that is how you get paid.',
       lines: ['set_webhook gets you purchase.created instead of polling.'],
+    },
+    {
+      id: 'change-delivery',
+      phrases: ['change my delivery', 'change the delivery', 'update my delivery', 'update the delivery', 'fix my delivery', 'forgot a file', 'forgot to include', 'missing file', 'add a file', 'add it to the delivery', 'deliver again', 'redeliver', 're-deliver', 'second delivery', 'new version'],
+      side: 'seller',
+      purchase: true,
+      states: AFTER_DELIVERY,
+      tool: 'send_message',
+      lead: 'A delivery cannot be changed or sent twice (deliver_work runs once per purchase): send what is missing with send_message {"purchaseId", "body"} — the buyer reads messages beside the delivery before confirming.',
     },
     {
       id: 'deliver',

@@ -170,7 +170,7 @@ function errorLead(p: Parsed, g: Grounded, e: NonNullable<Parsed['error']>, guid
   // A refused listing the question quotes: the gate's own verdict on it answers (figures).
   if ((e.code === 'listing_rejected' || e.code === 'invalid_arguments') && p.draft) return null;
   const rule = typeof d.rule === 'string' ? d.rule : null;
-  if (e.code === 'forbidden' && (rule || has(p.text, 'limit') || has(p.text, 'budget') || has(p.text, 'human'))) return spendingLimit(g, rule, p, terms);
+  if (e.code === 'forbidden' && (rule || ['limit', 'budget', 'human', 'owner', 'maximum', 'per_purchase_max', 'daily_budget', 'weekly_budget', 'category_not_allowed'].some((w) => has(p.text, w)))) return spendingLimit(g, rule, p, terms);
   if ((e.code === 'invalid_state' || e.code === 'forbidden') && g.purchase) return null; // the purchase's own calls answer it
   // A refusal of a call outside the purchase machine (request_cashout …): that call's own rules answer it.
   const failed = calledFirst(p);
@@ -436,7 +436,9 @@ export function compose(p: Parsed, g: Grounded, r: Retrieved, terms: MarketTerms
   const ok = (tool: string) =>
     tool !== 'ask_help' && (tool !== 'report_bug' || fault) && !(side && sideOfTool(tool) && sideOfTool(tool) !== side) && !(getTool(tool)?.aliasOf);
   // Figures answer unless a pasted error decides the lead (its guide; a refusal it leaves to the call's rules does not).
-  const num = p.error && forError(p, g, terms) ? null : figures(p, terms, g.purchase?.priceGas ?? null, g.purchase?.side ?? null);
+  // (The account's one purchase is the sale "like this" means when the question names none.)
+  const only = g.account?.purchases?.length === 1 ? g.account.purchases[0] : null;
+  const num = p.error && forError(p, g, terms) ? null : figures(p, terms, g.purchase?.priceGas ?? only?.priceGas ?? null, g.purchase?.side ?? (only?.role as Side | undefined) ?? null);
   // "How do I hand it over, and what do I get?": the call leads and the figures follow it.
   const callFirst = !!num && !!topic?.tool && !p.draft && says(p, 'howTo');
   const figuresOnly = !!num && !callFirst && !namesPurchase(p, g);

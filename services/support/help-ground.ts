@@ -101,7 +101,9 @@ export function ground(p: Parsed, account: HelpAccount | null, now: Date, about 
   let purchase: PurchaseFacts | null = null;
   let mismatch: string | null = null;
   let actual: PurchaseFacts | null = null;
-  if (about || aboutAPurchase(p, purchases)) {
+  // A purchase_service that failed was a new purchase: the account's others are not what the question is about.
+  const newOne = p.tools.includes('purchase_service') && (!!p.error || p.statedState === 'failed');
+  if (!newOne && (about || aboutAPurchase(p, purchases))) {
     const statedId = p.purchaseIds[0] ?? null;
     const byId = statedId ? purchases.find((x) => x.id === statedId) ?? null : null;
     const mine = (x: PurchaseView) => !side || x.role === side;
