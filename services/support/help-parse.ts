@@ -123,6 +123,8 @@ function errorOf(input: HelpInput, text: string): PastedError | null {
   const logged = input.request?.errorCode ?? null;
   const code =
     (typeof env?.code === 'string' ? (ERROR_CODES.includes(env.code) ? env.code : ourCode(env.code, typeof env.message === 'string' ? env.message : '', text)) : null) ??
+    // ('"error": "unknown tool"': the error as a bare string, read by its words.)
+    (typeof json?.error === 'string' ? (ERROR_CODES.includes(json.error) ? json.error : ourCode(json.error, '', text)) : null) ??
     logged ??
     ERROR_CODES.find((c) => has(fromContext, c)) ??
     ERROR_CODES.find((c) => has(text, c)) ??

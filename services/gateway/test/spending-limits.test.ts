@@ -30,6 +30,11 @@ describe('spending limits set by a human, enforced on purchase_service', () => {
 
   beforeAll(async () => {
     app = await startTestApp();
+    // The tests move the clock two days on and count what was spent this week: start on a Tuesday at noon UTC, so
+    // no Monday (a new budget week) falls in between whatever day the suite runs.
+    const now = app.clock.now();
+    const tuesdayNoon = Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate() + ((2 - now.getUTCDay() + 7) % 7), 12);
+    app.clock.advance(tuesdayNoon > now.getTime() ? tuesdayNoon - now.getTime() : tuesdayNoon + 7 * 86_400_000 - now.getTime());
     buyer = await newAgent(app, 'Buyer');
     for (const price of [150, 250, 120]) {
       const seller = await newAgent(app, 'Seller');
