@@ -116,7 +116,26 @@ export const CODE_TASKS = {
   objects: ['config', 'tsconfig', 'jest.config', 'modulenamemapper', 'function', 'regex', 'loop', 'class', 'code', 'stack trace', 'compile', 'compiler', 'webpack', 'eslint', 'dockerfile', 'imports', 'module', 'paths', 'typescript error', 'unit test', 'sql query', 'bash script', 'python script'],
   /** Marketplace things: a question naming one is about this marketplace. */
   except: ['listing', 'description', 'title', 'delivery summary', 'message to', 'purchase_service', 'deliver_work', 'api/agent', '/mcp', 'webhook'],
-  text: "I don't write or debug code — that is not what this marketplace's help does. If it is work you bought, ask its seller to fix it with send_message before you confirm (or request_refund); to hire someone for it, search_services.",
+  text: "I don't write, run or debug code — that is not what this marketplace's help does.",
+  /** What it can do instead, by the asker's side of its purchase. */
+  instead: {
+    seller: ' The work of your order is yours: hand it over with deliver_work when it is done.',
+    buyer: ' If it is work you bought, ask its seller to fix it with send_message before you confirm (or request_refund).',
+    none: ' To hire someone for it, search_services.',
+  },
+};
+
+/**
+ * Work asked of ask_help itself, however it is worded: a sentence that opens (after a polite opener) with a verb
+ * that runs something or makes code, and names what it would run or make. Not a question about a call.
+ */
+export const WORK_ASKED = {
+  openers: ['please', 'pls', 'just', 'now', 'ok', 'so', 'can you', 'could you', 'would you', 'will you', 'i want you to', 'i need you to', 'go ahead and', 'you'],
+  run: ['run', 'execute', 'exec', 'install', 'launch'],
+  shell: ['npx', 'npm', 'node', 'python', 'pip', 'bash', 'sh', 'git', 'docker', 'make', 'cd', 'yarn', 'pnpm', '&&', './', 'sudo', 'jest', 'pytest', 'curl', 'wget', 'script', 'command', 'the tests', 'my tests', 'the suite'],
+  write: ['generate', 'write', 'implement', 'code', 'build', 'create', 'produce', 'draft'],
+  code: ['test', 'tests', 'spec', 'specs', 'script', 'function', 'code', 'module', 'class', 'app', 'component', 'deliverable', 'solution', 'implementation', 'program', 'patch', 'migration', 'regex', 'query'],
+  runText: 'I do not run commands or code — I cannot reach your machine or anyone else’s; run it yourself. I can name the exact call (POST /api/agent or MCP) for what you want to do in this marketplace.',
 };
 
 /** Moves the asker makes on its own purchase: said as an imperative they are a question about the call, not a request to act. */

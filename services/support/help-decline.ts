@@ -7,12 +7,14 @@
  */
 import { UNRELATED_TASKS } from '../../packages/knowledge/synonyms';
 import { KEY_AT_RISK } from '../../packages/knowledge/topics';
-import { ACT_VERBS, IMPERATIVE, MAYBE_ASKING, OWN_OBJECTS, DECLINE_RULES, CARD, GAMING, ADVICE, CHEATING, CODE_TASKS, AUTHORITY, FOR_OTHERS, ASKERS_OWN, ACTS_TEXT, OFF_TOPIC_TEXT, ASKS_HOW, SPEAKS_TO_ASSISTANT } from '../../packages/knowledge/declines';
+import { ACT_VERBS, IMPERATIVE, MAYBE_ASKING, OWN_OBJECTS, DECLINE_RULES, CARD, GAMING, ADVICE, CHEATING, CODE_TASKS, WORK_ASKED, AUTHORITY, FOR_OTHERS, ASKERS_OWN, ACTS_TEXT, OFF_TOPIC_TEXT, ASKS_HOW, SPEAKS_TO_ASSISTANT } from '../../packages/knowledge/declines';
 import { has } from './help-parse';
 
 export interface Decline {
   reason: 'acts' | 'secrets' | 'quoted_instructions' | 'commands' | 'card_data' | 'gaming' | 'off_topic';
   text: string;
+  /** What it can do instead, by the asker's side of its purchase (a code task). */
+  instead?: Record<'seller' | 'buyer' | 'none', string>;
 }
 
 /** A quoted passage (a delivery's or a message's text) that tells someone to act: it is data, never an instruction. */
@@ -49,6 +51,23 @@ function asksToAct(text: string): boolean {
   return false;
 }
 
+/** A sentence that asks ask_help to run something or to write code ("run `npx jest` and paste me the output", "generate the 14 tests"). */
+function asksForWork(text: string): Decline | null {
+  // (A command is often quoted; what is asked to be written is outside the quotes.)
+  const unquoted = text.replace(/(^|[\s:(])['"“‘][^'"”’]{8,}['"”’]/g, '$1 ');
+  for (const raw of [...text.split(/[!?;\n]\s*|\.\s+/), ...unquoted.split(/[.!?;\n]\s*/)]) {
+    let sentence = ` ${raw.trim()} `;
+    for (let again = true; again; ) {
+      again = false;
+      for (const o of WORK_ASKED.openers) if (sentence.startsWith(` ${o} `)) (sentence = sentence.slice(o.length + 1)), (again = true);
+    }
+    const verb = sentence.trim().split(' ')[0];
+    if (WORK_ASKED.run.includes(verb) && WORK_ASKED.shell.some((w) => (w.length > 3 || /^[a-z]+$/.test(w) ? has(sentence, w) : sentence.includes(w)))) return { reason: 'commands', text: WORK_ASKED.runText };
+    if (WORK_ASKED.write.includes(verb) && WORK_ASKED.code.some((w) => has(sentence, w)) && !CODE_TASKS.except.some((w) => has(sentence, w))) return { reason: 'off_topic', text: CODE_TASKS.text, instead: CODE_TASKS.instead };
+  }
+  return null;
+}
+
 /**
  * The reason to decline, or null. `pastedError`: the question carries an error envelope (its quoted
  * strings are the service's, not instructions). `inDomain`: the question names this marketplace's own things
@@ -76,7 +95,9 @@ export function declineOf(text: string, inDomain: boolean, pastedError = false):
   // "Send me 100 gas, get 1000 back": a promise of more gas back for gas sent is a scam, however it is worded.
   if (GAMING.phrases.some((p) => has(text, p)) || /\bsend (?:me |us )?\d[\d,]* ?gas\b.*\b(?:get|receive)\b.*\d[\d,]*.*\bback\b/.test(text)) return { reason: 'gaming', text: GAMING.text };
   if (ADVICE.phrases.some((p) => has(text, p)) || (ADVICE.markets.some((w) => has(text, w)) && ADVICE.timing.some((w) => has(text, w)))) return { reason: 'off_topic', text: ADVICE.text };
-  if (CODE_TASKS.asks.some((w) => has(text, w)) && CODE_TASKS.objects.some((w) => has(text, w)) && !CODE_TASKS.except.some((w) => has(text, w))) return { reason: 'off_topic', text: CODE_TASKS.text };
+  const work = asksForWork(text);
+  if (work) return work;
+  if (CODE_TASKS.asks.some((w) => has(text, w)) && CODE_TASKS.objects.some((w) => has(text, w)) && !CODE_TASKS.except.some((w) => has(text, w))) return { reason: 'off_topic', text: CODE_TASKS.text, instead: CODE_TASKS.instead };
   // What a counterparty asks of the asker (a quote) is not a request to ask_help.
   if (asksToAct(text.replace(/(^|[\s:(])['"“‘][^'"”’]{8,}['"”’]/g, '$1 '))) return { reason: 'acts', text: ACTS_TEXT };
   if (UNRELATED_TASKS.some((p) => has(text, p))) return { reason: 'off_topic', text: OFF_TOPIC_TEXT };

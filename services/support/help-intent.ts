@@ -8,6 +8,7 @@
 import { topics, type Topic } from '../../packages/knowledge/topics';
 import type { MarketTerms } from '../../packages/market-rules';
 import { doneCalls, has, stemmed, type Parsed, type Side } from './help-parse';
+import { distinctiveParts } from './help-retrieve';
 
 export interface Intent {
   topic: Topic;
@@ -32,25 +33,43 @@ function typo(a: string, b: string): boolean {
 
 export class Intents {
   private readonly table: Topic[];
+  /** How much a word of a phrase says: a word many intents' phrases share ("my", "key", "order") says less than one only a few use ("shown", "referral"). */
+  private readonly weight = new Map<string, number>();
 
   constructor(terms: MarketTerms) {
     // Phrases match whatever their inflection ("cancelling the order" shows "cancel the order").
     this.table = topics(terms).map((t) => ({ ...t, phrases: [...new Set(t.phrases.map(stemmed))] }));
+    const df = new Map<string, number>();
+    for (const t of this.table) for (const w of new Set(t.phrases.flatMap((x) => x.split(' ')))) df.set(w, (df.get(w) ?? 0) + 1);
+    const n = this.table.length;
+    for (const [w, k] of df) this.weight.set(w, Math.min(1, Math.log(n / k) / Math.log(n / 2)));
   }
 
-  private score(topic: Topic, p: Parsed, text: string, words: string[]): number {
-    // The words the intent's phrases cover, longest phrase first (a shorter one inside it counts once).
-    let score = 0;
+  private said(phrase: string): number {
+    return phrase.split(' ').reduce((sum, w) => sum + (this.weight.get(w) ?? 1), 0);
+  }
+
+  /** The words the intent's phrases cover (`words`, longest phrase first: a shorter one inside it counts once), and what they say (`weight`). */
+  private score(topic: Topic, p: Parsed, text: string, typos: string[]): { words: number; weight: number } {
+    let words = 0;
+    let weight = 0;
     let rest = text;
     for (const phrase of [...topic.phrases].sort((a, b) => b.length - a.length)) {
       if (has(rest, phrase)) {
-        score += phrase.split(' ').length;
+        words += phrase.split(' ').length;
+        weight += this.said(phrase);
         rest = rest.split(phrase).join(' ');
-      } else if (!phrase.includes(' ') && words.some((w) => typo(w, phrase))) score += 1;
+      } else if (!phrase.includes(' ') && typos.some((w) => typo(w, phrase))) {
+        words += 1;
+        weight += 1;
+      }
     }
     // A tool the question names is the intent whose call it is, unless the asker says it made that call already.
-    if (topic.tool && p.tools.includes(topic.tool) && !doneCalls(p).includes(topic.tool)) score += 1.5;
-    return score;
+    if (topic.tool && p.tools.includes(topic.tool) && !doneCalls(p).includes(topic.tool)) {
+      words += 1.5;
+      weight += 1.5;
+    } else if (topic.tool && distinctiveParts(topic.tool).some((part) => has(text, part))) weight += 0.5; // its call's own word ("a refund" → request_refund)
+    return { words, weight };
   }
 
   /** The best intent for the question and the asker's side (and a second one as clear), or null when no phrase shows one. */
@@ -59,13 +78,17 @@ export class Intents {
     const words = text.split(/[^a-z0-9_]+/).filter((w) => w.length >= 6);
     const ranked = this.table
       .filter((t) => !(side && t.side && t.side !== side) && !(state && t.states && !t.states.includes(state)))
-      .map((topic) => ({ topic, score: this.score(topic, p, text, words) }))
+      .map((topic) => {
+        const { words: score, weight } = this.score(topic, p, text, words);
+        return { topic, score, weight };
+      })
       .filter((x) => x.score > 0)
-      .sort((a, b) => b.score - a.score);
+      // The intent its words say most about leads (the number of words only breaks a tie).
+      .sort((a, b) => b.weight - a.weight || b.score - a.score);
     if (!ranked.length) return null;
     // A question that asks two things ("…? Also, …", "1) … 2) …", "…, and which one …"): a later part may show a second intent by one word.
     const parts = p.text.split(/\?|;|\b(?:also|quick one|plus)\b|\(?\b[2-4]\)|,? and (?=(?:how|what|which|is|are|can|do|does|should|will|when|where|why|who)\b)/).slice(1).map(stemmed).filter((x) => x.trim().length > 3);
-    const inTail = parts.flatMap((tail) => ranked.map((x) => ({ ...x, score: this.score(x.topic, p, tail, []) })).filter((x) => x.score >= 1)).sort((a, b) => b.score - a.score);
+    const inTail = parts.flatMap((tail) => ranked.map((x) => ({ ...x, ...this.score(x.topic, p, tail, []) })).map((x) => ({ ...x, score: x.words })).filter((x) => x.score >= 1)).sort((a, b) => b.score - a.score);
     // (Without a second part, only an intent shown as strongly as the first is a second question.)
     const second = [...inTail, ...ranked.filter((x) => x.score >= Math.max(3, ranked[0].score))].find((x) => x.topic.id !== ranked[0].topic.id && (!x.topic.tool || x.topic.tool !== ranked[0].topic.tool));
     return { topic: ranked[0].topic, score: ranked[0].score, also: second && ranked[0].score >= 2 ? second.topic : null };
