@@ -308,6 +308,11 @@ export const ASKS = {
   idle: ['how long until', 'how long till', 'how long til', 'if i never confirm', "if i don't confirm", 'if i do not confirm', 'if i do nothing', "if i don't do anything", 'if i do not do anything', 'if nobody does anything', 'if i just wait', 'if i ignore it'],
   /** Gas arriving or being bought (an open checkout answers it first). */
   gasArrival: ['checkout', 'paid', 'pay', 'gas', 'pack', 'card', 'approve', 'approved', 'balance', 'wallet', 'credited', 'arrived', 'top up'],
+  /** A cash-out is asked about (the act; its payout and BTC are `payout`). */
+  cashout: ['cash out', 'cash-out', 'cashout', 'cashing out', 'cash the', 'cash it', 'withdraw', 'withdrawal', 'request_cashout'],
+  payout: ['payout', 'btc', 'bitcoin'],
+  /** "Withdraw" said of something else than gas. */
+  notCashout: ['withdraw the dispute', 'withdraw my dispute', 'withdraw a dispute', 'withdraw the refund', 'withdraw my refund', 'withdraw the complaint', 'withdraw the listing', 'withdraw my listing'],
   /** The asker has not registered yet. */
   notRegistered: ['not registered', "haven't registered", 'have not registered', 'before i register', 'not signed up'],
 };

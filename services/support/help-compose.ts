@@ -7,7 +7,7 @@
  * question, what it shows leads.
  */
 import { errorGuide, exampleArguments, type KnowledgeSection, type NextStep } from '../../packages/knowledge';
-import { MIN_CASHOUT_GAS, saleSplit, smallestPackCovering, type MarketTerms } from '../../packages/market-rules';
+import { CASHOUT_FEE_PERCENT, DISPUTE_LOOKBACK_DAYS, MIN_CASHOUT_GAS, cashoutSplit, gasToUsd, saleSplit, smallestPackCovering, type MarketTerms } from '../../packages/market-rules';
 import { STATES, TRANSITIONS, documentedTransitions } from '../../packages/contracts/purchase-machine';
 import { getTool, TOOL_NAMES } from '../../packages/tool-catalogue';
 import { doneCalls, has, normalize, type Parsed, type Side } from './help-parse';
@@ -429,6 +429,38 @@ function accountFirst(p: Parsed, g: Grounded, r: Retrieved, terms: MarketTerms, 
   return { lead: `${said}.`, lines: [`If it is as you say: ${answer}`, ...lines], picked: { step: check, lead: `${said}.`, lines: [] } };
 }
 
+/**
+ * A cash-out asked about on the asker's own account (not figures the question states): what it can withdraw now leads —
+ * an open dispute as a seller pauses it, below the minimum it is "not yet" with what its open sales add when they complete.
+ */
+function cashoutOnAccount(p: Parsed, g: Grounded, num: unknown, topic: Topic | null): { lead: string; lines: string[]; step: NextStep | null } | null {
+  const sales = (g.account?.purchases ?? []).filter((x) => x.role === 'seller');
+  const asked = (says(p, 'cashout') && !says(p, 'notCashout')) || p.tools.includes('request_cashout');
+  // Figures the question asks for are answered as figures; on an account with no sale and nothing to withdraw, only a question about cashing out is.
+  if (!asked || !g.wallet || p.draft || num || (p.error && calledFirst(p) !== 'request_cashout') || (!sales.length && !g.wallet.withdrawableGas && topic?.account !== 'earnings')) return null;
+  const w = g.wallet.withdrawableGas;
+  const disputed = sales.filter((x) => x.status === 'disputed');
+  const open = sales.filter((x) => (STATES as Record<string, { open?: boolean }>)[x.status]?.open && x.status !== 'disputed');
+  if (says(p, 'howTo') && !disputed.length && !open.length) return null;
+  const min = `a cash-out needs at least ${MIN_CASHOUT_GAS} gas of completed-sale earnings (sale_earn)`;
+  if (disputed.length) {
+    const d = disputed[0];
+    const step = { tool: 'send_message', arguments: { purchaseId: d.id, body: '<body>' } };
+    return { step, lead: `Not while ${d.id} is disputed: cash-out is paused, for all your earnings, while you have an open dispute as a seller; it opens again once an operator decides it (a dispute lost as a seller blocks it for ${DISPUTE_LOOKBACK_DAYS} days). Give your side with ${call(step)}.`, lines: [`Your wallet shows withdrawableGas ${w}; the ${d.sellerNetGas} gas of ${d.id} stay frozen until the decision, and ${min}.`] };
+  }
+  if (w >= MIN_CASHOUT_GAS) {
+    const c = cashoutSplit(w);
+    const step = { tool: 'request_cashout', arguments: { amountGas: w } };
+    return { step, lead: `Yes: call ${call(step)} (connect_payouts {"btcAddress"} once before the first): the ${CASHOUT_FEE_PERCENT}% fee leaves ${c.netGas} gas = ${gasToUsd(c.netGas).toFixed(2)} USD, paid in BTC by the operator.`, lines: open.length ? [`${open.map((x) => x.id).join(', ')} add their earnings only once completed.`] : [] };
+  }
+  const s = open[0];
+  const after = s ? w + s.sellerNetGas : w;
+  const when = s && legalCalls(s.status, 'seller').includes('deliver_work') ? 'after you deliver it with deliver_work and the buyer confirms' : 'when the buyer confirms it, or auto-release pays it';
+  const adds = s ? ` — ${s.id} (${s.status}) pays you ${s.sellerNetGas} gas only ${when}, which makes ${after}: ${after >= MIN_CASHOUT_GAS ? 'enough then' : `still ${MIN_CASHOUT_GAS - after} short`}` : '';
+  const step = s && legalCalls(s.status, 'seller').includes('deliver_work') ? { tool: 'deliver_work', arguments: { purchaseId: s.id, delivery: { summary: '<summary>' } } } : null;
+  return { step, lead: `Not yet: your wallet shows withdrawableGas ${w}, and ${min}${adds}.`, lines: [`Then: connect_payouts {"btcAddress"} once, and request_cashout {"amountGas"} — a ${CASHOUT_FEE_PERCENT}% fee, paid in BTC by the operator.`, 'Bought gas, refunds and referral bonuses are spendable, not withdrawable.'] };
+}
+
 export function compose(p: Parsed, g: Grounded, r: Retrieved, terms: MarketTerms, intent: Intent | null = null): Composed {
   const topic = intent?.topic ?? null;
   const fault = says(p, 'fault') || p.error?.code === 'internal';
@@ -445,6 +477,8 @@ export function compose(p: Parsed, g: Grounded, r: Retrieved, terms: MarketTerms
   // A tool's other name ("cash_out"): the same call under its catalogue name.
   const alias = p.pasted ? undefined : p.tools.map(getTool).find((t) => t?.aliasOf);
   if (alias?.aliasOf) return { lead: `${alias.name} is another name for ${alias.aliasOf}: the same call with the same arguments — use ${alias.aliasOf}.`, lines: [firstSentence(getTool(alias.aliasOf)?.description ?? '')], nextStep: null, allowed: [alias.aliasOf], sources: [] };
+  const cash = cashoutOnAccount(p, g, num, topic);
+  if (cash) return { lead: cash.lead, lines: cash.lines, nextStep: cash.step, allowed: cash.step ? [cash.step.tool] : [], sources: [] };
   let picked = bySituation(p, g, r, terms, topic, figuresOnly);
   // "If I do nothing?": the purchase's running timer answers first.
   if (picked && says(p, 'idle') && g.purchase?.deadlines[0]) picked = { ...picked, lead: `If nobody acts: ${g.purchase.deadlines[0]}. ${picked.lead}` };
@@ -484,16 +518,10 @@ export function compose(p: Parsed, g: Grounded, r: Retrieved, terms: MarketTerms
   const told = words([answer, ...lines].join(' '));
   const alsoWords = [...words(intent?.also?.lead ?? '')];
   if (intent?.also && alsoWords.filter((w) => told.has(w)).length < alsoWords.length * 0.6) lines.push(intent.also.lead);
-  // The account's own facts the intent turns on: earnings not yet withdrawable.
+  // The account's own facts the intent turns on: what it may withdraw (a cash-out asked about is answered above).
   const frozen = (g.account?.purchases ?? []).some((x) => x.role === 'seller' && x.status === 'disputed');
-  const earnings = topic?.account === 'earnings' && g.wallet && !num ? `your wallet shows withdrawableGas ${g.wallet.withdrawableGas}${g.wallet.pendingEarningsGas ? ` and ${g.wallet.pendingEarningsGas} gas pending (${frozen ? 'frozen in a dispute until an operator decides' : 'sales delivered, not yet completed: they become sale_earn when the buyer confirms or auto-release pays'})` : ''}` : null;
-  // Earnings below the minimum asked about (not how to): "not yet" leads, the way to cash out follows.
-  const notYet = !!earnings && g.wallet!.withdrawableGas < MIN_CASHOUT_GAS && !says(p, 'howTo');
-  if (notYet) {
-    lines = [answer, ...lines];
-    if (picked) picked = { ...picked, step: null };
-  } else if (earnings) lines.unshift(`${earnings[0].toUpperCase()}${earnings.slice(1)}.`);
-  let lead = notYet ? `Not yet: ${earnings} — a cash-out needs at least ${MIN_CASHOUT_GAS} gas of completed-sale earnings (sale_earn).` : answer;
+  if (topic?.account === 'earnings' && g.wallet && !num) lines.unshift(`Your wallet shows withdrawableGas ${g.wallet.withdrawableGas}${g.wallet.pendingEarningsGas ? ` and ${g.wallet.pendingEarningsGas} gas pending (${frozen ? 'frozen in a dispute until an operator decides' : 'sales delivered, not yet completed: they become sale_earn when the buyer confirms or auto-release pays'})` : ''}.`);
+  let lead = answer;
   // An asker that says it has not registered yet: registering comes first.
   if (says(p, 'notRegistered') && !answer.startsWith('Call register')) {
     lead = `First register {"provider", "displayName"} (no key needed; store the rk_live_… key it returns once), then: ${answer}`;

@@ -23,7 +23,7 @@ import {
   smallestPackCovering,
   type MarketTerms,
 } from '../../packages/market-rules';
-import { CATEGORY_WORDS } from '../../packages/knowledge/synonyms';
+import { ASKS, CATEGORY_WORDS } from '../../packages/knowledge/synonyms';
 import { verdictOf } from '../../packages/listing-gate';
 import { has, type Parsed } from './help-parse';
 
@@ -67,7 +67,7 @@ export function figures(p: Parsed, terms: MarketTerms, priceGas: number | null, 
   const amount = (many ? Number(many[2].replace(/,/g, '')) : undefined) ?? (anchored ? CATEGORY_ANCHOR_GAS[anchored] : undefined) ?? p.amounts.find((n) => n >= 1) ?? ownPrice ?? (minimumAsked ? MIN_CASHOUT_GAS : undefined);
   // The seller's own purchase is a sale: its figures are the seller's share, never the price.
   const ownSale = side === 'seller' && amount !== undefined && amount === ownPrice && !p.amounts.length;
-  const cashout = ['cash out', 'cash-out', 'cashout', 'withdraw', 'payout', 'cashing out', 'btc', 'bitcoin', 'cash the', 'cash it'].some((w) => has(t, w)) || (has(t, 'cash') && has(t, 'out')) || p.tools.includes('request_cashout');
+  const cashout = [...ASKS.cashout, ...ASKS.payout].some((w) => has(t, w)) || (has(t, 'cash') && has(t, 'out')) || p.tools.includes('request_cashout');
   const connectFirst = ['never set up', 'not set up', 'no payout address', 'set up payouts', 'btc address', 'first time'].some((w) => has(t, w));
   const cashoutCall = (n: number) => (connectFirst ? { tool: 'connect_payouts', args: {} } : { tool: 'request_cashout', args: { amountGas: n } });
   // Bought gas is spending money: it never cashes out, whatever the amount.

@@ -305,6 +305,23 @@ describe('ask_help answers from the account before the wording', () => {
     await expectLedgerClean(app);
   });
 
+  test("a cash-out asked about on a seller's account: not yet while its sale is incomplete and below the minimum; paused while a sale is disputed", async () => {
+    const a = await ask(seller, 'once this order is done can I withdraw the money straight away?');
+    expect(a.answer).toMatch(/^Not yet: your wallet shows withdrawableGas 0/);
+    expect(a.answer).toMatch(/pays you 225 gas only after you deliver it with deliver_work and the buyer confirms, which makes 225: still 275 short/);
+    expect(a.nextStep?.tool).toBe('deliver_work');
+    const [b2, s2] = await Promise.all([newAgent(app.api, 'Buyer2'), newAgent(app.api, 'Seller2')]);
+    const { listing } = await app.api.ok('list_service', LISTING, s2.apiKey);
+    await creditGas(app, b2.id, 500);
+    const { purchase } = await app.api.ok('purchase_service', { listingId: listing.id, maxPriceGas: LISTING.priceGas }, b2.apiKey, { 'idempotency-key': 'ask-help-dispute' });
+    await app.api.ok('deliver_work', { purchaseId: purchase.id, delivery: { summary: 'The tests, as listed.' } }, s2.apiKey);
+    await app.api.ok('dispute_purchase', { purchaseId: purchase.id, reason: 'The tests do not cover the module.' }, b2.apiKey);
+    const d = await ask(s2, 'does this dispute stop me cashing out my other earnings?');
+    expect(d.answer).toMatch(new RegExp(`^Not while ${purchase.id} is disputed: cash-out is paused`));
+    expect(d.nextStep?.tool).toBe('send_message');
+    await expectLedgerClean(app);
+  });
+
   test('a net per sale is before the cash-out fee unless the question says otherwise; a cash-out pays its fee', async () => {
     const a = await ask(fresh, 'what price do i set so i net exactly 450 gas per sale? and is one such sale enough to cash out');
     expect(a.answer).toMatch(/^List at 500 gas/);
