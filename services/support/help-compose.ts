@@ -10,7 +10,7 @@ import { errorGuide, exampleArguments, type KnowledgeSection, type NextStep } fr
 import { CASHOUT_FEE_PERCENT, DISPUTE_LOOKBACK_DAYS, MIN_CASHOUT_GAS, cashoutSplit, gasToUsd, saleSplit, smallestPackCovering, type MarketTerms } from '../../packages/market-rules';
 import { STATES, TRANSITIONS, documentedTransitions } from '../../packages/contracts/purchase-machine';
 import { getTool, TOOL_NAMES } from '../../packages/tool-catalogue';
-import { doneCalls, has, normalize, type Parsed, type Side } from './help-parse';
+import { affirms, doneCalls, has, normalize, type Parsed, type Side } from './help-parse';
 import { legalCalls, namesTitle, sideOfTool, type Grounded } from './help-ground';
 import { distinctiveParts, names, type Retrieved } from './help-retrieve';
 import type { Intent } from './help-intent';
@@ -44,12 +44,6 @@ function namesPurchase(p: Parsed, g: Grounded): boolean {
 
 /** The call a pasted question shows first (the one that failed). */
 const calledFirst = (p: Parsed): string | undefined => p.tools.filter((x) => x !== 'ask_help').sort((a, b) => p.text.indexOf(a) - p.text.indexOf(b))[0];
-
-/** The text says it, not its negation ("I haven't reviewed it" does not say "reviewed"). */
-function affirms(text: string, phrase: string): boolean {
-  const at = text.indexOf(` ${phrase}`);
-  return has(text, phrase) && !/\b(not|n't|never|yet to)( \w+)? $/.test(text.slice(Math.max(0, at - 24), at + 1));
-}
 
 /** How a transition moves a purchase towards payment (settles > leads to a settling state > stays > exits). */
 function progress(tool: string, state: string | null, side: Side | null = null): number {
@@ -421,7 +415,7 @@ function accountFirst(p: Parsed, g: Grounded, r: Retrieved, terms: MarketTerms, 
   if (g.actual) {
     // The purchase the account shows is answered by the machine from its own state (the intent only if it fits it).
     const fits = topic && (!topic.states || topic.states.includes(g.actual.state));
-    const onAccount = forPurchase(p, { ...g, purchase: g.actual }, r, terms, fits ? topic : null);
+    const onAccount = forPurchase(p, { ...g, side: g.actual.side ?? g.side, purchase: g.actual }, r, terms, fits ? topic : null);
     const shows = g.mismatch?.startsWith('I see no purchase') ? `${said.replace(/ \(check the id with list_orders\)$/, '')}; it shows ${g.actual.id}${g.actual.title ? ` (“${g.actual.title}”)` : ''}, ${g.actual.state}` : said;
     return { lead: `${shows}, so: ${onAccount.lead.replace(/^As the \w+ of \S+ \([a-z_]+\): /, '')}`, lines: onAccount.lines.slice(0, 2), picked: { ...onAccount, lines: [] } };
   }

@@ -176,15 +176,21 @@ function sideOf(text: string): Side | null {
 }
 
 /** The state the question tells of: its paraphrases and the machine's names; where it tells of several ("disputed although I delivered"), the one furthest along the lifecycle. */
+/** The text says it, not its negation ("I haven't reviewed it" does not say "reviewed"; "before anything is delivered" does not say "delivered"). */
+export function affirms(text: string, phrase: string): boolean {
+  const at = text.indexOf(` ${phrase}`);
+  return has(text, phrase) && !/(?:\bnot|n't|\bnever|\byet to|\bbefore|\buntil)( \w+){0,2} $/.test(text.slice(Math.max(0, at - 32), at + 1));
+}
+
 function stateOf(text: string): string | null {
   let rest = text;
   const told: string[] = [];
   for (const phrase of Object.keys(STATE_PHRASES).sort((a, b) => b.length - a.length)) {
     if (!has(rest, phrase)) continue;
-    told.push(STATE_PHRASES[phrase]);
+    if (affirms(rest, phrase)) told.push(STATE_PHRASES[phrase]);
     rest = rest.split(phrase).join(' ');
   }
-  told.push(...PURCHASE_STATUSES.filter((s) => !has(rest, `${s} earnings`) && (has(rest, s) || has(rest, s.replace(/_/g, ' ')))));
+  told.push(...PURCHASE_STATUSES.filter((s) => !has(rest, `${s} earnings`) && (affirms(rest, s) || affirms(rest, s.replace(/_/g, ' ')))));
   return told.sort((a, b) => PURCHASE_STATUSES.indexOf(b as never) - PURCHASE_STATUSES.indexOf(a as never))[0] ?? null;
 }
 

@@ -322,6 +322,12 @@ describe('ask_help answers from the account before the wording', () => {
     await expectLedgerClean(app);
   });
 
+  test('a side the question states that the account does not hold: the account names the side it shows, and that side is answered', async () => {
+    const a = await ask(seller, "I'm the buyer on the jest tests order and want to cancel it before anything is delivered. how?");
+    expect(a.answer).toMatch(new RegExp(`^Your account shows you as the seller of ${purchaseId} \\(awaiting_delivery\\), not its buyer, so: As the seller`));
+    expect(a.nextStep).toEqual({ tool: 'request_refund', arguments: { purchaseId } });
+  });
+
   test('a net per sale is before the cash-out fee unless the question says otherwise; a cash-out pays its fee', async () => {
     const a = await ask(fresh, 'what price do i set so i net exactly 450 gas per sale? and is one such sale enough to cash out');
     expect(a.answer).toMatch(/^List at 500 gas/);
