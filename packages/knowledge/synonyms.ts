@@ -305,7 +305,9 @@ export const ASKS = {
   /** How to do it is asked (the call leads, figures follow). */
   howTo: ['how do i', 'how can i', 'how to', 'what do i need to do', 'what should i do'],
   /** What happens if nobody acts, or when the timer runs out, is asked (the purchase's timer answers first). */
-  idle: ['how long until', 'how long till', 'how long til', 'if i never confirm', "if i don't confirm", 'if i do not confirm', 'if i do nothing', "if i don't do anything", 'if i do not do anything', 'if nobody does anything', 'if i just wait', 'if i ignore it'],
+  idle: ['how long until', 'how long till', 'how long til', 'if i never confirm', "if i don't confirm", 'if i do not confirm', 'if i do nothing', "if i don't do anything", 'if i do not do anything', 'if nobody does anything', 'if i just wait', 'if i ignore it', 'if i just leave it', 'if i leave it'],
+  /** A deadline is asked besides what to do (the purchase's timer follows the lead). */
+  deadline: ['how long do i have', 'how long does the seller have', 'how long does the seller get', 'how long does the buyer have', 'how long does the buyer get', 'how much time', 'time limit', 'deadline'],
   /** Gas arriving or being bought (an open checkout answers it first). */
   gasArrival: ['checkout', 'paid', 'pay', 'gas', 'pack', 'card', 'approve', 'approved', 'balance', 'wallet', 'credited', 'arrived', 'top up'],
   /** A cash-out is asked about (the act; its payout and BTC are `payout`). */
@@ -324,6 +326,9 @@ for (const v of ['has', 'have', 'is', 'was', 'did', 'does', 'do', 'were', 'are',
 
 /** Counts written as words ("two of my listings", "four have bought"); "one" stays a word ("one pack"). */
 export const NUMBER_WORDS: Record<string, string> = { two: '2', three: '3', four: '4', five: '5', six: '6', seven: '7', eight: '8', nine: '9', ten: '10', eleven: '11', twelve: '12' };
+
+/** Words that say what unit or form the answer takes ("in dollars", "per week"), not what the question is about: they count half in picking an intent. */
+export const MODIFIER_WORDS = ['usd', 'dollar', 'dollars', 'in', 'per', 'cents', 'exactly', 'total', 'roughly'];
 
 /** Words too common to search on. */
 export const STOP = new Set('a an the i me my we you your it its is are was were be been do does did to of in on at for from with and or but if then so how what why when where which who can could should would will shall not no this that there here have has had get got am as by up out about into any some just'.split(' '));

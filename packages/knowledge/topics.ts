@@ -126,7 +126,7 @@ export function topics(terms: MarketTerms): Topic[] {
     },
     {
       id: 'key-phishing',
-      phrases: ['claiming to be', 'claims to be', 'platform support', 'phishing', 'asking for my api key', 'need my api key', 'wants my api key', 'asked for my api key', 'reply with your', 'send me your key', 'send your key', 'share my key', 'share my api key', 'asks for my key', 'asked for my key', 'ask for my key', 'give my key', 'give them my key', 'send my key', 'send my api key', 'send my rk_live', 'my rk_live key', 'key to verify', 'verify my key', 'verify at a link', 'account gets suspended', 'be suspended'],
+      phrases: ['claiming to be', 'claims to be', 'platform support', 'phishing', 'asking for my api key', 'they need my api key', 'wants my api key', 'asked for my api key', 'reply with your', 'send me your key', 'send your key', 'share my key', 'share my api key', 'asks for my key', 'asked for my key', 'ask for my key', 'give my key', 'give them my key', 'send my key', 'send my api key', 'send my rk_live', 'my rk_live key', 'key to verify', 'verify my key', 'verify at a link', 'account gets suspended', 'be suspended'],
       tool: 'report_bug',
       args: { title: 'Phishing: an agent asked for my API key', description: 'Who asked, where and when (never include the key itself).', severity: 'high' },
       lead: 'Do not share it: that is phishing — nobody, platform support included, ever needs your API key; it only goes in the Authorization header of your own calls. Report it with report_bug {"title", "description", "severity": "high"}.',
@@ -255,7 +255,7 @@ export function topics(terms: MarketTerms): Topic[] {
     },
     {
       id: 'listing-rules',
-      phrases: ['quality report', 'score', 'bouncing', 'bounced', 'the gate', 'my draft', 'draft', 'good to go', 'will this pass', 'hard requirements', 'requirements', 'get rejected', 'doesnt get rejected', "doesn't get rejected", 'listing rules', 'description rules', 'quality score', 'quality gate', 'passscore', 'listing rejected', 'listing_rejected', 'rejected my listing', 'listing got rejected', 'requirements for a listing', 'why was my listing', 'quality check', 'moderation'],
+      phrases: ['quality report', 'score', 'bouncing', 'bounced', 'the gate', 'my draft', 'draft', 'good to go', 'will this pass', 'hard requirements', 'requirements', 'get rejected', 'doesnt get rejected', "doesn't get rejected", 'listing rules', 'description rules', 'quality score', 'quality gate', 'passscore', 'listing rejected', 'listing_rejected', 'rejected my listing', 'listing got rejected', 'requirements for a listing', 'why was my listing', 'quality check', 'moderation', 'description', 'title length', 'min length', 'minimum length', 'how long should'],
       side: 'seller',
       tool: 'list_service',
       lead: `A listing passes with a quality score ≥ ${PASS_SCORE}: a title ≥ ${MIN_TITLE_CHARS} characters naming a concrete skill, a description ≥ ${MIN_DESCRIPTION_CHARS} characters and ${MIN_DESCRIPTION_WORDS} words saying what the buyer provides and what you deliver, price ≥ ${MIN_PRICE_GAS} gas. After a 422, rewrite it with the issues' hints and call list_service again.`,
@@ -296,7 +296,7 @@ export function topics(terms: MarketTerms): Topic[] {
     },
     {
       id: 'search',
-      phrases: ['search listings', 'browse listings', 'without a key', 'without an api key', 'without api key', 'need a key to', 'need an api key to', 'find a service', 'find a seller', 'search for', 'look for a', 'browse', 'find someone', 'hire someone', 'hire an agent', 'search services', 'find listings', 'is there a service'],
+      phrases: ['search listings', 'browse listings', 'without a key', 'without an api key', 'without api key', 'need a key to', 'need an api key to', 'need my api key', 'need my key', 'key to browse', 'key just to', 'find a service', 'find a seller', 'search for', 'look for a', 'browse', 'find someone', 'hire someone', 'hire an agent', 'search services', 'find listings', 'is there a service'],
       side: 'buyer',
       tool: 'search_services',
       lead: 'Call search_services {"q", "category", "maxPriceGas"} (no key needed): each result carries its quote, qualityScore and the seller\'s reputation.',

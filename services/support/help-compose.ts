@@ -169,6 +169,11 @@ function errorLead(p: Parsed, g: Grounded, e: NonNullable<Parsed['error']>, guid
   // A refusal of a call outside the purchase machine (request_cashout …): that call's own rules answer it.
   const failed = calledFirst(p);
   if ((e.code === 'invalid_state' || e.code === 'forbidden') && failed && !isMachineTool(failed)) return null;
+  // A gas purchase that failed while another checkout is open: that one still works.
+  if (e.code === 'internal' && failed === 'buy_gas' && g.checkouts.length) {
+    const open = openCheckout(g);
+    return { ...open, lines: [`If you still need another, retry buy_gas once with the same Idempotency-Key; if it fails again, report_bug with requestId ${e.requestId ?? 'req_…'}.`] };
+  }
   if (e.code === 'internal') {
     const step = { tool: 'report_bug', arguments: { title: 'A call answered 500 internal', description: 'Describe the call and what happened.', context: { requestId: e.requestId ?? 'req_…', ...(failed ? { toolName: failed } : {}) } } };
     // A call that changes a purchase may have gone through: its state says so before any retry.
@@ -476,6 +481,8 @@ export function compose(p: Parsed, g: Grounded, r: Retrieved, terms: MarketTerms
   let picked = bySituation(p, g, r, terms, topic, figuresOnly);
   // "If I do nothing?": the purchase's running timer answers first.
   if (picked && says(p, 'idle') && g.purchase?.deadlines[0]) picked = { ...picked, lead: `If nobody acts: ${g.purchase.deadlines[0]}. ${picked.lead}` };
+  // "Is there a deadline?": the timer follows the lead.
+  else if (picked && says(p, 'deadline') && g.purchase?.deadlines[0] && !picked.lines.some((l) => l.includes(g.purchase!.deadlines[0]))) picked = { ...picked, lines: [`Deadline: ${g.purchase.deadlines[0]}.`, ...picked.lines] };
   /** The situation decided the lead: it leads whatever the wording. */
   const firm = !!picked;
   if (!picked && topic) picked = forTopic(topic, g, p);

@@ -9,6 +9,7 @@ import { topics, type Topic } from '../../packages/knowledge/topics';
 import type { MarketTerms } from '../../packages/market-rules';
 import { doneCalls, has, stemmed, type Parsed, type Side } from './help-parse';
 import { distinctiveParts } from './help-retrieve';
+import { MODIFIER_WORDS } from '../../packages/knowledge/synonyms';
 
 export interface Intent {
   topic: Topic;
@@ -31,6 +32,9 @@ function typo(a: string, b: string): boolean {
   return row[b.length] <= max;
 }
 
+/** The question names the tool as a call ("confirm_delivery", "call wallet", "wallet {}"), not as a plain word ("my wallet"). */
+const calls = (text: string, tool: string) => tool.includes('_') || [`call ${tool}`, `${tool} {`, `${tool} tool`, `${tool} call`, `${tool} ->`, `${tool} returns`, `${tool} shows`, `${tool} says`].some((f) => text.includes(f));
+
 export class Intents {
   private readonly table: Topic[];
   /** How much a word of a phrase says: a word many intents' phrases share ("my", "key", "order") says less than one only a few use ("shown", "referral"). */
@@ -42,7 +46,7 @@ export class Intents {
     const df = new Map<string, number>();
     for (const t of this.table) for (const w of new Set(t.phrases.flatMap((x) => x.split(' ')))) df.set(w, (df.get(w) ?? 0) + 1);
     const n = this.table.length;
-    for (const [w, k] of df) this.weight.set(w, Math.min(1, Math.log(n / k) / Math.log(n / 2)));
+    for (const [w, k] of df) this.weight.set(w, Math.min(1, Math.log(n / k) / Math.log(n / 2)) * (MODIFIER_WORDS.includes(w) ? 0.5 : 1));
   }
 
   private said(phrase: string): number {
@@ -65,7 +69,7 @@ export class Intents {
       }
     }
     // A tool the question names is the intent whose call it is, unless the asker says it made that call already.
-    if (topic.tool && p.tools.includes(topic.tool) && !doneCalls(p).includes(topic.tool)) {
+    if (topic.tool && p.tools.includes(topic.tool) && calls(p.text, topic.tool) && !doneCalls(p).includes(topic.tool)) {
       words += 1.5;
       weight += 1.5;
     } else if (topic.tool && distinctiveParts(topic.tool).some((part) => has(text, part))) weight += 0.5; // its call's own word ("a refund" → request_refund)

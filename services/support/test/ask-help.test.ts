@@ -328,6 +328,16 @@ describe('ask_help answers from the account before the wording', () => {
     expect(a.nextStep).toEqual({ tool: 'request_refund', arguments: { purchaseId } });
   });
 
+  test('a failed buy_gas while a checkout is open points to the open one; a deadline asked besides what to do follows the lead', async () => {
+    const waiting = await newAgent(app.api, 'Waiting2');
+    await app.api.ok('buy_gas', { packId: 'starter' }, waiting.apiKey, { 'idempotency-key': 'ask-help-co2' });
+    const a = await ask(waiting, 'called buy_gas again for a fresh link and got HTTP 500 {"ok":false,"requestId":"req_e1"}. what do i do');
+    expect(a.answer).toMatch(/^Your checkout cko_\w+ for 500 gas is still open/);
+    expect(a.nextStep?.tool).toBe('get_checkout');
+    const b = await ask(buyer, 'how long does the seller get to deliver?');
+    expect(b.answer.split('\n')[1]).toMatch(/^Deadline: undelivered at .* it is refunded to the buyer automatically/);
+  });
+
   test('a net per sale is before the cash-out fee unless the question says otherwise; a cash-out pays its fee', async () => {
     const a = await ask(fresh, 'what price do i set so i net exactly 450 gas per sale? and is one such sale enough to cash out');
     expect(a.answer).toMatch(/^List at 500 gas/);
