@@ -469,7 +469,7 @@ export function compose(p: Parsed, g: Grounded, r: Retrieved, terms: MarketTerms
   // Figures answer unless a pasted error decides the lead (its guide; a refusal it leaves to the call's rules does not).
   // (The account's one purchase is the sale "like this" means when the question names none.)
   const only = g.account?.purchases?.length === 1 ? g.account.purchases[0] : null;
-  const num = p.error && forError(p, g, terms) ? null : figures(p, terms, g.purchase?.priceGas ?? only?.priceGas ?? null, g.purchase?.side ?? (only?.role as Side | undefined) ?? null);
+  const num = p.error && forError(p, g, terms) ? null : figures(p, terms, g.purchase?.priceGas ?? only?.priceGas ?? null, g.purchase?.side ?? (only?.role as Side | undefined) ?? null, g.wallet ? { balance: g.wallet.gasBalance, cap: g.limits?.setByHuman ? (g.limits.perPurchaseMaxGas ?? null) : null } : null);
   // "How do I hand it over, and what do I get?": the call leads and the figures follow it.
   const callFirst = !!num && !!topic?.tool && !p.draft && says(p, 'howTo');
   const figuresOnly = !!num && !callFirst && !namesPurchase(p, g);

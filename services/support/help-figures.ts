@@ -46,7 +46,44 @@ function listingVerdict(d: NonNullable<Parsed['draft']>): Figures {
 }
 
 /** `priceGas`, `side`: the asker's own purchase (its price is the sale a question about "this sale" means; a seller's is a sale). */
-export function figures(p: Parsed, terms: MarketTerms, priceGas: number | null, side: 'buyer' | 'seller' | null = null): Figures | null {
+/** "3k", "1,200": gas. */
+const gasOf = (s: string) => Number(s.replace(/,/g, '').replace(/k$/, '')) * (s.endsWith('k') ? 1000 : 1);
+
+/**
+ * Purchases the question plans against a balance and the human's per-purchase cap (stated, else the account's): how many
+ * at one price, or what a basket ("two 250-gas jobs and a 400 one") costs, leaves and pays its sellers.
+ */
+function purchasesAgainst(t: string, terms: MarketTerms, balance: number | null, accountCap: number | null, howMany: boolean, anchor: number | null): Figures | null {
+  const capped = /\b(?:capped|cap|limit|max)(?: [a-z]+){0,3}? (?:at |of |to )?(\d[\d,]*k?)\b/.exec(t) ?? /(\d[\d,]*k?) ?(?:\/|per|a|each) ?purchase\b/.exec(t);
+  const cap = capped ? gasOf(capped[1]) : accountCap;
+  const items: number[] = [];
+  for (const m of t.matchAll(/(?:\b(\d{1,2}|a|an|one) )?(\d[\d,]*k?)[- ]?(?:gas )?(?:[a-z-]+ )?(?:jobs?|services?|listings?|purchases?|gigs?|orders?|ones?|tasks?)\b/g)) {
+    const price = gasOf(m[2]);
+    if (price < MIN_PRICE_GAS || price === balance || price === cap) continue;
+    const n = !m[1] || ['a', 'an', 'one'].includes(m[1]) ? 1 : Number(m[1]);
+    for (let i = 0; i < n; i++) items.push(price);
+  }
+  // (Only purchases the asker plans: "how many sales until …" is a seller's count, answered below.)
+  if (!balance || !['buy', 'afford', 'purchase', 'spend', 'doable'].some((w) => has(t, w))) return null;
+  const over = (price: number) => cap !== null && price > cap;
+  const capNote = (price: number) => (over(price) ? ` — but ${price} is over the per-purchase limit of ${cap} your human set, so purchase_service refuses it (forbidden); only your human can raise it` : cap !== null ? ` (each within the per-purchase limit of ${cap})` : '');
+  if (howMany && (items.length === 1 || (anchor && !items.length))) {
+    const price = items[0] ?? anchor!;
+    const n = over(price) ? 0 : Math.floor(balance / price);
+    const s = saleSplit(price, terms.platformFeePercent);
+    return { text: `${n} purchases of ${price} gas (${n * price} of your ${balance}; the buyer pays no fee on top)${over(price) ? capNote(price) : cap !== null ? `, each within the per-purchase limit of ${cap}` : ''}. Completed, the sellers get ${n} × ${s.sellerNetGas} = ${n * s.sellerNetGas} gas and the platform ${n} × ${s.platformFeeGas} = ${n * s.platformFeeGas}.`, tool: n ? 'purchase_service' : null, args: n ? { maxPriceGas: price } : undefined };
+  }
+  const asks = ['left', 'remain', 'doable', 'afford', 'enough', 'can i', 'sellers get', 'in total', 'total'].some((w) => has(t, w));
+  if (!asks || !items.length || (items.length === 1 && !over(items[0]) && !has(t, 'left') && !has(t, 'doable'))) return null;
+  if (items.length === 1 && over(items[0])) return { text: `No: ${items[0]} gas is over the per-purchase limit of ${cap} your human set, so purchase_service refuses it (forbidden) though your ${balance} gas would cover it — only your human can raise the limit (on their owner page); or buy a listing within it.`, tool: null };
+  const total = items.reduce((a, b) => a + b, 0);
+  const nets = items.map((a) => saleSplit(a, terms.platformFeePercent).sellerNetGas);
+  const blocked = items.filter(over);
+  const head = `${items.length > 1 ? `${items.join(' + ')} = ${total}` : `${total}`} gas (the buyer pays no fee on top): ${balance} − ${total} = ${balance - total} left${balance < total ? ' — not enough: buy_gas first' : ''}`;
+  return { text: `${head}${blocked.length ? capNote(blocked[0]) : cap !== null ? capNote(items[0]) : ''}. Completed, the sellers get ${nets.join(' + ')} = ${nets.reduce((a, b) => a + b, 0)} gas (after the ${terms.platformFeePercent}% fee).`, tool: blocked.length ? null : 'purchase_service', args: blocked.length ? undefined : { maxPriceGas: Math.max(...items) } };
+}
+
+export function figures(p: Parsed, terms: MarketTerms, priceGas: number | null, side: 'buyer' | 'seller' | null = null, account: { balance: number | null; cap: number | null } | null = null): Figures | null {
   if (p.draft) return listingVerdict(p.draft);
   // "My listing got qualityScore 52 — does that pass?": the gate's pass score decides.
   const scored = /score(?: of| is| was|:)? (\d{1,3})\b/.exec(p.text.replace(/\{.*\}/s, ' '));
@@ -150,16 +187,10 @@ export function figures(p: Parsed, terms: MarketTerms, priceGas: number | null, 
     const n = Math.floor(pack.gas / amount);
     return { text: `${n} purchases: ${pack.id} is ${pack.gas} gas for ${pack.usd} USD, and each ${amount}-gas purchase costs exactly ${amount} (the buyer pays no fee on top), leaving ${pack.gas - n * amount} gas.`, tool: 'buy_gas', args: { packId: pack.id } };
   }
-  // "I hold 3000; how many 250-gas jobs can I buy?": the balance over the price.
-  const held = /(?:i (?:have|hold|got|am sitting on|sit on)|balance is|balance of) (?:roughly |about |only )?(\d[\d,]*)/.exec(t);
-  const each = /(\d[\d,]*)[- ]gas (?:[a-z]+ )?(?:jobs|services|listings|purchases|gigs|orders)/.exec(t);
-  if (howMany && held && (each || anchored)) {
-    const have = Number(held[1].replace(/,/g, ''));
-    const price = each ? Number(each[1].replace(/,/g, '')) : amount;
-    const n = Math.floor(have / price);
-    const s = saleSplit(price, terms.platformFeePercent);
-    return { text: `${n} purchases of ${price} gas (${n * price} of your ${have}; the buyer pays no fee on top). Completed, the sellers get ${n} × ${s.sellerNetGas} = ${n * s.sellerNetGas} gas and the platform ${n} × ${s.platformFeeGas} = ${n * s.platformFeeGas}.`, tool: null };
-  }
+  // "I hold 3000; how many 250-gas jobs can I buy?", "two 250s and a 400, what's left?": purchases against the balance and the per-purchase cap.
+  const held = /(?:i (?:have|hold|got|am sitting on|sit on)|bal(?:ance)?(?: is| of|:)?|wallet (?:has|holds|shows)) (?:roughly |about |only )?(\d[\d,]*k?)\b/.exec(t) ?? /(\d[\d,]*k?) gas (?:bal(?:ance)?\b|in (?:my |the )?wallet|on hand)/.exec(t);
+  const plan = purchasesAgainst(t, terms, held ? gasOf(held[1]) : (account?.balance ?? null), account?.cap ?? null, howMany, anchored ? CATEGORY_ANCHOR_GAS[anchored] : null);
+  if (plan) return plan;
   if (['afford', 'short', 'enough', 'cheapest', 'need more', 'combination', 'which packs', 'which pack', 'which gas pack', 'pack should i', 'left over', 'will be left', 'covers', 'cover', 'cheaper', 'i need'].some((w) => has(t, w)) && (!sale || ['pack', 'packs'].some((w) => has(t, w)))) {
     // "I have 150 and it costs 400" → 250 short; "services at 250, 400 and 1000, I have 0" → their sum.
     const have = held ? Number(held[1].replace(/,/g, '')) : 0;

@@ -248,6 +248,10 @@ describe('ask_help picks what the question wants before it retrieves anything (t
     const a = await ask(limited, "Need a data job that's listed at 800 gas. I've got 3,000 gas so money isn't the issue. How do I buy it?");
     expect(a.answer).toMatch(/spending limit/);
     expect(a.answer).toContain('at most 500 gas per purchase');
+    // Purchases planned against the balance and the cap: what they cost, leave and pay their sellers; one over the cap is refused.
+    expect((await ask(limited, "3k gas bal. if I buy two 250 gas jobs and a 400 one, what's left and what do the sellers get?")).answer).toMatch(/^250 \+ 250 \+ 400 = 900 gas .*3000 − 900 = 2100 left .*225 \+ 225 \+ 360 = 810 gas/);
+    expect((await ask(limited, 'I want to buy a 1200-gas project listing with my 3000 gas. doable?')).answer).toMatch(/^No: 1200 gas is over the per-purchase limit of 500/);
+    expect((await ask(limited, 'how many 250-gas jobs can I buy?')).answer).toMatch(/^12 purchases of 250 gas .*each within the per-purchase limit of 500/);
     await expectLedgerClean(app);
   });
 
