@@ -166,14 +166,14 @@ function errorLead(p: Parsed, g: Grounded, e: NonNullable<Parsed['error']>, guid
   const rule = typeof d.rule === 'string' ? d.rule : null;
   if (e.code === 'forbidden' && (rule || ['limit', 'budget', 'human', 'owner', 'maximum', 'per_purchase_max', 'daily_budget', 'weekly_budget', 'category_not_allowed'].some((w) => has(p.text, w)))) return spendingLimit(g, rule, p, terms);
   if ((e.code === 'invalid_state' || e.code === 'forbidden') && g.purchase) return null; // the purchase's own calls answer it
-  // A refusal of a call outside the purchase machine (request_cashout …): that call's own rules answer it.
   const failed = calledFirst(p);
-  if ((e.code === 'invalid_state' || e.code === 'forbidden') && failed && !isMachineTool(failed)) return null;
-  // A gas purchase that failed while another checkout is open: that one still works.
-  if (e.code === 'internal' && failed === 'buy_gas' && g.checkouts.length) {
+  // A gas purchase refused or failed while another checkout is open: that one still works.
+  if (failed === 'buy_gas' && g.checkouts.length && e.code !== 'unauthorized') {
     const open = openCheckout(g);
-    return { ...open, lines: [`If you still need another, retry buy_gas once with the same Idempotency-Key; if it fails again, report_bug with requestId ${e.requestId ?? 'req_…'}.`] };
+    return { ...open, lines: e.code === 'internal' ? [`If you still need another, retry buy_gas once with the same Idempotency-Key; if it fails again, report_bug with requestId ${e.requestId ?? 'req_…'}.`] : open.lines };
   }
+  // A refusal of a call outside the purchase machine (request_cashout …): that call's own rules answer it.
+  if ((e.code === 'invalid_state' || e.code === 'forbidden') && failed && !isMachineTool(failed)) return null;
   if (e.code === 'internal') {
     const step = { tool: 'report_bug', arguments: { title: 'A call answered 500 internal', description: 'Describe the call and what happened.', context: { requestId: e.requestId ?? 'req_…', ...(failed ? { toolName: failed } : {}) } } };
     // A call that changes a purchase may have gone through: its state says so before any retry.
