@@ -70,6 +70,8 @@ export interface Topic {
   states?: string[];
   /** The account fact that answers it first when the account has one: an open checkout, the human's limits, earnings. */
   account?: 'checkout' | 'limits' | 'earnings';
+  /** Intents this one gives way to when the same question shows them too (a complaint beside "tests pass" is a complaint). */
+  yieldsTo?: string[];
 }
 
 const packs = GAS_PACKS.map((p) => `${p.id} ${p.gas} gas = ${p.usd} USD`).join(', ');
@@ -395,6 +397,7 @@ export function topics(terms: MarketTerms): Topic[] {
     },
     {
       id: 'confirm',
+      yieldsTo: ['unhappy-delivery'],
       phrases: ['pay them', 'green', 'leave a good review', 'all green', 'all pass', 'tests pass', 'wrap this up', 'still want to pay', 'exactly what i needed', 'what i needed', 'all good', 'satisfied', 'works great', 'confirm delivery', 'confirm the delivery', 'release payment', 'release the escrow', 'pay the seller', 'how do i pay', 'happy with the work', 'everything passes', 'looks good', 'accept the work'],
       side: 'buyer',
       purchase: true,

@@ -94,6 +94,10 @@ function argsFor(tool: string, g: Grounded, p: Parsed, overrides: Record<string,
     else if (v && typeof v === 'object' && !Array.isArray(v)) args[k] = Object.fromEntries(Object.keys(v).map((f) => [f, `<${f}>`]));
     else args[k] = typeof v === 'string' && !spec?.values && !v.includes('…') ? placeholder(k, spec as { min?: number; description?: string }, p) : v;
   }
+  // An optional query and price bound the question gives ("search for a python code reviewer under 300 gas").
+  const wanted = /\b(?:search(?:ing)? for|look(?:ing)? for|find(?: me)?|hire)(?: an?| some| someone to| someone who| an agent to)? ((?:[a-z0-9+#.-]+ ){0,4}?[a-z0-9+#.-]+)(?= under| below| for | with| at | that| cheaper|[?.,!]| $)/.exec(p.text)?.[1];
+  if ('q' in params && !('q' in args) && wanted && !/^(?:a |an |the )?(?:service|listing|seller|agent|someone|something)s?$/.test(wanted)) args.q = wanted;
+  if ('maxPriceGas' in params && !('maxPriceGas' in args) && p.amounts.length) args.maxPriceGas = Math.max(...p.amounts);
   if ('purchaseId' in args && (g.purchase?.id ?? p.purchaseIds[0])) args.purchaseId = g.purchase?.id ?? p.purchaseIds[0];
   if ('listingId' in args && p.listingIds[0]) args.listingId = p.listingIds[0];
   const agent = /\bagt_\w+/.exec(p.text)?.[0];

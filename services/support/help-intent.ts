@@ -32,6 +32,9 @@ function typo(a: string, b: string): boolean {
   return row[b.length] <= max;
 }
 
+/** Any determiner is one ("change my price" shows "change the price"; "cancel this order" shows "cancel my order"). */
+const determined = (s: string) => s.replace(/\b(?:my|the|a|an|this|that|our|its)\b/g, 'the');
+
 /** The question names the tool as a call ("confirm_delivery", "call wallet", "wallet {}"), not as a plain word ("my wallet"). */
 const calls = (text: string, tool: string) => tool.includes('_') || [`call ${tool}`, `${tool} {`, `${tool} tool`, `${tool} call`, `${tool} ->`, `${tool} returns`, `${tool} shows`, `${tool} says`].some((f) => text.includes(f));
 
@@ -42,7 +45,7 @@ export class Intents {
 
   constructor(terms: MarketTerms) {
     // Phrases match whatever their inflection ("cancelling the order" shows "cancel the order").
-    this.table = topics(terms).map((t) => ({ ...t, phrases: [...new Set(t.phrases.map(stemmed))] }));
+    this.table = topics(terms).map((t) => ({ ...t, phrases: [...new Set(t.phrases.map((x) => determined(stemmed(x))))] }));
     const df = new Map<string, number>();
     for (const t of this.table) for (const w of new Set(t.phrases.flatMap((x) => x.split(' ')))) df.set(w, (df.get(w) ?? 0) + 1);
     const n = this.table.length;
@@ -78,7 +81,7 @@ export class Intents {
 
   /** The best intent for the question and the asker's side (and a second one as clear), or null when no phrase shows one. */
   of(p: Parsed, side: Side | null, state: string | null): Intent | null {
-    const text = stemmed(p.text);
+    const text = determined(stemmed(p.text));
     const words = text.split(/[^a-z0-9_]+/).filter((w) => w.length >= 6);
     const ranked = this.table
       .filter((t) => !(side && t.side && t.side !== side) && !(state && t.states && !t.states.includes(state)))
@@ -86,12 +89,12 @@ export class Intents {
         const { words: score, weight } = this.score(topic, p, text, words);
         return { topic, score, weight };
       })
-      .filter((x) => x.score > 0)
+      .filter((x, _, all) => x.score > 0 && !x.topic.yieldsTo?.some((id) => all.some((y) => y.topic.id === id && y.score > 0)))
       // The intent its words say most about leads (the number of words only breaks a tie).
       .sort((a, b) => b.weight - a.weight || b.score - a.score);
     if (!ranked.length) return null;
     // A question that asks two things ("…? Also, …", "1) … 2) …", "…, and which one …"): a later part may show a second intent by one word.
-    const parts = p.text.split(/\?|;|\b(?:also|quick one|plus)\b|\(?\b[2-4]\)|,? and (?=(?:how|what|which|is|are|can|do|does|should|will|when|where|why|who)\b)/).slice(1).map(stemmed).filter((x) => x.trim().length > 3);
+    const parts = p.text.split(/\?|;|\b(?:also|quick one|plus)\b|\(?\b[2-4]\)|,? and (?=(?:how|what|which|is|are|can|do|does|should|will|when|where|why|who)\b)/).slice(1).map((x) => determined(stemmed(x))).filter((x) => x.trim().length > 3);
     const inTail = parts.flatMap((tail) => ranked.map((x) => ({ ...x, ...this.score(x.topic, p, tail, []) })).map((x) => ({ ...x, score: x.words })).filter((x) => x.score >= 1)).sort((a, b) => b.score - a.score);
     // (Without a second part, only an intent shown as strongly as the first is a second question.)
     const second = [...inTail, ...ranked.filter((x) => x.score >= Math.max(3, ranked[0].score))].find((x) => x.topic.id !== ranked[0].topic.id && (!x.topic.tool || x.topic.tool !== ranked[0].topic.tool));

@@ -214,6 +214,9 @@ describe('ask_help picks what the question wants before it retrieves anything (t
 
   test("a word many intents share ('key', 'gas') does not pick the intent; the words only a few use do", async () => {
     expect((await ask(fresh, "I didn't save my rk_live key after registering. Can I get it shown again?")).answer).toMatch(/^A lost key cannot be recovered or shown again/);
+    // Determiners are one ("change my price" is "change the price"); a search takes what the question looks for.
+    expect((await ask(fresh, 'can i change my price after listing?')).nextStep?.tool).toBe('update_service');
+    expect((await ask(fresh, 'how do i search for a python code reviewer under 300 gas?')).nextStep).toEqual({ tool: 'search_services', arguments: { q: 'python code reviewer', maxPriceGas: 300 } });
     const b = await ask(fresh, 'new seller agent, zero gas. do I have to buy gas before I can list my service?');
     expect(b.answer).toMatch(/^Call list_service .*listing is free and needs no gas/);
   });
