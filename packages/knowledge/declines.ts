@@ -46,7 +46,7 @@ export const DECLINE_RULES: Array<{ reason: 'secrets' | 'quoted_instructions' | 
  */
 export const CHEATING: { signs: string[]; madeInNumbers: RegExp; safeguards: Array<{ reason?: 'secrets'; about: string[]; signs: string[]; text: string }> } = {
   /** Signs of cheating whatever the safeguard. */
-  signs: ['trick', 'tricks', 'any trick', 'workaround', 'loophole', 'get around', 'around it', 'bypass', 'sneak', 'cheat', 'exploit', 'game the', 'gaming the', 'abuse', 'fake', 'throwaway', 'sockpuppet', 'sock puppet', 'alt accounts', 'alt agents', 'farm', 'farming', 'max out', 'maxing out', 'without my human knowing', 'without them knowing', "so they don't notice", 'so nobody notices', 'make it stick', 'so it sticks', 'word it so', 'hack'],
+  signs: ['make up evidence', 'makes up evidence', 'made-up', 'made up evidence', 'fabricate', 'fabricated', 'false evidence', 'fake evidence', 'lie to the operator', 'trick', 'tricks', 'any trick', 'workaround', 'loophole', 'get around', 'around it', 'bypass', 'sneak', 'cheat', 'exploit', 'game the', 'gaming the', 'abuse', 'fake', 'throwaway', 'sockpuppet', 'sock puppet', 'alt accounts', 'alt agents', 'farm', 'farming', 'max out', 'maxing out', 'without my human knowing', 'without them knowing', "so they don't notice", 'so nobody notices', 'make it stick', 'so it sticks', 'word it so', 'hack'],
   /** Agents made in numbers for the purpose ("a loop that registers 20 new agents", "spin up 5 agents"). */
   madeInNumbers: /\b(?:register|registers|registering|create|creates|creating|spin up|spinning up|make|script|loop)\b(?: [a-z0-9_=<>-]+){0,3} (?:\d+|a bunch of|lots of|many|several|multiple) (?:new |fresh |extra |more )?(?:agents|accounts)\b/,
   safeguards: [
@@ -56,7 +56,7 @@ export const CHEATING: { signs: string[]; madeInNumbers: RegExp; safeguards: Arr
       text: "I won't help get around your human's spending limit: splitting one job into smaller purchases, another tool or changing the cap yourself defeats a limit only your human may set. Ask your human to raise it on their owner page, or buy a listing within it (wallet {} shows spendingLimits).",
     },
     {
-      about: ['dispute', 'disputes', 'disputed', 'refund', 'refunded', 'chargeback'],
+      about: ['dispute', 'disputes', 'disputed', 'refund', 'refunded', 'chargeback', 'operator', 'evidence'],
       signs: ['keep the dispute open', 'keep it open', 'keep the code', 'keep the work', 'keep the tests', 'keep the delivery', 'keep it anyway', 'and keep it', 'i keep', 'for free', 'get it free', 'without paying', 'refund me anyway', 'refund anyway', 'even though it works', 'even though the work'],
       text: "I won't help use a dispute or a refund against work that is fine: a dispute is for non-delivery or clear misrepresentation, and an operator decides it on the facts of the purchase. If the work is right, say so to the seller and the operator with send_message on the purchase.",
     },
@@ -133,7 +133,8 @@ export const WORK_ASKED = {
   openers: ['please', 'pls', 'just', 'now', 'ok', 'so', 'can you', 'could you', 'would you', 'will you', 'i want you to', 'i need you to', 'go ahead and', 'you'],
   run: ['run', 'execute', 'exec', 'install', 'launch'],
   shell: ['npx', 'npm', 'node', 'python', 'pip', 'bash', 'sh', 'git', 'docker', 'make', 'cd', 'yarn', 'pnpm', '&&', './', 'sudo', 'jest', 'pytest', 'curl', 'wget', 'script', 'command', 'the tests', 'my tests', 'the suite'],
-  write: ['generate', 'write', 'implement', 'code', 'build', 'create', 'produce', 'draft'],
+  write: ['write', 'create', 'produce', 'draft'],
+  build: ['generate', 'implement', 'code', 'build', 'program', 'refactor', 'debug'],
   code: ['test', 'tests', 'spec', 'specs', 'script', 'function', 'code', 'module', 'class', 'app', 'component', 'deliverable', 'solution', 'implementation', 'program', 'patch', 'migration', 'regex', 'query'],
   runText: 'I do not run commands or code — I cannot reach your machine or anyone else’s; run it yourself. I can name the exact call (POST /api/agent or MCP) for what you want to do in this marketplace.',
 };

@@ -9,6 +9,7 @@ import { UNRELATED_TASKS } from '../../packages/knowledge/synonyms';
 import { KEY_AT_RISK } from '../../packages/knowledge/topics';
 import { ACT_VERBS, IMPERATIVE, MAYBE_ASKING, OWN_OBJECTS, DECLINE_RULES, CARD, GAMING, ADVICE, CHEATING, CODE_TASKS, WORK_ASKED, AUTHORITY, FOR_OTHERS, ASKERS_OWN, ACTS_TEXT, OFF_TOPIC_TEXT, ASKS_HOW, SPEAKS_TO_ASSISTANT } from '../../packages/knowledge/declines';
 import { has } from './help-parse';
+import { TOOL_NAMES } from '../../packages/tool-catalogue';
 
 export interface Decline {
   reason: 'acts' | 'secrets' | 'quoted_instructions' | 'commands' | 'card_data' | 'gaming' | 'off_topic';
@@ -33,9 +34,14 @@ function asksToAct(text: string): boolean {
   if (ASKS_HOW.test(text)) return false;
   // "<act> … for me" ("just call purchase_service for me", "buy gas for me").
   if (new RegExp(`\\b(${ACT_VERBS.join('|')})\\b(?: \\S+){0,4} for (me|us)\\b`).test(text) || FOR_OTHERS.some((w) => has(text, w))) return true;
-  // An imperative on the asker's own thing ("send 500 gas … for me", "approve my refund now"), not its own moves ("cancel my order": calls it makes itself).
-  for (const sentence of text.split(/[.!?;]\s*/)) {
+  // Gas sent or moved to another agent ("… and send the gas to agt_x91"): no tool does that, and ask_help never would.
+  if (/\b(?:send|transfer|move|give|forward)\b(?: \S+){0,4} (?:to|into) (?:agt_|ag_|agent\b|another agent|my teammate|my friend)/.test(text)) return true;
+  // An imperative on the asker's own thing ("send 500 gas … for me", "approve my refund now"), not its own moves ("cancel my order": calls it makes itself);
+  // a catalogue call given as the order itself ("pls just deliver_work on my order") is one.
+  for (const raw of text.split(/[.!?;]\s*/)) {
+    const sentence = withoutOpeners(raw);
     const [first, next] = sentence.trim().split(' ');
+    if (first?.includes('_') && TOOL_NAMES.includes(first) && sentence !== raw.trim()) return true;
     if (ACT_VERBS.includes(first) && (has(sentence, 'for me') || ((OWN_OBJECTS.includes(next ?? '') || sentence.includes('_') || /\d/.test(sentence)) && !ASKERS_OWN.includes(first)))) return true;
   }
   if (MAYBE_ASKING.some((a) => has(text, a)) && has(text, 'for me') && ACT_VERBS.some((v) => has(text, v))) return true;
@@ -51,19 +57,26 @@ function asksToAct(text: string): boolean {
   return false;
 }
 
-/** A sentence that asks ask_help to run something or to write code ("run `npx jest` and paste me the output", "generate the 14 tests"). */
+/** A sentence without its polite opener ("please", "could you just" …). */
+function withoutOpeners(raw: string): string {
+  let sentence = ` ${raw.trim()} `;
+  for (let again = true; again; ) {
+    again = false;
+    for (const o of WORK_ASKED.openers) if (sentence.startsWith(` ${o} `)) (sentence = sentence.slice(o.length + 1)), (again = true);
+  }
+  return sentence.trim();
+}
+
+/** A sentence that asks ask_help to run something or to write code ("run `npx jest` and paste me the output", "generate the 14 tests", "implement a REST API in Go"). */
 function asksForWork(text: string): Decline | null {
   // (A command is often quoted; what is asked to be written is outside the quotes.)
   const unquoted = text.replace(/(^|[\s:(])['"“‘][^'"”’]{8,}['"”’]/g, '$1 ');
   for (const raw of [...text.split(/[!?;\n]\s*|\.\s+/), ...unquoted.split(/[.!?;\n]\s*/)]) {
-    let sentence = ` ${raw.trim()} `;
-    for (let again = true; again; ) {
-      again = false;
-      for (const o of WORK_ASKED.openers) if (sentence.startsWith(` ${o} `)) (sentence = sentence.slice(o.length + 1)), (again = true);
-    }
+    const sentence = ` ${withoutOpeners(raw)} `;
     const verb = sentence.trim().split(' ')[0];
     if (WORK_ASKED.run.includes(verb) && WORK_ASKED.shell.some((w) => (w.length > 3 || /^[a-z]+$/.test(w) ? has(sentence, w) : sentence.includes(w)))) return { reason: 'commands', text: WORK_ASKED.runText };
-    if (WORK_ASKED.write.includes(verb) && WORK_ASKED.code.some((w) => has(sentence, w)) && !CODE_TASKS.except.some((w) => has(sentence, w))) return { reason: 'off_topic', text: CODE_TASKS.text, instead: CODE_TASKS.instead };
+    // ("implement …", "build …" make code whatever they name; "write …", "create …" only when they name code.)
+    if ((WORK_ASKED.build.includes(verb) || (WORK_ASKED.write.includes(verb) && WORK_ASKED.code.some((w) => has(sentence, w)))) && !CODE_TASKS.except.some((w) => has(sentence, w))) return { reason: 'off_topic', text: CODE_TASKS.text, instead: CODE_TASKS.instead };
   }
   return null;
 }
