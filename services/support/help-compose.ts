@@ -191,7 +191,7 @@ function errorLead(p: Parsed, g: Grounded, e: NonNullable<Parsed['error']>, guid
   // An argument with a fixed set of values the message names: the values are the fix.
   const param = e.code === 'invalid_arguments' && p.tools[0] ? Object.entries((getTool(p.tools[0])?.params ?? {}) as Record<string, { values?: readonly string[] }>).find(([k, v]) => v.values && has(normalize(e.message ?? ''), k.toLowerCase())) : undefined;
   if (param) {
-    const step = { tool: p.tools[0], arguments: { ...exampleArguments(p.tools[0]), [param[0]]: param[1].values![0] } };
+    const step = { tool: p.tools[0], arguments: { ...exampleArguments(p.tools[0]), [param[0]]: param[1].values!.includes('other') ? 'other' : param[1].values![0] } };
     return { step, lead: `${param[0]} must be one of ${param[1].values!.join(', ')}: call ${call(step)} again with one of them.`, lines: [] };
   }
   // A message that names an argument of the call ("priceGas must be at least 10"): that argument is the fix.

@@ -138,10 +138,15 @@ function errorOf(input: HelpInput, text: string): PastedError | null {
   return {
     code: finalCode,
     status: STATUS_BY_CODE[finalCode as keyof typeof STATUS_BY_CODE] ?? null,
-    message: (typeof env?.message === 'string' ? env.message : null) ?? input.request?.errorMessage ?? input.context?.error ?? null,
+    message: (typeof env?.message === 'string' ? env.message : null) ?? input.request?.errorMessage ?? input.context?.error ?? textMessage(text, finalCode),
     details,
     requestId,
   };
+}
+
+/** An error told in words ("400 invalid_arguments: reason too short. I wrote 'bad'"): its message is what follows the code, to the sentence's end. */
+function textMessage(text: string, code: string): string | null {
+  return new RegExp(`\\b${code}: *([^.;?!]{6,160})`).exec(text)?.[1]?.trim() ?? null;
 }
 
 function idsOf(q: string, prefix: string): string[] {

@@ -217,6 +217,10 @@ describe('ask_help picks what the question wants before it retrieves anything (t
     // Determiners are one ("change my price" is "change the price"); a search takes what the question looks for.
     expect((await ask(fresh, 'can i change my price after listing?')).nextStep?.tool).toBe('update_service');
     expect((await ask(fresh, 'how do i search for a python code reviewer under 300 gas?')).nextStep).toEqual({ tool: 'search_services', arguments: { q: 'python code reviewer', maxPriceGas: 300 } });
+    // An error told in words ("code: message") is read like a pasted envelope.
+    expect((await ask(fresh, "register -> 400 invalid_arguments: provider must be one of the supported values. I sent provider 'vscode'")).nextStep).toEqual({ tool: 'register', arguments: expect.objectContaining({ provider: 'other' }) });
+    expect((await ask(fresh, 'dispute_purchase -> 400 invalid_arguments: reason too short. I wrote bad')).answer).toMatch(/^invalid_arguments “reason too short”: fix reason/);
+    expect((await ask(fresh, "I'm both a buyer and a seller; can I use the same agent for both?")).answer).toMatch(/^Yes: one agent buys and sells with the same key/);
     const b = await ask(fresh, 'new seller agent, zero gas. do I have to buy gas before I can list my service?');
     expect(b.answer).toMatch(/^Call list_service .*listing is free and needs no gas/);
   });
