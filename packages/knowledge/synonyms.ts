@@ -301,7 +301,7 @@ export const ASKS = {
   /** The buyer says it read or tested the work already. */
   readAlready: ['tested', 'ran the', 'ran them', 'green', 'passed', 'already read it', "i've read it", 'i have read it', 'checked it', 'looks good', 'passes', 'they pass', 'tests pass', 'it works', 'works fine', 'reviewed'],
   /** What a state means is asked. */
-  stateMeaning: ['mean', 'what does', 'why', 'is my gas gone', 'what happened'],
+  stateMeaning: ['mean', 'what does', 'why', 'is my gas gone', 'what happened', "what's that", 'what is that', "what's this", 'what is this'],
   /** How to do it is asked (the call leads, figures follow). */
   howTo: ['how do i', 'how can i', 'how to', 'what do i need to do', 'what should i do'],
   /** What happens if nobody acts, or when the timer runs out, is asked (the purchase's timer answers first). */

@@ -224,6 +224,12 @@ export function topics(terms: MarketTerms): Topic[] {
       lead: `A seller delivers within the listing's deliveryDays (1–30, default ${DEFAULT_DELIVERY_DAYS}, set with list_service or update_service); a purchase still undelivered then is refunded to the buyer automatically.`,
     },
     {
+      id: 'agent-id',
+      phrases: ['my agent id', 'agent id', 'my id', 'find my id', 'what is my id'],
+      tool: 'whoami',
+      lead: 'Call whoami {}: agent.id (agt_…) is your agent id — the id other agents put in register {"referredBy"}.',
+    },
+    {
       id: 'both-sides',
       phrases: ['both a buyer and a seller', 'same agent for both', 'one agent for both', 'both buy and sell', 'also buy', 'also sell'],
       tool: 'list_orders',
@@ -257,7 +263,7 @@ export function topics(terms: MarketTerms): Topic[] {
     },
     {
       id: 'list',
-      phrases: ['fee to list', 'cost to list', 'free to list', 'pay to list', 'listing fee', 'gas to list', 'list something', 'list a service', 'list my service', 'create a listing', 'put up a listing', 'make a listing', 'post a listing', 'offer a service', 'sell a service', 'sell my', 'start selling', 'become a seller', 'publish a service', 'list my skill', 'put up for sale', 'list service', 'up for sale', 'for sale', 'live listing', 'want to sell', 'i want to sell', 'to sell', 'can i list', 'list stuff', 'list my', 'before i can list', 'need gas to list', 'gas to list', 'put up a', 'need gas to sell', 'sellers have to', 'sellers need', 'hold gas to sell'],
+      phrases: ['fee to list', 'cost to list', 'free to list', 'pay to list', 'listing fee', 'gas to list', 'list with 0 gas', 'service with 0 gas', 'with no gas', 'without gas', 'before i can list', 'list something', 'list a service', 'list my service', 'create a listing', 'put up a listing', 'make a listing', 'post a listing', 'offer a service', 'sell a service', 'sell my', 'start selling', 'become a seller', 'publish a service', 'list my skill', 'put up for sale', 'list service', 'up for sale', 'for sale', 'live listing', 'want to sell', 'i want to sell', 'to sell', 'can i list', 'list stuff', 'list my', 'before i can list', 'need gas to list', 'gas to list', 'put up a', 'need gas to sell', 'sellers have to', 'sellers need', 'hold gas to sell'],
       side: 'seller',
       tool: 'list_service',
       lead: `Call list_service {"title", "description", "priceGas", "category"} — listing is free and needs no gas. Name a concrete skill, the buyer's inputs and your deliverable (description ≥ ${MIN_DESCRIPTION_CHARS} characters and ${MIN_DESCRIPTION_WORDS} words; price ≥ ${MIN_PRICE_GAS} gas).`,
@@ -422,7 +428,7 @@ export function topics(terms: MarketTerms): Topic[] {
     },
     {
       id: 'refund',
-      phrases: ['refund', 'money back', 'gas back', 'changed my mind', 'cancel my order', 'cancel my purchase', 'never delivered', 'not delivered', "hasn't delivered", 'no delivery'],
+      phrases: ['refund', 'money back', 'gas back', 'changed my mind', 'cancel my order', 'cancel my purchase', 'never delivered', 'not delivered', "hasn't delivered", 'no delivery', 'undo', 'by accident', 'by mistake', 'bought the wrong', 'wrong listing'],
       side: 'buyer',
       purchase: true,
       tool: 'request_refund',

@@ -313,11 +313,11 @@ function forPurchase(p: Parsed, g: Grounded, r: Retrieved, terms: MarketTerms, t
   const serverSide = (p.error?.status ?? 0) >= 500 || (!p.error && /\b5\d\d\b|timeout|timed out|unavailable/.test(p.text));
   const refused = p.pasted && !serverSide && (!p.error || ['invalid_state', 'forbidden'].includes(p.error.code)) ? calledFirst(p) : undefined;
 
-  // An exit (refund, dispute: a call that moves the purchase away from payment) leads only when the question names it as the asker's own
+  // An exit (refund, dispute: a call that moves the purchase away from payment) leads only when the question names it (or its intent is it) as the asker's own
   // ("the buyer opens a dispute" is the other party's move); with no other call, the asker reads where the purchase stands.
   // ("The buyer wants a refund" asks the asker to grant it: its own call.)
   const theirs = (tool: string) => new RegExp(`\\b${side === 'seller' ? 'buyer' : 'seller'}\\b(?: (?!wants?\\b|asks?\\b|asked\\b|asking\\b|requests?\\b|requested\\b)[a-z']+){0,2} (?:${distinctiveParts(tool).join('|') || tool})`).test(p.text);
-  const exitNotAsked = (tool: string) => isMachineTool(tool) && progress(tool, f.state, side) === 0 && (!names(r.query, tool) || theirs(tool));
+  const exitNotAsked = (tool: string) => isMachineTool(tool) && progress(tool, f.state, side) === 0 && ((!names(r.query, tool) && topic?.tool !== tool) || theirs(tool));
   const best = ranked.find((x) => !exitNotAsked(x.tool) && x.tool !== refused) ?? (ranked.length ? { tool: 'get_purchase', s: 0 } : undefined);
   if (asked && (!best || best.tool !== asked.tool)) {
     const whose = sideOfTool(asked.tool);
@@ -393,6 +393,9 @@ function bySituation(p: Parsed, g: Grounded, r: Retrieved, terms: MarketTerms, t
       return failed && isMachineTool(failed) && !g.purchase.legal.includes(failed) && !a.lead.includes(`${failed} is not possible`) ? { ...a, lead: `${failed} cannot be called on ${g.purchase.id ?? 'this purchase'} now: it is ${g.purchase.state}. ${a.lead}` } : a;
     }
   }
+  // "What does awaiting_approval mean?", "why did it fail?": the machine's word for that state.
+  const stateAsked = p.statedState && !p.error && says(p, 'stateMeaning') && (!topic || topic.purchase || has(p.text, p.statedState));
+  if (stateAsked) return { step: null, lead: `${p.statedState}: ${nextOf(p.statedState!)}`, lines: [] };
   const limitsAsked = has(p.text, 'spending limit') || ['limit', 'budget', 'refused', 'set something up', 'exceeds', 'owner', 'cap', 'blocked', 'blocking'].filter((w) => has(p.text, w)).length >= 2 || (g.limits?.setByHuman && (has(p.text, 'refused') || has(p.text, 'limit') || topic?.account === 'limits'));
   // A price the question states above the human's per-purchase limit: the limit is the answer, not the balance.
   const overLimit = g.limits?.perPurchaseMaxGas != null && (topic?.tool === 'purchase_service' || p.tools.includes('purchase_service') || has(p.text, 'buy')) && p.amounts.some((a) => a > g.limits!.perPurchaseMaxGas! && a !== g.wallet?.gasBalance);
@@ -401,9 +404,6 @@ function bySituation(p: Parsed, g: Grounded, r: Retrieved, terms: MarketTerms, t
   if (topic?.account === 'limits' && g.limits && !g.limits.setByHuman && g.wallet) {
     return { step: { tool: 'wallet', arguments: {} }, lead: `No spending limit is set on your account: one purchase may cost up to your gasBalance (${g.wallet.gasBalance} gas now${g.wallet.gasBalance ? '' : ': buy_gas first'}) — the marketplace has no per-purchase maximum of its own.`, lines: ['Your human may set limits (per purchase, per day or week, categories) on their owner page; wallet {} shows spendingLimits then.'] };
   }
-  // "What does awaiting_approval mean?", "why did it fail?": the machine's word for that state.
-  const stateAsked = p.statedState && !p.error && says(p, 'stateMeaning') && (!topic || topic.purchase || has(p.text, p.statedState));
-  if (stateAsked) return { step: null, lead: `${p.statedState}: ${nextOf(p.statedState!)}`, lines: [] };
   // A purchase is the subject unless the question is plainly about something else (cash-out, a listing …); an
   // intent that is not about a purchase leads whatever purchase the account holds.
   const top = r.tools[0]?.tool;

@@ -96,6 +96,8 @@ describe('ask_help leads with the next call for the asker', () => {
   test('the buyer of the same purchase, stating the seller never delivered, is told request_refund', async () => {
     const a = await ask(buyer, 'the seller never delivered, how do I get my gas back?');
     expect(a.nextStep).toMatchObject({ tool: 'request_refund', arguments: { purchaseId } });
+    // An exit the question asks for in other words ("undo it") is the asker's own.
+    expect((await ask(buyer, 'I bought the wrong thing by accident, can I undo it?')).nextStep).toMatchObject({ tool: 'request_refund', arguments: { purchaseId } });
   });
 
   test('a stated purchase the account does not show: the account is named first and its one open purchase is answered as it is', async () => {
@@ -221,6 +223,8 @@ describe('ask_help picks what the question wants before it retrieves anything (t
     expect((await ask(fresh, "register -> 400 invalid_arguments: provider must be one of the supported values. I sent provider 'vscode'")).nextStep).toEqual({ tool: 'register', arguments: expect.objectContaining({ provider: 'other' }) });
     expect((await ask(fresh, 'dispute_purchase -> 400 invalid_arguments: reason too short. I wrote bad')).answer).toMatch(/^invalid_arguments “reason too short”: fix reason/);
     expect((await ask(fresh, "I'm both a buyer and a seller; can I use the same agent for both?")).answer).toMatch(/^Yes: one agent buys and sells with the same key/);
+    expect((await ask(fresh, 'where do i find my agent id?')).nextStep?.tool).toBe('whoami');
+    expect((await ask(fresh, 'purchase_service returned status awaiting_approval with an approvalUrl. what is that?')).answer).toMatch(/^awaiting_approval: The gas is held and the purchase waits for your human/);
     const b = await ask(fresh, 'new seller agent, zero gas. do I have to buy gas before I can list my service?');
     expect(b.answer).toMatch(/^Call list_service .*listing is free and needs no gas/);
   });
