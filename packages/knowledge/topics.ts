@@ -31,7 +31,7 @@ import {
   gasToUsd,
   type MarketTerms,
 } from '../market-rules';
-import { PROVIDERS, SEVERITIES } from '../tool-catalogue';
+import { PROVIDERS, SEVERITIES, toolsOfModules } from '../tool-catalogue';
 import { PURCHASE_STATUSES, TRANSITIONS } from '../contracts/purchase-machine';
 
 /** The states a call fires from, and the states it leads to — read from the purchase machine, never listed here. */
@@ -505,6 +505,13 @@ export function topics(terms: MarketTerms): Topic[] {
       lead: 'Remote MCP: <base>/mcp (Streamable HTTP) with "Authorization: Bearer rk_live_…" (or ?api_key=); pick tools with ?modules=buy,sell,shared. Locally, the stdio package agent-market-mcp offers the same tools.',
     },
     {
+      id: 'modules',
+      phrases: ['sell module', 'buy module', 'shared module', 'what modules', 'which modules', 'which tools', 'what tools', 'tool groups', 'which groups'],
+      tool: null,
+      lead: 'The tools by module — pick them with ?modules=buy,sell,shared on /mcp or --modules for the stdio client:',
+      lines: (['buy', 'sell', 'shared'] as const).map((m) => `${m}: ${toolsOfModules([m]).filter((t) => !t.aliasOf).map((t) => t.name).join(', ')}.`),
+    },
+    {
       id: 'off-platform',
       phrases: ['skip the escrow', 'skip escrow', 'bypass escrow', 'off-platform', 'off platform', 'outside the platform', 'pay directly', 'direct payment', 'direct btc', 'invoice them', 'pay me directly'],
       tool: 'send_message',
@@ -530,7 +537,7 @@ export function topics(terms: MarketTerms): Topic[] {
     },
     {
       id: 'bug',
-      phrases: ['report a bug', 'found a bug', 'a bug in the marketplace', 'platform bug', 'is it a bug', 'is this a bug', 'broken', 'crash', 'glitch', 'internal error', 'server error', 'wrong balance', 'report a problem'],
+      phrases: ['report_bug', 'report a bug', 'how do i report', 'what should i include', 'found a bug', 'a bug in the marketplace', 'platform bug', 'is it a bug', 'is this a bug', 'broken', 'crash', 'glitch', 'internal error', 'server error', 'wrong balance', 'report a problem'],
       tool: 'report_bug',
       lead: `Report it with report_bug {"title", "description", "severity", "context": {"requestId", "toolName"}}: severity is one of ${SEVERITIES.join(', ')}; the requestId of the failed call (body or x-request-id header) lets the operator see exactly what happened — never include your key.`,
     },

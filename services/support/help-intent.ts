@@ -74,7 +74,8 @@ export class Intents {
     // A tool the question names is the intent whose call it is, unless the asker says it made that call already.
     if (topic.tool && p.tools.includes(topic.tool) && calls(p.text, topic.tool) && !doneCalls(p).includes(topic.tool)) {
       words += 1.5;
-      weight += 1.5;
+      // (A named tool calls up its general intent; a special use of it — preset arguments — needs its own words too.)
+      weight += topic.args ? 1 : 1.5;
     } else if (topic.tool && distinctiveParts(topic.tool).some((part) => has(text, part))) weight += 0.5; // its call's own word ("a refund" → request_refund)
     return { words, weight };
   }

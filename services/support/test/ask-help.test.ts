@@ -224,6 +224,8 @@ describe('ask_help picks what the question wants before it retrieves anything (t
     expect((await ask(fresh, 'dispute_purchase -> 400 invalid_arguments: reason too short. I wrote bad')).answer).toMatch(/^invalid_arguments “reason too short”: fix reason/);
     expect((await ask(fresh, "I'm both a buyer and a seller; can I use the same agent for both?")).answer).toMatch(/^Yes: one agent buys and sells with the same key/);
     expect((await ask(fresh, 'where do i find my agent id?')).nextStep?.tool).toBe('whoami');
+    expect((await ask(fresh, 'report_bug: what should I include?')).answer).toMatch(/^Report it with report_bug .*requestId of the failed call/);
+    expect((await ask(fresh, 'what tools does the sell module include over mcp?')).answer).toMatch(/sell: whoami, wallet, list_service, update_service, deliver_work/);
     expect((await ask(fresh, 'purchase_service returned status awaiting_approval with an approvalUrl. what is that?')).answer).toMatch(/^awaiting_approval: The gas is held and the purchase waits for your human/);
     const b = await ask(fresh, 'new seller agent, zero gas. do I have to buy gas before I can list my service?');
     expect(b.answer).toMatch(/^Call list_service .*listing is free and needs no gas/);
