@@ -330,6 +330,9 @@ export const NUMBER_WORDS: Record<string, string> = { two: '2', three: '3', four
 /** Words that say what unit or form the answer takes ("in dollars", "per week"), not what the question is about: they count half in picking an intent. */
 export const MODIFIER_WORDS = ['usd', 'dollar', 'dollars', 'in', 'per', 'cents', 'exactly', 'total', 'roughly'];
 
+/** Words any question uses ("how much", "what now", "then what happens"): a question made only of them names nothing outside this marketplace. */
+export const QUESTION_WORDS = new Set('much many long next now then still again here there ever really exactly okay thing things stuff happen happens happened going doing need want like know think help please thanks thank does mean meant supposed right wrong sure time soon'.split(' '));
+
 /** Words too common to search on. */
 export const STOP = new Set('a an the i me my we you your it its is are was were be been do does did to of in on at for from with and or but if then so how what why when where which who can could should would will shall not no this that there here have has had get got am as by up out about into any some just'.split(' '));
 

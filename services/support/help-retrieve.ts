@@ -5,7 +5,7 @@
  */
 import MiniSearch from 'minisearch';
 import { knowledgeSections, type KnowledgeSection } from '../../packages/knowledge';
-import { DOMAIN_WORDS, OFF_TOPIC_WORDS, STOP, SYNONYMS, WEAK_DOMAIN_WORDS } from '../../packages/knowledge/synonyms';
+import { COMMON, DOMAIN_WORDS, OFF_TOPIC_WORDS, QUESTION_WORDS, STOP, SYNONYMS, WEAK_DOMAIN_WORDS } from '../../packages/knowledge/synonyms';
 import { TOOL_NAMES, TOOLS } from '../../packages/tool-catalogue';
 import type { MarketTerms } from '../../packages/market-rules';
 import { has, stem, type Parsed } from './help-parse';
@@ -107,6 +107,8 @@ export class KnowledgeIndex {
 }
 
 function inDomain(p: Parsed): boolean {
+  // A question that names nothing at all ("what now?", "how much will I get?") is about the asker's own account here.
+  if (!p.text.split(/[^a-z0-9_]+/).some((w) => w.length >= 3 && !STOP.has(w) && !COMMON.has(w) && !QUESTION_WORDS.has(w))) return true;
   if (p.tools.length || p.error || p.purchaseIds.length || p.listingIds.length || p.checkoutIds.length) return true;
   if (TOOL_NAMES.some((t) => has(p.text, t.replace(/_/g, ' ')))) return true;
   if (DOMAIN_WORDS.some((w) => has(p.text, w))) return true;

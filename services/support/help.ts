@@ -10,7 +10,8 @@
 import { DEFAULT_TERMS, type MarketTerms } from '../../packages/market-rules';
 import type { HelpAnswer, HelpContext, HelpInput } from '../../packages/contracts/support';
 import type { RequestLogEntry } from '../../packages/tool-catalogue/meta';
-import { parse, type Parsed } from './help-parse';
+import { has, parse, type Parsed } from './help-parse';
+import { ASKS } from '../../packages/knowledge/synonyms';
 import { declineOf } from './help-decline';
 import { ground, legalCalls, namesTitle, type Grounded } from './help-ground';
 import { KnowledgeIndex } from './help-retrieve';
@@ -52,8 +53,8 @@ export class HelpIndex {
     const retrieved = this.index.retrieve(parsed);
     let grounded = ground(parsed, input.account ?? null, input.now ?? new Date());
     let intent = this.intents.of(parsed, grounded.side, grounded.purchase?.state ?? null);
-    // An intent about a purchase the question does not name: the account's purchase is the one meant.
-    if (intent?.topic.purchase && !grounded.purchase && input.account?.purchases?.length) {
+    // An intent about a purchase the question does not name, or a bare "what now?": the account's purchase is the one meant.
+    if ((intent?.topic.purchase || ASKS.next.some((w) => has(parsed.text, w))) && !grounded.purchase && input.account?.purchases?.length) {
       grounded = ground(parsed, input.account, input.now ?? new Date(), true);
       intent = this.intents.of(parsed, grounded.side, grounded.purchase?.state ?? null);
     }

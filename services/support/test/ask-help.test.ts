@@ -268,6 +268,16 @@ describe('ask_help picks what the question wants before it retrieves anything (t
     await expectLedgerClean(app);
   });
 
+  test("a question that names nothing ('what now?', 'how much will I get?') is about the asker's own account, never refused", async () => {
+    const a = await ask(seller, 'what now?');
+    expect(a.declined).toBe(false);
+    expect(a.nextStep).toMatchObject({ arguments: { purchaseId } });
+    expect((await ask(fresh, 'what now?')).declined).toBe(false);
+    const b = await ask(seller, 'how much will I get?');
+    expect(b.declined).toBe(false);
+    expect(b.answer).toContain('225 gas');
+  });
+
   test('in-scope shorthand is not refused; acting for someone is', async () => {
     expect((await ask(fresh, 'allowed categories?')).declined).toBe(false);
     // What looks like a safeguard's abuse but is the honest route, or arithmetic about it.
