@@ -11,7 +11,7 @@ import { CASHOUT_FEE_PERCENT, DISPUTE_LOOKBACK_DAYS, MIN_CASHOUT_GAS, cashoutSpl
 import { STATES, TRANSITIONS, documentedTransitions } from '../../packages/contracts/purchase-machine';
 import { getTool, TOOL_NAMES } from '../../packages/tool-catalogue';
 import { affirms, doneCalls, has, normalize, type Parsed, type Side } from './help-parse';
-import { legalCalls, namesTitle, sideOfTool, type Grounded } from './help-ground';
+import { isMachineTool, isOpen, legalCalls, namesTitle, sideOfTool, type Grounded } from './help-ground';
 import { distinctiveParts, names, type Retrieved } from './help-retrieve';
 import type { Intent } from './help-intent';
 import { figures } from './help-figures';
@@ -55,8 +55,6 @@ function progress(tool: string, state: string | null, side: Side | null = null):
   }
   return best;
 }
-
-const isMachineTool = (tool: string) => TRANSITIONS.some((t) => t.tool === tool);
 
 /** What the machine says comes next in a state (its `next` hint). */
 const nextOf = (state: string): string => (STATES as Record<string, { next: string }>)[state]?.next ?? '';
@@ -436,14 +434,14 @@ function accountFirst(p: Parsed, g: Grounded, r: Retrieved, terms: MarketTerms, 
  * A cash-out asked about on the asker's own account (not figures the question states): what it can withdraw now leads —
  * an open dispute as a seller pauses it, below the minimum it is "not yet" with what its open sales add when they complete.
  */
-function cashoutOnAccount(p: Parsed, g: Grounded, num: unknown, topic: Topic | null): { lead: string; lines: string[]; step: NextStep | null } | null {
+function cashoutOnAccount(p: Parsed, g: Grounded, figured: boolean, topic: Topic | null): { lead: string; lines: string[]; step: NextStep | null } | null {
   const sales = (g.account?.purchases ?? []).filter((x) => x.role === 'seller');
   const asked = (says(p, 'cashout') && !says(p, 'notCashout')) || p.tools.includes('request_cashout');
   // Figures the question asks for are answered as figures; on an account with no sale and nothing to withdraw, only a question about cashing out is.
-  if (!asked || !g.wallet || p.draft || num || (p.error && calledFirst(p) !== 'request_cashout') || (!sales.length && !g.wallet.withdrawableGas && topic?.account !== 'earnings')) return null;
+  if (!asked || !g.wallet || p.draft || figured || (p.error && calledFirst(p) !== 'request_cashout') || (!sales.length && !g.wallet.withdrawableGas && topic?.account !== 'earnings')) return null;
   const w = g.wallet.withdrawableGas;
   const disputed = sales.filter((x) => x.status === 'disputed');
-  const open = sales.filter((x) => (STATES as Record<string, { open?: boolean }>)[x.status]?.open && x.status !== 'disputed');
+  const open = sales.filter((x) => isOpen(x.status) && x.status !== 'disputed');
   if (says(p, 'howTo') && !disputed.length && !open.length) return null;
   const min = `a cash-out needs at least ${MIN_CASHOUT_GAS} gas of completed-sale earnings (sale_earn)`;
   if (disputed.length) {
@@ -480,7 +478,7 @@ export function compose(p: Parsed, g: Grounded, r: Retrieved, terms: MarketTerms
   // A tool's other name ("cash_out"): the same call under its catalogue name.
   const alias = p.pasted ? undefined : p.tools.map(getTool).find((t) => t?.aliasOf);
   if (alias?.aliasOf) return { lead: `${alias.name} is another name for ${alias.aliasOf}: the same call with the same arguments — use ${alias.aliasOf}.`, lines: [firstSentence(getTool(alias.aliasOf)?.description ?? '')], nextStep: null, allowed: [alias.aliasOf], sources: [] };
-  const cash = cashoutOnAccount(p, g, num, topic);
+  const cash = cashoutOnAccount(p, g, !!num, topic);
   if (cash) return { lead: cash.lead, lines: cash.lines, nextStep: cash.step, allowed: cash.step ? [cash.step.tool] : [], sources: [] };
   let picked = bySituation(p, g, r, terms, topic, figuresOnly);
   // "If I do nothing?": the purchase's running timer answers first.

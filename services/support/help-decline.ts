@@ -60,10 +60,7 @@ function asksToAct(text: string): boolean {
 /** A sentence without its polite opener ("please", "could you just" …). */
 function withoutOpeners(raw: string): string {
   let sentence = ` ${raw.trim()} `;
-  for (let again = true; again; ) {
-    again = false;
-    for (const o of WORK_ASKED.openers) if (sentence.startsWith(` ${o} `)) (sentence = sentence.slice(o.length + 1)), (again = true);
-  }
+  for (let o = WORK_ASKED.openers.find((x) => sentence.startsWith(` ${x} `)); o; o = WORK_ASKED.openers.find((x) => sentence.startsWith(` ${x} `))) sentence = sentence.slice(o.length + 1);
   return sentence.trim();
 }
 

@@ -25,7 +25,7 @@ import {
 } from '../../packages/market-rules';
 import { ASKS, CATEGORY_WORDS } from '../../packages/knowledge/synonyms';
 import { verdictOf } from '../../packages/listing-gate';
-import { has, type Parsed } from './help-parse';
+import { gasOf, has, type Parsed } from './help-parse';
 
 /** The figures a question asks for, and the call that follows from them (null: none). */
 export interface Figures {
@@ -46,9 +46,6 @@ function listingVerdict(d: NonNullable<Parsed['draft']>): Figures {
 }
 
 /** `priceGas`, `side`: the asker's own purchase (its price is the sale a question about "this sale" means; a seller's is a sale). */
-/** "3k", "1,200": gas. */
-const gasOf = (s: string) => Number(s.replace(/,/g, '').replace(/k$/, '')) * (s.endsWith('k') ? 1000 : 1);
-
 /**
  * Purchases the question plans against a balance and the human's per-purchase cap (stated, else the account's): how many
  * at one price, or what a basket ("two 250-gas jobs and a 400 one") costs, leaves and pays its sellers.
@@ -189,11 +186,12 @@ export function figures(p: Parsed, terms: MarketTerms, priceGas: number | null, 
   }
   // "I hold 3000; how many 250-gas jobs can I buy?", "two 250s and a 400, what's left?": purchases against the balance and the per-purchase cap.
   const held = /(?:i (?:have|hold|got|am sitting on|sit on)|bal(?:ance)?(?: is| of|:)?|wallet (?:has|holds|shows)) (?:roughly |about |only )?(\d[\d,]*k?)\b/.exec(t) ?? /(\d[\d,]*k?) gas (?:bal(?:ance)?\b|in (?:my |the )?wallet|on hand)/.exec(t);
-  const plan = purchasesAgainst(t, terms, held ? gasOf(held[1]) : (account?.balance ?? null), account?.cap ?? null, howMany, anchored ? CATEGORY_ANCHOR_GAS[anchored] : null);
+  const stated = held ? gasOf(held[1]) : null;
+  const plan = purchasesAgainst(t, terms, stated ?? account?.balance ?? null, account?.cap ?? null, howMany, anchored ? CATEGORY_ANCHOR_GAS[anchored] : null);
   if (plan) return plan;
   if (['afford', 'short', 'enough', 'cheapest', 'need more', 'combination', 'which packs', 'which pack', 'which gas pack', 'pack should i', 'left over', 'will be left', 'covers', 'cover', 'cheaper', 'i need'].some((w) => has(t, w)) && (!sale || ['pack', 'packs'].some((w) => has(t, w)))) {
     // "I have 150 and it costs 400" → 250 short; "services at 250, 400 and 1000, I have 0" → their sum.
-    const have = held ? Number(held[1].replace(/,/g, '')) : 0;
+    const have = held ? Number(held[1].replace(/,/g, "")) : 0;
     const wanted = p.amounts.filter((a) => a !== have || !held);
     // ("two 250-gas purchases": the count times the price.)
     const need = many && wanted.length === 1 ? Number(many[1]) * Number(many[2].replace(/,/g, '')) : wanted.length >= 3 ? wanted.reduce((a, b) => a + b, 0) : Math.max(...wanted, amount);

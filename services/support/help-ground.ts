@@ -49,6 +49,12 @@ export function legalCalls(state: string, side: Side | null): string[] {
   return [...new Set(TRANSITIONS.map((t) => t.tool))].filter((tool) => calls.has(tool) && TOOL_NAMES.includes(tool));
 }
 
+/** A call of the purchase machine (it moves a purchase), not another catalogue tool. */
+export const isMachineTool = (tool: string) => TRANSITIONS.some((t) => t.tool === tool);
+
+/** A purchase not yet settled either way (the machine's non-final states; a dispute is open). */
+export const isOpen = (status: string) => !STATES[status as PurchaseStatus]?.final;
+
 /** The side a catalogue tool belongs to: from the machine's `who`, else the catalogue's "Buyer:"/"Seller:" description; null when either side may call it. */
 export function sideOfTool(tool: string): Side | null {
   const who = new Set(TRANSITIONS.filter((t) => t.tool === tool).flatMap((t) => t.who.filter((w): w is Side => (SIDES as string[]).includes(w))));
@@ -107,7 +113,7 @@ export function ground(p: Parsed, account: HelpAccount | null, now: Date, about 
     const statedId = p.purchaseIds[0] ?? null;
     const byId = statedId ? purchases.find((x) => x.id === statedId) ?? null : null;
     const mine = (x: PurchaseView) => !side || x.role === side;
-    const open = (x: PurchaseView) => !STATES[x.status as PurchaseStatus]?.final;
+    const open = (x: PurchaseView) => isOpen(x.status);
     // A side read only from naming the other party ("what pays the seller?") gives way to the account's one open purchase.
     const onlyNamed = !Object.entries(SIDE_PHRASES).some(([w, s]) => s === side && !/^(the|a) (buyer|seller)$/.test(w) && has(p.text, w));
     const theOther = onlyNamed && purchases.filter(open).length === 1 ? purchases.find(open) ?? null : null;

@@ -155,11 +155,14 @@ function idsOf(q: string, prefix: string): string[] {
   return [...out];
 }
 
+/** A gas amount as written ("3k", "1,200"). */
+export const gasOf = (s: string) => Number(s.replace(/,/g, '').replace(/k$/, '')) * (s.endsWith('k') ? 1000 : 1);
+
 function amountsOf(text: string): number[] {
   const out: number[] = [];
   const statuses = new Set(Object.values(STATUS_BY_CODE));
   for (const m of text.matchAll(/(?<![\w.$])(\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?\s*(k\b)?([\s-]*gas)?(?! ?(?:usd|dollars?|bucks)\b)/g)) {
-    const n = Number(m[1].replace(/,/g, '')) * (m[2] ? 1000 : 1);
+    const n = gasOf(`${m[1]}${m[2] ? 'k' : ''}`);
     // An HTTP status is not an amount: "HTTP 422", "returns 409", "422'd", "400 {…"; nor a count ("salesCount 40").
     const after = text.slice((m.index ?? 0) + m[0].length);
     const before = text.slice(0, m.index ?? 0).trim().split(/[\s:=]+/).pop() ?? '';

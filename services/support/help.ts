@@ -13,11 +13,10 @@ import type { RequestLogEntry } from '../../packages/tool-catalogue/meta';
 import { has, parse, type Parsed } from './help-parse';
 import { ASKS } from '../../packages/knowledge/synonyms';
 import { declineOf } from './help-decline';
-import { ground, legalCalls, namesTitle, type Grounded } from './help-ground';
+import { ground, isMachineTool, legalCalls, namesTitle, type Grounded } from './help-ground';
 import { KnowledgeIndex } from './help-retrieve';
 import { compose, render, type Composed } from './help-compose';
 import { Intents } from './help-intent';
-import { TRANSITIONS } from '../../packages/contracts/purchase-machine';
 import { exampleArguments } from '../../packages/knowledge';
 
 export type { HelpAnswer, HelpContext, HelpInput, RequestLogEntry };
@@ -67,10 +66,10 @@ export class HelpIndex {
       // Asked to act on the asker's own purchase: what the machine lets it do there itself follows the refusal.
       const mine = decline.reason === 'acts' && own?.inAccount ? compose({ ...parsed, text: ' what now ', tools: [], amounts: [], statedState: null, error: null }, grounded, retrieved, this.terms, null) : null;
       const other = own?.side === 'buyer' ? 'seller' : 'buyer';
-      const why = (own ? parsed.tools.filter((t) => TRANSITIONS.some((x) => x.tool === t) && !own.legal.includes(t)) : []).map((t) => (own!.side && legalCalls(own!.state, other).includes(t) ? `${t} is the ${other}'s call, not yours.` : `${t} is not possible on ${own!.id} while it is ${own!.state}.`));
+      const why = (own ? parsed.tools.filter((t) => isMachineTool(t) && !own.legal.includes(t)) : []).map((t) => (own!.side && legalCalls(own!.state, other).includes(t) ? `${t} is the ${other}'s call, not yours.` : `${t} is not possible on ${own!.id} while it is ${own!.state}.`));
       const route = mine ? ` ${why.join(' ')}${why.length ? ' ' : ''}Your own next step: ${mine.lead.replace(/^As the \w+ of \S+( \([a-z_]+\))?: /, '')}` : '';
       // A call the request names that the asker may make itself ("call whoami for me"): the asker's own way to do it.
-      const itself = decline.reason === 'acts' && !mine ? parsed.tools.find((t) => t !== 'ask_help' && !TRANSITIONS.some((x) => x.tool === t) && [`call ${t}`, `run ${t}`, `use ${t}`, `${t} for me`].some((f) => parsed.text.includes(f))) : undefined;
+      const itself = decline.reason === 'acts' && !mine ? parsed.tools.find((t) => t !== 'ask_help' && !isMachineTool(t) && [`call ${t}`, `run ${t}`, `use ${t}`, `${t} for me`].some((f) => parsed.text.includes(f))) : undefined;
       const refusal = decline.instead ? `${decline.text}${decline.instead[own?.inAccount && own.side ? own.side : 'none']}` : itself ? `I cannot make calls or move gas for you: each call is made by its own party, with its own key. Call ${itself} ${JSON.stringify(exampleArguments(itself))} yourself.` : decline.text;
       const text = exit ? `${decline.text} If the work itself is not what you ordered, call ${exit} {"purchaseId":"${own!.id}","reason"} before the escrow auto-releases.` : route ? `${decline.text.replace(/ Tell me what you want to do[^.]*\.$/, '')}${route}` : refusal;
       const answer: HelpAnswer = { answer: text, nextStep: mine?.nextStep ?? null, sources: [], known: true, confidence: 1, generatedBy: 'retrieval', declined: true, lookedAt: [], ...requestField(input) };
