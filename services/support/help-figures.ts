@@ -191,7 +191,7 @@ export function figures(p: Parsed, terms: MarketTerms, priceGas: number | null, 
   if (plan) return plan;
   if (['afford', 'short', 'enough', 'cheapest', 'need more', 'combination', 'which packs', 'which pack', 'which gas pack', 'pack should i', 'left over', 'will be left', 'covers', 'cover', 'cheaper', 'i need'].some((w) => has(t, w)) && (!sale || ['pack', 'packs'].some((w) => has(t, w)))) {
     // "I have 150 and it costs 400" → 250 short; "services at 250, 400 and 1000, I have 0" → their sum.
-    const have = held ? Number(held[1].replace(/,/g, "")) : 0;
+    const have = stated ?? 0;
     const wanted = p.amounts.filter((a) => a !== have || !held);
     // ("two 250-gas purchases": the count times the price.)
     const need = many && wanted.length === 1 ? Number(many[1]) * Number(many[2].replace(/,/g, '')) : wanted.length >= 3 ? wanted.reduce((a, b) => a + b, 0) : Math.max(...wanted, amount);

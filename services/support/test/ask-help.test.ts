@@ -252,6 +252,8 @@ describe('ask_help picks what the question wants before it retrieves anything (t
     expect(anchor).toContain('3 sales (540 gas)');
     expect((await ask(fresh, 'if 4 agents register with me as referredBy and 3 of them go on to buy something, how much bonus do I get?')).answer).toMatch(/^3 × 50 = 150 gas/);
     expect((await ask(fresh, 'buying three listings at 150, 120 and 280 gas: is the starter pack enough?')).answer).toMatch(/starter \(500 gas\) is not enough; builder/);
+    // A balance stated as "1k" is 1,000 gas, held against the prices (it was read as NaN once the balance took "k").
+    expect((await ask(fresh, 'i have 1k gas. services at 400, 500 and 900: which pack covers them?')).answer).toMatch(/^1800 gas in all .*builder \(2000 gas, 20 USD\) is the smallest single pack that covers it and leaves 1200 gas/);
   });
 
   test("a stated price above the human's per-purchase limit is answered with the limit, not the balance", async () => {
