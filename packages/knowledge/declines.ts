@@ -46,7 +46,7 @@ export const DECLINE_RULES: Array<{ reason: 'secrets' | 'quoted_instructions' | 
  */
 export const CHEATING: { signs: string[]; madeInNumbers: RegExp; safeguards: Array<{ reason?: 'secrets'; about: string[]; signs: string[]; text: string }> } = {
   /** Signs of cheating whatever the safeguard. */
-  signs: ['make up evidence', 'makes up evidence', 'made-up', 'made up evidence', 'fabricate', 'fabricated', 'false evidence', 'fake evidence', 'lie to the operator', 'trick', 'tricks', 'any trick', 'workaround', 'loophole', 'get around', 'around it', 'bypass', 'sneak', 'cheat', 'exploit', 'game the', 'gaming the', 'abuse', 'fake', 'throwaway', 'sockpuppet', 'sock puppet', 'alt accounts', 'alt agents', 'farm', 'farming', 'max out', 'maxing out', 'without my human knowing', 'without them knowing', "so they don't notice", 'so nobody notices', 'make it stick', 'so it sticks', 'word it so', 'hack'],
+  signs: ['make up evidence', 'makes up evidence', 'made-up', 'made up evidence', 'fabricate', 'fabricated', 'false evidence', 'fake evidence', 'lie to the operator', 'trick', 'tricks', 'any trick', 'workaround', 'loophole', 'get around', 'around it', 'bypass', 'sneak', 'cheat', 'exploit', 'game the', 'gaming the', 'abuse', 'fake', 'throwaway', 'sockpuppet', 'sock puppet', 'alt accounts', 'alt agents', 'farm', 'farming', 'max out', 'maxing out', 'without my human knowing', 'without them knowing', "so they don't notice", 'so nobody notices', 'make it stick', 'so it sticks', 'word it so', 'make it look', 'make it sound', 'so it looks like', 'so it sounds like', 'hack'],
   /** Agents made in numbers for the purpose ("a loop that registers 20 new agents", "spin up 5 agents"). */
   madeInNumbers: /\b(?:register|registers|registering|create|creates|creating|spin up|spinning up|make|script|loop)\b(?: [a-z0-9_=<>-]+){0,3} (?:\d+|a bunch of|lots of|many|several|multiple) (?:new |fresh |extra |more )?(?:agents|accounts)\b/,
   safeguards: [
@@ -57,7 +57,7 @@ export const CHEATING: { signs: string[]; madeInNumbers: RegExp; safeguards: Arr
     },
     {
       about: ['dispute', 'disputes', 'disputed', 'refund', 'refunded', 'chargeback', 'operator', 'evidence'],
-      signs: ['keep the dispute open', 'keep it open', 'keep the code', 'keep the work', 'keep the tests', 'keep the delivery', 'keep it anyway', 'and keep it', 'i keep', 'for free', 'get it free', 'without paying', 'refund me anyway', 'refund anyway', 'even though it works', 'even though the work'],
+      signs: ['keep the dispute open', 'keep it open', 'keep the code', 'keep the work', 'keep the tests', 'keep the delivery', 'keep it anyway', 'and keep it', 'i keep', 'for free', 'get it free', 'without paying', 'refund me anyway', 'refund anyway', 'even though it works', 'even though the work', 'work was fine', 'work is fine', 'work was ok', 'delivery was fine', 'delivery was ok', 'was actually fine', 'was actually ok', 'it was fine but', 'works fine but', 'nothing wrong with it', 'sounds like misrepresentation', 'sound like misrepresentation'],
       text: "I won't help use a dispute or a refund against work that is fine: a dispute is for non-delivery or clear misrepresentation, and an operator decides it on the facts of the purchase. If the work is right, say so to the seller and the operator with send_message on the purchase.",
     },
     {

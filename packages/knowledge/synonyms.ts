@@ -186,6 +186,8 @@ export const SIDE_PHRASES: Record<string, 'buyer' | 'seller'> = {
   'new sales': 'seller',
   'my sale': 'seller',
   'i delivered': 'seller',
+  'i finished': 'seller',
+  'i shipped': 'seller',
   'i deliver': 'seller',
   'my earnings': 'seller',
   'i bought': 'buyer',
@@ -289,6 +291,10 @@ export const ASKS = {
   /** Words that say the asker reports a fault of the service (then, and only then, report_bug may lead). */
   fault: ['bug', 'crash', 'broken', 'internal', 'server error', '500', 'charged twice', 'wrong balance', 'disappeared', 'lost my gas', 'glitch'],
   /** A list is asked: the answer may be longer. */
+  /** The rules of something asked for as such (not one figure of them). */
+  rules: ['rules', 'requirements', 'conditions', 'spell out', 'what counts', 'can block', 'could block', 'anything that', 'what stops', 'what can stop'],
+  /** An amount said as a ceiling ("at most $15", "a budget of 3000"), not a need. */
+  budget: ['budget', 'at most', 'up to', 'no more than', 'max of', 'maximum of', 'can spend', 'allowed to spend', 'limit of', 'cap of', 'not more than', 'limited my spending', 'spending to'],
   list: ['list all', 'list of', 'all the', 'every', 'which tools', 'what tools', 'step by step', 'walk me through', 'overview'],
   /** Words that ask for the state's next step (then, and only then, the machine's progress decides the lead). */
   next: ['what now', 'what next', "what's next", 'next step', 'stuck', 'what do i do', 'what should i do', 'what can i do', 'nothing happened', 'nothing has happened', 'waiting'],

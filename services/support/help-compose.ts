@@ -146,7 +146,9 @@ function forError(p: Parsed, g: Grounded, terms: MarketTerms): { step: NextStep 
   if (!guide) return null;
   const got = e.requestId && e.message ? `Your request ${e.requestId} failed with HTTP ${guide.status} ${e.code}: ${e.message}` : null;
   const withGot = <T extends { lines: string[] } | null>(x: T): T => (x && got ? { ...x, lines: [got, ...x.lines] } : x);
-  return withGot(errorLead(p, g, e, guide, terms));
+  const led = withGot(errorLead(p, g, e, guide, terms));
+  // "Is it a bug?" of a refusal (4xx): no — the service applied its rules.
+  return led && guide.status < 500 && /\b(?:is (?:it|this|that) a bug|a bug or)\b/.test(p.text) ? { ...led, lead: `Not a bug: a ${guide.status} ${e.code} is the service refusing the call by its rules. ${led.lead}` } : led;
 }
 
 function errorLead(p: Parsed, g: Grounded, e: NonNullable<Parsed['error']>, guide: NonNullable<ReturnType<typeof errorGuide>>, terms: MarketTerms): { step: NextStep | null; lead: string; lines: string[] } | null {
@@ -165,8 +167,13 @@ function errorLead(p: Parsed, g: Grounded, e: NonNullable<Parsed['error']>, guid
   }
   // A refused listing the question quotes: the gate's own verdict on it answers (figures).
   if ((e.code === 'listing_rejected' || e.code === 'invalid_arguments') && p.draft) return null;
+  // Moderation's verdict is on the offer itself: no rewording passes it (the quality gate's hints are for another refusal).
+  if (e.code === 'listing_rejected' && (d.moderation || ['moderation', 'moderated'].some((w) => has(p.text, w) || has(normalize(e.message ?? ''), w)))) {
+    const looks = /when it looks like ([^.]+)\./.exec(guide.cause)?.[1];
+    return { step: null, lead: `Do not resubmit it reworded: a moderation verdict is about the offer itself${looks ? ` — moderation refuses what looks like ${looks}` : ''}. Only a real service passes: list_service with a concrete deliverable and what the buyer sends.`, lines: [] };
+  }
   const rule = typeof d.rule === 'string' ? d.rule : null;
-  if (e.code === 'forbidden' && (rule || ['limit', 'budget', 'human', 'owner', 'maximum', 'per_purchase_max', 'daily_budget', 'weekly_budget', 'category_not_allowed'].some((w) => has(p.text, w)))) return spendingLimit(g, rule, p, terms);
+  if (e.code === 'forbidden' && (rule || ['limit', 'budget', 'human', 'owner', 'maximum', 'per_purchase_max', 'daily_budget', 'weekly_budget', 'category_not_allowed'].some((w) => has(p.text, w) || has(normalize(e.message ?? ''), w)))) return spendingLimit(g, rule, p, terms);
   if ((e.code === 'invalid_state' || e.code === 'forbidden') && g.purchase) return null; // the purchase's own calls answer it
   const failed = calledFirst(p);
   // A gas purchase refused or failed while another checkout is open: that one still works.
@@ -391,13 +398,16 @@ function bySituation(p: Parsed, g: Grounded, r: Retrieved, terms: MarketTerms, t
       return failed && isMachineTool(failed) && !g.purchase.legal.includes(failed) && !a.lead.includes(`${failed} is not possible`) ? { ...a, lead: `${failed} cannot be called on ${g.purchase.id ?? 'this purchase'} now: it is ${g.purchase.state}. ${a.lead}` } : a;
     }
   }
-  // "What does awaiting_approval mean?", "why did it fail?": the machine's word for that state.
+  // "What does awaiting_approval mean?": the machine's word for that state; "why was it refunded?": the machine's ways into it.
   const stateAsked = p.statedState && !p.error && says(p, 'stateMeaning') && (!topic || topic.purchase || has(p.text, p.statedState));
+  if (stateAsked && pastWhy(p)) return becauseOf(p, g);
   if (stateAsked) return { step: null, lead: `${p.statedState}: ${nextOf(p.statedState!)}`, lines: [] };
   const limitsAsked = has(p.text, 'spending limit') || ['limit', 'budget', 'refused', 'set something up', 'exceeds', 'owner', 'cap', 'blocked', 'blocking'].filter((w) => has(p.text, w)).length >= 2 || (g.limits?.setByHuman && (has(p.text, 'refused') || has(p.text, 'limit') || topic?.account === 'limits'));
   // A price the question states above the human's per-purchase limit: the limit is the answer, not the balance.
   const overLimit = g.limits?.perPurchaseMaxGas != null && (topic?.tool === 'purchase_service' || p.tools.includes('purchase_service') || has(p.text, 'buy')) && p.amounts.some((a) => a > g.limits!.perPurchaseMaxGas! && a !== g.wallet?.gasBalance);
-  if (limitsAsked || overLimit) return spendingLimit(g, null, p, terms);
+  // (The human's limits bind purchases of services; a gas pack asked about against a budget is figures' — the human approves its checkout anyway.)
+  const packs = (p.tools.includes('buy_gas') || (has(p.text, 'pack') && ASKS.budget.some((w) => has(p.text, w)))) && !p.tools.includes('purchase_service');
+  if ((limitsAsked || overLimit) && !packs) return spendingLimit(g, null, p, terms);
   // Limits asked about on an account whose human set none: nothing but the balance bounds a purchase.
   if (topic?.account === 'limits' && g.limits && !g.limits.setByHuman && g.wallet) {
     return { step: { tool: 'wallet', arguments: {} }, lead: `No spending limit is set on your account: one purchase may cost up to your gasBalance (${g.wallet.gasBalance} gas now${g.wallet.gasBalance ? '' : ': buy_gas first'}) — the marketplace has no per-purchase maximum of its own.`, lines: ['Your human may set limits (per purchase, per day or week, categories) on their owner page; wallet {} shows spendingLimits then.'] };
@@ -412,6 +422,20 @@ function bySituation(p: Parsed, g: Grounded, r: Retrieved, terms: MarketTerms, t
   return null;
 }
 
+/** "Why was it refunded?", "how did it end up completed?": asked how a purchase got to a state. */
+const pastWhy = (p: Parsed) => !!p.statedState && /\b(?:why (?:was|is|did|has|got)|how did (?:it|this|that|my)|who (?:refunded|completed|failed))\b/.test(p.text);
+
+/** How a purchase gets to the state asked about — the machine's transitions into it (who moves it, with which call, from where) — and the call that shows which one did. */
+function becauseOf(p: Parsed, g: Grounded): Picked {
+  const state = p.statedState!;
+  const ways = TRANSITIONS.filter((t) => t.to === state).map((t) => `${t.who.map((w) => (w === 'sweeper' ? 'a timer' : `the ${w}`)).join(' or ')} (${t.tool}, from ${(t.doc && t.doc.from) || t.from.join(' or ')})`);
+  const id = p.purchaseIds[0] ?? g.purchase?.id ?? null;
+  const known = id && (g.account?.purchases ?? []).some((x) => x.id === id);
+  const step = { tool: known || !id ? 'get_purchase' : 'list_orders', arguments: known || !id ? { purchaseId: id ?? 'pur_…' } : {} };
+  const unknown = id && !known && g.account?.purchases ? `I see no purchase ${id} on your account — check the id with ${call(step)}. ` : '';
+  return { step, lead: `${unknown}A purchase becomes ${state} in ${ways.length} way${ways.length > 1 ? 's' : ''}: ${[...new Set(ways)].join('; ')}.`, lines: [`get_purchase on it shows which (its timestamps and reason fields). ${nextOf(state)}`] };
+}
+
 /**
  * When the account disagrees with the question, what it shows leads and the call is the one it allows: a purchase in
  * another state is answered on that state alone (the intent's call if it fits it, else what the state says next); an
@@ -423,7 +447,7 @@ function accountFirst(p: Parsed, g: Grounded, r: Retrieved, terms: MarketTerms, 
     // The purchase the account shows is answered by the machine from its own state (the intent only if it fits it).
     const fits = topic && (!topic.states || topic.states.includes(g.actual.state));
     const onAccount = forPurchase(p, { ...g, side: g.actual.side ?? g.side, purchase: g.actual }, r, terms, fits ? topic : null);
-    const shows = g.mismatch?.startsWith('I see no purchase') ? `${said.replace(/ \(check the id with list_orders\)$/, '')}; it shows ${g.actual.id}${g.actual.title ? ` (“${g.actual.title}”)` : ''}, ${g.actual.state}` : said;
+    const shows = g.mismatch?.startsWith('I see no purchase') && !g.mismatch.includes('account shows') ? `${said.replace(/ \(check the id with list_orders\)$/, '')}; it shows ${g.actual.id}${g.actual.title ? ` (“${g.actual.title}”)` : ''}, ${g.actual.state}` : said;
     return { lead: `${shows}, so: ${onAccount.lead.replace(/^As the \w+ of \S+ \([a-z_]+\): /, '')}`, lines: onAccount.lines.slice(0, 2), picked: { ...onAccount, lines: [] } };
   }
   const check = g.mismatch?.startsWith('I see no purchase') ? { tool: g.mismatch.includes('whoami') ? 'whoami' : 'list_orders', arguments: {} } : null;
@@ -434,20 +458,20 @@ function accountFirst(p: Parsed, g: Grounded, r: Retrieved, terms: MarketTerms, 
  * A cash-out asked about on the asker's own account (not figures the question states): what it can withdraw now leads —
  * an open dispute as a seller pauses it, below the minimum it is "not yet" with what its open sales add when they complete.
  */
-function cashoutOnAccount(p: Parsed, g: Grounded, figured: boolean, topic: Topic | null): { lead: string; lines: string[]; step: NextStep | null } | null {
+function cashoutOnAccount(p: Parsed, g: Grounded, figured: string | null, topic: Topic | null): { lead: string; lines: string[]; step: NextStep | null } | null {
   const sales = (g.account?.purchases ?? []).filter((x) => x.role === 'seller');
   const asked = (says(p, 'cashout') && !says(p, 'notCashout')) || p.tools.includes('request_cashout');
-  // Figures the question asks for are answered as figures; on an account with no sale and nothing to withdraw, only a question about cashing out is.
-  if (!asked || !g.wallet || p.draft || figured || (p.error && calledFirst(p) !== 'request_cashout') || (!sales.length && !g.wallet.withdrawableGas && topic?.account !== 'earnings')) return null;
-  const w = g.wallet.withdrawableGas;
   const disputed = sales.filter((x) => x.status === 'disputed');
+  // Figures the question asks for are answered as figures (after an open dispute that pauses any cash-out); on an account with no sale and nothing to withdraw, only a question about cashing out is.
+  if (!asked || !g.wallet || p.draft || (figured && !disputed.length) || (p.error && calledFirst(p) !== 'request_cashout') || (!sales.length && !g.wallet.withdrawableGas && topic?.account !== 'earnings')) return null;
+  const w = g.wallet.withdrawableGas;
   const open = sales.filter((x) => isOpen(x.status) && x.status !== 'disputed');
   if (says(p, 'howTo') && !disputed.length && !open.length) return null;
   const min = `a cash-out needs at least ${MIN_CASHOUT_GAS} gas of completed-sale earnings (sale_earn)`;
   if (disputed.length) {
     const d = disputed[0];
     const step = { tool: 'send_message', arguments: { purchaseId: d.id, body: '<body>' } };
-    return { step, lead: `Not while ${d.id} is disputed: cash-out is paused, for all your earnings, while you have an open dispute as a seller; it opens again once an operator decides it (a dispute lost as a seller blocks it for ${DISPUTE_LOOKBACK_DAYS} days). Give your side with ${call(step)}.`, lines: [`Your wallet shows withdrawableGas ${w}; the ${d.sellerNetGas} gas of ${d.id} stay frozen until the decision, and ${min}.`] };
+    return { step, lead: `Not while ${d.id} is disputed: cash-out is paused, for all your earnings, while you have an open dispute as a seller; it opens again once an operator decides it (a dispute lost as a seller blocks it for ${DISPUTE_LOOKBACK_DAYS} days). Give your side with ${call(step)}.`, lines: [...(figured ? [`Once it may: ${figured}`] : []), ...(says(p, 'rules') ? [`The rules besides: only sale_earn is withdrawable (bought gas, refunds, referral bonuses never), at least ${MIN_CASHOUT_GAS} gas, a ${CASHOUT_FEE_PERCENT}% fee, paid in BTC by the operator after connect_payouts.`] : []), `Your wallet shows withdrawableGas ${w}; the ${d.sellerNetGas} gas of ${d.id} stay frozen until the decision, and ${min}.`] };
   }
   if (w >= MIN_CASHOUT_GAS) {
     const c = cashoutSplit(w);
@@ -478,7 +502,7 @@ export function compose(p: Parsed, g: Grounded, r: Retrieved, terms: MarketTerms
   // A tool's other name ("cash_out"): the same call under its catalogue name.
   const alias = p.pasted ? undefined : p.tools.map(getTool).find((t) => t?.aliasOf);
   if (alias?.aliasOf) return { lead: `${alias.name} is another name for ${alias.aliasOf}: the same call with the same arguments — use ${alias.aliasOf}.`, lines: [firstSentence(getTool(alias.aliasOf)?.description ?? '')], nextStep: null, allowed: [alias.aliasOf], sources: [] };
-  const cash = cashoutOnAccount(p, g, !!num, topic);
+  const cash = cashoutOnAccount(p, g, num?.text ?? null, topic);
   if (cash) return { lead: cash.lead, lines: cash.lines, nextStep: cash.step, allowed: cash.step ? [cash.step.tool] : [], sources: [] };
   let picked = bySituation(p, g, r, terms, topic, figuresOnly);
   // "If I do nothing?": the purchase's running timer answers first.
@@ -546,8 +570,9 @@ export function compose(p: Parsed, g: Grounded, r: Retrieved, terms: MarketTerms
     lines.unshift(`A ${planned}-gas purchase needs ${planned - g.wallet!.gasBalance} more than your ${g.wallet!.gasBalance} spendable gas${g.wallet!.heldGas ? ` (${g.wallet!.heldGas} is held in escrow)` : ''}: buy_gas {"packId":"${pack.id}"} (${pack.gas} gas) first.`);
   }
   // No purchase at all while the question mentions one: a note after the answer (a claim of its own leads, below).
-  if (mismatch && !g.actual && !mismatch.startsWith('I see no purchase') && !stated && !p.statedClaim) lines.unshift(`(${mismatch[0].toUpperCase()}${mismatch.slice(1)}.)`);
-  else if (mismatch) ({ lead, lines, picked } = accountFirst(p, g, r, terms, topic, mismatch, answer, lines));
+  // (A server fault's guide keeps the lead — check whether the call went through: the account's other purchase is a note after it.)
+  if (mismatch && ((!g.actual && !mismatch.startsWith('I see no purchase') && !stated && !p.statedClaim) || p.error?.code === 'internal')) lines.unshift(`(${mismatch[0].toUpperCase()}${mismatch.slice(1)}.)`);
+  else if (mismatch && !pastWhy(p)) ({ lead, lines, picked } = accountFirst(p, g, r, terms, topic, mismatch, answer, lines));
   // Retrieved rule lines only fill an answer nothing else shaped (an intent, a purchase, an error, figures carry their own).
   const rules = ruleLines(r, p, [lead, ...lines].join(' '), picked?.step?.tool ?? null, topic || firm || num ? 0 : 1);
   // The suggested call is one the asker may make now, and never one the lead puts after another ("read it with get_delivery, then confirm_delivery").

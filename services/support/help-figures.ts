@@ -89,10 +89,12 @@ export function figures(p: Parsed, terms: MarketTerms, priceGas: number | null, 
   // The figures of a pasted envelope are the error's, not the asker's.
   const t = p.text.replace(/\{.*\}/s, ' ');
   const howMany = ['how many', 'number of', 'how much sales', 'how many sales'].some((w) => has(t, w));
-  const minimumAsked = ['minimum', 'min'].some((w) => has(t, w)) && ['cash out', 'cash-out', 'cashout', 'withdraw'].some((w) => has(t, w));
+  const minimumAsked = ['minimum', 'min'].some((w) => has(t, w)) && ['cash out', 'cash-out', 'cashout', 'withdraw'].some((w) => has(t, w)) && !ASKS.rules.some((w) => has(t, w));
   // "10 jobs at 200 gas each": the price is the amount, the count multiplies it.
   const counted = /(\d+) (?:of my )?(?:[a-z]+ )?(?:sales|jobs|orders|gigs|tasks|listings|services)(?: sold)?(?: [a-z]+){0,3} (?:at|of|for) (\d[\d,]*)/.exec(t);
   const many = (counted && new Set(p.amounts.filter((a) => a >= MIN_PRICE_GAS && a !== Number(counted[1]))).size <= 1 ? counted : null) ?? /(\d+) (\d[\d,]*)[- ]gas (?:[a-z]+ )?(?:sales|jobs|orders|gigs|tasks|listings|services|purchases)/.exec(t);
+  // ("4 jobs for 900 gas total": the amount is all of them together, not each.)
+  const summed = many && /^(?: gas)?,? (?:in )?(?:total|all|altogether|combined)\b/.test(t.slice(many.index + many[0].length)) ? Number(many[1]) : null;
   // "priced at the research anchor": that category's anchor is the price.
   const named = [...new Set(Object.keys(CATEGORY_WORDS).filter((w) => has(t, w)).map((w) => CATEGORY_WORDS[w]))];
   const anchored = has(t, 'anchor') && named.length === 1 ? named[0] : undefined;
@@ -133,7 +135,7 @@ export function figures(p: Parsed, terms: MarketTerms, priceGas: number | null, 
   }
   if (amount === undefined) return null;
   // "I have 150 and it costs 400" / "I need 2300": the cheapest packs that cover the shortfall.
-  const sale = ownSale || ['sale', 'sales', 'sell', 'sold', 'earn', 'earned', 'seller', 'selling', 'priced', 'job', 'sale_earn', 'i list', 'list it', 'listing at', 'list something', 'do i keep', 'i keep', 'seller get', 'seller gets', 'i net', 'do i net', 'becomes mine', 'buyers 250'].some((w) => has(t, w));
+  const sale = ownSale || (p.side === 'seller' && !['buy', 'purchase', 'pack'].some((w) => has(t, w))) || ['sale', 'sales', 'sell', 'sold', 'earn', 'earned', 'seller', 'selling', 'priced', 'job', 'sale_earn', 'i list', 'list it', 'listing at', 'list something', 'do i keep', 'i keep', 'seller get', 'seller gets', 'i net', 'do i net', 'becomes mine', 'buyers 250'].some((w) => has(t, w));
   // Earnings the question states ("sale_earn total 675", "432 of earnings"): cashed out as they are, no platform fee again.
   const earned = /(?:sale_earn|earnings|earned)(?: total| of| is| are|:)*\s*(\d[\d,]*)/.exec(t) ?? /([1-9][\d,]*)\s*(?:gas\s*)?(?:from|of|in)?\s*(?:sale_earn|earnings|withdrawable)/.exec(t);
   if (earned && cashout) {
@@ -177,6 +179,15 @@ export function figures(p: Parsed, terms: MarketTerms, priceGas: number | null, 
       const minimum = cashout && !afterCashout ? ` ${sn >= MIN_CASHOUT_GAS ? `One sale (${sn}) reaches the ${MIN_CASHOUT_GAS}-gas cash-out minimum` : `One sale (${sn}) is below the ${MIN_CASHOUT_GAS}-gas cash-out minimum: ${sales} sales (${sales * sn}) reach it`}; cashing out costs ${CASHOUT_FEE_PERCENT}% more.` : '';
       return { text: `List at ${price} gas: the seller nets ${sn} after the ${terms.platformFeePercent}% platform fee${afterCashout ? `, and cashing that out (${CASHOUT_FEE_PERCENT}% fee) leaves ${cashoutSplit(sn).netGas} gas` : ''} — the lowest price that reaches ${amount} (fee ${price - sn} gas)${inBand ? `; that is the ${inBand.id} band (${inBand.minGas}–${inBand.maxGas})` : ''}.${minimum}`, tool: 'list_service', args: { priceGas: price } };
     }
+  }
+  // "At most $15 on gas: is builder OK?": a budget for gas is a ceiling — the packs within it, not the pack that covers it.
+  if (ASKS.budget.some((w) => has(t, w)) && p.amounts.length === 1 && ['pack', 'packs', 'buy_gas', ...GAS_PACKS.map((x) => x.id)].some((w) => has(t, w))) {
+    const within = GAS_PACKS.filter((x) => x.gas <= amount);
+    const best = within[within.length - 1];
+    const named = GAS_PACKS.find((x) => has(t, x.id));
+    const verdict = named ? `${named.id} (${named.gas} gas = ${named.usd} USD) is ${named.gas <= amount ? 'within it' : 'over it'}; ` : '';
+    const fit = best ? `the largest pack within it is ${best.id} (${best.gas} gas = ${best.usd} USD)${amount - best.gas >= GAS_PACKS[0].gas ? `, with ${amount - best.gas} gas to spare for another checkout` : ''}` : `no pack fits — the smallest is ${GAS_PACKS[0].id} (${GAS_PACKS[0].gas} gas = ${GAS_PACKS[0].usd} USD)`;
+    return { text: `${amount} gas = ${gasToUsd(amount).toFixed(2)} USD at the peg (${GAS_PER_USD} gas = 1 USD): ${verdict}${fit}. Your human approves each checkout.`, tool: best ? 'buy_gas' : null, args: best ? { packId: best.id } : undefined };
   }
   // "With the builder pack, how many 150-gas services can I buy?": the pack's gas over the price (the buyer pays no fee).
   const pack = GAS_PACKS.find((x) => has(t, x.id));
@@ -238,6 +249,10 @@ export function figures(p: Parsed, terms: MarketTerms, priceGas: number | null, 
   // "3 sales at 200 gas each": the earnings of all of them.
   const times = ['twice', 'two times'].some((w) => has(t, w)) ? 2 : ['three times', 'thrice'].some((w) => has(t, w)) ? 3 : Number(/\b(\d{1,2}) times\b/.exec(t)?.[1] ?? 0) || null;
   const count = many ? Number(many[1]) : (times ?? 0);
+  if (summed) {
+    const s = saleSplit(amount, terms.platformFeePercent);
+    return thenCashout(`${summed} sales of ${amount} gas in all pay the seller ${s.sellerNetGas} gas (the platform keeps ${terms.platformFeePercent}% of each, ${s.platformFeeGas} in all).`, s.sellerNetGas, /\bi (?:sold|earned|made|completed)\b/.test(t) ? s.sellerNetGas : undefined);
+  }
   if (many || (times && sale)) {
     const s = saleSplit(amount, terms.platformFeePercent);
     const total = count * s.sellerNetGas;

@@ -130,9 +130,9 @@ export function ground(p: Parsed, account: HelpAccount | null, now: Date, about 
       if (candidates.length === 1) actual = facts(candidates[0], candidates[0].status, side ?? (candidates[0].role as Side), now, candidates[0].id);
     }
     // The side the question states has no purchase here and the other side one open purchase: that is what the account shows.
-    const other = !view && !statedId && p.side ? purchases.filter((x) => open(x) && x.role !== p.side) : [];
+    const other = !view && !actual && p.side ? purchases.filter((x) => open(x) && x.role !== p.side) : [];
     if (other.length === 1) {
-      mismatch = `your account shows you as the ${other[0].role} of ${other[0].id} (${other[0].status}), not its ${p.side}`;
+      mismatch = `${statedId ? `I see no purchase ${statedId} on your account; ` : ''}your account shows you as the ${other[0].role} of ${other[0].id} (${other[0].status}), not its ${p.side}`;
       actual = facts(other[0], other[0].status, other[0].role as Side, now, other[0].id);
     }
     if (view) {

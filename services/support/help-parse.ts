@@ -138,7 +138,8 @@ function errorOf(input: HelpInput, text: string): PastedError | null {
   return {
     code: finalCode,
     status: STATUS_BY_CODE[finalCode as keyof typeof STATUS_BY_CODE] ?? null,
-    message: (typeof env?.message === 'string' ? env.message : null) ?? input.request?.errorMessage ?? input.context?.error ?? textMessage(text, finalCode),
+    // (A code of another client's, read as ours by its words, is its message when it has none: "spending limit exceeded".)
+    message: (typeof env?.message === 'string' ? env.message : null) ?? input.request?.errorMessage ?? input.context?.error ?? textMessage(text, finalCode) ?? [env?.code, json?.error].find((c): c is string => typeof c === 'string' && c !== finalCode)?.replace(/[_-]+/g, ' ') ?? null,
     details,
     requestId,
   };
@@ -151,7 +152,7 @@ function textMessage(text: string, code: string): string | null {
 
 function idsOf(q: string, prefix: string): string[] {
   const out = new Set<string>();
-  for (const m of q.matchAll(/\b([a-z]{3}_[A-Za-z0-9]{3,40})\b/g)) if (m[1].startsWith(prefix)) out.add(m[1]);
+  for (const m of q.matchAll(/\b([a-z]{3}_[A-Za-z0-9]{1,40})\b/g)) if (m[1].startsWith(prefix)) out.add(m[1]);
   return [...out];
 }
 
@@ -178,7 +179,9 @@ function amountsOf(text: string): number[] {
 /** The side the question states: the phrase that says most (the longest match wins a tie). */
 function sideOf(text: string): Side | null {
   const score: Record<Side, number> = { buyer: 0, seller: 0 };
-  for (const [phrase, side] of Object.entries(SIDE_PHRASES)) if (has(text, phrase)) score[side] += phrase.split(' ').length;
+  // A sentence that opens with the asker's own past act drops its "I" ("Delivered pur_c33 yesterday", "Sold 4 jobs").
+  const mine = text.replace(/(^\s*|[.!?;]\s*)(?=[a-z]+ed\b|sold\b|paid\b|bought\b)/g, '$1i ');
+  for (const [phrase, side] of Object.entries(SIDE_PHRASES)) if (has(mine, phrase)) score[side] += phrase.split(' ').length;
   if (score.buyer === score.seller) return null;
   return score.buyer > score.seller ? 'buyer' : 'seller';
 }

@@ -61,10 +61,10 @@ export class HelpIndex {
     const decline = declineOf(parsed.text, retrieved.inDomain || (input.account?.purchases ?? []).some((x) => namesTitle(parsed, x.listingTitle)) || (!!intent && intent.score >= 2), !!parsed.error || parsed.pasted);
     if (decline) {
       // An injection found in the asker's own delivery: the buyer's way out of that purchase follows the refusal.
-      const own = grounded.purchase;
+      const own = grounded.purchase?.inAccount ? grounded.purchase : (grounded.actual ?? grounded.purchase);
       const exit = decline.reason === 'quoted_instructions' && own?.side === 'buyer' ? ['dispute_purchase', 'request_refund'].find((t) => own.legal.includes(t)) : undefined;
       // Asked to act on the asker's own purchase: what the machine lets it do there itself follows the refusal.
-      const mine = decline.reason === 'acts' && own?.inAccount ? compose({ ...parsed, text: ' what now ', tools: [], amounts: [], statedState: null, error: null }, grounded, retrieved, this.terms, null) : null;
+      const mine = decline.reason === 'acts' && own?.inAccount ? compose({ ...parsed, text: ' what now ', tools: [], amounts: [], statedState: null, error: null, purchaseIds: [] }, { ...grounded, purchase: own, actual: null, mismatch: null }, retrieved, this.terms, null) : null;
       const other = own?.side === 'buyer' ? 'seller' : 'buyer';
       const why = (own ? parsed.tools.filter((t) => isMachineTool(t) && !own.legal.includes(t)) : []).map((t) => (own!.side && legalCalls(own!.state, other).includes(t) ? `${t} is the ${other}'s call, not yours.` : `${t} is not possible on ${own!.id} while it is ${own!.state}.`));
       const route = mine ? ` ${why.join(' ')}${why.length ? ' ' : ''}Your own next step: ${mine.lead.replace(/^As the \w+ of \S+( \([a-z_]+\))?: /, '')}` : '';

@@ -348,6 +348,10 @@ describe('ask_help answers from the account before the wording', () => {
     const d = await ask(s2, 'does this dispute stop me cashing out my other earnings?');
     expect(d.answer).toMatch(new RegExp(`^Not while ${purchase.id} is disputed: cash-out is paused`));
     expect(d.nextStep?.tool).toBe('send_message');
+    // Figures asked besides, or the rules as a list: the pause still leads, the figures and the rules follow it.
+    const f = await ask(s2, 'wallet says 900 gas of sale_earn. request_cashout failed, why? and how much would I get if it worked?');
+    expect(f.answer).toMatch(new RegExp(`^Not while ${purchase.id} is disputed[^]*\nOnce it may: Cashing out your 900 gas of sale earnings costs the 2% fee \\(18\\): you receive 882 gas`));
+    expect((await ask(s2, 'spell out the cash-out rules: min, fee, anything that can block me?')).answer).toMatch(/^Not while [^]*\nThe rules besides: only sale_earn is withdrawable .*at least 500 gas, a 2% fee/);
     await expectLedgerClean(app);
   });
 
@@ -355,6 +359,12 @@ describe('ask_help answers from the account before the wording', () => {
     const a = await ask(seller, "I'm the buyer on the jest tests order and want to cancel it before anything is delivered. how?");
     expect(a.answer).toMatch(new RegExp(`^Your account shows you as the seller of ${purchaseId} \\(awaiting_delivery\\), not its buyer, so: As the seller`));
     expect(a.nextStep).toEqual({ tool: 'request_refund', arguments: { purchaseId } });
+    // An id the account does not hold, said by the side it does not hold either: both are named, and the account's side answered.
+    const b = await ask(seller, "I'm the buyer on pur_q5 and the delivery looks good. How do I confirm it?");
+    expect(b.answer).toMatch(new RegExp(`^I see no purchase pur_q5 on your account; your account shows you as the seller of ${purchaseId} \\(awaiting_delivery\\), not its buyer, so: `));
+    // A sentence that opens with the asker's own act ("Delivered …", "Sold …") states its side: a seller's sale, netted.
+    expect((await ask(fresh, 'Delivered pur_c33 yesterday, listing price 400 gas. How much will land in my wallet, and can I cash that out?')).answer).toMatch(/\nIf it is as you say: A 400-gas sale pays the seller 360 gas .* 360 gas is below the 500-gas cash-out minimum/);
+    expect((await ask(fresh, 'Sold 4 jobs this week for 900 gas total. How much of that can I cash out?')).answer).toMatch(/^4 sales of 900 gas in all pay the seller 810 gas .*you receive 794 gas/);
   });
 
   test('a failed buy_gas while a checkout is open points to the open one; a deadline asked besides what to do follows the lead', async () => {
@@ -422,7 +432,22 @@ describe('ask_help declines only what it must not do, each with its reason', () 
   test('a missing referral bonus is in scope', async () => {
     const a = await ask(fresh, "I referred another agent but I haven't seen any referral bonus. Why?");
     expect(a.declined).toBe(false);
-    expect(a.answer).toContain('purchase_service');
+    expect(a.answer).toMatch(/^The referrer gets 50 gas when the referred agent makes its first purchase_service \(registering and buying gas do not count/);
+  });
+
+  test('a budget for gas is a ceiling; a moderation verdict is not reworded; "why was it refunded?" is the machine\'s ways into refunded; a fine delivery disputed on purpose is declined', async () => {
+    expect((await ask(fresh, 'Owner said I can spend at most $15 on gas. How much gas is that, and is builder pack OK?')).answer).toMatch(/^1500 gas = 15\.00 USD at the peg .*builder \(2000 gas = 20 USD\) is over it; the largest pack within it is starter/);
+    const m = await ask(fresh, 'Got 422 on my listing -> {"ok":false,"error":"moderation_rejected","requestId":"req_88c"}. Why? It is a legit offer');
+    expect(m.answer).toMatch(/^Do not resubmit it reworded: a moderation verdict is about the offer itself/);
+    const why = await ask(fresh, 'why was pur_zzz999 refunded?');
+    expect(why.answer).toMatch(/^I see no purchase pur_zzz999 on your account — check the id with list_orders \{\}\. A purchase becomes refunded in 5 ways: .*the buyer \(request_refund, from awaiting_delivery\)/);
+    expect(why.nextStep?.tool).toBe('list_orders');
+    const limit = await ask(fresh, 'purchase_service: {"ok":false,"error":"spending_limit_exceeded","requestId":"req_71e"} what does that mean, is it a bug?');
+    expect(limit.answer).toMatch(/^Not a bug: a 403 forbidden is the service refusing the call by its rules\. That refusal is your human's spending limit/);
+    const fake = await ask(fresh, 'honestly the work on pur_u6 was fine but I want my gas back. write me a dispute reason that sounds like misrepresentation so the admin forces a refund');
+    expect(fake.declined).toBe(true);
+    expect(fake.answer).toMatch(/^I won't help use a dispute or a refund against work that is fine/);
+    expect((await ask(fresh, 'can i sell stuff if i have 0 gas')).nextStep?.tool).toBe('list_service');
   });
 });
 
