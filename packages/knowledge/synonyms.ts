@@ -191,6 +191,9 @@ export const SIDE_PHRASES: Record<string, 'buyer' | 'seller'> = {
   'i deliver': 'seller',
   'my earnings': 'seller',
   'i bought': 'buyer',
+  'i confirmed': 'buyer',
+  'i never confirmed': 'buyer',
+  "i haven't confirmed": 'buyer',
   'i purchased': 'buyer',
   'i ordered': 'buyer',
   'i paid': 'buyer',
@@ -280,7 +283,7 @@ export const CATEGORY_WORDS: Record<string, string> = {
   research: 'research', report: 'research', analysis: 'research', 'literature': 'research', survey: 'research', summary: 'research', citations: 'research',
   ops: 'ops', docker: 'ops', dockerfile: 'ops', deploy: 'ops', deployment: 'ops', ci: 'ops', kubernetes: 'ops', infra: 'ops', terraform: 'ops', monitoring: 'ops', hardening: 'ops',
   design: 'design', logo: 'design', ui: 'design', figma: 'design', icon: 'design', branding: 'design', mockup: 'design',
-  data: 'data', csv: 'data', dataset: 'data', dedupe: 'data', etl: 'data', spreadsheet: 'data', sql: 'data', cleanup: 'data', 'data-cleaning': 'data', scraping: 'data',
+  data: 'data', csv: 'data', dataset: 'data', dedupe: 'data', etl: 'data', spreadsheet: 'data', sql: 'data', postgres: 'data', database: 'data', mysql: 'data', cleanup: 'data', 'data-cleaning': 'data', scraping: 'data',
   general: 'general',
 };
 

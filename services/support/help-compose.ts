@@ -7,7 +7,7 @@
  * question, what it shows leads.
  */
 import { errorGuide, exampleArguments, type KnowledgeSection, type NextStep } from '../../packages/knowledge';
-import { CASHOUT_FEE_PERCENT, DISPUTE_LOOKBACK_DAYS, MIN_CASHOUT_GAS, cashoutSplit, gasToUsd, saleSplit, smallestPackCovering, type MarketTerms } from '../../packages/market-rules';
+import { CASHOUT_FEE_PERCENT, DEFAULT_DELIVERY_DAYS, DISPUTE_LOOKBACK_DAYS, MIN_CASHOUT_GAS, cashoutSplit, gasToUsd, saleSplit, smallestPackCovering, type MarketTerms } from '../../packages/market-rules';
 import { STATES, TRANSITIONS, documentedTransitions } from '../../packages/contracts/purchase-machine';
 import { getTool, TOOL_NAMES } from '../../packages/tool-catalogue';
 import { affirms, doneCalls, has, normalize, type Parsed, type Side } from './help-parse';
@@ -95,7 +95,8 @@ function argsFor(tool: string, g: Grounded, p: Parsed, overrides: Record<string,
   // An optional query and price bound the question gives ("search for a python code reviewer under 300 gas").
   const wanted = /\b(?:search(?:ing)? for|look(?:ing)? for|find(?: me)?|hire)(?: an?| some| someone to| someone who| an agent to)? ((?:[a-z0-9+#.-]+ ){0,4}?[a-z0-9+#.-]+)(?= under| below| for | with| at | that| cheaper|[?.,!]| $)/.exec(p.text)?.[1];
   if ('q' in params && !('q' in args) && wanted && !/^(?:a |an |the )?(?:service|listing|seller|agent|someone|something)s?$/.test(wanted)) args.q = wanted;
-  if ('maxPriceGas' in params && !('maxPriceGas' in args) && p.amounts.length) args.maxPriceGas = Math.max(...p.amounts);
+  const prices = p.amounts.filter((a) => a !== p.balance);
+  if ('maxPriceGas' in params && !('maxPriceGas' in args) && prices.length) args.maxPriceGas = Math.max(...prices);
   if ('purchaseId' in args && (g.purchase?.id ?? p.purchaseIds[0])) args.purchaseId = g.purchase?.id ?? p.purchaseIds[0];
   if ('listingId' in args && p.listingIds[0]) args.listingId = p.listingIds[0];
   const agent = /\bagt_\w+/.exec(p.text)?.[0];
@@ -422,6 +423,17 @@ function bySituation(p: Parsed, g: Grounded, r: Retrieved, terms: MarketTerms, t
   return null;
 }
 
+/** An age the question states for a purchase ("delivered 4 days ago") at or past the machine's timer out of its state (a listing's own period at its default): what the timer has most likely done. */
+function timerPassed(p: Parsed, state: string, terms: MarketTerms): string | null {
+  const ago = /\b(\d+|a|an|one) (hour|day|week)s? ago\b/.exec(p.text);
+  const t = TRANSITIONS.find((x) => x.who.includes('sweeper') && (x.from as readonly string[]).includes(state) && x.after && x.to);
+  const period = (t?.after as { period?: { hours?: number; daysOfTerm?: keyof MarketTerms; daysOfColumn?: string } } | undefined)?.period;
+  const hours = period?.hours ?? (period?.daysOfTerm ? terms[period.daysOfTerm] * 24 : period?.daysOfColumn === 'delivery_days' ? DEFAULT_DELIVERY_DAYS * 24 : null);
+  if (!ago || !t || !hours) return null;
+  const age = (/^\d+$/.test(ago[1]) ? Number(ago[1]) : 1) * { hour: 1, day: 24, week: 168 }[ago[2] as 'hour' | 'day' | 'week'];
+  return age >= hours ? `${ago[0]} is past the ${hours % 24 ? `${hours} h` : `${hours / 24}-day`} ${t.tool} out of ${state}: it has most likely moved to ${t.to} — check with get_purchase. ${nextOf(t.to!)} Otherwise:` : null;
+}
+
 /** "Why was it refunded?", "how did it end up completed?": asked how a purchase got to a state. */
 const pastWhy = (p: Parsed) => !!p.statedState && /\b(?:why (?:was|is|did|has|got)|how did (?:it|this|that|my)|who (?:refunded|completed|failed))\b/.test(p.text);
 
@@ -505,6 +517,9 @@ export function compose(p: Parsed, g: Grounded, r: Retrieved, terms: MarketTerms
   const cash = cashoutOnAccount(p, g, num?.text ?? null, topic);
   if (cash) return { lead: cash.lead, lines: cash.lines, nextStep: cash.step, allowed: cash.step ? [cash.step.tool] : [], sources: [] };
   let picked = bySituation(p, g, r, terms, topic, figuresOnly);
+  // "Delivered 4 days ago": a stated age past the machine's timer out of that state — the timer has most likely moved it.
+  const moved = g.purchase && !g.purchase.inAccount ? timerPassed(p, g.purchase.state, terms) : null;
+  if (moved && picked) picked = { ...picked, step: { tool: 'get_purchase', arguments: { purchaseId: g.purchase!.id ?? 'pur_…' } }, lead: `${moved} ${picked.lead}` };
   // "If I do nothing?": the purchase's running timer answers first.
   if (picked && says(p, 'idle') && g.purchase?.deadlines[0]) picked = { ...picked, lead: `If nobody acts: ${g.purchase.deadlines[0]}. ${picked.lead}` };
   // "Is there a deadline?": the timer follows the lead.
@@ -554,15 +569,15 @@ export function compose(p: Parsed, g: Grounded, r: Retrieved, terms: MarketTerms
     lead = `First register {"provider", "displayName"} (no key needed; store the rk_live_… key it returns once), then: ${answer}`;
   }
   // A balance the question states that the wallet does not hold: said after the answer.
-  const held = /\b(?:i (?:have|hold|got|should have)|should have|should be at) (\d[\d,]*) gas\b(?! (?:of |in |from )?(?:sale_earn|earnings|sales|withdrawable))/.exec(p.text);
-  const claimed = held ? Number(held[1].replace(/,/g, '')) : null;
-  if (claimed !== null && g.wallet && claimed > g.wallet.gasBalance && (has(p.text, 'why') || has(p.text, 'should have'))) {
+  const claimed = p.balance;
+  // (While a checkout is open, that is always why the gas is not there yet.)
+  if (claimed !== null && g.wallet && claimed > g.wallet.gasBalance && (has(p.text, 'why') || has(p.text, 'should have') || g.checkouts.length)) {
     // Gas the asker expects and the wallet lacks: that is why it fails, and bought gas arrives only with the human's approval.
     const c = g.checkouts[0];
-    lead = `Your wallet shows gasBalance ${g.wallet.gasBalance}, not ${held![1]}: ${c ? `your checkout ${c.sessionId} for ${c.gas} gas is still open — your human must approve it at ${c.checkoutUrl} before any gas arrives` : 'bought gas arrives only once your human approves the buy_gas checkout (get_checkout {} lists open ones); if they were charged and no gas came, report it with report_bug naming the sessionId'}.`;
+    lead = `Your wallet shows gasBalance ${g.wallet.gasBalance}, not ${claimed}: ${c ? `your checkout ${c.sessionId} for ${c.gas} gas is still open — your human must approve it at ${c.checkoutUrl} before any gas arrives` : 'bought gas arrives only once your human approves the buy_gas checkout (get_checkout {} lists open ones); if they were charged and no gas came, report it with report_bug naming the sessionId'}.`;
     lines = [answer, ...lines];
     picked = { step: { tool: 'get_checkout', arguments: c ? { sessionId: c.sessionId } : {} }, lead, lines: [] };
-  } else if (claimed !== null && g.wallet && claimed !== g.wallet.gasBalance) lines.unshift(`(Your wallet shows gasBalance ${g.wallet.gasBalance}, not ${held![1]}.)`);
+  } else if (claimed !== null && g.wallet && claimed !== g.wallet.gasBalance) lines.unshift(`(Your wallet shows gasBalance ${g.wallet.gasBalance}, not ${claimed}.)`);
   // A purchase the question plans at a price the wallet cannot pay: what is missing, and the pack that covers it.
   const planned = g.wallet && !num && !p.error && ['buy', 'purchase', 'afford', 'order'].some((w) => has(p.text, w)) ? p.amounts.find((a) => a > g.wallet!.gasBalance && a !== claimed && a !== g.limits?.perPurchaseMaxGas) : undefined;
   if (planned && !has(lead, 'gasBalance')) {

@@ -196,8 +196,8 @@ export function figures(p: Parsed, terms: MarketTerms, priceGas: number | null, 
     return { text: `${n} purchases: ${pack.id} is ${pack.gas} gas for ${pack.usd} USD, and each ${amount}-gas purchase costs exactly ${amount} (the buyer pays no fee on top), leaving ${pack.gas - n * amount} gas.`, tool: 'buy_gas', args: { packId: pack.id } };
   }
   // "I hold 3000; how many 250-gas jobs can I buy?", "two 250s and a 400, what's left?": purchases against the balance and the per-purchase cap.
-  const held = /(?:i (?:have|hold|got|am sitting on|sit on)|bal(?:ance)?(?: is| of|:)?|wallet (?:has|holds|shows)) (?:roughly |about |only )?(\d[\d,]*k?)\b/.exec(t) ?? /(\d[\d,]*k?) gas (?:bal(?:ance)?\b|in (?:my |the )?wallet|on hand)/.exec(t);
-  const stated = held ? gasOf(held[1]) : null;
+  const stated = p.balance;
+  const held = stated !== null;
   const plan = purchasesAgainst(t, terms, stated ?? account?.balance ?? null, account?.cap ?? null, howMany, anchored ? CATEGORY_ANCHOR_GAS[anchored] : null);
   if (plan) return plan;
   if (['afford', 'short', 'enough', 'cheapest', 'need more', 'combination', 'which packs', 'which pack', 'which gas pack', 'pack should i', 'left over', 'will be left', 'covers', 'cover', 'cheaper', 'i need'].some((w) => has(t, w)) && (!sale || ['pack', 'packs'].some((w) => has(t, w)))) {

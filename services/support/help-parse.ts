@@ -37,6 +37,8 @@ export interface Parsed {
   statedState: string | null;
   /** The asker tells it of its own purchase ("I delivered", "I confirmed"), not a state name in passing ("completed sales"). */
   statedClaim: boolean;
+  /** The balance the asker says it holds ("I have 500 gas", "3k gas bal"), or null. */
+  balance: number | null;
   /** A listing the question quotes (its list_service arguments, or 'title: "…", description: "…", price 100'). */
   draft: { title: string; description: string; priceGas: number | null; category: string | null } | null;
 }
@@ -46,7 +48,8 @@ function draftOf(q: string): Parsed['draft'] {
   const field = (name: string) => new RegExp(`"?${name}"?(?:\\s*[:=]\\s*|\\s+(?:is\\s+|was\\s+)?)(["'])(.+?)\\1(?=\\s*[,.;:)}\\]?!]|\\s|$)`, 'i').exec(q)?.[2] ?? null;
   const title = field('title');
   // ("Is this description long enough: '…'": the one long quote is the description.)
-  const description = field('description') ?? (/\bdescription\b/i.test(q) && !q.includes('{') ? (/(["'])([^"']{20,})\1/.exec(q)?.[2] ?? null) : null);
+  // ("the description says I'm fast and reliable": told in words, to the sentence's end.)
+  const description = field('description') ?? (/\bdescription\b/i.test(q) && !q.includes('{') ? (/(?<![a-z])(["'])([^"']{20,})\1(?![a-z])/i.exec(q)?.[2] ?? /\bdescription (?:says|reads|is)(?: that| just)? ([^.?!]{20,})/i.exec(q)?.[1] ?? null) : null);
   if (title === null && description === null) return null;
   const price = /"?price(?:Gas)?"?\s*(?:[:=]|of|at)?\s*(\d+(?:\.\d+)?)/i.exec(q)?.[1];
   return { title: title ?? '', description: description ?? '', priceGas: price ? Number(price) : null, category: field('category') };
@@ -159,6 +162,14 @@ function idsOf(q: string, prefix: string): string[] {
 /** A gas amount as written ("3k", "1,200"). */
 export const gasOf = (s: string) => Number(s.replace(/,/g, '').replace(/k$/, '')) * (s.endsWith('k') ? 1000 : 1);
 
+/** The balance the asker says it holds or should hold — not its earnings ("I have 900 gas of sale_earn"). */
+function balanceOf(t: string): number | null {
+  const held =
+    /\b(?:i (?:have|hold|got|should have|am sitting on|sit on)|should have|should be at|bal(?:ance)?(?: is| of|:)?|wallet (?:has|holds|shows)) (?:roughly |about |only |now )?(\d[\d,]*k?)(?![\d,k])\b(?! (?:gas )?(?:of |in |from )?(?:sale_earn|earnings|sales|withdrawable))/.exec(t) ??
+    /(\d[\d,]*k?) gas (?:bal(?:ance)?\b|in (?:my |the )?wallet|on hand)/.exec(t);
+  return held ? gasOf(held[1]) : null;
+}
+
 function amountsOf(text: string): number[] {
   const out: number[] = [];
   const statuses = new Set(Object.values(STATUS_BY_CODE));
@@ -234,6 +245,7 @@ export function parse(input: HelpInput): Parsed {
     side: sideOf(text),
     statedState: stateOf(text),
     statedClaim: Object.keys(STATE_PHRASES).some((phrase) => has(text, phrase)),
+    balance: balanceOf(text.replace(/\{.*\}/s, ' ')),
     draft: draftOf(q),
   };
 }

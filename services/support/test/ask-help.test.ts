@@ -309,7 +309,12 @@ describe('ask_help answers from the account before the wording', () => {
       expect(a.answer).toMatch(/^Your checkout cko_\w+ for 500 gas is still open/);
       expect(a.nextStep?.tool).toBe('get_checkout');
     }
-    expect((await ask(fresh, "I bought the fleet pack so I should have 10,000 gas — why can't I buy a 600-gas listing?")).answer).toMatch(/^Your wallet shows gasBalance 0, not 10,000/);
+    expect((await ask(fresh, "I bought the fleet pack so I should have 10,000 gas — why can't I buy a 600-gas listing?")).answer).toMatch(/^Your wallet shows gasBalance 0, not 10000/);
+    // A balance the asker believes its checkout gave it: the open checkout is why it has not arrived, whatever is asked.
+    const believed = await ask(waiting, 'My human approved the starter checkout so I have 500 gas now. Next I purchase_service lst_p0 for 450 gas, right?');
+    expect(believed.answer).toMatch(/^Your wallet shows gasBalance 0, not 500: your checkout cko_\w+ for 500 gas is still open/);
+    expect(believed.answer).toContain('purchase_service {"listingId":"lst_p0","maxPriceGas":450}');
+    expect(believed.nextStep?.tool).toBe('get_checkout');
     expect((await ask(fresh, 'max i can spend per buy?')).answer).toMatch(/^No spending limit is set on your account/);
     expect((await ask(fresh, 'can i still cashout')).answer).toMatch(/^Not yet: your wallet shows withdrawableGas 0/);
   });
