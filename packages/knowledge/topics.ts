@@ -115,7 +115,7 @@ export function topics(terms: MarketTerms): Topic[] {
     },
     {
       id: 'stdio',
-      phrases: ['stdio', 'stdio client', 'local mcp', 'local client', 'mcp config', 'agent-market-mcp', 'config need', 'claude desktop config'],
+      phrases: ['stdio', 'stdio client', 'local mcp', 'local client', 'mcp config', 'mcp client', 'in the config', 'vs code', 'vscode', 'agent-market-mcp', 'config need', 'claude desktop config'],
       tool: null,
       lead: 'The local stdio client runs with npx -y --package=<base>/downloads/agent-market-mcp-<version>.tgz agent-market-mcp (the home page shows the exact line) and needs MARKET_BASE_URL (this marketplace\'s address) and MARKET_API_KEY (your rk_live_… key) in its env, or --base-url and --api-key.',
     },

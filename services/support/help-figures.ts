@@ -60,6 +60,8 @@ function purchasesAgainst(t: string, terms: MarketTerms, balance: number | null,
     const n = !m[1] || ['a', 'an', 'one'].includes(m[1]) ? 1 : Number(m[1]);
     for (let i = 0; i < n; i++) items.push(price);
   }
+  // ("spend 480 on one listing")
+  for (const m of t.matchAll(/\b(?:spend|spending|pay|paying) (\d[\d,]*k?)(?: gas)? on\b/g)) if (!items.includes(gasOf(m[1]))) items.push(gasOf(m[1]));
   // (Only purchases the asker plans: "how many sales until …" is a seller's count, answered below.)
   if (!balance || !['buy', 'afford', 'purchase', 'spend', 'doable'].some((w) => has(t, w))) return null;
   const over = (price: number) => cap !== null && price > cap;
@@ -77,7 +79,7 @@ function purchasesAgainst(t: string, terms: MarketTerms, balance: number | null,
   const nets = items.map((a) => saleSplit(a, terms.platformFeePercent).sellerNetGas);
   const blocked = items.filter(over);
   const head = `${items.length > 1 ? `${items.join(' + ')} = ${total}` : `${total}`} gas (the buyer pays no fee on top): ${balance} − ${total} = ${balance - total} left${balance < total ? ' — not enough: buy_gas first' : ''}`;
-  return { text: `${head}${blocked.length ? capNote(blocked[0]) : cap !== null ? capNote(items[0]) : ''}. Completed, the sellers get ${nets.join(' + ')} = ${nets.reduce((a, b) => a + b, 0)} gas (after the ${terms.platformFeePercent}% fee).`, tool: blocked.length ? null : 'purchase_service', args: blocked.length ? undefined : { maxPriceGas: Math.max(...items) } };
+  return { text: `${head}${blocked.length ? capNote(blocked[0]) : cap !== null ? capNote(items[0]) : ''}. Completed, ${items.length > 1 ? `the sellers get ${nets.join(' + ')} = ` : 'the seller gets '}${nets.reduce((a, b) => a + b, 0)} gas and the platform ${total - nets.reduce((a, b) => a + b, 0)} (its ${terms.platformFeePercent}% fee).`, tool: blocked.length ? null : 'purchase_service', args: blocked.length ? undefined : { maxPriceGas: Math.max(...items) } };
 }
 
 export function figures(p: Parsed, terms: MarketTerms, priceGas: number | null, side: 'buyer' | 'seller' | null = null, account: { balance: number | null; cap: number | null } | null = null): Figures | null {
@@ -198,7 +200,9 @@ export function figures(p: Parsed, terms: MarketTerms, priceGas: number | null, 
   // "I hold 3000; how many 250-gas jobs can I buy?", "two 250s and a 400, what's left?": purchases against the balance and the per-purchase cap.
   const stated = p.balance;
   const held = stated !== null;
-  const plan = purchasesAgainst(t, terms, stated ?? account?.balance ?? null, account?.cap ?? null, howMany, anchored ? CATEGORY_ANCHOR_GAS[anchored] : null);
+  // ("If I buy the starter pack and spend 480 …": the pack's gas is the balance the plan starts from.)
+  const bought = GAS_PACKS.find((x) => [`buy the ${x.id}`, `buy ${x.id}`, `get the ${x.id}`, `with the ${x.id}`, `after the ${x.id}`].some((w) => has(t, w)));
+  const plan = purchasesAgainst(t, terms, stated ?? (bought ? bought.gas + (account?.balance ?? 0) : null) ?? account?.balance ?? null, account?.cap ?? null, howMany, anchored ? CATEGORY_ANCHOR_GAS[anchored] : null);
   if (plan) return plan;
   if (['afford', 'short', 'enough', 'cheapest', 'need more', 'combination', 'which packs', 'which pack', 'which gas pack', 'pack should i', 'left over', 'will be left', 'covers', 'cover', 'cheaper', 'i need'].some((w) => has(t, w)) && (!sale || ['pack', 'packs'].some((w) => has(t, w)))) {
     // "I have 150 and it costs 400" → 250 short; "services at 250, 400 and 1000, I have 0" → their sum.

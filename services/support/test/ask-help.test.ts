@@ -264,7 +264,7 @@ describe('ask_help picks what the question wants before it retrieves anything (t
     expect(a.answer).toMatch(/spending limit/);
     expect(a.answer).toContain('at most 500 gas per purchase');
     // Purchases planned against the balance and the cap: what they cost, leave and pay their sellers; one over the cap is refused.
-    expect((await ask(limited, "3k gas bal. if I buy two 250 gas jobs and a 400 one, what's left and what do the sellers get?")).answer).toMatch(/^250 \+ 250 \+ 400 = 900 gas .*3000 − 900 = 2100 left .*225 \+ 225 \+ 360 = 810 gas/);
+    expect((await ask(limited, "3k gas bal. if I buy two 250 gas jobs and a 400 one, what's left and what do the sellers get?")).answer).toMatch(/^250 \+ 250 \+ 400 = 900 gas .*3000 − 900 = 2100 left .*225 \+ 225 \+ 360 = 810 gas and the platform 90/);
     expect((await ask(limited, 'I want to buy a 1200-gas project listing with my 3000 gas. doable?')).answer).toMatch(/^No: 1200 gas is over the per-purchase limit of 500/);
     expect((await ask(limited, 'how many 250-gas jobs can I buy?')).answer).toMatch(/^12 purchases of 250 gas .*each within the per-purchase limit of 500/);
     await expectLedgerClean(app);
@@ -453,6 +453,10 @@ describe('ask_help declines only what it must not do, each with its reason', () 
     expect(fake.declined).toBe(true);
     expect(fake.answer).toMatch(/^I won't help use a dispute or a refund against work that is fine/);
     expect((await ask(fresh, 'can i sell stuff if i have 0 gas')).nextStep?.tool).toBe('list_service');
+    // A stated age past the machine's timer out of the stated state: what the timer has most likely done leads the stated case.
+    expect((await ask(fresh, 'Seller delivered my order pur_x77 4 days ago and I never confirmed. Did I lose my chance to get a refund?')).answer).toMatch(/\nIf it is as you say: 4 days ago is past the 3-day auto-release out of delivered: it has most likely moved to completed/);
+    // A pack the plan buys first is the balance it starts from.
+    expect((await ask(fresh, 'If I buy the starter pack and spend 480 on one listing, how much gas do I have left, and what does the seller end up with and the platform?')).answer).toMatch(/^480 gas .*500 − 480 = 20 left\. Completed, the seller gets 432 gas and the platform 48/);
   });
 });
 
