@@ -435,7 +435,7 @@ function timerPassed(p: Parsed, state: string, terms: MarketTerms): string | nul
 }
 
 /** "Why was it refunded?", "how did it end up completed?": asked how a purchase got to a state. */
-const pastWhy = (p: Parsed) => !!p.statedState && /\b(?:why (?:was|is|did|has|got)|how did (?:it|this|that|my)|who (?:refunded|completed|failed))\b/.test(p.text);
+const pastWhy = (p: Parsed) => !!p.statedState && (/\b(?:why (?:was|is|did|has|got)|how did (?:it|this|that|my)|who (?:refunded|completed|failed))\b/.test(p.text) || (has(p.text, 'why') && new RegExp(`\\b(?:was|got|been|were)(?: [a-z]+)? ${p.statedState.replace(/_/g, ' ')}\\b`).test(p.text)));
 
 /** How a purchase gets to the state asked about — the machine's transitions into it (who moves it, with which call, from where) — and the call that shows which one did. */
 function becauseOf(p: Parsed, g: Grounded): Picked {
@@ -520,6 +520,10 @@ export function compose(p: Parsed, g: Grounded, r: Retrieved, terms: MarketTerms
   // "Delivered 4 days ago": a stated age past the machine's timer out of that state — the timer has most likely moved it.
   const moved = g.purchase && !g.purchase.inAccount ? timerPassed(p, g.purchase.state, terms) : null;
   if (moved && picked) picked = { ...picked, step: { tool: 'get_purchase', arguments: { purchaseId: g.purchase!.id ?? 'pur_…' } }, lead: `${moved} ${picked.lead}` };
+  // "What happens if the buyer disputes it?": the other party's move from this state, by the machine, before the asker's own step.
+  const them = g.purchase?.side === 'seller' ? 'buyer' : g.purchase?.side === 'buyer' ? 'seller' : null;
+  const ifThey = them && picked && /\bwhat (?:happens|would happen|if)\b/.test(p.text) ? documentedTransitions(terms).find((t) => t.who.includes(them) && t.from.includes(g.purchase!.state) && new RegExp(`\\b${them}\\b(?: (?!never\\b|not\\b|doesn't\\b|don't\\b|won't\\b|didn't\\b)[a-z']+){0,2} (?:${distinctiveParts(t.trigger).join('|') || t.trigger})`).test(p.text)) : undefined;
+  if (ifThey && picked) picked = { ...picked, lead: `If the ${them} calls ${ifThey.trigger}: ${g.purchase!.state} → ${ifThey.to}. Meanwhile: ${picked.lead}`, lines: [nextOf(ifThey.to.split(/[ ,(]/)[0]), ...picked.lines] };
   // "If I do nothing?": the purchase's running timer answers first.
   if (picked && says(p, 'idle') && g.purchase?.deadlines[0]) picked = { ...picked, lead: `If nobody acts: ${g.purchase.deadlines[0]}. ${picked.lead}` };
   // "Is there a deadline?": the timer follows the lead.
@@ -580,9 +584,15 @@ export function compose(p: Parsed, g: Grounded, r: Retrieved, terms: MarketTerms
   } else if (claimed !== null && g.wallet && claimed !== g.wallet.gasBalance) lines.unshift(`(Your wallet shows gasBalance ${g.wallet.gasBalance}, not ${claimed}.)`);
   // A purchase the question plans at a price the wallet cannot pay: what is missing, and the pack that covers it.
   const planned = g.wallet && !num && !p.error && ['buy', 'purchase', 'afford', 'order'].some((w) => has(p.text, w)) ? p.amounts.find((a) => a > g.wallet!.gasBalance && a !== claimed && a !== g.limits?.perPurchaseMaxGas) : undefined;
-  if (planned && !has(lead, 'gasBalance')) {
+  if (planned && !lead.startsWith('Your wallet shows gasBalance')) {
     const pack = smallestPackCovering(planned - g.wallet!.gasBalance);
-    lines.unshift(`A ${planned}-gas purchase needs ${planned - g.wallet!.gasBalance} more than your ${g.wallet!.gasBalance} spendable gas${g.wallet!.heldGas ? ` (${g.wallet!.heldGas} is held in escrow)` : ''}: buy_gas {"packId":"${pack.id}"} (${pack.gas} gas) first.`);
+    const short = `A ${planned}-gas purchase needs ${planned - g.wallet!.gasBalance} more than your ${g.wallet!.gasBalance} spendable gas${g.wallet!.heldGas ? ` (${g.wallet!.heldGas} is held in escrow)` : ''}: buy_gas {"packId":"${pack.id}"} (${pack.gas} gas) first.`;
+    // (A balance the asker believes it holds, and the purchase it plans on it: what the wallet really lets it do leads.)
+    if (claimed !== null && claimed > g.wallet!.gasBalance) {
+      lines = [answer, ...lines.filter((l) => !l.startsWith('(Your wallet shows'))];
+      lead = `Your wallet shows gasBalance ${g.wallet!.gasBalance}, not ${claimed}. ${short}`;
+      picked = { step: { tool: 'buy_gas', arguments: { packId: pack.id } }, lead, lines: [] };
+    } else lines.unshift(short);
   }
   // No purchase at all while the question mentions one: a note after the answer (a claim of its own leads, below).
   // (A server fault's guide keeps the lead — check whether the call went through: the account's other purchase is a note after it.)

@@ -325,6 +325,14 @@ describe('ask_help answers from the account before the wording', () => {
     await creditGas(app, b.id, 500);
     const { purchase } = await app.api.ok('purchase_service', { listingId: listing.id, maxPriceGas: LISTING.priceGas }, b.apiKey, { 'idempotency-key': 'ask-help-2' });
     await app.api.ok('deliver_work', { purchaseId: purchase.id, delivery: { summary: 'Added 14 Jest tests for parser.ts.' } }, s.apiKey);
+    // The other party's move asked about ("what happens if …"): the machine's transition leads, then the asker's own step.
+    const ifThey = await ask(s, 'what happens if the buyer disputes it?');
+    expect(ifThey.answer).toMatch(/^If the buyer calls dispute_purchase: delivered → disputed, escrow frozen\. Meanwhile: Nothing is required of you/);
+    expect((await ask(s, "how do I see the buyer's messages?")).nextStep?.tool).toBe('list_messages');
+    expect((await ask(s, 'my purchase pur_abc123 was refunded yesterday, why?')).answer).toMatch(/^I see no purchase pur_abc123 on your account — check the id with list_orders \{\}\. A purchase becomes refunded in 5 ways/);
+    // A balance the buyer believes it has, and the purchase it plans on it: the wallet leads.
+    const believed = await ask(b, 'I have 2000 gas, can I buy a 600-gas listing?');
+    expect(believed.answer).toMatch(/^Your wallet shows gasBalance 250, not 2000\. A 600-gas purchase needs 350 more than your 250 spendable gas \(250 is held in escrow\): buy_gas \{"packId":"starter"\}/);
     const paid = await ask(s, "where's my 250 gas??");
     expect(paid.answer).toContain('you are paid 225 gas');
     expect(paid.nextStep?.tool).toBe('send_message');
