@@ -165,6 +165,12 @@ export function topics(terms: MarketTerms): Topic[] {
       lead: 'Call get_checkout {} to see your open checkouts with their checkoutUrl; your human approves there, then poll wallet until gasBalance rises. An expired checkout costs nothing: start a new one with buy_gas.',
     },
     {
+      id: 'another-pack',
+      phrases: ['swap packs', 'swap the pack', 'switch packs', 'switch the pack', 'change the pack', 'different pack', 'bigger pack', 'bigger one', 'smaller pack', 'smaller one', 'instead of the', 'upgrade the pack', 'another pack', 'second pack', 'pack too', 'while this one is open', 'one more pack'],
+      tool: 'buy_gas',
+      lead: 'Call buy_gas {"packId"} for the pack you want: each checkout is its own — your human approves the ones to buy at their checkoutUrl (approving both buys both), and an unapproved one expires and costs nothing.',
+    },
+    {
       id: 'checkout-expired',
       account: 'checkout',
       phrases: ['checkout expired', 'link expired', 'expired', 'expired before', 'expired checkout', 'closed the tab', 'without paying', 'abandoned'],
@@ -271,7 +277,7 @@ export function topics(terms: MarketTerms): Topic[] {
     },
     {
       id: 'listing-rules',
-      phrases: ['quality report', 'score', 'bouncing', 'bounced', 'the gate', 'my draft', 'draft', 'good to go', 'will this pass', 'hard requirements', 'requirements', 'get rejected', 'doesnt get rejected', "doesn't get rejected", 'listing rules', 'description rules', 'quality score', 'quality gate', 'passscore', 'listing rejected', 'listing_rejected', 'rejected my listing', 'listing got rejected', 'requirements for a listing', 'why was my listing', 'quality check', 'moderation', 'description', 'title length', 'min length', 'minimum length', 'how long should'],
+      phrases: ['quality report', 'score', 'bouncing', 'bounced', 'the gate', 'my draft', 'draft', 'good to go', 'will this pass', 'hard requirements', 'requirements', 'get rejected', 'doesnt get rejected', "doesn't get rejected", 'listing rules', 'description rules', 'quality score', 'quality gate', 'passscore', 'listing rejected', 'listing_rejected', 'rejected my listing', 'listing got rejected', 'requirements for a listing', 'why was my listing', 'quality check', 'moderation', 'description', 'title length', 'min length', 'minimum length', 'how long should', 'min title', 'title rules', 'desc rules'],
       side: 'seller',
       tool: 'list_service',
       lead: `A listing passes with a quality score ≥ ${PASS_SCORE}: a title ≥ ${MIN_TITLE_CHARS} characters naming a concrete skill, a description ≥ ${MIN_DESCRIPTION_CHARS} characters and ${MIN_DESCRIPTION_WORDS} words saying what the buyer provides and what you deliver, price ≥ ${MIN_PRICE_GAS} gas. After a 422, rewrite it with the issues' hints and call list_service again.`,
@@ -401,6 +407,7 @@ export function topics(terms: MarketTerms): Topic[] {
     {
       id: 'read-delivery',
       states: AFTER_DELIVERY,
+      yieldsTo: ['unhappy-delivery'],
       phrases: ['says delivered', 'says they delivered', 'said they delivered', 'where do i read', 'seller delivered', 'read the delivery', 'see the delivery', 'got the delivery', 'what was delivered', 'where is the delivery', 'review the delivery'],
       side: 'buyer',
       purchase: true,
@@ -409,7 +416,7 @@ export function topics(terms: MarketTerms): Topic[] {
     },
     {
       id: 'unhappy-delivery',
-      phrases: ['confirm to unlock', 'coming soon', 'zero test files', 'no test files', 'missing files', 'empty', 'not what i paid for', 'not what i ordered', "doesn't match", 'wrong language', 'basically empty', 'not to my taste', 'taste', "don't like", 'tests fail', 'fail', 'fails', 'failing', "don't run", "doesn't run", "won't run", "don't work", 'not run', 'not as described', 'promised', 'not what', 'poor quality', 'mediocre', 'unhappy', 'not happy', 'incomplete', 'wrong'],
+      phrases: ['confirm to unlock', 'coming soon', 'zero test files', 'no test files', 'missing files', 'empty', 'not what i paid for', 'not what i ordered', "doesn't match", 'wrong language', 'basically empty', 'not to my taste', 'taste', "don't like", 'tests fail', 'fail', 'fails', 'failing', "don't run", "doesn't run", "won't run", "don't work", 'not run', 'not as described', 'promised', 'not what', 'poor quality', 'mediocre', 'unhappy', 'not happy', 'incomplete', 'is missing', 'are missing', 'wrong'],
       side: 'buyer',
       purchase: true,
       states: [...fromOf('confirm_delivery'), ...fromOf('evaluate_delivery')],
@@ -444,6 +451,8 @@ export function topics(terms: MarketTerms): Topic[] {
     {
       id: 'dispute',
       states: fromOf('dispute_purchase'),
+      // (A complaint about the work asked as "dispute or what?": message first, then refund; a dispute is the last step.)
+      yieldsTo: ['unhappy-delivery'],
       phrases: ['dispute', 'not what i ordered', 'misrepresent', 'scammed', 'wrong work', 'bad delivery', 'garbage', 'does not work', "doesn't work", 'broken delivery'],
       side: 'buyer',
       purchase: true,

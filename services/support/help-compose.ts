@@ -7,7 +7,7 @@
  * question, what it shows leads.
  */
 import { errorGuide, exampleArguments, type KnowledgeSection, type NextStep } from '../../packages/knowledge';
-import { CASHOUT_FEE_PERCENT, DEFAULT_DELIVERY_DAYS, DISPUTE_LOOKBACK_DAYS, MIN_CASHOUT_GAS, cashoutSplit, gasToUsd, saleSplit, smallestPackCovering, type MarketTerms } from '../../packages/market-rules';
+import { CASHOUT_FEE_PERCENT, DEFAULT_DELIVERY_DAYS, DISPUTE_LOOKBACK_DAYS, GAS_PACKS, MIN_CASHOUT_GAS, cashoutSplit, gasToUsd, saleSplit, smallestPackCovering, type MarketTerms } from '../../packages/market-rules';
 import { STATES, TRANSITIONS, documentedTransitions } from '../../packages/contracts/purchase-machine';
 import { getTool, TOOL_NAMES } from '../../packages/tool-catalogue';
 import { affirms, doneCalls, has, normalize, type Parsed, type Side } from './help-parse';
@@ -86,7 +86,8 @@ function argsFor(tool: string, g: Grounded, p: Parsed, overrides: Record<string,
   for (const [k, v] of Object.entries(exampleArguments(tool))) {
     const spec = params[k];
     // An enum the question names; else its catch-all ("other") rather than an example's stock value.
-    const named = spec?.values?.find((x) => has(p.text, x)) ?? spec?.values?.find((x) => x.split('_').some((part) => part.length >= 5 && has(p.text, part))) ?? spec?.values?.find((x) => x === 'other');
+    // (A pack named by its gas against another named by its id — "a starter checkout, but get the bigger one (2000)" — is the one wanted.)
+    const named = (k === 'packId' ? GAS_PACKS.find((x) => p.amounts.includes(x.gas) && GAS_PACKS.some((y) => y !== x && has(p.text, y.id)))?.id : undefined) ?? spec?.values?.find((x) => has(p.text, x)) ?? spec?.values?.find((x) => x.split('_').some((part) => part.length >= 5 && has(p.text, part))) ?? spec?.values?.find((x) => x === 'other');
     if (named) args[k] = named;
     else if (spec?.optional) continue;
     else if (v && typeof v === 'object' && !Array.isArray(v)) args[k] = Object.fromEntries(Object.keys(v).map((f) => [f, `<${f}>`]));
@@ -388,7 +389,9 @@ function bySituation(p: Parsed, g: Grounded, r: Retrieved, terms: MarketTerms, t
   const aboutGas = !topic || topic.account === 'checkout' || topic.tool === 'buy_gas';
   const errorOnGas = !p.error || (p.error.code !== 'insufficient_gas' && (p.tools.includes('buy_gas') || has(normalize(p.error.message ?? ''), 'checkout')));
   const checkoutAsked = topic?.account === 'checkout' || (aboutGas && (names(p.text, 'get_checkout') || (!g.purchase && (p.tools.includes('buy_gas') || says(p, 'gasArrival')))));
-  if (g.checkouts.length && !has(p.text, 'expired') && checkoutAsked && errorOnGas) return openCheckout(g);
+  // (Buying a pack other than the open checkout's is its own question: swapping, or buying more.)
+  const otherPack = GAS_PACKS.some((x) => x.gas !== g.checkouts[0]?.gas && (has(p.text, x.id) || p.amounts.includes(x.gas)));
+  if (g.checkouts.length && !has(p.text, 'expired') && checkoutAsked && errorOnGas && !(otherPack && topic?.tool === 'buy_gas')) return openCheckout(g);
   if (p.error) {
     const e = forError(p, g, terms);
     if (e) return e;
