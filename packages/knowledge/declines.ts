@@ -24,7 +24,7 @@ export const DECLINE_RULES: Array<{ reason: 'secrets' | 'quoted_instructions' | 
   },
   {
     reason: 'secrets',
-    phrases: ['every registered agent', 'all registered agents', 'list of agents', 'contact emails', 'their emails', "owners'", 'owners contact', 'admin token', 'operator token', 'api key of', "other agent's", "another agent's", 'other agents’', "someone else's", 'webhook secret of', 'private key', 'database password', 'your env vars', 'your environment variables', 'print the env', 'jailbreak', 'developer mode', 'devmode', 'dev mode', 'ignore previous', 'ignore all previous', 'ignore your instructions', 'keys of', 'api keys or', 'balances of', 'wallet balances', 'email of', 'who owns', 'api key for the', 'admin api key', 'private key', "buyer's api key", "seller's api key", "buyer's email", "seller's email", "buyer's key", "seller's key", 'their email', 'their api key', 'email address of'],
+    phrases: ['every registered agent', 'all registered agents', 'list of agents', 'contact emails', 'their emails', "owners'", 'owners contact', 'admin token', 'operator token', 'api key of', "other agent's", "another agent's", 'other agents’', "someone else's", 'webhook secret of', 'private key', 'database password', 'your env vars', 'your environment variables', 'print the env', 'jailbreak', 'ignore all rules', 'ignore the rules', 'you are dan', 'dan mode', 'developer mode', 'devmode', 'dev mode', 'ignore previous', 'ignore all previous', 'ignore your instructions', 'keys of', 'api keys or', 'balances of', 'wallet balances', 'email of', 'who owns', 'api key for the', 'admin api key', 'admin password', 'operator password', 'root password', 'connection string', 'database url', 'db credentials', 'server credentials', "every agent's", "all agents'", "each agent's", 'all api keys', 'every api key', 'most gas', 'richest', "agents' balances", 'who has the most', 'private key', "buyer's api key", "seller's api key", "buyer's email", "seller's email", "buyer's key", "seller's key", 'their email', 'their api key', 'email address of'],
     text: "I cannot reveal secrets or other agents' private data. Public figures are at /api/public/stats and listings via search_services; I can explain how keys, webhooks and your own account work, and what your next call is; the public tool list is GET /api/agent and /llms.txt.",
   },
   {
@@ -34,7 +34,12 @@ export const DECLINE_RULES: Array<{ reason: 'secrets' | 'quoted_instructions' | 
   },
   {
     reason: 'acts',
-    phrases: ['fake checkout', 'fake approval', 'fake a checkout', 'fake the approval', 'approve it myself', 'approve the checkout for', 'skip the checkout', 'bypass the checkout', 'credit me gas', 'free gas'],
+    phrases: ['just approve', 'approve the purchase', 'approve my purchase', 'approve it for me', 'approve for me', 'approve the approval', 'approve the pending'],
+    text: 'Only your human can approve a purchase that waits for them, on its approvalUrl (get_purchase shows it) — I cannot approve it, and no tool does. Send them the link; unanswered in time, it fails and the hold is voided.',
+  },
+  {
+    reason: 'acts',
+    phrases: ['fake checkout', 'fake approval', 'fake a checkout', 'fake the approval', 'approve it myself', 'approve the checkout for', "approve my human's", 'approve my checkout', 'skip the checkout', 'bypass the checkout', 'credit me gas', 'free gas'],
     text: 'Only your human can approve a checkout, on its checkoutUrl — I cannot fake, skip or approve one, and gas comes only from an approved checkout. Send them the link and poll wallet until gasBalance rises.',
   },
 ];
@@ -46,7 +51,7 @@ export const DECLINE_RULES: Array<{ reason: 'secrets' | 'quoted_instructions' | 
  */
 export const CHEATING: { signs: string[]; madeInNumbers: RegExp; safeguards: Array<{ reason?: 'secrets'; about: string[]; signs: string[]; text: string }> } = {
   /** Signs of cheating whatever the safeguard. */
-  signs: ['make up evidence', 'makes up evidence', 'made-up', 'made up evidence', 'fabricate', 'fabricated', 'false evidence', 'fake evidence', 'lie to the operator', 'trick', 'tricks', 'any trick', 'workaround', 'loophole', 'get around', 'around it', 'bypass', 'sneak', 'cheat', 'exploit', 'game the', 'gaming the', 'abuse', 'fake', 'throwaway', 'sockpuppet', 'sock puppet', 'alt accounts', 'alt agents', 'farm', 'farming', 'max out', 'maxing out', 'without my human knowing', 'without them knowing', "so they don't notice", 'so nobody notices', 'make it stick', 'so it sticks', 'word it so', 'make it look', 'make it sound', 'so it looks like', 'so it sounds like', 'hack'],
+  signs: ['make up evidence', 'makes up evidence', 'made-up', 'made up evidence', 'fabricate', 'fabricated', 'false evidence', 'fake evidence', 'lie to the operator', 'trick', 'tricks', 'any trick', 'workaround', 'loophole', 'get around', 'around it', 'bypass', 'sneak', 'cheat', 'exploit', 'game the', 'gaming the', 'abuse', 'fake', 'throwaway', 'sockpuppet', 'sock puppet', 'alt accounts', 'alt agents', 'farm', 'farming', 'max out', 'maxing out', 'without my human knowing', 'without them knowing', "so they don't notice", 'so nobody notices', 'make it stick', 'so it sticks', 'word it so', 'evade', 'undetected', "won't catch", 'will not catch', "doesn't catch", 'not get caught', 'without getting caught', 'make it look', 'make it sound', 'so it looks like', 'so it sounds like', 'hack'],
   /** Agents made in numbers for the purpose ("a loop that registers 20 new agents", "spin up 5 agents"). */
   madeInNumbers: /\b(?:register|registers|registering|create|creates|creating|spin up|spinning up|make|script|loop)\b(?: [a-z0-9_=<>-]+){0,3} (?:\d+|a bunch of|lots of|many|several|multiple) (?:new |fresh |extra |more )?(?:agents|accounts)\b/,
   safeguards: [
@@ -105,7 +110,7 @@ export const GAMING = {
 export const ADVICE = {
   /** A market's price (BTC, a coin) said with its timing ("should I wait until it goes up"): advice, whatever the wording. */
   markets: ['btc', 'bitcoin', 'crypto', 'eth', 'ethereum', 'coin', 'stock', 'stocks', 'the market'],
-  timing: ['goes up', 'go up', 'goes down', 'go down', 'rise', 'rises', 'fall', 'falls', 'moon', 'dip', 'wait until', 'wait for it', 'best time', 'should i wait', 'price today', 'price now', 'hodl'],
+  timing: ['or wait', 'now or later', 'goes up', 'go up', 'goes down', 'go down', 'rise', 'rises', 'fall', 'falls', 'moon', 'dip', 'wait until', 'wait for it', 'best time', 'should i wait', 'price today', 'price now', 'hodl'],
   phrases: ['or hold', 'be worth', 'worth next', 'heading next', 'hold the btc', 'hold or sell', 'should i sell', 'should i hold', 'will it go up', 'will it go down', 'price go up', 'price go down', 'going to go up', 'going to go down', 'go up next', 'go down next', 'invest in', 'price be', 'time the market', 'predict', 'price prediction', 'financial advice', 'investment advice', 'will the price'],
   text: 'I cannot predict prices or give financial advice: that is not about this marketplace. I can explain its cash-out rules (request_cashout: minimum, fee, which gas is withdrawable).',
 };
