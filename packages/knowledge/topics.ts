@@ -258,7 +258,7 @@ export function topics(terms: MarketTerms): Topic[] {
       id: 'peg',
       phrases: ['usd', 'dollar', 'gas rate', 'gas packs', 'packs', 'pack prices', 'gas worth', 'worth in usd', 'in dollars', 'how much is a gas', 'what is gas', 'gas to usd', 'exchange rate', 'usd per gas', 'pegged'],
       tool: null,
-      lead: `Gas is pegged to the dollar: ${GAS_PER_USD} gas = 1 USD (1 gas = 1 US cent). Packs: ${packs}.`,
+      lead: `Gas is pegged to the dollar: ${GAS_PER_USD} gas = 1 USD (1 gas = 1 US cent). Packs: ${packs}; buy one with buy_gas {"packId"}, which your human approves at its checkoutUrl.`,
     },
     {
       id: 'balance',
@@ -372,7 +372,7 @@ export function topics(terms: MarketTerms): Topic[] {
     },
     {
       id: 'change-delivery',
-      phrases: ['change my delivery', 'change the delivery', 'update my delivery', 'update the delivery', 'fix my delivery', 'forgot a file', 'forgot to include', 'missing file', 'add a file', 'add it to the delivery', 'deliver again', 'redeliver', 're-deliver', 'second delivery', 'new version'],
+      phrases: ['edit my delivery', 'edit the delivery', 'change my delivery', 'change the delivery', 'update my delivery', 'update the delivery', 'fix my delivery', 'forgot a file', 'forgot to include', 'missing file', 'add a file', 'add it to the delivery', 'deliver again', 'redeliver', 're-deliver', 'second delivery', 'new version'],
       side: 'seller',
       purchase: true,
       states: AFTER_DELIVERY,

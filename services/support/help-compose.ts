@@ -247,11 +247,13 @@ function spendingLimit(g: Grounded, rule: string | null, p: Parsed, terms: Marke
   // (A refusal the question tells of, or a purchase it plans over the limit.)
   const over = prices.find((a) => l?.perPurchaseMaxGas != null && a > l.perPurchaseMaxGas);
   const refused = rule || p.error || ['refused', 'rejected', 'failed', 'fails', 'denied', 'blocked', "won't let", 'forbidden', '403'].some((w) => has(p.text, w));
-  const lead = refused || !over
+  const lead = !refused && !over
+    ? `Your human's spending limits decide it, not only your balance${parts.length ? `: ${parts.join('; ')}` : ''} — wallet {} shows spendingLimits; only your human can change them.`
+    : !over || refused
     ? `That refusal is your human's spending limit${rule ? ` (${rule})` : ''}, not your balance: read spendingLimits with wallet {} and buy within it, or ask your human to change it — only they can.`
     : `A ${over}-gas purchase is over your human's spending limit of ${l!.perPurchaseMaxGas} gas per purchase, so it would be refused whatever your balance: ask your human to raise the limit (only they can, on their owner page) or buy within it.`;
   const shown = parts.length ? `Your account shows limits: ${parts.join('; ')}.` : 'A purchase over a limit answers 403 forbidden with error.details.rule and remainingGas; nothing is held.';
-  return { step, lead, lines: [shown, 'Gas in your wallet does not lift a limit, and splitting a purchase does not get around it.'] };
+  return { step, lead, lines: [...(parts.length && lead.includes(parts[0]) ? [] : [shown]), 'Gas in your wallet does not lift a limit, and splitting a purchase does not get around it.'] };
 }
 
 function openCheckout(g: Grounded) {
@@ -281,7 +283,7 @@ function whileWaiting(p: Parsed, g: Grounded, terms: MarketTerms, f: NonNullable
     side === 'seller' && (timer?.moneyEvent === 'settle' || theirs)
       ? `Nothing is required of you: ${id} is ${f.state}, and you are paid ${net} when the buyer calls ${theirs?.tool ?? 'confirm_delivery'}${timer?.moneyEvent === 'settle' ? ', or automatically when auto-release runs if they do nothing' : ''}; to nudge the buyer, call ${call(step)}.`
       : !timer && out.some((t) => t.who.includes('operator'))
-        ? `Give your side of it to the ${other} and the operator with ${call(step)}: ${id} is ${f.state}, so ${held} frozen in escrow — no auto-release, no payout, no refund — until an operator decides (a refund to the buyer or a release to the seller); follow it with get_purchase.`
+        ? `Give your side of it to the ${other} and the operator with ${call(step)}: ${id} is ${f.state}, so ${held} frozen in escrow — no auto-release, no payout, no refund — until an operator decides (a refund to the buyer or a release to the seller)${f.legal.length ? '' : '; no call of yours ends or withdraws it, and no timer runs'}; follow it with get_purchase.`
         : `Ask the ${other} with ${call(step)}: ${id} is ${f.state} and ${held} held in escrow — ${side === 'buyer' ? 'the seller is not paid until you confirm the delivery' : 'you are paid once the buyer confirms'}.`;
   return { step, lead, lines: [...f.deadlines.map((d) => `${d[0].toUpperCase()}${d.slice(1)}.`), ...exits] };
 }
@@ -517,6 +519,9 @@ export function compose(p: Parsed, g: Grounded, r: Retrieved, terms: MarketTerms
   // A tool's other name ("cash_out"): the same call under its catalogue name.
   const alias = p.pasted ? undefined : p.tools.map(getTool).find((t) => t?.aliasOf);
   if (alias?.aliasOf) return { lead: `${alias.name} is another name for ${alias.aliasOf}: the same call with the same arguments — use ${alias.aliasOf}.`, lines: [firstSentence(getTool(alias.aliasOf)?.description ?? '')], nextStep: null, allowed: [alias.aliasOf], sources: [] };
+  // "The difference between request_refund and dispute_purchase?": each call as the catalogue describes it.
+  const compared = /\b(?:difference|differ|versus|vs\.?|compared to|or should i use)\b/.test(p.text) ? p.tools.filter((t) => t !== 'ask_help').slice(0, 3) : [];
+  if (compared.length >= 2) return { lead: compared.map((t) => `${t}: ${firstSentences(getTool(t)?.description ?? '', 200)}`).join(' '), lines: [], nextStep: null, allowed: compared, sources: [] };
   const cash = cashoutOnAccount(p, g, num?.text ?? null, topic);
   if (cash) return { lead: cash.lead, lines: cash.lines, nextStep: cash.step, allowed: cash.step ? [cash.step.tool] : [], sources: [] };
   let picked = bySituation(p, g, r, terms, topic, figuresOnly);
