@@ -10,7 +10,7 @@ import { errorGuide, exampleArguments, type KnowledgeSection, type NextStep } fr
 import { CASHOUT_FEE_PERCENT, DEFAULT_DELIVERY_DAYS, DISPUTE_LOOKBACK_DAYS, GAS_PACKS, MIN_CASHOUT_GAS, cashoutSplit, gasToUsd, saleSplit, smallestPackCovering, type MarketTerms } from '../../packages/market-rules';
 import { STATES, TRANSITIONS, documentedTransitions } from '../../packages/contracts/purchase-machine';
 import { getTool, TOOL_NAMES } from '../../packages/tool-catalogue';
-import { affirms, doneCalls, has, normalize, type Parsed, type Side } from './help-parse';
+import { affirms, doneCalls, has, normalize, stem, type Parsed, type Side } from './help-parse';
 import { isMachineTool, isOpen, legalCalls, namesTitle, sideOfTool, type Grounded } from './help-ground';
 import { distinctiveParts, names, type Retrieved } from './help-retrieve';
 import type { Intent } from './help-intent';
@@ -439,6 +439,18 @@ function timerPassed(p: Parsed, state: string, terms: MarketTerms): string | nul
   return age >= hours ? `${ago[0]} is past the ${hours % 24 ? `${hours} h` : `${hours / 24}-day`} ${t.tool} out of ${state}: it has most likely moved to ${t.to} — check with get_purchase. ${nextOf(t.to!)} Otherwise:` : null;
 }
 
+/** "Max price for a listing?", "longest description?": the upper bound the catalogue's schema sets on that argument (of the call the question names, else the first that takes it). */
+function boundAsked(p: Parsed): string | null {
+  if (!/\b(?:max|maximum|highest|longest|upper limit|most (?:i|you) can)\b/.test(p.text) || p.amounts.length || p.error) return null;
+  const words = (k: string) => k.replace(/([A-Z])/g, ' $1').toLowerCase().split(' ').filter((w) => w && !['gas', 'id', 'max', 'min'].includes(w));
+  const st = ` ${p.text.split(/\s+/).map(stem).join(' ')} `;
+  const found = TOOL_NAMES.flatMap((tool) => Object.entries((getTool(tool)?.params ?? {}) as Record<string, { type?: string; max?: number; min?: number }>).filter(([k, v]) => v.max !== undefined && !/Ids?$/.test(k) && words(k).length && words(k).every((w) => has(st, stem(w)))).map(([k, v]) => ({ tool, k, v })));
+  const pick = found.find((f) => namesExactly(p.text, f.tool) || distinctiveParts(f.tool).some((part) => p.text.includes(` ${part}`))) ?? found[0];
+  if (!pick) return null;
+  const unit = pick.v.type === 'string' ? ' characters' : '';
+  return `${pick.k} of ${pick.tool}: at most ${pick.v.max}${unit}${pick.v.min !== undefined ? `, at least ${pick.v.min}${unit}` : ''} (${firstSentence((pick.v as { description?: string }).description ?? '').replace(/\.$/, '')})`.replace(/ \(\)$/, '') + '.';
+}
+
 /** "Why was it refunded?", "how did it end up completed?": asked how a purchase got to a state. */
 const pastWhy = (p: Parsed) => !!p.statedState && (/\b(?:why (?:was|is|did|has|got)|how did (?:it|this|that|my)|who (?:refunded|completed|failed))\b/.test(p.text) || (has(p.text, 'why') && new RegExp(`\\b(?:was|got|been|were)(?: [a-z]+)? ${p.statedState.replace(/_/g, ' ')}\\b`).test(p.text)));
 
@@ -519,6 +531,8 @@ export function compose(p: Parsed, g: Grounded, r: Retrieved, terms: MarketTerms
   // A tool's other name ("cash_out"): the same call under its catalogue name.
   const alias = p.pasted ? undefined : p.tools.map(getTool).find((t) => t?.aliasOf);
   if (alias?.aliasOf) return { lead: `${alias.name} is another name for ${alias.aliasOf}: the same call with the same arguments — use ${alias.aliasOf}.`, lines: [firstSentence(getTool(alias.aliasOf)?.description ?? '')], nextStep: null, allowed: [alias.aliasOf], sources: [] };
+  const bound = boundAsked(p);
+  if (bound) return { lead: bound, lines: [], nextStep: null, allowed: [], sources: [] };
   // "The difference between request_refund and dispute_purchase?": each call as the catalogue describes it.
   const compared = /\b(?:difference|differ|versus|vs\.?|compared to|or should i use)\b/.test(p.text) ? p.tools.filter((t) => t !== 'ask_help').slice(0, 3) : [];
   if (compared.length >= 2) return { lead: compared.map((t) => `${t}: ${firstSentences(getTool(t)?.description ?? '', 200)}`).join(' '), lines: [], nextStep: null, allowed: compared, sources: [] };

@@ -8,7 +8,7 @@ import { knowledgeSections, type KnowledgeSection } from '../../packages/knowled
 import { COMMON, DOMAIN_WORDS, OFF_TOPIC_WORDS, QUESTION_WORDS, STOP, SYNONYMS, WEAK_DOMAIN_WORDS } from '../../packages/knowledge/synonyms';
 import { TOOL_NAMES, TOOLS } from '../../packages/tool-catalogue';
 import type { MarketTerms } from '../../packages/market-rules';
-import { has, stem, type Parsed } from './help-parse';
+import { has, stem, stemmed, type Parsed } from './help-parse';
 
 export interface Hit {
   section: KnowledgeSection;
@@ -111,7 +111,10 @@ function inDomain(p: Parsed): boolean {
   if (!p.text.split(/[^a-z0-9_]+/).some((w) => w.length >= 3 && !STOP.has(w) && !COMMON.has(w) && !QUESTION_WORDS.has(w))) return true;
   if (p.tools.length || p.error || p.purchaseIds.length || p.listingIds.length || p.checkoutIds.length) return true;
   if (TOOL_NAMES.some((t) => has(p.text, t.replace(/_/g, ' ')))) return true;
-  if (DOMAIN_WORDS.some((w) => has(p.text, w))) return true;
+  // (Any inflection of a word says it: "after buying" says "buy".)
+  const st = stemmed(p.text);
+  const says = (w: string) => has(p.text, w) || has(st, w);
+  if (DOMAIN_WORDS.some(says)) return true;
   const offTopic = OFF_TOPIC_WORDS.some((w) => has(p.text, w));
-  return !offTopic && (WEAK_DOMAIN_WORDS.some((w) => has(p.text, w)) || Object.keys(SYNONYMS).some((w) => has(p.text, w)));
+  return !offTopic && (WEAK_DOMAIN_WORDS.some(says) || Object.keys(SYNONYMS).some(says));
 }

@@ -462,6 +462,11 @@ describe('ask_help declines only what it must not do, each with its reason', () 
     expect(why.nextStep?.tool).toBe('list_orders');
     const limit = await ask(fresh, 'purchase_service: {"ok":false,"error":"spending_limit_exceeded","requestId":"req_71e"} what does that mean, is it a bug?');
     expect(limit.answer).toMatch(/^Not a bug: a 403 forbidden is the service refusing the call by its rules\. That refusal is your human's spending limit/);
+    // A bound asked of an argument: the catalogue's schema; a question about the asker's own purchase in any inflection is in scope.
+    expect((await ask(fresh, 'whats the max price for a listing?')).answer).toMatch(/^priceGas of list_service: at most 1000000, at least 10/);
+    expect((await ask(fresh, 'max delivery days I can set?')).answer).toMatch(/^deliveryDays of list_service: at most 30, at least 1/);
+    expect((await ask(fresh, 'can I change the requirements after buying?')).declined).toBe(false);
+    expect((await ask(fresh, 'how do I send the finished work to the buyer?')).answer).toContain('deliver_work');
     // Two calls compared: each as the catalogue describes it.
     expect((await ask(fresh, "what's the difference between request_refund and dispute_purchase?")).answer).toMatch(/^request_refund: .* dispute_purchase: Freeze escrow for non-delivery or clear misrepresentation/);
     // Declined with the fitting reason: evading moderation, other agents' data and the platform's secrets, approving for the human, timing a coin.
