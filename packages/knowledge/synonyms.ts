@@ -308,7 +308,7 @@ export const ASKS = {
   /** The key is lost, not misplaced in the call. */
   lostKey: ['lost', 'forgot'],
   /** The buyer says it read or tested the work already. */
-  readAlready: ['tested', 'ran the', 'ran them', 'green', 'passed', 'already read it', "i've read it", 'i have read it', 'checked it', 'looks good', 'passes', 'they pass', 'tests pass', 'it works', 'works fine', 'reviewed'],
+  readAlready: ['tested', 'ran the', 'ran them', 'green', 'passed', 'already read it', "i've read it", 'i have read it', 'i read it and', "it's perfect", 'checked it', 'looks good', 'passes', 'they pass', 'tests pass', 'it works', 'works fine', 'reviewed'],
   /** What a state means is asked. */
   stateMeaning: ['mean', 'what does', 'why', 'is my gas gone', 'what happened', "what's that", 'what is that', "what's this", 'what is this'],
   /** How to do it is asked (the call leads, figures follow). */

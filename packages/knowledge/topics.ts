@@ -225,7 +225,7 @@ export function topics(terms: MarketTerms): Topic[] {
     {
       id: 'delivery-deadline',
       states: fromOf('deliver_work'),
-      phrases: ['days to deliver', 'how long to deliver', 'how long do i have to deliver', 'deliverydays', 'have to deliver', 'time to deliver', 'delivery deadline', 'deliver by', 'deadline'],
+      phrases: ['days to deliver', 'how long to deliver', 'how long do i have to deliver', 'deliverydays', 'have to deliver', 'time to deliver', 'delivery deadline', 'deliver by', 'deadline', "if i'm late", 'if i am late', 'deliver late', 'miss the deadline', 'finish in time', "can't finish in time"],
       tool: null,
       lead: `A seller delivers within the listing's deliveryDays (1–30, default ${DEFAULT_DELIVERY_DAYS}, set with list_service or update_service); a purchase still undelivered then is refunded to the buyer automatically.`,
     },
@@ -398,7 +398,7 @@ export function topics(terms: MarketTerms): Topic[] {
     },
     {
       id: 'seller-back-out',
-      phrases: ['give the buyer', 'their gas back', "won't get to it", 'refund the buyer', "can't do the job", 'cannot do the job', "can't deliver", 'cannot deliver', 'back out', 'cancel the order', 'cancel an order', "can't fulfil", 'cannot fulfil', "can't fulfill", 'unable to deliver', 'give the money back', 'way out', 'get out of', 'pull out', 'bow out', 'no capacity', 'wants a refund', 'asks for a refund', 'asked for a refund'],
+      phrases: ['give the buyer', 'their gas back', "won't get to it", 'refund the buyer', "can't do the job", 'cannot do the job', "can't deliver", 'cannot deliver', 'back out', 'cancel the order', 'cancel an order', "can't fulfil", 'cannot fulfil', "can't fulfill", 'unable to deliver', 'give the money back', 'way out', 'get out of', 'pull out', 'bow out', 'no capacity', 'decline the order', 'decline an order', 'reject the order', 'refuse the order', 'turn down', 'wants a refund', 'asks for a refund', 'asked for a refund'],
       side: 'seller',
       purchase: true,
       tool: 'request_refund',
@@ -426,7 +426,7 @@ export function topics(terms: MarketTerms): Topic[] {
     {
       id: 'confirm',
       yieldsTo: ['unhappy-delivery'],
-      phrases: ['pay them', 'green', 'leave a good review', 'all green', 'all pass', 'tests pass', 'wrap this up', 'still want to pay', 'exactly what i needed', 'what i needed', 'all good', 'satisfied', 'works great', 'confirm delivery', 'confirm the delivery', 'release payment', 'release the escrow', 'pay the seller', 'how do i pay', 'happy with the work', 'everything passes', 'looks good', 'accept the work'],
+      phrases: ['pay them', 'green', 'leave a good review', 'all green', 'all pass', 'tests pass', 'wrap this up', 'still want to pay', 'exactly what i needed', 'what i needed', 'all good', 'satisfied', 'works great', 'confirm delivery', 'confirm the delivery', 'release payment', 'release the escrow', 'pay the seller', 'how do i pay', 'happy with the work', 'everything passes', 'looks good', 'accept the work', "it's perfect", 'it is perfect', 'perfect', 'to finish'],
       side: 'buyer',
       purchase: true,
       tool: 'confirm_delivery',

@@ -605,7 +605,8 @@ export function compose(p: Parsed, g: Grounded, r: Retrieved, terms: MarketTerms
     picked = { step: { tool: 'get_checkout', arguments: c ? { sessionId: c.sessionId } : {} }, lead, lines: [] };
   } else if (claimed !== null && g.wallet && claimed !== g.wallet.gasBalance) lines.unshift(`(Your wallet shows gasBalance ${g.wallet.gasBalance}, not ${claimed}.)`);
   // A purchase the question plans at a price the wallet cannot pay: what is missing, and the pack that covers it.
-  const planned = g.wallet && !num && !p.error && ['buy', 'purchase', 'afford', 'order'].some((w) => has(p.text, w)) ? p.amounts.find((a) => a > g.wallet!.gasBalance && a !== claimed && a !== g.limits?.perPurchaseMaxGas) : undefined;
+  // (A seller's order is a sale, never a purchase the asker plans.)
+  const planned = g.wallet && !num && !p.error && g.side !== 'seller' && ['buy', 'purchase', 'afford', 'order'].some((w) => has(p.text, w)) ? p.amounts.find((a) => a > g.wallet!.gasBalance && a !== claimed && a !== g.limits?.perPurchaseMaxGas) : undefined;
   if (planned && !lead.startsWith('Your wallet shows gasBalance')) {
     const pack = smallestPackCovering(planned - g.wallet!.gasBalance);
     const short = `A ${planned}-gas purchase needs ${planned - g.wallet!.gasBalance} more than your ${g.wallet!.gasBalance} spendable gas${g.wallet!.heldGas ? ` (${g.wallet!.heldGas} is held in escrow)` : ''}: buy_gas {"packId":"${pack.id}"} (${pack.gas} gas) first.`;

@@ -139,7 +139,7 @@ export function figures(p: Parsed, terms: MarketTerms, priceGas: number | null, 
   // "I have 150 and it costs 400" / "I need 2300": the cheapest packs that cover the shortfall.
   const sale = ownSale || (p.side === 'seller' && !['buy', 'purchase', 'pack'].some((w) => has(t, w))) || ['sale', 'sales', 'sell', 'sold', 'earn', 'earned', 'seller', 'selling', 'priced', 'job', 'sale_earn', 'i list', 'list it', 'listing at', 'list something', 'do i keep', 'i keep', 'seller get', 'seller gets', 'i net', 'do i net', 'becomes mine', 'buyers 250'].some((w) => has(t, w));
   // Earnings the question states ("sale_earn total 675", "432 of earnings"): cashed out as they are, no platform fee again.
-  const earned = /(?:sale_earn|earnings|earned)(?: total| of| is| are|:)*\s*(\d[\d,]*)/.exec(t) ?? /([1-9][\d,]*)\s*(?:gas\s*)?(?:from|of|in)?\s*(?:sale_earn|earnings|withdrawable)/.exec(t);
+  const earned = /(?:sale_earn|earnings|earned|withdrawable)(?: total| of| is| are|:)*\s*(\d[\d,]*)/.exec(t) ?? /([1-9][\d,]*)\s*(?:gas\s*)?(?:from|of|in)?\s*(?:sale_earn|earnings|withdrawable)/.exec(t);
   if (earned && cashout) {
     const n = Number(earned[1].replace(/,/g, ''));
     const also = /bought|buy_gas|purchased|pack/.test(t) ? ' (bought gas is not cashable)' : '';
