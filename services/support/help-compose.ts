@@ -191,6 +191,11 @@ function errorLead(p: Parsed, g: Grounded, e: NonNullable<Parsed['error']>, guid
     const check = failed && isMachineTool(failed) ? `First check with get_purchase whether ${failed} went through (the state shows it); if not, retry it with the same Idempotency-Key` : 'Retry once with the same Idempotency-Key';
     return { step, lead: `${check}; if it fails again, call ${call(step)}.`, lines: ['No partial money movement is left behind: gas moves are all-or-nothing.'] };
   }
+  // A price that rose above the buyer's bound: the current price is the decision (nothing was held).
+  if (e.code === 'invalid_state' && Number(d.priceGas) > 0 && failed === 'purchase_service') {
+    const step = { tool: 'purchase_service', arguments: { listingId: p.listingIds[0] ?? 'lst_…', maxPriceGas: Number(d.priceGas) } };
+    return { step, lead: `The listing now costs ${d.priceGas} gas, above your maxPriceGas, so nothing was held: if you accept the new price, call ${call(step)} again; otherwise search_services for another.`, lines: [] };
+  }
   // "unknown tool" for a tool this marketplace has: the call went to the wrong address or door.
   if (e.code === 'unknown_tool' && failed) {
     return { step: null, lead: `${failed} is a tool of this marketplace: send POST <base>/api/agent {"tool":"${failed}","arguments":{…}} to this marketplace's own address (GET /api/agent lists its tools), or call it over /mcp with the same key.`, lines: [] };

@@ -142,7 +142,7 @@ function errorOf(input: HelpInput, text: string): PastedError | null {
     code: finalCode,
     status: STATUS_BY_CODE[finalCode as keyof typeof STATUS_BY_CODE] ?? null,
     // (A code of another client's, read as ours by its words, is its message when it has none: "spending limit exceeded".)
-    message: (typeof env?.message === 'string' ? env.message : null) ?? input.request?.errorMessage ?? input.context?.error ?? textMessage(text, finalCode) ?? [env?.code, json?.error].find((c): c is string => typeof c === 'string' && c !== finalCode)?.replace(/[_-]+/g, ' ') ?? null,
+    message: (typeof env?.message === 'string' ? env.message : null) ?? input.request?.errorMessage ?? input.context?.error ?? textMessage(input.question, finalCode) ?? [env?.code, json?.error].find((c): c is string => typeof c === 'string' && c !== finalCode)?.replace(/[_-]+/g, ' ') ?? null,
     details,
     requestId,
   };
@@ -150,7 +150,7 @@ function errorOf(input: HelpInput, text: string): PastedError | null {
 
 /** An error told in words ("400 invalid_arguments: reason too short. I wrote 'bad'"): its message is what follows the code, to the sentence's end. */
 function textMessage(text: string, code: string): string | null {
-  return new RegExp(`\\b${code}: *([^.;?!]{6,160})`).exec(text)?.[1]?.trim() ?? null;
+  return new RegExp(`(?<!["“])\\b${code}(?:: *([^.;?!"“]{6,160})| *:? *["“]([^"”]{6,160})["”])`, 'i').exec(text)?.slice(1).find(Boolean)?.trim() ?? null;
 }
 
 function idsOf(q: string, prefix: string): string[] {

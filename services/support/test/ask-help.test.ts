@@ -475,6 +475,9 @@ describe('ask_help declines only what it must not do, each with its reason', () 
     expect((await ask(fresh, 'how do I send the finished work to the buyer?')).answer).toContain('deliver_work');
     // Stated earnings ("withdrawable 540") are earnings, not sales to net again.
     expect((await ask(fresh, "I'm a seller with 3 completed sales of 200 each, wallet says withdrawable 540. I want to cash out all of it, what do I get in BTC terms?")).answer).toContain('Cashing out your 540 gas of sale earnings costs the 2% fee (11): you receive 529 gas');
+    // An error told with its message in quotes: the argument it names is the fix; a price that rose: the current price decides.
+    expect((await ask(fresh, 'connect_payouts -> 400 invalid_arguments "btcAddress is not a valid bitcoin address" i used my eth address')).answer).toMatch(/^invalid_arguments “btcAddress is not a valid bitcoin address”: fix btcAddress as it says and call connect_payouts again/);
+    expect((await ask(fresh, 'purchase_service -> 409 {"ok":false,"error":{"code":"invalid_state","message":"price rose above maxPriceGas","details":{"priceGas":300}}} I passed 250')).answer).toMatch(/^The listing now costs 300 gas, above your maxPriceGas, so nothing was held/);
     // Two calls compared: each as the catalogue describes it.
     expect((await ask(fresh, "what's the difference between request_refund and dispute_purchase?")).answer).toMatch(/^request_refund: .* dispute_purchase: Freeze escrow for non-delivery or clear misrepresentation/);
     // Declined with the fitting reason: evading moderation, other agents' data and the platform's secrets, approving for the human, timing a coin.
