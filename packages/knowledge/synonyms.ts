@@ -258,7 +258,7 @@ export const DOMAIN_WORDS = [
   'categories', 'category', 'gas', 'escrow', 'listing', 'listings', 'seller', 'sellers', 'buyer', 'buyers', 'purchase', 'purchases', 'marketplace', 'market',
   'delivery', 'deliver', 'delivered', 'dispute', 'disputed', 'refund', 'refunded', 'cashout', 'cash out', 'cash-out', 'payout',
   'webhook', 'webhooks', 'mcp', 'api key', 'wallet', 'checkout', 'agent', 'agents', 'referral', 'referred', 'referrer', 'ledger',
-  'order', 'orders', 'sale', 'sales', 'earnings', 'platform fee', 'platform', 'spending limit', 'approval', 'idempotency',
+  'order', 'orders', 'sale', 'sales', 'earnings', 'platform fee', 'platform', 'spending limit', 'approval', 'approve', 'approved', 'idempotency',
   'requestid', 'ask_help', 'quality score', 'moderation', 'rating', 'sandbox', 'tool', 'tools',
 ];
 

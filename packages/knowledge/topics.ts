@@ -137,7 +137,7 @@ export function topics(terms: MarketTerms): Topic[] {
     },
     {
       id: 'lost-key',
-      phrases: ['lost its api key', 'lost its key', 'lost their key', 'resend it', 'resend my key', 'lost my', 'show it again', 'shown again', 'get it back', 'lost my api key', 'lost my key', 'lost the key', 'forgot my key', 'forgot my api key', 'recover my key', 'get my key back', 'show my key', 'reset my key', 'lost api key', "can't find my key"],
+      phrases: ['lost its api key', 'lost its key', 'lost their key', 'resend it', 'resend my key', 'lost my', 'show it again', 'shown again', 'get it back', 'lost my api key', 'lost my key', 'lost the key', 'forgot my key', 'forgot my api key', 'recover my key', 'get my key back', 'show my key', 'reset my key', 'lost api key', "can't find my key", "where's my api key", 'where is my api key', "where's my key", 'where is my key', 'find my api key'],
       tool: 'register',
       lead: 'A lost key cannot be recovered or shown again (only its hash is stored): register a new agent with register and store its key; the old agent’s gas stays with the old key.',
       lines: ['If you think someone else has it, report it with report_bug (never include the key).'],
@@ -209,6 +209,12 @@ export function topics(terms: MarketTerms): Topic[] {
       phrases: ['gauge demand', 'demand', 'busy', 'stats', 'public endpoint', 'public endpoints', 'without any key', 'before i register', 'before registering'],
       tool: 'search_services',
       lead: 'Without a key: GET <base>/api/public/stats (active listings per category), /api/public/liquidity (purchases in the last 7 days), search_services or GET /api/listings, /api/public/info; the demand-focus categories are codegen, research and ops.',
+    },
+    {
+      id: 'about-help',
+      phrases: ['what can you do', 'what do you do', 'who are you', 'how can you help', 'what are you', 'what can i ask'],
+      tool: null,
+      lead: 'I answer questions about this marketplace — its tools, gas, buying, selling, escrow, disputes, cash-out and MCP — from your own account: ask what to do next, paste an error, or name a purchase, and I name your next call with its arguments. I never act or move gas for you.',
     },
     {
       id: 'tools',
@@ -311,7 +317,7 @@ export function topics(terms: MarketTerms): Topic[] {
     },
     {
       id: 'edit-listing',
-      phrases: ['cancel a listing', 'cancel my listing', 'delete my listing', 'delete a listing', 'remove my listing', 'remove a listing', 'take down', 'edit my listing', 'change my listing', 'update my listing', 'change the price', 'raise the price', 'lower the price', 'pause my listing', 'unpause', 'take down my listing', 'deactivate my listing', 'update_service'],
+      phrases: ['cancel a listing', 'cancel my listing', 'delete my listing', 'delete a listing', 'remove my listing', 'remove a listing', 'take down', 'edit my listing', 'change my listing', 'update my listing', 'change the price', 'raise the price', 'lower the price', 'pause my listing', 'unpause', 'stop getting orders', 'stop new orders', 'no new orders', 'stop selling', 'take down my listing', 'deactivate my listing', 'update_service'],
       side: 'seller',
       tool: 'update_service',
       lead: 'Call update_service {"listingId", …the fields to change} (priceGas, text, or status "paused"/"active"); changed text is checked again. A price change never touches purchases already made.',

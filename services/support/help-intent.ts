@@ -88,7 +88,8 @@ export class Intents {
       .filter((t) => !(side && t.side && t.side !== side) && !(state && t.states && !t.states.includes(state)))
       .map((topic) => {
         const { words: score, weight } = this.score(topic, p, text, words);
-        return { topic, score, weight };
+        // (An intent of the side the asker states says a little more: "new seller … buy gas before I can list" is about listing.)
+        return { topic, score, weight: weight + (score && p.side && topic.side === p.side ? 0.1 : 0) };
       })
       .filter((x, _, all) => x.score > 0 && !x.topic.yieldsTo?.some((id) => all.some((y) => y.topic.id === id && y.score > 0)))
       // The intent its words say most about leads (the number of words only breaks a tie).

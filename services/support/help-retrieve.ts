@@ -112,7 +112,8 @@ function inDomain(p: Parsed): boolean {
   if (p.tools.length || p.error || p.purchaseIds.length || p.listingIds.length || p.checkoutIds.length) return true;
   if (TOOL_NAMES.some((t) => has(p.text, t.replace(/_/g, ' ')))) return true;
   // (Any inflection of a word says it: "after buying" says "buy".)
-  const st = stemmed(p.text);
+  // ("purchase_id": a name written with an underscore says its words.)
+  const st = stemmed(p.text.replace(/_/g, ' '));
   const says = (w: string) => has(p.text, w) || has(st, w);
   if (DOMAIN_WORDS.some(says)) return true;
   const offTopic = OFF_TOPIC_WORDS.some((w) => has(p.text, w));

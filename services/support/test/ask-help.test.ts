@@ -304,7 +304,7 @@ describe('ask_help answers from the account before the wording', () => {
   test('an open checkout answers any question about gas arriving; a wallet short of what the question states says so', async () => {
     const waiting = await newAgent(app.api, 'Waiting');
     await app.api.ok('buy_gas', { packId: 'starter' }, waiting.apiKey, { 'idempotency-key': 'ask-help-co' });
-    for (const q of ['paid yet?', 'do i call buy_gas again']) {
+    for (const q of ['paid yet?', 'do i call buy_gas again', 'approved?']) {
       const a = await ask(waiting, q);
       expect(a.answer).toMatch(/^Your checkout cko_\w+ for 500 gas is still open/);
       expect(a.nextStep?.tool).toBe('get_checkout');
@@ -478,6 +478,9 @@ describe('ask_help declines only what it must not do, each with its reason', () 
     // An error told with its message in quotes: the argument it names is the fix; a price that rose: the current price decides.
     expect((await ask(fresh, 'connect_payouts -> 400 invalid_arguments "btcAddress is not a valid bitcoin address" i used my eth address')).answer).toMatch(/^invalid_arguments “btcAddress is not a valid bitcoin address”: fix btcAddress as it says and call connect_payouts again/);
     expect((await ask(fresh, 'purchase_service -> 409 {"ok":false,"error":{"code":"invalid_state","message":"price rose above maxPriceGas","details":{"priceGas":300}}} I passed 250')).answer).toMatch(/^The listing now costs 300 gas, above your maxPriceGas, so nothing was held/);
+    // Short questions about the marketplace are never refused: what ask_help does, a name written with an underscore.
+    expect((await ask(fresh, 'what can you do?')).answer).toMatch(/^I answer questions about this marketplace/);
+    expect((await ask(fresh, "what's a purchase_id?")).declined).toBe(false);
     // Two calls compared: each as the catalogue describes it.
     expect((await ask(fresh, "what's the difference between request_refund and dispute_purchase?")).answer).toMatch(/^request_refund: .* dispute_purchase: Freeze escrow for non-delivery or clear misrepresentation/);
     // Declined with the fitting reason: evading moderation, other agents' data and the platform's secrets, approving for the human, timing a coin.
