@@ -62,7 +62,7 @@ export const CHEATING: { signs: string[]; madeInNumbers: RegExp; safeguards: Arr
     },
     {
       about: ['dispute', 'disputes', 'disputed', 'refund', 'refunded', 'chargeback', 'operator', 'evidence'],
-      signs: ['keep the dispute open', 'keep it open', 'keep the code', 'keep the work', 'keep the tests', 'keep the delivery', 'keep it anyway', 'and keep it', 'i keep', 'for free', 'get it free', 'without paying', 'refund me anyway', 'refund anyway', 'even though it works', 'even though the work', 'work was fine', 'work is fine', 'work was ok', 'delivery was fine', 'delivery was ok', 'was actually fine', 'was actually ok', 'it was fine but', 'works fine but', 'nothing wrong with it', 'sounds like misrepresentation', 'sound like misrepresentation'],
+      signs: ['keep the dispute open', 'keep it open', 'keep the code', 'keep the work', 'keep the tests', 'keep the delivery', 'keep it anyway', 'and keep it', 'i keep', 'get it for free', 'get the work for free', 'for free by', 'get it free', 'without paying', 'refund me anyway', 'refund anyway', 'even though it works', 'even though the work', 'work was fine', 'work is fine', 'work was ok', 'delivery was fine', 'delivery was ok', 'was actually fine', 'was actually ok', 'it was fine but', 'works fine but', 'nothing wrong with it', 'sounds like misrepresentation', 'sound like misrepresentation'],
       text: "I won't help use a dispute or a refund against work that is fine: a dispute is for non-delivery or clear misrepresentation, and an operator decides it on the facts of the purchase. If the work is right, say so to the seller and the operator with send_message on the purchase.",
     },
     {

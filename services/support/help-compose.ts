@@ -441,7 +441,7 @@ function timerPassed(p: Parsed, state: string, terms: MarketTerms): string | nul
   const hours = period?.hours ?? (period?.daysOfTerm ? terms[period.daysOfTerm] * 24 : period?.daysOfColumn === 'delivery_days' ? DEFAULT_DELIVERY_DAYS * 24 : null);
   if (!ago || !t || !hours) return null;
   const age = (/^\d+$/.test(ago[1]) ? Number(ago[1]) : 1) * { hour: 1, day: 24, week: 168 }[ago[2] as 'hour' | 'day' | 'week'];
-  return age >= hours ? `${ago[0]} is past the ${hours % 24 ? `${hours} h` : `${hours / 24}-day`} ${t.tool} out of ${state}: it has most likely moved to ${t.to} — check with get_purchase. ${nextOf(t.to!)} Otherwise:` : null;
+  return age > hours ? `${ago[0]} is past the ${hours % 24 ? `${hours} h` : `${hours / 24}-day`} ${t.tool} out of ${state}: it has most likely moved to ${t.to} — check with get_purchase. If it has not:` : null;
 }
 
 /** "Max price for a listing?", "longest description?": the upper bound the catalogue's schema sets on that argument (of the call the question names, else the first that takes it). */
@@ -479,8 +479,10 @@ function accountFirst(p: Parsed, g: Grounded, r: Retrieved, terms: MarketTerms, 
   const said = `${mismatch[0].toUpperCase()}${mismatch.slice(1)}`;
   if (g.actual) {
     // The purchase the account shows is answered by the machine from its own state (the intent only if it fits it).
-    const fits = topic && (!topic.states || topic.states.includes(g.actual.state));
-    const onAccount = forPurchase(p, { ...g, side: g.actual.side ?? g.side, purchase: g.actual }, r, terms, fits ? topic : null);
+    const fits = topic && (!topic.states || topic.states.includes(g.actual.state)) && (!topic.side || !g.actual.side || topic.side === g.actual.side);
+    // (On the other side than the question states, an intent of the stated side's is not the asker's: that side's own next step answers.)
+    const otherSide = !!p.side && !!g.actual.side && g.actual.side !== p.side && !fits;
+    const onAccount = forPurchase(otherSide ? { ...p, text: ' what now ', tools: [], amounts: [], statedState: null, error: null } : p, { ...g, side: g.actual.side ?? g.side, purchase: g.actual }, otherSide ? { ...r, tools: [], query: '' } : r, terms, fits ? topic : null);
     const shows = g.mismatch?.startsWith('I see no purchase') && !g.mismatch.includes('account shows') ? `${said.replace(/ \(check the id with list_orders\)$/, '')}; it shows ${g.actual.id}${g.actual.title ? ` (“${g.actual.title}”)` : ''}, ${g.actual.state}` : said;
     return { lead: `${shows}, so: ${onAccount.lead.replace(/^As the \w+ of \S+ \([a-z_]+\): /, '')}`, lines: onAccount.lines.slice(0, 2), picked: { ...onAccount, lines: [] } };
   }

@@ -102,7 +102,8 @@ export function figures(p: Parsed, terms: MarketTerms, priceGas: number | null, 
   const anchored = has(t, 'anchor') && named.length === 1 ? named[0] : undefined;
   // "what lands from this sale?": the asker's own purchase's price when the question states none.
   const ownPrice = priceGas && ['how much', 'what lands', 'lands in', 'what do i get', 'what would i get', 'do i end up', 'in $', 'in dollars', 'in usd', 'like this', 'go up'].some((w) => has(t, w)) ? priceGas : undefined;
-  const amount = (many ? Number(many[2].replace(/,/g, '')) : undefined) ?? (anchored ? CATEGORY_ANCHOR_GAS[anchored] : undefined) ?? p.amounts.find((n) => n >= 1) ?? ownPrice ?? (minimumAsked ? MIN_CASHOUT_GAS : undefined);
+  // (A balance the asker states is not a price: "I've got 3000 gas, want to buy … at 250 and … at 800".)
+  const amount = (many ? Number(many[2].replace(/,/g, '')) : undefined) ?? (anchored ? CATEGORY_ANCHOR_GAS[anchored] : undefined) ?? p.amounts.find((n) => n >= 1 && (n !== p.balance || p.amounts.length === 1)) ?? ownPrice ?? (minimumAsked ? MIN_CASHOUT_GAS : undefined);
   // The seller's own purchase is a sale: its figures are the seller's share, never the price.
   const ownSale = side === 'seller' && amount !== undefined && amount === ownPrice && !p.amounts.length;
   const cashout = [...ASKS.cashout, ...ASKS.payout].some((w) => has(t, w)) || (has(t, 'cash') && has(t, 'out')) || p.tools.includes('request_cashout');
@@ -137,7 +138,7 @@ export function figures(p: Parsed, terms: MarketTerms, priceGas: number | null, 
   }
   if (amount === undefined) return null;
   // "I have 150 and it costs 400" / "I need 2300": the cheapest packs that cover the shortfall.
-  const sale = ownSale || (p.side === 'seller' && !['buy', 'purchase', 'pack'].some((w) => has(t, w))) || ['sale', 'sales', 'sell', 'sold', 'earn', 'earned', 'seller', 'selling', 'priced', 'job', 'sale_earn', 'i list', 'list it', 'listing at', 'list something', 'do i keep', 'i keep', 'seller get', 'seller gets', 'i net', 'do i net', 'becomes mine', 'buyers 250'].some((w) => has(t, w));
+  const sale = ownSale || (p.side === 'seller' && !['buy', 'purchase', 'pack'].some((w) => has(t, w))) || ['sale', 'sales', 'sell', 'sold', 'earn', 'earned', 'seller', 'selling', 'priced', 'job', 'sale_earn', 'i list', 'list it', 'listing at', 'list something', 'do i keep', 'i keep', 'seller get', 'seller gets', 'i net', 'do i net', 'becomes mine', 'buyers 250', 'buys my', 'bought my'].some((w) => has(t, w)) || /\bmy \d[\d,]*[- ]?gas (?:listing|service|job)\b/.test(t);
   // Earnings the question states ("sale_earn total 675", "432 of earnings"): cashed out as they are, no platform fee again.
   const earned = /(?:sale_earn|earnings|earned|withdrawable)(?: total| of| is| are|:)*\s*(\d[\d,]*)/.exec(t) ?? /([1-9][\d,]*)\s*(?:gas\s*)?(?:from|of|in)?\s*(?:sale_earn|earnings|withdrawable)/.exec(t);
   if (earned && cashout) {
@@ -243,7 +244,7 @@ export function figures(p: Parsed, terms: MarketTerms, priceGas: number | null, 
   };
   // "3 sales at 150, 250 and 400": each price's split, and their sum.
   const prices = p.amounts.filter((a) => a >= MIN_PRICE_GAS);
-  if (sale && !many && prices.length >= 2 && new Set(prices).size >= 2 && ['total', 'in all', 'altogether', 'combined', 'sales', 'jobs', 'orders'].some((w) => has(t, w))) {
+  if (sale && !many && prices.length >= 2 && new Set(prices).size >= 2 && ['total', 'in all', 'altogether', 'combined', 'sales', 'jobs', 'orders', 'sale_earn', 'completes', 'completed'].some((w) => has(t, w))) {
     const splits = prices.map((a) => saleSplit(a, terms.platformFeePercent));
     const net = splits.reduce((a, x) => a + x.sellerNetGas, 0);
     const fees = splits.reduce((a, x) => a + x.platformFeeGas, 0);
@@ -275,6 +276,8 @@ export function figures(p: Parsed, terms: MarketTerms, priceGas: number | null, 
     return thenCashout(head, s.sellerNetGas);
   }
   if (cashout) {
+    // A balance is not what cashes out ("…but wallet says 2500 gas?!"): only sale earnings do.
+    if (amount === p.balance) return { text: `Your ${amount}-gas balance is not what cashes out: only sale earnings (sale_earn, shown as withdrawableGas in wallet) do — bought gas, refunds and referral bonuses are spendable, never withdrawable; at least ${MIN_CASHOUT_GAS} gas of them, then a ${CASHOUT_FEE_PERCENT}% fee.`, tool: 'wallet' };
     if (amount < MIN_CASHOUT_GAS) return { text: below(amount), tool: null };
     const c = cashoutSplit(amount);
     // ("the 1600 gas I have left": a balance the asker holds — checked against what the wallet can withdraw.)

@@ -165,7 +165,7 @@ export const gasOf = (s: string) => Number(s.replace(/,/g, '').replace(/k$/, '')
 /** The balance the asker says it holds or should hold — not its earnings ("I have 900 gas of sale_earn"). */
 function balanceOf(t: string): number | null {
   const held =
-    /\b(?:i (?:have|hold|got|should have|am sitting on|sit on)|should have|should be at|bal(?:ance)?(?: is| of|:)?|wallet (?:has|holds|shows)) (?:roughly |about |only |now )?(\d[\d,]*k?)(?![\d,k])\b(?! (?:gas )?(?:of |in |from )?(?:sale_earn|earnings|sales|withdrawable))/.exec(t) ??
+    /\b(?:i(?:'ve| have)? (?:have|hold|got|should have|am sitting on|sit on)|should have|should be at|bal(?:ance)?(?: is| of|:)?|wallet (?:has|holds|shows|says)) (?:roughly |about |only |now )?(\d[\d,]*k?)(?![\d,k])\b(?= gas\b| and\b| but\b| so\b| left\b| now\b| in\b| on\b|\s*[,.;:!?)]|\s*$)(?! (?:gas )?(?:of |in |from )?(?:sale_earn|earnings|sales|withdrawable))/.exec(t) ??
     /(\d[\d,]*k?) gas (?:bal(?:ance)?\b|in (?:my |the )?wallet|on hand)/.exec(t);
   return held ? gasOf(held[1]) : null;
 }

@@ -381,8 +381,11 @@ describe('ask_help answers from the account before the wording', () => {
 
   test('a side the question states that the account does not hold: the account names the side it shows, and that side is answered', async () => {
     const a = await ask(seller, "I'm the buyer on the jest tests order and want to cancel it before anything is delivered. how?");
+    // (The stated side's intent is not the asker's: the seller's own next step answers.)
     expect(a.answer).toMatch(new RegExp(`^Your account shows you as the seller of ${purchaseId} \\(awaiting_delivery\\), not its buyer, so: As the seller`));
-    expect(a.nextStep).toEqual({ tool: 'request_refund', arguments: { purchaseId } });
+    expect(a.nextStep?.tool).toBe('deliver_work');
+    const d = await ask(seller, "I'm the buyer on pur_7f2, paid 2 hours ago and nothing delivered. Should I open a dispute now?");
+    expect(d.nextStep?.tool).toBe('deliver_work');
     // An id the account does not hold, said by the side it does not hold either: both are named, and the account's side answered.
     const b = await ask(seller, "I'm the buyer on pur_q5 and the delivery looks good. How do I confirm it?");
     expect(b.answer).toMatch(new RegExp(`^I see no purchase pur_q5 on your account; your account shows you as the seller of ${purchaseId} \\(awaiting_delivery\\), not its buyer, so: `));
@@ -481,6 +484,10 @@ describe('ask_help declines only what it must not do, each with its reason', () 
     // Short questions about the marketplace are never refused: what ask_help does, a name written with an underscore.
     expect((await ask(fresh, 'what can you do?')).answer).toMatch(/^I answer questions about this marketplace/);
     expect((await ask(fresh, "what's a purchase_id?")).declined).toBe(false);
+    // A balance is not what cashes out; "my 500 gas listing" is a sale (netted before the cash-out minimum); a buyer threatened with a dispute is not cheating.
+    expect((await ask(fresh, 'request_cashout -> {"ok":false,"error":{"code":"below_minimum","message":"Cash-out requires at least 500 gas of sale earnings"}} but wallet says 2500 gas?!')).answer).toMatch(/^Your 2500-gas balance is not what cashes out: only sale earnings/);
+    expect((await ask(fresh, 'if someone buys my 500 gas listing, after the 10% platform fee and 2% cashout fee what do i actually get in USD?')).answer).toMatch(/^A 500-gas sale pays the seller 450 gas = 4\.50 USD .*450 gas is below the 500-gas cash-out minimum/);
+    expect((await ask(fresh, "I'm the seller on pur_m3. Buyer now wants me to also add Cypress e2e tests for free and says they'll dispute otherwise. what do i do?")).declined).toBe(false);
     // Two calls compared: each as the catalogue describes it.
     expect((await ask(fresh, "what's the difference between request_refund and dispute_purchase?")).answer).toMatch(/^request_refund: .* dispute_purchase: Freeze escrow for non-delivery or clear misrepresentation/);
     // Declined with the fitting reason: evading moderation, other agents' data and the platform's secrets, approving for the human, timing a coin.
