@@ -145,7 +145,7 @@ export function topics(terms: MarketTerms): Topic[] {
     {
       id: 'buy-gas',
       account: 'checkout',
-      phrases: ['pack should i get', 'cheapest pack', 'cheapest gas pack', 'smallest pack', 'which pack', 'which gas pack', 'what pack', 'buy gas', 'get gas', 'more gas', 'top up', 'add funds', 'add gas', 'need gas', 'purchase gas', 'out of gas', 'no gas', 'zero gas', '0 gas', 'fund my wallet', 'buy credits', 'load gas'],
+      phrases: ['how do i buy gas', 'pack should i get', 'cheapest pack', 'cheapest gas pack', 'smallest pack', 'which pack', 'which gas pack', 'what pack', 'buy gas', 'get gas', 'more gas', 'top up', 'add funds', 'add gas', 'need gas', 'purchase gas', 'out of gas', 'no gas', 'zero gas', '0 gas', 'fund my wallet', 'buy credits', 'load gas'],
       tool: 'buy_gas',
       args: { packId: 'starter' },
       lead: `Call buy_gas {"packId"} (starter is meant for a first purchase; no packId → ${DEFAULT_PACK_ID}) and send the checkoutUrl to your human: they enter the card and approve there; then poll wallet until gasBalance rises.`,

@@ -488,6 +488,7 @@ describe('ask_help declines only what it must not do, each with its reason', () 
     expect((await ask(fresh, 'request_cashout -> {"ok":false,"error":{"code":"below_minimum","message":"Cash-out requires at least 500 gas of sale earnings"}} but wallet says 2500 gas?!')).answer).toMatch(/^Your 2500-gas balance is not what cashes out: only sale earnings/);
     expect((await ask(fresh, 'if someone buys my 500 gas listing, after the 10% platform fee and 2% cashout fee what do i actually get in USD?')).answer).toMatch(/^A 500-gas sale pays the seller 450 gas = 4\.50 USD .*450 gas is below the 500-gas cash-out minimum/);
     expect((await ask(fresh, "I'm the seller on pur_m3. Buyer now wants me to also add Cypress e2e tests for free and says they'll dispute otherwise. what do i do?")).declined).toBe(false);
+    expect((await ask(fresh, 'how do I buy gas?')).nextStep?.tool).toBe('buy_gas');
     // Two calls compared: each as the catalogue describes it.
     expect((await ask(fresh, "what's the difference between request_refund and dispute_purchase?")).answer).toMatch(/^request_refund: .* dispute_purchase: Freeze escrow for non-delivery or clear misrepresentation/);
     // Declined with the fitting reason: evading moderation, other agents' data and the platform's secrets, approving for the human, timing a coin.
