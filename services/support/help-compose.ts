@@ -8,9 +8,9 @@
  */
 import { errorGuide, exampleArguments, type KnowledgeSection, type NextStep } from '../../packages/knowledge';
 import { CASHOUT_FEE_PERCENT, DEFAULT_DELIVERY_DAYS, DISPUTE_LOOKBACK_DAYS, GAS_PACKS, MIN_CASHOUT_GAS, cashoutSplit, gasToUsd, saleSplit, smallestPackCovering, type MarketTerms } from '../../packages/market-rules';
-import { STATES, TRANSITIONS, documentedTransitions } from '../../packages/contracts/purchase-machine';
+import { STATES, TRANSITIONS, documentedTransitions, type Period } from '../../packages/contracts/purchase-machine';
 import { getTool, TOOL_NAMES } from '../../packages/tool-catalogue';
-import { affirms, doneCalls, has, normalize, stem, type Parsed, type Side } from './help-parse';
+import { affirms, doneCalls, has, normalize, stem, stemmed, type Parsed, type Side } from './help-parse';
 import { isMachineTool, isOpen, legalCalls, namesTitle, sideOfTool, type Grounded } from './help-ground';
 import { distinctiveParts, names, type Retrieved } from './help-retrieve';
 import type { Intent } from './help-intent';
@@ -155,6 +155,8 @@ function forError(p: Parsed, g: Grounded, terms: MarketTerms): { step: NextStep 
 
 function errorLead(p: Parsed, g: Grounded, e: NonNullable<Parsed['error']>, guide: NonNullable<ReturnType<typeof errorGuide>>, terms: MarketTerms): { step: NextStep | null; lead: string; lines: string[] } | null {
   const d = e.details;
+  /** The pasted message's own words (a code of another client's keeps its words here). */
+  const told = normalize(e.message ?? '');
   if (e.code === 'insufficient_gas') {
     const short = Number(d.shortfallGas ?? (Number(d.requiredGas) - Number(d.balanceGas)));
     const pack = smallestPackCovering(Number.isFinite(short) && short > 0 ? short : (p.amounts[0] ?? 1));
@@ -170,12 +172,12 @@ function errorLead(p: Parsed, g: Grounded, e: NonNullable<Parsed['error']>, guid
   // A refused listing the question quotes: the gate's own verdict on it answers (figures).
   if ((e.code === 'listing_rejected' || e.code === 'invalid_arguments') && p.draft) return null;
   // Moderation's verdict is on the offer itself: no rewording passes it (the quality gate's hints are for another refusal).
-  if (e.code === 'listing_rejected' && (d.moderation || ['moderation', 'moderated'].some((w) => has(p.text, w) || has(normalize(e.message ?? ''), w)))) {
+  if (e.code === 'listing_rejected' && (d.moderation || ['moderation', 'moderated'].some((w) => has(p.text, w) || has(told, w)))) {
     const looks = /when it looks like ([^.]+)\./.exec(guide.cause)?.[1];
     return { step: null, lead: `Do not resubmit it reworded: a moderation verdict is about the offer itself${looks ? ` — moderation refuses what looks like ${looks}` : ''}. Only a real service passes: list_service with a concrete deliverable and what the buyer sends.`, lines: [] };
   }
   const rule = typeof d.rule === 'string' ? d.rule : null;
-  if (e.code === 'forbidden' && (rule || ['limit', 'budget', 'human', 'owner', 'maximum', 'per_purchase_max', 'daily_budget', 'weekly_budget', 'category_not_allowed'].some((w) => has(p.text, w) || has(normalize(e.message ?? ''), w)))) return spendingLimit(g, rule, p, terms);
+  if (e.code === 'forbidden' && (rule || ['limit', 'budget', 'human', 'owner', 'maximum', 'per_purchase_max', 'daily_budget', 'weekly_budget', 'category_not_allowed'].some((w) => has(p.text, w) || has(told, w)))) return spendingLimit(g, rule, p, terms);
   if ((e.code === 'invalid_state' || e.code === 'forbidden') && g.purchase) return null; // the purchase's own calls answer it
   const failed = calledFirst(p);
   // A gas purchase refused or failed while another checkout is open: that one still works.
@@ -201,13 +203,13 @@ function errorLead(p: Parsed, g: Grounded, e: NonNullable<Parsed['error']>, guid
     return { step: null, lead: `${failed} is a tool of this marketplace: send POST <base>/api/agent {"tool":"${failed}","arguments":{…}} to this marketplace's own address (GET /api/agent lists its tools), or call it over /mcp with the same key.`, lines: [] };
   }
   // An argument with a fixed set of values the message names: the values are the fix.
-  const param = e.code === 'invalid_arguments' && p.tools[0] ? Object.entries((getTool(p.tools[0])?.params ?? {}) as Record<string, { values?: readonly string[] }>).find(([k, v]) => v.values && has(normalize(e.message ?? ''), k.toLowerCase())) : undefined;
+  const param = e.code === 'invalid_arguments' && p.tools[0] ? Object.entries((getTool(p.tools[0])?.params ?? {}) as Record<string, { values?: readonly string[] }>).find(([k, v]) => v.values && has(told, k.toLowerCase())) : undefined;
   if (param) {
     const step = { tool: p.tools[0], arguments: { ...exampleArguments(p.tools[0]), [param[0]]: param[1].values!.includes('other') ? 'other' : param[1].values![0] } };
     return { step, lead: `${param[0]} must be one of ${param[1].values!.join(', ')}: call ${call(step)} again with one of them.`, lines: [] };
   }
   // A message that names an argument of the call ("priceGas must be at least 10"): that argument is the fix.
-  const named = e.message && p.tools[0] ? Object.keys(getTool(p.tools[0])?.params ?? {}).find((k) => has(normalize(e.message ?? ''), k.toLowerCase())) : undefined;
+  const named = e.message && p.tools[0] ? Object.keys(getTool(p.tools[0])?.params ?? {}).find((k) => has(told, k.toLowerCase())) : undefined;
   if (named && e.code !== 'unauthorized') {
     return { step: null, lead: `${e.code} “${e.message}”: fix ${named} as it says and call ${p.tools[0]} again — the refused call created and changed nothing.`, lines: [firstSentence(guide.cause)] };
   }
@@ -437,8 +439,9 @@ function bySituation(p: Parsed, g: Grounded, r: Retrieved, terms: MarketTerms, t
 function timerPassed(p: Parsed, state: string, terms: MarketTerms): string | null {
   const ago = /\b(\d+|a|an|one) (hour|day|week)s? ago\b/.exec(p.text);
   const t = TRANSITIONS.find((x) => x.who.includes('sweeper') && (x.from as readonly string[]).includes(state) && x.after && x.to);
-  const period = (t?.after as { period?: { hours?: number; daysOfTerm?: keyof MarketTerms; daysOfColumn?: string } } | undefined)?.period;
-  const hours = period?.hours ?? (period?.daysOfTerm ? terms[period.daysOfTerm] * 24 : period?.daysOfColumn === 'delivery_days' ? DEFAULT_DELIVERY_DAYS * 24 : null);
+  // (A listing's own period — deliveryDays — at its default: the question names no listing.)
+  const period: Period | undefined = t?.after?.period;
+  const hours = !period ? null : 'hours' in period ? period.hours : 'days' in period ? period.days * 24 : 'daysOfTerm' in period ? terms[period.daysOfTerm] * 24 : 'daysOfColumn' in period && period.daysOfColumn === 'delivery_days' ? DEFAULT_DELIVERY_DAYS * 24 : null;
   if (!ago || !t || !hours) return null;
   const age = (/^\d+$/.test(ago[1]) ? Number(ago[1]) : 1) * { hour: 1, day: 24, week: 168 }[ago[2] as 'hour' | 'day' | 'week'];
   return age > hours ? `${ago[0]} is past the ${hours % 24 ? `${hours} h` : `${hours / 24}-day`} ${t.tool} out of ${state}: it has most likely moved to ${t.to} — check with get_purchase. If it has not:` : null;
@@ -448,7 +451,7 @@ function timerPassed(p: Parsed, state: string, terms: MarketTerms): string | nul
 function boundAsked(p: Parsed): string | null {
   if (!/\b(?:max|maximum|highest|longest|upper limit|most (?:i|you) can)\b/.test(p.text) || p.amounts.length || p.error) return null;
   const words = (k: string) => k.replace(/([A-Z])/g, ' $1').toLowerCase().split(' ').filter((w) => w && !['gas', 'id', 'max', 'min'].includes(w));
-  const st = ` ${p.text.split(/\s+/).map(stem).join(' ')} `;
+  const st = stemmed(p.text);
   const found = TOOL_NAMES.flatMap((tool) => Object.entries((getTool(tool)?.params ?? {}) as Record<string, { type?: string; max?: number; min?: number }>).filter(([k, v]) => v.max !== undefined && !/Ids?$/.test(k) && words(k).length && words(k).every((w) => has(st, stem(w)))).map(([k, v]) => ({ tool, k, v })));
   const pick = found.find((f) => namesExactly(p.text, f.tool) || distinctiveParts(f.tool).some((part) => p.text.includes(` ${part}`))) ?? found[0];
   if (!pick) return null;
@@ -603,26 +606,27 @@ export function compose(p: Parsed, g: Grounded, r: Retrieved, terms: MarketTerms
   }
   // A balance the question states that the wallet does not hold: said after the answer.
   const claimed = p.balance;
-  // (While a checkout is open, that is always why the gas is not there yet.)
-  if (claimed !== null && g.wallet && claimed > g.wallet.gasBalance && (has(p.text, 'why') || has(p.text, 'should have') || g.checkouts.length)) {
-    // Gas the asker expects and the wallet lacks: that is why it fails, and bought gas arrives only with the human's approval.
-    const c = g.checkouts[0];
-    lead = `Your wallet shows gasBalance ${g.wallet.gasBalance}, not ${claimed}: ${c ? `your checkout ${c.sessionId} for ${c.gas} gas is still open — your human must approve it at ${c.checkoutUrl} before any gas arrives` : 'bought gas arrives only once your human approves the buy_gas checkout (get_checkout {} lists open ones); if they were charged and no gas came, report it with report_bug naming the sessionId'}.`;
-    lines = [answer, ...lines];
-    picked = { step: { tool: 'get_checkout', arguments: c ? { sessionId: c.sessionId } : {} }, lead, lines: [] };
-  } else if (claimed !== null && g.wallet && claimed !== g.wallet.gasBalance) lines.unshift(`(Your wallet shows gasBalance ${g.wallet.gasBalance}, not ${claimed}.)`);
   // A purchase the question plans at a price the wallet cannot pay: what is missing, and the pack that covers it.
   // (A seller's order is a sale, never a purchase the asker plans.)
   const planned = g.wallet && !num && !p.error && g.side !== 'seller' && ['buy', 'purchase', 'afford', 'order'].some((w) => has(p.text, w)) ? p.amounts.find((a) => a > g.wallet!.gasBalance && a !== claimed && a !== g.limits?.perPurchaseMaxGas) : undefined;
-  if (planned && !lead.startsWith('Your wallet shows gasBalance')) {
-    const pack = smallestPackCovering(planned - g.wallet!.gasBalance);
-    const short = `A ${planned}-gas purchase needs ${planned - g.wallet!.gasBalance} more than your ${g.wallet!.gasBalance} spendable gas${g.wallet!.heldGas ? ` (${g.wallet!.heldGas} is held in escrow)` : ''}: buy_gas {"packId":"${pack.id}"} (${pack.gas} gas) first.`;
+  const pack = planned ? smallestPackCovering(planned - g.wallet!.gasBalance) : null;
+  const short = planned && pack ? `A ${planned}-gas purchase needs ${planned - g.wallet!.gasBalance} more than your ${g.wallet!.gasBalance} spendable gas${g.wallet!.heldGas ? ` (${g.wallet!.heldGas} is held in escrow)` : ''}: buy_gas {"packId":"${pack.id}"} (${pack.gas} gas) first.` : null;
+  const believed = claimed !== null && !!g.wallet && claimed > g.wallet.gasBalance;
+  // (While a checkout is open, that is always why the gas is not there yet.)
+  if (believed && (has(p.text, 'why') || has(p.text, 'should have') || g.checkouts.length)) {
+    // Gas the asker expects and the wallet lacks: that is why it fails, and bought gas arrives only with the human's approval.
+    const c = g.checkouts[0];
+    lead = `Your wallet shows gasBalance ${g.wallet!.gasBalance}, not ${claimed}: ${c ? `your checkout ${c.sessionId} for ${c.gas} gas is still open — your human must approve it at ${c.checkoutUrl} before any gas arrives` : 'bought gas arrives only once your human approves the buy_gas checkout (get_checkout {} lists open ones); if they were charged and no gas came, report it with report_bug naming the sessionId'}.`;
+    lines = [answer, ...lines];
+    picked = { step: { tool: 'get_checkout', arguments: c ? { sessionId: c.sessionId } : {} }, lead, lines: [] };
+  } else if (believed && short && pack && !lead.startsWith('Your wallet shows gasBalance')) {
     // (A balance the asker believes it holds, and the purchase it plans on it: what the wallet really lets it do leads.)
-    if (claimed !== null && claimed > g.wallet!.gasBalance) {
-      lines = [answer, ...lines.filter((l) => !l.startsWith('(Your wallet shows'))];
-      lead = `Your wallet shows gasBalance ${g.wallet!.gasBalance}, not ${claimed}. ${short}`;
-      picked = { step: { tool: 'buy_gas', arguments: { packId: pack.id } }, lead, lines: [] };
-    } else lines.unshift(short);
+    lines = [answer, ...lines];
+    lead = `Your wallet shows gasBalance ${g.wallet!.gasBalance}, not ${claimed}. ${short}`;
+    picked = { step: { tool: 'buy_gas', arguments: { packId: pack.id } }, lead, lines: [] };
+  } else {
+    if (claimed !== null && g.wallet && claimed !== g.wallet.gasBalance) lines.unshift(`(Your wallet shows gasBalance ${g.wallet.gasBalance}, not ${claimed}.)`);
+    if (short && !lead.startsWith('Your wallet shows gasBalance')) lines.unshift(short);
   }
   // No purchase at all while the question mentions one: a note after the answer (a claim of its own leads, below).
   // (A server fault's guide keeps the lead — check whether the call went through: the account's other purchase is a note after it.)

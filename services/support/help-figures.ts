@@ -200,7 +200,6 @@ export function figures(p: Parsed, terms: MarketTerms, priceGas: number | null, 
   }
   // "I hold 3000; how many 250-gas jobs can I buy?", "two 250s and a 400, what's left?": purchases against the balance and the per-purchase cap.
   const stated = p.balance;
-  const held = stated !== null;
   // ("If I buy the starter pack and spend 480 …": the pack's gas is the balance the plan starts from.)
   const bought = GAS_PACKS.find((x) => [`buy the ${x.id}`, `buy ${x.id}`, `get the ${x.id}`, `with the ${x.id}`, `after the ${x.id}`].some((w) => has(t, w)));
   const plan = purchasesAgainst(t, terms, stated ?? (bought ? bought.gas + (account?.balance ?? 0) : null) ?? account?.balance ?? null, account?.cap ?? null, howMany, anchored ? CATEGORY_ANCHOR_GAS[anchored] : null);
@@ -208,7 +207,7 @@ export function figures(p: Parsed, terms: MarketTerms, priceGas: number | null, 
   if (['afford', 'short', 'enough', 'cheapest', 'need more', 'combination', 'which packs', 'which pack', 'which gas pack', 'pack should i', 'left over', 'will be left', 'covers', 'cover', 'cheaper', 'i need'].some((w) => has(t, w)) && (!sale || ['pack', 'packs'].some((w) => has(t, w)))) {
     // "I have 150 and it costs 400" → 250 short; "services at 250, 400 and 1000, I have 0" → their sum.
     const have = stated ?? 0;
-    const wanted = p.amounts.filter((a) => a !== have || !held);
+    const wanted = p.amounts.filter((a) => a !== have || stated === null);
     // ("two 250-gas purchases": the count times the price.)
     const need = many && wanted.length === 1 ? Number(many[1]) * Number(many[2].replace(/,/g, '')) : wanted.length >= 3 ? wanted.reduce((a, b) => a + b, 0) : Math.max(...wanted, amount);
     if (need <= have) return { text: `Your ${have} gas already covers ${need}: no gas to buy.`, tool: null };
