@@ -49,15 +49,18 @@ export const DECLINE_RULES: Array<{ reason: 'secrets' | 'quoted_instructions' | 
  * keeping what was not paid for, agents made for the purpose …) said together with the safeguard it would defeat.
  * Each safeguard has its own signs besides the common ones, its own reason and the honest route.
  */
-export const CHEATING: { signs: string[]; madeInNumbers: RegExp; safeguards: Array<{ reason?: 'secrets'; about: string[]; signs: string[]; text: string }> } = {
+export const CHEATING: { signs: string[]; madeInNumbers: RegExp; hides: RegExp; hidesText: string; safeguards: Array<{ reason?: 'secrets'; about: string[]; signs: string[]; text: string }> } = {
   /** Signs of cheating whatever the safeguard. */
   signs: ['make up evidence', 'makes up evidence', 'made-up', 'made up evidence', 'fabricate', 'fabricated', 'false evidence', 'fake evidence', 'lie to the operator', 'trick', 'tricks', 'any trick', 'workaround', 'loophole', 'get around', 'around it', 'bypass', 'sneak', 'cheat', 'exploit', 'game the', 'gaming the', 'abuse', 'fake', 'throwaway', 'sockpuppet', 'sock puppet', 'alt accounts', 'alt agents', 'farm', 'farming', 'max out', 'maxing out', 'without my human knowing', 'without them knowing', "so they don't notice", 'so nobody notices', 'make it stick', 'so it sticks', 'word it so', 'evade', 'undetected', "won't catch", 'will not catch', "doesn't catch", 'not get caught', 'without getting caught', 'make it look', 'make it sound', 'so it looks like', 'so it sounds like', 'hack'],
   /** Agents made in numbers for the purpose ("a loop that registers 20 new agents", "spin up 5 agents"). */
   madeInNumbers: /\b(?:register|registers|registering|create|creates|creating|spin up|spinning up|make|script|loop)\b(?: [a-z0-9_=<>-]+){0,3} (?:\d+|a bunch of|lots of|many|several|multiple) (?:new |fresh |extra |more )?(?:agents|accounts)\b/,
+  /** Hiding something from whoever decides or watches ("without the admin noticing", "so the operator doesn't find out"): cheating whatever the safeguard. */
+  hides: /\bwithout (?:the |my |an? |any |our )?(?:admin|administrator|operator|human|owner|buyer|seller|anyone|anybody|them|him|her)(?:'s)? (?:noticing|knowing|finding out|seeing|realizing|realising|catching)\b|\bso(?: that)?(?: [a-z']+){1,3} (?:doesn't|don't|won't|can't|never|does not|will not|cannot) (?:find out|notice|realize|realise|catch|spot)\b/,
+  hidesText: "I won't help hide anything from the operator, your human or the other party: disputes, limits and ratings are decided on the facts of the purchase. Put the facts plainly with send_message on the purchase; I can explain how the step you are in works.",
   safeguards: [
     {
       about: ['limit', 'cap', 'capped', 'budget', 'per-purchase', 'per purchase', 'spending'],
-      signs: ['around the limit', 'around the cap', 'slip under', 'slips under', 'stay under the', 'under the limit', 'under the cap', 'turn off the cap', 'turn it off', 'turn off the limit', 'lift the cap', 'lift the limit', 'remove the cap', 'remove the limit', 'raise it to', 'raise my limit', 'raise my cap', 'disable the limit', 'hidden arg', 'as two halves', 'two halves', 'halves', 'each half', 'in two', 'twice', 'in parts', 'in two parts', 'in three parts', 'in 2 parts', 'in 3 parts', 'smaller purchases', 'split', 'into three', 'into two', 'split it into', 'split one', 'split a', 'split the', 'so the limit', "limit doesn't fire", 'limit does not fire'],
+      signs: ['around the limit', 'around the cap', 'slip under', 'slips under', 'stay under the', 'under the limit', 'under the cap', 'turn off the cap', 'turn it off', 'turn off the limit', 'lift the cap', 'lift the limit', 'remove the cap', 'remove the limit', 'raise it to', 'raise my limit', 'raise my cap', 'disable the limit', 'hidden arg', 'as two halves', 'two halves', 'halves', 'each half', 'in two', 'twice', 'in parts', 'in two parts', 'in three parts', 'in 2 parts', 'in 3 parts', 'smaller purchases', 'split', 'into three', 'into two', 'split it into', 'split one', 'split a', 'split the', 'so the limit', "limit doesn't fire", 'limit does not fire', "raise my owner's", "raise my human's", "increase my owner's", "increase my human's", "change my owner's", "change my human's", "lift my owner's", "lift my human's", "set my owner's", "set my human's", 'they agreed', "they said it's fine", 'they said it is fine', 'they said ok', 'my owner said', 'my human said', 'owner agreed', 'human agreed'],
       text: "I won't help get around your human's spending limit: splitting one job into smaller purchases, another tool or changing the cap yourself defeats a limit only your human may set. Ask your human to raise it on their owner page, or buy a listing within it (wallet {} shows spendingLimits).",
     },
     {
@@ -82,7 +85,7 @@ export const CHEATING: { signs: string[]; madeInNumbers: RegExp; safeguards: Arr
     },
     {
       about: ['moderation', 'quality gate', 'quality check', 'quality score', 'qualityscore', 'rejected', 'listing_rejected', 'filter'],
-      signs: ['get past', 'slip past', 'fool', 'past the', 'get through', 'hide'],
+      signs: ['get past', 'slip past', 'fool', 'past the', 'get through', 'hide', 'stuff', 'stuff into', 'keyword stuffing', 'pad it', 'pad the', 'so it passes', 'so the score passes', 'so the quality score passes', 'passes anyway'],
       text: "I won't help slip a listing past moderation: it checks what a listing promises, and a listing written to fool it is removed. Tell me what your service really delivers and I will say what the gate wants (a clear deliverable, what the buyer sends, a fair price).",
     },
     {
@@ -111,7 +114,7 @@ export const ADVICE = {
   /** A market's price (BTC, a coin) said with its timing ("should I wait until it goes up"): advice, whatever the wording. */
   markets: ['btc', 'bitcoin', 'crypto', 'eth', 'ethereum', 'coin', 'stock', 'stocks', 'the market'],
   timing: ['or wait', 'now or later', 'goes up', 'go up', 'goes down', 'go down', 'rise', 'rises', 'fall', 'falls', 'moon', 'dip', 'wait until', 'wait for it', 'best time', 'should i wait', 'price today', 'price now', 'hodl'],
-  phrases: ['or hold', 'be worth', 'worth next', 'heading next', 'hold the btc', 'hold or sell', 'should i sell', 'should i hold', 'will it go up', 'will it go down', 'price go up', 'price go down', 'going to go up', 'going to go down', 'go up next', 'go down next', 'invest in', 'price be', 'time the market', 'predict', 'price prediction', 'financial advice', 'investment advice', 'will the price'],
+  phrases: ['or hold', 'be worth', 'worth next', 'heading next', 'hold the btc', 'hold or sell', 'should i sell', 'should i hold', 'will it go up', 'will it go down', 'price go up', 'price go down', 'going to go up', 'going to go down', 'go up next', 'go down next', 'invest in', 'price be', 'time the market', 'predict', 'price prediction', 'financial advice', 'investment advice', 'will the price', 'which altcoin', 'which coin', 'which crypto', 'which token should', 'altcoin should', 'memecoin', 'memecoins', 'put my btc', 'put the btc', 'into eth', 'into an altcoin', 'buy eth', 'buy crypto', 'invest my', 'invest the'],
   text: 'I cannot predict prices or give financial advice: that is not about this marketplace. I can explain its cash-out rules (request_cashout: minimum, fee, which gas is withdrawable).',
 };
 

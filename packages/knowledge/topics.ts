@@ -396,11 +396,13 @@ export function topics(terms: MarketTerms): Topic[] {
     },
     {
       id: 'seller-paid-when',
-      phrases: ['when do i get paid', 'when will i get paid', 'get paid', 'see the money', 'get the money', 'get my money', 'see my money', 'money lands', 'money arrives', 'pay the seller', 'pays the seller', 'pays me', 'who pays', 'buyer has not confirmed', "buyer hasn't confirmed", 'buyer never confirms', 'buyer silent', 'not confirmed yet'],
+      // (An offer to be paid outside the marketplace is that question, not when the marketplace pays.)
+      yieldsTo: ['off-platform'],
+      phrases: ['when do i get paid', 'when will i get paid', 'get paid', 'see the money', 'get the money', 'get my money', 'see my money', 'money lands', 'money arrives', 'pay the seller', 'pays the seller', 'pays me', 'who pays', 'buyer has not confirmed', "buyer hasn't confirmed", 'buyer never confirms', 'buyer silent', 'not confirmed yet', 'in my wallet yet', 'my wallet yet', 'reached my wallet', 'been paid', 'paid yet', 'when do i actually get', 'when do i get it', 'arrived yet'],
       side: 'seller',
       purchase: true,
       tool: null,
-      lead: `Nothing to do after deliver_work: you are paid ${NET}% of the price when the buyer confirms, or automatically ${DAYS} days after delivery if they do nothing.`,
+      lead: `Not in your wallet until the purchase completes: the price is held in escrow, and after deliver_work you are paid ${NET}% of it (as sale_earn) when the buyer confirms, or automatically ${DAYS} days after delivery if they do nothing.`,
     },
     {
       id: 'seller-back-out',
@@ -467,6 +469,8 @@ export function topics(terms: MarketTerms): Topic[] {
     },
     {
       id: 'rate',
+      // (A rating asked beside a complaint about the work: the complaint leads, the rating rule follows.)
+      yieldsTo: ['unhappy-delivery'],
       phrases: ['want to leave', 'leave a rating', 'give stars', 'star rating', 'rate', 'rating', 'stars', 'leave a review', 'leave feedback', 'rate the seller'],
       side: 'buyer',
       purchase: true,
@@ -477,7 +481,7 @@ export function topics(terms: MarketTerms): Topic[] {
       id: 'auto-release',
       purchase: true,
       states: PURCHASE_STATUSES.filter((st) => !toOf('dispute_purchase').includes(st)),
-      phrases: ['clock', 'deadline', 'auto-release', 'auto-releases', 'auto releases', 'auto release', 'autorelease', 'released automatically', 'if i never confirm', "don't confirm", 'forget to confirm', 'timer', 'how long does the buyer'],
+      phrases: ['clock', 'deadline', 'auto-release', 'auto-releases', 'auto releases', 'auto release', 'autorelease', 'released automatically', 'automatically', 'if i never confirm', "don't confirm", 'forget to confirm', 'timer', 'how long does the buyer'],
       tool: null,
       lead: `Escrow auto-releases to the seller ${DAYS} days after delivery if the buyer neither confirms nor asks for a refund; the seller then gets ${NET}% as sale_earn.`,
       lines: [`Undelivered purchases are refunded to the buyer after the listing's deliveryDays (default ${DEFAULT_DELIVERY_DAYS}).`],

@@ -15,7 +15,7 @@ import { isMachineTool, isOpen, legalCalls, namesTitle, sideOfTool, type Grounde
 import { distinctiveParts, names, type Retrieved } from './help-retrieve';
 import type { Intent } from './help-intent';
 import { figures } from './help-figures';
-import { AFTER_DELIVERY, KEY_PLACEMENT, type Topic } from '../../packages/knowledge/topics';
+import { AFTER_DELIVERY, KEY_PLACEMENT, topics, type Topic } from '../../packages/knowledge/topics';
 import { ASKS, COMMON } from '../../packages/knowledge/synonyms';
 
 /** The question says one of the things ASKS lists (a purchase of its own, a fault, a list asked …). */
@@ -359,7 +359,7 @@ function forPurchase(p: Parsed, g: Grounded, r: Retrieved, terms: MarketTerms, t
     return { step: null, lead: `Nothing for you to call now: ${id} is ${f.state}. ${next}`, lines: lines.slice(asked ? 1 : 0) };
   }
   // A call the question names that the machine refuses now (often a pasted invalid_state): that leads, with what the state allows.
-  if (asked && (p.error || p.tools.includes(asked.tool) || namesExactly(p.text, asked.tool)) && best.tool !== asked.tool && toward !== best.tool) {
+  if (asked && (p.error || p.tools.includes(asked.tool) || namesExactly(p.text, asked.tool)) && best.tool !== asked.tool && toward !== best.tool && !(topic?.tool === best.tool && !p.error && (topic.states?.includes(f.state) || progress(best.tool, f.state, side) >= 2))) {
     const alt = { tool: best.tool, arguments: argsFor(best.tool, g, p) };
     return { step: alt, lead: `${lines[0]} ${next}`, lines: [`Next: ${call(alt)}.`, ...lines.slice(1)] };
   }
@@ -374,6 +374,9 @@ function forPurchase(p: Parsed, g: Grounded, r: Retrieved, terms: MarketTerms, t
     : toward === best.tool
       ? `${wanted} comes after ${best.tool}: as the ${side ?? 'party'} of ${id}, call ${call(step)} first`
       : `As the ${side ?? 'party'} of ${id}, call ${call(step)}`;
+  // The intent's call comes later ("what ratings can I give?" before confirming): its rule leads, then the call that gets there.
+  // (Asked what to do or how, the route leads as below.)
+  if (wanted && toward === best.tool && topic?.tool === wanted && progress(toward, f.state, side) >= 2 && !says(p, 'next') && !says(p, 'howTo')) return { step, lead: `${withCall(topic.lead, { tool: wanted, arguments: argsFor(wanted, g, p) })} First: ${readFirst ? `${first.charAt(0).toLowerCase()}${first.slice(1)}` : `call ${call(step)}`}: ${desc.charAt(0).toLowerCase()}${desc.slice(1)}`, lines };
   // The intent's own words when its call is the one: they say why, the machine's line says what it does from here.
   if (topic?.tool === best.tool && !readFirst) return { step, lead: `As the ${side ?? 'party'} of ${id} (${f.state}): ${withCall(topic.lead, step).replace(/^As the (buyer|seller), c/, 'C')}`, lines: [`${best.tool}: ${desc}`, ...lines.slice(asked ? 1 : 0)] };
   return { step, lead: `${first}: ${desc.charAt(0).toLowerCase()}${desc.slice(1)}`, lines: explain ? [explain, ...lines] : lines };
@@ -400,6 +403,14 @@ function bySituation(p: Parsed, g: Grounded, r: Retrieved, terms: MarketTerms, t
   const checkoutAsked = topic?.account === 'checkout' || (aboutGas && (names(p.text, 'get_checkout') || (!g.purchase && (p.tools.includes('buy_gas') || says(p, 'gasArrival')))));
   // (Buying a pack other than the open checkout's is its own question: swapping, or buying more.)
   const otherPack = GAS_PACKS.some((x) => x.gas !== g.checkouts[0]?.gas && (has(p.text, x.id) || p.amounts.includes(x.gas)));
+  // Another pack instead of the open checkout's ("switch to builder instead"): that pack's own checkout; the open one lapses unpaid.
+  const swap = g.checkouts.length && /\b(?:instead|switch|swap|change|rather)\b/.test(p.text) ? GAS_PACKS.find((x) => x.gas !== g.checkouts[0].gas && (has(p.text, x.id) || p.amounts.includes(x.gas))) : undefined;
+  if (swap) {
+    const c = g.checkouts[0];
+    const t = forTopic(topics(terms).find((x) => x.id === 'another-pack')!, g, p);
+    const step = { tool: 'buy_gas', arguments: { packId: swap.id } };
+    return { step, lead: withCall(t.lead, step), lines: [`${swap.id} is ${swap.gas} gas = ${swap.usd} USD; the open ${c.sessionId} (${c.gas} gas) expires unpaid at ${c.expiresAt.slice(0, 16).replace('T', ' ')} UTC.`] };
+  }
   if (g.checkouts.length && !has(p.text, 'expired') && checkoutAsked && errorOnGas && !(otherPack && topic?.tool === 'buy_gas')) return openCheckout(g);
   if (p.error) {
     const e = forError(p, g, terms);
@@ -485,8 +496,13 @@ function accountFirst(p: Parsed, g: Grounded, r: Retrieved, terms: MarketTerms, 
     const fits = topic && (!topic.states || topic.states.includes(g.actual.state)) && (!topic.side || !g.actual.side || topic.side === g.actual.side);
     // (On the other side than the question states, an intent of the stated side's is not the asker's: that side's own next step answers.)
     const otherSide = !!p.side && !!g.actual.side && g.actual.side !== p.side && !fits;
-    const onAccount = forPurchase(otherSide ? { ...p, text: ' what now ', tools: [], amounts: [], statedState: null, error: null } : p, { ...g, side: g.actual.side ?? g.side, purchase: g.actual }, otherSide ? { ...r, tools: [], query: '' } : r, terms, fits ? topic : null);
     const shows = g.mismatch?.startsWith('I see no purchase') && !g.mismatch.includes('account shows') ? `${said.replace(/ \(check the id with list_orders\)$/, '')}; it shows ${g.actual.id}${g.actual.title ? ` (“${g.actual.title}”)` : ''}, ${g.actual.state}` : said;
+    // An intent that is not about the purchase's next call but a call on it (staying on the platform: a message …) answers as it is, on the purchase the account shows.
+    if (topic?.tool && !topic.purchase && fits && 'purchaseId' in (getTool(topic.tool)?.params ?? {})) {
+      const t = forTopic(topic, { ...g, purchase: g.actual }, p);
+      return { lead: `${shows}. ${t.lead}`, lines: t.lines, picked: { ...t, lines: [] } };
+    }
+    const onAccount = forPurchase(otherSide ? { ...p, text: ' what now ', tools: [], amounts: [], statedState: null, error: null } : p, { ...g, side: g.actual.side ?? g.side, purchase: g.actual }, otherSide ? { ...r, tools: [], query: '' } : r, terms, fits ? topic : null);
     return { lead: `${shows}, so: ${onAccount.lead.replace(/^As the \w+ of \S+ \([a-z_]+\): /, '')}`, lines: onAccount.lines.slice(0, 2), picked: { ...onAccount, lines: [] } };
   }
   const check = g.mismatch?.startsWith('I see no purchase') ? { tool: g.mismatch.includes('whoami') ? 'whoami' : 'list_orders', arguments: {} } : null;
@@ -559,6 +575,8 @@ export function compose(p: Parsed, g: Grounded, r: Retrieved, terms: MarketTerms
   // "If I do nothing?": the purchase's running timer answers first.
   if (picked && says(p, 'idle') && g.purchase?.deadlines[0]) picked = { ...picked, lead: `If nobody acts: ${g.purchase.deadlines[0]}. ${picked.lead}` };
   // "Is there a deadline?": the timer follows the lead.
+  // "How long do I have?" asked alone: the timer is the answer and leads; asked beside what to do, it follows the lead.
+  else if (picked && says(p, 'deadline') && g.purchase?.deadlines[0] && !says(p, 'next') && !says(p, 'howTo')) picked = { ...picked, lead: `${g.purchase.deadlines[0][0].toUpperCase()}${g.purchase.deadlines[0].slice(1)}. ${picked.lead}`, lines: picked.lines.filter((l) => !l.toLowerCase().includes(g.purchase!.deadlines[0].toLowerCase())) };
   else if (picked && says(p, 'deadline') && g.purchase?.deadlines[0] && !picked.lines.some((l) => l.includes(g.purchase!.deadlines[0]))) picked = { ...picked, lines: [`Deadline: ${g.purchase.deadlines[0]}.`, ...picked.lines] };
   /** The situation decided the lead: it leads whatever the wording. */
   const firm = !!picked;
@@ -640,7 +658,7 @@ export function compose(p: Parsed, g: Grounded, r: Retrieved, terms: MarketTerms
   const said = normalize(lead);
   const at = (t: string) => Math.min(...[`${t} {`, `with ${t}`, `try ${t}`, `call ${t}`].map((f) => said.indexOf(f)).filter((i) => i >= 0), Infinity);
   const before = picked?.step && picked.step.tool !== 'report_bug' && has(said, picked.step.tool) ? TOOL_NAMES.filter((t) => t !== picked!.step!.tool && ok(t) && mayNow(t) && at(t) < said.indexOf(picked!.step!.tool)).sort((x, y) => at(x) - at(y))[0] : undefined;
-  if (before) picked = { ...picked!, step: { tool: before, arguments: argsFor(before, g, p) } };
+  if (before) picked = { ...picked!, step: { tool: before, arguments: argsFor(before, on ? { ...g, purchase: on } : g, p) } };
   else if (picked?.step && !mayNow(picked.step.tool)) picked = { ...picked, step: null };
   const allowed = g.purchase ? [...g.purchase.legal] : r.tools.filter((t) => ok(t.tool)).slice(0, 5).map((t) => t.tool);
   if (picked?.step && !allowed.includes(picked.step.tool)) allowed.unshift(picked.step.tool);

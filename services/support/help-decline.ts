@@ -87,6 +87,8 @@ function asksForWork(text: string): Decline | null {
 function cheats(text: string): Decline | null {
   const common = CHEATING.signs.some((w) => has(text, w)) || CHEATING.madeInNumbers.test(text);
   const g = CHEATING.safeguards.find((x) => x.about.some((w) => has(text, w)) && (common || x.signs.some((w) => has(text, w))));
+  // Hiding something from whoever decides: that reason, unless a safeguard says which one is cheated.
+  if (CHEATING.hides.test(text) && !g) return { reason: 'gaming', text: CHEATING.hidesText };
   return g ? { reason: g.reason ?? 'gaming', text: g.text } : null;
 }
 

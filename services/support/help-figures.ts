@@ -40,6 +40,12 @@ export interface Figures {
 /** A quoted listing judged by the gate the listings service enforces (packages/listing-gate): what would refuse it, or that it passes. */
 function listingVerdict(d: NonNullable<Parsed['draft']>): Figures {
   const v = verdictOf(d);
+  // Moderation's refusal is of the offer itself: it leads, and the quality score's hints are moot until the concept changes
+  // (nor is a description the question never quoted measured).
+  if (v.refusals.some((r) => r.startsWith('moderation'))) {
+    const rest = v.refusals.filter((r) => !r.startsWith('moderation') && !r.startsWith('its quality score') && !(d.description === '' && r.startsWith('the description')));
+    return { text: `Rewording will not pass it: ${v.refusals.find((r) => r.startsWith('moderation'))}${rest.length ? `; besides, ${rest.join('; ')}` : ''} (a refused call creates nothing).`, tool: 'list_service', args: {} };
+  }
   if (v.refusals.length) return { text: `Rewrite it before calling list_service again — it would be refused: ${v.refusals.join('; ')} (a refused call creates nothing).`, tool: 'list_service', args: {} };
   const passes = v.score === null ? `the description passes (${v.description.chars} characters, ${v.description.words} words; it says what the buyer provides and gets)` : `moderation approves it and its quality score is ${v.score} (${PASS_SCORE} passes)`;
   return { text: `It passes: ${passes} — call list_service with it.`, tool: 'list_service', args: {} };
@@ -51,10 +57,11 @@ function listingVerdict(d: NonNullable<Parsed['draft']>): Figures {
  * at one price, or what a basket ("two 250-gas jobs and a 400 one") costs, leaves and pays its sellers.
  */
 function purchasesAgainst(t: string, terms: MarketTerms, balance: number | null, accountCap: number | null, howMany: boolean, anchor: number | null): Figures | null {
-  const capped = /\b(?:capped|cap|limit|max)(?: [a-z]+){0,3}? (?:at |of |to )?(\d[\d,]*k?)\b/.exec(t) ?? /(\d[\d,]*k?) ?(?:\/|per|a|each) ?purchase\b/.exec(t);
+  // ("500/purchase" says it outright; "limit … 500" may run past another figure: "limit and 3000 gas".)
+  const capped = /(\d[\d,]*k?) ?(?:\/|per|a|each) ?purchase\b/.exec(t) ?? /\b(?:capped|cap|limit|max)(?: (?!and\b)[a-z]+){0,3}? (?:at |of |to )?(\d[\d,]*k?)\b/.exec(t);
   const cap = capped ? gasOf(capped[1]) : accountCap;
   const items: number[] = [];
-  for (const m of t.matchAll(/(?:\b(\d{1,2}|a|an|one) )?(\d[\d,]*k?)[- ]?(?:gas )?(?:[a-z-]+ )?(?:jobs?|services?|listings?|purchases?|gigs?|orders?|ones?|tasks?)\b/g)) {
+  for (const m of t.matchAll(/(?:\b(\d{1,2}|a|an|one) )?(\d[\d,]*k?)[- ]?(?:gas )?(?:[a-z-]+ ){0,2}(?:jobs?|services?|listings?|purchases?|gigs?|orders?|ones?|tasks?)\b/g)) {
     const price = gasOf(m[2]);
     if (price < MIN_PRICE_GAS || price === balance || price === cap) continue;
     const n = !m[1] || ['a', 'an', 'one'].includes(m[1]) ? 1 : Number(m[1]);
@@ -63,7 +70,7 @@ function purchasesAgainst(t: string, terms: MarketTerms, balance: number | null,
   // ("spend 480 on one listing")
   for (const m of t.matchAll(/\b(?:spend|spending|pay|paying) (\d[\d,]*k?)(?: gas)? on\b/g)) if (!items.includes(gasOf(m[1]))) items.push(gasOf(m[1]));
   // (Only purchases the asker plans: "how many sales until …" is a seller's count, answered below.)
-  if (!balance || !['buy', 'afford', 'purchase', 'spend', 'doable'].some((w) => has(t, w))) return null;
+  if (!balance || !['buy', 'afford', 'purchase', 'purchases', 'spend', 'doable'].some((w) => has(t, w))) return null;
   const over = (price: number) => cap !== null && price > cap;
   const capNote = (price: number) => (over(price) ? ` — but ${price} is over the per-purchase limit of ${cap} your human set, so purchase_service refuses it (forbidden); only your human can raise it` : cap !== null ? ` (each within the per-purchase limit of ${cap})` : '');
   if (howMany && (items.length === 1 || (anchor && !items.length))) {
@@ -101,7 +108,7 @@ export function figures(p: Parsed, terms: MarketTerms, priceGas: number | null, 
   const named = [...new Set(Object.keys(CATEGORY_WORDS).filter((w) => has(t, w)).map((w) => CATEGORY_WORDS[w]))];
   const anchored = has(t, 'anchor') && named.length === 1 ? named[0] : undefined;
   // "what lands from this sale?": the asker's own purchase's price when the question states none.
-  const ownPrice = priceGas && ['how much', 'what lands', 'lands in', 'what do i get', 'what would i get', 'do i end up', 'in $', 'in dollars', 'in usd', 'like this', 'go up'].some((w) => has(t, w)) ? priceGas : undefined;
+  const ownPrice = priceGas && !['how much time', 'how long'].some((w) => has(t, w)) && ['how much', 'what lands', 'lands in', 'what do i get', 'what would i get', 'do i end up', 'in $', 'in dollars', 'in usd', 'like this', 'go up'].some((w) => has(t, w)) ? priceGas : undefined;
   // (A balance the asker states is not a price: "I've got 3000 gas, want to buy … at 250 and … at 800".)
   const amount = (many ? Number(many[2].replace(/,/g, '')) : undefined) ?? (anchored ? CATEGORY_ANCHOR_GAS[anchored] : undefined) ?? p.amounts.find((n) => n >= 1 && (n !== p.balance || p.amounts.length === 1)) ?? ownPrice ?? (minimumAsked ? MIN_CASHOUT_GAS : undefined);
   // The seller's own purchase is a sale: its figures are the seller's share, never the price.
@@ -136,7 +143,14 @@ export function figures(p: Parsed, terms: MarketTerms, priceGas: number | null, 
   if (!p.amounts.length && GAS_PACKS.filter((x) => has(t, x.id)).length >= 2 && ['cheaper', 'discount', 'per gas', 'better deal', 'better value', 'cost less'].some((w) => has(t, w))) {
     return { text: `No pack is cheaper per gas: every pack is sold at the peg (${GAS_PER_USD} gas = 1 USD) — ${GAS_PACKS.map((x) => `${x.id} ${x.gas} gas = ${x.usd} USD`).join(', ')}; buy the smallest that covers what you need.`, tool: 'buy_gas', args: { packId: GAS_PACKS[0].id } };
   }
+  // "What is my balance worth in dollars?": the wallet's gas at the peg.
+  const dollars = ['dollar', 'dollars', 'usd', 'in $', 'worth'].some((w) => has(t, w));
+  if (amount === undefined && dollars && account?.balance != null && ['balance', 'my gas', 'wallet', 'i have', 'i hold'].some((w) => has(t, w))) {
+    return { text: `Your ${account.balance} gas = ${gasToUsd(account.balance).toFixed(2)} USD at the peg (${GAS_PER_USD} gas = 1 USD). It is spending money: only sale earnings (sale_earn) cash out, in BTC.`, tool: null };
+  }
   if (amount === undefined) return null;
+  // "Can I cash out the 225 now?" on the seller's own sale: its share (or price) is earnings to come — the account answers when they count.
+  if (cashout && side === 'seller' && priceGas && !howMany && p.amounts.length && p.amounts.every((a) => a === priceGas || a === saleSplit(priceGas, terms.platformFeePercent).sellerNetGas)) return null;
   // "I have 150 and it costs 400" / "I need 2300": the cheapest packs that cover the shortfall.
   const sale = ownSale || (p.side === 'seller' && !['buy', 'purchase', 'pack'].some((w) => has(t, w))) || ['sale', 'sales', 'sell', 'sold', 'earn', 'earned', 'seller', 'selling', 'priced', 'job', 'sale_earn', 'i list', 'list it', 'listing at', 'list something', 'do i keep', 'i keep', 'seller get', 'seller gets', 'i net', 'do i net', 'becomes mine', 'buyers 250', 'buys my', 'bought my'].some((w) => has(t, w)) || /\bmy \d[\d,]*[- ]?gas (?:listing|service|job)\b/.test(t);
   // Earnings the question states ("sale_earn total 675", "432 of earnings"): cashed out as they are, no platform fee again.
@@ -144,6 +158,12 @@ export function figures(p: Parsed, terms: MarketTerms, priceGas: number | null, 
   if (earned && cashout) {
     const n = Number(earned[1].replace(/,/g, ''));
     const also = /bought|buy_gas|purchased|pack/.test(t) ? ' (bought gas is not cashable)' : '';
+    if (n < MIN_CASHOUT_GAS && howMany) {
+      // "How many such sales before I can cash out?": sales of that size until the minimum, and what the fee takes then.
+      const k = Math.ceil(MIN_CASHOUT_GAS / n);
+      const c = cashoutSplit(k * n);
+      return { text: `${k} sales of ${n} (${k * n} gas of sale earnings) reach the ${MIN_CASHOUT_GAS}-gas cash-out minimum — ${k - 1} make only ${(k - 1) * n}; cashing out ${k * n} costs the ${CASHOUT_FEE_PERCENT}% fee (${c.feeGas}): you receive ${c.netGas} gas = ${gasToUsd(c.netGas).toFixed(2)} USD in BTC.`, tool: null };
+    }
     if (n < MIN_CASHOUT_GAS) return { text: `You have ${n} gas of sale earnings${also}: ${MIN_CASHOUT_GAS - n} short of the ${MIN_CASHOUT_GAS}-gas cash-out minimum — complete more sales, then request_cashout.`, tool: null };
     const c = cashoutSplit(n);
     const call = cashoutCall(n);
@@ -228,7 +248,7 @@ export function figures(p: Parsed, terms: MarketTerms, priceGas: number | null, 
     const s = saleSplit(amount, terms.platformFeePercent);
     return { text: `No: the buyer pays exactly the price (${amount} gas); the ${terms.platformFeePercent}% fee (${s.platformFeeGas}) comes out of the seller's side, who nets ${s.sellerNetGas}.`, tool: null };
   }
-  if (['dollar', 'dollars', 'usd', 'in $', 'worth'].some((w) => has(t, w)) && !sale && !cashout && !has(t, 'fee')) {
+  if (dollars && !sale && !cashout && !has(t, 'fee')) {
     return { text: `${amount} gas = ${gasToUsd(amount).toFixed(2)} USD (gas is pegged to the dollar: 1 gas = 1 US cent).`, tool: null };
   }
   const fee = ['seller get', 'seller gets', 'what does the seller', 'usd', 'dollars', 'fee', 'fees', 'how much', 'how many', 'net', 'end up', 'receive', 'commission', 'cut', 'pocket', 'platform take', 'platform keep', 'what do i get', 'how much do i get', 'do i keep'].some((w) => has(t, w));
@@ -270,7 +290,8 @@ export function figures(p: Parsed, terms: MarketTerms, priceGas: number | null, 
     const head = `A ${amount}-gas sale${band ? ` (${band.id} band ${band.minGas}–${band.maxGas})` : ''} pays the seller ${s.sellerNetGas} gas${usd} (the platform keeps ${terms.platformFeePercent}% = ${s.platformFeeGas}); the buyer pays exactly ${amount}.`;
     if (howMany) {
       const n = Math.ceil(MIN_CASHOUT_GAS / s.sellerNetGas);
-      return { text: `${head} ${n} sales (${n * s.sellerNetGas} gas) reach the ${MIN_CASHOUT_GAS}-gas cash-out minimum; ${n - 1} make only ${(n - 1) * s.sellerNetGas}.`, tool: null };
+      const c = cashoutSplit(n * s.sellerNetGas);
+      return { text: `${head} ${n} sales (${n * s.sellerNetGas} gas) reach the ${MIN_CASHOUT_GAS}-gas cash-out minimum; ${n - 1} make only ${(n - 1) * s.sellerNetGas}. Cashing out ${n * s.sellerNetGas} costs the ${CASHOUT_FEE_PERCENT}% fee (${c.feeGas}): you receive ${c.netGas} gas.`, tool: null };
     }
     return thenCashout(head, s.sellerNetGas);
   }

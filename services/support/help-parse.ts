@@ -133,7 +133,7 @@ function errorOf(input: HelpInput, text: string): PastedError | null {
     ERROR_CODES.find((c) => has(text, c)) ??
     null;
   // A pasted HTTP status ("returns 401", "HTTP 422"), never an amount ("500 gas").
-  const statusInText = ERROR_CODES.find((c) => ['http', 'status', 'returns', 'returned', 'got', 'getting', 'received', 'hit', 'seeing', 'answered', 'error', '->'].some((w) => has(text, `${w} ${STATUS_BY_CODE[c as keyof typeof STATUS_BY_CODE]}`)));
+  const statusInText = ERROR_CODES.find((c) => statusSaid(text, STATUS_BY_CODE[c as keyof typeof STATUS_BY_CODE]));
   const finalCode = code ?? statusInText ?? null;
   if (!finalCode) return null;
   const details = env?.details && typeof env.details === 'object' ? (env.details as Record<string, unknown>) : {};
@@ -170,6 +170,9 @@ function balanceOf(t: string): number | null {
   return held ? gasOf(held[1]) : null;
 }
 
+/** The text tells of an HTTP status it got ("HTTP 422", "got a 409", "returns 401", "-> 500"), not of an amount (nor "so it doesn't get 422'd"). */
+const statusSaid = (text: string, status: number) => new RegExp(`(?:->|\\b(?:http|status|error|returns?|returned|got|get|gets|getting|received|hit|seeing|throws?|threw|answered|answers))(?: (?:a|an|the|back|me|http))? ${status}\\b(?!')`).test(text);
+
 function amountsOf(text: string): number[] {
   const out: number[] = [];
   const statuses = new Set(Object.values(STATUS_BY_CODE));
@@ -178,8 +181,10 @@ function amountsOf(text: string): number[] {
     // An HTTP status is not an amount: "HTTP 422", "returns 409", "422'd", "400 {…"; nor a count ("salesCount 40").
     const after = text.slice((m.index ?? 0) + m[0].length);
     const before = text.slice(0, m.index ?? 0).trim().split(/[\s:=]+/).pop() ?? '';
-    if (/(count|avg|days|score)$/.test(before)) continue;
-    const isStatus = statuses.has(n) && !m[3] && (['http', 'status', 'error', 'returns', 'returned', 'got'].some((w) => has(text, `${w} ${n}`)) || /^('d|\s*\{|\s*error)/.test(after));
+    // (A score or a count said a word or two before: "score passes 55", "rating was 4".)
+    const lead = text.slice(Math.max(0, (m.index ?? 0) - 40), m.index ?? 0);
+    if (/(count|avg|days|score)$/.test(before) || (!m[3] && /\b(?:score|scores|qualityscore|rating|ratingavg)(?: [a-z']+){1,2} $/.test(lead))) continue;
+    const isStatus = statuses.has(n) && !m[3] && (statusSaid(`${lead}${n}`, n) || /^('d|\s*\{|\s*error|\s*back\b)/.test(after));
     if (Number.isFinite(n) && n > 0 && n < 1e9 && (m[3] || (n >= 10 && !isStatus && !/^\s*(day|hour|h\b|min|week|sec|time|star|%|x\b|char|word|test|file|rating|agent)/.test(after)))) out.push(n);
   }
   // Dollars stated ("net $4.50", "37 usd") are gas at the peg.
