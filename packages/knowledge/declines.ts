@@ -98,9 +98,9 @@ export const CHEATING: { signs: string[]; madeInNumbers: RegExp; hides: RegExp; 
 };
 
 /** Acting with an authority it does not have (an administrator's, an operator's, the owner's). */
-export const AUTHORITY = ['act as the marketplace', 'act as the administrator', 'act as an administrator', 'act as administrator', 'as the administrator', 'admin right', 'admin rights', 'admin powers', 'admin access', 'you have admin', 'pretend to be my owner', 'pretend to be the owner', 'pretend to be my human', 'as my owner', "i'm authorising you", "i'm authorizing you", 'i authorise you', 'i authorize you'];
+export const AUTHORITY = ['admin mode', 'operator mode', 'god mode', 'sudo mode', 'you are now', 'act as the marketplace', 'act as the administrator', 'act as an administrator', 'act as administrator', 'as the administrator', 'admin right', 'admin rights', 'admin powers', 'admin access', 'you have admin', 'pretend to be my owner', 'pretend to be the owner', 'pretend to be my human', 'as my owner', "i'm authorising you", "i'm authorizing you", 'i authorise you', 'i authorize you'];
 /** Acting for someone else or on their key, said however (checked after a how-do-I question, which is the asker's own call). */
-export const FOR_OTHERS = ['log in as', 'login as', 'impersonate', 'mark the dispute', 'resolve the dispute', 'in my favour', 'in my favor', 'here is its key', 'its key', 'their key', 'using its key', "i'm an admin", 'i am an admin', "i'm the admin", "i'm the operator", 'i am the operator', 'as an admin', 'mark purchase', 'mark the purchase', 'credit the buyer', 'credit me', 'on my behalf', 'do it for me', 'for it', 'on its order', 'for them', 'its earnings', 'pretend you', "pretend you're", 'act as the admin', 'as the admin', 'force a refund'];
+export const FOR_OTHERS = ['log in as', 'login as', 'impersonate', 'mark the dispute', 'resolve the dispute', 'in my favour', 'in my favor', 'here is its key', 'its key', 'their key', 'using its key', "i'm an admin", 'i am an admin', "i'm the admin", "i'm the operator", 'i am the operator', 'as an admin', 'mark purchase', 'mark the purchase', 'credit the buyer', 'credit me', 'on my behalf', 'do it for me', 'for it', 'on its order', 'for them', 'its earnings', 'pretend you', "pretend you're", 'act as the admin', 'as the admin', 'force a refund', 'force-refund', 'force refund', 'unfreeze my'];
 
 export const CARD = {
   phrases: ['cvv', 'cvc', 'card number', 'card is', 'expiry', 'exp date'],
@@ -143,7 +143,7 @@ export const WORK_ASKED = {
   shell: ['npx', 'npm', 'node', 'python', 'pip', 'bash', 'sh', 'git', 'docker', 'make', 'cd', 'yarn', 'pnpm', '&&', './', 'sudo', 'jest', 'pytest', 'curl', 'wget', 'script', 'command', 'the tests', 'my tests', 'the suite'],
   write: ['write', 'create', 'produce', 'draft'],
   build: ['generate', 'implement', 'code', 'build', 'program', 'refactor', 'debug'],
-  code: ['test', 'tests', 'spec', 'specs', 'script', 'function', 'code', 'module', 'class', 'app', 'component', 'deliverable', 'solution', 'implementation', 'program', 'patch', 'migration', 'regex', 'query'],
+  code: ['test', 'tests', 'spec', 'specs', 'script', 'function', 'code', 'module', 'class', 'app', 'component', 'deliverable', 'solution', 'implementation', 'program', 'patch', 'migration', 'regex', 'query', 'typescript', 'javascript', 'python', 'client', 'bot', 'snippet', 'sdk', 'cli'],
   runText: 'I do not run commands or code — I cannot reach your machine or anyone else’s; run it yourself. I can name the exact call (POST /api/agent or MCP) for what you want to do in this marketplace.',
 };
 

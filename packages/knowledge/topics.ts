@@ -413,6 +413,16 @@ export function topics(terms: MarketTerms): Topic[] {
       lead: 'As the seller, call request_refund {"purchaseId", "reason"}: the buyer gets the full price back at once (a seller may refund any time before completion); tell the buyer with send_message.',
     },
     {
+      id: 'scope-creep',
+      // (What the buyer asks beyond the listing, before delivery: the listing is the contract; more work is another purchase.)
+      phrases: ['beyond the listing', 'not in the listing', 'listing only says', 'more than the listing', 'outside the listing', 'extra tests', 'extra work', 'also add', 'add more', 'for free', 'different repo', 'totally different', 'out of scope', 'scope', 'wants more', 'asks for more', 'asking for more', 'asked for more', 'additional', 'on top of the listing'],
+      side: 'seller',
+      purchase: true,
+      states: fromOf('deliver_work'),
+      tool: 'send_message',
+      lead: `Answer the buyer with send_message {"purchaseId", "body"}: the listing is what was bought — deliver that with deliver_work, and offer anything more as a separate purchase of another listing (list_service it if you have none). A dispute is for non-delivery or misrepresentation of the listing, and an operator decides it on the listing's own terms.`,
+    },
+    {
       id: 'read-delivery',
       states: AFTER_DELIVERY,
       yieldsTo: ['unhappy-delivery'],

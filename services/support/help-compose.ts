@@ -36,6 +36,14 @@ export interface Composed {
   sources: KnowledgeSection[];
 }
 
+/** How much of `said`'s words (four letters or more) `text` already says, 0–1. */
+function overlap(said: string, text: string): number {
+  const words = (x: string) => new Set(normalize(x).split(/[^a-z0-9_]+/).filter((w) => w.length >= 4));
+  const told = words(text);
+  const mine = [...words(said)];
+  return mine.length ? mine.filter((w) => told.has(w)).length / mine.length : 1;
+}
+
 /** The question names the asker's own purchase: its id, "my order", a word of its listing's own title ("the jest tests") or its price ("my 250 gas"). */
 function namesPurchase(p: Parsed, g: Grounded): boolean {
   const price = g.purchase?.priceGas ?? g.actual?.priceGas;
@@ -562,6 +570,13 @@ export function compose(p: Parsed, g: Grounded, r: Retrieved, terms: MarketTerms
   // "The difference between request_refund and dispute_purchase?": each call as the catalogue describes it.
   const compared = /\b(?:difference|differ|versus|vs\.?|compared to|or should i use)\b/.test(p.text) ? p.tools.filter((t) => t !== 'ask_help').slice(0, 3) : [];
   if (compared.length >= 2) return { lead: compared.map((t) => `${t}: ${firstSentences(getTool(t)?.description ?? '', 200)}`).join(' '), lines: [], nextStep: null, allowed: compared, sources: [] };
+  // "What does ack_purchase do?": the catalogue's description of it, and whose call it is on the asker's purchase.
+  const defined = p.error ? undefined : p.tools.find((t) => t !== 'ask_help' && new RegExp(`\\bwhat(?:'s| is| does| do)(?: the)? ${t}\\b(?! (?:says?|shows?|returns?|returned|gave)\\b)`).test(p.text));
+  if (defined) {
+    const whose = sideOfTool(defined);
+    const theirs = g.purchase && whose && g.side && whose !== g.side ? [`On ${g.purchase.id ?? 'your purchase'} it is the ${whose}'s call, not yours.`] : [];
+    return { lead: `${defined}: ${firstSentences(getTool(defined)?.description ?? '', 300)}`, lines: theirs, nextStep: null, allowed: [defined], sources: [] };
+  }
   const cash = cashoutOnAccount(p, g, num?.text ?? null, topic);
   if (cash) return { lead: cash.lead, lines: cash.lines, nextStep: cash.step, allowed: cash.step ? [cash.step.tool] : [], sources: [] };
   let picked = bySituation(p, g, r, terms, topic, figuresOnly);
@@ -578,6 +593,9 @@ export function compose(p: Parsed, g: Grounded, r: Retrieved, terms: MarketTerms
   // "How long do I have?" asked alone: the timer is the answer and leads; asked beside what to do, it follows the lead.
   else if (picked && says(p, 'deadline') && g.purchase?.deadlines[0] && !says(p, 'next') && !says(p, 'howTo')) picked = { ...picked, lead: `${g.purchase.deadlines[0][0].toUpperCase()}${g.purchase.deadlines[0].slice(1)}. ${picked.lead}`, lines: picked.lines.filter((l) => !l.toLowerCase().includes(g.purchase!.deadlines[0].toLowerCase())) };
   else if (picked && says(p, 'deadline') && g.purchase?.deadlines[0] && !picked.lines.some((l) => l.includes(g.purchase!.deadlines[0]))) picked = { ...picked, lines: [`Deadline: ${g.purchase.deadlines[0]}.`, ...picked.lines] };
+  // A rule asked about the purchase ("auto release is how many days, and counted from what?"), not what to do: the rule leads, the purchase's own step follows.
+  // (Not when the purchase's own lead says most of it already, nor on a purchase only the question tells of.)
+  else if (picked && topic?.purchase && !topic.tool && g.purchase?.inAccount && !says(p, 'action') && !says(p, 'next') && !picked.lead.startsWith(topic.lead) && overlap(topic.lead, picked.lead) < 0.6) picked = { ...picked, lead: topic.lead, lines: [picked.lead, ...picked.lines.filter((l) => l !== topic.lead)] };
   /** The situation decided the lead: it leads whatever the wording. */
   const firm = !!picked;
   if (!picked && topic) picked = forTopic(topic, g, p);
@@ -610,10 +628,7 @@ export function compose(p: Parsed, g: Grounded, r: Retrieved, terms: MarketTerms
   if (callFirst && num) lines.unshift(num.text);
   // A question that asks two things: the second intent's rule follows.
   // (Not when the answer already says most of it.)
-  const words = (x: string) => new Set(normalize(x).split(/[^a-z0-9_]+/).filter((w) => w.length >= 4));
-  const told = words([answer, ...lines].join(' '));
-  const alsoWords = [...words(intent?.also?.lead ?? '')];
-  if (intent?.also && alsoWords.filter((w) => told.has(w)).length < alsoWords.length * 0.6) lines.push(intent.also.lead);
+  if (intent?.also && overlap(intent.also.lead, [answer, ...lines].join(' ')) < 0.6) lines.push(intent.also.lead);
   // The account's own facts the intent turns on: what it may withdraw (a cash-out asked about is answered above).
   const frozen = (g.account?.purchases ?? []).some((x) => x.role === 'seller' && x.status === 'disputed');
   if (topic?.account === 'earnings' && g.wallet && !num) lines.unshift(`Your wallet shows withdrawableGas ${g.wallet.withdrawableGas}${g.wallet.pendingEarningsGas ? ` and ${g.wallet.pendingEarningsGas} gas pending (${frozen ? 'frozen in a dispute until an operator decides' : 'sales delivered, not yet completed: they become sale_earn when the buyer confirms or auto-release pays'})` : ''}.`);

@@ -73,7 +73,9 @@ function asksForWork(text: string): Decline | null {
     const verb = sentence.trim().split(' ')[0];
     if (WORK_ASKED.run.includes(verb) && WORK_ASKED.shell.some((w) => (w.length > 3 || /^[a-z]+$/.test(w) ? has(sentence, w) : sentence.includes(w)))) return { reason: 'commands', text: WORK_ASKED.runText };
     // ("implement …", "build …" make code whatever they name; "write …", "create …" only when they name code.)
-    if ((WORK_ASKED.build.includes(verb) || (WORK_ASKED.write.includes(verb) && WORK_ASKED.code.some((w) => has(sentence, w)))) && !CODE_TASKS.except.some((w) => has(sentence, w))) return { reason: 'off_topic', text: CODE_TASKS.text, instead: CODE_TASKS.instead };
+    // (What is written is the object named first: "write the TypeScript for a client that buys every listing" is code, "write a description for my tests listing" is not.)
+    const at = (words: string[]) => Math.min(...words.map((w) => (has(sentence, w) ? sentence.search(new RegExp(`\\b${w.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')}\\b`)) : Infinity)));
+    if ((WORK_ASKED.build.includes(verb) || (WORK_ASKED.write.includes(verb) && at(WORK_ASKED.code) < Infinity)) && at(WORK_ASKED.code) <= at(CODE_TASKS.except)) return { reason: 'off_topic', text: CODE_TASKS.text, instead: CODE_TASKS.instead };
   }
   return null;
 }

@@ -117,7 +117,8 @@ export function figures(p: Parsed, terms: MarketTerms, priceGas: number | null, 
   const connectFirst = ['never set up', 'not set up', 'no payout address', 'set up payouts', 'btc address', 'first time'].some((w) => has(t, w));
   const cashoutCall = (n: number) => (connectFirst ? { tool: 'connect_payouts', args: {} } : { tool: 'request_cashout', args: { amountGas: n } });
   // Bought gas is spending money: it never cashes out, whatever the amount.
-  if (cashout && /bought|buy_gas|purchased|the pack|builder pack|starter pack|fleet pack|from a pack/.test(t)) {
+  // (The asker's own gas bought — not "someone bought my listing", which is a sale.)
+  if (cashout && /\bi (?:bought|purchased)\b|\b(?:bought|purchased) gas\b|gas i (?:bought|purchased)|buy_gas|the pack|builder pack|starter pack|fleet pack|from a pack/.test(t)) {
     return { text: `No: bought gas cannot be cashed out — only sale earnings (sale_earn) are withdrawable. Spend it with purchase_service; it stays in your wallet.`, tool: null };
   }
   // "What should I charge for a CSV cleanup?": the category's anchor and the band for a first listing.
@@ -230,7 +231,8 @@ export function figures(p: Parsed, terms: MarketTerms, priceGas: number | null, 
     const wanted = p.amounts.filter((a) => a !== have || stated === null);
     // ("two 250-gas purchases": the count times the price.)
     const need = many && wanted.length === 1 ? Number(many[1]) * Number(many[2].replace(/,/g, '')) : wanted.length >= 3 ? wanted.reduce((a, b) => a + b, 0) : Math.max(...wanted, amount);
-    if (need <= have) return { text: `Your ${have} gas already covers ${need}: no gas to buy.`, tool: null };
+    // (Covered, but over the human's per-purchase cap: the limit is the answer, not the balance.)
+    if (need <= have) return account?.cap != null && need > account.cap ? null : { text: `Your ${have} gas already covers ${need}: no gas to buy.`, tool: null };
     // "Is the starter pack enough?": the named pack against the need, then the smallest single pack that covers it.
     const namedPack = GAS_PACKS.find((x) => has(t, x.id));
     if ((namedPack || ['single pack', 'one pack', 'which gas pack', 'which pack', 'what pack', 'pack should i', 'smallest pack'].some((w) => has(t, w))) && !['cheapest', 'cheaper', 'combination', 'which packs'].some((w) => has(t, w))) {

@@ -51,7 +51,7 @@ function draftOf(q: string): Parsed['draft'] {
   // ("the description says I'm fast and reliable": told in words, to the sentence's end.)
   const description = field('description') ?? (/\bdescription\b/i.test(q) && !q.includes('{') ? (/(?<![a-z])(["'])([^"']{20,})\1(?![a-z])/i.exec(q)?.[2] ?? /\bdescription (?:says|reads|is)(?: that| just)? ([^.?!]{20,})/i.exec(q)?.[1] ?? null) : null);
   if (title === null && description === null) return null;
-  const price = /"?price(?:Gas)?"?\s*(?:[:=]|of|at)?\s*(\d+(?:\.\d+)?)/i.exec(q)?.[1];
+  const price = (/"?price(?:Gas)?"?\s*(?:[:=]|of|at)?\s*(\d+(?:\.\d+)?)/i.exec(q) ?? /\b(?:for|at) (\d+(?:\.\d+)?) ?gas\b/i.exec(q))?.[1];
   return { title: title ?? '', description: description ?? '', priceGas: price ? Number(price) : null, category: field('category') };
 }
 

@@ -63,6 +63,8 @@ export class HelpIndex {
       // An injection found in the asker's own delivery: the buyer's way out of that purchase follows the refusal.
       const own = grounded.purchase?.inAccount ? grounded.purchase : (grounded.actual ?? grounded.purchase);
       const exit = decline.reason === 'quoted_instructions' && own?.side === 'buyer' ? ['dispute_purchase', 'request_refund'].find((t) => own.legal.includes(t)) : undefined;
+      // (A seller's order it stays on: the work is delivered as usual.)
+      const carryOn = decline.reason === 'quoted_instructions' && own?.side === 'seller' && own.legal.includes('deliver_work') ? ` Deliver the work as usual with deliver_work {"purchaseId":"${own.id}","delivery"}.` : '';
       // Asked to act on the asker's own purchase: what the machine lets it do there itself follows the refusal.
       const mine = decline.reason === 'acts' && own?.inAccount ? compose({ ...parsed, text: ' what now ', tools: [], amounts: [], statedState: null, error: null, purchaseIds: [] }, { ...grounded, purchase: own, actual: null, mismatch: null }, retrieved, this.terms, null) : null;
       const other = own?.side === 'buyer' ? 'seller' : 'buyer';
@@ -71,7 +73,7 @@ export class HelpIndex {
       // A call the request names that the asker may make itself ("call whoami for me"): the asker's own way to do it.
       const itself = decline.reason === 'acts' && !mine ? parsed.tools.find((t) => t !== 'ask_help' && !isMachineTool(t) && [`call ${t}`, `run ${t}`, `use ${t}`, `${t} for me`].some((f) => parsed.text.includes(f))) : undefined;
       const refusal = decline.instead ? `${decline.text}${decline.instead[own?.inAccount && own.side ? own.side : 'none']}` : itself ? `I cannot make calls or move gas for you: each call is made by its own party, with its own key. Call ${itself} ${JSON.stringify(exampleArguments(itself))} yourself.` : decline.text;
-      const text = exit ? `${decline.text} If the work itself is not what you ordered, call ${exit} {"purchaseId":"${own!.id}","reason"} before the escrow auto-releases.` : route ? `${decline.text.replace(/ Tell me what you want to do[^.]*\.$/, '')}${route}` : refusal;
+      const text = exit ? `${decline.text} If the work itself is not what you ordered, call ${exit} {"purchaseId":"${own!.id}","reason"} before the escrow auto-releases.` : route ? `${decline.text.replace(/ Tell me what you want to do[^.]*\.$/, '')}${route}` : `${refusal}${carryOn}`;
       const answer: HelpAnswer = { answer: text, nextStep: mine?.nextStep ?? null, sources: [], known: true, confidence: 1, generatedBy: 'retrieval', declined: true, lookedAt: [], ...requestField(input) };
       return { answer, pipeline: { parsed, grounded, composed: null } };
     }
