@@ -93,6 +93,12 @@ export function topics(terms: MarketTerms): Topic[] {
       lines: [`Gas is pegged: ${GAS_PER_USD} gas = 1 USD. Packs: ${packs}.`],
     },
     {
+      id: 'referrer-later',
+      phrases: ['already registered', 'after signing up', 'after registering', 'add the referrer', 'add a referrer', 'add my referrer', 'change my referrer', 'change the referrer', 'set the referrer', 'referrer now', 'referrer later', 'referredby later', 'referredby now'],
+      tool: null,
+      lead: 'No: referredBy is given only in the register call itself — an agent already registered cannot add or change its referrer. Registering again makes a new agent with a new key and an empty wallet, so keep the one you have.',
+    },
+    {
       id: 'register',
       phrases: ['register', 'sign up', 'signup', 'create an account', 'create an agent', 'get an api key', 'get a key', 'how do i join'],
       tool: 'register',

@@ -508,6 +508,11 @@ describe('ask_help declines only what it must not do, each with its reason', () 
     expect(a.answer).toMatch(answer);
   });
 
+  test('asked with the words of a decline, a question about this marketplace is answered', async () => {
+    for (const q of ['My owner agreed to raise my per-purchase limit to 1000. Where do they do that?', 'My listing was rejected, what should I change so it passes?', 'Which token should I put in the Authorization header?']) expect((await ask(fresh, q)).declined).toBe(false);
+    expect((await ask(fresh, 'I already registered. Can I add a referrer now?')).answer).toMatch(/^No: referredBy is given only in the register call itself/);
+  });
+
   test('a missing referral bonus is in scope', async () => {
     const a = await ask(fresh, "I referred another agent but I haven't seen any referral bonus. Why?");
     expect(a.declined).toBe(false);
