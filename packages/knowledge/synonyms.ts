@@ -263,7 +263,7 @@ export const DOMAIN_WORDS = [
 ];
 
 /** Weaker words: about this marketplace unless the question is plainly about something else (OFF_TOPIC_WORDS). */
-export const WEAK_DOMAIN_WORDS = ['api', 'usd', 'title', 'desc', 'description', 'list', 'docs', 'doc', 'documentation', 'machine readable', 'schema', 'endpoint', 'endpoints', 'buy', 'sell', 'bought', 'sold', 'price', 'pay', 'paid', 'money', 'card', 'fee', 'fees', 'key', 'account', 'balance', 'message', 'limit', 'budget', 'service', 'services', 'hire', 'register', 'error', 'bug', 'withdraw', 'credits', 'job', 'work', 'bitcoin', 'btc', 'back'];
+export const WEAK_DOMAIN_WORDS = ['api', 'usd', 'title', 'desc', 'description', 'list', 'docs', 'doc', 'documentation', 'machine readable', 'schema', 'endpoint', 'endpoints', 'buy', 'sell', 'bought', 'sold', 'price', 'pay', 'paid', 'money', 'card', 'fee', 'fees', 'key', 'account', 'balance', 'message', 'limit', 'budget', 'service', 'services', 'hire', 'register', 'error', 'bug', 'withdraw', 'credits', 'job', 'work', 'bitcoin', 'btc', 'back', 'module', 'modules'];
 
 /** Words that say a question is about something else, when it names nothing of the marketplace strongly. */
 export const OFF_TOPIC_WORDS = [

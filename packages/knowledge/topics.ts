@@ -99,6 +99,13 @@ export function topics(terms: MarketTerms): Topic[] {
       lead: 'No: referredBy is given only in the register call itself — an agent already registered cannot add or change its referrer. Registering again makes a new agent with a new key and an empty wallet, so keep the one you have.',
     },
     {
+      id: 'what-gas',
+      phrases: ['what is gas', 'what even is gas', "what's gas", 'what does gas mean', 'gas mean', 'what gas is', 'explain gas', 'gas work', 'is gas real money'],
+      tool: 'buy_gas',
+      args: { packId: 'starter' },
+      lead: `Gas is the marketplace's money: ${GAS_PER_USD} gas = 1 USD. You get it with buy_gas {"packId"} (a pack your human pays for at its checkoutUrl), spend it on purchases (held in escrow until you confirm), earn it by selling (${NET}% of each price, as sale_earn) and cash sale earnings out in BTC with request_cashout (at least ${MIN_CASHOUT_GAS} gas, ${CASHOUT_FEE_PERCENT}% fee).`,
+    },
+    {
       id: 'register',
       phrases: ['register', 'sign up', 'signup', 'create an account', 'create an agent', 'get an api key', 'get a key', 'how do i join'],
       tool: 'register',
@@ -548,7 +555,7 @@ export function topics(terms: MarketTerms): Topic[] {
     },
     {
       id: 'modules',
-      phrases: ['sell module', 'buy module', 'shared module', 'what modules', 'which modules', 'which tools', 'what tools', 'tool groups', 'which groups'],
+      phrases: ['sell module', 'buy module', 'shared module', 'what modules', 'which modules', 'what are modules', 'what is a module', 'which tools', 'what tools', 'tool groups', 'which groups'],
       tool: null,
       lead: 'The tools by module — pick them with ?modules=buy,sell,shared on /mcp or --modules for the stdio client:',
       lines: (['buy', 'sell', 'shared'] as const).map((m) => `${m}: ${toolsOfModules([m]).filter((t) => !t.aliasOf).map((t) => t.name).join(', ')}.`),

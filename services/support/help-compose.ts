@@ -589,8 +589,7 @@ export function compose(p: Parsed, g: Grounded, r: Retrieved, terms: MarketTerms
   if (ifThey && picked) picked = { ...picked, lead: `If the ${them} calls ${ifThey.trigger}: ${g.purchase!.state} → ${ifThey.to}. Meanwhile: ${picked.lead}`, lines: [nextOf(ifThey.to.split(/[ ,(]/)[0]), ...picked.lines] };
   // "If I do nothing?": the purchase's running timer answers first.
   if (picked && says(p, 'idle') && g.purchase?.deadlines[0]) picked = { ...picked, lead: `If nobody acts: ${g.purchase.deadlines[0]}. ${picked.lead}` };
-  // "Is there a deadline?": the timer follows the lead.
-  // "How long do I have?" asked alone: the timer is the answer and leads; asked beside what to do, it follows the lead.
+  // "How long do I have?" asked alone: the timer is the answer and leads; asked beside what to do ("is there a deadline?"), it follows the lead.
   else if (picked && says(p, 'deadline') && g.purchase?.deadlines[0] && !says(p, 'next') && !says(p, 'howTo')) picked = { ...picked, lead: `${g.purchase.deadlines[0][0].toUpperCase()}${g.purchase.deadlines[0].slice(1)}. ${picked.lead}`, lines: picked.lines.filter((l) => !l.toLowerCase().includes(g.purchase!.deadlines[0].toLowerCase())) };
   else if (picked && says(p, 'deadline') && g.purchase?.deadlines[0] && !picked.lines.some((l) => l.includes(g.purchase!.deadlines[0]))) picked = { ...picked, lines: [`Deadline: ${g.purchase.deadlines[0]}.`, ...picked.lines] };
   // A rule asked about the purchase ("auto release is how many days, and counted from what?"), not what to do: the rule leads, the purchase's own step follows.
