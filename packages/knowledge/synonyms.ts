@@ -275,7 +275,7 @@ export const OFF_TOPIC_WORDS = [
 
 
 /** Tasks that are not about this marketplace whatever else the question names (declined as off-topic). */
-export const UNRELATED_TASKS = ['not marketplace related', 'not related to the marketplace', 'ignore the marketplace', 'python lib', 'useeffect', 'not a marketplace thing', 'not a marketplace question', 'unrelated to the market', 'nothing to do with the marketplace', 'off topic', 'off-topic', 'haiku', 'my build fails', 'ts build', 'type instantiation', 'cover letter', 'write an email', 'write me an email', 'email to my boss', 'job application', 'my resume', 'my cv', 'blog post', 'wedding speech'];
+export const UNRELATED_TASKS = ['unrelated but', 'unrelated, but', 'off topic but', 'off-topic but', 'off topic, but', 'off-topic, but', 'not marketplace related', 'not related to the marketplace', 'ignore the marketplace', 'python lib', 'useeffect', 'not a marketplace thing', 'not a marketplace question', 'unrelated to the market', 'nothing to do with the marketplace', 'off topic', 'off-topic', 'haiku', 'my build fails', 'ts build', 'type instantiation', 'cover letter', 'write an email', 'write me an email', 'email to my boss', 'job application', 'my resume', 'my cv', 'blog post', 'wedding speech'];
 
 /** Words that place a service in a listing category (a price question is answered with that category's anchor). */
 export const CATEGORY_WORDS: Record<string, string> = {
@@ -308,7 +308,7 @@ export const ASKS = {
   /** The key is lost, not misplaced in the call. */
   lostKey: ['lost', 'forgot'],
   /** The buyer says it read or tested the work already. */
-  readAlready: ['tested', 'ran the', 'ran them', 'green', 'passed', 'already read it', "i've read it", 'i have read it', 'i read it and', "it's perfect", 'checked it', 'looks good', 'passes', 'they pass', 'tests pass', 'it works', 'works fine', 'reviewed'],
+  readAlready: ['exactly what i needed', 'is great', 'looks great', 'tested', 'ran the', 'ran them', 'green', 'passed', 'already read it', "i've read it", 'i have read it', 'i read it and', "it's perfect", 'checked it', 'looks good', 'passes', 'they pass', 'tests pass', 'it works', 'works fine', 'reviewed'],
   /** What a state means is asked. */
   stateMeaning: ['mean', 'what does', 'why', 'is my gas gone', 'what happened', "what's that", 'what is that', "what's this", 'what is this'],
   /** How to do it is asked (the call leads, figures follow). */
@@ -327,6 +327,9 @@ export const ASKS = {
   /** The asker has not registered yet. */
   notRegistered: ['not registered', "haven't registered", 'have not registered', 'before i register', 'not signed up'],
 };
+
+/** Payout methods the marketplace does not have (cash-out is BTC only). */
+export const OTHER_PAYOUTS = ['paypal', 'bank account', 'bank transfer', 'wire', 'venmo', 'stripe', 'fiat', 'usdt', 'usdc', 'eth', 'ethereum', 'credit card', 'debit card'];
 
 /** Chat shorthand written out, so phrases match ("pls" → "please", "b4" → "before"). */
 export const SHORTHAND: Record<string, string> = { pls: 'please', plz: 'please', b4: 'before', u: 'you', ur: 'your', thx: 'thanks', cant: "can't", wont: "won't", im: "i'm", whats: "what's" };

@@ -150,7 +150,7 @@ export function topics(terms: MarketTerms): Topic[] {
     },
     {
       id: 'lost-key',
-      phrases: ['lost its api key', 'lost its key', 'lost their key', 'resend it', 'resend my key', 'lost my', 'show it again', 'shown again', 'get it back', 'lost my api key', 'lost my key', 'lost the key', 'forgot my key', 'forgot my api key', 'recover my key', 'get my key back', 'show my key', 'reset my key', 'lost api key', "can't find my key", "where's my api key", 'where is my api key', "where's my key", 'where is my key', 'find my api key'],
+      phrases: ['api key again', 'my key again', 'see my api key', 'see my key', 'find my api key', 'where is my api key', "doesn't show it", 'does not show it', 'lost its api key', 'lost its key', 'lost their key', 'resend it', 'resend my key', 'lost my', 'show it again', 'shown again', 'get it back', 'lost my api key', 'lost my key', 'lost the key', 'forgot my key', 'forgot my api key', 'recover my key', 'get my key back', 'show my key', 'reset my key', 'lost api key', "can't find my key", "where's my api key", 'where is my api key', "where's my key", 'where is my key', 'find my api key'],
       tool: 'register',
       lead: 'A lost key cannot be recovered or shown again (only its hash is stored): register a new agent with register and store its key; the old agent’s gas stays with the old key.',
       lines: ['If you think someone else has it, report it with report_bug (never include the key).'],
@@ -418,7 +418,18 @@ export function topics(terms: MarketTerms): Topic[] {
       lead: `Not in your wallet until the purchase completes: the price is held in escrow, and after deliver_work you are paid ${NET}% of it (as sale_earn) when the buyer confirms, or automatically ${DAYS} days after delivery if they do nothing.`,
     },
     {
+      id: 'missing-inputs',
+      phrases: ['sent nothing', 'sent me nothing', "didn't send", 'did not send', "didn't give me", 'did not give me', "didn't provide", 'did not provide', 'never sent', 'no repo', 'missing input', 'missing inputs', 'no inputs', 'without the inputs', 'needs the buyer', 'need the repo', 'needs the repo', 'get it from them', 'from the buyer before'],
+      side: 'seller',
+      purchase: true,
+      states: fromOf('deliver_work'),
+      tool: 'send_message',
+      lead: `Ask the buyer for what the listing needs with send_message {"purchaseId", "body"} and read the reply with list_messages; deliver with deliver_work once you have it. If it never comes, you may give the gas back with request_refund — undelivered after the listing's deliveryDays (default ${DEFAULT_DELIVERY_DAYS}) it is refunded automatically.`,
+    },
+    {
       id: 'seller-back-out',
+      // (A buyer who has not sent the inputs is asked for them first.)
+      yieldsTo: ['missing-inputs'],
       phrases: ['give the buyer', 'their gas back', "won't get to it", 'refund the buyer', "can't do the job", 'cannot do the job', "can't deliver", 'cannot deliver', 'back out', 'cancel the order', 'cancel an order', "can't fulfil", 'cannot fulfil', "can't fulfill", 'unable to deliver', 'give the money back', 'way out', 'get out of', 'pull out', 'bow out', 'no capacity', 'decline the order', 'decline an order', 'reject the order', 'refuse the order', 'turn down', 'wants a refund', 'asks for a refund', 'asked for a refund'],
       side: 'seller',
       purchase: true,
@@ -447,12 +458,19 @@ export function topics(terms: MarketTerms): Topic[] {
     },
     {
       id: 'unhappy-delivery',
-      phrases: ['confirm to unlock', 'coming soon', 'zero test files', 'no test files', 'missing files', 'empty', 'not what i paid for', 'not what i ordered', "doesn't match", 'wrong language', 'basically empty', 'not to my taste', 'taste', "don't like", 'tests fail', 'fail', 'fails', 'failing', "don't run", "doesn't run", "won't run", "don't work", 'not run', 'not as described', 'promised', 'not what', 'poor quality', 'corrupted', "can't open", 'cannot open', 'unreadable', 'mediocre', 'unhappy', 'not happy', 'incomplete', 'is missing', 'are missing', 'wrong'],
+      phrases: ['confirm anyway', 'what i got', 'only got', 'just got the', 'no tests', 'no readme', 'gives 404', 'broken link', 'dead link', "can't download", 'cannot download', 'confirm to unlock', 'coming soon', 'zero test files', 'no test files', 'missing files', 'empty', 'not what i paid for', 'not what i ordered', "doesn't match", 'wrong language', 'basically empty', 'not to my taste', 'taste', "don't like", 'tests fail', 'fail', 'fails', 'failing', "don't run", "doesn't run", "won't run", "don't work", 'not run', 'not as described', 'promised', 'not what', 'poor quality', 'corrupted', "can't open", 'cannot open', 'unreadable', 'mediocre', 'unhappy', 'not happy', 'incomplete', 'is missing', 'are missing', 'wrong'],
       side: 'buyer',
       purchase: true,
       states: [...fromOf('confirm_delivery'), ...fromOf('evaluate_delivery')],
       tool: 'send_message',
       lead: 'Do not confirm yet: tell the seller what is wrong with send_message {"purchaseId", "body"}; if it is not fixed, request_refund before confirming (it pauses auto-release), and dispute_purchase only for non-delivery or clear misrepresentation.',
+    },
+    {
+      id: 'rating-scale',
+      // (The scale itself, whoever asks: a seller asking what it can be rated is answered as a buyer would be.)
+      phrases: ['rating scale', 'what scale', 'scale are ratings', 'ratings on', 'rating values', 'give 0', '0 stars', 'zero stars', 'half stars', 'half a star', 'how many stars', 'out of 5', 'out of five', 'decimal rating'],
+      tool: null,
+      lead: `Ratings are whole numbers from 1 to 5 (no 0, no halves): the buyer gives one with rate_purchase {"purchaseId", "rating"} after the purchase completes, changeable within ${RATING_CHANGE_WINDOW_DAYS} days; they feed the seller's ratingAvg and ratingCount, shown in search_services results.`,
     },
     {
       id: 'confirm',
@@ -594,6 +612,7 @@ export function topics(terms: MarketTerms): Topic[] {
       id: 'evaluator',
       phrases: ['evaluator', 'evaluate_delivery', 'third party check', 'someone to check the work', 'verdict', 'get_agent'],
       tool: 'purchase_service',
+      args: { evaluator: { agentId: 'agt_…', feeGas: '<feeGas>' } },
       lead: 'Name an evaluator in purchase_service {"evaluator": {"agentId", "feeGas"}}: after delivery it calls evaluate_delivery — accept pays the seller, reject refunds you; it gets its fee either way, paid by you on top of the price.',
       lines: ['get_agent {"agentId"} shows an agent\'s public record (its evaluations, accepts, rejects and rating) before you name it.'],
     },

@@ -10,13 +10,13 @@ import { errorGuide, exampleArguments, type KnowledgeSection, type NextStep } fr
 import { CASHOUT_FEE_PERCENT, DEFAULT_DELIVERY_DAYS, DISPUTE_LOOKBACK_DAYS, GAS_PACKS, MIN_CASHOUT_GAS, cashoutSplit, gasToUsd, saleSplit, smallestPackCovering, type MarketTerms } from '../../packages/market-rules';
 import { STATES, TRANSITIONS, documentedTransitions, type Period } from '../../packages/contracts/purchase-machine';
 import { getTool, TOOL_NAMES } from '../../packages/tool-catalogue';
-import { affirms, doneCalls, has, normalize, stem, stemmed, type Parsed, type Side } from './help-parse';
+import { aGas, affirms, doneCalls, has, normalize, stem, stemmed, type Parsed, type Side } from './help-parse';
 import { isMachineTool, isOpen, legalCalls, namesTitle, sideOfTool, type Grounded } from './help-ground';
 import { distinctiveParts, names, type Retrieved } from './help-retrieve';
 import type { Intent } from './help-intent';
 import { figures } from './help-figures';
 import { AFTER_DELIVERY, KEY_PLACEMENT, topics, type Topic } from '../../packages/knowledge/topics';
-import { ASKS, COMMON } from '../../packages/knowledge/synonyms';
+import { ASKS, COMMON, OTHER_PAYOUTS } from '../../packages/knowledge/synonyms';
 
 /** The question says one of the things ASKS lists (a purchase of its own, a fault, a list asked …). */
 const says = (p: Parsed, what: keyof typeof ASKS) => ASKS[what].some((w) => has(p.text, w));
@@ -219,7 +219,9 @@ function errorLead(p: Parsed, g: Grounded, e: NonNullable<Parsed['error']>, guid
   // A message that names an argument of the call ("priceGas must be at least 10"): that argument is the fix.
   const named = e.message && p.tools[0] ? Object.keys(getTool(p.tools[0])?.params ?? {}).find((k) => has(told, k.toLowerCase())) : undefined;
   if (named && e.code !== 'unauthorized') {
-    return { step: null, lead: `${e.code} “${e.message}”: fix ${named} as it says and call ${p.tools[0]} again — the refused call created and changed nothing.`, lines: [firstSentence(guide.cause)] };
+    // (A purchase call its state does not allow yet fails again once fixed: the call that gets there comes first.)
+    const early = g.purchase?.inAccount && isMachineTool(p.tools[0]) && !g.purchase.legal.includes(p.tools[0]) ? `${p.tools[0]} is not possible yet on ${g.purchase.id} (${g.purchase.state}). ${nextOf(g.purchase.state)}` : null;
+    return { step: null, lead: `${e.code} “${e.message}”: fix ${named} as it says and call ${p.tools[0]} again — the refused call created and changed nothing.`, lines: [...(early ? [early] : []), firstSentence(guide.cause)] };
   }
   // (The guide's register is for a lost key only: registering again makes a new agent with an empty wallet.)
   const tool = guide.nextStep.tool === 'register' && !says(p, 'lostKey') ? null : guide.nextStep.tool === 'ask_help' ? (p.tools[0] ?? null) : guide.nextStep.tool;
@@ -231,7 +233,7 @@ function errorLead(p: Parsed, g: Grounded, e: NonNullable<Parsed['error']>, guid
 function spendingLimit(g: Grounded, rule: string | null, p: Parsed, terms: MarketTerms) {
   const l = g.limits;
   // A price the question states within the per-purchase limit: the limit is no obstacle, buy.
-  const prices = p.amounts.filter((a) => a !== g.wallet?.gasBalance && a !== l?.perPurchaseMaxGas);
+  const prices = p.amounts.filter((a) => a !== g.wallet?.gasBalance && a !== p.balance && a !== l?.perPurchaseMaxGas);
   const price = prices.find((a) => l?.perPurchaseMaxGas != null && a <= l.perPurchaseMaxGas);
   // Several prices: which fit under the limit, what is left, what each seller nets.
   if (!rule && prices.length >= 2 && l?.setByHuman && l.perPurchaseMaxGas != null) {
@@ -244,7 +246,7 @@ function spendingLimit(g: Grounded, rule: string | null, p: Parsed, terms: Marke
   }
   // "The most expensive listing I can buy?": the limit or the balance, whichever is lower, and what its seller nets.
   const top = !rule && l?.setByHuman && l.perPurchaseMaxGas != null && ['most expensive', 'priciest', 'most i can', 'max i can', 'maximum i can', 'highest i can'].some((w) => has(p.text, w)) ? Math.min(l.perPurchaseMaxGas, g.wallet?.gasBalance ?? Infinity) : null;
-  if (top) return { step: { tool: 'purchase_service', arguments: { listingId: 'lst_…', maxPriceGas: top } }, lead: `${top} gas is the most one purchase may cost you (your human's per-purchase limit ${l!.perPurchaseMaxGas} gas; your balance ${g.wallet?.gasBalance ?? '?'}): a ${top}-gas listing nets its seller ${saleSplit(top, terms.platformFeePercent).sellerNetGas} gas, the platform keeps ${saleSplit(top, terms.platformFeePercent).platformFeeGas}.`, lines: [] };
+  if (top) return { step: { tool: 'purchase_service', arguments: { listingId: 'lst_…', maxPriceGas: top } }, lead: `${top} gas is the most one purchase may cost you (your human's per-purchase limit ${l!.perPurchaseMaxGas} gas; your balance ${g.wallet?.gasBalance ?? '?'}): ${aGas(top)} listing nets its seller ${saleSplit(top, terms.platformFeePercent).sellerNetGas} gas, the platform keeps ${saleSplit(top, terms.platformFeePercent).platformFeeGas}.`, lines: [] };
   if (!rule && price && l?.setByHuman) {
     const buy = { tool: 'purchase_service', arguments: { listingId: 'lst_…', maxPriceGas: price } };
     // ("three listings at 400 each": each within the limit; the balance pays for all of them.)
@@ -262,11 +264,12 @@ function spendingLimit(g: Grounded, rule: string | null, p: Parsed, terms: Marke
   // (A refusal the question tells of, or a purchase it plans over the limit.)
   const over = prices.find((a) => l?.perPurchaseMaxGas != null && a > l.perPurchaseMaxGas);
   const refused = rule || p.error || ['refused', 'rejected', 'failed', 'fails', 'denied', 'blocked', "won't let", 'forbidden', '403'].some((w) => has(p.text, w));
-  const lead = !refused && !over
-    ? `Your human's spending limits decide it, not only your balance${parts.length ? `: ${parts.join('; ')}` : ''} — wallet {} shows spendingLimits; only your human can change them.`
-    : !over || refused
+  // (A price over the per-purchase limit is named, refused already or planned; a refusal of another rule is the limit's too.)
+  const lead = over && !rule
+    ? `${aGas(over, true)} purchase is over your human's spending limit of ${l!.perPurchaseMaxGas} gas per purchase, so it would be refused whatever your balance: ask your human to raise the limit (only they can, on their owner page) or buy within it.`
+    : refused
     ? `That refusal is your human's spending limit${rule ? ` (${rule})` : ''}, not your balance: read spendingLimits with wallet {} and buy within it, or ask your human to change it — only they can.`
-    : `A ${over}-gas purchase is over your human's spending limit of ${l!.perPurchaseMaxGas} gas per purchase, so it would be refused whatever your balance: ask your human to raise the limit (only they can, on their owner page) or buy within it.`;
+    : `Your human's spending limits decide it, not only your balance${parts.length ? `: ${parts.join('; ')}` : ''} — wallet {} shows spendingLimits; only your human can change them.`;
   const shown = parts.length ? `Your account shows limits: ${parts.join('; ')}.` : 'A purchase over a limit answers 403 forbidden with error.details.rule and remainingGas; nothing is held.';
   return { step, lead, lines: [...(parts.length && lead.includes(parts[0]) ? [] : [shown]), 'Gas in your wallet does not lift a limit, and splitting a purchase does not get around it.'] };
 }
@@ -522,6 +525,13 @@ function accountFirst(p: Parsed, g: Grounded, r: Retrieved, terms: MarketTerms, 
  * an open dispute as a seller pauses it, below the minimum it is "not yet" with what its open sales add when they complete.
  */
 function cashoutOnAccount(p: Parsed, g: Grounded, figured: string | null, topic: Topic | null): { lead: string; lines: string[]; step: NextStep | null } | null {
+  const r = cashoutNow(p, g, figured, topic);
+  // A payout asked in another currency or method ("to paypal"): there is only BTC.
+  const other = OTHER_PAYOUTS.find((w) => has(p.text, w));
+  return r && other ? { ...r, lead: `Cash-out pays only in BTC, sent by the operator to your connect_payouts address — no ${other} payout. ${r.lead}` } : r;
+}
+
+function cashoutNow(p: Parsed, g: Grounded, figured: string | null, topic: Topic | null): { lead: string; lines: string[]; step: NextStep | null } | null {
   const sales = (g.account?.purchases ?? []).filter((x) => x.role === 'seller');
   const asked = (says(p, 'cashout') && !says(p, 'notCashout')) || p.tools.includes('request_cashout');
   const disputed = sales.filter((x) => x.status === 'disputed');
@@ -642,7 +652,7 @@ export function compose(p: Parsed, g: Grounded, r: Retrieved, terms: MarketTerms
   // (A seller's order is a sale, never a purchase the asker plans.)
   const planned = g.wallet && !num && !p.error && g.side !== 'seller' && ['buy', 'purchase', 'afford', 'order'].some((w) => has(p.text, w)) ? p.amounts.find((a) => a > g.wallet!.gasBalance && a !== claimed && a !== g.limits?.perPurchaseMaxGas) : undefined;
   const pack = planned ? smallestPackCovering(planned - g.wallet!.gasBalance) : null;
-  const short = planned && pack ? `A ${planned}-gas purchase needs ${planned - g.wallet!.gasBalance} more than your ${g.wallet!.gasBalance} spendable gas${g.wallet!.heldGas ? ` (${g.wallet!.heldGas} is held in escrow)` : ''}: buy_gas {"packId":"${pack.id}"} (${pack.gas} gas) first.` : null;
+  const short = planned && pack ? `${aGas(planned, true)} purchase needs ${planned - g.wallet!.gasBalance} more than your ${g.wallet!.gasBalance} spendable gas${g.wallet!.heldGas ? ` (${g.wallet!.heldGas} is held in escrow)` : ''}: buy_gas {"packId":"${pack.id}"} (${pack.gas} gas) first.` : null;
   const believed = claimed !== null && !!g.wallet && claimed > g.wallet.gasBalance;
   // (While a checkout is open, that is always why the gas is not there yet.)
   if (believed && (has(p.text, 'why') || has(p.text, 'should have') || g.checkouts.length)) {

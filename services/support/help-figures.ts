@@ -25,7 +25,7 @@ import {
 } from '../../packages/market-rules';
 import { ASKS, CATEGORY_WORDS } from '../../packages/knowledge/synonyms';
 import { verdictOf } from '../../packages/listing-gate';
-import { gasOf, has, type Parsed } from './help-parse';
+import { aGas, gasOf, has, type Parsed } from './help-parse';
 
 /** The figures a question asks for, and the call that follows from them (null: none). */
 export interface Figures {
@@ -155,7 +155,14 @@ export function figures(p: Parsed, terms: MarketTerms, priceGas: number | null, 
   // "I have 150 and it costs 400" / "I need 2300": the cheapest packs that cover the shortfall.
   const sale = ownSale || (p.side === 'seller' && !['buy', 'purchase', 'pack'].some((w) => has(t, w))) || ['sale', 'sales', 'sell', 'sold', 'earn', 'earned', 'seller', 'selling', 'priced', 'job', 'sale_earn', 'i list', 'list it', 'listing at', 'list something', 'do i keep', 'i keep', 'seller get', 'seller gets', 'i net', 'do i net', 'becomes mine', 'buyers 250', 'buys my', 'bought my'].some((w) => has(t, w)) || /\bmy \d[\d,]*[- ]?gas (?:listing|service|job)\b/.test(t);
   // Earnings the question states ("sale_earn total 675", "432 of earnings"): cashed out as they are, no platform fee again.
-  const earned = /(?:sale_earn|earnings|earned|withdrawable)(?: total| of| is| are|:)*\s*(\d[\d,]*)/.exec(t) ?? /([1-9][\d,]*)\s*(?:gas\s*)?(?:from|of|in)?\s*(?:sale_earn|earnings|withdrawable)/.exec(t);
+  const earned = /(?:sale_earn|earnings|earned|withdrawable)(?: total| of| is| are|:)*\s*(\d[\d,]*)/.exec(t) ?? /([1-9][\d,]*)\s*(?:gas\s*)?(?:from|of|in)?\s*(?:sale\s+)?(?:sale_earn|earnings|withdrawable)/.exec(t);
+  // "I want exactly $10 from cash-out: how much sale_earn, how much in sales?": the cash-out fee and the platform fee, worked backwards.
+  if (cashout && !earned && ['how much', 'how many'].some((w) => has(t, w)) && ['exactly', 'to receive', 'target', 'end up with'].some((w) => has(t, w)) && ['sale_earn', 'earnings', 'sales', 'sell'].some((w) => has(t, w))) {
+    let need = amount;
+    while (cashoutSplit(need).netGas < amount) need++;
+    const price = priceForNet(need, terms.platformFeePercent, false);
+    return { text: `${amount} gas = ${gasToUsd(amount).toFixed(2)} USD: receiving it after the ${CASHOUT_FEE_PERCENT}% cash-out fee takes ${need} gas of sale_earn (fee ${need - amount}), and ${need} of sale_earn takes ${price} gas of sales at list price (the seller keeps ${100 - terms.platformFeePercent}%); at least ${MIN_CASHOUT_GAS} gas per cash-out.`, tool: null };
+  }
   if (earned && cashout) {
     const n = Number(earned[1].replace(/,/g, ''));
     const also = /bought|buy_gas|purchased|pack/.test(t) ? ' (bought gas is not cashable)' : '';
@@ -174,7 +181,7 @@ export function figures(p: Parsed, terms: MarketTerms, priceGas: number | null, 
   // "my 200-gas job paid only 180": the seller's share of that price is the figure, not a shortfall.
   const [hi, lo] = [Math.max(...p.amounts), Math.min(...p.amounts)];
   if (sale && p.amounts.length >= 2 && saleSplit(hi, terms.platformFeePercent).sellerNetGas === lo) {
-    return { text: `That is right: a ${hi}-gas sale pays the seller ${lo} gas; the platform keeps its ${terms.platformFeePercent}% fee (${hi - lo}) at completion.`, tool: null };
+    return { text: `That is right: ${aGas(hi)} sale pays the seller ${lo} gas; the platform keeps its ${terms.platformFeePercent}% fee (${hi - lo}) at completion.`, tool: null };
   }
   // "How much is held, and how much comes back on a refund?": the whole price, both ways (the fee is taken only at completion).
   if (['held', 'escrow'].some((w) => has(t, w)) && ['refund', 'back'].some((w) => has(t, w)) && !sale) {
@@ -214,10 +221,11 @@ export function figures(p: Parsed, terms: MarketTerms, priceGas: number | null, 
     return { text: `${amount} gas = ${gasToUsd(amount).toFixed(2)} USD at the peg (${GAS_PER_USD} gas = 1 USD): ${verdict}${fit}. Your human approves each checkout.`, tool: best ? 'buy_gas' : null, args: best ? { packId: best.id } : undefined };
   }
   // "With the builder pack, how many 150-gas services can I buy?": the pack's gas over the price (the buyer pays no fee).
-  const pack = GAS_PACKS.find((x) => has(t, x.id));
-  if (pack && howMany && amount !== pack.gas) {
-    const n = Math.floor(pack.gas / amount);
-    return { text: `${n} purchases: ${pack.id} is ${pack.gas} gas for ${pack.usd} USD, and each ${amount}-gas purchase costs exactly ${amount} (the buyer pays no fee on top), leaving ${pack.gas - n * amount} gas.`, tool: 'buy_gas', args: { packId: pack.id } };
+  // (Each pack the question names: "the fleet pack … and the starter?")
+  const packsNamed = GAS_PACKS.filter((x) => has(t, x.id) && x.gas !== amount);
+  if (packsNamed.length && howMany) {
+    const each = packsNamed.map((x) => `${x.id} is ${x.gas} gas for ${x.usd} USD: ${Math.floor(x.gas / amount)} purchases, ${x.gas - Math.floor(x.gas / amount) * amount} gas left`);
+    return { text: `${each.join('; ')} — each ${amount}-gas purchase costs exactly ${amount} (the buyer pays no fee on top).`, tool: 'buy_gas', args: { packId: packsNamed[0].id } };
   }
   // "I hold 3000; how many 250-gas jobs can I buy?", "two 250s and a 400, what's left?": purchases against the balance and the per-purchase cap.
   const stated = p.balance;
@@ -289,7 +297,7 @@ export function figures(p: Parsed, terms: MarketTerms, priceGas: number | null, 
     const s = saleSplit(amount, terms.platformFeePercent);
     const band = has(t, 'band') ? PRICE_BANDS.find((b) => amount >= b.minGas && amount <= b.maxGas) : undefined;
     const usd = ['dollar', 'dollars', 'usd', '$'].some((w) => t.includes(w)) ? ` = ${gasToUsd(s.sellerNetGas).toFixed(2)} USD` : '';
-    const head = `A ${amount}-gas sale${band ? ` (${band.id} band ${band.minGas}–${band.maxGas})` : ''} pays the seller ${s.sellerNetGas} gas${usd} (the platform keeps ${terms.platformFeePercent}% = ${s.platformFeeGas}); the buyer pays exactly ${amount}.`;
+    const head = `${aGas(amount, true)} sale${band ? ` (${band.id} band ${band.minGas}–${band.maxGas})` : ''} pays the seller ${s.sellerNetGas} gas${usd} (the platform keeps ${terms.platformFeePercent}% = ${s.platformFeeGas}); the buyer pays exactly ${amount}.`;
     if (howMany) {
       const n = Math.ceil(MIN_CASHOUT_GAS / s.sellerNetGas);
       const c = cashoutSplit(n * s.sellerNetGas);

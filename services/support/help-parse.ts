@@ -159,13 +159,16 @@ function idsOf(q: string, prefix: string): string[] {
   return [...out];
 }
 
+/** "a 250-gas", "an 800-gas" (`start`: "A …" opening a sentence): the article an amount takes read aloud (eight…, eleven, eighteen). */
+export const aGas = (n: number, start = false) => `${/^8|^1[18](\d{3})?$/.test(String(n)) ? 'an' : 'a'} ${n}-gas`.replace(/^a/, start ? 'A' : 'a');
+
 /** A gas amount as written ("3k", "1,200"). */
 export const gasOf = (s: string) => Number(s.replace(/,/g, '').replace(/k$/, '')) * (s.endsWith('k') ? 1000 : 1);
 
 /** The balance the asker says it holds or should hold — not its earnings ("I have 900 gas of sale_earn"). */
 function balanceOf(t: string): number | null {
   const held =
-    /\b(?:i(?:'ve| have)? (?:have|hold|got|should have|am sitting on|sit on)|should have|should be at|bal(?:ance)?(?: is| of|:)?|wallet (?:has|holds|shows|says)) (?:roughly |about |only |now )?(\d[\d,]*k?)(?![\d,k])\b(?= gas\b| and\b| but\b| so\b| left\b| now\b| in\b| on\b|\s*[,.;:!?)]|\s*$)(?! (?:gas )?(?:of |in |from )?(?:sale_earn|earnings|sales|withdrawable))/.exec(t) ??
+    /\b(?:i(?:'ve| have)? (?:have|hold|got|should have|am sitting on|sit on)|should have|should be at|bal(?:ance)?(?: is| of|:)?|wallet (?:has|holds|shows|says)) (?:roughly |about |around |approx |approximately |only |now |~ ?)?(\d[\d,]*k?)(?![\d,k])\b(?= gas\b| and\b| but\b| so\b| left\b| now\b| in\b| on\b|\s*[,.;:!?)]|\s*$)(?! (?:gas )?(?:of |in |from )?(?:sale_earn|earnings|sales|withdrawable))/.exec(t) ??
     /(\d[\d,]*k?) gas (?:bal(?:ance)?\b|in (?:my |the )?wallet|on hand)/.exec(t);
   return held ? gasOf(held[1]) : null;
 }

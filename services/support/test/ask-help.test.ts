@@ -421,7 +421,9 @@ describe('ask_help answers from the account before the wording', () => {
     await creditGas(app, b.id, 500);
     const { purchase } = await app.api.ok('purchase_service', { listingId: listing.id, maxPriceGas: LISTING.priceGas }, b.apiKey, { 'idempotency-key': 'ask-help-3' });
     await app.api.ok('deliver_work', { purchaseId: purchase.id, delivery: { summary: 'Added 14 Jest tests for parser.ts.' } }, s.apiKey);
-    const rating = await ask(b, 'What rating values can I give?');
+    expect((await ask(b, 'What rating values can I give?')).answer).toMatch(/^Ratings are whole numbers from 1 to 5 \(no 0, no halves\)/);
+    expect((await ask(s, 'what scale are ratings on? can the buyer give 0?')).answer).toMatch(/^Ratings are whole numbers from 1 to 5/);
+    const rating = await ask(b, 'I want to leave a rating for this seller.');
     expect(rating.answer).toMatch(/^Call rate_purchase .*whole number from 1 to 5 .* First: read the work with get_delivery/);
     expect(rating.nextStep).toMatchObject({ tool: 'get_delivery', arguments: { purchaseId: purchase.id } });
     expect((await ask(b, 'How long do I have before the escrow releases itself?')).answer).toMatch(/^Escrow auto-releases to the seller at .* unless the buyer acts\. /);
