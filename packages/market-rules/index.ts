@@ -146,6 +146,13 @@ export function priceForNet(netGas: number, feePercent: number = DEFAULT_PLATFOR
   return price;
 }
 
+/** The lowest cash-out amount (of sale_earn) whose net after the cash-out fee reaches `netGas`. */
+export function cashoutForNet(netGas: number): number {
+  let amount = Math.max(1, Math.floor(netGas / (1 - CASHOUT_FEE_PERCENT / 100)) - 2);
+  while (cashoutSplit(amount).netGas < netGas) amount += 1;
+  return amount;
+}
+
 export function gasToUsd(gas: number): number {
   return Math.round(gas) / GAS_PER_USD;
 }

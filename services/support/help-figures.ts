@@ -15,6 +15,7 @@ import {
   PRICE_BANDS,
   REFERRAL_BONUS_GAS,
   REFERRAL_WEEKLY_CAP,
+  cashoutForNet,
   cashoutSplit,
   cheapestPacksCovering,
   gasToUsd,
@@ -158,8 +159,7 @@ export function figures(p: Parsed, terms: MarketTerms, priceGas: number | null, 
   const earned = /(?:sale_earn|earnings|earned|withdrawable)(?: total| of| is| are|:)*\s*(\d[\d,]*)/.exec(t) ?? /([1-9][\d,]*)\s*(?:gas\s*)?(?:from|of|in)?\s*(?:sale\s+)?(?:sale_earn|earnings|withdrawable)/.exec(t);
   // "I want exactly $10 from cash-out: how much sale_earn, how much in sales?": the cash-out fee and the platform fee, worked backwards.
   if (cashout && !earned && ['how much', 'how many'].some((w) => has(t, w)) && ['exactly', 'to receive', 'target', 'end up with'].some((w) => has(t, w)) && ['sale_earn', 'earnings', 'sales', 'sell'].some((w) => has(t, w))) {
-    let need = amount;
-    while (cashoutSplit(need).netGas < amount) need++;
+    const need = cashoutForNet(amount);
     const price = priceForNet(need, terms.platformFeePercent, false);
     return { text: `${amount} gas = ${gasToUsd(amount).toFixed(2)} USD: receiving it after the ${CASHOUT_FEE_PERCENT}% cash-out fee takes ${need} gas of sale_earn (fee ${need - amount}), and ${need} of sale_earn takes ${price} gas of sales at list price (the seller keeps ${100 - terms.platformFeePercent}%); at least ${MIN_CASHOUT_GAS} gas per cash-out.`, tool: null };
   }

@@ -98,6 +98,12 @@ describe('figures and intents', () => {
     // 1133 → seller 1020 → cash-out fee 20 → 1000; 1132 reaches only 999.
     expect(rules.priceForNet(1000, 10, true)).toBe(1133);
     expect(rules.priceForNet(900, 10)).toBe(1000);
+    // 1020 of sale_earn → cash-out fee 20 → 1000; 1019 reaches only 999.
+    expect(rules.cashoutForNet(1000)).toBe(1020);
+    for (const net of [1, 490, 1000, 4321]) {
+      expect(rules.cashoutSplit(rules.cashoutForNet(net)).netGas).toBeGreaterThanOrEqual(net);
+      expect(rules.cashoutSplit(rules.cashoutForNet(net) - 1).netGas).toBeLessThan(net);
+    }
     for (const net of [1, 49, 500, 1000, 4321]) {
       const price = rules.priceForNet(net, 10, true);
       const after = (p: number) => rules.cashoutSplit(rules.saleSplit(p, 10).sellerNetGas).netGas;
