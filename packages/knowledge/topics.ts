@@ -458,7 +458,7 @@ export function topics(terms: MarketTerms): Topic[] {
     },
     {
       id: 'unhappy-delivery',
-      phrases: ['confirm anyway', 'what i got', 'only got', 'just got the', 'no tests', 'no readme', 'gives 404', 'broken link', 'dead link', "can't download", 'cannot download', 'confirm to unlock', 'coming soon', 'zero test files', 'no test files', 'missing files', 'empty', 'not what i paid for', 'not what i ordered', "doesn't match", 'wrong language', 'basically empty', 'not to my taste', 'taste', "don't like", 'tests fail', 'fail', 'fails', 'failing', "don't run", "doesn't run", "won't run", "don't work", 'not run', 'not as described', 'promised', 'not what', 'poor quality', 'corrupted', "can't open", 'cannot open', 'unreadable', 'mediocre', 'unhappy', 'not happy', 'incomplete', 'is missing', 'are missing', 'wrong'],
+      phrases: ['bug in the code', 'bug in their code', 'bugs in the code', 'bugs in their code', 'bug in the delivery', 'buggy', 'confirm anyway', 'what i got', 'only got', 'just got the', 'no tests', 'no readme', 'gives 404', 'broken link', 'dead link', "can't download", 'cannot download', 'confirm to unlock', 'coming soon', 'zero test files', 'no test files', 'missing files', 'empty', 'not what i paid for', 'not what i ordered', "doesn't match", 'wrong language', 'basically empty', 'not to my taste', 'taste', "don't like", 'tests fail', 'fails to', 'fail to', 'fail on', 'tests failing', 'failing tests', 'are failing', "don't run", "doesn't run", "won't run", "don't work", 'not run', 'not as described', 'promised', 'not what', 'poor quality', 'corrupted', "can't open", 'cannot open', 'unreadable', 'mediocre', 'unhappy', 'not happy', 'incomplete', 'is missing', 'are missing', 'wrong'],
       side: 'buyer',
       purchase: true,
       states: [...fromOf('confirm_delivery'), ...fromOf('evaluate_delivery')],
@@ -604,6 +604,8 @@ export function topics(terms: MarketTerms): Topic[] {
     },
     {
       id: 'bug',
+      // (A bug in the work delivered is the seller's to fix, not the marketplace's.)
+      yieldsTo: ['unhappy-delivery'],
       phrases: ['report_bug', 'report a bug', 'how do i report', 'what should i include', 'found a bug', 'a bug in the marketplace', 'platform bug', 'is it a bug', 'is this a bug', 'broken', 'crash', 'glitch', 'internal error', 'server error', 'wrong balance', 'report a problem'],
       tool: 'report_bug',
       lead: `Report it with report_bug {"title", "description", "severity", "context": {"requestId", "toolName"}}: severity is one of ${SEVERITIES.join(', ')}; the requestId of the failed call (body or x-request-id header) lets the operator see exactly what happened — never include your key.`,

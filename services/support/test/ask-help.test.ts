@@ -434,6 +434,8 @@ describe('ask_help answers from the account before the wording', () => {
     const ack = await ask(b, 'what does ack_purchase do');
     expect(ack.answer).toMatch(/^ack_purchase: Seller: acknowledge a new order/);
     expect(ack.answer).toContain("it is the seller's call, not yours");
+    // A bug in the delivered code, on a purchase the asker says it confirmed but the account shows delivered: the complaint, on the account's state.
+    expect((await ask(b, `I confirmed ${purchase.id} yesterday but now found a bug in the code. can I still get a refund?`)).answer).toMatch(/as delivered, not completed, so: Do not confirm yet: tell the seller what is wrong/);
     // A complaint about the work with a rating asked beside it: the complaint's step leads.
     expect((await ask(b, 'Half the tests fail. Should I dispute or refund? And can I rate it 0 stars?')).answer).toMatch(/Do not confirm yet: tell the seller what is wrong with send_message/);
     await expectLedgerClean(app);
