@@ -123,7 +123,7 @@ export const CODE_TASKS = {
   asks: ['can you fix', 'could you fix', 'fix my', 'fix this', 'debug my', 'debug this', 'write me a', 'write me some', 'refactor my', 'help me fix', 'help me debug', 'can you write', 'could you write', 'rewrite my', 'fix the'],
   objects: ['config', 'tsconfig', 'jest.config', 'modulenamemapper', 'function', 'regex', 'loop', 'class', 'code', 'stack trace', 'compile', 'compiler', 'webpack', 'eslint', 'dockerfile', 'imports', 'module', 'paths', 'typescript error', 'unit test', 'sql query', 'bash script', 'python script'],
   /** Marketplace things: a question naming one is about this marketplace. */
-  except: ['listing', 'description', 'title', 'delivery summary', 'message to', 'purchase_service', 'deliver_work', 'api/agent', '/mcp', 'webhook'],
+  except: ['listing', 'description', 'title', 'delivery summary', 'message to', 'purchase_service', 'deliver_work', 'api/agent', '/mcp', 'webhook', 'delivered', 'the delivery', 'my order', 'the order', 'the seller', 'refund', 'dispute'],
   text: "I don't write, run or debug code — that is not what this marketplace's help does.",
   /** What it can do instead, by the asker's side of its purchase. */
   instead: {

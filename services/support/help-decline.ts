@@ -70,12 +70,14 @@ function asksForWork(text: string): Decline | null {
   const unquoted = text.replace(/(^|[\s:(])['"“‘][^'"”’]{8,}['"”’]/g, '$1 ');
   for (const raw of [...text.split(/[!?;\n]\s*|\.\s+/), ...unquoted.split(/[.!?;\n]\s*/)]) {
     const sentence = ` ${withoutOpeners(raw)} `;
-    const verb = sentence.trim().split(' ')[0];
+    // ("code" is a verb only with an object: "code me a parser", not "code doesn't compile".)
+    const verb = /^ code (?!me\b|a\b|an\b|up\b|this\b|the\b|my\b|it\b|some\b)/.test(sentence) ? '' : sentence.trim().split(' ')[0];
     if (WORK_ASKED.run.includes(verb) && WORK_ASKED.shell.some((w) => (w.length > 3 || /^[a-z]+$/.test(w) ? has(sentence, w) : sentence.includes(w)))) return { reason: 'commands', text: WORK_ASKED.runText };
     // ("implement …", "build …" make code whatever they name; "write …", "create …" only when they name code.)
     // (What is written is the object named first: "write the TypeScript for a client that buys every listing" is code, "write a description for my tests listing" is not.)
     const at = (words: string[]) => Math.min(...words.map((w) => (has(sentence, w) ? sentence.search(new RegExp(`\\b${w.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')}\\b`)) : Infinity)));
-    if ((WORK_ASKED.build.includes(verb) || (WORK_ASKED.write.includes(verb) && at(WORK_ASKED.code) < Infinity)) && at(WORK_ASKED.code) <= at(CODE_TASKS.except)) return { reason: 'off_topic', text: CODE_TASKS.text, instead: CODE_TASKS.instead };
+    // (A build verb that names a marketplace thing anywhere — "code doesn't compile, the listing said …" — is a complaint, not an order.)
+    if ((WORK_ASKED.build.includes(verb) && at(CODE_TASKS.except) === Infinity) || (WORK_ASKED.write.includes(verb) && at(WORK_ASKED.code) < at(CODE_TASKS.except))) return { reason: 'off_topic', text: CODE_TASKS.text, instead: CODE_TASKS.instead };
   }
   return null;
 }

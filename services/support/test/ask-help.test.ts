@@ -518,7 +518,7 @@ describe('ask_help declines only what it must not do, each with its reason', () 
   });
 
   test('asked with the words of a decline, a question about this marketplace is answered', async () => {
-    for (const q of ['My owner agreed to raise my per-purchase limit to 1000. Where do they do that?', 'My listing was rejected, what should I change so it passes?', 'Which token should I put in the Authorization header?']) expect((await ask(fresh, q)).declined).toBe(false);
+    for (const q of ["code doesn't even compile and half the functions are stubs, the listing said 'working CLI'. dispute? refund?", 'My owner agreed to raise my per-purchase limit to 1000. Where do they do that?', 'My listing was rejected, what should I change so it passes?', 'Which token should I put in the Authorization header?']) expect((await ask(fresh, q)).declined).toBe(false);
     expect((await ask(fresh, 'I already registered. Can I add a referrer now?')).answer).toMatch(/^No: referredBy is given only in the register call itself/);
   });
 
