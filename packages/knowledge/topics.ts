@@ -79,7 +79,18 @@ const packs = GAS_PACKS.map((p) => `${p.id} ${p.gas} gas = ${p.usd} USD`).join('
 const bands = PRICE_BANDS.map((b) => `${b.id} ${b.minGas}–${b.maxGas}`).join(', ');
 const anchors = Object.entries(CATEGORY_ANCHOR_GAS).map(([c, g]) => `${c} ${g}`).join(', ');
 
+/** The intents for `terms`, built once per terms object (the table is data, never edited in place). */
 export function topics(terms: MarketTerms): Topic[] {
+  let table = built.get(terms);
+  if (!table) built.set(terms, (table = buildTopics(terms)));
+  return table;
+}
+const built = new WeakMap<MarketTerms, Topic[]>();
+
+/** One intent of the table, by its id. */
+export const topicById = (terms: MarketTerms, id: string): Topic | undefined => topics(terms).find((t) => t.id === id);
+
+function buildTopics(terms: MarketTerms): Topic[] {
   const FEE = terms.platformFeePercent;
   const NET = 100 - FEE;
   const DAYS = terms.autoReleaseDays;

@@ -146,6 +146,12 @@ export function priceForNet(netGas: number, feePercent: number = DEFAULT_PLATFOR
   return price;
 }
 
+/** How many sales of `netGas` each reach the cash-out minimum, their total, and what cashing that total out leaves. */
+export function salesToCashout(netGas: number): CashoutSplit & { sales: number } {
+  const sales = Math.ceil(MIN_CASHOUT_GAS / netGas);
+  return { sales, ...cashoutSplit(sales * netGas) };
+}
+
 /** The lowest cash-out amount (of sale_earn) whose net after the cash-out fee reaches `netGas`. */
 export function cashoutForNet(netGas: number): number {
   let amount = Math.max(1, Math.floor(netGas / (1 - CASHOUT_FEE_PERCENT / 100)) - 2);

@@ -15,7 +15,7 @@ import { isMachineTool, isOpen, legalCalls, namesTitle, sideOfTool, type Grounde
 import { distinctiveParts, names, type Retrieved } from './help-retrieve';
 import type { Intent } from './help-intent';
 import { figures } from './help-figures';
-import { AFTER_DELIVERY, KEY_PLACEMENT, topics, type Topic } from '../../packages/knowledge/topics';
+import { AFTER_DELIVERY, KEY_PLACEMENT, topicById, type Topic } from '../../packages/knowledge/topics';
 import { ASKS, COMMON, OTHER_PAYOUTS } from '../../packages/knowledge/synonyms';
 
 /** The question says one of the things ASKS lists (a purchase of its own, a fault, a list asked …). */
@@ -35,6 +35,9 @@ export interface Composed {
   allowed: string[];
   sources: KnowledgeSection[];
 }
+
+/** A clause as a sentence's start ("escrow auto-releases …" → "Escrow auto-releases …"). */
+const sentence = (s: string) => `${s[0].toUpperCase()}${s.slice(1)}`;
 
 /** How much of `said`'s words (four letters or more) `text` already says, 0–1. */
 function overlap(said: string, text: string): number {
@@ -129,7 +132,7 @@ function call(step: NextStep): string {
 }
 
 /** The best sentences of the retrieved sections for the question (not repeating the lead), a few. */
-function ruleLines(r: Retrieved, p: Parsed, lead: string, tool: string | null, max: number): { lines: string[]; used: KnowledgeSection[] } {
+function ruleLines(r: Retrieved, lead: string, tool: string | null, max: number): { lines: string[]; used: KnowledgeSection[] } {
   const words = new Set(r.query.split(/[^a-z0-9_]+/).filter((w) => w.length >= 3 && !COMMON.has(w)));
   const scored: Array<{ s: string; score: number; sec: KnowledgeSection }> = [];
   for (const [i, h] of r.hits.slice(0, 4).entries()) {
@@ -303,7 +306,7 @@ function whileWaiting(p: Parsed, g: Grounded, terms: MarketTerms, f: NonNullable
       : !timer && out.some((t) => t.who.includes('operator'))
         ? `Give your side of it to the ${other} and the operator with ${call(step)}: ${id} is ${f.state}, so ${held} frozen in escrow — no auto-release, no payout, no refund — until an operator decides (a refund to the buyer or a release to the seller)${f.legal.length ? '' : '; no call of yours ends or withdraws it, and no timer runs'}; follow it with get_purchase.`
         : `Ask the ${other} with ${call(step)}: ${id} is ${f.state} and ${held} held in escrow — ${side === 'buyer' ? 'the seller is not paid until you confirm the delivery' : 'you are paid once the buyer confirms'}.`;
-  return { step, lead, lines: [...f.deadlines.map((d) => `${d[0].toUpperCase()}${d.slice(1)}.`), ...exits] };
+  return { step, lead, lines: [...f.deadlines.map((d) => `${sentence(d)}.`), ...exits] };
 }
 
 /** The lead call for a purchase the question is about: the best-ranked call this side may make now. */
@@ -351,7 +354,7 @@ function forPurchase(p: Parsed, g: Grounded, r: Retrieved, terms: MarketTerms, t
     lines.push(`${asked.tool} is not possible now: ${whose && side && whose !== side ? `only the ${whose} calls it` : `${id} is ${f.state}`}.`);
   }
   const stateLine = `${id}${f.title ? ` (“${f.title}”` + (f.priceGas ? `, ${f.priceGas} gas)` : ')') : ''} is ${f.state}; ${who}${!whatNow ? '' : f.legal.length ? ` and may call ${f.legal.join(', ')}` : ' and no call can change it now'}.`;
-  lines.push(stateLine, ...f.deadlines.map((d) => `${d[0].toUpperCase()}${d.slice(1)}.`));
+  lines.push(stateLine, ...f.deadlines.map((d) => `${sentence(d)}.`));
   const next = nextOf(f.state);
   // On a purchase that can no longer change, an explanation the intent gives ("when am I paid?") leads.
   const final = !!(STATES as Record<string, { final: boolean }>)[f.state]?.final;
@@ -418,9 +421,8 @@ function bySituation(p: Parsed, g: Grounded, r: Retrieved, terms: MarketTerms, t
   const swap = g.checkouts.length && /\b(?:instead|switch|swap|change|rather)\b/.test(p.text) ? GAS_PACKS.find((x) => x.gas !== g.checkouts[0].gas && (has(p.text, x.id) || p.amounts.includes(x.gas))) : undefined;
   if (swap) {
     const c = g.checkouts[0];
-    const t = forTopic(topics(terms).find((x) => x.id === 'another-pack')!, g, p);
     const step = { tool: 'buy_gas', arguments: { packId: swap.id } };
-    return { step, lead: withCall(t.lead, step), lines: [`${swap.id} is ${swap.gas} gas = ${swap.usd} USD; the open ${c.sessionId} (${c.gas} gas) expires unpaid at ${c.expiresAt.slice(0, 16).replace('T', ' ')} UTC.`] };
+    return { step, lead: withCall(topicById(terms, 'another-pack')!.lead, step), lines: [`${swap.id} is ${swap.gas} gas = ${swap.usd} USD; the open ${c.sessionId} (${c.gas} gas) expires unpaid at ${c.expiresAt.slice(0, 16).replace('T', ' ')} UTC.`] };
   }
   if (g.checkouts.length && !has(p.text, 'expired') && checkoutAsked && errorOnGas && !(otherPack && topic?.tool === 'buy_gas')) return openCheckout(g);
   if (p.error) {
@@ -501,7 +503,7 @@ function becauseOf(p: Parsed, g: Grounded): Picked {
  * unknown id or earnings the wallet does not hold are named first and the stated situation follows ("if …").
  */
 function accountFirst(p: Parsed, g: Grounded, r: Retrieved, terms: MarketTerms, topic: Topic | null, mismatch: string, answer: string, lines: string[]): { lead: string; lines: string[]; picked: Picked } {
-  const said = `${mismatch[0].toUpperCase()}${mismatch.slice(1)}`;
+  const said = sentence(mismatch);
   if (g.actual) {
     // The purchase the account shows is answered by the machine from its own state (the intent only if it fits it).
     const fits = topic && (!topic.states || topic.states.includes(g.actual.state)) && (!topic.side || !g.actual.side || topic.side === g.actual.side);
@@ -600,7 +602,7 @@ export function compose(p: Parsed, g: Grounded, r: Retrieved, terms: MarketTerms
   // "If I do nothing?": the purchase's running timer answers first.
   if (picked && says(p, 'idle') && g.purchase?.deadlines[0]) picked = { ...picked, lead: `If nobody acts: ${g.purchase.deadlines[0]}. ${picked.lead}` };
   // "How long do I have?" asked alone: the timer is the answer and leads; asked beside what to do ("is there a deadline?"), it follows the lead.
-  else if (picked && says(p, 'deadline') && g.purchase?.deadlines[0] && !says(p, 'next') && !says(p, 'howTo')) picked = { ...picked, lead: `${g.purchase.deadlines[0][0].toUpperCase()}${g.purchase.deadlines[0].slice(1)}. ${picked.lead}`, lines: picked.lines.filter((l) => !l.toLowerCase().includes(g.purchase!.deadlines[0].toLowerCase())) };
+  else if (picked && says(p, 'deadline') && g.purchase?.deadlines[0] && !says(p, 'next') && !says(p, 'howTo')) picked = { ...picked, lead: `${sentence(g.purchase.deadlines[0])}. ${picked.lead}`, lines: picked.lines.filter((l) => !l.toLowerCase().includes(g.purchase!.deadlines[0].toLowerCase())) };
   else if (picked && says(p, 'deadline') && g.purchase?.deadlines[0] && !picked.lines.some((l) => l.includes(g.purchase!.deadlines[0]))) picked = { ...picked, lines: [`Deadline: ${g.purchase.deadlines[0]}.`, ...picked.lines] };
   // A rule asked about the purchase ("auto release is how many days, and counted from what?"), not what to do: the rule leads, the purchase's own step follows.
   // (Not when the purchase's own lead says most of it already, nor on a purchase only the question tells of.)
@@ -626,7 +628,7 @@ export function compose(p: Parsed, g: Grounded, r: Retrieved, terms: MarketTerms
     if (step) picked = { step, lead: topic && topic.tool === step.tool ? withCall(topic.lead, step) : `Call ${call(step)}: ${firstSentences(getTool(step.tool)?.description ?? '')}`, lines: [] };
     else if (!topic) picked = null;
   }
-  const info = (callFirst ? null : num?.text) ?? (action ? null : ruleLines(r, p, '', null, 1).lines[0] ?? null);
+  const info = (callFirst ? null : num?.text) ?? (action ? null : ruleLines(r, '', null, 1).lines[0] ?? null);
   const stated = num?.claims ?? 0;
   const mismatch = ((figuresOnly || (num && g.actual)) && !p.statedClaim ? null : g.mismatch) ?? (g.wallet && stated > g.wallet.withdrawableGas ? `your wallet shows withdrawableGas ${g.wallet.withdrawableGas}, not ${stated}: only sale earnings of completed sales can be cashed out` : null);
   const answer = info ?? picked?.lead ?? 'I could not find this in the documentation; ask with the tool name or the error code you got.';
@@ -672,10 +674,10 @@ export function compose(p: Parsed, g: Grounded, r: Retrieved, terms: MarketTerms
   }
   // No purchase at all while the question mentions one: a note after the answer (a claim of its own leads, below).
   // (A server fault's guide keeps the lead — check whether the call went through: the account's other purchase is a note after it.)
-  if (mismatch && ((!g.actual && !mismatch.startsWith('I see no purchase') && !stated && !p.statedClaim) || p.error?.code === 'internal')) lines.unshift(`(${mismatch[0].toUpperCase()}${mismatch.slice(1)}.)`);
+  if (mismatch && ((!g.actual && !mismatch.startsWith('I see no purchase') && !stated && !p.statedClaim) || p.error?.code === 'internal')) lines.unshift(`(${sentence(mismatch)}.)`);
   else if (mismatch && !pastWhy(p)) ({ lead, lines, picked } = accountFirst(p, g, r, terms, topic, mismatch, answer, lines));
   // Retrieved rule lines only fill an answer nothing else shaped (an intent, a purchase, an error, figures carry their own).
-  const rules = ruleLines(r, p, [lead, ...lines].join(' '), picked?.step?.tool ?? null, topic || firm || num ? 0 : 1);
+  const rules = ruleLines(r, [lead, ...lines].join(' '), picked?.step?.tool ?? null, topic || firm || num ? 0 : 1);
   // The suggested call is one the asker may make now, and never one the lead puts after another ("read it with get_delivery, then confirm_delivery").
   const on = g.actual ?? g.purchase;
   const mayNow = (tool: string) => tool !== 'ask_help' && !(isMachineTool(tool) && on && !on.legal.includes(tool)) && !(tool === 'request_cashout' && g.wallet && g.wallet.withdrawableGas < MIN_CASHOUT_GAS);

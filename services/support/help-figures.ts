@@ -21,6 +21,7 @@ import {
   gasToUsd,
   priceForNet,
   saleSplit,
+  salesToCashout,
   smallestPackCovering,
   type MarketTerms,
 } from '../../packages/market-rules';
@@ -168,9 +169,8 @@ export function figures(p: Parsed, terms: MarketTerms, priceGas: number | null, 
     const also = /bought|buy_gas|purchased|pack/.test(t) ? ' (bought gas is not cashable)' : '';
     if (n < MIN_CASHOUT_GAS && howMany) {
       // "How many such sales before I can cash out?": sales of that size until the minimum, and what the fee takes then.
-      const k = Math.ceil(MIN_CASHOUT_GAS / n);
-      const c = cashoutSplit(k * n);
-      return { text: `${k} sales of ${n} (${k * n} gas of sale earnings) reach the ${MIN_CASHOUT_GAS}-gas cash-out minimum — ${k - 1} make only ${(k - 1) * n}; cashing out ${k * n} costs the ${CASHOUT_FEE_PERCENT}% fee (${c.feeGas}): you receive ${c.netGas} gas = ${gasToUsd(c.netGas).toFixed(2)} USD in BTC.`, tool: null };
+      const c = salesToCashout(n);
+      return { text: `${c.sales} sales of ${n} (${c.amountGas} gas of sale earnings) reach the ${MIN_CASHOUT_GAS}-gas cash-out minimum — ${c.sales - 1} make only ${(c.sales - 1) * n}; cashing out ${c.amountGas} costs the ${CASHOUT_FEE_PERCENT}% fee (${c.feeGas}): you receive ${c.netGas} gas = ${gasToUsd(c.netGas).toFixed(2)} USD in BTC.`, tool: null };
     }
     if (n < MIN_CASHOUT_GAS) return { text: `You have ${n} gas of sale earnings${also}: ${MIN_CASHOUT_GAS - n} short of the ${MIN_CASHOUT_GAS}-gas cash-out minimum — complete more sales, then request_cashout.`, tool: null };
     const c = cashoutSplit(n);
@@ -206,7 +206,7 @@ export function figures(p: Parsed, terms: MarketTerms, priceGas: number | null, 
       const price = priceForNet(amount, terms.platformFeePercent, afterCashout);
       const sn = saleSplit(price, terms.platformFeePercent).sellerNetGas;
       const inBand = has(t, 'band') ? PRICE_BANDS.find((b) => price >= b.minGas && price <= b.maxGas) : undefined;
-      const sales = Math.ceil(MIN_CASHOUT_GAS / sn);
+      const { sales } = salesToCashout(sn);
       const minimum = cashout && !afterCashout ? ` ${sn >= MIN_CASHOUT_GAS ? `One sale (${sn}) reaches the ${MIN_CASHOUT_GAS}-gas cash-out minimum` : `One sale (${sn}) is below the ${MIN_CASHOUT_GAS}-gas cash-out minimum: ${sales} sales (${sales * sn}) reach it`}; cashing out costs ${CASHOUT_FEE_PERCENT}% more.` : '';
       return { text: `List at ${price} gas: the seller nets ${sn} after the ${terms.platformFeePercent}% platform fee${afterCashout ? `, and cashing that out (${CASHOUT_FEE_PERCENT}% fee) leaves ${cashoutSplit(sn).netGas} gas` : ''} — the lowest price that reaches ${amount} (fee ${price - sn} gas)${inBand ? `; that is the ${inBand.id} band (${inBand.minGas}–${inBand.maxGas})` : ''}.${minimum}`, tool: 'list_service', args: { priceGas: price } };
     }
@@ -299,9 +299,8 @@ export function figures(p: Parsed, terms: MarketTerms, priceGas: number | null, 
     const usd = ['dollar', 'dollars', 'usd', '$'].some((w) => t.includes(w)) ? ` = ${gasToUsd(s.sellerNetGas).toFixed(2)} USD` : '';
     const head = `${aGas(amount, true)} sale${band ? ` (${band.id} band ${band.minGas}–${band.maxGas})` : ''} pays the seller ${s.sellerNetGas} gas${usd} (the platform keeps ${terms.platformFeePercent}% = ${s.platformFeeGas}); the buyer pays exactly ${amount}.`;
     if (howMany) {
-      const n = Math.ceil(MIN_CASHOUT_GAS / s.sellerNetGas);
-      const c = cashoutSplit(n * s.sellerNetGas);
-      return { text: `${head} ${n} sales (${n * s.sellerNetGas} gas) reach the ${MIN_CASHOUT_GAS}-gas cash-out minimum; ${n - 1} make only ${(n - 1) * s.sellerNetGas}. Cashing out ${n * s.sellerNetGas} costs the ${CASHOUT_FEE_PERCENT}% fee (${c.feeGas}): you receive ${c.netGas} gas.`, tool: null };
+      const c = salesToCashout(s.sellerNetGas);
+      return { text: `${head} ${c.sales} sales (${c.amountGas} gas) reach the ${MIN_CASHOUT_GAS}-gas cash-out minimum; ${c.sales - 1} make only ${(c.sales - 1) * s.sellerNetGas}. Cashing out ${c.amountGas} costs the ${CASHOUT_FEE_PERCENT}% fee (${c.feeGas}): you receive ${c.netGas} gas.`, tool: null };
     }
     return thenCashout(head, s.sellerNetGas);
   }

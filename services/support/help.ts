@@ -52,11 +52,12 @@ export class HelpIndex {
     const retrieved = this.index.retrieve(parsed);
     let grounded = ground(parsed, input.account ?? null, input.now ?? new Date());
     // (A purchase the account shows in another state than the question tells is answered in the account's state: intents are ruled out by that one.)
-    let intent = this.intents.of(parsed, grounded.side, grounded.actual?.state ?? grounded.purchase?.state ?? null);
+    const intentOf = (g: Grounded) => this.intents.of(parsed, g.side, g.actual?.state ?? g.purchase?.state ?? null);
+    let intent = intentOf(grounded);
     // An intent about a purchase the question does not name, or a bare "what now?": the account's purchase is the one meant.
     if ((intent?.topic.purchase || ASKS.next.some((w) => has(parsed.text, w))) && !grounded.purchase && input.account?.purchases?.length) {
       grounded = ground(parsed, input.account, input.now ?? new Date(), true);
-      intent = this.intents.of(parsed, grounded.side, grounded.actual?.state ?? grounded.purchase?.state ?? null);
+      intent = intentOf(grounded);
     }
     // A question that shows one of the marketplace's intents, or names the asker's own purchase ("the tests don't run"), is about this marketplace.
     const decline = declineOf(parsed.text, retrieved.inDomain || (input.account?.purchases ?? []).some((x) => namesTitle(parsed, x.listingTitle)) || (!!intent && intent.score >= 2), !!parsed.error || parsed.pasted);

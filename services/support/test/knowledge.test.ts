@@ -100,6 +100,8 @@ describe('figures and intents', () => {
     expect(rules.priceForNet(900, 10)).toBe(1000);
     // 1020 of sale_earn → cash-out fee 20 → 1000; 1019 reaches only 999.
     expect(rules.cashoutForNet(1000)).toBe(1020);
+    // 225 a sale: 3 sales (675) reach 500; cashing 675 out costs 14.
+    expect(rules.salesToCashout(225)).toEqual({ sales: 3, amountGas: 675, feeGas: 14, netGas: 661 });
     for (const net of [1, 490, 1000, 4321]) {
       expect(rules.cashoutSplit(rules.cashoutForNet(net)).netGas).toBeGreaterThanOrEqual(net);
       expect(rules.cashoutSplit(rules.cashoutForNet(net) - 1).netGas).toBeLessThan(net);
