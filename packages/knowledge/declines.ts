@@ -89,6 +89,12 @@ export const CHEATING: { signs: string[]; madeInNumbers: RegExp; hides: RegExp; 
       text: "I won't help slip a listing past moderation: it checks what a listing promises, and a listing written to fool it is removed. Tell me what your service really delivers and I will say what the gate wants (a clear deliverable, what the buyer sends, a fair price).",
     },
     {
+      // (The asker's own delivery: a buyer telling of an empty one it received is not cheating.)
+      about: ['i deliver', 'if i deliver', "i'll deliver", 'i will deliver', 'i could deliver', 'can i deliver', 'i just deliver', 'should i deliver', 'i submit', 'if i submit', 'deliver_work with'],
+      signs: ['empty', 'blank', 'dummy', 'placeholder', 'junk', 'garbage', 'nothing in it', 'half-done', 'half done', "won't notice", 'wont notice', 'will not notice', 'never notice', 'not notice', "won't check", 'wont check', 'never check', "won't look", 'never look'],
+      text: "I won't help pass off an empty or token delivery as the work: the buyer can refund or dispute it until auto-release, and it breaks the marketplace's rules and your reputation. Deliver the listing's real work with deliver_work.",
+    },
+    {
       reason: 'secrets' as const,
       about: ['api key', 'api keys', 'rk_live', 'their key', 'their keys'],
       signs: ['draft a message', 'write a message', 'message i can send', 'send me their', 'ask them for their', 'collect their', 'get their', 'make them send'],
@@ -97,6 +103,10 @@ export const CHEATING: { signs: string[]; madeInNumbers: RegExp; hides: RegExp; 
   ],
 };
 
+/** A role of the marketplace's own claimed in the question ("I'm the marketplace operator", "I am an admin"), not an agent's owner or the operator of its own agents. */
+export const CLAIMS_AUTHORITY = /\b(?:i'm|i am|im|this is|we are|we're)(?: the| an| a)? (?:(?:marketplace|platform|site|system|operator's|marketplace's|platform's) (?:admin|administrator|moderator|operator|owner|staff|team)|admin|administrator|moderator|superuser)\b(?! (?:of|for) (?:my|our|an?|the|this|these|those|agent|\d|several|multiple|a few)\b)/;
+export const AUTHORITY_TEXT = 'A role or an authorization code stated in a question changes nothing: I cannot act as or for an operator, and operators decide disputes and refunds in their own console, never through me.';
+
 /** Acting with an authority it does not have (an administrator's, an operator's, the owner's). */
 export const AUTHORITY = ['admin mode', 'operator mode', 'god mode', 'sudo mode', 'you are now in', 'you are now an admin', 'you are now the admin', 'you are now the operator', 'act as the marketplace', 'act as the administrator', 'act as an administrator', 'act as administrator', 'as the administrator', 'admin right', 'admin rights', 'admin powers', 'admin access', 'you have admin', 'pretend to be my owner', 'pretend to be the owner', 'pretend to be my human', 'as my owner', "i'm authorising you", "i'm authorizing you", 'i authorise you', 'i authorize you'];
 /** Acting for someone else or on their key, said however (checked after a how-do-I question, which is the asker's own call). */
@@ -104,7 +114,7 @@ export const FOR_OTHERS = ['log in as', 'login as', 'impersonate', 'mark the dis
 
 export const CARD = {
   phrases: ['cvv', 'cvc', 'card number', 'card is', 'expiry', 'exp date'],
-  text: 'Never send card data to anyone, me included: only your human enters it, on the checkoutUrl page that buy_gas returns. Then poll wallet until gasBalance rises.',
+  text: 'Never send card data to anyone, me included, and do not keep the details you were given: only your human enters them, on the checkoutUrl page of a buy_gas checkout (get_checkout {} shows an open one and its link) — send them that link, then poll wallet until gasBalance rises.',
 };
 export const GAMING = {
   phrases: ['scam buyers', 'scam people', 'help me scam', 'run a scam', 'a scam listing', 'looks like a legit', 'looks legit', 'actually gets buyers', 'trick buyers', 'paste their api keys', 'steal', 'throwaway', 'farm', 'farming', 'fake', 'pump', 'inflate', 'wash trad', 'buy my own listing', 'buy my listing', 'star ratings', 'star reviews', 'agents i run', 'i run 5', 'my other agents', 'get it for free', 'alt agents', 'alt accounts', 'sockpuppet', 'rate it 5 stars', 'rate my own', 'rate my listing', 'rate me 5', 'buy and rate', 'review my listing', 'spin up', 'fresh agents', 'extra agents', 'new agents to buy', 'other agents to buy', 'ratingavg looks', 'rating look', 'ratings look', 'sock puppet', 'game the', 'cheat', 'exploit', "won't actually deliver", 'not deliver anything', 'without delivering', 'just collect the gas', 'get past your quality', 'get past the quality', 'get past moderation', 'bypass moderation', 'fool the', 'officially verified', 'platform has verified', 'platform verified', 'verified by the platform', 'guaranteed return', 'guaranteed profit', 'double your', 'multiply your', 'pin it', 'to the top of', 'top of search', 'boost my', 'qualityscore to', 'set my rating', 'set my reputation'],

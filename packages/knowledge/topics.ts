@@ -31,7 +31,7 @@ import {
   gasToUsd,
   type MarketTerms,
 } from '../market-rules';
-import { PROVIDERS, SEVERITIES, toolsOfModules } from '../tool-catalogue';
+import { PROVIDERS, SEVERITIES, getTool, toolsOfModules } from '../tool-catalogue';
 import { PURCHASE_STATUSES, TRANSITIONS } from '../contracts/purchase-machine';
 
 /** The states a call fires from, and the states it leads to — read from the purchase machine, never listed here. */
@@ -71,10 +71,14 @@ export interface Topic {
   states?: string[];
   /** The account fact that answers it first when the account has one: an open checkout, the human's limits, earnings. */
   account?: 'checkout' | 'limits' | 'earnings';
+  /** Shown only by a phrase of each group together ("cash out" and "dispute"): a question about both, not either. */
+  together?: string[][];
   /** Intents this one gives way to when the same question shows them too (a complaint beside "tests pass" is a complaint). */
   yieldsTo?: string[];
 }
 
+/** The most results one page of a paged list returns (the catalogue's `limit`). */
+const pageMax = (tool: string) => (getTool(tool)?.params as Record<string, { max?: number }> | undefined)?.limit?.max;
 const packs = GAS_PACKS.map((p) => `${p.id} ${p.gas} gas = ${p.usd} USD`).join(', ');
 const bands = PRICE_BANDS.map((b) => `${b.id} ${b.minGas}–${b.maxGas}`).join(', ');
 const anchors = Object.entries(CATEGORY_ANCHOR_GAS).map(([c, g]) => `${c} ${g}`).join(', ');
@@ -307,11 +311,11 @@ function buildTopics(terms: MarketTerms): Topic[] {
     },
     {
       id: 'listing-rules',
-      phrases: ['quality report', 'score', 'bouncing', 'bounced', 'the gate', 'my draft', 'draft', 'good to go', 'will this pass', 'hard requirements', 'requirements', 'get rejected', 'doesnt get rejected', "doesn't get rejected", 'listing rules', 'description rules', 'quality score', 'quality gate', 'passscore', 'listing rejected', 'listing_rejected', 'rejected my listing', 'listing got rejected', 'requirements for a listing', 'why was my listing', 'quality check', 'moderation', 'description', 'title length', 'min length', 'minimum length', 'how long should', 'min title', 'title rules', 'desc rules'],
+      phrases: ['quality report', 'score', 'bouncing', 'bounced', 'the gate', 'my draft', 'draft', 'good to go', 'will this pass', 'hard requirements', 'requirements', 'get rejected', 'doesnt get rejected', "doesn't get rejected", 'listing rules', 'description rules', 'quality score', 'quality gate', 'passscore', 'listing rejected', 'listing_rejected', 'rejected my listing', 'listing got rejected', 'requirements for a listing', 'why was my listing', 'quality check', 'moderation', 'description', 'title length', 'min length', 'minimum length', 'how long should', 'min title', 'title rules', 'desc rules', 'validation', 'validation rules', 'listing requirements'],
       side: 'seller',
       tool: 'list_service',
       lead: `A listing passes with a quality score ≥ ${PASS_SCORE}: a title ≥ ${MIN_TITLE_CHARS} characters naming a concrete skill, a description ≥ ${MIN_DESCRIPTION_CHARS} characters and ${MIN_DESCRIPTION_WORDS} words saying what the buyer provides and what you deliver, price ≥ ${MIN_PRICE_GAS} gas. After a 422, rewrite it with the issues' hints and call list_service again.`,
-      lines: ['Moderation refuses placeholders, lorem ipsum, test listings, vague slogans with no deliverable, scams and spam (bulk messaging of agents): such a concept must change, not be reworded.'],
+      lines: [`category (optional): one of ${Object.keys(CATEGORY_ANCHOR_GAS).join(', ')}.`, 'Moderation refuses placeholders, lorem ipsum, test listings, vague slogans with no deliverable, scams and spam (bulk messaging of agents): such a concept must change, not be reworded.'],
     },
     {
       id: 'min-price',
@@ -449,13 +453,13 @@ function buildTopics(terms: MarketTerms): Topic[] {
     },
     {
       id: 'scope-creep',
-      // (What the buyer asks beyond the listing, before delivery: the listing is the contract; more work is another purchase.)
+      // (What the buyer asks beyond the listing, before delivery or after it: the listing is the contract; more work is another purchase.)
       phrases: ['beyond the listing', 'not in the listing', 'listing only says', 'more than the listing', 'outside the listing', 'extra tests', 'extra work', 'also add', 'add more', 'for free', 'different repo', 'totally different', 'out of scope', 'scope', 'wants more', 'asks for more', 'asking for more', 'asked for more', 'additional', 'on top of the listing'],
       side: 'seller',
       purchase: true,
-      states: fromOf('deliver_work'),
+      states: [...fromOf('deliver_work'), ...toOf('deliver_work')],
       tool: 'send_message',
-      lead: `Answer the buyer with send_message {"purchaseId", "body"}: the listing is what was bought — deliver that with deliver_work, and offer anything more as a separate purchase of another listing (list_service it if you have none). A dispute is for non-delivery or misrepresentation of the listing, and an operator decides it on the listing's own terms.`,
+      lead: `Answer the buyer with send_message {"purchaseId", "body"}: the listing is what was bought — you owe that (deliver_work) and no more; offer anything extra as a separate purchase of another listing (list_service it if you have none). A dispute is for non-delivery or misrepresentation of the listing, and an operator decides it on the listing's own terms.`,
     },
     {
       id: 'read-delivery',
@@ -556,8 +560,18 @@ function buildTopics(terms: MarketTerms): Topic[] {
       lines: [`Bought gas, refunds and referral bonuses are spendable, not withdrawable. A clean dispute history is required (none lost in ${DISPUTE_LOOKBACK_DAYS} days).`],
     },
     {
+      id: 'cashout-disputes',
+      together: [['request_cashout', 'cash out', 'cashout', 'cash-out', 'withdraw', 'payout'], ['dispute', 'disputes', 'disputed']],
+      phrases: [],
+      side: 'seller',
+      purchase: true,
+      tool: null,
+      lead: `A dispute blocks cash-out only while it is open with you as the seller, or for ${DISPUTE_LOOKBACK_DAYS} days after one you lost as the seller (refunded to the buyer); one you won, one as a buyer or an older loss does not. Otherwise: connect_payouts {"btcAddress"} once, then request_cashout {"amountGas"}.`,
+      lines: [`Only sale earnings (sale_earn) cash out, at least ${MIN_CASHOUT_GAS} gas, a ${CASHOUT_FEE_PERCENT}% fee.`],
+    },
+    {
       id: 'fees',
-      phrases: ['fee', 'fees', 'commission', 'platform cut', 'platform take', 'how much does the platform', 'what does it cost', 'fee to register', 'cost to register', 'free to register', 'pay to register'],
+      phrases: ['fee', 'fees', 'commission', 'fee if i sell', 'fee when i sell', 'fee for selling', 'selling fee', 'seller fee', 'fee on a sale', 'fee per sale', 'fee on sales', 'cut of my sale', 'cut of each sale', 'platform cut', 'platform take', 'how much does the platform', 'what does it cost', 'fee to register', 'cost to register', 'free to register', 'pay to register'],
       tool: null,
       lead: `The platform takes ${FEE}% of the price from the seller at completion (the buyer pays exactly the price); cash-out costs ${CASHOUT_FEE_PERCENT}% (minimum ${MIN_CASHOUT_GAS} gas). Registering and listing are free.`,
     },
@@ -575,6 +589,12 @@ function buildTopics(terms: MarketTerms): Topic[] {
       tool: 'wallet',
       lead: 'Your human’s spending limits decide it, not your balance: wallet {} shows spendingLimits; buy within them or ask your human to change them on their owner page — no tool can.',
       lines: [`Above "ask me above" a purchase waits for your human at approvalUrl (${APPROVAL_WINDOW_HOURS} h).`],
+    },
+    {
+      id: 'rate-limits',
+      phrases: ['rate limit', 'rate limits', 'ratelimit', 'rate-limit', 'rate limited', 'throttle', 'throttled', 'throttling', 'too many requests', 'requests per minute', 'calls per minute', 'page size', 'pagination', 'paginate', 'next page', 'per page', 'cursor'],
+      tool: null,
+      lead: `Calls are limited per minute per key (per address without one; the operator sets the figure): over it a call answers 429 rate_limited with a Retry-After header — wait that many seconds and retry with the same Idempotency-Key. Lists come in pages: limit (search_services ≤ ${pageMax('search_services')}, list_orders ≤ ${pageMax('list_orders')}; default 20) and the cursor the previous page returned.`,
     },
     {
       id: 'mcp',

@@ -500,7 +500,7 @@ const defs: Def[] = [
     effect: 'advances',
     params: { purchaseId: id('purchase') },
     output: PURCHASE_RESULT,
-    description: 'Seller: acknowledge a new order so the buyer knows you are working on it (sets acknowledgedAt).',
+    description: 'Seller: acknowledge a new order so the buyer knows you are working on it (sets acknowledgedAt). Optional: delivery, payment and every deadline are the same without it.',
   },
   {
     name: 'rate_purchase',

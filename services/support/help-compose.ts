@@ -201,7 +201,9 @@ function errorLead(p: Parsed, g: Grounded, e: NonNullable<Parsed['error']>, guid
   if (e.code === 'internal') {
     const step = { tool: 'report_bug', arguments: { title: 'A call answered 500 internal', description: 'Describe the call and what happened.', context: { requestId: e.requestId ?? 'req_…', ...(failed ? { toolName: failed } : {}) } } };
     // A call that changes a purchase may have gone through: its state says so before any retry.
-    const check = failed && isMachineTool(failed) ? `First check with get_purchase whether ${failed} went through (the state shows it); if not, retry it with the same Idempotency-Key` : 'Retry once with the same Idempotency-Key';
+    // (A call that creates the purchase has no id to look up yet: the newest order shows whether it went through.)
+    const creates = !!failed && !('purchaseId' in (getTool(failed)?.params ?? {}));
+    const check = failed && isMachineTool(failed) ? `First check with ${creates ? 'list_orders {"role":"buyer"}' : 'get_purchase'} whether ${failed} went through (${creates ? 'a new purchase there means it did, its price held in escrow' : 'the state shows it'}); if not, retry it with the same Idempotency-Key` : 'Retry once with the same Idempotency-Key';
     return { step, lead: `${check}; if it fails again, call ${call(step)}.`, lines: ['No partial money movement is left behind: gas moves are all-or-nothing.'] };
   }
   // A price that rose above the buyer's bound: the current price is the decision (nothing was held).
@@ -233,7 +235,14 @@ function errorLead(p: Parsed, g: Grounded, e: NonNullable<Parsed['error']>, guid
   return { step, lead: `${e.code} (HTTP ${guide.status})${said}: ${guide.nextStepText}`, lines: [firstSentence(guide.cause)] };
 }
 
-function spendingLimit(g: Grounded, rule: string | null, p: Parsed, terms: MarketTerms) {
+/** The human's limits as the answer: asked how to see them ("how can I check how much I may still spend?"), wallet leads with what it shows. */
+function spendingLimit(g: Grounded, rule: string | null, p: Parsed, terms: MarketTerms): Picked {
+  const r = limitsAnswer(g, rule, p, terms);
+  if (rule || !/\b(?:how|where)\b.*\b(?:see|check|view|find out|look up|know)\b/.test(p.text) || r.lead.includes('wallet {} shows')) return r;
+  return { step: { tool: 'wallet', arguments: {} }, lead: `Call wallet {}: its spendingLimits show what your human allows (per purchase, per day and week, with what is left) — only your human can change them. ${r.lead}`, lines: r.lines };
+}
+
+function limitsAnswer(g: Grounded, rule: string | null, p: Parsed, terms: MarketTerms): Picked {
   const l = g.limits;
   // A price the question states within the per-purchase limit: the limit is no obstacle, buy.
   const prices = p.amounts.filter((a) => a !== g.wallet?.gasBalance && a !== p.balance && a !== l?.perPurchaseMaxGas);
@@ -245,7 +254,7 @@ function spendingLimit(g: Grounded, rule: string | null, p: Parsed, terms: Marke
     const total = fit.reduce((a, b) => a + b, 0);
     const left = g.wallet ? `; ${g.wallet.gasBalance - total} of your ${g.wallet.gasBalance} gas left` : '';
     const nets = fit.map((a) => `${a} → ${saleSplit(a, terms.platformFeePercent).sellerNetGas}`).join(', ');
-    return { step: fit.length ? { tool: 'purchase_service', arguments: { listingId: 'lst_…', maxPriceGas: fit[0] } } : null, lead: `Under your human's per-purchase limit of ${l.perPurchaseMaxGas} gas you can buy ${fit.join(' and ') || 'none of them'} (${total} gas in all${left})${over.length ? `; ${over.join(' and ')} ${over.length > 1 ? 'are' : 'is'} over it — only your human can raise the limit` : ''}.`, lines: fit.length ? [`The sellers net (after the ${terms.platformFeePercent}% fee): ${nets}.`] : [] };
+    return { step: fit.length ? { tool: 'purchase_service', arguments: { listingId: 'lst_…', maxPriceGas: fit[0] } } : null, lead: `Under your human's per-purchase limit of ${l.perPurchaseMaxGas} gas you can buy ${fit.length ? `${fit.join(' and ')} (${total} gas in all${left})` : 'none of them'}${over.length ? `; ${over.join(' and ')} ${over.length > 1 ? 'are' : 'is'} over it — only your human can raise the limit` : ''}.`, lines: fit.length ? [`The sellers net (after the ${terms.platformFeePercent}% fee): ${nets}.`] : [] };
   }
   // "The most expensive listing I can buy?": the limit or the balance, whichever is lower, and what its seller nets.
   const top = !rule && l?.setByHuman && l.perPurchaseMaxGas != null && ['most expensive', 'priciest', 'most i can', 'max i can', 'maximum i can', 'highest i can'].some((w) => has(p.text, w)) ? Math.min(l.perPurchaseMaxGas, g.wallet?.gasBalance ?? Infinity) : null;
@@ -354,8 +363,14 @@ function forPurchase(p: Parsed, g: Grounded, r: Retrieved, terms: MarketTerms, t
     lines.push(`${asked.tool} is not possible now: ${whose && side && whose !== side ? `only the ${whose} calls it` : `${id} is ${f.state}`}.`);
   }
   const stateLine = `${id}${f.title ? ` (“${f.title}”` + (f.priceGas ? `, ${f.priceGas} gas)` : ')') : ''} is ${f.state}; ${who}${!whatNow ? '' : f.legal.length ? ` and may call ${f.legal.join(', ')}` : ' and no call can change it now'}.`;
-  lines.push(stateLine, ...f.deadlines.map((d) => `${sentence(d)}.`));
+  // (A purchase only the question tells of is not stated back as if the account showed it.)
+  lines.push(...(f.inAccount ? [stateLine] : []), ...f.deadlines.map((d) => `${sentence(d)}.`));
   const next = nextOf(f.state);
+  // "What are my options?": every call this side may make (a call it named that it cannot make is said first).
+  if (side && says(p, 'options') && f.legal.length && !(STATES as Record<string, { final: boolean }>)[f.state]?.final) {
+    const o = options(p, g, f, side, terms);
+    return asked ? { ...o, lead: `${lines[0]} ${o.lead}` } : o;
+  }
   // On a purchase that can no longer change, an explanation the intent gives ("when am I paid?") leads.
   const final = !!(STATES as Record<string, { final: boolean }>)[f.state]?.final;
   if (explain && final) return { step: null, lead: explain, lines };
@@ -392,8 +407,24 @@ function forPurchase(p: Parsed, g: Grounded, r: Retrieved, terms: MarketTerms, t
   // (Asked what to do or how, the route leads as below.)
   if (wanted && toward === best.tool && topic?.tool === wanted && progress(toward, f.state, side) >= 2 && !says(p, 'next') && !says(p, 'howTo')) return { step, lead: `${withCall(topic.lead, { tool: wanted, arguments: argsFor(wanted, g, p) })} First: ${readFirst ? `${first.charAt(0).toLowerCase()}${first.slice(1)}` : `call ${call(step)}`}: ${desc.charAt(0).toLowerCase()}${desc.slice(1)}`, lines };
   // The intent's own words when its call is the one: they say why, the machine's line says what it does from here.
-  if (topic?.tool === best.tool && !readFirst) return { step, lead: `As the ${side ?? 'party'} of ${id} (${f.state}): ${withCall(topic.lead, step).replace(/^As the (buyer|seller), c/, 'C')}`, lines: [`${best.tool}: ${desc}`, ...lines.slice(asked ? 1 : 0)] };
+  // (A call outside the machine — a message — has no transition to name: the intent's words say what it is for.)
+  if (topic?.tool === best.tool && !readFirst) return { step, lead: `As the ${side ?? 'party'} of ${id} (${f.state}): ${withCall(topic.lead, step).replace(/^As the (buyer|seller), c/, 'C')}`, lines: [...(doc ? [`${best.tool}: ${desc}`] : []), ...lines.slice(asked ? 1 : 0)] };
   return { step, lead: `${first}: ${desc.charAt(0).toLowerCase()}${desc.slice(1)}`, lines: explain ? [explain, ...lines] : lines };
+}
+
+/** "What are my options?" on a purchase: a message to the other party, each call the machine lets this side make now (and where it leads), and what the timer does if nobody acts. */
+function options(p: Parsed, g: Grounded, f: NonNullable<Grounded['purchase']>, side: Side, terms: MarketTerms): Picked {
+  const id = f.id ?? 'your purchase';
+  const ask = { tool: 'send_message', arguments: argsFor('send_message', g, p) };
+  // (A seller's own way to be paid — deliver_work — comes first; a buyer's first option is to ask.)
+  const forward = side === 'seller' ? f.legal.find((t) => progress(t, f.state, side) >= 2) : undefined;
+  const step = forward ? { tool: forward, arguments: argsFor(forward, g, p) } : ask;
+  // (The buyer's call that pays the seller comes last, for work that is right.)
+  const calls = f.legal.filter((t) => t !== forward).sort((a, b) => (side === 'buyer' ? progress(a, f.state, side) - progress(b, f.state, side) : 0)).map((tool) => {
+    const doc = documentedTransitions(terms).find((t) => t.trigger === tool && t.who.includes(side) && t.from.includes(f.state));
+    return `${tool}${doc ? ` (→ ${doc.to})` : ''}${side === 'buyer' && progress(tool, f.state, side) === 3 ? ' only if the work is right' : ''}`;
+  });
+  return { step, lead: `Your options as the ${side} of ${id} (${f.state}${f.priceGas ? `; its ${f.priceGas} gas held in escrow` : ''}): ${forward ? `call ${call(step)}; ask the buyer with send_message` : `ask the ${side === 'buyer' ? 'seller' : 'buyer'} with ${call(step)}`}; or call ${calls.join('; ')}.`, lines: f.deadlines.map((d) => `If nobody acts: ${d}.`) };
 }
 
 /** An intent's lead with its call's placeholder arguments ({"purchaseId", …}) replaced by the asker's own. */
@@ -451,9 +482,11 @@ function bySituation(p: Parsed, g: Grounded, r: Retrieved, terms: MarketTerms, t
   }
   // A purchase is the subject unless the question is plainly about something else (cash-out, a listing …); an
   // intent that is not about a purchase leads whatever purchase the account holds.
-  const top = r.tools[0]?.tool;
+  // (ask_help named is the one asked, not a call asked about.)
+  const ranked = r.tools.find((t) => t.tool !== 'ask_help');
+  const top = ranked?.tool;
   const pointsAtIt = namesPurchase(p, g) || !!p.statedState;
-  const aboutPurchase = !!g.purchase && (topic && !says(p, 'idle') ? !!topic.purchase : pointsAtIt || says(p, 'idle') || !top || isMachineTool(top) || 'purchaseId' in (getTool(top)?.params ?? {}) || (r.tools[0]?.score ?? 0) < 0.8);
+  const aboutPurchase = !!g.purchase && (topic && !says(p, 'idle') ? !!topic.purchase : pointsAtIt || says(p, 'idle') || !top || isMachineTool(top) || 'purchaseId' in (getTool(top)?.params ?? {}) || (ranked?.score ?? 0) < 0.8);
   // Figures about sales in general ("3 completed sales at 200") are not about the purchase the account holds.
   if (aboutPurchase && !figuresOnly) return forPurchase(p, g, r, terms, topic);
   return null;
@@ -590,7 +623,11 @@ export function compose(p: Parsed, g: Grounded, r: Retrieved, terms: MarketTerms
     return { lead: `${defined}: ${firstSentences(getTool(defined)?.description ?? '', 300)}`, lines: theirs, nextStep: null, allowed: [defined], sources: [] };
   }
   const cash = cashoutOnAccount(p, g, num?.text ?? null, topic);
-  if (cash) return { lead: cash.lead, lines: cash.lines, nextStep: cash.step, allowed: cash.step ? [cash.step.tool] : [], sources: [] };
+  // (A rule the question asks beside it — how a dispute bears on cash-out — follows the account's answer.)
+  // (Not beside an open dispute as a seller: that answer is the dispute's bearing itself.)
+  const inDispute = (g.account?.purchases ?? []).some((x) => x.role === 'seller' && x.status === 'disputed');
+  const rule = topic && !topic.tool && !inDispute && topic.account !== 'earnings' && overlap(topic.lead, cash?.lead ?? '') < 0.6 ? [topic.lead] : [];
+  if (cash) return { lead: cash.lead, lines: [...rule, ...cash.lines], nextStep: cash.step, allowed: cash.step ? [cash.step.tool] : [], sources: [] };
   let picked = bySituation(p, g, r, terms, topic, figuresOnly);
   // "Delivered 4 days ago": a stated age past the machine's timer out of that state — the timer has most likely moved it.
   const moved = g.purchase && !g.purchase.inAccount ? timerPassed(p, g.purchase.state, terms) : null;
@@ -633,7 +670,7 @@ export function compose(p: Parsed, g: Grounded, r: Retrieved, terms: MarketTerms
   const mismatch = ((figuresOnly || (num && g.actual)) && !p.statedClaim ? null : g.mismatch) ?? (g.wallet && stated > g.wallet.withdrawableGas ? `your wallet shows withdrawableGas ${g.wallet.withdrawableGas}, not ${stated}: only sale earnings of completed sales can be cashed out` : null);
   const answer = info ?? picked?.lead ?? 'I could not find this in the documentation; ask with the tool name or the error code you got.';
   // An informational answer names a next call only when it follows from it (figures that lead to a call, or a question asking what to do).
-  if (info && picked && !firm && !num?.tool && !action) picked = null;
+  if (info && picked && !firm && !num?.tool && (!action || num?.refuses)) picked = null;
   // A fresh array: an intent's lines are shared data, never edited in place.
   let lines = info && picked ? [picked.lead.replace(/^Call /, 'Next: '), ...(num ? [] : picked.lines)] : [...(picked?.lines ?? [])];
   if (callFirst && num) lines.unshift(num.text);

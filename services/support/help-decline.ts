@@ -7,7 +7,7 @@
  */
 import { UNRELATED_TASKS } from '../../packages/knowledge/synonyms';
 import { KEY_AT_RISK } from '../../packages/knowledge/topics';
-import { ACT_VERBS, IMPERATIVE, MAYBE_ASKING, OWN_OBJECTS, DECLINE_RULES, CARD, GAMING, ADVICE, CHEATING, CODE_TASKS, WORK_ASKED, AUTHORITY, FOR_OTHERS, ASKERS_OWN, ACTS_TEXT, OFF_TOPIC_TEXT, ASKS_HOW, SPEAKS_TO_ASSISTANT } from '../../packages/knowledge/declines';
+import { AUTHORITY_TEXT, CLAIMS_AUTHORITY, ACT_VERBS, IMPERATIVE, MAYBE_ASKING, OWN_OBJECTS, DECLINE_RULES, CARD, GAMING, ADVICE, CHEATING, CODE_TASKS, WORK_ASKED, AUTHORITY, FOR_OTHERS, ASKERS_OWN, ACTS_TEXT, OFF_TOPIC_TEXT, ASKS_HOW, SPEAKS_TO_ASSISTANT } from '../../packages/knowledge/declines';
 import { has } from './help-parse';
 import { TOOL_NAMES } from '../../packages/tool-catalogue';
 
@@ -100,14 +100,15 @@ export function declineOf(text: string, inDomain: boolean, pastedError = false):
   const cheating = pastedError ? null : cheats(text);
   if (cheating) return cheating;
   if (KEY_AT_RISK.some((p) => has(text, p))) return null;
+  // Card data sent to it is declined first, whatever else is asked; a question about what to do with card data is answered (the card topic).
+  if (!pastedError && (/\b\d{4}[ -]?\d{4}[ -]?\d{4}[ -]?\d{4}\b/.test(text) || CARD.phrases.some((p) => has(text, `${p} is`)))) return { reason: 'card_data', text: CARD.text };
+  if (!pastedError && CLAIMS_AUTHORITY.test(text)) return { reason: 'acts', text: AUTHORITY_TEXT };
   // Words that speak to an assistant inside a quote are the quote's, not the asker's: an injection, whatever else it names.
   if (!pastedError && quotesInstructions(text)) return { reason: 'quoted_instructions', text: DECLINE_RULES.find((r) => r.reason === 'quoted_instructions')!.text };
   // A command the asker ran, shown with the error it got, is a question about that error, not a request to run it.
   for (const r of DECLINE_RULES) if (!(pastedError && r.reason === 'commands') && r.phrases.some((p) => has(text, p) || (p.includes('|') && text.includes(p)))) return { reason: r.reason, text: r.text };
   // A pasted error envelope is the service's own text: only the rows above (secrets, commands) can decline it.
   if (pastedError) return null;
-  // Card data sent to it is declined; a question about what to do with card data is answered (the card topic).
-  if (/\b\d{4}[ -]?\d{4}[ -]?\d{4}[ -]?\d{4}\b/.test(text) || CARD.phrases.some((p) => has(text, `${p} is`))) return { reason: 'card_data', text: CARD.text };
   // "Send me 100 gas, get 1000 back": a promise of more gas back for gas sent is a scam, however it is worded.
   if (GAMING.phrases.some((p) => has(text, p)) || /\bsend (?:me |us )?\d[\d,]* ?gas\b.*\b(?:get|receive)\b.*\d[\d,]*.*\bback\b/.test(text)) return { reason: 'gaming', text: GAMING.text };
   if (ADVICE.phrases.some((p) => has(text, p)) || (ADVICE.markets.some((w) => has(text, w)) && ADVICE.timing.some((w) => has(text, w)))) return { reason: 'off_topic', text: ADVICE.text };

@@ -35,6 +35,8 @@ export interface Figures {
   /** Earnings the question says the asker holds now (checked against the wallet). */
   claims?: number;
   tool: string | null;
+  /** The figures refuse what the question plans ("cash out bought gas"): no call follows them. */
+  refuses?: boolean;
   /** The call's arguments the figures decide. */
   args?: Record<string, unknown>;
 }
@@ -83,7 +85,7 @@ function purchasesAgainst(t: string, terms: MarketTerms, balance: number | null,
   }
   const asks = ['left', 'remain', 'doable', 'afford', 'enough', 'can i', 'sellers get', 'in total', 'total'].some((w) => has(t, w));
   if (!asks || !items.length || (items.length === 1 && !over(items[0]) && !has(t, 'left') && !has(t, 'doable'))) return null;
-  if (items.length === 1 && over(items[0])) return { text: `No: ${items[0]} gas is over the per-purchase limit of ${cap} your human set, so purchase_service refuses it (forbidden) though your ${balance} gas would cover it — only your human can raise the limit (on their owner page); or buy a listing within it.`, tool: null };
+  if (items.length === 1 && over(items[0])) return { text: `No: ${items[0]} gas is over the per-purchase limit of ${cap} your human set, so purchase_service refuses it (forbidden) though your ${balance} gas would cover it — only your human can raise the limit (on their owner page); or buy a listing within it.`, tool: null, refuses: true };
   const total = items.reduce((a, b) => a + b, 0);
   const nets = items.map((a) => saleSplit(a, terms.platformFeePercent).sellerNetGas);
   const blocked = items.filter(over);
@@ -118,10 +120,13 @@ export function figures(p: Parsed, terms: MarketTerms, priceGas: number | null, 
   const cashout = [...ASKS.cashout, ...ASKS.payout].some((w) => has(t, w)) || (has(t, 'cash') && has(t, 'out')) || p.tools.includes('request_cashout');
   const connectFirst = ['never set up', 'not set up', 'no payout address', 'set up payouts', 'btc address', 'first time'].some((w) => has(t, w));
   const cashoutCall = (n: number) => (connectFirst ? { tool: 'connect_payouts', args: {} } : { tool: 'request_cashout', args: { amountGas: n } });
+  // Earnings the question states ("sale_earn total 675", "432 of earnings"): cashed out as they are, no platform fee again.
+  const earned = /(?:sale_earn|earnings|earned|withdrawable)(?: total| of| is| are|:)*\s*(?:~ ?|about |around |roughly |approx\.? |approximately |nearly |almost )?(\d[\d,]*)/.exec(t) ?? /([1-9][\d,]*)\s*(?:gas\s*)?(?:from|of|in)?\s*(?:sale\s+)?(?:sale_earn|earnings|withdrawable)/.exec(t);
   // Bought gas is spending money: it never cashes out, whatever the amount.
   // (The asker's own gas bought — not "someone bought my listing", which is a sale.)
-  if (cashout && /\bi (?:bought|purchased)\b|\b(?:bought|purchased) gas\b|gas i (?:bought|purchased)|buy_gas|the pack|builder pack|starter pack|fleet pack|from a pack/.test(t)) {
-    return { text: `No: bought gas cannot be cashed out — only sale earnings (sale_earn) are withdrawable. Spend it with purchase_service; it stays in your wallet.`, tool: null };
+  // (Earnings stated beside it are answered below: the bought part is named there.)
+  if (cashout && !earned && /\bi (?:bought|purchased)\b|\b(?:bought|purchased) gas\b|gas i (?:bought|purchased)|buy_gas|the pack|builder pack|starter pack|fleet pack|from a pack/.test(t)) {
+    return { text: `No: bought gas cannot be cashed out — only sale earnings (sale_earn) are withdrawable. Spend it with purchase_service; it stays in your wallet.`, tool: null, refuses: true };
   }
   // "What should I charge for a CSV cleanup?": the category's anchor and the band for a first listing.
   const asksPrice = ['what should i charge', 'what to charge', 'how much should i charge', 'what price', 'should i price', 'price it', 'how should i price', 'what should i ask'].some((w) => has(t, w));
@@ -156,8 +161,6 @@ export function figures(p: Parsed, terms: MarketTerms, priceGas: number | null, 
   if (cashout && side === 'seller' && priceGas && !howMany && p.amounts.length && p.amounts.every((a) => a === priceGas || a === saleSplit(priceGas, terms.platformFeePercent).sellerNetGas)) return null;
   // "I have 150 and it costs 400" / "I need 2300": the cheapest packs that cover the shortfall.
   const sale = ownSale || (p.side === 'seller' && !['buy', 'purchase', 'pack'].some((w) => has(t, w))) || ['sale', 'sales', 'sell', 'sold', 'earn', 'earned', 'seller', 'selling', 'priced', 'job', 'sale_earn', 'i list', 'list it', 'listing at', 'list something', 'do i keep', 'i keep', 'seller get', 'seller gets', 'i net', 'do i net', 'becomes mine', 'buyers 250', 'buys my', 'bought my'].some((w) => has(t, w)) || /\bmy \d[\d,]*[- ]?gas (?:listing|service|job)\b/.test(t);
-  // Earnings the question states ("sale_earn total 675", "432 of earnings"): cashed out as they are, no platform fee again.
-  const earned = /(?:sale_earn|earnings|earned|withdrawable)(?: total| of| is| are|:)*\s*(\d[\d,]*)/.exec(t) ?? /([1-9][\d,]*)\s*(?:gas\s*)?(?:from|of|in)?\s*(?:sale\s+)?(?:sale_earn|earnings|withdrawable)/.exec(t);
   // "I want exactly $10 from cash-out: how much sale_earn, how much in sales?": the cash-out fee and the platform fee, worked backwards.
   if (cashout && !earned && ['how much', 'how many'].some((w) => has(t, w)) && ['exactly', 'to receive', 'target', 'end up with'].some((w) => has(t, w)) && ['sale_earn', 'earnings', 'sales', 'sell'].some((w) => has(t, w))) {
     const need = cashoutForNet(amount);
@@ -172,7 +175,7 @@ export function figures(p: Parsed, terms: MarketTerms, priceGas: number | null, 
       const c = salesToCashout(n);
       return { text: `${c.sales} sales of ${n} (${c.amountGas} gas of sale earnings) reach the ${MIN_CASHOUT_GAS}-gas cash-out minimum — ${c.sales - 1} make only ${(c.sales - 1) * n}; cashing out ${c.amountGas} costs the ${CASHOUT_FEE_PERCENT}% fee (${c.feeGas}): you receive ${c.netGas} gas = ${gasToUsd(c.netGas).toFixed(2)} USD in BTC.`, tool: null };
     }
-    if (n < MIN_CASHOUT_GAS) return { text: `You have ${n} gas of sale earnings${also}: ${MIN_CASHOUT_GAS - n} short of the ${MIN_CASHOUT_GAS}-gas cash-out minimum — complete more sales, then request_cashout.`, tool: null };
+    if (n < MIN_CASHOUT_GAS) return { text: `You have ${n} gas of sale earnings${also}: ${MIN_CASHOUT_GAS - n} short of the ${MIN_CASHOUT_GAS}-gas cash-out minimum — complete more sales, then request_cashout.`, tool: null, refuses: true };
     const c = cashoutSplit(n);
     const call = cashoutCall(n);
     const hypothetical = ['if ', 'once ', 'planning', 'say ', 'would', 'when i'].some((w) => t.includes(w));

@@ -58,6 +58,11 @@ export class Intents {
 
   /** The words the intent's phrases cover (`words`, longest phrase first: a shorter one inside it counts once), and what they say (`weight`). */
   private score(topic: Topic, p: Parsed, text: string, typos: string[]): { words: number; weight: number } {
+    // An intent shown only by both of two things ("cash out" and "dispute"): the best phrase of each group, or nothing.
+    if (topic.together) {
+      const best = topic.together.map((group) => Math.max(0, ...group.filter((x) => has(text, determined(stemmed(x)))).map((x) => this.said(determined(stemmed(x))))));
+      return best.every((w) => w > 0) ? { words: topic.together.length, weight: best.reduce((a, b) => a + b, 0) } : { words: 0, weight: 0 };
+    }
     let words = 0;
     let weight = 0;
     let rest = text;

@@ -179,8 +179,9 @@ const statusSaid = (text: string, status: number) => new RegExp(`(?:->|\\b(?:htt
 function amountsOf(text: string): number[] {
   const out: number[] = [];
   const statuses = new Set(Object.values(STATUS_BY_CODE));
-  for (const m of text.matchAll(/(?<![\w.$])(\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?\s*(k\b)?([\s-]*gas)?(?! ?(?:usd|dollars?|bucks)\b)/g)) {
+  for (const m of text.matchAll(/(?<![\w.$#])(?<![a-z]-)(\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?\s*(k\b)?([\s-]*gas)?(?! ?(?:usd|dollars?|bucks)\b)/g)) {
     const n = gasOf(`${m[1]}${m[2] ? 'k' : ''}`);
+    // (A code's number — "ADM-7781", "#1234" — is not an amount.)
     // An HTTP status is not an amount: "HTTP 422", "returns 409", "422'd", "400 {…"; nor a count ("salesCount 40").
     const after = text.slice((m.index ?? 0) + m[0].length);
     const before = text.slice(0, m.index ?? 0).trim().split(/[\s:=]+/).pop() ?? '';
