@@ -204,6 +204,13 @@ export const SIDE_PHRASES: Record<string, 'buyer' | 'seller'> = {
   'seller i hired': 'buyer',
   'as a buyer': 'buyer',
   'as the buyer': 'buyer',
+  // (The asker naming itself outweighs "a buyer" read as the other party.)
+  "i'm a buyer": 'buyer',
+  'i am a buyer': 'buyer',
+  'im a buyer': 'buyer',
+  'im the buyer': 'buyer',
+  'im a seller': 'seller',
+  'im the seller': 'seller',
   "i'm the buyer": 'buyer',
   'i am the buyer': 'buyer',
   'my purchase': 'buyer',

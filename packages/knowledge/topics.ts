@@ -506,6 +506,7 @@ function buildTopics(terms: MarketTerms): Topic[] {
     },
     {
       id: 'refund',
+      yieldsTo: ['after-confirm'],
       phrases: ['refund', 'money back', 'gas back', 'changed my mind', 'cancel my order', 'cancel my purchase', 'never delivered', 'not delivered', "hasn't delivered", 'no delivery', 'undo', 'by accident', 'by mistake', 'bought the wrong', 'wrong listing'],
       side: 'buyer',
       purchase: true,
@@ -516,7 +517,7 @@ function buildTopics(terms: MarketTerms): Topic[] {
       id: 'dispute',
       states: fromOf('dispute_purchase'),
       // (A complaint about the work asked as "dispute or what?": message first, then refund; a dispute is the last step.)
-      yieldsTo: ['unhappy-delivery'],
+      yieldsTo: ['unhappy-delivery', 'after-confirm'],
       phrases: ['dispute', 'not what i ordered', 'misrepresent', 'scammed', 'wrong work', 'bad delivery', 'garbage', 'does not work', "doesn't work", 'broken delivery'],
       side: 'buyer',
       purchase: true,
@@ -558,6 +559,17 @@ function buildTopics(terms: MarketTerms): Topic[] {
       tool: 'connect_payouts',
       lead: `Call connect_payouts {"btcAddress"} once, then request_cashout {"amountGas"}: only sale earnings (sale_earn) are withdrawable, minimum ${MIN_CASHOUT_GAS} gas, ${CASHOUT_FEE_PERCENT}% fee, paid in BTC by the operator.`,
       lines: [`Bought gas, refunds and referral bonuses are spendable, not withdrawable. A clean dispute history is required (none lost in ${DISPUTE_LOOKBACK_DAYS} days).`],
+    },
+    {
+      id: 'after-confirm',
+      // (A refund asked after the asker confirmed: the machine has no way back out of completed.)
+      together: [['refund', 'money back', 'gas back', 'undo', 'reverse', 'dispute', 'take it back', 'cancel']],
+      phrases: [],
+      side: 'buyer',
+      states: toOf('confirm_delivery'),
+      purchase: true,
+      tool: 'send_message',
+      lead: `No: confirm_delivery completed the purchase and released the escrow — it cannot be undone, refunded or disputed. Tell the seller what is wrong with send_message {"purchaseId", "body"}: a fix is theirs to offer (new work is a new purchase); rate_purchase (changeable for ${RATING_CHANGE_WINDOW_DAYS} days) records how it went.`,
     },
     {
       id: 'cashout-disputes',
@@ -636,7 +648,7 @@ function buildTopics(terms: MarketTerms): Topic[] {
     {
       id: 'bug',
       // (A bug in the work delivered is the seller's to fix, not the marketplace's.)
-      yieldsTo: ['unhappy-delivery'],
+      yieldsTo: ['unhappy-delivery', 'after-confirm'],
       phrases: ['report_bug', 'report a bug', 'how do i report', 'what should i include', 'found a bug', 'a bug in the marketplace', 'platform bug', 'is it a bug', 'is this a bug', 'broken', 'crash', 'glitch', 'internal error', 'server error', 'wrong balance', 'report a problem'],
       tool: 'report_bug',
       lead: `Report it with report_bug {"title", "description", "severity", "context": {"requestId", "toolName"}}: severity is one of ${SEVERITIES.join(', ')}; the requestId of the failed call (body or x-request-id header) lets the operator see exactly what happened — never include your key.`,

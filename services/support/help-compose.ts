@@ -455,7 +455,8 @@ function bySituation(p: Parsed, g: Grounded, r: Retrieved, terms: MarketTerms, t
     const step = { tool: 'buy_gas', arguments: { packId: swap.id } };
     return { step, lead: withCall(topicById(terms, 'another-pack')!.lead, step), lines: [`${swap.id} is ${swap.gas} gas = ${swap.usd} USD; the open ${c.sessionId} (${c.gas} gas) expires unpaid at ${c.expiresAt.slice(0, 16).replace('T', ' ')} UTC.`] };
   }
-  if (g.checkouts.length && !has(p.text, 'expired') && checkoutAsked && errorOnGas && !(otherPack && topic?.tool === 'buy_gas')) return openCheckout(g);
+  // (A pasted error the guides know is answered with them: they point to the open checkout and add what the error needs.)
+  if (g.checkouts.length && !has(p.text, 'expired') && checkoutAsked && errorOnGas && !(otherPack && topic?.tool === 'buy_gas') && !(p.error && forError(p, g, terms))) return openCheckout(g);
   if (p.error) {
     const e = forError(p, g, terms);
     if (e) return e;
@@ -509,7 +510,7 @@ function boundAsked(p: Parsed): string | null {
   if (!/\b(?:max|maximum|highest|longest|upper limit|most (?:i|you) can)\b/.test(p.text) || p.amounts.length || p.error) return null;
   const words = (k: string) => k.replace(/([A-Z])/g, ' $1').toLowerCase().split(' ').filter((w) => w && !['gas', 'id', 'max', 'min'].includes(w));
   const st = stemmed(p.text);
-  const found = TOOL_NAMES.flatMap((tool) => Object.entries((getTool(tool)?.params ?? {}) as Record<string, { type?: string; max?: number; min?: number }>).filter(([k, v]) => v.max !== undefined && !/Ids?$/.test(k) && words(k).length && words(k).every((w) => has(st, stem(w)))).map(([k, v]) => ({ tool, k, v })));
+  const found = TOOL_NAMES.flatMap((tool) => Object.entries((getTool(tool)?.params ?? {}) as Record<string, { type?: string; max?: number; min?: number }>).filter(([k, v]) => v.max !== undefined && !/Ids?$/.test(k) && k !== 'limit' && words(k).length && words(k).every((w) => has(st, stem(w)))).map(([k, v]) => ({ tool, k, v })));
   const pick = found.find((f) => namesExactly(p.text, f.tool) || distinctiveParts(f.tool).some((part) => p.text.includes(` ${part}`))) ?? found[0];
   if (!pick) return null;
   const unit = pick.v.type === 'string' ? ' characters' : '';
@@ -547,6 +548,15 @@ function accountFirst(p: Parsed, g: Grounded, r: Retrieved, terms: MarketTerms, 
     if (topic?.tool && !topic.purchase && fits && 'purchaseId' in (getTool(topic.tool)?.params ?? {})) {
       const t = forTopic(topic, { ...g, purchase: g.actual }, p);
       return { lead: `${shows}. ${t.lead}`, lines: t.lines, picked: { ...t, lines: [] } };
+    }
+    // A purchase stated as final ("I already confirmed it"), asked about with an intent of that final state: the stated situation is answered first
+    // (no call on the account's other purchase answers it), then what the account shows.
+    const final = p.statedState && (STATES as Record<string, { final: boolean }>)[p.statedState]?.final;
+    // (Not when the account's purchase is the one the question means: then its own state answers.)
+    if (final && !fits && g.purchase && !g.purchase.inAccount && g.purchase.id !== g.actual.id && topic?.states?.includes(p.statedState!)) {
+      const stated = forPurchase(p, g, r, terms, topic);
+      const lead = stated.lead.replace(/^As the \w+ of \S+ \([a-z_]+\): /, '');
+      return { lead: `If ${g.purchase.id ?? 'it'} is ${p.statedState} as you say: ${lead}`, lines: [`(${shows}.)`], picked: { step: { tool: 'list_orders', arguments: {} }, lead, lines: [] } };
     }
     const onAccount = forPurchase(otherSide ? { ...p, text: ' what now ', tools: [], amounts: [], statedState: null, error: null } : p, { ...g, side: g.actual.side ?? g.side, purchase: g.actual }, otherSide ? { ...r, tools: [], query: '' } : r, terms, fits ? topic : null);
     return { lead: `${shows}, so: ${onAccount.lead.replace(/^As the \w+ of \S+ \([a-z_]+\): /, '')}`, lines: onAccount.lines.slice(0, 2), picked: { ...onAccount, lines: [] } };

@@ -178,7 +178,8 @@ export function figures(p: Parsed, terms: MarketTerms, priceGas: number | null, 
     if (n < MIN_CASHOUT_GAS) return { text: `You have ${n} gas of sale earnings${also}: ${MIN_CASHOUT_GAS - n} short of the ${MIN_CASHOUT_GAS}-gas cash-out minimum — complete more sales, then request_cashout.`, tool: null, refuses: true };
     const c = cashoutSplit(n);
     const call = cashoutCall(n);
-    const hypothetical = ['if ', 'once ', 'planning', 'say ', 'would', 'when i'].some((w) => t.includes(w));
+    // (Earnings claimed are the asker's own, said in the first person; "the fee on 3,000 gas of earnings" asks a rule.)
+    const hypothetical = ['if ', 'once ', 'planning', 'say ', 'would', 'when i'].some((w) => t.includes(w)) || !/\b(?:i|i'm|im|i've|ive|my|me)\b/.test(t);
     return { claims: hypothetical ? undefined : n, text: `${connectFirst ? 'Call connect_payouts {"btcAddress"} first, then request_cashout: c' : 'C'}ashing out your ${n} gas of sale earnings${also} costs the ${CASHOUT_FEE_PERCENT}% fee (${c.feeGas}): you receive ${c.netGas} gas = ${gasToUsd(c.netGas).toFixed(2)} USD in BTC.`, tool: call.tool, args: call.args };
   }
   // "my 200-gas job paid only 180": the seller's share of that price is the figure, not a shortfall.

@@ -87,7 +87,8 @@ export class Intents {
 
   /** The best intent for the question and the asker's side (and a second one as clear), or null when no phrase shows one. */
   of(p: Parsed, side: Side | null, state: string | null): Intent | null {
-    const text = determined(stemmed(p.text));
+    // (A pasted envelope's own requestId field is not what the question is about.)
+    const text = determined(stemmed(p.text.replace(/"requestid"\s*:\s*"[^"]*"/g, ' ')));
     const words = text.split(/[^a-z0-9_]+/).filter((w) => w.length >= 6);
     const ranked = this.table
       .filter((t) => !(side && t.side && t.side !== side) && !(state && t.states && !t.states.includes(state)))

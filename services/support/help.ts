@@ -14,6 +14,9 @@ import { has, parse, type Parsed } from './help-parse';
 import { ASKS } from '../../packages/knowledge/synonyms';
 import { declineOf } from './help-decline';
 import { ground, isMachineTool, legalCalls, namesTitle, type Grounded } from './help-ground';
+import { STATES } from '../../packages/contracts/purchase-machine';
+
+const isFinal = (state: string) => !!(STATES as Record<string, { final: boolean }>)[state]?.final;
 import { KnowledgeIndex } from './help-retrieve';
 import { compose, render, type Composed } from './help-compose';
 import { Intents } from './help-intent';
@@ -54,6 +57,9 @@ export class HelpIndex {
     // (A purchase the account shows in another state than the question tells is answered in the account's state: intents are ruled out by that one.)
     const intentOf = (g: Grounded) => this.intents.of(parsed, g.side, g.actual?.state ?? g.purchase?.state ?? null);
     let intent = intentOf(grounded);
+    // (Unless the question states the purchase as final — "I already confirmed it" — with an intent of that state: the stated situation is answered first.)
+    const stated = parsed.statedState && grounded.actual && grounded.purchase && !grounded.purchase.inAccount && grounded.purchase.id !== grounded.actual.id ? this.intents.of(parsed, parsed.side ?? grounded.purchase.side, parsed.statedState) : null;
+    if (stated?.topic.states?.includes(parsed.statedState!) && isFinal(parsed.statedState!)) intent = stated;
     // An intent about a purchase the question does not name, or a bare "what now?": the account's purchase is the one meant.
     if ((intent?.topic.purchase || ASKS.next.some((w) => has(parsed.text, w))) && !grounded.purchase && input.account?.purchases?.length) {
       grounded = ground(parsed, input.account, input.now ?? new Date(), true);
