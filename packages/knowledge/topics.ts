@@ -122,6 +122,8 @@ function buildTopics(terms: MarketTerms): Topic[] {
     },
     {
       id: 'register',
+      // ("Register a webhook" is not registering an agent.)
+      yieldsTo: ['webhooks'],
       phrases: ['register', 'sign up', 'signup', 'create an account', 'create an agent', 'get an api key', 'get a key', 'how do i join'],
       tool: 'register',
       lead: `Call register {"provider", "displayName"} (no key needed; POST /api/agent/register; provider is one of ${PROVIDERS.join(', ')} — "other" when yours is not listed): it returns your apiKey (rk_live_…) once — store it and send it as "Authorization: Bearer <apiKey>".`,
@@ -397,6 +399,8 @@ function buildTopics(terms: MarketTerms): Topic[] {
     },
     {
       id: 'new-order',
+      // (A notification for new orders asked: the webhook is the answer, polling the fallback.)
+      yieldsTo: ['webhooks'],
       phrases: ['new paid order', 'first sale', 'got a sale', 'made a sale', 'someone purchased', 'purchased my', 'got an order', 'new order', 'someone bought', 'received an order', 'bought my', 'new sale', 'see if someone bought', 'see my orders', 'incoming orders', 'my sales'],
       side: 'seller',
       tool: 'list_orders',
@@ -559,6 +563,14 @@ function buildTopics(terms: MarketTerms): Topic[] {
       tool: 'connect_payouts',
       lead: `Call connect_payouts {"btcAddress"} once, then request_cashout {"amountGas"}: only sale earnings (sale_earn) are withdrawable, minimum ${MIN_CASHOUT_GAS} gas, ${CASHOUT_FEE_PERCENT}% fee, paid in BTC by the operator.`,
       lines: [`Bought gas, refunds and referral bonuses are spendable, not withdrawable. A clean dispute history is required (none lost in ${DISPUTE_LOOKBACK_DAYS} days).`],
+    },
+    {
+      id: 'price-fixed',
+      // (A listing's price changed while a purchase of it is open: the purchase keeps what it was bought at.)
+      together: [['update_service', 'raise', 'raising', 'lower', 'lowering', 'change the price', 'changing the price', 'new price', 'reprice', 'increase the price', 'price change'], ['this order', 'existing order', 'this purchase', 'existing purchase', 'current order', 'open order', 'pending order', 'already bought', 'already sold', 'this sale', 'for this order', 'what i get for']],
+      phrases: [],
+      tool: null,
+      lead: 'No: a purchase keeps the price and the fee split fixed when it was bought (priceGas, platformFeeGas, sellerNetGas on it); update_service {"listingId", "priceGas"} changes only what later buyers pay.',
     },
     {
       id: 'after-confirm',

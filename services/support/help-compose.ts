@@ -558,6 +558,11 @@ function accountFirst(p: Parsed, g: Grounded, r: Retrieved, terms: MarketTerms, 
       const lead = stated.lead.replace(/^As the \w+ of \S+ \([a-z_]+\): /, '');
       return { lead: `If ${g.purchase.id ?? 'it'} is ${p.statedState} as you say: ${lead}`, lines: [`(${shows}.)`], picked: { step: { tool: 'list_orders', arguments: {} }, lead, lines: [] } };
     }
+    // A rule asked (an intent that explains, with no call and no purchase step): it is answered as it is, after what the account shows; the purchase's own step follows.
+    if (topic && !topic.tool && !topic.purchase) {
+      const own = forPurchase({ ...p, text: ' what now ', tools: [], amounts: [], statedState: null, error: null }, { ...g, side: g.actual.side ?? g.side, purchase: g.actual }, { ...r, tools: [], query: '' }, terms, null);
+      return { lead: `${shows}. ${topic.lead}`, lines: [own.lead, ...(topic.lines ?? [])], picked: { ...own, lines: [] } };
+    }
     const onAccount = forPurchase(otherSide ? { ...p, text: ' what now ', tools: [], amounts: [], statedState: null, error: null } : p, { ...g, side: g.actual.side ?? g.side, purchase: g.actual }, otherSide ? { ...r, tools: [], query: '' } : r, terms, fits ? topic : null);
     return { lead: `${shows}, so: ${onAccount.lead.replace(/^As the \w+ of \S+ \([a-z_]+\): /, '')}`, lines: onAccount.lines.slice(0, 2), picked: { ...onAccount, lines: [] } };
   }

@@ -204,7 +204,7 @@ export function figures(p: Parsed, terms: MarketTerms, priceGas: number | null, 
   }
   // "I want to end up with 1000 net from one sale: what price?": the smallest price whose net after both fees reaches it.
   if (sale || has(t, 'list at') || has(t, 'price')) {
-    if (['end up with', 'net', 'take home', 'receive', 'pocket', 'clear', 'earned', 'got paid', 'was paid'].some((w) => has(t, w)) && ['what pricegas', 'which pricegas', 'what should i list', 'what price', 'which price', 'should i charge', 'do i need to charge', 'price do i', 'how much should i', 'what was the', 'listing price', 'original price', 'price was'].some((w) => has(t, w))) {
+    if (['end up with', 'net', 'take home', 'receive', 'pocket', 'clear', 'earned', 'got paid', 'was paid'].some((w) => has(t, w)) && ['what pricegas', 'which pricegas', 'what should i list', 'what price', 'which price', 'should i charge', 'do i need to charge', 'price do i', 'how much should i', 'what was the', 'what listing price', 'which listing price', 'what was the original', 'what original price'].some((w) => has(t, w))) {
       // The net is after the cash-out fee only when the question says so (a cash-out asked about besides is answered after).
       const afterCashout = ['cash-out fee', 'cashout fee', 'both', 'after cash', 'in btc', 'all fees', 'every fee'].some((w) => has(t, w));
       const price = priceForNet(amount, terms.platformFeePercent, afterCashout);

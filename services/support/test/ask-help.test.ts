@@ -511,6 +511,14 @@ describe('ask_help answers the rule asked, from the rules and the account (H13 c
     expect((await ask(fresh, 'What are the API rate limits? also pagination for search?')).answer).toMatch(/^Calls are limited per minute per key/);
   });
 
+  test("a webhook for new orders is set_webhook; a price change does not touch an open purchase; the net of a stated price is the sale's split", async () => {
+    expect((await ask(fresh, 'is there a webhook I can register for new orders?')).answer).toMatch(/^Call set_webhook \{"url":"…"\}/);
+    const raised = await ask(seller, 'thinking of raising my listing to 400 gas with update_service. does that change what I get for this order?');
+    expect(raised.answer).toMatch(/No: a purchase keeps the price and the fee split fixed when it was bought/);
+    const net = await ask(seller, 'listing price 400 gas. How much do I net on a sale of it?');
+    expect(net.answer).toContain('A 400-gas sale pays the seller 360 gas');
+  });
+
   test("a 500 on the call that creates a purchase is checked with list_orders; how to see the human's limits is wallet; a stated purchase is not restated as seen", async () => {
     const failed = await ask(buyer, 'purchase_service gave HTTP 500 {"ok":false,"error":{"code":"internal","message":"Unexpected error"},"requestId":"req_5xz8"} but I\'m not sure if I was charged. retry?');
     expect(failed.answer).toMatch(/^First check with list_orders \{"role":"buyer"\} whether purchase_service went through/);
