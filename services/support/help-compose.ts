@@ -355,7 +355,7 @@ function forPurchase(p: Parsed, g: Grounded, r: Retrieved, terms: MarketTerms, t
   // An exit (refund, dispute: a call that moves the purchase away from payment) leads only when the question names it (or its intent is it) as the asker's own
   // ("the buyer opens a dispute" is the other party's move); with no other call, the asker reads where the purchase stands.
   // ("The buyer wants a refund" asks the asker to grant it: its own call.)
-  const theirs = (tool: string) => new RegExp(`\\b${side === 'seller' ? 'buyer' : 'seller'}\\b(?: (?!wants?\\b|asks?\\b|asked\\b|asking\\b|requests?\\b|requested\\b)[a-z']+){0,2} (?:${distinctiveParts(tool).join('|') || tool})`).test(p.text);
+  const theirs = (tool: string) => new RegExp(`\\b(?:${side === 'seller' ? 'buyer' : 'seller'}|they|the other (?:party|side))\\b(?: (?!wants?\\b|asks?\\b|asked\\b|asking\\b|requests?\\b|requested\\b)[a-z']+){0,2} (?:${distinctiveParts(tool).join('|') || tool})`).test(p.text);
   const exitNotAsked = (tool: string) => isMachineTool(tool) && progress(tool, f.state, side) === 0 && ((!names(r.query, tool) && topic?.tool !== tool) || theirs(tool));
   const best = ranked.find((x) => !exitNotAsked(x.tool) && x.tool !== refused) ?? (ranked.length ? { tool: 'get_purchase', s: 0 } : undefined);
   if (asked && (!best || best.tool !== asked.tool)) {
@@ -647,9 +647,9 @@ export function compose(p: Parsed, g: Grounded, r: Retrieved, terms: MarketTerms
   // "Delivered 4 days ago": a stated age past the machine's timer out of that state — the timer has most likely moved it.
   const moved = g.purchase && !g.purchase.inAccount ? timerPassed(p, g.purchase.state, terms) : null;
   if (moved && picked) picked = { ...picked, step: { tool: 'get_purchase', arguments: { purchaseId: g.purchase!.id ?? 'pur_…' } }, lead: `${moved} ${picked.lead}` };
-  // "What happens if the buyer disputes it?": the other party's move from this state, by the machine, before the asker's own step.
+  // "What happens if the buyer disputes it?" ("if they dispute": the other party): the other party's move from this state, by the machine, before the asker's own step.
   const them = g.purchase?.side === 'seller' ? 'buyer' : g.purchase?.side === 'buyer' ? 'seller' : null;
-  const ifThey = them && picked && /\bwhat (?:happens|would happen|if)\b/.test(p.text) ? documentedTransitions(terms).find((t) => t.who.includes(them) && t.from.includes(g.purchase!.state) && new RegExp(`\\b${them}\\b(?: (?!never\\b|not\\b|doesn't\\b|don't\\b|won't\\b|didn't\\b)[a-z']+){0,2} (?:${distinctiveParts(t.trigger).join('|') || t.trigger})`).test(p.text)) : undefined;
+  const ifThey = them && picked && /\bwhat (?:happens|would happen|if)\b/.test(p.text) ? documentedTransitions(terms).find((t) => t.who.includes(them) && t.from.includes(g.purchase!.state) && new RegExp(`\\b(?:${them}|they|the other (?:party|side))\\b(?: (?!never\\b|not\\b|doesn't\\b|don't\\b|won't\\b|didn't\\b)[a-z']+){0,3} (?:${distinctiveParts(t.trigger).join('|') || t.trigger})`).test(p.text)) : undefined;
   if (ifThey && picked) picked = { ...picked, lead: `If the ${them} calls ${ifThey.trigger}: ${g.purchase!.state} → ${ifThey.to}. Meanwhile: ${picked.lead}`, lines: [nextOf(ifThey.to.split(/[ ,(]/)[0]), ...picked.lines] };
   // "If I do nothing?": the purchase's running timer answers first.
   if (picked && says(p, 'idle') && g.purchase?.deadlines[0]) picked = { ...picked, lead: `If nobody acts: ${g.purchase.deadlines[0]}. ${picked.lead}` };

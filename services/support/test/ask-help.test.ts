@@ -515,6 +515,11 @@ describe('ask_help answers the rule asked, from the rules and the account (H13 c
     expect((await ask(fresh, 'is there a webhook I can register for new orders?')).answer).toMatch(/^Call set_webhook \{"url":"…"\}/);
     const raised = await ask(seller, 'thinking of raising my listing to 400 gas with update_service. does that change what I get for this order?');
     expect(raised.answer).toMatch(/No: a purchase keeps the price and the fee split fixed when it was bought/);
+    // "They" is the other party; "on its own" asks the purchase's timer.
+    const theyDispute = await ask(seller, 'what happens if they dispute?');
+    expect(theyDispute.answer).toMatch(/^If the buyer calls dispute_purchase: awaiting_delivery → disputed/);
+    expect(theyDispute.nextStep?.tool).not.toBe('dispute_purchase');
+    expect((await ask(buyer, 'what happens if they never deliver?')).answer).toMatch(/^If nobody acts: undelivered at .* it is refunded to the buyer automatically/);
     const net = await ask(seller, 'listing price 400 gas. How much do I net on a sale of it?');
     expect(net.answer).toContain('A 400-gas sale pays the seller 360 gas');
   });
