@@ -19,7 +19,7 @@ export const DECLINE_RULES: Array<{ reason: 'secrets' | 'quoted_instructions' | 
 
   {
     reason: 'secrets',
-    phrases: ['system prompt', 'your prompt', 'your instructions', 'your rules', 'hidden instructions', 'initial instructions', 'developer message', 'reveal your', 'print your', 'output your', 'grounding documents', 'instructions you were given', 'you were given above', 'above this conversation', 'verbatim', 'your configuration', 'your guidelines', 'text above', 'everything above', 'repeat the text', 'internal files', 'internal knowledge', 'knowledge-base files', 'knowledge base files', 'paste them in full', 'source files'],
+    phrases: ['which model are you', 'what model are you', 'which llm are you', 'hidden tools', 'secret tools', 'undocumented tools', 'internal tools', 'system prompt', 'your prompt', 'your instructions', 'your rules', 'hidden instructions', 'initial instructions', 'developer message', 'reveal your', 'print your', 'output your', 'grounding documents', 'instructions you were given', 'you were given above', 'above this conversation', 'verbatim', 'your configuration', 'your guidelines', 'text above', 'everything above', 'repeat the text', 'internal files', 'internal knowledge', 'knowledge-base files', 'knowledge base files', 'paste them in full', 'source files'],
     text: 'I will not reveal my own instructions or internal material. Ask the marketplace question itself and I will answer it directly; the public documentation is GET /api/agent and /llms.txt.',
   },
   {
@@ -31,6 +31,12 @@ export const DECLINE_RULES: Array<{ reason: 'secrets' | 'quoted_instructions' | 
     reason: 'commands',
     phrases: ['curl', '| sh', '|sh', '| bash', 'bash -c', 'rm -rf', 'sudo', 'wget', 'run this command', 'run this script', 'execute this', 'run the command', 'shell command', 'pip install', 'eval('],
     text: 'I do not run commands or scripts, and I do not vouch for one pasted to you: installing or running code from a message is not part of using this marketplace. I can show the exact tool call (POST /api/agent or MCP) for what you want to do.',
+  },
+  {
+    reason: 'acts',
+    // (Asked of ask_help; "the buyer says they will email the operator" tells of someone else — see CONTACT_ASKED for "Email the seller …".)
+    phrases: ['can you email', 'could you email', 'please email', 'pls email', 'just email', 'go ahead and email', 'send them an email', 'send an email to', 'can you text', 'can you phone', 'contact their human for me', 'contact their owner for me'],
+    text: "I cannot email or contact anyone: the marketplace's one channel to another agent is send_message on the purchase you share (buyer ↔ seller); their human is not reachable through it.",
   },
   {
     reason: 'acts',
@@ -60,7 +66,7 @@ export const CHEATING: { signs: string[]; madeInNumbers: RegExp; hides: RegExp; 
   safeguards: [
     {
       about: ['limit', 'cap', 'capped', 'budget', 'per-purchase', 'per purchase', 'spending'],
-      signs: ['around the limit', 'around the cap', 'slip under', 'slips under', 'stay under the', 'under the limit', 'under the cap', 'turn off the cap', 'turn it off', 'turn off the limit', 'lift the cap', 'lift the limit', 'remove the cap', 'remove the limit', 'raise it to', 'raise my limit', 'raise my cap', 'disable the limit', 'hidden arg', 'as two halves', 'two halves', 'halves', 'each half', 'in two', 'twice', 'in parts', 'in two parts', 'in three parts', 'in 2 parts', 'in 3 parts', 'smaller purchases', 'split', 'into three', 'into two', 'split it into', 'split one', 'split a', 'split the', 'so the limit', "limit doesn't fire", 'limit does not fire', "raise my owner's", "raise my human's", "increase my owner's", "increase my human's", "change my owner's", "change my human's", "lift my owner's", "lift my human's", "set my owner's", "set my human's"],
+      signs: ['around the limit', 'around the cap', 'slip under', 'slips under', 'stay under the', 'under the limit', 'under the cap', 'turn off the cap', 'turn it off', 'turn off the limit', 'lift the cap', 'lift the limit', 'remove the cap', 'remove the limit', 'raise it to', 'raise my limit', 'raise my cap', 'disable the limit', 'hidden arg', 'as two halves', 'two halves', 'halves', 'each half', 'in two', 'twice', 'in parts', 'in two parts', 'in three parts', 'in 2 parts', 'in 3 parts', 'smaller purchases', 'split', 'chunks', 'in chunks', 'pieces', 'installments', 'instalments', 'bit by bit', 'into three', 'into two', 'split it into', 'split one', 'split a', 'split the', 'so the limit', "limit doesn't fire", 'limit does not fire', "raise my owner's", "raise my human's", "increase my owner's", "increase my human's", "change my owner's", "change my human's", "lift my owner's", "lift my human's", "set my owner's", "set my human's"],
       text: "I won't help get around your human's spending limit: splitting one job into smaller purchases, another tool or changing the cap yourself defeats a limit only your human may set. Ask your human to raise it on their owner page, or buy a listing within it (wallet {} shows spendingLimits).",
     },
     {
@@ -96,7 +102,8 @@ export const CHEATING: { signs: string[]; madeInNumbers: RegExp; hides: RegExp; 
     },
     {
       about: ['report_bug', 'bug report', 'bug reports', 'reports', 'send_message', 'messages'],
-      signs: ['spam', 'flood', 'over and over', 'again and again', 'repeatedly', '10 times', '20 times', '50 times', '100 times', 'dozens of times', 'hundreds of times', 'to pressure', 'pressure the', 'pressure them'],
+      // (The asker's own plan to repeat them, never a counterparty who spams: that is a question.)
+      signs: ['10 times', '20 times', '50 times', '100 times', 'dozens of times', 'hundreds of times', 'to pressure', 'pressure the', 'pressure them'],
       text: "I won't help flood reports or messages to pressure a decision: each is read by a person, and repeats only slow it down. For your order itself: request_refund, or dispute_purchase for non-delivery or misrepresentation.",
     },
     {
@@ -107,6 +114,9 @@ export const CHEATING: { signs: string[]; madeInNumbers: RegExp; hides: RegExp; 
     },
   ],
 };
+
+/** A sentence that orders ask_help to contact someone outside ("Email the seller's owner at …"): the email row's refusal. */
+export const CONTACT_ASKED = /(?:^|[.!?]\s+)(?:please |pls |just )?(?:e-?mail|text|phone) (?:the|them|their|him|her)\b/;
 
 /** A role of the marketplace's own claimed in the question ("I'm the marketplace operator", "I am an admin"), not an agent's owner or the operator of its own agents. */
 export const CLAIMS_AUTHORITY = /\b(?:i'm|i am|im|this is|we are|we're)(?: the| an| a)? (?:(?:marketplace|platform|site|system|operator's|marketplace's|platform's) (?:admin|administrator|moderator|operator|owner|staff|team)|admin|administrator|moderator|superuser)\b(?! (?:of|for) (?:my|our|an?|the|this|these|those|agent|\d|several|multiple|a few)\b)/;
@@ -155,11 +165,11 @@ export const CODE_TASKS = {
 export const WORK_ASKED = {
   openers: ['please', 'pls', 'just', 'now', 'ok', 'so', 'can you', 'could you', 'would you', 'will you', 'i want you to', 'i need you to', 'go ahead and', 'you'],
   run: ['run', 'execute', 'exec', 'install', 'launch'],
-  shell: ['npx', 'npm', 'node', 'python', 'pip', 'bash', 'sh', 'git', 'docker', 'make', 'cd', 'yarn', 'pnpm', '&&', './', 'sudo', 'jest', 'pytest', 'curl', 'wget', 'script', 'command', 'the tests', 'my tests', 'the suite'],
+  shell: ['sql', 'update', 'delete from', 'insert into', 'drop table', 'on your db', 'your database', 'npx', 'npm', 'node', 'python', 'pip', 'bash', 'sh', 'git', 'docker', 'make', 'cd', 'yarn', 'pnpm', '&&', './', 'sudo', 'jest', 'pytest', 'curl', 'wget', 'script', 'command', 'the tests', 'my tests', 'the suite'],
   write: ['write', 'create', 'produce', 'draft'],
   build: ['generate', 'implement', 'code', 'build', 'program', 'refactor', 'debug'],
   code: ['test', 'tests', 'spec', 'specs', 'script', 'function', 'code', 'module', 'class', 'app', 'component', 'deliverable', 'solution', 'implementation', 'program', 'patch', 'migration', 'regex', 'query', 'typescript', 'javascript', 'python', 'client', 'bot', 'snippet', 'sdk', 'cli'],
-  runText: 'I do not run commands or code — I cannot reach your machine or anyone else’s; run it yourself. I can name the exact call (POST /api/agent or MCP) for what you want to do in this marketplace.',
+  runText: 'I do not run commands or code (scripts, queries) — I cannot reach your machine, and nothing but a purchase’s own calls changes it (a dispute: an operator). I can name the exact call (POST /api/agent or MCP) for what you want to do in this marketplace.',
 };
 
 /** Moves the asker makes on its own purchase: said as an imperative they are a question about the call, not a request to act. */

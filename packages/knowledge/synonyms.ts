@@ -282,6 +282,9 @@ export const OFF_TOPIC_WORDS = [
 
 
 /** Tasks that are not about this marketplace whatever else the question names (declined as off-topic). */
+/** Said outright: the question is not about the marketplace, whatever it names. */
+export const UNRELATED_MARKERS = ['unrelated but', 'unrelated, but', 'off topic but', 'off-topic but', 'off topic, but', 'off-topic, but', 'not marketplace related', 'not related to the marketplace', 'ignore the marketplace', 'not a marketplace thing', 'not a marketplace question', 'unrelated to the market', 'nothing to do with the marketplace', 'off topic', 'off-topic'];
+/** Kinds of unrelated work (and markers): declined when asked for, or when the question names nothing of the marketplace — a delivery may be a blog post. */
 export const UNRELATED_TASKS = ['unrelated but', 'unrelated, but', 'off topic but', 'off-topic but', 'off topic, but', 'off-topic, but', 'not marketplace related', 'not related to the marketplace', 'ignore the marketplace', 'python lib', 'useeffect', 'not a marketplace thing', 'not a marketplace question', 'unrelated to the market', 'nothing to do with the marketplace', 'off topic', 'off-topic', 'haiku', 'my build fails', 'ts build', 'type instantiation', 'cover letter', 'write an email', 'write me an email', 'email to my boss', 'job application', 'my resume', 'my cv', 'blog post', 'wedding speech'];
 
 /** Words that place a service in a listing category (a price question is answered with that category's anchor). */

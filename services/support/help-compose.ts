@@ -449,7 +449,9 @@ function bySituation(p: Parsed, g: Grounded, r: Retrieved, terms: MarketTerms, t
   // (Buying a pack other than the open checkout's is its own question: swapping, or buying more.)
   const otherPack = GAS_PACKS.some((x) => x.gas !== g.checkouts[0]?.gas && (has(p.text, x.id) || p.amounts.includes(x.gas)));
   // Another pack instead of the open checkout's ("switch to builder instead"): that pack's own checkout; the open one lapses unpaid.
-  const swap = g.checkouts.length && /\b(?:instead|switch|swap|change|rather)\b/.test(p.text) ? GAS_PACKS.find((x) => x.gas !== g.checkouts[0].gas && (has(p.text, x.id) || p.amounts.includes(x.gas))) : undefined;
+  // ("the bigger pack" names none: the next pack up from the open one's.)
+  const bigger = /\b(?:bigger|larger|next|more gas)\b/.test(p.text) ? GAS_PACKS.filter((x) => x.gas > (g.checkouts[0]?.gas ?? Infinity)).sort((a, b) => a.gas - b.gas)[0] : undefined;
+  const swap = g.checkouts.length && /\b(?:instead|switch|swap|change|rather)\b/.test(p.text) ? GAS_PACKS.find((x) => x.gas !== g.checkouts[0].gas && (has(p.text, x.id) || p.amounts.includes(x.gas))) ?? bigger : undefined;
   if (swap) {
     const c = g.checkouts[0];
     const step = { tool: 'buy_gas', arguments: { packId: swap.id } };
@@ -473,7 +475,8 @@ function bySituation(p: Parsed, g: Grounded, r: Retrieved, terms: MarketTerms, t
   if (stateAsked) return { step: null, lead: `${p.statedState}: ${nextOf(p.statedState!)}`, lines: [] };
   const limitsAsked = has(p.text, 'spending limit') || ['limit', 'budget', 'refused', 'set something up', 'exceeds', 'owner', 'cap', 'blocked', 'blocking'].filter((w) => has(p.text, w)).length >= 2 || (g.limits?.setByHuman && (has(p.text, 'refused') || has(p.text, 'limit') || topic?.account === 'limits'));
   // A price the question states above the human's per-purchase limit: the limit is the answer, not the balance.
-  const overLimit = g.limits?.perPurchaseMaxGas != null && (topic?.tool === 'purchase_service' || p.tools.includes('purchase_service') || has(p.text, 'buy')) && p.amounts.some((a) => a > g.limits!.perPurchaseMaxGas! && a !== g.wallet?.gasBalance);
+  // (Or at the limit itself: "can't buy stuff over 500" when the human's per-purchase maximum is 500.)
+  const overLimit = g.limits?.perPurchaseMaxGas != null && (topic?.tool === 'purchase_service' || p.tools.includes('purchase_service') || has(p.text, 'buy')) && p.amounts.some((a) => a >= g.limits!.perPurchaseMaxGas! && a !== g.wallet?.gasBalance && a !== p.balance);
   // (The human's limits bind purchases of services; a gas pack asked about against a budget is figures' — the human approves its checkout anyway.)
   const packs = (p.tools.includes('buy_gas') || (has(p.text, 'pack') && ASKS.budget.some((w) => has(p.text, w)))) && !p.tools.includes('purchase_service');
   if ((limitsAsked || overLimit) && !packs) return spendingLimit(g, null, p, terms);
@@ -564,7 +567,11 @@ function accountFirst(p: Parsed, g: Grounded, r: Retrieved, terms: MarketTerms, 
       return { lead: `${shows}. ${topic.lead}`, lines: [own.lead, ...(topic.lines ?? [])], picked: { ...own, lines: [] } };
     }
     const onAccount = forPurchase(otherSide ? { ...p, text: ' what now ', tools: [], amounts: [], statedState: null, error: null } : p, { ...g, side: g.actual.side ?? g.side, purchase: g.actual }, otherSide ? { ...r, tools: [], query: '' } : r, terms, fits ? topic : null);
-    return { lead: `${shows}, so: ${onAccount.lead.replace(/^As the \w+ of \S+ \([a-z_]+\): /, '')}`, lines: onAccount.lines.slice(0, 2), picked: { ...onAccount, lines: [] } };
+    // (The state the question tells, when the other party's next move leads there — "the buyer disputed", "the seller delivered": what the machine says of it.)
+    const them = g.actual.side === 'seller' ? 'buyer' : g.actual.side === 'buyer' ? 'seller' : null;
+    const theyLead = !!them && TRANSITIONS.some((t) => t.to === p.statedState && (t.from as readonly string[]).includes(g.actual!.state) && t.who.includes(them));
+    const ifStated = p.statedState && theyLead && !otherSide ? [`If it becomes ${p.statedState}: ${nextOf(p.statedState)}`] : [];
+    return { lead: `${shows}, so: ${onAccount.lead.replace(/^As the \w+ of \S+ \([a-z_]+\): /, '')}`, lines: [...ifStated, ...onAccount.lines.slice(0, 2)], picked: { ...onAccount, lines: [] } };
   }
   const check = g.mismatch?.startsWith('I see no purchase') ? { tool: g.mismatch.includes('whoami') ? 'whoami' : 'list_orders', arguments: {} } : null;
   return { lead: `${said}.`, lines: [`If it is as you say: ${answer}`, ...lines], picked: { step: check, lead: `${said}.`, lines: [] } };
@@ -583,7 +590,9 @@ function cashoutOnAccount(p: Parsed, g: Grounded, figured: string | null, topic:
 
 function cashoutNow(p: Parsed, g: Grounded, figured: string | null, topic: Topic | null): { lead: string; lines: string[]; step: NextStep | null } | null {
   const sales = (g.account?.purchases ?? []).filter((x) => x.role === 'seller');
-  const asked = (says(p, 'cashout') && !says(p, 'notCashout')) || p.tools.includes('request_cashout');
+  // (Words of a quoted message are the quote's: "call request_cashout to bc1q…" in a phishing message asks no cash-out.)
+  const own = { ...p, text: p.text.replace(/(^|[\s:(])['"“‘][^'"”’]{8,}['"”’]/g, '$1 ') };
+  const asked = (says(own, 'cashout') && !says(own, 'notCashout')) || has(own.text, 'request_cashout');
   const disputed = sales.filter((x) => x.status === 'disputed');
   // Figures the question asks for are answered as figures (after an open dispute that pauses any cash-out); on an account with no sale and nothing to withdraw, only a question about cashing out is.
   if (!asked || !g.wallet || p.draft || (figured && !disputed.length) || (p.error && calledFirst(p) !== 'request_cashout') || (!sales.length && !g.wallet.withdrawableGas && topic?.account !== 'earnings')) return null;
@@ -630,6 +639,12 @@ export function compose(p: Parsed, g: Grounded, r: Retrieved, terms: MarketTerms
   // "The difference between request_refund and dispute_purchase?": each call as the catalogue describes it.
   const compared = /\b(?:difference|differ|versus|vs\.?|compared to|or should i use)\b/.test(p.text) ? p.tools.filter((t) => t !== 'ask_help').slice(0, 3) : [];
   if (compared.length >= 2) return { lead: compared.map((t) => `${t}: ${firstSentences(getTool(t)?.description ?? '', 200)}`).join(' '), lines: [], nextStep: null, allowed: compared, sources: [] };
+  // "Which module is deliver_work in?": the catalogue's module of that tool (and the others that carry it).
+  const inModule = /\b(?:which|what) (?:mcp )?(?:module|group)s?\b/.test(p.text) ? p.tools.map(getTool).find((t) => t && t.name !== 'ask_help') : undefined;
+  if (inModule) {
+    const mods = [inModule.module, ...(inModule.alsoIn ?? [])];
+    return { lead: `${inModule.name} is in the ${mods.join(' and ')} module${mods.length > 1 ? 's' : ''}: pick it with ?modules=${mods[0]} on /mcp (or --modules ${mods[0]} for the stdio client); with no modules chosen every tool is offered.`, lines: [], nextStep: null, allowed: [], sources: [] };
+  }
   // "What does ack_purchase do?": the catalogue's description of it, and whose call it is on the asker's purchase.
   const defined = p.error ? undefined : p.tools.find((t) => t !== 'ask_help' && new RegExp(`\\bwhat(?:'s| is| does| do)(?: the)? ${t}\\b(?! (?:says?|shows?|returns?|returned|gave)\\b)`).test(p.text));
   if (defined) {

@@ -5,9 +5,9 @@
  * why, one sentence of what ask_help can do instead. A question about this marketplace is never
  * declined as off-topic: only a question that names nothing of it is.
  */
-import { UNRELATED_TASKS } from '../../packages/knowledge/synonyms';
+import { UNRELATED_MARKERS, UNRELATED_TASKS } from '../../packages/knowledge/synonyms';
 import { KEY_AT_RISK } from '../../packages/knowledge/topics';
-import { AUTHORITY_TEXT, CLAIMS_AUTHORITY, ACT_VERBS, IMPERATIVE, MAYBE_ASKING, OWN_OBJECTS, DECLINE_RULES, CARD, GAMING, ADVICE, CHEATING, CODE_TASKS, WORK_ASKED, AUTHORITY, FOR_OTHERS, ASKERS_OWN, ACTS_TEXT, OFF_TOPIC_TEXT, ASKS_HOW, SPEAKS_TO_ASSISTANT } from '../../packages/knowledge/declines';
+import { AUTHORITY_TEXT, CLAIMS_AUTHORITY, CONTACT_ASKED, ACT_VERBS, IMPERATIVE, MAYBE_ASKING, OWN_OBJECTS, DECLINE_RULES, CARD, GAMING, ADVICE, CHEATING, CODE_TASKS, WORK_ASKED, AUTHORITY, FOR_OTHERS, ASKERS_OWN, ACTS_TEXT, OFF_TOPIC_TEXT, ASKS_HOW, SPEAKS_TO_ASSISTANT } from '../../packages/knowledge/declines';
 import { has } from './help-parse';
 import { TOOL_NAMES } from '../../packages/tool-catalogue';
 
@@ -106,7 +106,11 @@ export function declineOf(text: string, inDomain: boolean, pastedError = false):
   // Words that speak to an assistant inside a quote are the quote's, not the asker's: an injection, whatever else it names.
   if (!pastedError && quotesInstructions(text)) return { reason: 'quoted_instructions', text: DECLINE_RULES.find((r) => r.reason === 'quoted_instructions')!.text };
   // A command the asker ran, shown with the error it got, is a question about that error, not a request to run it.
-  for (const r of DECLINE_RULES) if (!(pastedError && r.reason === 'commands') && r.phrases.some((p) => has(text, p) || (p.includes('|') && text.includes(p)))) return { reason: r.reason, text: r.text };
+  // (A request to act is the asker's own words: "FREE GAS" quoted from a listing title asks for nothing.)
+  const unquoted = text.replace(/(^|[\s:(])['"“‘][^'"”’]{8,}['"”’]/g, '$1 ');
+  // (Asked how the asker does it — "how do I email the buyer?" — a request to act is a question about its own way.)
+  for (const r of DECLINE_RULES) if (!(pastedError && r.reason === 'commands') && !(r.reason === 'acts' && ASKS_HOW.test(text)) && r.phrases.some((p) => has(r.reason === 'acts' ? unquoted : text, p) || (p.includes('|') && text.includes(p)))) return { reason: r.reason, text: r.text };
+  if (!pastedError && CONTACT_ASKED.test(unquoted.trim())) return { reason: 'acts', text: DECLINE_RULES.find((r) => r.phrases.includes('can you email'))!.text };
   // A pasted error envelope is the service's own text: only the rows above (secrets, commands) can decline it.
   if (pastedError) return null;
   // "Send me 100 gas, get 1000 back": a promise of more gas back for gas sent is a scam, however it is worded.
@@ -117,7 +121,9 @@ export function declineOf(text: string, inDomain: boolean, pastedError = false):
   if (CODE_TASKS.asks.some((w) => has(text, w)) && CODE_TASKS.objects.some((w) => has(text, w)) && !CODE_TASKS.except.some((w) => has(text, w))) return { reason: 'off_topic', text: CODE_TASKS.text, instead: CODE_TASKS.instead };
   // What a counterparty asks of the asker (a quote) is not a request to ask_help.
   if (asksToAct(text.replace(/(^|[\s:(])['"“‘][^'"”’]{8,}['"”’]/g, '$1 '))) return { reason: 'acts', text: ACTS_TEXT };
-  if (UNRELATED_TASKS.some((p) => has(text, p))) return { reason: 'off_topic', text: OFF_TOPIC_TEXT };
+  // (Unrelated work told of inside a marketplace question — "the seller delivered a generic blog post" — is the question's subject, not a task asked.)
+  const asked = (w: string) => new RegExp(`\\b(?:write|compose|draft|make|create|generate|give me|help me with|help with|do)\\b(?: [^ ]+){0,4} ${w.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}\\b`).test(text);
+  if (UNRELATED_MARKERS.some((p) => has(text, p)) || UNRELATED_TASKS.some((p) => has(text, p) && (!inDomain || asked(p)))) return { reason: 'off_topic', text: OFF_TOPIC_TEXT };
   if (!inDomain) return { reason: 'off_topic', text: OFF_TOPIC_TEXT };
   return null;
 }

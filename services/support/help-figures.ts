@@ -162,7 +162,8 @@ export function figures(p: Parsed, terms: MarketTerms, priceGas: number | null, 
   // "I have 150 and it costs 400" / "I need 2300": the cheapest packs that cover the shortfall.
   const sale = ownSale || (p.side === 'seller' && !['buy', 'purchase', 'pack'].some((w) => has(t, w))) || ['sale', 'sales', 'sell', 'sold', 'earn', 'earned', 'seller', 'selling', 'priced', 'job', 'sale_earn', 'i list', 'list it', 'listing at', 'list something', 'do i keep', 'i keep', 'seller get', 'seller gets', 'i net', 'do i net', 'becomes mine', 'buyers 250', 'buys my', 'bought my'].some((w) => has(t, w)) || /\bmy \d[\d,]*[- ]?gas (?:listing|service|job)\b/.test(t);
   // "I want exactly $10 from cash-out: how much sale_earn, how much in sales?": the cash-out fee and the platform fee, worked backwards.
-  if (cashout && !earned && ['how much', 'how many'].some((w) => has(t, w)) && ['exactly', 'to receive', 'target', 'end up with'].some((w) => has(t, w)) && ['sale_earn', 'earnings', 'sales', 'sell'].some((w) => has(t, w))) {
+  // (Worked backwards only when a target is said — "I want", "do I need" — not "if I sell 1000 and cash out, what do I end up with".)
+  if (cashout && !earned && ['how much', 'how many'].some((w) => has(t, w)) && ['exactly', 'to receive', 'target', 'end up with'].some((w) => has(t, w)) && ['sale_earn', 'earnings', 'sales', 'sell'].some((w) => has(t, w)) && ['need', 'must', 'have to', 'want', 'target', 'exactly'].some((w) => has(t, w))) {
     const need = cashoutForNet(amount);
     const price = priceForNet(need, terms.platformFeePercent, false);
     return { text: `${amount} gas = ${gasToUsd(amount).toFixed(2)} USD: receiving it after the ${CASHOUT_FEE_PERCENT}% cash-out fee takes ${need} gas of sale_earn (fee ${need - amount}), and ${need} of sale_earn takes ${price} gas of sales at list price (the seller keeps ${100 - terms.platformFeePercent}%); at least ${MIN_CASHOUT_GAS} gas per cash-out.`, tool: null };
@@ -201,6 +202,12 @@ export function figures(p: Parsed, terms: MarketTerms, priceGas: number | null, 
   if (band) {
     const c = category ? CATEGORY_WORDS[category] : null;
     return { text: `${amount} gas is in the ${band.id} band (${band.minGas}–${band.maxGas}${'note' in band ? `, ${band.note}` : ''})${c ? `; the ${c} anchor is ${CATEGORY_ANCHOR_GAS[c]} gas` : ''}.`, tool: null };
+  }
+  // "The smallest price where one sale reaches the cash-out minimum?": the lowest price whose seller's share reaches it.
+  if (cashout && /\b(?:smallest|lowest|minimum|min|cheapest)\b(?: [a-z]+){0,2} price\b/.test(t) && ['minimum', 'min'].some((w) => has(t, w))) {
+    const price = priceForNet(MIN_CASHOUT_GAS, terms.platformFeePercent, false);
+    const sn = saleSplit(price, terms.platformFeePercent).sellerNetGas;
+    return { text: `${price} gas: one sale at ${price} pays the seller ${sn} after the ${terms.platformFeePercent}% platform fee, which reaches the ${MIN_CASHOUT_GAS}-gas cash-out minimum (${price - 1} nets ${saleSplit(price - 1, terms.platformFeePercent).sellerNetGas}); cashing out ${sn} costs the ${CASHOUT_FEE_PERCENT}% fee (${cashoutSplit(sn).feeGas}).`, tool: 'list_service', args: { priceGas: price } };
   }
   // "I want to end up with 1000 net from one sale: what price?": the smallest price whose net after both fees reaches it.
   if (sale || has(t, 'list at') || has(t, 'price')) {

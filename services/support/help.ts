@@ -21,6 +21,7 @@ import { KnowledgeIndex } from './help-retrieve';
 import { compose, render, type Composed } from './help-compose';
 import { Intents } from './help-intent';
 import { exampleArguments } from '../../packages/knowledge';
+import { getTool } from '../../packages/tool-catalogue';
 
 export type { HelpAnswer, HelpContext, HelpInput, RequestLogEntry };
 export { composeWithLlm, type LlmOptions } from './help-llm';
@@ -76,7 +77,7 @@ export class HelpIndex {
       // Asked to act on the asker's own purchase: what the machine lets it do there itself follows the refusal.
       const mine = decline.reason === 'acts' && own?.inAccount ? compose({ ...parsed, text: ' what now ', tools: [], amounts: [], statedState: null, error: null, purchaseIds: [] }, { ...grounded, side: own.side, purchase: own, actual: null, mismatch: null }, retrieved, this.terms, null) : null;
       const other = own?.side === 'buyer' ? 'seller' : 'buyer';
-      const why = (own ? parsed.tools.filter((t) => isMachineTool(t) && !own.legal.includes(t)) : []).map((t) => (own!.side && legalCalls(own!.state, other).includes(t) ? `${t} is the ${other}'s call, not yours.` : `${t} is not possible on ${own!.id} while it is ${own!.state}.`));
+      const why = (own ? parsed.tools.filter((t) => isMachineTool(t) && !own.legal.includes(t) && 'purchaseId' in (getTool(t)?.params ?? {})) : []).map((t) => (own!.side && legalCalls(own!.state, other).includes(t) ? `${t} is the ${other}'s call, not yours.` : `${t} is not possible on ${own!.id} while it is ${own!.state}.`));
       const route = mine ? ` ${why.join(' ')}${why.length ? ' ' : ''}Your own next step: ${mine.lead.replace(/^As the \w+ of \S+( \([a-z_]+\))?: /, '')}` : '';
       // A call the request names that the asker may make itself ("call whoami for me"): the asker's own way to do it.
       const itself = decline.reason === 'acts' && !mine ? parsed.tools.find((t) => t !== 'ask_help' && !isMachineTool(t) && [`call ${t}`, `run ${t}`, `use ${t}`, `${t} for me`].some((f) => parsed.text.includes(f))) : undefined;

@@ -92,13 +92,14 @@ describeCluster('escrow crash test (separate processes, NATS JetStream with bus 
     }
   }
 
-  /** Retries a call through crashes until `done` accepts its answer. */
-  async function until<T>(what: string, fn: () => Promise<T | null>, timeoutMs = 90_000): Promise<T> {
+  /** Retries a call through crashes until `done` accepts its answer (`note` keeps the last refusal, for the timeout's message). */
+  async function until<T>(what: string, fn: (note: (seen: string) => void) => Promise<T | null>, timeoutMs = 90_000): Promise<T> {
     const deadline = Date.now() + timeoutMs;
     let last = '';
+    const note = (seen: string) => (last = seen);
     for (;;) {
       try {
-        const v = await fn();
+        const v = await fn(note);
         if (v !== null) return v;
       } catch (err) {
         last = String(err);
@@ -117,26 +118,29 @@ describeCluster('escrow crash test (separate processes, NATS JetStream with bus 
     const buyer = buyers[i % BUYERS];
     const seller = sellers[i % SELLERS];
     const refund = i % 5 === 0;
-    const purchase = await until(`purchase ${i}`, async () => {
+    const purchase = await until(`purchase ${i}`, async (note) => {
       const r = await api.call('purchase_service', { listingId: seller.listingId }, buyer.apiKey, { 'idempotency-key': `${run}-${i}` });
       if (r.status === 200) return r.body.result.purchase as { id: string; status: string };
       if (r.status === 402) throw new Error(`unexpected insufficient_gas: ${JSON.stringify(r.body)}`);
+      note(`last answer: ${r.status} ${JSON.stringify(r.body?.error ?? r.body).slice(0, 300)}`);
       return null;
     });
     expect(purchase.status).toBe('awaiting_delivery');
     purchaseOwner.set(purchase.id, { buyerId: buyer.id, sellerId: seller.id });
     outcomes.set(purchase.id, refund ? 'refunded' : 'completed');
-    await until(`deliver ${i}`, async () => {
+    await until(`deliver ${i}`, async (note) => {
       const r = await api.call('deliver_work', { purchaseId: purchase.id, delivery: { summary: `delivery ${run} ${i}` } }, seller.apiKey);
       if (r.status === 200) return true;
+      note(`last answer: ${r.status} ${JSON.stringify(r.body?.error ?? r.body).slice(0, 300)}`);
       if (r.status === 409) return (await purchaseStatus(buyer, purchase.id)) === 'delivered' ? true : null;
       return null;
     });
-    await until(`finish ${i}`, async () => {
+    await until(`finish ${i}`, async (note) => {
       const r = refund
         ? await api.call('request_refund', { purchaseId: purchase.id }, seller.apiKey)
         : await api.call('confirm_delivery', { purchaseId: purchase.id }, buyer.apiKey);
       if (r.status === 200) return true;
+      note(`last answer: ${r.status} ${JSON.stringify(r.body?.error ?? r.body).slice(0, 300)}`);
       if (r.status === 409) return (await purchaseStatus(buyer, purchase.id)) === (refund ? 'refunded' : 'completed') ? true : null;
       return null;
     });
