@@ -249,6 +249,7 @@ export const STATE_PHRASES: Record<string, string> = {
   'confirmed my': 'completed',
   'after confirming': 'completed',
   'after i confirmed': 'completed',
+  'after i confirm': 'completed',
   'after confirmation': 'completed',
   'once confirmed': 'completed',
   'already confirmed': 'completed',
@@ -326,7 +327,7 @@ export const ASKS = {
   /** How to do it is asked (the call leads, figures follow). */
   howTo: ['how do i', 'how can i', 'how to', 'what do i need to do', 'what should i do'],
   /** What happens if nobody acts, or when the timer runs out, is asked (the purchase's timer answers first). */
-  idle: ['on its own', 'by itself', 'never deliver', 'never delivers', 'never confirm', 'never confirms', 'never respond', 'never responds', 'never answers', 'how long until', 'how long till', 'how long til', 'if i never confirm', "if i don't confirm", 'if i do not confirm', 'if i do nothing', "if i don't do anything", 'if i do not do anything', 'if nobody does anything', 'if i just wait', 'if i ignore it', 'if i just leave it', 'if i leave it'],
+  idle: ['on its own', 'by itself', 'never deliver', 'never delivers', 'never confirm', 'never confirms', 'never respond', 'never responds', 'never answers', 'never answer', 'never reply', 'never replies', 'how long until', 'how long till', 'how long til', 'if i never confirm', "if i don't confirm", 'if i do not confirm', 'if i do nothing', "if i don't do anything", 'if i do not do anything', 'if nobody does anything', 'if i just wait', 'if i ignore it', 'if i just leave it', 'if i leave it'],
   /** A deadline is asked besides what to do (the purchase's timer follows the lead). */
   deadline: ['how long do i have', 'how long does the seller have', 'how long does the seller get', 'how long does the buyer have', 'how long does the buyer get', 'how much time', 'time limit', 'deadline'],
   /** Gas arriving or being bought (an open checkout answers it first). */

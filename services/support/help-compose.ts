@@ -238,6 +238,12 @@ function errorLead(p: Parsed, g: Grounded, e: NonNullable<Parsed['error']>, guid
 /** The human's limits as the answer: asked how to see them ("how can I check how much I may still spend?"), wallet leads with what it shows. */
 function spendingLimit(g: Grounded, rule: string | null, p: Parsed, terms: MarketTerms): Picked {
   const r = limitsAnswer(g, rule, p, terms);
+  // "Can I buy it in three pieces?" asked plainly: a listing is bought whole, at its price (a plan to get around the limit is declined before this).
+  // (Only with the pieces' own figure stated, "three chunks of 400": without one, the limit's answer says it already.)
+  const max = g.limits?.perPurchaseMaxGas;
+  const stated = p.amounts.filter((a) => a !== g.wallet?.gasBalance && a !== p.balance && a !== max);
+  const whole = max != null && /\b(?:chunks?|pieces?|parts?|split|splitting|installments?|instalments?|halves|bit by bit)\b/.test(p.text) && stated.some((a) => a <= max) ? stated.find((a) => a > max) : undefined;
+  if (whole) return { step: { tool: 'wallet', arguments: {} }, lead: `No: a listing is bought whole, at its price, in one purchase_service — ${whole} gas is over your human's per-purchase limit of ${g.limits!.perPurchaseMaxGas} gas however it is split, and only your human can raise the limit (on their owner page); or buy a listing within it.`, lines: ['wallet {} shows spendingLimits.'] };
   if (rule || !/\b(?:how|where)\b.*\b(?:see|check|view|find out|look up|know)\b/.test(p.text) || r.lead.includes('wallet {} shows')) return r;
   return { step: { tool: 'wallet', arguments: {} }, lead: `Call wallet {}: its spendingLimits show what your human allows (per purchase, per day and week, with what is left) — only your human can change them. ${r.lead}`, lines: r.lines };
 }
@@ -569,8 +575,10 @@ function accountFirst(p: Parsed, g: Grounded, r: Retrieved, terms: MarketTerms, 
     const onAccount = forPurchase(otherSide ? { ...p, text: ' what now ', tools: [], amounts: [], statedState: null, error: null } : p, { ...g, side: g.actual.side ?? g.side, purchase: g.actual }, otherSide ? { ...r, tools: [], query: '' } : r, terms, fits ? topic : null);
     // (The state the question tells, when the other party's next move leads there — "the buyer disputed", "the seller delivered": what the machine says of it.)
     const them = g.actual.side === 'seller' ? 'buyer' : g.actual.side === 'buyer' ? 'seller' : null;
-    const theyLead = !!them && TRANSITIONS.some((t) => t.to === p.statedState && (t.from as readonly string[]).includes(g.actual!.state) && t.who.includes(them));
-    const ifStated = p.statedState && theyLead && !otherSide ? [`If it becomes ${p.statedState}: ${nextOf(p.statedState)}`] : [];
+    const leadsTo = (who: string | null) => !!who && TRANSITIONS.some((t) => t.to === p.statedState && (t.from as readonly string[]).includes(g.actual!.state) && t.who.includes(who as Side));
+    // (Or the asker's own move into a final state — "after I confirm": what the machine says of it once there.)
+    const ownFinal = leadsTo(g.actual.side) && !!(STATES as Record<string, { final: boolean }>)[p.statedState ?? '']?.final;
+    const ifStated = p.statedState && !otherSide && (leadsTo(them) || ownFinal) ? [`${leadsTo(them) ? 'If it becomes' : 'Once it is'} ${p.statedState}: ${nextOf(p.statedState)}`] : [];
     return { lead: `${shows}, so: ${onAccount.lead.replace(/^As the \w+ of \S+ \([a-z_]+\): /, '')}`, lines: [...ifStated, ...onAccount.lines.slice(0, 2)], picked: { ...onAccount, lines: [] } };
   }
   const check = g.mismatch?.startsWith('I see no purchase') ? { tool: g.mismatch.includes('whoami') ? 'whoami' : 'list_orders', arguments: {} } : null;
