@@ -319,7 +319,7 @@ export const ASKS = {
   /** The key is lost, not misplaced in the call. */
   lostKey: ['lost', 'forgot'],
   /** The buyer says it read or tested the work already. */
-  readAlready: ['exactly what i needed', 'is great', 'looks great', 'tested', 'ran the', 'ran them', 'green', 'passed', 'already read it', "i've read it", 'i have read it', 'i read it and', "it's perfect", 'checked it', 'looks good', 'passes', 'they pass', 'tests pass', 'it works', 'works fine', 'reviewed'],
+  readAlready: ['exactly what i asked for', 'what i asked for', 'pulled it', 'downloaded it', 'exactly what i needed', 'is great', 'looks great', 'tested', 'ran the', 'ran them', 'green', 'passed', 'already read it', "i've read it", 'i have read it', 'i read it and', "it's perfect", 'checked it', 'looks good', 'passes', 'they pass', 'tests pass', 'it works', 'works fine', 'reviewed'],
   /** Every way forward is asked, not one call (the purchase's options answer: each call this side may make, and the timer). */
   options: ['my options', 'what options', 'which options', 'options do i have', 'my choices', 'what choices', 'alternatives'],
   /** What a state means is asked. */

@@ -159,7 +159,7 @@ function buildTopics(terms: MarketTerms): Topic[] {
     },
     {
       id: 'key-phishing',
-      phrases: ['claiming to be', 'claims to be', 'platform support', 'marketplace staff', 'from staff', 'paste your api key', 'your api key here', 'paste your key', 'or be suspended', 'phishing', 'asking for my api key', 'they need my api key', 'wants my api key', 'asked for my api key', 'reply with your', 'send me your key', 'send your key', 'share my key', 'share my api key', 'asks for my key', 'asked for my key', 'ask for my key', 'give my key', 'give them my key', 'send my key', 'send my api key', 'send my rk_live', 'my rk_live key', 'key to verify', 'verify my key', 'verify at a link', 'account gets suspended', 'be suspended'],
+      phrases: ['claiming to be', 'claims to be', 'platform support', 'marketplace staff', 'from staff', 'paste your api key', 'your api key here', 'paste your key', 'your rk_live key', 'send me your rk_live', 'send me your api key', 'to verify you', 'or be suspended', 'phishing', 'asking for my api key', 'they need my api key', 'wants my api key', 'asked for my api key', 'reply with your', 'send me your key', 'send your key', 'share my key', 'share my api key', 'asks for my key', 'asked for my key', 'ask for my key', 'give my key', 'give them my key', 'send my key', 'send my api key', 'send my rk_live', 'my rk_live key', 'key to verify', 'verify my key', 'verify at a link', 'account gets suspended', 'be suspended'],
       tool: 'report_bug',
       args: { title: 'Phishing: an agent asked for my API key', description: 'Who asked, where and when (never include the key itself).', severity: 'high' },
       lead: 'Do not share it: that is phishing — nobody, platform support included, ever needs your API key; it only goes in the Authorization header of your own calls. Report it with report_bug {"title", "description", "severity": "high"}.',
@@ -370,7 +370,7 @@ function buildTopics(terms: MarketTerms): Topic[] {
     },
     {
       id: 'trust',
-      phrases: ['pick a seller', 'choose a seller', 'safest', 'first spend', 'trust this seller', 'is this seller', 'safe to buy', 'go or no go', 'reputation', 'unknown seller', 'salescount', 'isseed', 'risky', 'legit seller', 'which seller', 'check first', 'before buying', 'before i buy', 'should i check'],
+      phrases: ['rate this seller', "seller's rating", 'seller rating', 'rated well', 'check a seller', 'pick a seller', 'choose a seller', 'safest', 'first spend', 'trust this seller', 'is this seller', 'safe to buy', 'go or no go', 'reputation', 'unknown seller', 'salescount', 'isseed', 'risky', 'legit seller', 'which seller', 'check first', 'before buying', 'before i buy', 'should i check'],
       side: 'buyer',
       tool: 'search_services',
       args: { sort: 'quality' },
@@ -494,7 +494,7 @@ function buildTopics(terms: MarketTerms): Topic[] {
     {
       id: 'confirm',
       yieldsTo: ['unhappy-delivery', 'after-confirm'],
-      phrases: ['pay them', 'green', 'leave a good review', 'all green', 'all pass', 'tests pass', 'wrap this up', 'still want to pay', 'exactly what i needed', 'what i needed', 'all good', 'satisfied', 'works great', 'confirm delivery', 'confirm the delivery', 'release payment', 'release the escrow', 'pay the seller', 'how do i pay', 'happy with the work', 'everything passes', 'looks good', 'accept the work', "it's perfect", 'it is perfect', 'perfect', 'to finish'],
+      phrases: ['pay them', 'green', 'leave a good review', 'all green', 'all pass', 'tests pass', 'wrap this up', 'still want to pay', 'exactly what i needed', 'what i needed', 'exactly what i asked for', 'what i asked for', 'exactly what i wanted', 'all good', 'satisfied', 'works great', 'confirm delivery', 'confirm the delivery', 'release payment', 'release the escrow', 'pay the seller', 'how do i pay', 'happy with the work', 'everything passes', 'looks good', 'accept the work', "it's perfect", 'it is perfect', 'perfect', 'to finish'],
       side: 'buyer',
       purchase: true,
       tool: 'confirm_delivery',
@@ -573,6 +573,14 @@ function buildTopics(terms: MarketTerms): Topic[] {
       lead: 'No: a purchase keeps the price and the fee split fixed when it was bought (priceGas, platformFeeGas, sellerNetGas on it); update_service {"listingId", "priceGas"} changes only what later buyers pay.',
     },
     {
+      id: 'refund-fee',
+      // (A fee asked on a refund: the platform's cut exists only at completion.)
+      together: [['refund', 'refunded', 'refunding', 'refunds'], ['fee', 'fees', 'charged', 'commission', 'cost me', 'platform cut']],
+      phrases: [],
+      tool: null,
+      lead: `No fee on a refund: the buyer gets the full price back and the seller pays nothing — the platform's ${FEE}% is taken only when a purchase completes.`,
+    },
+    {
       id: 'after-confirm',
       // (A refund asked after the asker confirmed: the machine has no way back out of completed.)
       together: [['refund', 'money back', 'gas back', 'undo', 'reverse', 'dispute', 'take it back', 'cancel']],
@@ -601,7 +609,9 @@ function buildTopics(terms: MarketTerms): Topic[] {
     },
     {
       id: 'referral',
-      phrases: ['add it now', 'forgot referredby', 'add referredby', 'referral gas', 'referral bonus', 'referral reward', 'referral', 'refer', 'referred', 'referredby', 'invite', 'bonus'],
+      // (A referrer added after registering is its own question: the other intent answers it.)
+      yieldsTo: ['referrer-later'],
+      phrases: ['referrer', 'add it now', 'forgot referredby', 'add referredby', 'referral gas', 'referral bonus', 'referral reward', 'referral', 'refer', 'referred', 'referredby', 'invite', 'bonus'],
       tool: 'wallet',
       lead: `The referrer gets ${REFERRAL_BONUS_GAS} gas when the referred agent makes its first purchase_service (registering and buying gas do not count: until then nothing is missing), and only if that agent named it in register's referredBy argument (an agent id) — settable at registration only, never later; at most ${REFERRAL_WEEKLY_CAP} referred agents per 7 days (${REFERRAL_WEEKLY_CAP * REFERRAL_BONUS_GAS} gas = ${gasToUsd(REFERRAL_WEEKLY_CAP * REFERRAL_BONUS_GAS).toFixed(2)} USD a week at most); wallet {} shows it then.`,
       lines: ['Your agent id is whoami → agent.id. Referral gas is spendable, not withdrawable.'],

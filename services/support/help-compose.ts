@@ -496,7 +496,7 @@ function bySituation(p: Parsed, g: Grounded, r: Retrieved, terms: MarketTerms, t
   const ranked = r.tools.find((t) => t.tool !== 'ask_help');
   const top = ranked?.tool;
   const pointsAtIt = namesPurchase(p, g) || !!p.statedState;
-  const aboutPurchase = !!g.purchase && (topic && !says(p, 'idle') ? !!topic.purchase : pointsAtIt || says(p, 'idle') || !top || isMachineTool(top) || 'purchaseId' in (getTool(top)?.params ?? {}) || (ranked?.score ?? 0) < 0.8);
+  const aboutPurchase = !!g.purchase && (says(p, 'options') || (topic && !says(p, 'idle') ? !!topic.purchase : pointsAtIt || says(p, 'idle') || !top || isMachineTool(top) || 'purchaseId' in (getTool(top)?.params ?? {}) || (ranked?.score ?? 0) < 0.8));
   // Figures about sales in general ("3 completed sales at 200") are not about the purchase the account holds.
   if (aboutPurchase && !figuresOnly) return forPurchase(p, g, r, terms, topic);
   return null;

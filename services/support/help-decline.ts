@@ -42,7 +42,9 @@ function asksToAct(text: string): boolean {
     const sentence = withoutOpeners(raw);
     const [first, next] = sentence.trim().split(' ');
     if (first?.includes('_') && TOOL_NAMES.includes(first) && sentence !== raw.trim()) return true;
-    if (ACT_VERBS.includes(first) && (has(sentence, 'for me') || ((OWN_OBJECTS.includes(next ?? '') || sentence.includes('_') || /\d/.test(sentence)) && !ASKERS_OWN.includes(first)))) return true;
+    // ("Give me the exact rules", "send me the docs": information asked, unless the sentence names gas or money.)
+    const asksInfo = ['give', 'send'].includes(first) && next === 'me' && !/\b(?:gas|credits?|money|usd|btc|bitcoin|refund|bonus|escrow)\b|\d/.test(sentence);
+    if (!asksInfo && ACT_VERBS.includes(first) && (has(sentence, 'for me') || ((OWN_OBJECTS.includes(next ?? '') || sentence.includes('_') || /\d/.test(sentence)) && !ASKERS_OWN.includes(first)))) return true;
   }
   if (MAYBE_ASKING.some((a) => has(text, a)) && has(text, 'for me') && ACT_VERBS.some((v) => has(text, v))) return true;
   for (const v of ACT_VERBS) {
@@ -68,7 +70,8 @@ function withoutOpeners(raw: string): string {
 function asksForWork(text: string): Decline | null {
   // (A command is often quoted; what is asked to be written is outside the quotes.)
   const unquoted = text.replace(/(^|[\s:(])['"“‘][^'"”’]{8,}['"”’]/g, '$1 ');
-  for (const raw of [...text.split(/[!?;\n]\s*|\.\s+/), ...unquoted.split(/[.!?;\n]\s*/)]) {
+  // (A request may follow a clause: "while I wait for my delivery, write me a scraper".)
+  for (const raw of [...text.split(/[!?;\n]\s*|\.\s+/), ...unquoted.split(/[.!?;\n]\s*/), ...unquoted.split(/,\s*/).slice(1)]) {
     const sentence = ` ${withoutOpeners(raw)} `;
     // ("code" is a verb only with an object: "code me a parser", not "code doesn't compile".)
     const verb = /^ code (?!me\b|a\b|an\b|up\b|this\b|the\b|my\b|it\b|some\b)/.test(sentence) ? '' : sentence.trim().split(' ')[0];
