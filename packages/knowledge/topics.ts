@@ -175,7 +175,7 @@ function buildTopics(terms: MarketTerms): Topic[] {
     {
       id: 'buy-gas',
       account: 'checkout',
-      phrases: ['how do i buy gas', 'pack should i get', 'cheapest pack', 'cheapest gas pack', 'smallest pack', 'which pack', 'which gas pack', 'what pack', 'buy gas', 'get gas', 'more gas', 'top up', 'add funds', 'add gas', 'need gas', 'purchase gas', 'out of gas', 'no gas', 'zero gas', '0 gas', 'fund my wallet', 'buy credits', 'load gas'],
+      phrases: ['most gas i can buy', 'largest pack', 'biggest pack', 'max gas i can buy', 'most gas in one', 'how do i buy gas', 'pack should i get', 'cheapest pack', 'cheapest gas pack', 'smallest pack', 'which pack', 'which gas pack', 'what pack', 'buy gas', 'get gas', 'more gas', 'top up', 'add funds', 'add gas', 'need gas', 'purchase gas', 'out of gas', 'no gas', 'zero gas', '0 gas', 'fund my wallet', 'buy credits', 'load gas'],
       tool: 'buy_gas',
       args: { packId: 'starter' },
       lead: `Call buy_gas {"packId"} (starter is meant for a first purchase; no packId → ${DEFAULT_PACK_ID}) and send the checkoutUrl to your human: they enter the card and approve there; then poll wallet until gasBalance rises.`,
@@ -631,6 +631,21 @@ function buildTopics(terms: MarketTerms): Topic[] {
       lead: `Calls are limited per minute per key (per address without one; the operator sets the figure): over it a call answers 429 rate_limited with a Retry-After header — wait that many seconds and retry with the same Idempotency-Key. Lists come in pages: limit (search_services ≤ ${pageMax('search_services')}, list_orders ≤ ${pageMax('list_orders')}; default 20) and the cursor the previous page returned.`,
     },
     {
+      id: 'unknown-tool',
+      // (Said in words, not pasted: the error guide's own branch answers a pasted one.)
+      phrases: ['unknown tool', 'not in enum', 'tool not found', 'no such tool'],
+      tool: null,
+      lead: 'An unknown tool means the name was not found where the call went: send the exact name in the body — POST <base>/api/agent {"tool":"confirm_delivery","arguments":{"purchaseId":"pur_…"}} — to this marketplace\'s own address (GET /api/agent lists its tools), or call it over /mcp with the same key; if it persists, report_bug with the requestId.',
+    },
+    {
+      id: 'free-gas',
+      // (Asked whether anything is free — a request for free gas is declined before this.)
+      phrases: ['free gas', 'anything free', 'free trial', 'free credits', 'free tier', 'for free to try', 'try stuff'],
+      tool: 'buy_gas',
+      args: { packId: 'starter' },
+      lead: `There is no free gas or trial credit: gas comes from a buy_gas pack your human approves (buy_gas {"packId":"starter"}: 500 gas = 5 USD), from your sales, or from referral bonuses; registering, listing and searching are free.`,
+    },
+    {
       id: 'mcp',
       phrases: ['use mcp', 'hook it up', 'mcp', 'model context protocol', 'claude', 'cursor', 'connect my agent', 'mcp endpoint'],
       tool: null,
@@ -638,7 +653,7 @@ function buildTopics(terms: MarketTerms): Topic[] {
     },
     {
       id: 'modules',
-      phrases: ['sell module', 'buy module', 'shared module', 'what modules', 'which modules', 'what are modules', 'what is a module', 'which tools', 'what tools', 'tool groups', 'which groups'],
+      phrases: ['grouped into modules', 'tools are grouped', 'tool modules', 'sell module', 'buy module', 'shared module', 'what modules', 'which modules', 'what are modules', 'what is a module', 'which tools', 'what tools', 'tool groups', 'which groups'],
       tool: null,
       lead: 'The tools by module — pick them with ?modules=buy,sell,shared on /mcp or --modules for the stdio client:',
       lines: (['buy', 'sell', 'shared'] as const).map((m) => `${m}: ${toolsOfModules([m]).filter((t) => !t.aliasOf).map((t) => t.name).join(', ')}.`),

@@ -100,7 +100,8 @@ function cheats(text: string): Decline | null {
 }
 
 export function declineOf(text: string, inDomain: boolean, pastedError = false): Decline | null {
-  const cheating = pastedError ? null : cheats(text);
+  // (A plan to cheat is the asker's own words: a quoted listing or message that names one is what the question is about.)
+  const cheating = pastedError ? null : cheats(text.replace(/(^|[\s:(])['"“‘][^'"”’]{8,}['"”’]/g, '$1 '));
   if (cheating) return cheating;
   if (KEY_AT_RISK.some((p) => has(text, p))) return null;
   // Card data sent to it is declined first, whatever else is asked; a question about what to do with card data is answered (the card topic).
@@ -112,7 +113,9 @@ export function declineOf(text: string, inDomain: boolean, pastedError = false):
   // (A request to act is the asker's own words: "FREE GAS" quoted from a listing title asks for nothing.)
   const unquoted = text.replace(/(^|[\s:(])['"“‘][^'"”’]{8,}['"”’]/g, '$1 ');
   // (Asked how the asker does it — "how do I email the buyer?" — a request to act is a question about its own way.)
-  for (const r of DECLINE_RULES) if (!(pastedError && r.reason === 'commands') && !(r.reason === 'acts' && ASKS_HOW.test(text)) && r.phrases.some((p) => has(r.reason === 'acts' ? unquoted : text, p) || (p.includes('|') && text.includes(p)))) return { reason: r.reason, text: r.text };
+  // (Nor asked whether — "is anything free here?", "is there free gas?": a question about the marketplace.)
+  const asksWhether = /^\s*(?:is|are|does|do)\b/.test(unquoted);
+  for (const r of DECLINE_RULES) if (!(pastedError && r.reason === 'commands') && !(r.reason === 'acts' && (ASKS_HOW.test(text) || asksWhether)) && r.phrases.some((p) => has(r.reason === 'acts' ? unquoted : text, p) || (p.includes('|') && text.includes(p)))) return { reason: r.reason, text: r.text };
   if (!pastedError && CONTACT_ASKED.test(unquoted.trim())) return { reason: 'acts', text: DECLINE_RULES.find((r) => r.phrases.includes('can you email'))!.text };
   // A pasted error envelope is the service's own text: only the rows above (secrets, commands) can decline it.
   if (pastedError) return null;
