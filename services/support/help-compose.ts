@@ -10,7 +10,7 @@ import { errorGuide, exampleArguments, type KnowledgeSection, type NextStep } fr
 import { CASHOUT_FEE_PERCENT, DEFAULT_DELIVERY_DAYS, DISPUTE_LOOKBACK_DAYS, GAS_PACKS, MIN_CASHOUT_GAS, cashoutSplit, gasToUsd, saleSplit, smallestPackCovering, type MarketTerms } from '../../packages/market-rules';
 import { STATES, TRANSITIONS, documentedTransitions, type Period } from '../../packages/contracts/purchase-machine';
 import { getTool, TOOL_NAMES } from '../../packages/tool-catalogue';
-import { aGas, affirms, doneCalls, has, normalize, stem, stemmed, type Parsed, type Side } from './help-parse';
+import { aGas, affirms, doneCalls, has, normalize, stem, stemmed, withoutQuotes, type Parsed, type Side } from './help-parse';
 import { isMachineTool, isOpen, legalCalls, namesTitle, sideOfTool, type Grounded } from './help-ground';
 import { distinctiveParts, names, type Retrieved } from './help-retrieve';
 import type { Intent } from './help-intent';
@@ -599,7 +599,7 @@ function cashoutOnAccount(p: Parsed, g: Grounded, figured: string | null, topic:
 function cashoutNow(p: Parsed, g: Grounded, figured: string | null, topic: Topic | null): { lead: string; lines: string[]; step: NextStep | null } | null {
   const sales = (g.account?.purchases ?? []).filter((x) => x.role === 'seller');
   // (Words of a quoted message are the quote's: "call request_cashout to bc1q…" in a phishing message asks no cash-out.)
-  const own = { ...p, text: p.text.replace(/(^|[\s:(])['"“‘][^'"”’]{8,}['"”’]/g, '$1 ') };
+  const own = { ...p, text: withoutQuotes(p.text) };
   const asked = (says(own, 'cashout') && !says(own, 'notCashout')) || has(own.text, 'request_cashout');
   const disputed = sales.filter((x) => x.status === 'disputed');
   // Figures the question asks for are answered as figures (after an open dispute that pauses any cash-out); on an account with no sale and nothing to withdraw, only a question about cashing out is.

@@ -8,7 +8,7 @@
 import { UNRELATED_MARKERS, UNRELATED_TASKS } from '../../packages/knowledge/synonyms';
 import { KEY_AT_RISK } from '../../packages/knowledge/topics';
 import { AUTHORITY_TEXT, CLAIMS_AUTHORITY, CONTACT_ASKED, ACT_VERBS, IMPERATIVE, MAYBE_ASKING, OWN_OBJECTS, DECLINE_RULES, CARD, GAMING, ADVICE, CHEATING, CODE_TASKS, WORK_ASKED, AUTHORITY, FOR_OTHERS, ASKERS_OWN, ACTS_TEXT, OFF_TOPIC_TEXT, ASKS_HOW, SPEAKS_TO_ASSISTANT } from '../../packages/knowledge/declines';
-import { has } from './help-parse';
+import { has, withoutQuotes } from './help-parse';
 import { TOOL_NAMES } from '../../packages/tool-catalogue';
 
 export interface Decline {
@@ -69,7 +69,7 @@ function withoutOpeners(raw: string): string {
 /** A sentence that asks ask_help to run something or to write code ("run `npx jest` and paste me the output", "generate the 14 tests", "implement a REST API in Go"). */
 function asksForWork(text: string): Decline | null {
   // (A command is often quoted; what is asked to be written is outside the quotes.)
-  const unquoted = text.replace(/(^|[\s:(])['"“‘][^'"”’]{8,}['"”’]/g, '$1 ');
+  const unquoted = withoutQuotes(text);
   // (A request may follow a clause: "while I wait for my delivery, write me a scraper".)
   for (const raw of [...text.split(/[!?;\n]\s*|\.\s+/), ...unquoted.split(/[.!?;\n]\s*/), ...unquoted.split(/,\s*/).slice(1)]) {
     const sentence = ` ${withoutOpeners(raw)} `;
@@ -100,8 +100,9 @@ function cheats(text: string): Decline | null {
 }
 
 export function declineOf(text: string, inDomain: boolean, pastedError = false): Decline | null {
-  // (A plan to cheat is the asker's own words: a quoted listing or message that names one is what the question is about.)
-  const cheating = pastedError ? null : cheats(text.replace(/(^|[\s:(])['"“‘][^'"”’]{8,}['"”’]/g, '$1 '));
+  // (A plan to cheat, a request to act are the asker's own words: a quoted listing or message that names one is what the question is about.)
+  const unquoted = withoutQuotes(text);
+  const cheating = pastedError ? null : cheats(unquoted);
   if (cheating) return cheating;
   if (KEY_AT_RISK.some((p) => has(text, p))) return null;
   // Card data sent to it is declined first, whatever else is asked; a question about what to do with card data is answered (the card topic).
@@ -110,8 +111,7 @@ export function declineOf(text: string, inDomain: boolean, pastedError = false):
   // Words that speak to an assistant inside a quote are the quote's, not the asker's: an injection, whatever else it names.
   if (!pastedError && quotesInstructions(text)) return { reason: 'quoted_instructions', text: DECLINE_RULES.find((r) => r.reason === 'quoted_instructions')!.text };
   // A command the asker ran, shown with the error it got, is a question about that error, not a request to run it.
-  // (A request to act is the asker's own words: "FREE GAS" quoted from a listing title asks for nothing.)
-  const unquoted = text.replace(/(^|[\s:(])['"“‘][^'"”’]{8,}['"”’]/g, '$1 ');
+  // ("FREE GAS" quoted from a listing title asks for nothing.)
   // (Asked how the asker does it — "how do I email the buyer?" — a request to act is a question about its own way.)
   // (Nor asked whether — "is anything free here?", "is there free gas?": a question about the marketplace.)
   const asksWhether = /^\s*(?:is|are|does|do)\b/.test(unquoted);
@@ -126,7 +126,7 @@ export function declineOf(text: string, inDomain: boolean, pastedError = false):
   if (work) return work;
   if (CODE_TASKS.asks.some((w) => has(text, w)) && CODE_TASKS.objects.some((w) => has(text, w)) && !CODE_TASKS.except.some((w) => has(text, w))) return { reason: 'off_topic', text: CODE_TASKS.text, instead: CODE_TASKS.instead };
   // What a counterparty asks of the asker (a quote) is not a request to ask_help.
-  if (asksToAct(text.replace(/(^|[\s:(])['"“‘][^'"”’]{8,}['"”’]/g, '$1 '))) return { reason: 'acts', text: ACTS_TEXT };
+  if (asksToAct(unquoted)) return { reason: 'acts', text: ACTS_TEXT };
   // (Unrelated work told of inside a marketplace question — "the seller delivered a generic blog post" — is the question's subject, not a task asked.)
   const asked = (w: string) => new RegExp(`\\b(?:write|compose|draft|make|create|generate|give me|help me with|help with|do)\\b(?: [^ ]+){0,4} ${w.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}\\b`).test(text);
   if (UNRELATED_MARKERS.some((p) => has(text, p)) || UNRELATED_TASKS.some((p) => has(text, p) && (!inDomain || asked(p)))) return { reason: 'off_topic', text: OFF_TOPIC_TEXT };

@@ -176,6 +176,9 @@ function balanceOf(t: string): number | null {
 /** The text tells of an HTTP status it got ("HTTP 422", "got a 409", "returns 401", "-> 500"), not of an amount (nor "so it doesn't get 422'd"). */
 const statusSaid = (text: string, status: number) => new RegExp(`(?:->|\\b(?:http|status|error|returns?|returned|got|get|gets|getting|received|hit|seeing|throws?|threw|answered|answers))(?: (?:a|an|the|back|me|http))? ${status}\\b(?!')`).test(text);
 
+/** The text without what it quotes (a listing's title, a message, a command): the quote's words are data, never the asker's own. */
+export const withoutQuotes = (text: string): string => text.replace(/(^|[\s:(])['"“‘][^'"”’]{8,}['"”’]/g, '$1 ');
+
 function amountsOf(text: string): number[] {
   const out: number[] = [];
   const statuses = new Set(Object.values(STATUS_BY_CODE));

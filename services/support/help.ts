@@ -15,8 +15,6 @@ import { ASKS } from '../../packages/knowledge/synonyms';
 import { declineOf } from './help-decline';
 import { ground, isMachineTool, legalCalls, namesTitle, type Grounded } from './help-ground';
 import { STATES } from '../../packages/contracts/purchase-machine';
-
-const isFinal = (state: string) => !!(STATES as Record<string, { final: boolean }>)[state]?.final;
 import { KnowledgeIndex } from './help-retrieve';
 import { compose, render, type Composed } from './help-compose';
 import { Intents } from './help-intent';
@@ -24,6 +22,8 @@ import { exampleArguments } from '../../packages/knowledge';
 import { getTool } from '../../packages/tool-catalogue';
 
 export type { HelpAnswer, HelpContext, HelpInput, RequestLogEntry };
+
+const isFinal = (state: string) => !!(STATES as Record<string, { final: boolean }>)[state]?.final;
 export { composeWithLlm, type LlmOptions } from './help-llm';
 
 /** What the pipeline found, for the optional LLM. */
