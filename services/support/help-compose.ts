@@ -235,13 +235,16 @@ function errorLead(p: Parsed, g: Grounded, e: NonNullable<Parsed['error']>, guid
   return { step, lead: `${e.code} (HTTP ${guide.status})${said}: ${guide.nextStepText}`, lines: [firstSentence(guide.cause)] };
 }
 
+/** The prices a question states besides the balance (the wallet's or the one it believes) and the human's own cap. */
+const statedPrices = (g: Grounded, p: Parsed) => p.amounts.filter((a) => a !== g.wallet?.gasBalance && a !== p.balance && a !== g.limits?.perPurchaseMaxGas);
+
 /** The human's limits as the answer: asked how to see them ("how can I check how much I may still spend?"), wallet leads with what it shows. */
 function spendingLimit(g: Grounded, rule: string | null, p: Parsed, terms: MarketTerms): Picked {
   const r = limitsAnswer(g, rule, p, terms);
   // "Can I buy it in three pieces?" asked plainly: a listing is bought whole, at its price (a plan to get around the limit is declined before this).
   // (Only with the pieces' own figure stated, "three chunks of 400": without one, the limit's answer says it already.)
   const max = g.limits?.perPurchaseMaxGas;
-  const stated = p.amounts.filter((a) => a !== g.wallet?.gasBalance && a !== p.balance && a !== max);
+  const stated = statedPrices(g, p);
   const whole = max != null && /\b(?:chunks?|pieces?|parts?|split|splitting|installments?|instalments?|halves|bit by bit)\b/.test(p.text) && stated.some((a) => a <= max) ? stated.find((a) => a > max) : undefined;
   if (whole) return { step: { tool: 'wallet', arguments: {} }, lead: `No: a listing is bought whole, at its price, in one purchase_service — ${whole} gas is over your human's per-purchase limit of ${g.limits!.perPurchaseMaxGas} gas however it is split, and only your human can raise the limit (on their owner page); or buy a listing within it.`, lines: ['wallet {} shows spendingLimits.'] };
   if (rule || !/\b(?:how|where)\b.*\b(?:see|check|view|find out|look up|know)\b/.test(p.text) || r.lead.includes('wallet {} shows')) return r;
@@ -251,7 +254,7 @@ function spendingLimit(g: Grounded, rule: string | null, p: Parsed, terms: Marke
 function limitsAnswer(g: Grounded, rule: string | null, p: Parsed, terms: MarketTerms): Picked {
   const l = g.limits;
   // A price the question states within the per-purchase limit: the limit is no obstacle, buy.
-  const prices = p.amounts.filter((a) => a !== g.wallet?.gasBalance && a !== p.balance && a !== l?.perPurchaseMaxGas);
+  const prices = statedPrices(g, p);
   const price = prices.find((a) => l?.perPurchaseMaxGas != null && a <= l.perPurchaseMaxGas);
   // Several prices: which fit under the limit, what is left, what each seller nets.
   if (!rule && prices.length >= 2 && l?.setByHuman && l.perPurchaseMaxGas != null) {
@@ -372,13 +375,13 @@ function forPurchase(p: Parsed, g: Grounded, r: Retrieved, terms: MarketTerms, t
   // (A purchase only the question tells of is not stated back as if the account showed it.)
   lines.push(...(f.inAccount ? [stateLine] : []), ...f.deadlines.map((d) => `${sentence(d)}.`));
   const next = nextOf(f.state);
+  const final = !isOpen(f.state);
   // "What are my options?": every call this side may make (a call it named that it cannot make is said first).
-  if (side && says(p, 'options') && f.legal.length && !(STATES as Record<string, { final: boolean }>)[f.state]?.final) {
+  if (side && says(p, 'options') && f.legal.length && !final) {
     const o = options(p, g, f, side, terms);
     return asked ? { ...o, lead: `${lines[0]} ${o.lead}` } : o;
   }
   // On a purchase that can no longer change, an explanation the intent gives ("when am I paid?") leads.
-  const final = !!(STATES as Record<string, { final: boolean }>)[f.state]?.final;
   if (explain && final) return { step: null, lead: explain, lines };
   // Nothing this side can do moves it forward (the other party, a timer or an operator moves next) and no call of its is asked: what happens meanwhile.
   const waits = !final && !f.legal.some((t) => progress(t, f.state, side) >= 2);
@@ -560,7 +563,7 @@ function accountFirst(p: Parsed, g: Grounded, r: Retrieved, terms: MarketTerms, 
     }
     // A purchase stated as final ("I already confirmed it"), asked about with an intent of that final state: the stated situation is answered first
     // (no call on the account's other purchase answers it), then what the account shows.
-    const final = p.statedState && (STATES as Record<string, { final: boolean }>)[p.statedState]?.final;
+    const final = !!p.statedState && !isOpen(p.statedState);
     // (Not when the account's purchase is the one the question means: then its own state answers.)
     if (final && !fits && g.purchase && !g.purchase.inAccount && g.purchase.id !== g.actual.id && topic?.states?.includes(p.statedState!)) {
       const stated = forPurchase(p, g, r, terms, topic);
@@ -577,7 +580,7 @@ function accountFirst(p: Parsed, g: Grounded, r: Retrieved, terms: MarketTerms, 
     const them = g.actual.side === 'seller' ? 'buyer' : g.actual.side === 'buyer' ? 'seller' : null;
     const leadsTo = (who: string | null) => !!who && TRANSITIONS.some((t) => t.to === p.statedState && (t.from as readonly string[]).includes(g.actual!.state) && t.who.includes(who as Side));
     // (Or the asker's own move into a final state — "after I confirm": what the machine says of it once there.)
-    const ownFinal = leadsTo(g.actual.side) && !!(STATES as Record<string, { final: boolean }>)[p.statedState ?? '']?.final;
+    const ownFinal = leadsTo(g.actual.side) && final;
     const ifStated = p.statedState && !otherSide && (leadsTo(them) || ownFinal) ? [`${leadsTo(them) ? 'If it becomes' : 'Once it is'} ${p.statedState}: ${nextOf(p.statedState)}`] : [];
     return { lead: `${shows}, so: ${onAccount.lead.replace(/^As the \w+ of \S+ \([a-z_]+\): /, '')}`, lines: [...ifStated, ...onAccount.lines.slice(0, 2)], picked: { ...onAccount, lines: [] } };
   }

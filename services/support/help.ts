@@ -13,8 +13,7 @@ import type { RequestLogEntry } from '../../packages/tool-catalogue/meta';
 import { has, parse, type Parsed } from './help-parse';
 import { ASKS } from '../../packages/knowledge/synonyms';
 import { declineOf } from './help-decline';
-import { ground, isMachineTool, legalCalls, namesTitle, type Grounded } from './help-ground';
-import { STATES } from '../../packages/contracts/purchase-machine';
+import { ground, isMachineTool, isOpen, legalCalls, namesTitle, type Grounded } from './help-ground';
 import { KnowledgeIndex } from './help-retrieve';
 import { compose, render, type Composed } from './help-compose';
 import { Intents } from './help-intent';
@@ -22,8 +21,6 @@ import { exampleArguments } from '../../packages/knowledge';
 import { getTool } from '../../packages/tool-catalogue';
 
 export type { HelpAnswer, HelpContext, HelpInput, RequestLogEntry };
-
-const isFinal = (state: string) => !!(STATES as Record<string, { final: boolean }>)[state]?.final;
 export { composeWithLlm, type LlmOptions } from './help-llm';
 
 /** What the pipeline found, for the optional LLM. */
@@ -60,7 +57,7 @@ export class HelpIndex {
     let intent = intentOf(grounded);
     // (Unless the question states the purchase as final — "I already confirmed it" — with an intent of that state: the stated situation is answered first.)
     const stated = parsed.statedState && grounded.actual && grounded.purchase && !grounded.purchase.inAccount && grounded.purchase.id !== grounded.actual.id ? this.intents.of(parsed, parsed.side ?? grounded.purchase.side, parsed.statedState) : null;
-    if (stated?.topic.states?.includes(parsed.statedState!) && isFinal(parsed.statedState!)) intent = stated;
+    if (stated?.topic.states?.includes(parsed.statedState!) && !isOpen(parsed.statedState!)) intent = stated;
     // An intent about a purchase the question does not name, or a bare "what now?": the account's purchase is the one meant.
     if ((intent?.topic.purchase || ASKS.next.some((w) => has(parsed.text, w))) && !grounded.purchase && input.account?.purchases?.length) {
       grounded = ground(parsed, input.account, input.now ?? new Date(), true);

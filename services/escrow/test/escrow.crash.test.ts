@@ -92,11 +92,11 @@ describeCluster('escrow crash test (separate processes, NATS JetStream with bus 
     }
   }
 
-  /** Retries a call through crashes until `done` accepts its answer (`note` keeps the last refusal, for the timeout's message). */
-  async function until<T>(what: string, fn: (note: (seen: string) => void) => Promise<T | null>, timeoutMs = 90_000): Promise<T> {
+  /** Retries a call through crashes until `done` accepts its answer (`note` keeps the last refused answer, for the timeout's message). */
+  async function until<T>(what: string, fn: (note: (r: { status: number; body: any }) => void) => Promise<T | null>, timeoutMs = 90_000): Promise<T> {
     const deadline = Date.now() + timeoutMs;
     let last = '';
-    const note = (seen: string) => (last = seen);
+    const note = (r: { status: number; body: any }) => (last = `last answer: ${r.status} ${JSON.stringify(r.body?.error ?? r.body).slice(0, 300)}`);
     for (;;) {
       try {
         const v = await fn(note);
@@ -122,7 +122,7 @@ describeCluster('escrow crash test (separate processes, NATS JetStream with bus 
       const r = await api.call('purchase_service', { listingId: seller.listingId }, buyer.apiKey, { 'idempotency-key': `${run}-${i}` });
       if (r.status === 200) return r.body.result.purchase as { id: string; status: string };
       if (r.status === 402) throw new Error(`unexpected insufficient_gas: ${JSON.stringify(r.body)}`);
-      note(`last answer: ${r.status} ${JSON.stringify(r.body?.error ?? r.body).slice(0, 300)}`);
+      note(r);
       return null;
     });
     expect(purchase.status).toBe('awaiting_delivery');
@@ -131,7 +131,7 @@ describeCluster('escrow crash test (separate processes, NATS JetStream with bus 
     await until(`deliver ${i}`, async (note) => {
       const r = await api.call('deliver_work', { purchaseId: purchase.id, delivery: { summary: `delivery ${run} ${i}` } }, seller.apiKey);
       if (r.status === 200) return true;
-      note(`last answer: ${r.status} ${JSON.stringify(r.body?.error ?? r.body).slice(0, 300)}`);
+      note(r);
       if (r.status === 409) return (await purchaseStatus(buyer, purchase.id)) === 'delivered' ? true : null;
       return null;
     });
@@ -140,7 +140,7 @@ describeCluster('escrow crash test (separate processes, NATS JetStream with bus 
         ? await api.call('request_refund', { purchaseId: purchase.id }, seller.apiKey)
         : await api.call('confirm_delivery', { purchaseId: purchase.id }, buyer.apiKey);
       if (r.status === 200) return true;
-      note(`last answer: ${r.status} ${JSON.stringify(r.body?.error ?? r.body).slice(0, 300)}`);
+      note(r);
       if (r.status === 409) return (await purchaseStatus(buyer, purchase.id)) === (refund ? 'refunded' : 'completed') ? true : null;
       return null;
     });
