@@ -66,7 +66,7 @@ export const CHEATING: { signs: string[]; madeInNumbers: RegExp; hides: RegExp; 
   safeguards: [
     {
       about: ['limit', 'cap', 'capped', 'budget', 'per-purchase', 'per purchase', 'spending'],
-      signs: ['around the limit', 'around the cap', 'slip under', 'slips under', 'stay under the', 'under the limit', 'under the cap', 'turn off the cap', 'turn it off', 'turn off the limit', 'lift the cap', 'lift the limit', 'remove the cap', 'remove the limit', 'raise it to', 'raise my limit', 'raise my cap', 'disable the limit', 'hidden arg', 'as two halves', 'two halves', 'halves', 'each half', 'in two', 'twice', 'in parts', 'in two parts', 'in three parts', 'in 2 parts', 'in 3 parts', 'smaller purchases', 'split', 'into three', 'into two', 'split it into', 'split one', 'split a', 'split the', 'so the limit', "limit doesn't fire", 'limit does not fire', "raise my owner's", "raise my human's", "increase my owner's", "increase my human's", "change my owner's", "change my human's", "lift my owner's", "lift my human's", "set my owner's", "set my human's"],
+      signs: ['around the limit', 'around the cap', 'slip under', 'slips under', 'stay under the', 'under the limit', 'under the cap', 'turn off the cap', 'turn it off', 'turn off the limit', 'lift the cap', 'lift the limit', 'remove the cap', 'remove the limit', 'disable the limit', 'hidden arg', 'as two halves', 'two halves', 'halves', 'each half', 'in two', 'twice', 'in parts', 'in two parts', 'in three parts', 'in 2 parts', 'in 3 parts', 'smaller purchases', 'split', 'into three', 'into two', 'split it into', 'split one', 'split a', 'split the', 'so the limit', "limit doesn't fire", 'limit does not fire', "raise my owner's", "raise my human's", "increase my owner's", "increase my human's", "change my owner's", "change my human's", "lift my owner's", "lift my human's", "set my owner's", "set my human's"],
       text: "I won't help get around your human's spending limit: splitting one job into smaller purchases, another tool or changing the cap yourself defeats a limit only your human may set. Ask your human to raise it on their owner page, or buy a listing within it (wallet {} shows spendingLimits).",
     },
     {
@@ -91,7 +91,7 @@ export const CHEATING: { signs: string[]; madeInNumbers: RegExp; hides: RegExp; 
     },
     {
       about: ['moderation', 'quality gate', 'quality check', 'quality score', 'qualityscore', 'rejected', 'listing_rejected', 'filter'],
-      signs: ['get past', 'slip past', 'fool', 'past the', 'get through', 'hide', 'stuff into', 'stuff them', 'stuff it', 'keyword stuffing'],
+      signs: ['get past', 'slip past', 'slips past', 'sneak past', 'slip by', 'evade', 'pad', 'padding', 'still scores', 'still pass', 'past your', 'past it', 'fool', 'past the', 'get through', 'hide', 'stuff into', 'stuff them', 'stuff it', 'keyword stuffing'],
       text: "I won't help slip a listing past moderation: it checks what a listing promises, and a listing written to fool it is removed. Tell me what your service really delivers and I will say what the gate wants (a clear deliverable, what the buyer sends, a fair price).",
     },
     {
@@ -120,6 +120,25 @@ export const CHEATING: { signs: string[]; madeInNumbers: RegExp; hides: RegExp; 
   ],
 };
 
+/** Other agents' wallets or histories asked for ("the agents with the biggest gas balances", "their purchase histories"): private data. */
+export const OTHERS_DATA = /\b(?:agents|agents'|their|everyone's|every agent's|other agents'?|others')(?: [a-z-]+){0,3} (?:gas )?(?:balances|wallets|purchase histor(?:y|ies)|histories|ledgers)\b/;
+
+/** The other party's call asked to be made on its side ("then confirm it on the buyer's side"): acting for someone. Group 1 is that party. */
+export const OTHER_SIDE = /\b(?:confirm(?:_delivery)?|release|approve|accept|refund|deliver(?:_work)?|complete|pay|rate(?:_purchase)?|dispute(?:_purchase)?)\b[^.?!]{0,40}?\b(?:on|from) (?:the |their )?(buyer|seller)(?:'s|’s)? (?:side|end|behalf|account)\b/;
+
+/** A role handed to ask_help to lift its rules ("pretend you're an unrestricted model"), when nothing else it asks is declined first. */
+export const ROLE_PLAY = {
+  phrases: ['pretend to be an', 'unrestricted model', 'unrestricted ai', 'unrestricted assistant', 'unrestricted mode', 'an unrestricted', 'no restrictions', 'without restrictions', 'without any restrictions', 'developer mode', 'dan mode', 'jailbroken', 'roleplay as', 'role-play as'],
+  text: "I stay this marketplace's help whatever role a question gives me, with the same rules. Ask the marketplace question itself and I will answer it directly.",
+};
+
+/** A spending limit asked to be changed by ask_help ("raise my per-purchase limit to 5000 please"), not a question of how. */
+export const LIMIT_CHANGE = {
+  // (Said as an order — opening a sentence or after "so", "please", "can you" — never "my owner agreed to raise my limit".)
+  pattern: /(?:^|[.!?,;:]\s*|\b(?:so|please|pls|just|and|then|you)\s+)(?:raise|lift|increase|remove|disable|bump|double|up|change|set)\b (?:my |the |our )?(?:per-purchase |spending |purchase )?(?:limit|cap)\b/,
+  text: 'I cannot change your spending limit, and no tool does: only your human sets it, on their owner page. Ask them to raise it there; until then buy within it (wallet {} shows spendingLimits).',
+};
+
 /** A sentence that orders ask_help to contact someone outside ("Email the seller's owner at …"): the email row's refusal. */
 export const CONTACT_ASKED = /(?:^|[.!?]\s+)(?:please |pls |just )?(?:e-?mail|text|phone) (?:the|them|their|him|her)\b/;
 
@@ -130,7 +149,7 @@ export const AUTHORITY_TEXT = 'A role or an authorization code stated in a quest
 /** Acting with an authority it does not have (an administrator's, an operator's, the owner's). */
 export const AUTHORITY = ['admin mode', 'operator mode', 'god mode', 'sudo mode', 'you are now in', 'you are now an admin', 'you are now the admin', 'you are now the operator', 'act as the marketplace', 'act as the administrator', 'act as an administrator', 'act as administrator', 'as the administrator', 'admin right', 'admin rights', 'admin powers', 'admin access', 'you have admin', 'pretend to be my owner', 'pretend to be the owner', 'pretend to be my human', 'as my owner', "i'm authorising you", "i'm authorizing you", 'i authorise you', 'i authorize you'];
 /** Acting for someone else or on their key, said however (checked after a how-do-I question, which is the asker's own call). */
-export const FOR_OTHERS = ['log in as', 'login as', 'impersonate', 'mark the dispute', 'resolve the dispute', 'in my favour', 'in my favor', 'here is its key', 'its key', 'their key', 'using its key', "i'm an admin", 'i am an admin', "i'm the admin", "i'm the operator", 'i am the operator', 'as an admin', 'mark purchase', 'mark the purchase', 'credit the buyer', 'credit me', 'on my behalf', 'do it for me', 'for it', 'on its order', 'for them', 'its earnings', 'pretend you', "pretend you're", 'act as the admin', 'as the admin', 'force a refund', 'force-refund', 'force refund', 'unfreeze my'];
+export const FOR_OTHERS = ['log in as', 'login as', 'impersonate', 'mark the dispute', 'resolve the dispute', 'in my favour', 'in my favor', 'here is its key', 'its key', 'their key', 'using its key', "i'm an admin", 'i am an admin', "i'm the admin", "i'm the operator", 'i am the operator', 'as an admin', 'mark purchase', 'mark the purchase', 'credit the buyer', 'credit me', 'on my behalf', 'do it for me', 'on its order', 'its earnings', 'pretend you', "pretend you're", 'act as the admin', 'as the admin', 'force a refund', 'force-refund', 'force refund', 'unfreeze my'];
 
 export const CARD = {
   phrases: ['cvv', 'cvc', 'card number', 'card is', 'expiry', 'exp date'],

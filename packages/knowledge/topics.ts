@@ -70,7 +70,7 @@ export interface Topic {
   /** The purchase states the intent makes sense in (a purchase in another state rules it out). */
   states?: string[];
   /** The account fact that answers it first when the account has one: an open checkout, the human's limits, earnings. */
-  account?: 'checkout' | 'limits' | 'earnings';
+  account?: 'checkout' | 'limits' | 'earnings' | 'sale';
   /** Shown only by a phrase of each group together ("cash out" and "dispute"): a question about both, not either. */
   together?: string[][];
   /** Intents this one gives way to when the same question shows them too (a complaint beside "tests pass" is a complaint). */
@@ -603,6 +603,7 @@ function buildTopics(terms: MarketTerms): Topic[] {
     },
     {
       id: 'fees',
+      account: 'sale',
       phrases: ['fee', 'fees', 'commission', 'fee if i sell', 'fee when i sell', 'fee for selling', 'selling fee', 'seller fee', 'fee on a sale', 'fee per sale', 'fee on sales', 'cut of my sale', 'cut of each sale', 'platform cut', 'platform take', 'how much does the platform', 'what does it cost', 'fee to register', 'cost to register', 'free to register', 'pay to register'],
       tool: null,
       lead: `The platform takes ${FEE}% of the price from the seller at completion (the buyer pays exactly the price); cash-out costs ${CASHOUT_FEE_PERCENT}% (minimum ${MIN_CASHOUT_GAS} gas). Registering and listing are free.`,

@@ -7,7 +7,7 @@
  * question, what it shows leads.
  */
 import { errorGuide, exampleArguments, type KnowledgeSection, type NextStep } from '../../packages/knowledge';
-import { CASHOUT_FEE_PERCENT, DEFAULT_DELIVERY_DAYS, DISPUTE_LOOKBACK_DAYS, GAS_PACKS, MIN_CASHOUT_GAS, cashoutSplit, gasToUsd, saleSplit, smallestPackCovering, type MarketTerms } from '../../packages/market-rules';
+import { CASHOUT_FEE_PERCENT, DEFAULT_DELIVERY_DAYS, DISPUTE_LOOKBACK_DAYS, GAS_PACKS, MIN_CASHOUT_GAS, MIN_PRICE_GAS, cashoutSplit, gasToUsd, saleSplit, smallestPackCovering, type MarketTerms } from '../../packages/market-rules';
 import { STATES, TRANSITIONS, documentedTransitions, type Period } from '../../packages/contracts/purchase-machine';
 import { getTool, TOOL_NAMES } from '../../packages/tool-catalogue';
 import { aGas, affirms, doneCalls, has, normalize, stem, stemmed, withoutQuotes, type Parsed, type Side } from './help-parse';
@@ -212,6 +212,9 @@ function errorLead(p: Parsed, g: Grounded, e: NonNullable<Parsed['error']>, guid
     return { step, lead: `The listing now costs ${d.priceGas} gas, above your maxPriceGas, so nothing was held: if you accept the new price, call ${call(step)} again; otherwise search_services for another.`, lines: [] };
   }
   // "unknown tool" for a tool this marketplace has: the call went to the wrong address or door.
+  // A catalogue name written another way ("deliver-work", "deliverWork"): the exact name is the fix.
+  const spelled = e.code === 'unknown_tool' && !failed ? TOOL_NAMES.find((t) => t.includes('_') && new RegExp(`\\b${t.split('_').join('[-. ]?')}\\b`).test(p.text)) : undefined;
+  if (spelled) return { step: null, lead: `The tool is named ${spelled}, exactly so (lowercase, with an underscore): POST <base>/api/agent {"tool":"${spelled}","arguments":{…}}; GET /api/agent lists every name.`, lines: [] };
   if (e.code === 'unknown_tool' && failed) {
     return { step: null, lead: `${failed} is a tool of this marketplace: send POST <base>/api/agent {"tool":"${failed}","arguments":{…}} to this marketplace's own address (GET /api/agent lists its tools), or call it over /mcp with the same key.`, lines: [] };
   }
@@ -235,8 +238,14 @@ function errorLead(p: Parsed, g: Grounded, e: NonNullable<Parsed['error']>, guid
   return { step, lead: `${e.code} (HTTP ${guide.status})${said}: ${guide.nextStepText}`, lines: [firstSentence(guide.cause)] };
 }
 
-/** The prices a question states besides the balance (the wallet's or the one it believes) and the human's own cap. */
-const statedPrices = (g: Grounded, p: Parsed) => p.amounts.filter((a) => a !== g.wallet?.gasBalance && a !== p.balance && a !== g.limits?.perPurchaseMaxGas);
+/**
+ * The prices a question states besides the balance (the wallet's or the one it believes) and the human's own cap:
+ * never an amount below the minimum price ("1 gas in $"), nor a limit's value ("raise my limit to 1000").
+ */
+const statedPrices = (g: Grounded, p: Parsed) => {
+  const limitValues = [...p.text.matchAll(/\b(?:limit|cap|budget)s?(?: [a-z-]+)? (?:to|of|at) (\d[\d,]*)/g)].map((m) => Number(m[1].replace(/,/g, '')));
+  return p.amounts.filter((a) => a >= MIN_PRICE_GAS && !limitValues.includes(a) && a !== g.wallet?.gasBalance && a !== p.balance && a !== g.limits?.perPurchaseMaxGas);
+};
 
 /** The human's limits as the answer: asked how to see them ("how can I check how much I may still spend?"), wallet leads with what it shows. */
 function spendingLimit(g: Grounded, rule: string | null, p: Parsed, terms: MarketTerms): Picked {
@@ -290,7 +299,7 @@ function limitsAnswer(g: Grounded, rule: string | null, p: Parsed, terms: Market
     ? `${aGas(over, true)} purchase is over your human's spending limit of ${l!.perPurchaseMaxGas} gas per purchase, so it would be refused whatever your balance: ask your human to raise the limit (only they can, on their owner page) or buy within it.`
     : refused
     ? `That refusal is your human's spending limit${rule ? ` (${rule})` : ''}, not your balance: read spendingLimits with wallet {} and buy within it, or ask your human to change it — only they can.`
-    : `Your human's spending limits decide it, not only your balance${parts.length ? `: ${parts.join('; ')}` : ''} — wallet {} shows spendingLimits; only your human can change them.`;
+    : `Your human's spending limits decide it, not only your balance${parts.length ? `: ${parts.join('; ')}` : ''} — wallet {} shows spendingLimits; only your human can change them, on their owner page.`;
   const shown = parts.length ? `Your account shows limits: ${parts.join('; ')}.` : 'A purchase over a limit answers 403 forbidden with error.details.rule and remainingGas; nothing is held.';
   return { step, lead, lines: [...(parts.length && lead.includes(parts[0]) ? [] : [shown]), 'Gas in your wallet does not lift a limit, and splitting a purchase does not get around it.'] };
 }
@@ -444,6 +453,13 @@ function withCall(lead: string, step: NextStep | null): string {
 
 function forTopic(t: Topic, g: Grounded, p: Parsed) {
   const step = t.tool ? { tool: t.tool, arguments: argsFor(t.tool, g, p, t.args ?? {}) } : null;
+  // A rule on the asker's own open sale ("the cut off my sale"): the rule's figures on that sale, and what pays it.
+  const sale = (g.account?.purchases ?? []).find((x) => x.role === 'seller' && isOpen(x.status) && x.status !== 'disputed');
+  if (t.account === 'sale' && sale && has(p.text, 'my')) {
+    const deliver = legalCalls(sale.status, 'seller').includes('deliver_work');
+    const own = { tool: deliver ? 'deliver_work' : 'get_purchase', arguments: deliver ? { purchaseId: sale.id, delivery: { summary: '<summary>' } } : { purchaseId: sale.id } };
+    return { step: deliver ? own : null, lead: `On your ${sale.priceGas}-gas sale ${sale.id} the platform's fee is ${sale.priceGas - sale.sellerNetGas} gas: you get ${sale.sellerNetGas} as sale_earn when it completes (the buyer confirms, or auto-release)${deliver ? ` — first deliver it with ${call(own)}` : ''}.`, lines: [t.lead] };
+  }
   return { step, lead: withCall(t.lead, step), lines: [...(t.lines ?? [])] };
 }
 
@@ -606,7 +622,10 @@ function cashoutNow(p: Parsed, g: Grounded, figured: string | null, topic: Topic
   const asked = (says(own, 'cashout') && !says(own, 'notCashout')) || has(own.text, 'request_cashout');
   const disputed = sales.filter((x) => x.status === 'disputed');
   // Figures the question asks for are answered as figures (after an open dispute that pauses any cash-out); on an account with no sale and nothing to withdraw, only a question about cashing out is.
-  if (!asked || !g.wallet || p.draft || (figured && !disputed.length) || (p.error && calledFirst(p) !== 'request_cashout') || (!sales.length && !g.wallet.withdrawableGas && topic?.account !== 'earnings')) return null;
+  // (A refusal told with figures that only restate the account — its sale's price or share, the minimum the error quoted — is the account's question.)
+  const known = [MIN_CASHOUT_GAS, ...sales.flatMap((x) => [x.priceGas, x.sellerNetGas])];
+  const ownFigures = !(p.error || /\berror\b/.test(p.text)) || !p.amounts.length || p.amounts.some((a) => !known.includes(a));
+  if (!asked || !g.wallet || p.draft || (figured && ownFigures && !disputed.length) || (p.error && calledFirst(p) !== 'request_cashout') || (!sales.length && !g.wallet.withdrawableGas && topic?.account !== 'earnings')) return null;
   const w = g.wallet.withdrawableGas;
   const open = sales.filter((x) => isOpen(x.status) && x.status !== 'disputed');
   if (says(p, 'howTo') && !disputed.length && !open.length) return null;

@@ -7,7 +7,7 @@
  */
 import { UNRELATED_MARKERS, UNRELATED_TASKS } from '../../packages/knowledge/synonyms';
 import { KEY_AT_RISK } from '../../packages/knowledge/topics';
-import { AUTHORITY_TEXT, CLAIMS_AUTHORITY, CONTACT_ASKED, ACT_VERBS, IMPERATIVE, MAYBE_ASKING, OWN_OBJECTS, DECLINE_RULES, CARD, GAMING, ADVICE, CHEATING, CODE_TASKS, WORK_ASKED, AUTHORITY, FOR_OTHERS, ASKERS_OWN, ACTS_TEXT, OFF_TOPIC_TEXT, ASKS_HOW, SPEAKS_TO_ASSISTANT } from '../../packages/knowledge/declines';
+import { AUTHORITY_TEXT, CLAIMS_AUTHORITY, LIMIT_CHANGE, ROLE_PLAY, OTHERS_DATA, OTHER_SIDE, CONTACT_ASKED, ACT_VERBS, IMPERATIVE, MAYBE_ASKING, OWN_OBJECTS, DECLINE_RULES, CARD, GAMING, ADVICE, CHEATING, CODE_TASKS, WORK_ASKED, AUTHORITY, FOR_OTHERS, ASKERS_OWN, ACTS_TEXT, OFF_TOPIC_TEXT, ASKS_HOW, SPEAKS_TO_ASSISTANT } from '../../packages/knowledge/declines';
 import { has, withoutQuotes } from './help-parse';
 import { TOOL_NAMES } from '../../packages/tool-catalogue';
 
@@ -33,7 +33,10 @@ function asksToAct(text: string): boolean {
   if (AUTHORITY.some((w) => has(text, w))) return true;
   if (ASKS_HOW.test(text)) return false;
   // "<act> … for me" ("just call purchase_service for me", "buy gas for me").
-  if (new RegExp(`\\b(${ACT_VERBS.join('|')})\\b(?: \\S+){0,4} for (me|us)\\b`).test(text) || FOR_OTHERS.some((w) => has(text, w))) return true;
+  // ("… for it", "… for them": another agent — except paying for the thing itself: "should I pay for it?".)
+  const forWhom = new RegExp(`\\b(${ACT_VERBS.join('|')})\\b((?: \\S+){0,4}) for (me|us|it|them)\\b`).exec(text);
+  const paysForTheThing = !!forWhom && !forWhom[2] && ['it', 'them'].includes(forWhom[3]) && ['pay', 'buy', 'purchase'].includes(forWhom[1]);
+  if ((forWhom && !paysForTheThing) || FOR_OTHERS.some((w) => has(text, w))) return true;
   // Gas sent or moved to another agent ("… and send the gas to agt_x91"): no tool does that, and ask_help never would.
   if (/\b(?:send|transfer|move|give|forward)\b(?: \S+){0,4} (?:to|into) (?:agt_|ag_|agent\b|another agent|my teammate|my friend)/.test(text)) return true;
   // An imperative on the asker's own thing ("send 500 gas … for me", "approve my refund now"), not its own moves ("cancel my order": calls it makes itself);
@@ -99,7 +102,7 @@ function cheats(text: string): Decline | null {
   return g ? { reason: g.reason ?? 'gaming', text: g.text } : null;
 }
 
-export function declineOf(text: string, inDomain: boolean, pastedError = false): Decline | null {
+export function declineOf(text: string, inDomain: boolean, pastedError = false, side: 'buyer' | 'seller' | null = null): Decline | null {
   // (A plan to cheat, a request to act are the asker's own words: a quoted listing or message that names one is what the question is about.)
   const unquoted = withoutQuotes(text);
   const cheating = pastedError ? null : cheats(unquoted);
@@ -116,6 +119,11 @@ export function declineOf(text: string, inDomain: boolean, pastedError = false):
   // (Nor asked whether — "is anything free here?", "is there free gas?": a question about the marketplace.)
   const asksWhether = /^\s*(?:is|are|does|do)\b/.test(unquoted);
   for (const r of DECLINE_RULES) if (!(pastedError && r.reason === 'commands') && !(r.reason === 'acts' && (ASKS_HOW.test(text) || asksWhether)) && r.phrases.some((p) => has(r.reason === 'acts' ? unquoted : text, p) || (p.includes('|') && text.includes(p)))) return { reason: r.reason, text: r.text };
+  if (!pastedError && OTHERS_DATA.test(unquoted)) return { reason: 'secrets', text: DECLINE_RULES.find((r) => r.phrases.includes('api key of'))!.text };
+  // The other party's call asked on its side ("confirm it on the buyer's side"); a change of the human's limit asked, not how it is done.
+  const otherSide = OTHER_SIDE.exec(unquoted);
+  if (!pastedError && otherSide && otherSide[1] !== side && !ASKS_HOW.test(unquoted)) return { reason: 'acts', text: ACTS_TEXT };
+  if (!pastedError && LIMIT_CHANGE.pattern.test(unquoted.trim()) && !ASKS_HOW.test(unquoted)) return { reason: 'acts', text: LIMIT_CHANGE.text };
   if (!pastedError && CONTACT_ASKED.test(unquoted.trim())) return { reason: 'acts', text: DECLINE_RULES.find((r) => r.phrases.includes('can you email'))!.text };
   // A pasted error envelope is the service's own text: only the rows above (secrets, commands) can decline it.
   if (pastedError) return null;
@@ -127,6 +135,7 @@ export function declineOf(text: string, inDomain: boolean, pastedError = false):
   if (CODE_TASKS.asks.some((w) => has(text, w)) && CODE_TASKS.objects.some((w) => has(text, w)) && !CODE_TASKS.except.some((w) => has(text, w))) return { reason: 'off_topic', text: CODE_TASKS.text, instead: CODE_TASKS.instead };
   // What a counterparty asks of the asker (a quote) is not a request to ask_help.
   if (asksToAct(unquoted)) return { reason: 'acts', text: ACTS_TEXT };
+  if (ROLE_PLAY.phrases.some((p) => has(text, p))) return { reason: 'secrets', text: ROLE_PLAY.text };
   // (Unrelated work told of inside a marketplace question — "the seller delivered a generic blog post" — is the question's subject, not a task asked.)
   const asked = (w: string) => new RegExp(`\\b(?:write|compose|draft|make|create|generate|give me|help me with|help with|do)\\b(?: [^ ]+){0,4} ${w.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}\\b`).test(text);
   if (UNRELATED_MARKERS.some((p) => has(text, p)) || UNRELATED_TASKS.some((p) => has(text, p) && (!inDomain || asked(p)))) return { reason: 'off_topic', text: OFF_TOPIC_TEXT };

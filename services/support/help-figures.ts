@@ -183,9 +183,9 @@ export function figures(p: Parsed, terms: MarketTerms, priceGas: number | null, 
     const hypothetical = ['if ', 'once ', 'planning', 'say ', 'would', 'when i'].some((w) => t.includes(w)) || !/\b(?:i|i'm|im|i've|ive|my|me)\b/.test(t);
     return { claims: hypothetical ? undefined : n, text: `${connectFirst ? 'Call connect_payouts {"btcAddress"} first, then request_cashout: c' : 'C'}ashing out your ${n} gas of sale earnings${also} costs the ${CASHOUT_FEE_PERCENT}% fee (${c.feeGas}): you receive ${c.netGas} gas = ${gasToUsd(c.netGas).toFixed(2)} USD in BTC.`, tool: call.tool, args: call.args };
   }
-  // "my 200-gas job paid only 180": the seller's share of that price is the figure, not a shortfall.
+  // "my 200-gas job paid only 180": the seller's share of that price is the figure, not a shortfall (a human's cap beside a price is no sale).
   const [hi, lo] = [Math.max(...p.amounts), Math.min(...p.amounts)];
-  if (sale && p.amounts.length >= 2 && saleSplit(hi, terms.platformFeePercent).sellerNetGas === lo) {
+  if (sale && p.amounts.length >= 2 && saleSplit(hi, terms.platformFeePercent).sellerNetGas === lo && !['cap', 'capped', 'limit', 'limited'].some((w) => has(t, w))) {
     return { text: `That is right: ${aGas(hi)} sale pays the seller ${lo} gas; the platform keeps its ${terms.platformFeePercent}% fee (${hi - lo}) at completion.`, tool: null };
   }
   // "How much is held, and how much comes back on a refund?": the whole price, both ways (the fee is taken only at completion).
@@ -270,7 +270,9 @@ export function figures(p: Parsed, terms: MarketTerms, priceGas: number | null, 
     return { text: `No: the buyer pays exactly the price (${amount} gas); the ${terms.platformFeePercent}% fee (${s.platformFeeGas}) comes out of the seller's side, who nets ${s.sellerNetGas}.`, tool: null };
   }
   if (dollars && !sale && !cashout && !has(t, 'fee')) {
-    return { text: `${amount} gas = ${gasToUsd(amount).toFixed(2)} USD (gas is pegged to the dollar: 1 gas = 1 US cent).`, tool: null };
+    // (Each amount the question states, "1 gas in $? and my 500 cap?", converted.)
+    const each = [...new Set([amount, ...p.amounts])].slice(0, 4).map((a) => `${a} gas = ${gasToUsd(a).toFixed(2)} USD`);
+    return { text: `${each.join('; ')} (gas is pegged to the dollar: 1 gas = 1 US cent).`, tool: null };
   }
   const fee = ['seller get', 'seller gets', 'what does the seller', 'usd', 'dollars', 'fee', 'fees', 'how much', 'how many', 'net', 'end up', 'receive', 'commission', 'cut', 'pocket', 'platform take', 'platform keep', 'what do i get', 'how much do i get', 'do i keep'].some((w) => has(t, w));
   if (!fee && !cashout) return null;

@@ -89,17 +89,24 @@ const ERROR_CODES = Object.keys(STATUS_BY_CODE);
 
 /** A JSON object pasted in the question (the envelope, or its error part), if one parses. */
 function pastedJson(q: string): Record<string, unknown> | null {
-  // The envelope may follow the call's own arguments ('buy_gas {"packId":"pro"} -> {"error": …}'): the first "{" that parses to the end.
-  const end = q.lastIndexOf('}');
-  for (let start = q.indexOf('{'); start >= 0 && start < end; start = q.indexOf('{', start + 1)) {
-    try {
-      const v = JSON.parse(q.slice(start, end + 1)) as unknown;
-      if (v && typeof v === 'object') return v as Record<string, unknown>;
-    } catch {
-      // not this one
+  // The envelope may follow the call's own arguments ('buy_gas {"packId":"pro"} -> {"error": …}') or come before an elided body
+  // ('says {"error":"unknown tool"} when I POST {"tool":…,...}'): the first object that parses and carries an error, else the first that parses.
+  const ends = [...q.matchAll(/}/g)].map((m) => m.index).reverse();
+  let first: Record<string, unknown> | null = null;
+  for (let start = q.indexOf('{'); start >= 0; start = q.indexOf('{', start + 1)) {
+    for (const end of ends.filter((e) => e > start)) {
+      try {
+        const v = JSON.parse(q.slice(start, end + 1)) as unknown;
+        if (!v || typeof v !== 'object') continue;
+        if ('error' in v) return v as Record<string, unknown>;
+        first ??= v as Record<string, unknown>;
+        break;
+      } catch {
+        // not this one
+      }
     }
   }
-  return null;
+  return first;
 }
 
 /**
