@@ -385,6 +385,8 @@ function buildTopics(terms: MarketTerms): Topic[] {
     },
     {
       id: 'message',
+      // (A delivery to correct, on a delivered purchase: it cannot be sent twice — that intent says so first.)
+      yieldsTo: ['change-delivery'],
       phrases: ['reply with', 'which tool do i reply', 'redeliver', 'deliver again', 'resend the delivery', 'send a fix', 'fixed version', 'ask them', 'only gave me', "can't start", 'cannot start', 'how do i ask', 'wrong file', 'wrong zip', 'attached the wrong', 'forgot to attach', 'wrong attachment', 'message the', 'talk to the', 'contact the', 'ask the seller', 'ask the buyer', 'send a message', 'chat with', "didn't include", 'did not include', 'more details', 'more info', 'missing inputs', 'ask for the', 'change the requirements', 'update the requirements', 'add to the requirements', 'more requirements', 'get it from', "didn't give me", 'did not give me', "didn't send me", 'never sent', 'reply to', 'unclear', 'clarify', 'clarification', 'not sure what they want', "don't know what"],
       purchase: true,
       tool: 'send_message',
@@ -410,7 +412,7 @@ function buildTopics(terms: MarketTerms): Topic[] {
     },
     {
       id: 'change-delivery',
-      phrases: ['edit my delivery', 'edit the delivery', 'change my delivery', 'change the delivery', 'update my delivery', 'update the delivery', 'fix my delivery', 'forgot a file', 'forgot to include', 'missing file', 'add a file', 'add it to the delivery', 'deliver again', 'redeliver', 're-deliver', 'second delivery', 'new version'],
+      phrases: ['edit my delivery', 'edit the delivery', 'change my delivery', 'change the delivery', 'update my delivery', 'update the delivery', 'fix my delivery', 'forgot a file', 'forgot to include', 'missing file', 'add a file', 'add it to the delivery', 'deliver again', 'redeliver', 're-deliver', 'second delivery', 'new version', 'wrong file', 'wrong zip', 'attached the wrong', 'wrong attachment'],
       side: 'seller',
       purchase: true,
       states: AFTER_DELIVERY,

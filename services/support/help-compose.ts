@@ -204,6 +204,9 @@ function errorLead(p: Parsed, g: Grounded, e: NonNullable<Parsed['error']>, guid
     // (A call that creates the purchase has no id to look up yet: the newest order shows whether it went through.)
     const creates = !!failed && !('purchaseId' in (getTool(failed)?.params ?? {}));
     const check = failed && isMachineTool(failed) ? `First check with ${creates ? 'list_orders {"role":"buyer"}' : 'get_purchase'} whether ${failed} went through (${creates ? 'a new purchase there means it did, its price held in escrow' : 'the state shows it'}); if not, retry it with the same Idempotency-Key` : 'Retry once with the same Idempotency-Key';
+    // Retried already ("tried twice", "keeps failing") on a call that moves nothing: the report is the step now.
+    const retried = /\b(?:retried|tried (?:it )?(?:again|twice|\d+ times|three times)|keeps? (?:failing|happening|returning)|still (?:failing|fails)|same (?:error|thing|result)(?: again)?)\b/.test(p.text);
+    if (retried && !(failed && isMachineTool(failed))) return { step, lead: `It failed again after a retry, so report it: call ${call(step)} — the requestId lets the operator trace it.`, lines: ['No partial money movement is left behind: gas moves are all-or-nothing.'] };
     return { step, lead: `${check}; if it fails again, call ${call(step)}.`, lines: ['No partial money movement is left behind: gas moves are all-or-nothing.'] };
   }
   // A price that rose above the buyer's bound: the current price is the decision (nothing was held).
@@ -304,11 +307,19 @@ function limitsAnswer(g: Grounded, rule: string | null, p: Parsed, terms: Market
   return { step, lead, lines: [...(parts.length && lead.includes(parts[0]) ? [] : [shown]), 'Gas in your wallet does not lift a limit, and splitting a purchase does not get around it.'] };
 }
 
-function openCheckout(g: Grounded) {
+function openCheckout(g: Grounded, p: Parsed | null = null) {
   const c = g.checkouts[0];
   const step = { tool: 'get_checkout', arguments: { sessionId: c.sessionId } };
   const lead = `Your checkout ${c.sessionId} for ${c.gas} gas is still open — not approved yet: have your human approve it at ${c.checkoutUrl}, then poll wallet until gasBalance rises (get_checkout ${JSON.stringify(step.arguments)} shows it again).`;
-  return { step, lead, lines: [`It expires at ${c.expiresAt.slice(0, 16).replace('T', ' ')} UTC; an unapproved checkout costs nothing. Start another with buy_gas only if you need more gas.`] };
+  const lines = [`It expires at ${c.expiresAt.slice(0, 16).replace('T', ' ')} UTC; an unapproved checkout costs nothing. Start another with buy_gas only if you need more gas.`];
+  // The asker paying it itself ("can't I complete the payment myself?"): no — the card and the approval are the human's.
+  if (p && /\b(?:myself|by myself|on my own|i (?:could|can|should) (?:just )?(?:pay|approve|complete|enter))\b/.test(p.text)) return { step, lead: `No: only your human enters the card and approves a checkout — never you. ${lead}`, lines };
+  // The human says it paid while the checkout is still open: that payment did not complete here; a charge without gas is a fault to report.
+  if (p && /\b(?:says?|said|swears?|claims?|told me)(?: that)?(?: (?:they|he|she))?(?: already)? (?:paid|approved)\b|\b(?:human|owner) (?:already )?(?:paid|approved)\b/.test(p.text)) {
+    const report = { tool: 'report_bug', arguments: { title: 'Checkout paid but still open', description: `My human says checkout ${c.sessionId} was paid; it is still open and no gas arrived.`, context: { toolName: 'buy_gas' } } };
+    return { step, lead: `${c.sessionId} still shows open, not approved, so no payment has reached it: have your human open ${c.checkoutUrl} and approve it there; if they were charged and it stays open, call ${call(report)}.`, lines };
+  }
+  return { step, lead, lines };
 }
 
 /** A purchase whose next move is not the asker's (the other party's, a timer's, an operator's — read from the machine's transitions out of its state): what the money does meanwhile and who moves next lead, with the one call the asker has while it waits (a message to the other party) and the calls that leave the purchase. */
@@ -483,7 +494,7 @@ function bySituation(p: Parsed, g: Grounded, r: Retrieved, terms: MarketTerms, t
     return { step, lead: withCall(topicById(terms, 'another-pack')!.lead, step), lines: [`${swap.id} is ${swap.gas} gas = ${swap.usd} USD; the open ${c.sessionId} (${c.gas} gas) expires unpaid at ${c.expiresAt.slice(0, 16).replace('T', ' ')} UTC.`] };
   }
   // (A pasted error the guides know is answered with them: they point to the open checkout and add what the error needs.)
-  if (g.checkouts.length && !has(p.text, 'expired') && checkoutAsked && errorOnGas && !(otherPack && topic?.tool === 'buy_gas') && !(p.error && forError(p, g, terms))) return openCheckout(g);
+  if (g.checkouts.length && !has(p.text, 'expired') && checkoutAsked && errorOnGas && !(otherPack && topic?.tool === 'buy_gas') && !(p.error && forError(p, g, terms))) return openCheckout(g, p);
   if (p.error) {
     const e = forError(p, g, terms);
     if (e) return e;
@@ -522,15 +533,37 @@ function bySituation(p: Parsed, g: Grounded, r: Retrieved, terms: MarketTerms, t
 }
 
 /** An age the question states for a purchase ("delivered 4 days ago") at or past the machine's timer out of its state (a listing's own period at its default): what the timer has most likely done. */
-function timerPassed(p: Parsed, state: string, terms: MarketTerms): string | null {
-  const ago = /\b(\d+|a|an|one) (hour|day|week)s? ago\b/.exec(p.text);
+/** The machine's timer out of `state` (a sweeper's transition) and its length in hours (a listing's deliveryDays at its default). */
+function timerOf(state: string, terms: MarketTerms): { tool: string; to: string; hours: number } | null {
   const t = TRANSITIONS.find((x) => x.who.includes('sweeper') && (x.from as readonly string[]).includes(state) && x.after && x.to);
-  // (A listing's own period — deliveryDays — at its default: the question names no listing.)
   const period: Period | undefined = t?.after?.period;
   const hours = !period ? null : 'hours' in period ? period.hours : 'days' in period ? period.days * 24 : 'daysOfTerm' in period ? terms[period.daysOfTerm] * 24 : 'daysOfColumn' in period && period.daysOfColumn === 'delivery_days' ? DEFAULT_DELIVERY_DAYS * 24 : null;
-  if (!ago || !t || !hours) return null;
-  const age = (/^\d+$/.test(ago[1]) ? Number(ago[1]) : 1) * { hour: 1, day: 24, week: 168 }[ago[2] as 'hour' | 'day' | 'week'];
-  return age > hours ? `${ago[0]} is past the ${hours % 24 ? `${hours} h` : `${hours / 24}-day`} ${t.tool} out of ${state}: it has most likely moved to ${t.to} — check with get_purchase. If it has not:` : null;
+  return t && hours ? { tool: t.tool, to: String(t.to), hours } : null;
+}
+
+const lengthOf = (hours: number) => (hours % 24 ? `${hours} h` : `${hours / 24}-day`);
+/** "2 days ago": the age the question states, in hours. */
+function statedAge(p: Parsed): { said: string; hours: number } | null {
+  if (has(p.text, 'yesterday')) return { said: 'yesterday', hours: 24 };
+  const ago = /\b(\d+|a|an|one|two|three) (hour|day|week)s? ago\b/.exec(p.text);
+  const n = ago ? ({ a: 1, an: 1, one: 1, two: 2, three: 3 } as Record<string, number>)[ago[1]] ?? Number(ago[1]) : 0;
+  return ago ? { said: ago[0], hours: n * { hour: 1, day: 24, week: 168 }[ago[2] as 'hour' | 'day' | 'week'] } : null;
+}
+
+function timerPassed(p: Parsed, state: string, terms: MarketTerms): string | null {
+  const ago = statedAge(p);
+  const t = timerOf(state, terms);
+  return ago && t && ago.hours > t.hours ? `${ago.said} is past the ${lengthOf(t.hours)} ${t.tool} out of ${state}: it has most likely moved to ${t.to} — check with get_purchase. If it has not:` : null;
+}
+
+/** The timer of a purchase only the question tells of ("will it complete on its own?"): the machine's rule, and what is left of it at the age stated. */
+function statedTimer(p: Parsed, state: string, terms: MarketTerms): string | null {
+  const t = timerOf(state, terms);
+  if (!t) return null;
+  const ago = statedAge(p);
+  const rest = ago ? t.hours - ago.hours : 0;
+  const left = ago && rest >= 0 ? ` — ${ago.said}, so in about ${rest >= 24 ? `${Math.round(rest / 24)} day${rest >= 36 ? 's' : ''}` : `${rest} h`}` : '';
+  return `If nobody acts, ${t.tool} moves ${/^[aeiou]/.test(state) ? 'an' : 'a'} ${state} purchase to ${t.to} ${lengthOf(t.hours).replace('-day', ' days')} after it became ${state}${left}.`;
 }
 
 /** "Max price for a listing?", "longest description?": the upper bound the catalogue's schema sets on that argument (of the call the question names, else the first that takes it). */
@@ -704,6 +737,9 @@ export function compose(p: Parsed, g: Grounded, r: Retrieved, terms: MarketTerms
   // A rule asked about the purchase ("auto release is how many days, and counted from what?"), not what to do: the rule leads, the purchase's own step follows.
   // (Not when the purchase's own lead says most of it already, nor on a purchase only the question tells of.)
   else if (picked && topic?.purchase && !topic.tool && g.purchase?.inAccount && !says(p, 'action') && !says(p, 'next') && !picked.lead.startsWith(topic.lead) && overlap(topic.lead, picked.lead) < 0.6) picked = { ...picked, lead: topic.lead, lines: [picked.lead, ...picked.lines.filter((l) => l !== topic.lead)] };
+  // The timer asked on a purchase only the question tells of: the machine's rule for its state.
+  const told = picked && g.purchase && !g.purchase.inAccount && !moved && (says(p, 'idle') || says(p, 'deadline')) ? statedTimer(p, g.purchase.state, terms) : null;
+  if (told && picked) picked = { ...picked, lead: `${told} ${picked.lead}` };
   /** The situation decided the lead: it leads whatever the wording. */
   const firm = !!picked;
   if (!picked && topic) picked = forTopic(topic, g, p);

@@ -638,6 +638,27 @@ describe('ask_help from the H18 classes: the other side\'s call, a limit\'s valu
     expect((await ask(b, 'what are the fees?')).answer).toMatch(/^The platform takes 10% of the price from the seller/);
     await expectLedgerClean(app);
   });
+
+  test("a stated purchase's timer from the machine; a checkout the asker would pay itself, or the human says is paid; a delivery to correct; a 500 already retried", async () => {
+    const stated = await ask(fresh, "Buyer on pur_a81be2. Seller delivered two days ago and I haven't confirmed. Will it auto-complete tomorrow on its own?");
+    expect(stated.answer).toMatch(/If nobody acts, auto-release moves a delivered purchase to completed 3 days after it became delivered — 2 days ago, so in about 1 day\./);
+    const agent = await newAgent(app.api, 'H18Checkout');
+    const { sessionId } = await app.api.ok('buy_gas', { packId: 'starter' }, agent.apiKey, { 'idempotency-key': 'ask-help-h18-co' });
+    const myself = await ask(agent, "I called buy_gas for the starter pack and got a checkoutUrl. My human is AFK for hours. Can't I just open the URL and complete the payment myself so I can keep working?");
+    expect(myself.answer).toMatch(/^No: only your human enters the card and approves a checkout — never you\. Your checkout cko_\w+ for 500 gas is still open/);
+    const paid = await ask(agent, 'My human says they paid the checkout 10 min ago but gasBalance still reads 0. What now?');
+    expect(paid.answer).toMatch(new RegExp(`^${sessionId} still shows open, not approved.*if they were charged and it stays open, call report_bug`));
+    expect((await ask(agent, 'My human said the checkout page was closed before they paid. Should i just call buy_gas again?')).answer).toMatch(/^Your checkout cko_\w+ for 500 gas is still open/);
+    const { s, purchase } = await paidPurchase('FixBuyer', 'FixSeller', 'ask-help-fix');
+    await app.api.ok('deliver_work', { purchaseId: purchase.id, delivery: { summary: 'Added 14 Jest tests.' } }, s.apiKey);
+    const again = await ask(s, 'I delivered on my order but just realised I attached the wrong file. Can I re-deliver?');
+    expect(again.answer).toMatch(/A delivery cannot be changed or sent twice .* send_message/);
+    expect(again.nextStep).toMatchObject({ tool: 'send_message', arguments: { purchaseId: purchase.id } });
+    const retried = await ask(fresh, 'search_services just threw {"ok":false,"error":"internal_error","requestId":"req_f00d42"}. retried twice, same.');
+    expect(retried.answer).toMatch(/^It failed again after a retry, so report it: call report_bug/);
+    expect(retried.nextStep).toMatchObject({ tool: 'report_bug', arguments: { context: { requestId: 'req_f00d42', toolName: 'search_services' } } });
+    await expectLedgerClean(app);
+  });
 });
 
 describe('ask_help declines only what it must not do, each with its reason', () => {
