@@ -237,6 +237,11 @@ export const STATE_PHRASES: Record<string, string> = {
   'not delivered': 'awaiting_delivery',
   'no delivery': 'awaiting_delivery',
   'still waiting': 'awaiting_delivery',
+  'buyer has paid': 'awaiting_delivery',
+  'buyer paid': 'awaiting_delivery',
+  'has paid for it': 'awaiting_delivery',
+  'want to deliver': 'awaiting_delivery',
+  'ready to deliver': 'awaiting_delivery',
   'seller delivered': 'delivered',
   'was delivered': 'delivered',
   'got the delivery': 'delivered',
@@ -333,8 +338,8 @@ export const ASKS = {
   /** Gas arriving or being bought (an open checkout answers it first). */
   gasArrival: ['checkout', 'paid', 'pay', 'gas', 'pack', 'card', 'approve', 'approved', 'balance', 'wallet', 'credited', 'arrived', 'top up'],
   /** A cash-out is asked about (the act; its payout and BTC are `payout`). */
-  cashout: ['cash out', 'cash-out', 'cashout', 'cashing out', 'cash the', 'cash it', 'withdraw', 'withdrawal', 'request_cashout'],
-  payout: ['payout', 'btc', 'bitcoin'],
+  cashout: ['cash out', 'cash-out', 'cashout', 'cash-outs', 'cashouts', 'cashing out', 'cash the', 'cash it', 'withdraw', 'withdrawal', 'withdrawals', 'request_cashout'],
+  payout: ['payout', 'payouts', 'btc', 'bitcoin'],
   /** "Withdraw" said of something else than gas. */
   notCashout: ['withdraw the dispute', 'withdraw my dispute', 'withdraw a dispute', 'withdraw the refund', 'withdraw my refund', 'withdraw the complaint', 'withdraw the listing', 'withdraw my listing'],
   /** The asker has not registered yet. */

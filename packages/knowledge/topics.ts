@@ -313,7 +313,7 @@ function buildTopics(terms: MarketTerms): Topic[] {
     },
     {
       id: 'listing-rules',
-      phrases: ['quality report', 'score', 'bouncing', 'bounced', 'the gate', 'my draft', 'draft', 'good to go', 'will this pass', 'hard requirements', 'requirements', 'get rejected', 'doesnt get rejected', "doesn't get rejected", 'listing rules', 'description rules', 'quality score', 'quality gate', 'passscore', 'listing rejected', 'listing_rejected', 'rejected my listing', 'listing got rejected', 'requirements for a listing', 'why was my listing', 'quality check', 'moderation', 'description', 'title length', 'min length', 'minimum length', 'how long should', 'min title', 'title rules', 'desc rules', 'validation', 'validation rules', 'listing requirements'],
+      phrases: ['rules a listing', 'a listing has to', 'a listing must', 'rules for a listing', 'rules for listings', 'listing requirements', 'quality report', 'score', 'bouncing', 'bounced', 'the gate', 'my draft', 'draft', 'good to go', 'will this pass', 'hard requirements', 'requirements', 'get rejected', 'doesnt get rejected', "doesn't get rejected", 'listing rules', 'description rules', 'quality score', 'quality gate', 'passscore', 'listing rejected', 'listing_rejected', 'rejected my listing', 'listing got rejected', 'requirements for a listing', 'why was my listing', 'quality check', 'moderation', 'description', 'title length', 'min length', 'minimum length', 'how long should', 'min title', 'title rules', 'desc rules', 'validation', 'validation rules', 'listing requirements'],
       side: 'seller',
       tool: 'list_service',
       lead: `A listing passes with a quality score ≥ ${PASS_SCORE}: a title ≥ ${MIN_TITLE_CHARS} characters naming a concrete skill, a description ≥ ${MIN_DESCRIPTION_CHARS} characters and ${MIN_DESCRIPTION_WORDS} words saying what the buyer provides and what you deliver, price ≥ ${MIN_PRICE_GAS} gas. After a 422, rewrite it with the issues' hints and call list_service again.`,
@@ -595,7 +595,7 @@ function buildTopics(terms: MarketTerms): Topic[] {
     },
     {
       id: 'cashout-disputes',
-      together: [['request_cashout', 'cash out', 'cashout', 'cash-out', 'withdraw', 'payout'], ['dispute', 'disputes', 'disputed']],
+      together: [['request_cashout', 'cash out', 'cashout', 'cash-out', 'cash-outs', 'cashouts', 'withdraw', 'withdrawals', 'payout', 'payouts'], ['dispute', 'disputes', 'disputed']],
       phrases: [],
       side: 'seller',
       purchase: true,

@@ -605,6 +605,13 @@ function accountFirst(p: Parsed, g: Grounded, r: Retrieved, terms: MarketTerms, 
     // (On the other side than the question states, an intent of the stated side's is not the asker's: that side's own next step answers.)
     const otherSide = !!p.side && !!g.actual.side && g.actual.side !== p.side && !fits;
     const shows = g.mismatch?.startsWith('I see no purchase') && !g.mismatch.includes('account shows') ? `${said.replace(/ \(check the id with list_orders\)$/, '')}; it shows ${g.actual.id}${g.actual.title ? ` (“${g.actual.title}”)` : ''}, ${g.actual.state}` : said;
+    // The other side stated on a purchase only the question tells of ("I'm the SELLER on pur_x, which tool?"): that side's call as stated, made with that agent's own key.
+    const statedSide = p.side && g.actual.side && g.actual.side !== p.side && g.purchase && !g.purchase.inAccount && isOpen(g.purchase.state) && g.purchase.legal.length ? g.purchase : null;
+    if (statedSide && p.side) {
+      const stated = forPurchase(p, { ...g, side: p.side, purchase: statedSide, actual: null, mismatch: null }, r, terms, topic?.tool && statedSide.legal.includes(topic.tool) ? topic : null);
+      const lead = `${said}. If you are its ${p.side} as you say: ${stated.lead.replace(/^As the \w+ of \S+( \([a-z_]+\))?[:,] (c(?=all))?/, (_, _s, c) => (c ? 'C' : ''))}`;
+      return { lead, lines: ['Make it with that agent\'s own key: whoami {} shows which agent this key is.'], picked: { step: { tool: 'whoami', arguments: {} }, lead, lines: [] } };
+    }
     // An intent that is not about the purchase's next call but a call on it (staying on the platform: a message …) answers as it is, on the purchase the account shows.
     if (topic?.tool && !topic.purchase && fits && 'purchaseId' in (getTool(topic.tool)?.params ?? {})) {
       const t = forTopic(topic, { ...g, purchase: g.actual }, p);

@@ -275,8 +275,12 @@ export function figures(p: Parsed, terms: MarketTerms, priceGas: number | null, 
     return { text: `${each.join('; ')} (gas is pegged to the dollar: 1 gas = 1 US cent).`, tool: null };
   }
   const fee = ['seller get', 'seller gets', 'what does the seller', 'usd', 'dollars', 'fee', 'fees', 'how much', 'how many', 'net', 'end up', 'receive', 'commission', 'cut', 'pocket', 'platform take', 'platform keep', 'what do i get', 'how much do i get', 'do i keep'].some((w) => has(t, w));
+  // "Where would a 300-gas job sit?": the band of that price (and the named category's anchor).
+  const sits = !fee && !cashout && /\bbands?\b/.test(t) ? PRICE_BANDS.find((b) => amount >= b.minGas && amount <= b.maxGas) : undefined;
+  if (sits) return { text: `${aGas(amount, true)} price sits in the ${sits.id} band (${sits.minGas}–${sits.maxGas} gas)${named.length === 1 ? `; the ${named[0]} anchor is ${CATEGORY_ANCHOR_GAS[named[0]]} gas` : ''}. The bands: ${PRICE_BANDS.map((b) => `${b.id} ${b.minGas}–${b.maxGas}`).join(', ')}.`, tool: null };
   if (!fee && !cashout) return null;
-  const below = (n: number) => `${n} gas is below the ${MIN_CASHOUT_GAS}-gas cash-out minimum, so it cannot be cashed out yet.`;
+  // (Below the minimum it cannot be cashed out alone; what the 2% would leave, once it is with other earnings, when the fee is asked.)
+  const below = (n: number) => `${n} gas is below the ${MIN_CASHOUT_GAS}-gas cash-out minimum, so it cannot be cashed out yet${has(t, 'fee') || has(t, 'fees') ? `; in a cash-out with other earnings the ${CASHOUT_FEE_PERCENT}% fee leaves ${cashoutSplit(n).netGas} gas = ${gasToUsd(cashoutSplit(n).netGas).toFixed(2)} USD of it` : ''}.`;
   // Earnings, then (when a cash-out is asked) whether they reach the minimum and what the 2 % fee leaves.
   const thenCashout = (head: string, net: number, claims?: number): Figures => {
     if (!cashout || net < MIN_CASHOUT_GAS) return { claims, text: cashout ? `${head} ${below(net)}` : head, tool: null };

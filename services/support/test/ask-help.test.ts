@@ -398,11 +398,13 @@ describe('ask_help answers from the account before the wording', () => {
     // (The stated side's intent is not the asker's: the seller's own next step answers.)
     expect(a.answer).toMatch(new RegExp(`^Your account shows you as the seller of ${purchaseId} \\(awaiting_delivery\\), not its buyer, so: As the seller`));
     expect(a.nextStep?.tool).toBe('deliver_work');
+    // An id the account does not hold, said by the side it does not hold either, in a state the question tells: both are named, and the stated side's
+    // call answered as stated — made with that agent's own key (whoami shows which agent this key is).
     const d = await ask(seller, "I'm the buyer on pur_7f2, paid 2 hours ago and nothing delivered. Should I open a dispute now?");
-    expect(d.nextStep?.tool).toBe('deliver_work');
-    // An id the account does not hold, said by the side it does not hold either: both are named, and the account's side answered.
+    expect(d.answer).toMatch(new RegExp(`^I see no purchase pur_7f2 on your account; your account shows you as the seller of ${purchaseId} \\(awaiting_delivery\\), not its buyer\\. If you are its buyer as you say: .*dispute_purchase \\{"purchaseId":"pur_7f2"`));
+    expect(d.nextStep?.tool).toBe('whoami');
     const b = await ask(seller, "I'm the buyer on pur_q5 and the delivery looks good. How do I confirm it?");
-    expect(b.answer).toMatch(new RegExp(`^I see no purchase pur_q5 on your account; your account shows you as the seller of ${purchaseId} \\(awaiting_delivery\\), not its buyer, so: `));
+    expect(b.answer).toMatch(new RegExp(`^I see no purchase pur_q5 on your account; your account shows you as the seller of ${purchaseId} \\(awaiting_delivery\\), not its buyer`));
     // A sentence that opens with the asker's own act ("Delivered …", "Sold …") states its side: a seller's sale, netted.
     expect((await ask(fresh, 'Delivered pur_c33 yesterday, listing price 400 gas. How much will land in my wallet, and can I cash that out?')).answer).toMatch(/\nIf it is as you say: A 400-gas sale pays the seller 360 gas .* 360 gas is below the 500-gas cash-out minimum/);
     expect((await ask(fresh, 'Sold 4 jobs this week for 900 gas total. How much of that can I cash out?')).answer).toMatch(/^4 sales of 900 gas in all pay the seller 810 gas .*you receive 794 gas/);
@@ -658,6 +660,15 @@ describe('ask_help from the H18 classes: the other side\'s call, a limit\'s valu
     expect(retried.answer).toMatch(/^It failed again after a retry, so report it: call report_bug/);
     expect(retried.nextStep).toMatchObject({ tool: 'report_bug', arguments: { context: { requestId: 'req_f00d42', toolName: 'search_services' } } });
     await expectLedgerClean(app);
+  });
+
+  test("both fees asked below the minimum; where a price sits in the bands; the listing rules asked as 'what it has to pass'; the other side stated on an id the account lacks", async () => {
+    expect((await ask(fresh, 'If I price a listing at 380 gas, what do I actually pocket in USD after the platform fee and the cash-out fee?')).answer).toMatch(/^A 380-gas sale pays the seller 342 gas = 3\.42 USD .* cannot be cashed out yet; in a cash-out with other earnings the 2% fee leaves 335 gas = 3\.35 USD of it\./);
+    expect((await ask(fresh, 'what are the price bands, and where would a 300-gas data-cleaning job sit?')).answer).toMatch(/^A 300-gas price sits in the standard band \(150–400 gas\); the data anchor is 300 gas\./);
+    expect((await ask(fresh, 'Exact rules a listing has to pass?')).answer).toMatch(/^A listing passes with a quality score ≥ 55: a title ≥ 3 characters/);
+    const stated = await ask(buyer, "I'm the SELLER on pur_3e09f1, the buyer has paid, I want to deliver now - which tool?");
+    expect(stated.answer).toMatch(/^I see no purchase pur_3e09f1 on your account; your account shows you as the buyer of pur_\w+ \(awaiting_delivery\), not its seller\. If you are its seller as you say: Call deliver_work \{"purchaseId":"pur_3e09f1"/);
+    expect(stated.nextStep?.tool).toBe('whoami');
   });
 });
 
