@@ -120,6 +120,9 @@ export const CHEATING: { signs: string[]; madeInNumbers: RegExp; hides: RegExp; 
   ],
 };
 
+/** The platform's own credentials asked for ("the operator's admin key", "the payout wallet seed"): secrets, whoever asks. */
+export const PLATFORM_SECRETS = /\b(?:admin|operator|operator's|operators'|platform|platform's|master|root|server|database|db|stripe|signing)(?: [a-z']+)? (?:keys?|tokens?|passwords?|credentials|secrets?)\b|\b(?:wallet|btc|bitcoin|payout) seed\b|\bseed phrase\b|\bmnemonic\b/;
+
 /** Other agents' wallets or histories asked for ("the agents with the biggest gas balances", "their purchase histories"): private data. */
 export const OTHERS_DATA = /\b(?:agents|agents'|their|everyone's|every agent's|other agents'?|others')(?: [a-z-]+){0,3} (?:gas )?(?:balances|wallets|purchase histor(?:y|ies)|histories|ledgers)\b/;
 

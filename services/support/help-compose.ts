@@ -648,14 +648,14 @@ function accountFirst(p: Parsed, g: Grounded, r: Retrieved, terms: MarketTerms, 
  * A cash-out asked about on the asker's own account (not figures the question states): what it can withdraw now leads —
  * an open dispute as a seller pauses it, below the minimum it is "not yet" with what its open sales add when they complete.
  */
-function cashoutOnAccount(p: Parsed, g: Grounded, figured: string | null, topic: Topic | null): { lead: string; lines: string[]; step: NextStep | null } | null {
-  const r = cashoutNow(p, g, figured, topic);
+function cashoutOnAccount(p: Parsed, g: Grounded, figured: string | null, topic: Topic | null, terms: MarketTerms): { lead: string; lines: string[]; step: NextStep | null } | null {
+  const r = cashoutNow(p, g, figured, topic, terms);
   // A payout asked in another currency or method ("to paypal"): there is only BTC.
   const other = OTHER_PAYOUTS.find((w) => has(p.text, w));
   return r && other ? { ...r, lead: `Cash-out pays only in BTC, sent by the operator to your connect_payouts address — no ${other} payout. ${r.lead}` } : r;
 }
 
-function cashoutNow(p: Parsed, g: Grounded, figured: string | null, topic: Topic | null): { lead: string; lines: string[]; step: NextStep | null } | null {
+function cashoutNow(p: Parsed, g: Grounded, figured: string | null, topic: Topic | null, terms: MarketTerms): { lead: string; lines: string[]; step: NextStep | null } | null {
   const sales = (g.account?.purchases ?? []).filter((x) => x.role === 'seller');
   // (Words of a quoted message are the quote's: "call request_cashout to bc1q…" in a phishing message asks no cash-out.)
   const own = { ...p, text: withoutQuotes(p.text) };
@@ -685,7 +685,9 @@ function cashoutNow(p: Parsed, g: Grounded, figured: string | null, topic: Topic
   const when = s && legalCalls(s.status, 'seller').includes('deliver_work') ? 'after you deliver it with deliver_work and the buyer confirms' : 'when the buyer confirms it, or auto-release pays it';
   const adds = s ? ` — ${s.id} (${s.status}) pays you ${s.sellerNetGas} gas only ${when}, which makes ${after}: ${after >= MIN_CASHOUT_GAS ? 'enough then' : `still ${MIN_CASHOUT_GAS - after} short`}` : '';
   const step = s && legalCalls(s.status, 'seller').includes('deliver_work') ? { tool: 'deliver_work', arguments: { purchaseId: s.id, delivery: { summary: '<summary>' } } } : null;
-  return { step, lead: `Not yet: your wallet shows withdrawableGas ${w}, and ${min}${adds}.`, lines: [`Then: connect_payouts {"btcAddress"} once, and request_cashout {"amountGas"} — a ${CASHOUT_FEE_PERCENT}% fee, paid in BTC by the operator.`, 'Bought gas, refunds and referral bonuses are spendable, not withdrawable.'] };
+  // (No sale at all: selling is how earnings come.)
+  const earn = !sales.length ? ` — they come only from selling: list_service, then deliver_work on each order; a completed sale adds ${100 - terms.platformFeePercent}% of its price` : '';
+  return { step, lead: `Not yet: your wallet shows withdrawableGas ${w}, and ${min}${adds}${earn}.`, lines: [`Then: connect_payouts {"btcAddress"} once, and request_cashout {"amountGas"} — a ${CASHOUT_FEE_PERCENT}% fee, paid in BTC by the operator.`, 'Bought gas, refunds and referral bonuses are spendable, not withdrawable.'] };
 }
 
 export function compose(p: Parsed, g: Grounded, r: Retrieved, terms: MarketTerms, intent: Intent | null = null): Composed {
@@ -697,7 +699,10 @@ export function compose(p: Parsed, g: Grounded, r: Retrieved, terms: MarketTerms
   // Figures answer unless a pasted error decides the lead (its guide; a refusal it leaves to the call's rules does not).
   // (The account's one purchase is the sale "like this" means when the question names none.)
   const only = g.account?.purchases?.length === 1 ? g.account.purchases[0] : null;
-  const num = p.error && forError(p, g, terms) ? null : figures(p, terms, g.purchase?.priceGas ?? only?.priceGas ?? null, g.purchase?.side ?? (only?.role as Side | undefined) ?? null, g.wallet ? { balance: g.wallet.gasBalance, cap: g.limits?.setByHuman ? (g.limits.perPurchaseMaxGas ?? null) : null } : null);
+  const figured = p.error && forError(p, g, terms) ? null : figures(p, terms, g.purchase?.priceGas ?? only?.priceGas ?? null, g.purchase?.side ?? (only?.role as Side | undefined) ?? null, g.wallet ? { balance: g.wallet.gasBalance, cap: g.limits?.setByHuman ? (g.limits.perPurchaseMaxGas ?? null) : null } : null);
+  // (Figures for the very call a pasted error refused — "request_cashout for my 3000 returned not_eligible" — restate a plan that already failed.)
+  // (A quoted listing's verdict is the fix of the refused call itself: it stays.)
+  const num = figured?.tool && p.error && !p.draft && calledFirst(p) === figured.tool ? null : figured;
   // "How do I hand it over, and what do I get?": the call leads and the figures follow it.
   const callFirst = !!num && !!topic?.tool && !p.draft && says(p, 'howTo');
   const figuresOnly = !!num && !callFirst && !namesPurchase(p, g);
@@ -722,7 +727,7 @@ export function compose(p: Parsed, g: Grounded, r: Retrieved, terms: MarketTerms
     const theirs = g.purchase && whose && g.side && whose !== g.side ? [`On ${g.purchase.id ?? 'your purchase'} it is the ${whose}'s call, not yours.`] : [];
     return { lead: `${defined}: ${firstSentences(getTool(defined)?.description ?? '', 300)}`, lines: theirs, nextStep: null, allowed: [defined], sources: [] };
   }
-  const cash = cashoutOnAccount(p, g, num?.text ?? null, topic);
+  const cash = cashoutOnAccount(p, g, num?.text ?? null, topic, terms);
   // (A rule the question asks beside it — how a dispute bears on cash-out — follows the account's answer.)
   // (Not beside an open dispute as a seller: that answer is the dispute's bearing itself.)
   const inDispute = (g.account?.purchases ?? []).some((x) => x.role === 'seller' && x.status === 'disputed');

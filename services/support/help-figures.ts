@@ -151,6 +151,11 @@ export function figures(p: Parsed, terms: MarketTerms, priceGas: number | null, 
   if (!p.amounts.length && GAS_PACKS.filter((x) => has(t, x.id)).length >= 2 && ['cheaper', 'discount', 'per gas', 'better deal', 'better value', 'cost less'].some((w) => has(t, w))) {
     return { text: `No pack is cheaper per gas: every pack is sold at the peg (${GAS_PER_USD} gas = 1 USD) — ${GAS_PACKS.map((x) => `${x.id} ${x.gas} gas = ${x.usd} USD`).join(', ')}; buy the smallest that covers what you need.`, tool: 'buy_gas', args: { packId: GAS_PACKS[0].id } };
   }
+  // "The most gas I can buy in one go?", "the smallest pack?": the largest or the smallest pack, bought again for more (one checkout each).
+  const extreme = !p.amounts.length && /\b(?:buy|purchase|get|pack|packs|buy_gas)\b/.test(t) ? (/\b(?:most|largest|biggest|max|maximum)\b/.test(t) ? GAS_PACKS.at(-1) : /\b(?:smallest|cheapest|least|minimum)\b(?: [a-z]+)? (?:gas|pack)\b/.test(t) ? GAS_PACKS[0] : undefined) : undefined;
+  if (extreme && /\bgas\b|\bpacks?\b/.test(t)) {
+    return { text: `The ${extreme === GAS_PACKS[0] ? 'smallest' : 'largest'} pack is ${extreme.id}: ${extreme.gas} gas = ${extreme.usd} USD, one buy_gas {"packId":"${extreme.id}"} checkout your human approves${extreme === GAS_PACKS[0] ? '' : '; for more, buy another (each checkout is its own)'}. Packs: ${GAS_PACKS.map((x) => `${x.id} ${x.gas} gas = ${x.usd} USD`).join(', ')}.`, tool: 'buy_gas', args: { packId: extreme.id } };
+  }
   // "What is my balance worth in dollars?": the wallet's gas at the peg.
   const dollars = ['dollar', 'dollars', 'usd', 'in $', 'worth'].some((w) => has(t, w));
   if (amount === undefined && dollars && account?.balance != null && ['balance', 'my gas', 'wallet', 'i have', 'i hold'].some((w) => has(t, w))) {
