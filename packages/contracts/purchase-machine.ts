@@ -87,7 +87,7 @@ export const STATES = {
     open: false,
     final: true,
     task: { status: 'completed' },
-    next: 'It is completed and escrow was released to the seller; the buyer may rate_purchase. Nothing else can change.',
+    next: 'It is completed and escrow was released: the seller got the price less the platform fee as sale_earn; the buyer may rate_purchase. Nothing else can change.',
   },
   refunded: {
     countsAgainstBudget: false,
@@ -96,7 +96,7 @@ export const STATES = {
     open: false,
     final: true,
     task: { status: 'failed' },
-    next: 'It was refunded to the buyer; nothing more can change.',
+    next: "It was refunded: the whole price returned to the buyer's gasBalance, no fee taken; nothing more can change.",
   },
   disputed: {
     countsAgainstBudget: true,

@@ -621,8 +621,10 @@ function accountFirst(p: Parsed, g: Grounded, r: Retrieved, terms: MarketTerms, 
     // (no call on the account's other purchase answers it), then what the account shows.
     const final = !!p.statedState && !isOpen(p.statedState);
     // (Not when the account's purchase is the one the question means: then its own state answers.)
-    if (final && !fits && g.purchase && !g.purchase.inAccount && g.purchase.id !== g.actual.id && topic?.states?.includes(p.statedState!)) {
-      const stated = forPurchase(p, g, r, terms, topic);
+    // (A final state said of an id the account lacks is that purchase's, never the account's other one; with no intent of that state, the machine's own word on it answers.)
+    if (final && (!fits || (p.purchaseIds.length > 0 && !p.error)) && g.purchase && !g.purchase.inAccount && g.purchase.id !== g.actual.id) {
+      const ofState = topic?.states?.includes(p.statedState!);
+      const stated = ofState ? forPurchase(p, g, r, terms, topic) : { lead: nextOf(p.statedState!) };
       const lead = stated.lead.replace(/^As the \w+ of \S+ \([a-z_]+\): /, '');
       return { lead: `If ${g.purchase.id ?? 'it'} is ${p.statedState} as you say: ${lead}`, lines: [`(${shows}.)`], picked: { step: { tool: 'list_orders', arguments: {} }, lead, lines: [] } };
     }

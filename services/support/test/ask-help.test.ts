@@ -688,6 +688,15 @@ describe('ask_help from the H18 classes: the other side\'s call, a limit\'s valu
     expect(refused.answer).not.toMatch(/2940/);
     expect(refused.nextStep?.tool).not.toBe('request_cashout');
   });
+
+  test('a final state said of an id the account lacks is that purchase\'s: the machine\'s word on it, then what the account shows', async () => {
+    const { b } = await paidPurchase('GoneBuyer', 'GoneSeller', 'ask-help-gone');
+    const gone = await ask(b, 'pur_9aa1 got refunded yesterday, did I get all my gas back?');
+    expect(gone.answer).toMatch(/^If pur_9aa1 is refunded as you say: It was refunded: the whole price returned to the buyer's gasBalance, no fee taken/);
+    expect(gone.answer).toMatch(/\(I see no purchase pur_9aa1 on your account; it shows pur_\w+/);
+    expect(gone.nextStep?.tool).not.toBe('request_refund');
+    await expectLedgerClean(app);
+  });
 });
 
 describe('ask_help declines only what it must not do, each with its reason', () => {
