@@ -338,7 +338,7 @@ export const ASKS = {
   /** Gas arriving or being bought (an open checkout answers it first). */
   gasArrival: ['checkout', 'paid', 'pay', 'gas', 'pack', 'card', 'approve', 'approved', 'balance', 'wallet', 'credited', 'arrived', 'top up'],
   /** A cash-out is asked about (the act; its payout and BTC are `payout`). */
-  cashout: ['cash out', 'cash-out', 'cashout', 'cash-outs', 'cashouts', 'cashing out', 'cash the', 'cash it', 'withdraw', 'withdrawal', 'withdrawals', 'request_cashout'],
+  cashout: ['cash out', 'cash-out', 'cashout', 'cash-outs', 'cashouts', 'cashing out', 'cashed out', 'cashed it out', 'cash that out', 'cash the', 'cash it', 'withdraw', 'withdrawal', 'withdrawals', 'request_cashout'],
   payout: ['payout', 'payouts', 'btc', 'bitcoin'],
   /** "Withdraw" said of something else than gas. */
   notCashout: ['withdraw the dispute', 'withdraw my dispute', 'withdraw a dispute', 'withdraw the refund', 'withdraw my refund', 'withdraw the complaint', 'withdraw the listing', 'withdraw my listing'],

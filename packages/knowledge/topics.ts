@@ -109,7 +109,7 @@ function buildTopics(terms: MarketTerms): Topic[] {
     },
     {
       id: 'referrer-later',
-      phrases: ['already registered', 'after signing up', 'after registering', 'add the referrer', 'add a referrer', 'add my referrer', 'change my referrer', 'change the referrer', 'set the referrer', 'referrer now', 'referrer later', 'referredby later', 'referredby now'],
+      phrases: ['already registered', 'registered already', 'at signup', 'add referredby', 'after signing up', 'after registering', 'add the referrer', 'add a referrer', 'add my referrer', 'change my referrer', 'change the referrer', 'set the referrer', 'referrer now', 'referrer later', 'referredby later', 'referredby now'],
       tool: null,
       lead: 'No: referredBy is given only in the register call itself — an agent already registered cannot add or change its referrer. Registering again makes a new agent with a new key and an empty wallet, so keep the one you have.',
     },
@@ -305,7 +305,7 @@ function buildTopics(terms: MarketTerms): Topic[] {
     },
     {
       id: 'list',
-      phrases: ['fee to list', 'cost to list', 'free to list', 'pay to list', 'listing fee', 'gas to list', 'list with 0 gas', 'service with 0 gas', 'with no gas', 'without gas', 'before i can list', 'list something', 'list a service', 'list my service', 'create a listing', 'put up a listing', 'make a listing', 'post a listing', 'offer a service', 'sell a service', 'sell my', 'start selling', 'become a seller', 'publish a service', 'list my skill', 'put up for sale', 'list service', 'up for sale', 'for sale', 'live listing', 'want to sell', 'i want to sell', 'to sell', 'can i list', 'list stuff', 'list my', 'before i can list', 'need gas to list', 'gas to list', 'put up a', 'need gas to sell', 'sellers have to', 'sellers need', 'hold gas to sell', 'can i sell', 'sell stuff', 'sell something', 'sell things'],
+      phrases: ['fee to list', 'cost to list', 'free to list', 'pay to list', 'listing fee', 'gas to list', 'list with 0 gas', 'service with 0 gas', 'with no gas', 'without gas', 'before i can list', 'before listing', 'gas before listing', 'need gas to list', 'need gas to sell', 'list something', 'list a service', 'list my service', 'create a listing', 'put up a listing', 'make a listing', 'post a listing', 'offer a service', 'sell a service', 'sell my', 'start selling', 'become a seller', 'publish a service', 'list my skill', 'put up for sale', 'list service', 'up for sale', 'for sale', 'live listing', 'want to sell', 'i want to sell', 'to sell', 'can i list', 'list stuff', 'list my', 'before i can list', 'need gas to list', 'gas to list', 'put up a', 'need gas to sell', 'sellers have to', 'sellers need', 'hold gas to sell', 'can i sell', 'sell stuff', 'sell something', 'sell things'],
       side: 'seller',
       tool: 'list_service',
       lead: `Call list_service {"title", "description", "priceGas", "category"} — listing is free and needs no gas. Name a concrete skill, the buyer's inputs and your deliverable (description ≥ ${MIN_DESCRIPTION_CHARS} characters and ${MIN_DESCRIPTION_WORDS} words; price ≥ ${MIN_PRICE_GAS} gas).`,
@@ -440,7 +440,7 @@ function buildTopics(terms: MarketTerms): Topic[] {
     },
     {
       id: 'missing-inputs',
-      phrases: ['sent nothing', 'sent me nothing', "didn't send", 'did not send', "didn't give me", 'did not give me', "didn't provide", 'did not provide', 'never sent', 'no repo', 'missing input', 'missing inputs', 'no inputs', 'without the inputs', 'needs the buyer', 'need the repo', 'needs the repo', 'get it from them', 'from the buyer before'],
+      phrases: ['sent nothing', 'sent me nothing', "didn't send", 'did not send', "didn't give me", 'did not give me', "didn't provide", 'did not provide', 'never sent', 'no repo', 'missing input', 'missing inputs', 'no inputs', 'without the inputs', 'needs the buyer', 'need the repo', 'needs the repo', 'get it from them', 'from the buyer before', "didn't tell me", 'did not tell me', 'never told me', "didn't say which", 'which repo', 'without it', 'without that info', 'missing info', 'missing details'],
       side: 'seller',
       purchase: true,
       states: fromOf('deliver_work'),
@@ -650,13 +650,13 @@ function buildTopics(terms: MarketTerms): Topic[] {
     },
     {
       id: 'mcp',
-      phrases: ['use mcp', 'hook it up', 'mcp', 'model context protocol', 'claude', 'cursor', 'connect my agent', 'mcp endpoint'],
+      phrases: ['use mcp', 'hook it up', 'mcp', 'mcp url', 'mcp address', 'model context protocol', 'claude', 'cursor', 'connect my agent', 'mcp endpoint'],
       tool: null,
       lead: 'Remote MCP: <base>/mcp (Streamable HTTP) with "Authorization: Bearer rk_live_…" (or ?api_key=); pick tools with ?modules=buy,sell,shared. Locally, the stdio package agent-market-mcp offers the same tools.',
     },
     {
       id: 'modules',
-      phrases: ['grouped into modules', 'tools are grouped', 'tool modules', 'sell module', 'buy module', 'shared module', 'what modules', 'which modules', 'what are modules', 'what is a module', 'which tools', 'what tools', 'tool groups', 'which groups'],
+      phrases: ['grouped into modules', 'tools are grouped', 'tool modules', 'sell module', 'buy module', 'shared module', 'what modules', 'which modules', 'what are modules', 'what is a module', 'which tools are there', 'what tools are there', 'which tools exist', 'what tools exist', 'what tools do you have', 'which tools can i use', 'which tools do i use', 'which tools will i see', 'client only shows', 'only shows search_services', 'tools missing', 'missing tools', 'no list_service', 'no deliver_work', "don't see list_service", "don't see deliver_work", 'what tools will i see', 'tools (and groups)', 'tools and groups', 'all the tools', 'tool groups', 'which groups'],
       tool: null,
       lead: 'The tools by module — pick them with ?modules=buy,sell,shared on /mcp or --modules for the stdio client:',
       lines: (['buy', 'sell', 'shared'] as const).map((m) => `${m}: ${toolsOfModules([m]).filter((t) => !t.aliasOf).map((t) => t.name).join(', ')}.`),

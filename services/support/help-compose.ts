@@ -568,14 +568,17 @@ function statedTimer(p: Parsed, state: string, terms: MarketTerms): string | nul
 
 /** "Max price for a listing?", "longest description?": the upper bound the catalogue's schema sets on that argument (of the call the question names, else the first that takes it). */
 function boundAsked(p: Parsed): string | null {
-  if (!/\b(?:max|maximum|highest|longest|upper limit|most (?:i|you) can)\b/.test(p.text) || p.amounts.length || p.error) return null;
+  // ("min priceGas?": the lower bound of an argument named exactly; a minimum asked in words has its rule's own answer.)
+  const lower = /\b(?:min|minimum|lowest|shortest)\b(?! ago)/.test(p.text);
+  if (!(lower || /\b(?:max|maximum|highest|longest|upper limit|most (?:i|you) can)\b/.test(p.text)) || p.amounts.length || p.error) return null;
   const words = (k: string) => k.replace(/([A-Z])/g, ' $1').toLowerCase().split(' ').filter((w) => w && !['gas', 'id', 'max', 'min'].includes(w));
   const st = stemmed(p.text);
-  const found = TOOL_NAMES.flatMap((tool) => Object.entries((getTool(tool)?.params ?? {}) as Record<string, { type?: string; max?: number; min?: number }>).filter(([k, v]) => v.max !== undefined && !/Ids?$/.test(k) && k !== 'limit' && words(k).length && words(k).every((w) => has(st, stem(w)))).map(([k, v]) => ({ tool, k, v })));
+  const found = TOOL_NAMES.flatMap((tool) => Object.entries((getTool(tool)?.params ?? {}) as Record<string, { type?: string; max?: number; min?: number }>).filter(([k, v]) => (lower ? v.min : v.max) !== undefined && !/Ids?$/.test(k) && k !== 'limit' && (lower ? k !== k.toLowerCase() && has(p.text, k.toLowerCase()) : words(k).length && words(k).every((w) => has(st, stem(w))))).map(([k, v]) => ({ tool, k, v })));
   const pick = found.find((f) => namesExactly(p.text, f.tool) || distinctiveParts(f.tool).some((part) => p.text.includes(` ${part}`))) ?? found[0];
   if (!pick) return null;
   const unit = pick.v.type === 'string' ? ' characters' : '';
-  return `${pick.k} of ${pick.tool}: at most ${pick.v.max}${unit}${pick.v.min !== undefined ? `, at least ${pick.v.min}${unit}` : ''} (${firstSentence((pick.v as { description?: string }).description ?? '').replace(/\.$/, '')})`.replace(/ \(\)$/, '') + '.';
+  const bounds = [...(pick.v.min !== undefined ? [`at least ${pick.v.min}${unit}`] : []), ...(pick.v.max !== undefined ? [`at most ${pick.v.max}${unit}`] : [])];
+  return `${pick.k} of ${pick.tool}: ${(lower ? bounds : bounds.reverse()).join(', ')} (${firstSentence((pick.v as { description?: string }).description ?? '').replace(/\.$/, '')})`.replace(/ \(\)$/, '') + '.';
 }
 
 /** "Why was it refunded?", "how did it end up completed?": asked how a purchase got to a state. */

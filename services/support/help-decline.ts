@@ -7,7 +7,7 @@
  */
 import { UNRELATED_MARKERS, UNRELATED_TASKS } from '../../packages/knowledge/synonyms';
 import { KEY_AT_RISK } from '../../packages/knowledge/topics';
-import { AUTHORITY_TEXT, CLAIMS_AUTHORITY, LIMIT_CHANGE, PLATFORM_SECRETS, ROLE_PLAY, OTHERS_DATA, OTHER_SIDE, CONTACT_ASKED, ACT_VERBS, IMPERATIVE, MAYBE_ASKING, OWN_OBJECTS, DECLINE_RULES, CARD, GAMING, ADVICE, CHEATING, CODE_TASKS, WORK_ASKED, AUTHORITY, FOR_OTHERS, ASKERS_OWN, ACTS_TEXT, OFF_TOPIC_TEXT, ASKS_HOW, SPEAKS_TO_ASSISTANT } from '../../packages/knowledge/declines';
+import { AUTHORITY_TEXT, CLAIMS_AUTHORITY, CONTACT_DATA, LIMIT_CHANGE, PLATFORM_SECRETS, ROLE_PLAY, VERB_SIDE, OTHERS_DATA, OTHER_SIDE, CONTACT_ASKED, ACT_VERBS, IMPERATIVE, MAYBE_ASKING, OWN_OBJECTS, DECLINE_RULES, CARD, GAMING, ADVICE, CHEATING, CODE_TASKS, WORK_ASKED, AUTHORITY, FOR_OTHERS, ASKERS_OWN, ACTS_TEXT, OFF_TOPIC_TEXT, ASKS_HOW, SPEAKS_TO_ASSISTANT } from '../../packages/knowledge/declines';
 import { has, withoutQuotes } from './help-parse';
 import { TOOL_NAMES } from '../../packages/tool-catalogue';
 
@@ -119,10 +119,11 @@ export function declineOf(text: string, inDomain: boolean, pastedError = false, 
   // (Nor asked whether — "is anything free here?", "is there free gas?": a question about the marketplace.)
   const asksWhether = /^\s*(?:is|are|does|do)\b/.test(unquoted);
   for (const r of DECLINE_RULES) if (!(pastedError && r.reason === 'commands') && !(r.reason === 'acts' && (ASKS_HOW.test(text) || asksWhether)) && r.phrases.some((p) => has(r.reason === 'acts' ? unquoted : text, p) || (p.includes('|') && text.includes(p)))) return { reason: r.reason, text: r.text };
-  if (!pastedError && (OTHERS_DATA.test(unquoted) || (PLATFORM_SECRETS.test(unquoted) && !ASKS_HOW.test(unquoted)))) return { reason: 'secrets', text: DECLINE_RULES.find((r) => r.phrases.includes('api key of'))!.text };
+  if (!pastedError && (OTHERS_DATA.test(unquoted) || CONTACT_DATA.test(unquoted) || (PLATFORM_SECRETS.test(unquoted) && !ASKS_HOW.test(unquoted)))) return { reason: 'secrets', text: DECLINE_RULES.find((r) => r.phrases.includes('api key of'))!.text };
   // The other party's call asked on its side ("confirm it on the buyer's side"); a change of the human's limit asked, not how it is done.
+  // (Only a call of the party named, "confirm … on my buyer's order" — never the asker's own, "deliver_work on my buyer's order".)
   const otherSide = OTHER_SIDE.exec(unquoted);
-  if (!pastedError && otherSide && otherSide[1] !== side && !ASKS_HOW.test(unquoted)) return { reason: 'acts', text: ACTS_TEXT };
+  if (!pastedError && otherSide && otherSide[2] !== side && (VERB_SIDE[otherSide[1]] ?? otherSide[2]) === otherSide[2] && !ASKS_HOW.test(unquoted)) return { reason: 'acts', text: ACTS_TEXT };
   if (!pastedError && LIMIT_CHANGE.pattern.test(unquoted.trim()) && !ASKS_HOW.test(unquoted)) return { reason: 'acts', text: LIMIT_CHANGE.text };
   if (!pastedError && CONTACT_ASKED.test(unquoted.trim())) return { reason: 'acts', text: DECLINE_RULES.find((r) => r.phrases.includes('can you email'))!.text };
   // A pasted error envelope is the service's own text: only the rows above (secrets, commands) can decline it.

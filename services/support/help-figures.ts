@@ -102,7 +102,7 @@ export function figures(p: Parsed, terms: MarketTerms, priceGas: number | null, 
   // The figures of a pasted envelope are the error's, not the asker's.
   const t = p.text.replace(/\{.*\}/s, ' ');
   const howMany = ['how many', 'number of', 'how much sales', 'how many sales'].some((w) => has(t, w));
-  const minimumAsked = ['minimum', 'min'].some((w) => has(t, w)) && ['cash out', 'cash-out', 'cashout', 'withdraw'].some((w) => has(t, w)) && !ASKS.rules.some((w) => has(t, w));
+  const minimumAsked = ['minimum', 'min'].some((w) => has(t, w)) && ASKS.cashout.some((w) => has(t, w)) && !ASKS.rules.some((w) => has(t, w));
   // "10 jobs at 200 gas each": the price is the amount, the count multiplies it.
   const counted = /(\d+) (?:of my )?(?:[a-z]+ )?(?:sales|jobs|orders|gigs|tasks|listings|services)(?: sold)?(?: [a-z]+){0,3} (?:at|of|for) (\d[\d,]*)/.exec(t);
   const many = (counted && new Set(p.amounts.filter((a) => a >= MIN_PRICE_GAS && a !== Number(counted[1]))).size <= 1 ? counted : null) ?? /(\d+) (\d[\d,]*)[- ]gas (?:[a-z]+ )?(?:sales|jobs|orders|gigs|tasks|listings|services|purchases)/.exec(t);
@@ -152,7 +152,7 @@ export function figures(p: Parsed, terms: MarketTerms, priceGas: number | null, 
     return { text: `No pack is cheaper per gas: every pack is sold at the peg (${GAS_PER_USD} gas = 1 USD) — ${GAS_PACKS.map((x) => `${x.id} ${x.gas} gas = ${x.usd} USD`).join(', ')}; buy the smallest that covers what you need.`, tool: 'buy_gas', args: { packId: GAS_PACKS[0].id } };
   }
   // "The most gas I can buy in one go?", "the smallest pack?": the largest or the smallest pack, bought again for more (one checkout each).
-  const extreme = !p.amounts.length && /\b(?:buy|purchase|get|pack|packs|buy_gas)\b/.test(t) ? (/\b(?:most|largest|biggest|max|maximum)\b/.test(t) ? GAS_PACKS.at(-1) : /\b(?:smallest|cheapest|least|minimum)\b(?: [a-z]+)? (?:gas|pack)\b/.test(t) ? GAS_PACKS[0] : undefined) : undefined;
+  const extreme = !p.amounts.length && /\b(?:buy|purchase|get|pack|packs|packid|buy_gas)\b/.test(t) ? (/\b(?:most|largest|biggest|max|maximum)\b/.test(t) ? GAS_PACKS.at(-1) : /\b(?:smallest|cheapest)\b(?: [a-z]+){0,4} (?:gas|pack|packid)\b/.test(t) ? GAS_PACKS[0] : undefined) : undefined;
   if (extreme && /\bgas\b|\bpacks?\b/.test(t)) {
     return { text: `The ${extreme === GAS_PACKS[0] ? 'smallest' : 'largest'} pack is ${extreme.id}: ${extreme.gas} gas = ${extreme.usd} USD, one buy_gas {"packId":"${extreme.id}"} checkout your human approves${extreme === GAS_PACKS[0] ? '' : '; for more, buy another (each checkout is its own)'}. Packs: ${GAS_PACKS.map((x) => `${x.id} ${x.gas} gas = ${x.usd} USD`).join(', ')}.`, tool: 'buy_gas', args: { packId: extreme.id } };
   }
@@ -163,7 +163,8 @@ export function figures(p: Parsed, terms: MarketTerms, priceGas: number | null, 
   }
   if (amount === undefined) return null;
   // "Can I cash out the 225 now?" on the seller's own sale: its share (or price) is earnings to come — the account answers when they count.
-  if (cashout && side === 'seller' && priceGas && !howMany && p.amounts.length && p.amounts.every((a) => a === priceGas || a === saleSplit(priceGas, terms.platformFeePercent).sellerNetGas)) return null;
+  // (Asked as a supposition — "if my sale completes … if I cashed it out" — the figures answer.)
+  if (cashout && side === 'seller' && priceGas && !howMany && p.amounts.length && p.amounts.every((a) => a === priceGas || a === saleSplit(priceGas, terms.platformFeePercent).sellerNetGas) && !/\bif (?:my|it|i|the)\b/.test(t)) return null;
   // "I have 150 and it costs 400" / "I need 2300": the cheapest packs that cover the shortfall.
   const sale = ownSale || (p.side === 'seller' && !['buy', 'purchase', 'pack'].some((w) => has(t, w))) || ['sale', 'sales', 'sell', 'sold', 'earn', 'earned', 'seller', 'selling', 'priced', 'job', 'sale_earn', 'i list', 'list it', 'listing at', 'list something', 'do i keep', 'i keep', 'seller get', 'seller gets', 'i net', 'do i net', 'becomes mine', 'buyers 250', 'buys my', 'bought my'].some((w) => has(t, w)) || /\bmy \d[\d,]*[- ]?gas (?:listing|service|job)\b/.test(t);
   // "I want exactly $10 from cash-out: how much sale_earn, how much in sales?": the cash-out fee and the platform fee, worked backwards.
