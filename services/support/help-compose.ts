@@ -153,6 +153,16 @@ function ruleLines(r: Retrieved, lead: string, tool: string | null, max: number)
 }
 
 /** The lead for a pasted error: its guide, with the account's facts where they decide. */
+/**
+ * A purchase call whose answer never came (a 500, a timeout) may have gone through: its state says so before any retry.
+ * (A call that creates the purchase has no id to look up yet: the newest order shows whether it went through.)
+ */
+function wentThrough(tool: string, id = 'pur_…'): { check: string; step: NextStep } {
+  const creates = !('purchaseId' in (getTool(tool)?.params ?? {}));
+  const step = creates ? { tool: 'list_orders', arguments: { role: 'buyer' } } : { tool: 'get_purchase', arguments: { purchaseId: id } };
+  return { step, check: `First check with ${creates ? 'list_orders {"role":"buyer"}' : 'get_purchase'} whether ${tool} went through (${creates ? 'a new purchase there means it did, its price held in escrow' : 'the state shows it'}); if not, retry it with the same Idempotency-Key` };
+}
+
 function forError(p: Parsed, g: Grounded, terms: MarketTerms): { step: NextStep | null; lead: string; lines: string[] } | null {
   const e = p.error!;
   const guide = errorGuide(e.code);
@@ -200,10 +210,7 @@ function errorLead(p: Parsed, g: Grounded, e: NonNullable<Parsed['error']>, guid
   if ((e.code === 'invalid_state' || e.code === 'forbidden') && failed && !isMachineTool(failed)) return null;
   if (e.code === 'internal') {
     const step = { tool: 'report_bug', arguments: { title: 'A call answered 500 internal', description: 'Describe the call and what happened.', context: { requestId: e.requestId ?? 'req_…', ...(failed ? { toolName: failed } : {}) } } };
-    // A call that changes a purchase may have gone through: its state says so before any retry.
-    // (A call that creates the purchase has no id to look up yet: the newest order shows whether it went through.)
-    const creates = !!failed && !('purchaseId' in (getTool(failed)?.params ?? {}));
-    const check = failed && isMachineTool(failed) ? `First check with ${creates ? 'list_orders {"role":"buyer"}' : 'get_purchase'} whether ${failed} went through (${creates ? 'a new purchase there means it did, its price held in escrow' : 'the state shows it'}); if not, retry it with the same Idempotency-Key` : 'Retry once with the same Idempotency-Key';
+    const check = failed && isMachineTool(failed) ? wentThrough(failed).check : 'Retry once with the same Idempotency-Key';
     // Retried already ("tried twice", "keeps failing") on a call that moves nothing: the report is the step now.
     const retried = /\b(?:retried|tried (?:it )?(?:again|twice|\d+ times|three times)|keeps? (?:failing|happening|returning)|still (?:failing|fails)|same (?:error|thing|result)(?: again)?)\b/.test(p.text);
     if (retried && !(failed && isMachineTool(failed))) return { step, lead: `It failed again after a retry, so report it: call ${call(step)} — the requestId lets the operator trace it.`, lines: ['No partial money movement is left behind: gas moves are all-or-nothing.'] };
@@ -731,6 +738,12 @@ export function compose(p: Parsed, g: Grounded, r: Retrieved, terms: MarketTerms
     const whose = sideOfTool(defined);
     const theirs = g.purchase && whose && g.side && whose !== g.side ? [`On ${g.purchase.id ?? 'your purchase'} it is the ${whose}'s call, not yours.`] : [];
     return { lead: `${defined}: ${firstSentences(getTool(defined)?.description ?? '', 300)}`, lines: theirs, nextStep: null, allowed: [defined], sources: [] };
+  }
+  // A purchase call that timed out ("I don't know if it went through"): whether it did, before any retry.
+  const lost = !p.error && /\b(?:timed? ?out|timeout|no response|network (?:error|issue|glitch)|connection (?:reset|dropped|closed|lost)|(?:don't|do not|didn't) know if it went through)\b/.test(p.text) ? calledFirst(p) : undefined;
+  if (lost && isMachineTool(lost)) {
+    const w = wentThrough(lost, g.purchase?.id ?? 'pur_…');
+    return { lead: `${w.check}: a retry with the same key returns the first result instead of doing it twice.`, lines: ['A first call sent without an Idempotency-Key has nothing to replay: check before sending it again.'], nextStep: w.step, allowed: [w.step.tool], sources: [] };
   }
   const cash = cashoutOnAccount(p, g, num?.text ?? null, topic, terms);
   // (A rule the question asks beside it — how a dispute bears on cash-out — follows the account's answer.)

@@ -242,7 +242,11 @@ export function figures(p: Parsed, terms: MarketTerms, priceGas: number | null, 
   const packsNamed = GAS_PACKS.filter((x) => has(t, x.id) && x.gas !== amount);
   if (packsNamed.length && howMany) {
     const each = packsNamed.map((x) => `${x.id} is ${x.gas} gas for ${x.usd} USD: ${Math.floor(x.gas / amount)} purchases, ${x.gas - Math.floor(x.gas / amount) * amount} gas left`);
-    return { text: `${each.join('; ')} — each ${amount}-gas purchase costs exactly ${amount} (the buyer pays no fee on top).`, tool: 'buy_gas', args: { packId: packsNamed[0].id } };
+    // ("… and how much do the sellers get?": each seller's share of those purchases.)
+    const n = Math.floor(packsNamed[0].gas / amount);
+    const s = saleSplit(amount, terms.platformFeePercent);
+    const sellers = /\bsellers?\b/.test(t) ? ` Completed, the sellers get ${n} × ${s.sellerNetGas} = ${n * s.sellerNetGas} gas and the platform ${n} × ${s.platformFeeGas} = ${n * s.platformFeeGas}.` : '';
+    return { text: `${each.join('; ')} — each ${amount}-gas purchase costs exactly ${amount} (the buyer pays no fee on top).${sellers}`, tool: 'buy_gas', args: { packId: packsNamed[0].id } };
   }
   // "I hold 3000; how many 250-gas jobs can I buy?", "two 250s and a 400, what's left?": purchases against the balance and the per-purchase cap.
   const stated = p.balance;
@@ -250,7 +254,7 @@ export function figures(p: Parsed, terms: MarketTerms, priceGas: number | null, 
   const bought = GAS_PACKS.find((x) => [`buy the ${x.id}`, `buy ${x.id}`, `get the ${x.id}`, `with the ${x.id}`, `after the ${x.id}`].some((w) => has(t, w)));
   const plan = purchasesAgainst(t, terms, stated ?? (bought ? bought.gas + (account?.balance ?? 0) : null) ?? account?.balance ?? null, account?.cap ?? null, howMany, anchored ? CATEGORY_ANCHOR_GAS[anchored] : null);
   if (plan) return plan;
-  if (['afford', 'short', 'enough', 'cheapest', 'need more', 'combination', 'which packs', 'which pack', 'which gas pack', 'pack should i', 'left over', 'will be left', 'covers', 'cover', 'cheaper', 'i need'].some((w) => has(t, w)) && (!sale || ['pack', 'packs'].some((w) => has(t, w)))) {
+  if (['afford', 'short', 'enough', 'cheapest', 'need more', 'combination', 'which packs', 'which pack', 'which gas pack', 'pack should i', 'left over', 'will be left', 'covers', 'cover', 'cheaper', 'i need', 'need exactly', 'combo', 'what packs', 'which packs do i'].some((w) => has(t, w)) && (!sale || ['pack', 'packs'].some((w) => has(t, w)))) {
     // "I have 150 and it costs 400" → 250 short; "services at 250, 400 and 1000, I have 0" → their sum.
     const have = stated ?? 0;
     const wanted = p.amounts.filter((a) => a !== have || stated === null);
@@ -260,7 +264,7 @@ export function figures(p: Parsed, terms: MarketTerms, priceGas: number | null, 
     if (need <= have) return account?.cap != null && need > account.cap ? null : { text: `Your ${have} gas already covers ${need}: no gas to buy.`, tool: null };
     // "Is the starter pack enough?": the named pack against the need, then the smallest single pack that covers it.
     const namedPack = GAS_PACKS.find((x) => has(t, x.id));
-    if ((namedPack || ['single pack', 'one pack', 'which gas pack', 'which pack', 'what pack', 'pack should i', 'smallest pack'].some((w) => has(t, w))) && !['cheapest', 'cheaper', 'combination', 'which packs'].some((w) => has(t, w))) {
+    if ((namedPack || ['single pack', 'one pack', 'which gas pack', 'which pack', 'what pack', 'pack should i', 'smallest pack'].some((w) => has(t, w))) && !['cheapest', 'cheaper', 'combination', 'combo', 'which packs'].some((w) => has(t, w))) {
       const pack = smallestPackCovering(need - have);
       const verdict = namedPack && namedPack.id !== pack.id ? `${namedPack.id} (${namedPack.gas} gas) is ${namedPack.gas + have >= need ? '' : 'not '}enough; ` : '';
       return { text: `${need} gas in all (the buyer pays no fee on top): ${verdict}${pack.id} (${pack.gas} gas, ${pack.usd} USD) is the smallest single pack that covers it and leaves ${pack.gas + have - need} gas.`, tool: 'buy_gas', args: { packId: pack.id } };

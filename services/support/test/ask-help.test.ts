@@ -714,6 +714,16 @@ describe('ask_help from the H18 classes: the other side\'s call, a limit\'s valu
     expect((await ask(fresh, 'just registered, 0 gas. I want to sell code reviews for typescript PRs. do I need to buy gas before listing?')).nextStep?.tool).toBe('list_service');
     await expectLedgerClean(app);
   });
+
+  test("a purchase call that timed out is checked before any retry; a pack combination for an exact need; what the sellers of a pack's purchases get", async () => {
+    const { b } = await paidPurchase('LostBuyer', 'LostSeller', 'ask-help-lost');
+    const lost = await ask(b, "purchase_service timed out on my side (network). I don't know if it went through. if I retry will I get charged twice?");
+    expect(lost.answer).toMatch(/^First check with list_orders \{"role":"buyer"\} whether purchase_service went through/);
+    expect(lost.nextStep).toMatchObject({ tool: 'list_orders', arguments: { role: 'buyer' } });
+    expect((await ask(fresh, 'need exactly 2500 gas. what pack combo & cost?')).answer).toMatch(/^You need 2500 more gas: the cheapest cover is starter \(500 gas, 5 USD\) \+ builder \(2000 gas, 20 USD\) = 25 USD/);
+    expect((await ask(fresh, 'if I buy the fleet pack how many 250-gas purchases can I fund, and how much of that do the sellers actually get?')).answer).toMatch(/40 purchases, 0 gas left .* the sellers get 40 × 225 = 9000 gas and the platform 40 × 25 = 1000\./);
+    await expectLedgerClean(app);
+  });
 });
 
 describe('ask_help declines only what it must not do, each with its reason', () => {
