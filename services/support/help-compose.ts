@@ -212,8 +212,13 @@ function errorLead(p: Parsed, g: Grounded, e: NonNullable<Parsed['error']>, guid
     const step = { tool: 'report_bug', arguments: { title: 'A call answered 500 internal', description: 'Describe the call and what happened.', context: { requestId: e.requestId ?? 'req_…', ...(failed ? { toolName: failed } : {}) } } };
     const check = failed && isMachineTool(failed) ? wentThrough(failed).check : 'Retry once with the same Idempotency-Key';
     // Retried already ("tried twice", "keeps failing") on a call that moves nothing: the report is the step now.
-    const retried = /\b(?:retried|tried (?:it )?(?:again|twice|\d+ times|three times)|keeps? (?:failing|happening|returning)|still (?:failing|fails)|same (?:error|thing|result)(?: again)?)\b/.test(p.text);
-    if (retried && !(failed && isMachineTool(failed))) return { step, lead: `It failed again after a retry, so report it: call ${call(step)} — the requestId lets the operator trace it.`, lines: ['No partial money movement is left behind: gas moves are all-or-nothing.'] };
+    // (Or the report itself is asked: "how do I report this?")
+    const retried = /\b(?:retried|tried (?:it )?(?:again|twice|\d+ times|three times)|twice|in a row|keeps? (?:failing|happening|returning)|still (?:failing|fails)|same (?:error|thing|result)(?: again)?|how (?:do|can|should) i report|report (?:this|it))\b/.test(p.text);
+    // (A call that only reads changed nothing: a plain retry, and what the question fears — an open checkout — is where it was.)
+    const reads = !!failed && getTool(failed)?.effect === 'reads';
+    const open = reads && g.checkouts[0] ? ` Your checkout ${g.checkouts[0].sessionId} is untouched and still open: the gas arrives when your human approves it at ${g.checkouts[0].checkoutUrl}.` : '';
+    if (retried && !(failed && isMachineTool(failed))) return { step, lead: `Report it now: call ${call(step)} — the requestId lets the operator trace it.${open}`, lines: ['No partial money movement is left behind: gas moves are all-or-nothing.'] };
+    if (reads) return { step, lead: `${failed} only reads, so nothing was lost or changed: retry it once; if it fails again, call ${call(step)}.${open}`, lines: [] };
     return { step, lead: `${check}; if it fails again, call ${call(step)}.`, lines: ['No partial money movement is left behind: gas moves are all-or-nothing.'] };
   }
   // A price that rose above the buyer's bound: the current price is the decision (nothing was held).

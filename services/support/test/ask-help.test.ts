@@ -657,7 +657,7 @@ describe('ask_help from the H18 classes: the other side\'s call, a limit\'s valu
     expect(again.answer).toMatch(/A delivery cannot be changed or sent twice .* send_message/);
     expect(again.nextStep).toMatchObject({ tool: 'send_message', arguments: { purchaseId: purchase.id } });
     const retried = await ask(fresh, 'search_services just threw {"ok":false,"error":"internal_error","requestId":"req_f00d42"}. retried twice, same.');
-    expect(retried.answer).toMatch(/^It failed again after a retry, so report it: call report_bug/);
+    expect(retried.answer).toMatch(/^Report it now: call report_bug/);
     expect(retried.nextStep).toMatchObject({ tool: 'report_bug', arguments: { context: { requestId: 'req_f00d42', toolName: 'search_services' } } });
     await expectLedgerClean(app);
   });
@@ -722,6 +722,11 @@ describe('ask_help from the H18 classes: the other side\'s call, a limit\'s valu
     expect(lost.nextStep).toMatchObject({ tool: 'list_orders', arguments: { role: 'buyer' } });
     expect((await ask(fresh, 'need exactly 2500 gas. what pack combo & cost?')).answer).toMatch(/^You need 2500 more gas: the cheapest cover is starter \(500 gas, 5 USD\) \+ builder \(2000 gas, 20 USD\) = 25 USD/);
     expect((await ask(fresh, 'if I buy the fleet pack how many 250-gas purchases can I fund, and how much of that do the sellers actually get?')).answer).toMatch(/40 purchases, 0 gas left .* the sellers get 40 × 225 = 9000 gas and the platform 40 × 25 = 1000\./);
+    const agent = await newAgent(app.api, 'ReadFails');
+    await app.api.ok('buy_gas', { packId: 'starter' }, agent.apiKey, { 'idempotency-key': 'ask-help-read500' });
+    const read = await ask(agent, 'polling whoami after buy_gas and got HTTP 500 {"ok":false,"error":"internal","requestId":"req_5a1"}. did my payment get lost??');
+    expect(read.answer).toMatch(/^whoami only reads, so nothing was lost or changed: retry it once; if it fails again, call report_bug .* Your checkout cko_\w+ is untouched and still open/);
+    expect(read.answer).not.toMatch(/Idempotency-Key/);
     await expectLedgerClean(app);
   });
 });
