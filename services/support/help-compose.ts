@@ -9,6 +9,7 @@
 import { errorGuide, exampleArguments, type KnowledgeSection, type NextStep } from '../../packages/knowledge';
 import { CASHOUT_FEE_PERCENT, DEFAULT_DELIVERY_DAYS, DISPUTE_LOOKBACK_DAYS, GAS_PACKS, MIN_CASHOUT_GAS, MIN_PRICE_GAS, cashoutSplit, gasToUsd, saleSplit, smallestPackCovering, type MarketTerms } from '../../packages/market-rules';
 import { STATES, TRANSITIONS, documentedTransitions, type Period } from '../../packages/contracts/purchase-machine';
+import Validator, { type SyncCheckFunction } from 'fastest-validator';
 import { getTool, TOOL_NAMES } from '../../packages/tool-catalogue';
 import { aGas, affirms, doneCalls, has, normalize, stem, stemmed, withoutQuotes, type Parsed, type Side } from './help-parse';
 import { isMachineTool, isOpen, legalCalls, namesTitle, sideOfTool, type Grounded } from './help-ground';
@@ -153,6 +154,17 @@ function ruleLines(r: Retrieved, lead: string, tool: string | null, max: number)
 }
 
 /** The lead for a pasted error: its guide, with the account's facts where they decide. */
+const validator = new Validator({ haltOnFirstError: false });
+/** What the catalogue's schema says of the arguments a question quotes (only those it quotes: a missing one may simply not be shown). */
+function argumentErrors(tool: string, args: Record<string, unknown>): string[] {
+  const params = (getTool(tool)?.params ?? {}) as Record<string, unknown>;
+  const unknown = Object.keys(args).filter((k) => !(k in params)).map((k) => `“${k}” is not an argument of ${tool} (its arguments: ${Object.keys(params).join(', ')}).`);
+  const known = Object.fromEntries(Object.entries(params).filter(([k]) => k in args));
+  const check = validator.compile({ ...known, $$async: false }) as SyncCheckFunction;
+  const res = check({ ...args });
+  return [...(res === true ? [] : res.map((r) => `${r.message}${['number', 'boolean'].includes(r.type) && typeof args[r.field ?? ''] === 'string' ? ` (you sent ${JSON.stringify(args[r.field ?? ''])}, a string)` : ''}`)), ...unknown];
+}
+
 /**
  * A purchase call whose answer never came (a 500, a timeout) may have gone through: its state says so before any retry.
  * (A call that creates the purchase has no id to look up yet: the newest order shows whether it went through.)
@@ -239,6 +251,9 @@ function errorLead(p: Parsed, g: Grounded, e: NonNullable<Parsed['error']>, guid
     const step = { tool: p.tools[0], arguments: { ...exampleArguments(p.tools[0]), [param[0]]: param[1].values!.includes('other') ? 'other' : param[1].values![0] } };
     return { step, lead: `${param[0]} must be one of ${param[1].values!.join(', ')}: call ${call(step)} again with one of them.`, lines: [] };
   }
+  // The call's own arguments as the question quotes them ('"priceGas": "9.5"'): checked against the catalogue's schema, each violation named.
+  const checked = e.code === 'invalid_arguments' && p.tools[0] && p.quotedArgs ? argumentErrors(p.tools[0], p.quotedArgs) : [];
+  if (checked.length) return { step: null, lead: `${p.tools[0]} refuses it: ${checked.join(' ')} Fix ${checked.length > 1 ? 'them' : 'it'} and call ${p.tools[0]} again — the refused call created and changed nothing.`, lines: [] };
   // A message that names an argument of the call ("priceGas must be at least 10"): that argument is the fix.
   const named = e.message && p.tools[0] ? Object.keys(getTool(p.tools[0])?.params ?? {}).find((k) => has(told, k.toLowerCase())) : undefined;
   if (named && e.code !== 'unauthorized') {

@@ -96,7 +96,8 @@ function asksForWork(text: string): Decline | null {
 /** The safeguard a question would cheat: a sign of cheating (its own or a common one) said with the safeguard. */
 function cheats(text: string): Decline | null {
   const common = CHEATING.signs.some((w) => has(text, w)) || CHEATING.madeInNumbers.test(text);
-  const g = CHEATING.safeguards.find((x) => x.about.some((w) => has(text, w)) && (common || x.signs.some((w) => has(text, w))));
+  // (A purchase split in pieces, or the cap changed by the asker itself, is the spending limit's cheat.)
+  const g = CHEATING.safeguards.find((x) => x.about.some((w) => has(text, w)) && (common || x.signs.some((w) => has(text, w)) || (x.about.includes('per-purchase') && CHEATING.splits.test(text))));
   // Hiding something from whoever decides: that reason, unless a safeguard says which one is cheated.
   if (CHEATING.hides.test(text) && !g) return { reason: 'gaming', text: CHEATING.hidesText };
   return g ? { reason: g.reason ?? 'gaming', text: g.text } : null;

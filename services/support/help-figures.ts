@@ -204,10 +204,18 @@ export function figures(p: Parsed, terms: MarketTerms, priceGas: number | null, 
   }
   // "Which band is a 350-gas listing?": the band, and the category's anchor when the question names one.
   const netAsked = ['net', 'clear', 'end up', 'take home', 'seller get', 'seller gets', 'do i get', 'do i keep', 'receive', 'usd', 'dollars'].some((w) => has(t, w));
-  const band = has(t, 'band') && !netAsked ? PRICE_BANDS.find((b) => amount >= b.minGas && amount <= b.maxGas) : undefined;
-  if (band) {
+  // ("Is 400 standard or premium? And 1000?": each price stated, its band — both at a shared edge — and its net when asked.)
+  const bandAsked = /\bbands?\b/.test(t) || PRICE_BANDS.filter((b) => has(t, b.id)).length >= 2;
+  const priced = [...new Set(p.amounts.filter((a) => a >= MIN_PRICE_GAS))].slice(0, 4);
+  // (One price with its net or dollars asked is the sale's own figures, band included, below.)
+  if (bandAsked && priced.length && !cashout && (!netAsked || priced.length > 1)) {
     const c = category ? CATEGORY_WORDS[category] : null;
-    return { text: `${amount} gas is in the ${band.id} band (${band.minGas}–${band.maxGas}${'note' in band ? `, ${band.note}` : ''})${c ? `; the ${c} anchor is ${CATEGORY_ANCHOR_GAS[c]} gas` : ''}.`, tool: null };
+    const each = priced.map((a) => {
+      const in_ = PRICE_BANDS.filter((b) => a >= b.minGas && a <= b.maxGas);
+      const bands = in_.length ? `the ${in_.map((b) => `${b.id} band (${b.minGas}–${b.maxGas}${'note' in b ? `, ${b.note}` : ''})`).join(' and the ')}` : 'no band';
+      return `${a} gas is in ${bands}${netAsked ? `, netting its seller ${saleSplit(a, terms.platformFeePercent).sellerNetGas}` : ''}`;
+    });
+    return { text: `${each.join('; ')}${c ? `; the ${c} anchor is ${CATEGORY_ANCHOR_GAS[c]} gas` : ''}.`, tool: null };
   }
   // "The smallest price where one sale reaches the cash-out minimum?": the lowest price whose seller's share reaches it.
   if (cashout && /\b(?:smallest|lowest|minimum|min|cheapest)\b(?: [a-z]+){0,2} price\b/.test(t) && ['minimum', 'min'].some((w) => has(t, w))) {
@@ -217,7 +225,7 @@ export function figures(p: Parsed, terms: MarketTerms, priceGas: number | null, 
   }
   // "I want to end up with 1000 net from one sale: what price?": the smallest price whose net after both fees reaches it.
   if (sale || has(t, 'list at') || has(t, 'price')) {
-    if (['end up with', 'net', 'take home', 'receive', 'pocket', 'clear', 'earned', 'got paid', 'was paid'].some((w) => has(t, w)) && ['what pricegas', 'which pricegas', 'what should i list', 'what price', 'which price', 'should i charge', 'do i need to charge', 'price do i', 'how much should i', 'what was the', 'what listing price', 'which listing price', 'what was the original', 'what original price'].some((w) => has(t, w))) {
+    if (['end up with', 'net', 'take home', 'receive', 'pocket', 'clear', 'earned', 'got paid', 'was paid'].some((w) => has(t, w)) && (/\b(?:lowest|smallest|minimum|min|cheapest)\b(?: [a-z]+){0,2} price\b/.test(t) || ['what pricegas', 'which pricegas', 'what should i list', 'what price', 'which price', 'should i charge', 'do i need to charge', 'price do i', 'how much should i', 'what was the', 'what listing price', 'which listing price', 'what was the original', 'what original price'].some((w) => has(t, w)))) {
       // The net is after the cash-out fee only when the question says so (a cash-out asked about besides is answered after).
       const afterCashout = ['cash-out fee', 'cashout fee', 'both', 'after cash', 'in btc', 'all fees', 'every fee'].some((w) => has(t, w));
       const price = priceForNet(amount, terms.platformFeePercent, afterCashout);
@@ -285,9 +293,6 @@ export function figures(p: Parsed, terms: MarketTerms, priceGas: number | null, 
     return { text: `${each.join('; ')} (gas is pegged to the dollar: 1 gas = 1 US cent).`, tool: null };
   }
   const fee = ['seller get', 'seller gets', 'what does the seller', 'usd', 'dollars', 'fee', 'fees', 'how much', 'how many', 'net', 'end up', 'receive', 'commission', 'cut', 'pocket', 'platform take', 'platform keep', 'what do i get', 'how much do i get', 'do i keep'].some((w) => has(t, w));
-  // "Where would a 300-gas job sit?": the band of that price (and the named category's anchor).
-  const sits = !fee && !cashout && /\bbands?\b/.test(t) ? PRICE_BANDS.find((b) => amount >= b.minGas && amount <= b.maxGas) : undefined;
-  if (sits) return { text: `${aGas(amount, true)} price sits in the ${sits.id} band (${sits.minGas}–${sits.maxGas} gas)${named.length === 1 ? `; the ${named[0]} anchor is ${CATEGORY_ANCHOR_GAS[named[0]]} gas` : ''}. The bands: ${PRICE_BANDS.map((b) => `${b.id} ${b.minGas}–${b.maxGas}`).join(', ')}.`, tool: null };
   if (!fee && !cashout) return null;
   // (Below the minimum it cannot be cashed out alone; what the 2% would leave, once it is with other earnings, when the fee is asked.)
   const below = (n: number) => `${n} gas is below the ${MIN_CASHOUT_GAS}-gas cash-out minimum, so it cannot be cashed out yet${has(t, 'fee') || has(t, 'fees') ? `; in a cash-out with other earnings the ${CASHOUT_FEE_PERCENT}% fee leaves ${cashoutSplit(n).netGas} gas = ${gasToUsd(cashoutSplit(n).netGas).toFixed(2)} USD of it` : ''}.`;

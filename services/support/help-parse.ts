@@ -41,6 +41,18 @@ export interface Parsed {
   balance: number | null;
   /** A listing the question quotes (its list_service arguments, or 'title: "…", description: "…", price 100'). */
   draft: { title: string; description: string; priceGas: number | null; category: string | null } | null;
+  /** The arguments the question quotes as JSON pairs ('"priceGas": "9.5"'), case kept — never the error envelope's own fields. */
+  quotedArgs: Record<string, unknown> | null;
+}
+
+const ENVELOPE_FIELDS = new Set(['ok', 'error', 'code', 'message', 'details', 'requestId', 'status', 'hint', 'errors', 'field', 'type', 'result', 'tool', 'arguments']);
+
+function quotedArgsOf(q: string): Record<string, unknown> | null {
+  const out: Record<string, unknown> = {};
+  for (const m of q.matchAll(/"([A-Za-z][A-Za-z0-9_]*)"\s*:\s*("(?:[^"\\]|\\.)*"|-?\d+(?:\.\d+)?|true|false|null)/g)) {
+    if (!ENVELOPE_FIELDS.has(m[1])) out[m[1]] = JSON.parse(m[2]) as unknown;
+  }
+  return Object.keys(out).length ? out : null;
 }
 
 /** The listing a question quotes, field by field, as written (case kept). */
@@ -266,5 +278,6 @@ export function parse(input: HelpInput): Parsed {
     statedClaim: Object.keys(STATE_PHRASES).some((phrase) => has(text, phrase)),
     balance: balanceOf(text.replace(/\{.*\}/s, ' ')),
     draft: draftOf(q),
+    quotedArgs: quotedArgsOf(q),
   };
 }

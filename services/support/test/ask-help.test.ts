@@ -664,7 +664,7 @@ describe('ask_help from the H18 classes: the other side\'s call, a limit\'s valu
 
   test("both fees asked below the minimum; where a price sits in the bands; the listing rules asked as 'what it has to pass'; the other side stated on an id the account lacks", async () => {
     expect((await ask(fresh, 'If I price a listing at 380 gas, what do I actually pocket in USD after the platform fee and the cash-out fee?')).answer).toMatch(/^A 380-gas sale pays the seller 342 gas = 3\.42 USD .* cannot be cashed out yet; in a cash-out with other earnings the 2% fee leaves 335 gas = 3\.35 USD of it\./);
-    expect((await ask(fresh, 'what are the price bands, and where would a 300-gas data-cleaning job sit?')).answer).toMatch(/^A 300-gas price sits in the standard band \(150–400 gas\); the data anchor is 300 gas\./);
+    expect((await ask(fresh, 'what are the price bands, and where would a 300-gas data-cleaning job sit?')).answer).toMatch(/^300 gas is in the standard band \(150–400, preferred for first listings\); the data anchor is 300 gas\./);
     expect((await ask(fresh, 'Exact rules a listing has to pass?')).answer).toMatch(/^A listing passes with a quality score ≥ 55: a title ≥ 3 characters/);
     const stated = await ask(buyer, "I'm the SELLER on pur_3e09f1, the buyer has paid, I want to deliver now - which tool?");
     expect(stated.answer).toMatch(/^I see no purchase pur_3e09f1 on your account; your account shows you as the buyer of pur_\w+ \(awaiting_delivery\), not its seller\. If you are its seller as you say: Call deliver_work \{"purchaseId":"pur_3e09f1"/);
@@ -727,6 +727,20 @@ describe('ask_help from the H18 classes: the other side\'s call, a limit\'s valu
     const read = await ask(agent, 'polling whoami after buy_gas and got HTTP 500 {"ok":false,"error":"internal","requestId":"req_5a1"}. did my payment get lost??');
     expect(read.answer).toMatch(/^whoami only reads, so nothing was lost or changed: retry it once; if it fails again, call report_bug .* Your checkout cko_\w+ is untouched and still open/);
     expect(read.answer).not.toMatch(/Idempotency-Key/);
+  });
+
+  test("T9 classes: a call's quoted arguments checked against the catalogue; each price's band and net; the lowest price that nets a target; a cap the asker would raise itself and a refund of work it already uses declined, a fixed delivery after a dispute answered", async () => {
+    expect((await ask(fresh, 'list_service fails with {"ok":false,"error":"invalid_arguments","requestId":"req_d02"}; I sent "priceGas": "9.5". What\'s invalid?')).answer).toMatch(/^list_service refuses it: The 'priceGas' field must be a number\. \(you sent "9\.5", a string\)/);
+    expect((await ask(fresh, 'Is 400 gas standard or premium? And is 1000 premium or project? What would I net at each?')).answer).toMatch(/^400 gas is in the standard band \(150–400.*\) and the premium band \(400–1000\), netting its seller 360; 1000 gas is in the premium band \(400–1000\) and the project band \(1000–5000\), netting its seller 900\./);
+    expect((await ask(fresh, "What's the lowest integer price I can set so that I net at least 100 gas per sale?")).answer).toMatch(/^List at 111 gas: the seller nets 100/);
+    const capped = await cappedAgent('T9Capped');
+    expect((await ask(capped, "My human set a 500-gas per-purchase cap but they're asleep. How can I raise it myself, or should I just buy the 600 listing as two 300 purchases?")).answer).toMatch(/^I won't help get around your human's spending limit/);
+    expect((await ask(capped, "There's a 1200-gas listing I really want — can I just buy it in three pieces?")).declined).toBe(false);
+    const { b, s, purchase } = await paidPurchase('UsedBuyer', 'UsedSeller', 'ask-help-used');
+    await app.api.ok('deliver_work', { purchaseId: purchase.id, delivery: { summary: 'Added 14 Jest tests.' } }, s.apiKey);
+    expect((await ask(b, "I'm about to call request_refund, but to be honest I already used the delivered code and it works. Is that fine since I haven't confirmed?")).answer).toMatch(/^I won't help use a dispute or a refund against work that is fine/);
+    expect((await ask(b, 'the seller has now sent a fixed version in messages and it works. How do I pay them?')).declined).toBe(false);
+    await expectLedgerClean(app);
     await expectLedgerClean(app);
   });
 });
