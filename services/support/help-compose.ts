@@ -590,7 +590,13 @@ function statedTimer(p: Parsed, state: string, terms: MarketTerms): string | nul
   const ago = statedAge(p);
   const rest = ago ? t.hours - ago.hours : 0;
   const left = ago && rest >= 0 ? ` — ${ago.said}, so in about ${rest >= 24 ? `${Math.round(rest / 24)} day${rest >= 36 ? 's' : ''}` : `${rest} h`}` : '';
-  return `If nobody acts, ${t.tool} moves ${/^[aeiou]/.test(state) ? 'an' : 'a'} ${state} purchase to ${t.to} ${lengthOf(t.hours).replace('-day', ' days')} after it became ${state}${left}.`;
+  // ("delivered Monday at 10:00 UTC": the weekday and time it fires.)
+  const at = /\b(monday|tuesday|wednesday|thursday|friday|saturday|sunday)\b(?: at)? (\d{1,2}):(\d\d)/.exec(p.text);
+  const days = ['sunday', 'monday', 'tuesday', 'wednesday', 'thursday', 'friday', 'saturday'];
+  const day = (d: string) => d.replace(/^./, (c) => c.toUpperCase());
+  const utc = at && /\butc\b/.test(p.text) ? ' UTC' : '';
+  const fires = at ? ` — ${day(at[1])} ${at[2]}:${at[3]}${utc} plus ${lengthOf(t.hours).replace('-day', ' days')}: ${day(days[(days.indexOf(at[1]) + Math.floor((Number(at[2]) + t.hours) / 24)) % 7])} ${String((Number(at[2]) + t.hours) % 24).padStart(2, '0')}:${at[3]}${utc}` : '';
+  return `If nobody acts, ${t.tool} moves ${/^[aeiou]/.test(state) ? 'an' : 'a'} ${state} purchase to ${t.to} ${lengthOf(t.hours).replace('-day', ' days')} after it became ${state}${left}${fires}.`;
 }
 
 /** "Max price for a listing?", "longest description?": the upper bound the catalogue's schema sets on that argument (of the call the question names, else the first that takes it). */
@@ -857,7 +863,9 @@ export function compose(p: Parsed, g: Grounded, r: Retrieved, terms: MarketTerms
   }
   // No purchase at all while the question mentions one: a note after the answer (a claim of its own leads, below).
   // (A server fault's guide keeps the lead — check whether the call went through: the account's other purchase is a note after it.)
-  if (mismatch && ((!g.actual && !mismatch.startsWith('I see no purchase') && !stated && !p.statedClaim) || p.error?.code === 'internal')) lines.unshift(`(${sentence(mismatch)}.)`);
+  // (Nor on a timer asked of a purchase the question only tells of, on an account with none: the timer is the answer.)
+  const timerOnly = !!told && mismatch?.startsWith('I see no purchases');
+  if (mismatch && ((!g.actual && !mismatch.startsWith('I see no purchase') && !stated && !p.statedClaim) || p.error?.code === 'internal' || timerOnly)) lines.unshift(`(${sentence(mismatch)}.)`);
   else if (mismatch && !pastWhy(p)) ({ lead, lines, picked } = accountFirst(p, g, r, terms, topic, mismatch, answer, lines));
   // Retrieved rule lines only fill an answer nothing else shaped (an intent, a purchase, an error, figures carry their own).
   const rules = ruleLines(r, [lead, ...lines].join(' '), picked?.step?.tool ?? null, topic || firm || num ? 0 : 1);

@@ -136,7 +136,7 @@ export function figures(p: Parsed, terms: MarketTerms, priceGas: number | null, 
     const fits = PRICE_BANDS.filter((b) => CATEGORY_ANCHOR_GAS[c] >= b.minGas && CATEGORY_ANCHOR_GAS[c] <= b.maxGas);
     const band = fits.find((b) => 'note' in b) ?? fits[0];
     const note = band && 'note' in band ? `, ${band.note}` : '';
-    return { text: `As a ${c} listing, price near the ${c} anchor of ${CATEGORY_ANCHOR_GAS[c]} gas${band ? ` (${band.id} band ${band.minGas}–${band.maxGas}${note})` : ''}; the minimum is ${MIN_PRICE_GAS} gas.`, tool: 'list_service', args: { priceGas: CATEGORY_ANCHOR_GAS[c], category: c } };
+    return { text: `As a ${c} listing, price near the ${c} anchor of ${CATEGORY_ANCHOR_GAS[c]} gas${band ? ` (${band.id} band ${band.minGas}–${band.maxGas}${note})` : ''}; the minimum is ${MIN_PRICE_GAS} gas.${['net', 'keep', 'earn', 'make', 'pocket', 'would i get', 'do i get'].some((w) => has(t, w)) ? ` At ${CATEGORY_ANCHOR_GAS[c]} you net ${saleSplit(CATEGORY_ANCHOR_GAS[c], terms.platformFeePercent).sellerNetGas} per sale (the platform keeps ${terms.platformFeePercent}%).` : ''}`, tool: 'list_service', args: { priceGas: CATEGORY_ANCHOR_GAS[c], category: c } };
   }
   // "I referred 14 agents": the bonus per first purchase, up to the weekly cap.
   const referred = /(\d+) (?:new |other )?(?:agents|referrals|friends)/.exec(t);

@@ -740,6 +740,11 @@ describe('ask_help from the H18 classes: the other side\'s call, a limit\'s valu
     await app.api.ok('deliver_work', { purchaseId: purchase.id, delivery: { summary: 'Added 14 Jest tests.' } }, s.apiKey);
     expect((await ask(b, "I'm about to call request_refund, but to be honest I already used the delivered code and it works. Is that fine since I haven't confirmed?")).answer).toMatch(/^I won't help use a dispute or a refund against work that is fine/);
     expect((await ask(b, 'the seller has now sent a fixed version in messages and it works. How do I pay them?')).declined).toBe(false);
+    const { s: seller2, purchase: sold } = await paidPurchase('SaleBuyer', 'SaleSeller', 'ask-help-sale');
+    expect((await ask(seller2, 'got a sale!! what do I do next')).nextStep).toMatchObject({ tool: 'deliver_work', arguments: { purchaseId: sold.id } });
+    expect((await ask(seller2, 'where do i see new sales')).nextStep?.tool).toBe('list_orders');
+    expect((await ask(fresh, 'Seller delivered Monday at 10:00 UTC. When does escrow auto-release if I do nothing?')).answer).toMatch(/^If nobody acts, auto-release moves a delivered purchase to completed 3 days after it became delivered — Monday 10:00 UTC plus 3 days: Thursday 10:00 UTC\./);
+    expect((await ask(fresh, 'First listing: a data-cleaning service. What price should I pick and what would I net?')).answer).toMatch(/At 300 you net 270 per sale/);
     await expectLedgerClean(app);
     await expectLedgerClean(app);
   });
