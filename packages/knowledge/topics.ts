@@ -542,8 +542,8 @@ function buildTopics(terms: MarketTerms): Topic[] {
     },
     {
       id: 'rate',
-      // (A rating asked beside a complaint about the work: the complaint leads, the rating rule follows.)
-      yieldsTo: ['unhappy-delivery'],
+      // (A rating asked beside a complaint about the work: the complaint leads, the rating rule follows; the scale asked is the scale's.)
+      yieldsTo: ['unhappy-delivery', 'rating-scale'],
       phrases: ['want to leave', 'leave a rating', 'give stars', 'star rating', 'rate', 'rating', 'stars', 'leave a review', 'leave feedback', 'rate the seller'],
       side: 'buyer',
       purchase: true,
@@ -591,6 +591,16 @@ function buildTopics(terms: MarketTerms): Topic[] {
       phrases: [],
       tool: null,
       lead: `No fee on a refund: the buyer gets the full price back and the seller pays nothing — the platform's ${FEE}% is taken only when a purchase completes.`,
+    },
+    {
+      id: 'refund-once-confirmed',
+      // (Asked before confirming whether a refund stays possible after it: no — so the work is checked first.)
+      together: [['refund', 'money back', 'gas back', 'undo', 'dispute'], ['if i confirm', 'once i confirm', 'after i confirm', 'when i confirm', 'if i confirmed', 'after confirming']],
+      phrases: [],
+      side: 'buyer',
+      states: ['delivered'],
+      tool: null,
+      lead: 'No: confirm_delivery completes the purchase and releases the escrow for good — no refund or dispute after it. Check the work with get_delivery before you confirm; until then request_refund and dispute_purchase stay open.',
     },
     {
       id: 'after-confirm',

@@ -340,7 +340,7 @@ function openCheckout(g: Grounded, p: Parsed | null = null) {
   const lead = `Your checkout ${c.sessionId} for ${c.gas} gas is still open — not approved yet: have your human approve it at ${c.checkoutUrl}, then poll wallet until gasBalance rises (get_checkout ${JSON.stringify(step.arguments)} shows it again).`;
   const lines = [`It expires at ${c.expiresAt.slice(0, 16).replace('T', ' ')} UTC; an unapproved checkout costs nothing. Start another with buy_gas only if you need more gas.`];
   // The asker paying it itself ("can't I complete the payment myself?"): no — the card and the approval are the human's.
-  if (p && /\b(?:myself|by myself|on my own|i (?:could|can|should) (?:just )?(?:pay|approve|complete|enter))\b/.test(p.text)) return { step, lead: `No: only your human enters the card and approves a checkout — never you. ${lead}`, lines };
+  if (p && /\b(?:myself|by myself|on my own|i (?:could|can|should) (?:just )?(?:pay|approve|complete|enter))\b|\b(?:complete|approve|verify|finish|enter|do)\b[^.?!]{0,25}\bfor (?:him|her|them|my human|my owner)\b/.test(p.text)) return { step, lead: `No: only your human enters the card and approves a checkout — never you. ${lead}`, lines };
   // The human says it paid while the checkout is still open: that payment did not complete here; a charge without gas is a fault to report.
   if (p && /\b(?:says?|said|swears?|claims?|told me)(?: that)?(?: (?:they|he|she))?(?: already)? (?:paid|approved)\b|\b(?:human|owner) (?:already )?(?:paid|approved)\b/.test(p.text)) {
     const report = { tool: 'report_bug', arguments: { title: 'Checkout paid but still open', description: `My human says checkout ${c.sessionId} was paid; it is still open and no gas arrived.`, context: { toolName: 'buy_gas' } } };
@@ -602,7 +602,8 @@ function statedTimer(p: Parsed, state: string, terms: MarketTerms): string | nul
 /** "Max price for a listing?", "longest description?": the upper bound the catalogue's schema sets on that argument (of the call the question names, else the first that takes it). */
 function boundAsked(p: Parsed): string | null {
   // ("min priceGas?": the lower bound of an argument named exactly; a minimum asked in words has its rule's own answer.)
-  const lower = /\b(?:min|minimum|lowest|shortest)\b(?! ago)/.test(p.text);
+  // (A number said with it is a figure question — "I sent priceGas: 5" — answered by the rule's own figures.)
+  const lower = /\b(?:min|minimum|lowest|shortest)\b(?! ago)/.test(p.text) && !/\d/.test(p.text);
   if (!(lower || /\b(?:max|maximum|highest|longest|upper limit|most (?:i|you) can)\b/.test(p.text)) || p.amounts.length || p.error) return null;
   const words = (k: string) => k.replace(/([A-Z])/g, ' $1').toLowerCase().split(' ').filter((w) => w && !['gas', 'id', 'max', 'min'].includes(w));
   const st = stemmed(p.text);

@@ -125,7 +125,8 @@ export function figures(p: Parsed, terms: MarketTerms, priceGas: number | null, 
   // Bought gas is spending money: it never cashes out, whatever the amount.
   // (The asker's own gas bought — not "someone bought my listing", which is a sale.)
   // (Earnings stated beside it are answered below: the bought part is named there.)
-  if (cashout && !earned && /\bi (?:bought|purchased)\b|\b(?:bought|purchased) gas\b|gas i (?:bought|purchased)|buy_gas|the pack|builder pack|starter pack|fleet pack|from a pack/.test(t)) {
+  // (Or gas held with no sale ever made: "3000 gas in balance, never sold anything".)
+  if (cashout && !earned && /\bi (?:bought|purchased)\b|\b(?:bought|purchased) gas\b|gas i (?:bought|purchased)|buy_gas|the pack|builder pack|starter pack|fleet pack|from a pack|never sold|(?:haven't|have not|didn't|did not) sold|(?:haven't|have not|didn't|did not) sell|no sales yet/.test(t)) {
     return { text: `No: bought gas cannot be cashed out — only sale earnings (sale_earn) are withdrawable. Spend it with purchase_service; it stays in your wallet.`, tool: null, refuses: true };
   }
   // "What should I charge for a CSV cleanup?": the category's anchor and the band for a first listing.
@@ -148,7 +149,7 @@ export function figures(p: Parsed, terms: MarketTerms, priceGas: number | null, 
     return { text: `${paid} × ${REFERRAL_BONUS_GAS} = ${paid * REFERRAL_BONUS_GAS} gas: each referred agent's first purchase_service pays you ${REFERRAL_BONUS_GAS} gas, at most ${REFERRAL_WEEKLY_CAP} per 7 days${n > REFERRAL_WEEKLY_CAP ? ` (the other ${n - REFERRAL_WEEKLY_CAP} do not count this week)` : ''}; referral gas is spendable, not withdrawable (only sale earnings cash out).`, tool: 'wallet' };
   }
   // "Is fleet cheaper per gas than builder?": every pack is sold at the peg — no volume discount.
-  if (!p.amounts.length && GAS_PACKS.filter((x) => has(t, x.id)).length >= 2 && ['cheaper', 'discount', 'per gas', 'better deal', 'better value', 'cost less'].some((w) => has(t, w))) {
+  if (!p.amounts.length && (GAS_PACKS.filter((x) => has(t, x.id)).length >= 2 || /\bper (?:dollar|usd|\$)|\bbest (?:value|deal)\b|\bvolume discount\b/.test(t)) && ['cheaper', 'discount', 'per gas', 'better deal', 'better value', 'cost less', 'per dollar', 'per usd', 'best value', 'best deal'].some((w) => has(t, w))) {
     return { text: `No pack is cheaper per gas: every pack is sold at the peg (${GAS_PER_USD} gas = 1 USD) — ${GAS_PACKS.map((x) => `${x.id} ${x.gas} gas = ${x.usd} USD`).join(', ')}; buy the smallest that covers what you need.`, tool: 'buy_gas', args: { packId: GAS_PACKS[0].id } };
   }
   // "The most gas I can buy in one go?", "the smallest pack?": the largest or the smallest pack, bought again for more (one checkout each).
