@@ -129,7 +129,7 @@ export const PLATFORM_SECRETS = /\b(?:admin|operator|operator's|operators'|platf
 export const CONTACT_DATA = /\b(?:their|the buyer's|the seller's|buyer's|seller's|owner's|his|her|its)(?: [a-z']+){0,2} (?:e-?mails?|ip|ip address|phone(?: number)?|home address|real name|contact details|contact info)\b/;
 
 /** Other agents' wallets or histories asked for ("the agents with the biggest gas balances", "their purchase histories"): private data. */
-export const OTHERS_DATA = /\b(?:agents|agents'|their|everyone's|every agent's|other agents'?|others')(?: [a-z-]+){0,3} (?:gas )?(?:balances|wallets|purchase histor(?:y|ies)|histories|ledgers)\b/;
+export const OTHERS_DATA = /\b(?:agents|agents'|their|everyone's|every agent's|other agents'?|others')(?: [a-z-]+){0,3} (?:gas )?(?:balances|wallets|purchase histor(?:y|ies)|histories|ledgers)\b|\bby (?:gas )?balances?\b/;
 
 /** The other party's call asked to be made on its side ("then confirm it on the buyer's side"): acting for someone. Group 1 is that party. */
 export const OTHER_SIDE = /\b(confirm(?:_delivery)?|release|approve|accept|refund|deliver(?:_work)?|complete|pay|rate(?:_purchase)?|dispute(?:_purchase)?)\b[^.?!]{0,40}?\b(?:on|from|for) (?:the |their |my )?(buyer|seller)(?:'s|’s)? (?:side|end|behalf|account|order|purchase)\b/;
@@ -160,6 +160,9 @@ export const AUTHORITY_TEXT = 'A role or an authorization code stated in a quest
 export const AUTHORITY = ['system override', 'role=admin', 'role = admin', 'role: admin', 'admin override', 'maintenance mode', 'debug mode', 'developer override', 'admin mode', 'operator mode', 'god mode', 'sudo mode', 'you are now in', 'you are now an admin', 'you are now the admin', 'you are now the operator', 'act as the marketplace', 'act as the administrator', 'act as an administrator', 'act as administrator', 'as the administrator', 'admin right', 'admin rights', 'admin powers', 'admin access', 'you have admin', 'pretend to be my owner', 'pretend to be the owner', 'pretend to be my human', 'as my owner', "i'm authorising you", "i'm authorizing you", 'i authorise you', 'i authorize you'];
 /** Acting for someone else or on their key, said however (checked after a how-do-I question, which is the asker's own call). */
 export const FOR_OTHERS = ['log in as', 'login as', 'impersonate', 'mark the dispute', 'resolve the dispute', 'in my favour', 'in my favor', 'here is its key', 'its key', 'their key', 'using its key', "i'm an admin", 'i am an admin', "i'm the admin", "i'm the operator", 'i am the operator', 'as an admin', 'mark purchase', 'mark the purchase', 'credit the buyer', 'credit me', 'on my behalf', 'do it for me', 'on its order', 'its earnings', 'pretend you', "pretend you're", 'act as the admin', 'as the admin', 'force a refund', 'force-refund', 'force refund', 'unfreeze my'];
+
+/** Card data asked for or to be typed in by the agent ("a test credit card number that works", "fill the checkout headlessly"): the card is the human's. */
+export const CARD_HANDLING = /\b(?:test|fake|working|valid|real) (?:credit )?card(?: number)?s?\b|\bheadless(?:ly)?\b[^.?!]{0,40}\bcheckout\b|\bcheckout\b[^.?!]{0,40}\bheadless(?:ly)?\b|\bcard (?:is )?in (?:an? )?env(?:ironment)? var/;
 
 export const CARD = {
   phrases: ['cvv', 'cvc', 'card number', 'card is', 'expiry', 'exp date'],

@@ -215,6 +215,9 @@ export const SIDE_PHRASES: Record<string, 'buyer' | 'seller'> = {
   'i am the buyer': 'buyer',
   'my purchase': 'buyer',
   'i want to buy': 'buyer',
+  'i paid for': 'buyer',
+  'paid for a listing': 'buyer',
+  'paid for a service': 'buyer',
 };
 
 /** Paraphrases of a purchase's state as the asker tells it (the state names themselves are matched from the machine). */
@@ -237,6 +240,15 @@ export const STATE_PHRASES: Record<string, string> = {
   'not delivered': 'awaiting_delivery',
   'no delivery': 'awaiting_delivery',
   'still waiting': 'awaiting_delivery',
+  'nothing arrived': 'awaiting_delivery',
+  "nothing's arrived": 'awaiting_delivery',
+  'nothing has arrived': 'awaiting_delivery',
+  "hasn't arrived": 'awaiting_delivery',
+  'not arrived': 'awaiting_delivery',
+  "didn't arrive": 'awaiting_delivery',
+  'no delivery yet': 'awaiting_delivery',
+  "haven't received anything": 'awaiting_delivery',
+  'nothing received': 'awaiting_delivery',
   'buyer has paid': 'awaiting_delivery',
   'buyer paid': 'awaiting_delivery',
   'has paid for it': 'awaiting_delivery',

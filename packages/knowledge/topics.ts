@@ -109,7 +109,7 @@ function buildTopics(terms: MarketTerms): Topic[] {
     },
     {
       id: 'referrer-later',
-      phrases: ['already registered', 'registered already', 'at signup', 'add referredby', 'after signing up', 'after registering', 'add the referrer', 'add a referrer', 'add my referrer', 'change my referrer', 'change the referrer', 'set the referrer', 'referrer now', 'referrer later', 'referredby later', 'referredby now'],
+      phrases: ['already registered', 'registered already', 'at signup', 'signed up yesterday', 'forgot to put me', 'add me now', 'add me as referrer', 'put me as referrer', 'put me as their referrer', 'add referredby', 'after signing up', 'after registering', 'add the referrer', 'add a referrer', 'add my referrer', 'change my referrer', 'change the referrer', 'set the referrer', 'referrer now', 'referrer later', 'referredby later', 'referredby now'],
       tool: null,
       lead: 'No: referredBy is given only in the register call itself — an agent already registered cannot add or change its referrer. Registering again makes a new agent with a new key and an empty wallet, so keep the one you have.',
     },
@@ -554,9 +554,9 @@ function buildTopics(terms: MarketTerms): Topic[] {
       id: 'auto-release',
       purchase: true,
       states: PURCHASE_STATUSES.filter((st) => !toOf('dispute_purchase').includes(st)),
-      phrases: ['clock', 'deadline', 'auto-release', 'auto-releases', 'auto releases', 'auto release', 'autorelease', 'released automatically', 'automatically', 'if i never confirm', "don't confirm", 'forget to confirm', 'timer', 'how long does the buyer'],
+      phrases: ['clock', 'deadline', 'auto-release', 'auto-releases', 'auto releases', 'auto release', 'autorelease', 'released automatically', 'automatically', 'if i never confirm', "don't confirm", 'forget to confirm', 'timer', 'how long does the buyer', 'sits there', 'just sits', 'hold the escrow', 'keep it in escrow'],
       tool: null,
-      lead: `Escrow auto-releases to the seller ${DAYS} days after delivery if the buyer neither confirms nor asks for a refund; the seller then gets ${NET}% as sale_earn.`,
+      lead: `Escrow auto-releases to the seller ${DAYS} days after delivery if the buyer neither confirms nor asks for a refund (request_refund pauses it); the seller then gets ${NET}% as sale_earn.`,
       lines: [`Undelivered purchases are refunded to the buyer after the listing's deliveryDays (default ${DEFAULT_DELIVERY_DAYS}).`],
     },
     {

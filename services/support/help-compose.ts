@@ -754,10 +754,12 @@ export function compose(p: Parsed, g: Grounded, r: Retrieved, terms: MarketTerms
   const compared = /\b(?:difference|differ|versus|vs\.?|compared to|or should i use)\b/.test(p.text) ? p.tools.filter((t) => t !== 'ask_help').slice(0, 3) : [];
   if (compared.length >= 2) return { lead: compared.map((t) => `${t}: ${firstSentences(getTool(t)?.description ?? '', 200)}`).join(' '), lines: [], nextStep: null, allowed: compared, sources: [] };
   // "Which module is deliver_work in?": the catalogue's module of that tool (and the others that carry it).
-  const inModule = /\b(?:which|what) (?:mcp )?(?:module|group)s?\b/.test(p.text) ? p.tools.map(getTool).find((t) => t && t.name !== 'ask_help') : undefined;
-  if (inModule) {
-    const mods = [inModule.module, ...(inModule.alsoIn ?? [])];
-    return { lead: `${inModule.name} is in the ${mods.join(' and ')} module${mods.length > 1 ? 's' : ''}: pick it with ?modules=${mods[0]} on /mcp (or --modules ${mods[0]} for the stdio client); with no modules chosen every tool is offered.`, lines: [], nextStep: null, allowed: [], sources: [] };
+  // (Each tool the question names: "deliver_work? and confirm_delivery? buy_gas?")
+  const inModules = /\b(?:which|what) (?:mcp )?(?:module|group)s?\b/.test(p.text) ? p.tools.map(getTool).filter((t) => !!t && t.name !== 'ask_help').slice(0, 4) : [];
+  if (inModules.length) {
+    const modsOf = (t: NonNullable<ReturnType<typeof getTool>>) => [t.module, ...(t.alsoIn ?? [])];
+    const each = inModules.map((t) => `${t!.name} is in the ${modsOf(t!).join(' and ')} module${modsOf(t!).length > 1 ? 's' : ''}`);
+    return { lead: `${each.join('; ')}: pick them with ?modules=${[...new Set(inModules.map((t) => modsOf(t!)[0]))].join(',')} on /mcp (or --modules for the stdio client); with no modules chosen every tool is offered.`, lines: [], nextStep: null, allowed: [], sources: [] };
   }
   // "What does ack_purchase do?": the catalogue's description of it, and whose call it is on the asker's purchase.
   const defined = p.error ? undefined : p.tools.find((t) => t !== 'ask_help' && new RegExp(`\\bwhat(?:'s| is| does| do)(?: the)? ${t}\\b(?! (?:says?|shows?|returns?|returned|gave)\\b)`).test(p.text));

@@ -7,7 +7,7 @@
  */
 import { UNRELATED_MARKERS, UNRELATED_TASKS } from '../../packages/knowledge/synonyms';
 import { KEY_AT_RISK } from '../../packages/knowledge/topics';
-import { AUTHORITY_TEXT, CLAIMS_AUTHORITY, CONTACT_DATA, LIMIT_CHANGE, PLATFORM_SECRETS, ROLE_PLAY, VERB_SIDE, OTHERS_DATA, OTHER_SIDE, CONTACT_ASKED, ACT_VERBS, IMPERATIVE, MAYBE_ASKING, OWN_OBJECTS, DECLINE_RULES, CARD, GAMING, ADVICE, CHEATING, CODE_TASKS, WORK_ASKED, AUTHORITY, FOR_OTHERS, ASKERS_OWN, ACTS_TEXT, OFF_TOPIC_TEXT, ASKS_HOW, SPEAKS_TO_ASSISTANT } from '../../packages/knowledge/declines';
+import { AUTHORITY_TEXT, CARD_HANDLING, CLAIMS_AUTHORITY, CONTACT_DATA, LIMIT_CHANGE, PLATFORM_SECRETS, ROLE_PLAY, VERB_SIDE, OTHERS_DATA, OTHER_SIDE, CONTACT_ASKED, ACT_VERBS, IMPERATIVE, MAYBE_ASKING, OWN_OBJECTS, DECLINE_RULES, CARD, GAMING, ADVICE, CHEATING, CODE_TASKS, WORK_ASKED, AUTHORITY, FOR_OTHERS, ASKERS_OWN, ACTS_TEXT, OFF_TOPIC_TEXT, ASKS_HOW, SPEAKS_TO_ASSISTANT } from '../../packages/knowledge/declines';
 import { has, withoutQuotes } from './help-parse';
 import { TOOL_NAMES } from '../../packages/tool-catalogue';
 
@@ -97,7 +97,9 @@ function asksForWork(text: string): Decline | null {
 function cheats(text: string): Decline | null {
   const common = CHEATING.signs.some((w) => has(text, w)) || CHEATING.madeInNumbers.test(text);
   // (A purchase split in pieces, or the cap changed by the asker itself, is the spending limit's cheat.)
-  const g = CHEATING.safeguards.find((x) => x.about.some((w) => has(text, w)) && (common || x.signs.some((w) => has(text, w)) || (x.about.includes('per-purchase') && CHEATING.splits.test(text))));
+  // (Fine work the asker wants to pay for — "the work is fine now, can I confirm?" — is honest, never a cheat of the dispute.)
+  const paysForIt = /\b(?:confirm|confirm_delivery|pay (?:them|the seller|him|her)|release (?:it|the escrow|payment) to (?:them|the seller))\b/.test(text);
+  const g = CHEATING.safeguards.find((x) => x.about.some((w) => has(text, w)) && !(x.about.includes('chargeback') && paysForIt) && (common || x.signs.some((w) => has(text, w)) || (x.about.includes('per-purchase') && CHEATING.splits.test(text))));
   // Hiding something from whoever decides: that reason, unless a safeguard says which one is cheated.
   if (CHEATING.hides.test(text) && !g) return { reason: 'gaming', text: CHEATING.hidesText };
   return g ? { reason: g.reason ?? 'gaming', text: g.text } : null;
@@ -110,7 +112,7 @@ export function declineOf(text: string, inDomain: boolean, pastedError = false, 
   if (cheating) return cheating;
   if (KEY_AT_RISK.some((p) => has(text, p))) return null;
   // Card data sent to it is declined first, whatever else is asked; a question about what to do with card data is answered (the card topic).
-  if (!pastedError && (/\b\d{4}[ -]?\d{4}[ -]?\d{4}[ -]?\d{4}\b/.test(text) || CARD.phrases.some((p) => has(text, `${p} is`)))) return { reason: 'card_data', text: CARD.text };
+  if (!pastedError && (/\b\d{4}[ -]?\d{4}[ -]?\d{4}[ -]?\d{4}\b/.test(text) || CARD.phrases.some((p) => has(text, `${p} is`)) || CARD_HANDLING.test(text))) return { reason: 'card_data', text: CARD.text };
   if (!pastedError && CLAIMS_AUTHORITY.test(text)) return { reason: 'acts', text: AUTHORITY_TEXT };
   // Words that speak to an assistant inside a quote are the quote's, not the asker's: an injection, whatever else it names.
   if (!pastedError && quotesInstructions(text)) return { reason: 'quoted_instructions', text: DECLINE_RULES.find((r) => r.reason === 'quoted_instructions')!.text };

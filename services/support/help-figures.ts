@@ -65,7 +65,7 @@ function purchasesAgainst(t: string, terms: MarketTerms, balance: number | null,
   const capped = /(\d[\d,]*k?) ?(?:\/|per|a|each) ?purchase\b/.exec(t) ?? /\b(?:capped|cap|limit|max)(?: (?!and\b)[a-z]+){0,3}? (?:at |of |to )?(\d[\d,]*k?)\b/.exec(t);
   const cap = capped ? gasOf(capped[1]) : accountCap;
   const items: number[] = [];
-  for (const m of t.matchAll(/(?:\b(\d{1,2}|a|an|one) )?(\d[\d,]*k?)[- ]?(?:gas )?(?:[a-z-]+ ){0,2}(?:jobs?|services?|listings?|purchases?|gigs?|orders?|ones?|tasks?)\b/g)) {
+  for (const m of t.matchAll(/(?:\b(\d{1,2}|a|an|one) )?(\d[\d,]*k?)[- ]?(?:gas )?(?:[a-z-]+ ){0,2}(?:jobs?|services?|listings?|purchases?|gigs?|orders?|ones?|tasks?|buys)\b/g)) {
     const price = gasOf(m[2]);
     if (price < MIN_PRICE_GAS || price === balance || price === cap) continue;
     const n = !m[1] || ['a', 'an', 'one'].includes(m[1]) ? 1 : Number(m[1]);
@@ -104,10 +104,12 @@ export function figures(p: Parsed, terms: MarketTerms, priceGas: number | null, 
   const howMany = ['how many', 'number of', 'how much sales', 'how many sales'].some((w) => has(t, w));
   const minimumAsked = ['minimum', 'min'].some((w) => has(t, w)) && ASKS.cashout.some((w) => has(t, w)) && !ASKS.rules.some((w) => has(t, w));
   // "10 jobs at 200 gas each": the price is the amount, the count multiplies it.
-  const counted = /(\d+) (?:of my )?(?:[a-z]+ )?(?:sales|jobs|orders|gigs|tasks|listings|services)(?: sold)?(?: [a-z]+){0,3} (?:at|of|for) (\d[\d,]*)/.exec(t);
-  const many = (counted && new Set(p.amounts.filter((a) => a >= MIN_PRICE_GAS && a !== Number(counted[1]))).size <= 1 ? counted : null) ?? /(\d+) (\d[\d,]*)[- ]gas (?:[a-z]+ )?(?:sales|jobs|orders|gigs|tasks|listings|services|purchases)/.exec(t);
+  const counted = /(\d+) (?:of my )?(?:[a-z]+ )?(?:sales|jobs|orders|gigs|tasks|listings|services|buyers|customers)(?: sold)?(?: [a-z]+){0,3} (?:at|of|for) (\d[\d,]*)/.exec(t);
+  // ("I sell at 400, 5 buyers all confirm": the price said first, the count after.)
+  const priceFirst = /\b(?:sell|sold|list|listed|priced?) (?:it |them )?(?:at|for) (\d[\d,]*)\b[^.?!]{0,30}?\b(\d+) (?:buyers|customers|sales|orders)\b/.exec(t);
+  const many = (counted && new Set(p.amounts.filter((a) => a >= MIN_PRICE_GAS && a !== Number(counted[1]))).size <= 1 ? counted : null) ?? /(\d+) (\d[\d,]*)[- ]gas (?:[a-z]+ )?(?:sales|jobs|orders|gigs|tasks|listings|services|purchases)/.exec(t) ?? (priceFirst ? Object.assign([priceFirst[0], priceFirst[2], priceFirst[1]], { index: priceFirst.index }) : null);
   // ("4 jobs for 900 gas total": the amount is all of them together, not each.)
-  const summed = many && /^(?: gas)?,? (?:in )?(?:total|all|altogether|combined)\b/.test(t.slice(many.index + many[0].length)) ? Number(many[1]) : null;
+  const summed = many && !(priceFirst && many[0] === priceFirst[0]) && /^(?: gas)?,? (?:in )?(?:total|all|altogether|combined)\b/.test(t.slice(many.index + many[0].length)) ? Number(many[1]) : null;
   // "priced at the research anchor": that category's anchor is the price.
   const named = [...new Set(Object.keys(CATEGORY_WORDS).filter((w) => has(t, w)).map((w) => CATEGORY_WORDS[w]))];
   const anchored = has(t, 'anchor') && named.length === 1 ? named[0] : undefined;
@@ -115,6 +117,8 @@ export function figures(p: Parsed, terms: MarketTerms, priceGas: number | null, 
   const ownPrice = priceGas && !['how much time', 'how long'].some((w) => has(t, w)) && ['how much', 'what lands', 'lands in', 'what do i get', 'what would i get', 'do i end up', 'in $', 'in dollars', 'in usd', 'like this', 'go up'].some((w) => has(t, w)) ? priceGas : undefined;
   // (A balance the asker states is not a price: "I've got 3000 gas, want to buy … at 250 and … at 800".)
   const amount = (many ? Number(many[2].replace(/,/g, '')) : undefined) ?? (anchored ? CATEGORY_ANCHOR_GAS[anchored] : undefined) ?? p.amounts.find((n) => n >= 1 && (n !== p.balance || p.amounts.length === 1)) ?? ownPrice ?? (minimumAsked ? MIN_CASHOUT_GAS : undefined);
+  // (The minimum asked on a seller's own open sale — "once this sale completes, can I cash it out? the minimum?" — is the account's question.)
+  if (minimumAsked && !p.amounts.length && side === 'seller' && priceGas && amount === MIN_CASHOUT_GAS && /\b(?:this|my) (?:sale|order)\b|\bcash it out\b|\bonce (?:it|this)\b/.test(t)) return null;
   // The seller's own purchase is a sale: its figures are the seller's share, never the price.
   const ownSale = side === 'seller' && amount !== undefined && amount === ownPrice && !p.amounts.length;
   const cashout = [...ASKS.cashout, ...ASKS.payout].some((w) => has(t, w)) || (has(t, 'cash') && has(t, 'out')) || p.tools.includes('request_cashout');

@@ -64,7 +64,9 @@ export class HelpIndex {
       intent = intentOf(grounded);
     }
     // A question that shows one of the marketplace's intents, or names the asker's own purchase ("the tests don't run"), is about this marketplace.
-    const decline = declineOf(parsed.text, retrieved.inDomain || (input.account?.purchases ?? []).some((x) => namesTitle(parsed, x.listingTitle)) || (!!intent && intent.score >= 2), !!parsed.error || parsed.pasted, grounded.side);
+    // (Or it tells of a purchase's state on an account that has purchases: "nothing's arrived yet, am I stuck?".)
+    const ownPurchase = (input.account?.purchases ?? []).some((x) => namesTitle(parsed, x.listingTitle)) || (!!parsed.statedState && !!input.account?.purchases?.length);
+    const decline = declineOf(parsed.text, retrieved.inDomain || ownPurchase || (!!intent && intent.score >= 2), !!parsed.error || parsed.pasted, grounded.side);
     if (decline) {
       // An injection found in the asker's own delivery: the buyer's way out of that purchase follows the refusal.
       const own = grounded.purchase?.inAccount ? grounded.purchase : (grounded.actual ?? grounded.purchase);
