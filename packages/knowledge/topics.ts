@@ -175,7 +175,7 @@ function buildTopics(terms: MarketTerms): Topic[] {
     {
       id: 'buy-gas',
       account: 'checkout',
-      phrases: ['most gas i can buy', 'largest pack', 'biggest pack', 'max gas i can buy', 'most gas in one', 'how do i buy gas', 'pack should i get', 'cheapest pack', 'cheapest gas pack', 'smallest pack', 'which pack', 'which gas pack', 'what pack', 'buy gas', 'get gas', 'more gas', 'top up', 'add funds', 'add gas', 'need gas', 'purchase gas', 'out of gas', 'no gas', 'zero gas', '0 gas', 'fund my wallet', 'buy credits', 'load gas'],
+      phrases: ['out of gas', 'get some gas', 'way to get gas', 'way to get some', 'most gas i can buy', 'largest pack', 'biggest pack', 'max gas i can buy', 'most gas in one', 'how do i buy gas', 'pack should i get', 'cheapest pack', 'cheapest gas pack', 'smallest pack', 'which pack', 'which gas pack', 'what pack', 'buy gas', 'get gas', 'more gas', 'top up', 'add funds', 'add gas', 'need gas', 'purchase gas', 'out of gas', 'no gas', 'zero gas', '0 gas', 'fund my wallet', 'buy credits', 'load gas'],
       tool: 'buy_gas',
       args: { packId: 'starter' },
       lead: `Call buy_gas {"packId"} (starter is meant for a first purchase; no packId → ${DEFAULT_PACK_ID}) and send the checkoutUrl to your human: they enter the card and approve there; then poll wallet until gasBalance rises.`,
@@ -305,7 +305,7 @@ function buildTopics(terms: MarketTerms): Topic[] {
     },
     {
       id: 'list',
-      phrases: ['fee to list', 'cost to list', 'free to list', 'pay to list', 'listing fee', 'gas to list', 'list with 0 gas', 'service with 0 gas', 'with no gas', 'without gas', 'before i can list', 'before listing', 'gas before listing', 'need gas to list', 'need gas to sell', 'list something', 'list a service', 'list my service', 'create a listing', 'put up a listing', 'make a listing', 'post a listing', 'offer a service', 'sell a service', 'sell my', 'start selling', 'become a seller', 'publish a service', 'list my skill', 'put up for sale', 'list service', 'up for sale', 'for sale', 'live listing', 'want to sell', 'i want to sell', 'to sell', 'can i list', 'list stuff', 'list my', 'before i can list', 'need gas to list', 'gas to list', 'put up a', 'need gas to sell', 'sellers have to', 'sellers need', 'hold gas to sell', 'can i sell', 'sell stuff', 'sell something', 'sell things'],
+      phrases: ['fee to list', 'cost to list', 'free to list', 'pay to list', 'listing fee', 'gas to list', 'list with 0 gas', 'service with 0 gas', 'with no gas', 'without gas', 'before i can list', 'before listing', 'gas before listing', 'need gas to list', 'need gas to sell', 'buy gas before i can list', 'have to buy gas before', 'need to buy gas before', 'buy gas before listing', 'gas do we need', 'need upfront', 'put up listings', 'list something', 'list a service', 'list my service', 'create a listing', 'put up a listing', 'make a listing', 'post a listing', 'offer a service', 'sell a service', 'sell my', 'start selling', 'become a seller', 'publish a service', 'list my skill', 'put up for sale', 'list service', 'up for sale', 'for sale', 'live listing', 'want to sell', 'i want to sell', 'to sell', 'can i list', 'list stuff', 'list my', 'before i can list', 'need gas to list', 'gas to list', 'put up a', 'need gas to sell', 'sellers have to', 'sellers need', 'hold gas to sell', 'can i sell', 'sell stuff', 'sell something', 'sell things'],
       side: 'seller',
       tool: 'list_service',
       lead: `Call list_service {"title", "description", "priceGas", "category"} — listing is free and needs no gas. Name a concrete skill, the buyer's inputs and your deliverable (description ≥ ${MIN_DESCRIPTION_CHARS} characters and ${MIN_DESCRIPTION_WORDS} words; price ≥ ${MIN_PRICE_GAS} gas).`,
@@ -313,7 +313,7 @@ function buildTopics(terms: MarketTerms): Topic[] {
     },
     {
       id: 'listing-rules',
-      phrases: ['rules a listing', 'a listing has to', 'a listing must', 'rules for a listing', 'rules for listings', 'listing requirements', 'quality report', 'score', 'bouncing', 'bounced', 'the gate', 'my draft', 'draft', 'good to go', 'will this pass', 'hard requirements', 'requirements', 'get rejected', 'doesnt get rejected', "doesn't get rejected", 'listing rules', 'description rules', 'quality score', 'quality gate', 'passscore', 'listing rejected', 'listing_rejected', 'rejected my listing', 'listing got rejected', 'requirements for a listing', 'why was my listing', 'quality check', 'moderation', 'description', 'title length', 'min length', 'minimum length', 'how long should', 'min title', 'title rules', 'desc rules', 'validation', 'validation rules', 'listing requirements'],
+      phrases: ['placeholder listing', 'list a placeholder', 'reserve a spot', 'todo service', 'todo listing', 'fill it in later', 'rules a listing', 'a listing has to', 'a listing must', 'rules for a listing', 'rules for listings', 'listing requirements', 'quality report', 'score', 'bouncing', 'bounced', 'the gate', 'my draft', 'draft', 'good to go', 'will this pass', 'hard requirements', 'requirements', 'get rejected', 'doesnt get rejected', "doesn't get rejected", 'listing rules', 'description rules', 'quality score', 'quality gate', 'passscore', 'listing rejected', 'listing_rejected', 'rejected my listing', 'listing got rejected', 'requirements for a listing', 'why was my listing', 'quality check', 'moderation', 'description', 'title length', 'min length', 'minimum length', 'how long should', 'min title', 'title rules', 'desc rules', 'validation', 'validation rules', 'listing requirements'],
       side: 'seller',
       tool: 'list_service',
       lead: `A listing passes with a quality score ≥ ${PASS_SCORE}: a title ≥ ${MIN_TITLE_CHARS} characters naming a concrete skill, a description ≥ ${MIN_DESCRIPTION_CHARS} characters and ${MIN_DESCRIPTION_WORDS} words saying what the buyer provides and what you deliver, price ≥ ${MIN_PRICE_GAS} gas. After a 422, rewrite it with the issues' hints and call list_service again.`,
@@ -354,7 +354,7 @@ function buildTopics(terms: MarketTerms): Topic[] {
     },
     {
       id: 'search',
-      phrases: ['search listings', 'browse listings', 'without a key', 'without an api key', 'without api key', 'need a key to', 'need an api key to', 'need my api key', 'need my key', 'key to browse', 'key just to', 'find a service', 'find a seller', 'search for', 'look for a', 'browse', 'find someone', 'hire someone', 'hire an agent', 'search services', 'find listings', 'is there a service'],
+      phrases: ['just browse', 'browse what', "what's for sale", 'register before i can browse', 'search listings', 'browse listings', 'without a key', 'without an api key', 'without api key', 'need a key to', 'need an api key to', 'need my api key', 'need my key', 'key to browse', 'key just to', 'find a service', 'find a seller', 'search for', 'look for a', 'browse', 'find someone', 'hire someone', 'hire an agent', 'search services', 'find listings', 'is there a service'],
       side: 'buyer',
       tool: 'search_services',
       lead: 'Call search_services {"q", "category", "maxPriceGas"} (no key needed): each result carries its quote, qualityScore and the seller\'s reputation.',
@@ -402,7 +402,8 @@ function buildTopics(terms: MarketTerms): Topic[] {
     {
       id: 'sale-made',
       // (A sale told of — "got a sale, what now?": the asker's own new order is delivered; the machine answers on it when the account shows it.)
-      yieldsTo: ['webhooks', 'deliver'],
+      // (Any other intent about that order — backing out, missing inputs, a message — says more.)
+      yieldsTo: ['webhooks', 'deliver', 'seller-back-out', 'missing-inputs', 'message', 'change-delivery'],
       phrases: ['first sale', 'got a sale', 'made a sale', 'someone purchased', 'purchased my', 'got an order', 'new order', 'someone bought', 'bought my', 'new sale'],
       side: 'seller',
       purchase: true,
@@ -461,7 +462,7 @@ function buildTopics(terms: MarketTerms): Topic[] {
       id: 'seller-back-out',
       // (A buyer who has not sent the inputs is asked for them first.)
       yieldsTo: ['missing-inputs'],
-      phrases: ['give the buyer', 'their gas back', "won't get to it", 'refund the buyer', "can't do the job", 'cannot do the job', "can't deliver", 'cannot deliver', 'back out', 'cancel the order', 'cancel an order', "can't fulfil", 'cannot fulfil', "can't fulfill", 'unable to deliver', 'give the money back', 'way out', 'get out of', 'pull out', 'bow out', 'no capacity', 'decline the order', 'decline an order', 'reject the order', 'refuse the order', 'turn down', 'wants a refund', 'asks for a refund', 'asked for a refund'],
+      phrases: ["can't actually deliver", 'cannot actually deliver', 'refund them myself', 'give the buyer', 'their gas back', "won't get to it", 'refund the buyer', "can't do the job", 'cannot do the job', "can't deliver", 'cannot deliver', 'back out', 'cancel the order', 'cancel an order', "can't fulfil", 'cannot fulfil', "can't fulfill", 'unable to deliver', 'give the money back', 'way out', 'get out of', 'pull out', 'bow out', 'no capacity', 'decline the order', 'decline an order', 'reject the order', 'refuse the order', 'turn down', 'wants a refund', 'asks for a refund', 'asked for a refund'],
       side: 'seller',
       purchase: true,
       tool: 'request_refund',
@@ -489,7 +490,7 @@ function buildTopics(terms: MarketTerms): Topic[] {
     },
     {
       id: 'unhappy-delivery',
-      phrases: ["doesn't compile", "won't compile", 'does not compile', "doesn't even compile", 'bug in the code', 'bug in their code', 'bugs in the code', 'bugs in their code', 'bug in the delivery', 'buggy', 'confirm anyway', 'what i got', 'only got', 'just got the', 'no tests', 'no readme', 'gives 404', 'broken link', 'dead link', "can't download", 'cannot download', 'confirm to unlock', 'coming soon', 'zero test files', 'no test files', 'missing files', 'empty', 'not what i paid for', 'not what i ordered', "doesn't match", 'wrong language', 'basically empty', 'not to my taste', 'taste', "don't like", 'tests fail', 'fails to', 'fail to', 'fail on', 'tests failing', 'failing tests', 'are failing', "don't run", "doesn't run", "won't run", "don't work", 'not run', 'not as described', 'promised', 'not what', 'poor quality', 'corrupted', "can't open", 'cannot open', 'unreadable', 'mediocre', 'unhappy', 'not happy', 'incomplete', 'is missing', 'are missing', 'wrong'],
+      phrases: ['the delivery is a', 'delivery is just a', 'got a poem', "doesn't compile", "won't compile", 'does not compile', "doesn't even compile", 'bug in the code', 'bug in their code', 'bugs in the code', 'bugs in their code', 'bug in the delivery', 'buggy', 'confirm anyway', 'what i got', 'only got', 'just got the', 'no tests', 'no readme', 'gives 404', 'broken link', 'dead link', "can't download", 'cannot download', 'confirm to unlock', 'coming soon', 'zero test files', 'no test files', 'missing files', 'empty', 'not what i paid for', 'not what i ordered', "doesn't match", 'wrong language', 'basically empty', 'not to my taste', 'taste', "don't like", 'tests fail', 'fails to', 'fail to', 'fail on', 'tests failing', 'failing tests', 'are failing', "don't run", "doesn't run", "won't run", "don't work", 'not run', 'not as described', 'promised', 'not what', 'poor quality', 'corrupted', "can't open", 'cannot open', 'unreadable', 'mediocre', 'unhappy', 'not happy', 'incomplete', 'is missing', 'are missing', 'wrong'],
       side: 'buyer',
       purchase: true,
       states: [...fromOf('confirm_delivery'), ...fromOf('evaluate_delivery')],

@@ -158,7 +158,8 @@ const validator = new Validator({ haltOnFirstError: false });
 /** What the catalogue's schema says of the arguments a question quotes (only those it quotes: a missing one may simply not be shown). */
 function argumentErrors(tool: string, args: Record<string, unknown>): string[] {
   const params = (getTool(tool)?.params ?? {}) as Record<string, unknown>;
-  const unknown = Object.keys(args).filter((k) => !(k in params)).map((k) => `“${k}” is not an argument of ${tool} (its arguments: ${Object.keys(params).join(', ')}).`);
+  // (A name the call does not take is named only beside one it does: otherwise the pairs quoted are not its arguments.)
+  const unknown = Object.keys(args).some((k) => k in params) ? Object.keys(args).filter((k) => !(k in params)).map((k) => `“${k}” is not an argument of ${tool} (its arguments: ${Object.keys(params).join(', ')}).`) : [];
   const known = Object.fromEntries(Object.entries(params).filter(([k]) => k in args));
   const check = validator.compile({ ...known, $$async: false }) as SyncCheckFunction;
   const res = check({ ...args });
@@ -252,7 +253,7 @@ function errorLead(p: Parsed, g: Grounded, e: NonNullable<Parsed['error']>, guid
     return { step, lead: `${param[0]} must be one of ${param[1].values!.join(', ')}: call ${call(step)} again with one of them.`, lines: [] };
   }
   // The call's own arguments as the question quotes them ('"priceGas": "9.5"'): checked against the catalogue's schema, each violation named.
-  const checked = e.code === 'invalid_arguments' && p.tools[0] && p.quotedArgs ? argumentErrors(p.tools[0], p.quotedArgs) : [];
+  const checked = ['invalid_arguments', 'listing_rejected'].includes(e.code) && p.tools[0] && p.quotedArgs ? argumentErrors(p.tools[0], p.quotedArgs) : [];
   if (checked.length) return { step: null, lead: `${p.tools[0]} refuses it: ${checked.join(' ')} Fix ${checked.length > 1 ? 'them' : 'it'} and call ${p.tools[0]} again — the refused call created and changed nothing.`, lines: [] };
   // A message that names an argument of the call ("priceGas must be at least 10"): that argument is the fix.
   const named = e.message && p.tools[0] ? Object.keys(getTool(p.tools[0])?.params ?? {}).find((k) => has(told, k.toLowerCase())) : undefined;

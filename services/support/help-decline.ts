@@ -112,7 +112,8 @@ export function declineOf(text: string, inDomain: boolean, pastedError = false, 
   if (cheating) return cheating;
   if (KEY_AT_RISK.some((p) => has(text, p))) return null;
   // Card data sent to it is declined first, whatever else is asked; a question about what to do with card data is answered (the card topic).
-  if (!pastedError && (/\b\d{4}[ -]?\d{4}[ -]?\d{4}[ -]?\d{4}\b/.test(text) || CARD.phrases.some((p) => has(text, `${p} is`)) || CARD_HANDLING.test(text))) return { reason: 'card_data', text: CARD.text };
+  // (The agent at the card form itself is declined even beside a pasted message: "a headless browser … says 3-D Secure".)
+  if ((!pastedError && (/\b\d{4}[ -]?\d{4}[ -]?\d{4}[ -]?\d{4}\b/.test(text) || CARD.phrases.some((p) => has(text, `${p} is`)))) || CARD_HANDLING.test(text)) return { reason: 'card_data', text: CARD.text };
   if (!pastedError && CLAIMS_AUTHORITY.test(text)) return { reason: 'acts', text: AUTHORITY_TEXT };
   // Words that speak to an assistant inside a quote are the quote's, not the asker's: an injection, whatever else it names.
   if (!pastedError && quotesInstructions(text)) return { reason: 'quoted_instructions', text: DECLINE_RULES.find((r) => r.reason === 'quoted_instructions')!.text };
@@ -121,7 +122,9 @@ export function declineOf(text: string, inDomain: boolean, pastedError = false, 
   // (Asked how the asker does it — "how do I email the buyer?" — a request to act is a question about its own way.)
   // (Nor asked whether — "is anything free here?", "is there free gas?": a question about the marketplace.)
   const asksWhether = /^\s*(?:is|are|does|do)\b/.test(unquoted);
-  for (const r of DECLINE_RULES) if (!(pastedError && r.reason === 'commands') && !(r.reason === 'acts' && (ASKS_HOW.test(text) || asksWhether)) && r.phrases.some((p) => has(r.reason === 'acts' ? unquoted : text, p) || (p.includes('|') && text.includes(p)))) return { reason: r.reason, text: r.text };
+  // (Nor told of as someone else's request to the asker — "the buyer asked me to just email it": the question's subject.)
+  const reported = /\b(?:asked|asks|wants|wanted|told|tells) me to\b/.test(unquoted);
+  for (const r of DECLINE_RULES) if (!(pastedError && r.reason === 'commands') && !(r.reason === 'acts' && (ASKS_HOW.test(text) || asksWhether || reported)) && r.phrases.some((p) => has(r.reason === 'acts' ? unquoted : text, p) || (p.includes('|') && text.includes(p)))) return { reason: r.reason, text: r.text };
   if (!pastedError && (OTHERS_DATA.test(unquoted) || CONTACT_DATA.test(unquoted) || (PLATFORM_SECRETS.test(unquoted) && !ASKS_HOW.test(unquoted)))) return { reason: 'secrets', text: DECLINE_RULES.find((r) => r.phrases.includes('api key of'))!.text };
   // The other party's call asked on its side ("confirm it on the buyer's side"); a change of the human's limit asked, not how it is done.
   // (Only a call of the party named, "confirm … on my buyer's order" — never the asker's own, "deliver_work on my buyer's order".)

@@ -191,7 +191,7 @@ export function figures(p: Parsed, terms: MarketTerms, priceGas: number | null, 
     const c = cashoutSplit(n);
     const call = cashoutCall(n);
     // (Earnings claimed are the asker's own, said in the first person; "the fee on 3,000 gas of earnings" asks a rule.)
-    const hypothetical = ['if ', 'once ', 'planning', 'say ', 'would', 'when i'].some((w) => t.includes(w)) || !/\b(?:i|i'm|im|i've|ive|my|me)\b/.test(t);
+    const hypothetical = ['if ', 'once ', 'planning', 'say ', 'would', 'when i', 'suppose', 'imagine', 'hypothetically'].some((w) => t.includes(w)) || !/\b(?:i|i'm|im|i've|ive|my|me)\b/.test(t);
     return { claims: hypothetical ? undefined : n, text: `${connectFirst ? 'Call connect_payouts {"btcAddress"} first, then request_cashout: c' : 'C'}ashing out your ${n} gas of sale earnings${also} costs the ${CASHOUT_FEE_PERCENT}% fee (${c.feeGas}): you receive ${c.netGas} gas = ${gasToUsd(c.netGas).toFixed(2)} USD in BTC.`, tool: call.tool, args: call.args };
   }
   // "my 200-gas job paid only 180": the seller's share of that price is the figure, not a shortfall (a human's cap beside a price is no sale).
@@ -230,7 +230,7 @@ export function figures(p: Parsed, terms: MarketTerms, priceGas: number | null, 
   }
   // "I want to end up with 1000 net from one sale: what price?": the smallest price whose net after both fees reaches it.
   if (sale || has(t, 'list at') || has(t, 'price')) {
-    if (['end up with', 'net', 'take home', 'receive', 'pocket', 'clear', 'earned', 'got paid', 'was paid'].some((w) => has(t, w)) && (/\b(?:lowest|smallest|minimum|min|cheapest)\b(?: [a-z]+){0,2} price\b/.test(t) || ['what pricegas', 'which pricegas', 'what should i list', 'what price', 'which price', 'should i charge', 'do i need to charge', 'price do i', 'how much should i', 'what was the', 'what listing price', 'which listing price', 'what was the original', 'what original price'].some((w) => has(t, w)))) {
+    if (['end up with', 'net', 'take home', 'receive', 'pocket', 'clear', 'earned', 'got paid', 'was paid'].some((w) => has(t, w)) && (/\b(?:lowest|smallest|minimum|min|cheapest)\b(?: [a-z]+){0,2} price(?:gas)?\b/.test(t) || ['what pricegas', 'which pricegas', 'what should i list', 'what price', 'which price', 'should i charge', 'do i need to charge', 'price do i', 'how much should i', 'what was the', 'what listing price', 'which listing price', 'what was the original', 'what original price'].some((w) => has(t, w)))) {
       // The net is after the cash-out fee only when the question says so (a cash-out asked about besides is answered after).
       const afterCashout = ['cash-out fee', 'cashout fee', 'both', 'after cash', 'in btc', 'all fees', 'every fee'].some((w) => has(t, w));
       const price = priceForNet(amount, terms.platformFeePercent, afterCashout);

@@ -45,7 +45,7 @@ export interface Parsed {
   quotedArgs: Record<string, unknown> | null;
 }
 
-const ENVELOPE_FIELDS = new Set(['ok', 'error', 'code', 'message', 'details', 'requestId', 'status', 'hint', 'errors', 'field', 'type', 'result', 'tool', 'arguments']);
+const ENVELOPE_FIELDS = new Set(['ok', 'error', 'code', 'message', 'details', 'requestId', 'status', 'hint', 'errors', 'field', 'type', 'result', 'tool', 'arguments', 'score', 'passScore', 'issues', 'qualityReport', 'moderation', 'verdict', 'reason', 'state']);
 
 function quotedArgsOf(q: string): Record<string, unknown> | null {
   const out: Record<string, unknown> = {};
@@ -63,6 +63,8 @@ function draftOf(q: string): Parsed['draft'] {
   // ("the description says I'm fast and reliable": told in words, to the sentence's end.)
   const description = field('description') ?? (/\bdescription\b/i.test(q) && !q.includes('{') ? (/(?<![a-z])(["'])([^"']{20,})\1(?![a-z])/i.exec(q)?.[2] ?? /\bdescription (?:says|reads|is)(?: that| just)? ([^.?!]{20,})/i.exec(q)?.[1] ?? null) : null);
   if (title === null && description === null) return null;
+  // (A search result quoted — a title beside its seller or quote — is a listing looked at, not one drafted.)
+  if (description === null && /"(?:seller|quote|qualityScore|reputation|salesCount)"\s*:/.test(q)) return null;
   const price = (/"?price(?:Gas)?"?\s*(?:[:=]|of|at)?\s*(\d+(?:\.\d+)?)/i.exec(q) ?? /\b(?:for|at) (\d+(?:\.\d+)?) ?gas\b/i.exec(q))?.[1];
   return { title: title ?? '', description: description ?? '', priceGas: price ? Number(price) : null, category: field('category') };
 }
