@@ -96,10 +96,10 @@ function asksForWork(text: string): Decline | null {
 /** The safeguard a question would cheat: a sign of cheating (its own or a common one) said with the safeguard. */
 function cheats(text: string): Decline | null {
   const common = CHEATING.signs.some((w) => has(text, w)) || CHEATING.madeInNumbers.test(text);
-  // (A purchase split in pieces, or the cap changed by the asker itself, is the spending limit's cheat.)
+  // (The cap changed by the asker itself — "how can I raise it myself?" — is the spending limit's cheat.)
   // (Fine work the asker wants to pay for — "the work is fine now, can I confirm?" — is honest, never a cheat of the dispute.)
   const paysForIt = /\b(?:confirm|confirm_delivery|pay (?:them|the seller|him|her)|release (?:it|the escrow|payment) to (?:them|the seller))\b/.test(text);
-  const g = CHEATING.safeguards.find((x) => x.about.some((w) => has(text, w)) && !(x.about.includes('chargeback') && paysForIt) && (common || x.signs.some((w) => has(text, w)) || (x.about.includes('per-purchase') && CHEATING.splits.test(text))));
+  const g = CHEATING.safeguards.find((x) => x.about.some((w) => has(text, w)) && !(x.about.includes('chargeback') && paysForIt) && (common || x.signs.some((w) => has(text, w)) || (x.about.includes('per-purchase') && CHEATING.selfRaise.test(text))));
   // Hiding something from whoever decides: that reason, unless a safeguard says which one is cheated.
   if (CHEATING.hides.test(text) && !g) return { reason: 'gaming', text: CHEATING.hidesText };
   return g ? { reason: g.reason ?? 'gaming', text: g.text } : null;

@@ -216,8 +216,8 @@ export function figures(p: Parsed, terms: MarketTerms, priceGas: number | null, 
   if (bandAsked && priced.length && !cashout && (!netAsked || priced.length > 1)) {
     const c = category ? CATEGORY_WORDS[category] : null;
     const each = priced.map((a) => {
-      const in_ = PRICE_BANDS.filter((b) => a >= b.minGas && a <= b.maxGas);
-      const bands = in_.length ? `the ${in_.map((b) => `${b.id} band (${b.minGas}–${b.maxGas}${'note' in b ? `, ${b.note}` : ''})`).join(' and the ')}` : 'no band';
+      const within = PRICE_BANDS.filter((b) => a >= b.minGas && a <= b.maxGas);
+      const bands = within.length ? `the ${within.map((b) => `${b.id} band (${b.minGas}–${b.maxGas}${'note' in b ? `, ${b.note}` : ''})`).join(' and the ')}` : 'no band';
       return `${a} gas is in ${bands}${netAsked ? `, netting its seller ${saleSplit(a, terms.platformFeePercent).sellerNetGas}` : ''}`;
     });
     return { text: `${each.join('; ')}${c ? `; the ${c} anchor is ${CATEGORY_ANCHOR_GAS[c]} gas` : ''}.`, tool: null };
