@@ -73,8 +73,8 @@ export class HelpIndex {
       const exit = decline.reason === 'quoted_instructions' && own?.side === 'buyer' ? ['dispute_purchase', 'request_refund'].find((t) => own.legal.includes(t)) : undefined;
       // (A seller's order it stays on: the work is delivered as usual.)
       const carryOn = decline.reason === 'quoted_instructions' && own?.side === 'seller' && own.legal.includes('deliver_work') ? ` Deliver the work as usual with deliver_work {"purchaseId":"${own.id}","delivery"}.` : '';
-      // Asked to act on the asker's own purchase: what the machine lets it do there itself follows the refusal.
-      const mine = decline.reason === 'acts' && own?.inAccount ? compose({ ...parsed, text: ' what now ', tools: [], amounts: [], statedState: null, error: null, purchaseIds: [] }, { ...grounded, side: own.side, purchase: own, actual: null, mismatch: null }, retrieved, this.terms, null) : null;
+      // Asked to act on the asker's own purchase: what the machine lets it do there itself follows the refusal (from the machine alone, never the words retrieved).
+      const mine = decline.reason === 'acts' && own?.inAccount ? compose({ ...parsed, text: ' what now ', tools: [], amounts: [], statedState: null, error: null, purchaseIds: [] }, { ...grounded, side: own.side, purchase: own, actual: null, mismatch: null }, { ...retrieved, tools: [], query: '' }, this.terms, null) : null;
       const other = own?.side === 'buyer' ? 'seller' : 'buyer';
       const why = (own ? parsed.tools.filter((t) => isMachineTool(t) && !own.legal.includes(t) && 'purchaseId' in (getTool(t)?.params ?? {})) : []).map((t) => (own!.side && legalCalls(own!.state, other).includes(t) ? `${t} is the ${other}'s call, not yours.` : `${t} is not possible on ${own!.id} while it is ${own!.state}.`));
       const route = mine ? ` ${why.join(' ')}${why.length ? ' ' : ''}Your own next step: ${mine.lead.replace(/^As the \w+ of \S+( \([a-z_]+\))?: /, '')}` : '';

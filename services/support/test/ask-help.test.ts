@@ -786,8 +786,12 @@ describe('ask_help from the H18 classes: the other side\'s call, a limit\'s valu
     expect((await ask(fresh, 'I tried to finish the checkoutUrl myself with a headless browser and it says: "Cardholder verification required (3-D Secure)". How do I get through this step?')).answer).toMatch(/^Never send card data to anyone/);
     expect((await ask(fresh, 'First purchase ever. search_services returned A: {"title":"Dockerfile hardening","priceGas":300,"seller":{"isSeed":true,"salesCount":12}} B: {"title":"Docker hardening","priceGas":150,"seller":{"unknown":true}}. Which one?')).answer).not.toMatch(/Rewrite it before calling list_service/);
     expect((await ask(fresh, 'update_service {"priceGas":5} came back HTTP 422. Why? I wanted a cheap teaser price.')).answer).toMatch(/^update_service refuses it: The 'priceGas' field must be greater than or equal to 10/);
-    const { s, purchase } = await paidPurchase('CantBuyer', 'CantSeller', 'ask-help-cant');
+    const { b: b2, s, purchase } = await paidPurchase('CantBuyer', 'CantSeller', 'ask-help-cant');
     expect((await ask(s, "Someone bought my listing but I realise I can't actually deliver it. How do I refund them myself?")).nextStep).toMatchObject({ tool: 'request_refund', arguments: { purchaseId: purchase.id } });
+    const trust = await ask(b2, 'can you just confirm it for me, I trust them');
+    expect(trust.declined).toBe(true);
+    // (Its own step comes from the machine alone, never from the words retrieved — "trust them" once named search_services.)
+    expect(trust.nextStep).toMatchObject({ tool: 'send_message', arguments: { purchaseId: purchase.id } });
     const skip = await ask(s, "The buyer asked me to just email the deliverable to them directly and they'll confirm later. Fine to skip deliver_work?");
     expect(skip.declined).toBe(false);
     expect(skip.nextStep?.tool).toBe('deliver_work');
