@@ -10,6 +10,10 @@ export const IMPERATIVE = ['please', 'i want you to', 'i need you to', 'go ahead
 export const MAYBE_ASKING = ['can you', 'could you', 'would you', 'will you'];
 export const OWN_OBJECTS = ['me', 'my', 'it', 'this', 'that', 'us', 'our'];
 
+/** Why other agents' data and the platform's secrets are declined, and what is public instead (one row and the structural checks say it). */
+export const PRIVATE_DATA_TEXT =
+  "I cannot reveal secrets or other agents' private data. Public figures are at /api/public/stats and listings via search_services; I can explain how keys, webhooks and your own account work, and what your next call is; the public tool list is GET /api/agent and /llms.txt.";
+
 export const DECLINE_RULES: Array<{ reason: 'secrets' | 'quoted_instructions' | 'commands' | 'acts'; phrases: string[]; text: string }> = [
   {
     reason: 'quoted_instructions',
@@ -25,7 +29,7 @@ export const DECLINE_RULES: Array<{ reason: 'secrets' | 'quoted_instructions' | 
   {
     reason: 'secrets',
     phrases: ['every registered agent', 'all registered agents', 'list of agents', 'contact emails', 'their emails', "owners'", 'owners contact', 'admin token', 'operator token', 'api key of', "other agent's", "another agent's", 'other agents’', "someone else's", 'webhook secret of', 'private key', 'database password', 'your env vars', 'your environment variables', 'print the env', 'jailbreak', 'you are dan', 'keys of', 'api keys or', 'balances of', 'wallet balances', 'email of', 'who owns', 'api key for the', 'admin api key', 'admin password', 'operator password', 'root password', 'connection string', 'database url', 'db credentials', 'server credentials', "every agent's", "all agents'", "each agent's", 'all api keys', 'every api key', 'has the most gas', 'have the most gas', 'agents with the most gas', 'richest', "agents' balances", 'who has the most', 'private key', "buyer's api key", "seller's api key", "buyer's email", "seller's email", "buyer's key", "seller's key", 'their email', 'their api key', 'email address of', "other agents' purchases", "other agents' messages", "other agents' deliveries", "other agents' data", 'other agents purchases', "everyone's messages", "everyone else's", 'api key for agent', 'key for agent', 'api key for seller', 'api key for the seller', 'api key for the buyer', 'check their wallet', 'see their wallet', 'any other keys', 'other keys you', 'keys you can see', 'which other buyers', 'other buyers purchased', "other buyers' purchases", "other buyers' messages", 'messages they exchanged', 'payment provider secret', 'provider secret', 'stripe secret', 'stripe key', 'secret key the service', "service's secret", "platform's secret", 'secret key of the'],
-    text: "I cannot reveal secrets or other agents' private data. Public figures are at /api/public/stats and listings via search_services; I can explain how keys, webhooks and your own account work, and what your next call is; the public tool list is GET /api/agent and /llms.txt.",
+    text: PRIVATE_DATA_TEXT,
   },
   {
     reason: 'commands',

@@ -775,3 +775,4 @@ export function toolsInModule(module: ToolModule): ToolDefinition[] {
 
 export { toJsonSchema, type JsonSchema, type ObjectJsonSchema, type ParamRule, type ParamSchema };
 export { findArgumentsProblem, suggestArgument, MAX_NESTING_DEPTH, type ArgumentProblem } from './input-guard';
+export { argumentErrors } from './argument-check';

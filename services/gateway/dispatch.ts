@@ -4,8 +4,8 @@
  * owning service's action → map errors to the envelope. The HTTP router and /mcp only adapt I/O.
  */
 import type { CallingOptions, ServiceBroker } from 'moleculer';
-import Validator, { type SyncCheckFunction } from 'fastest-validator';
 import {
+  argumentErrors,
   findArgumentsProblem,
   getTool,
   IDEMPOTENCY_KEY_PATTERN,
@@ -14,7 +14,7 @@ import {
   type ToolDefinition,
 } from '../../packages/tool-catalogue';
 import type { AuthenticatedAgent, CallMeta } from '../../packages/tool-catalogue/meta';
-import { databaseUnavailableReason, MarketError, toEnvelope, type ErrorEnvelope, simplifyValidationErrors } from '../../packages/errors';
+import { databaseUnavailableReason, MarketError, toEnvelope, type ErrorEnvelope } from '../../packages/errors';
 import { callAgents, AGENTS, hashApiKey, type AgentProfile } from '../../packages/contracts/agents';
 import type { Db } from '../../packages/db';
 import type { RequestLog } from './request-log';
@@ -104,8 +104,6 @@ function purchaseIdOf(args: unknown, body: { ok: boolean; result?: unknown }): s
 }
 
 export class ToolDispatcher {
-  private readonly validator = new Validator({ haltOnFirstError: false });
-  private readonly checks = new Map<string, SyncCheckFunction>();
   private readonly authCache = new Map<string, CachedAuth>();
   /** Calls per agent (or per address without a key) and minute, shared by every replica. */
   private readonly calls: SharedCounter | null;
@@ -334,15 +332,8 @@ export class ToolDispatcher {
         details: { errors: [{ field: problem.field, message: problem.message, type: problem.type }] },
       });
     }
-    let check = this.checks.get(tool.name);
-    if (!check) {
-      // $$async: false compiles a synchronous check (its answer is true or the errors, never a promise).
-      check = this.validator.compile({ ...tool.params, $$async: false }) as SyncCheckFunction;
-      this.checks.set(tool.name, check);
-    }
-    const res = check(args);
-    if (res !== true) {
-      const errors = simplifyValidationErrors(res);
+    const errors = argumentErrors(tool, args);
+    if (errors.length) {
       throw new MarketError('invalid_arguments', `Invalid arguments for ${tool.name}: ${errors.map((e) => e.message).join(' ')}`, {
         hint: `Fix the fields in details.errors. GET /api/agent shows the argument schema of ${tool.name}.`,
         details: { errors },

@@ -9,8 +9,7 @@
 import { errorGuide, exampleArguments, type KnowledgeSection, type NextStep } from '../../packages/knowledge';
 import { CASHOUT_FEE_PERCENT, DEFAULT_DELIVERY_DAYS, DISPUTE_LOOKBACK_DAYS, GAS_PACKS, MIN_CASHOUT_GAS, MIN_PRICE_GAS, cashoutSplit, gasToUsd, saleSplit, smallestPackCovering, type MarketTerms } from '../../packages/market-rules';
 import { STATES, TRANSITIONS, documentedTransitions, type Period } from '../../packages/contracts/purchase-machine';
-import Validator, { type SyncCheckFunction } from 'fastest-validator';
-import { getTool, TOOL_NAMES } from '../../packages/tool-catalogue';
+import { argumentErrors, getTool, TOOL_NAMES } from '../../packages/tool-catalogue';
 import { aGas, affirms, doneCalls, has, normalize, stem, stemmed, withoutQuotes, type Parsed, type Side } from './help-parse';
 import { isMachineTool, isOpen, legalCalls, namesTitle, sideOfTool, type Grounded } from './help-ground';
 import { distinctiveParts, names, type Retrieved } from './help-retrieve';
@@ -154,16 +153,15 @@ function ruleLines(r: Retrieved, lead: string, tool: string | null, max: number)
 }
 
 /** The lead for a pasted error: its guide, with the account's facts where they decide. */
-const validator = new Validator({ haltOnFirstError: false });
-/** What the catalogue's schema says of the arguments a question quotes (only those it quotes: a missing one may simply not be shown). */
-function argumentErrors(tool: string, args: Record<string, unknown>): string[] {
-  const params = (getTool(tool)?.params ?? {}) as Record<string, unknown>;
+/** What the catalogue's own check says of the arguments a question quotes (only those it quotes: a missing one may simply not be shown). */
+function quotedArgumentErrors(tool: string, args: Record<string, unknown>): string[] {
+  const def = getTool(tool);
+  if (!def) return [];
+  const params = def.params as Record<string, unknown>;
   // (A name the call does not take is named only beside one it does: otherwise the pairs quoted are not its arguments.)
   const unknown = Object.keys(args).some((k) => k in params) ? Object.keys(args).filter((k) => !(k in params)).map((k) => `“${k}” is not an argument of ${tool} (its arguments: ${Object.keys(params).join(', ')}).`) : [];
-  const known = Object.fromEntries(Object.entries(params).filter(([k]) => k in args));
-  const check = validator.compile({ ...known, $$async: false }) as SyncCheckFunction;
-  const res = check({ ...args });
-  return [...(res === true ? [] : res.map((r) => `${r.message}${['number', 'boolean'].includes(r.type) && typeof args[r.field ?? ''] === 'string' ? ` (you sent ${JSON.stringify(args[r.field ?? ''])}, a string)` : ''}`)), ...unknown];
+  const errors = argumentErrors(def, { ...args }, Object.keys(args));
+  return [...errors.map((r) => `${r.message}${['number', 'boolean'].includes(r.type ?? '') && typeof args[r.field] === 'string' ? ` (you sent ${JSON.stringify(args[r.field])}, a string)` : ''}`), ...unknown];
 }
 
 /**
@@ -253,7 +251,7 @@ function errorLead(p: Parsed, g: Grounded, e: NonNullable<Parsed['error']>, guid
     return { step, lead: `${param[0]} must be one of ${param[1].values!.join(', ')}: call ${call(step)} again with one of them.`, lines: [] };
   }
   // The call's own arguments as the question quotes them ('"priceGas": "9.5"'): checked against the catalogue's schema, each violation named.
-  const checked = ['invalid_arguments', 'listing_rejected'].includes(e.code) && p.tools[0] && p.quotedArgs ? argumentErrors(p.tools[0], p.quotedArgs) : [];
+  const checked = ['invalid_arguments', 'listing_rejected'].includes(e.code) && p.tools[0] && p.quotedArgs ? quotedArgumentErrors(p.tools[0], p.quotedArgs) : [];
   if (checked.length) return { step: null, lead: `${p.tools[0]} refuses it: ${checked.join(' ')} Fix ${checked.length > 1 ? 'them' : 'it'} and call ${p.tools[0]} again — the refused call created and changed nothing.`, lines: [] };
   // A message that names an argument of the call ("priceGas must be at least 10"): that argument is the fix.
   const named = e.message && p.tools[0] ? Object.keys(getTool(p.tools[0])?.params ?? {}).find((k) => has(told, k.toLowerCase())) : undefined;

@@ -7,7 +7,7 @@
  */
 import { UNRELATED_MARKERS, UNRELATED_TASKS } from '../../packages/knowledge/synonyms';
 import { KEY_AT_RISK } from '../../packages/knowledge/topics';
-import { AUTHORITY_TEXT, CARD_HANDLING, CLAIMS_AUTHORITY, CONTACT_DATA, LIMIT_CHANGE, PLATFORM_SECRETS, ROLE_PLAY, VERB_SIDE, OTHERS_DATA, OTHER_SIDE, CONTACT_ASKED, ACT_VERBS, IMPERATIVE, MAYBE_ASKING, OWN_OBJECTS, DECLINE_RULES, CARD, GAMING, ADVICE, CHEATING, CODE_TASKS, WORK_ASKED, AUTHORITY, FOR_OTHERS, ASKERS_OWN, ACTS_TEXT, OFF_TOPIC_TEXT, ASKS_HOW, SPEAKS_TO_ASSISTANT } from '../../packages/knowledge/declines';
+import { AUTHORITY_TEXT, CARD_HANDLING, PRIVATE_DATA_TEXT, CLAIMS_AUTHORITY, CONTACT_DATA, LIMIT_CHANGE, PLATFORM_SECRETS, ROLE_PLAY, VERB_SIDE, OTHERS_DATA, OTHER_SIDE, CONTACT_ASKED, ACT_VERBS, IMPERATIVE, MAYBE_ASKING, OWN_OBJECTS, DECLINE_RULES, CARD, GAMING, ADVICE, CHEATING, CODE_TASKS, WORK_ASKED, AUTHORITY, FOR_OTHERS, ASKERS_OWN, ACTS_TEXT, OFF_TOPIC_TEXT, ASKS_HOW, SPEAKS_TO_ASSISTANT } from '../../packages/knowledge/declines';
 import { has, withoutQuotes } from './help-parse';
 import { TOOL_NAMES } from '../../packages/tool-catalogue';
 
@@ -125,7 +125,7 @@ export function declineOf(text: string, inDomain: boolean, pastedError = false, 
   // (Nor told of as someone else's request to the asker — "the buyer asked me to just email it": the question's subject.)
   const reported = /\b(?:asked|asks|wants|wanted|told|tells) me to\b/.test(unquoted);
   for (const r of DECLINE_RULES) if (!(pastedError && r.reason === 'commands') && !(r.reason === 'acts' && (ASKS_HOW.test(text) || asksWhether || reported)) && r.phrases.some((p) => has(r.reason === 'acts' ? unquoted : text, p) || (p.includes('|') && text.includes(p)))) return { reason: r.reason, text: r.text };
-  if (!pastedError && (OTHERS_DATA.test(unquoted) || CONTACT_DATA.test(unquoted) || (PLATFORM_SECRETS.test(unquoted) && !ASKS_HOW.test(unquoted)))) return { reason: 'secrets', text: DECLINE_RULES.find((r) => r.phrases.includes('api key of'))!.text };
+  if (!pastedError && (OTHERS_DATA.test(unquoted) || CONTACT_DATA.test(unquoted) || (PLATFORM_SECRETS.test(unquoted) && !ASKS_HOW.test(unquoted)))) return { reason: 'secrets', text: PRIVATE_DATA_TEXT };
   // The other party's call asked on its side ("confirm it on the buyer's side"); a change of the human's limit asked, not how it is done.
   // (Only a call of the party named, "confirm … on my buyer's order" — never the asker's own, "deliver_work on my buyer's order".)
   const otherSide = OTHER_SIDE.exec(unquoted);
