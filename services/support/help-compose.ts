@@ -241,6 +241,20 @@ function errorLead(p: Parsed, g: Grounded, e: NonNullable<Parsed['error']>, guid
   // A catalogue name written another way ("deliver-work", "deliverWork"): the exact name is the fix.
   const spelled = e.code === 'unknown_tool' && !failed ? TOOL_NAMES.find((t) => t.includes('_') && new RegExp(`\\b${t.split('_').join('[-. ]?')}\\b`).test(p.text)) : undefined;
   if (spelled) return { step: null, lead: `The tool is named ${spelled}, exactly so (lowercase, with an underscore): POST <base>/api/agent {"tool":"${spelled}","arguments":{…}}; GET /api/agent lists every name.`, lines: [] };
+  // An id of a purchase the key cannot see: the asker's own purchases, listed, give the right one.
+  if (e.code === 'not_found' && (p.purchaseIds.length || (failed && 'purchaseId' in (getTool(failed)?.params ?? {})))) {
+    const side = g.side ?? (failed ? sideOfTool(failed) : null);
+    const step = { tool: 'list_orders', arguments: side ? { role: side } : {} };
+    const mine = (g.account?.purchases ?? []).filter((x) => !side || x.role === side);
+    const shown = mine.length ? ` — your account shows ${mine.slice(0, 3).map((x) => `${x.id} (${x.status})`).join(', ')}` : '';
+    return { step, lead: `That id names no purchase your key can see: call ${call(step)} to get the right pur_… id${shown}, then call ${failed ?? 'it'} again with it.`, lines: ['Purchases are visible only to their buyer and seller, each with its own key.'] };
+  }
+  // A name the catalogue does not have ("rate_seller"): the catalogue's tool its own word names (rate_purchase).
+  const guessed = e.code === 'unknown_tool' && !failed ? [...p.text.matchAll(/\b[a-z]+(?:_[a-z]+)+\b/g)].map((m) => m[0]).filter((w) => !TOOL_NAMES.includes(w)).flatMap((w) => TOOL_NAMES.filter((t) => !getTool(t)?.aliasOf && distinctiveParts(t).some((part) => w.split('_').includes(part))).map((t) => ({ w, t })))[0] : undefined;
+  if (guessed) {
+    const step = { tool: guessed.t, arguments: argsFor(guessed.t, g, p) };
+    return { step, lead: `There is no tool ${guessed.w}: the call is ${call(step)} — ${firstSentence(getTool(guessed.t)?.description ?? '').replace(/^(Buyer|Seller)[^:]*:\s*/, '')}`, lines: ['GET /api/agent lists every tool and its arguments.'] };
+  }
   if (e.code === 'unknown_tool' && failed) {
     return { step: null, lead: `${failed} is a tool of this marketplace: send POST <base>/api/agent {"tool":"${failed}","arguments":{…}} to this marketplace's own address (GET /api/agent lists its tools), or call it over /mcp with the same key.`, lines: [] };
   }
@@ -262,7 +276,8 @@ function errorLead(p: Parsed, g: Grounded, e: NonNullable<Parsed['error']>, guid
   }
   // (The guide's register is for a lost key only: registering again makes a new agent with an empty wallet.)
   const tool = guide.nextStep.tool === 'register' && !says(p, 'lostKey') ? null : guide.nextStep.tool === 'ask_help' ? (p.tools[0] ?? null) : guide.nextStep.tool;
-  const step = tool ? { tool, arguments: tool === guide.nextStep.tool ? guide.nextStep.arguments : exampleArguments(tool) } : null;
+  // (The asker's own values, or placeholders: a guide's example listing never stands in for the asker's.)
+  const step = tool ? { tool, arguments: argsFor(tool, g, p) } : null;
   const said = e.message && !e.message.includes('…') && !e.message.includes('...') ? ` “${e.message.slice(0, 160)}”` : '';
   return { step, lead: `${e.code} (HTTP ${guide.status})${said}: ${guide.nextStepText}`, lines: [firstSentence(guide.cause)] };
 }
@@ -333,6 +348,9 @@ function limitsAnswer(g: Grounded, rule: string | null, p: Parsed, terms: Market
   return { step, lead, lines: [...(parts.length && lead.includes(parts[0]) ? [] : [shown]), 'Gas in your wallet does not lift a limit, and splitting a purchase does not get around it.'] };
 }
 
+/** The human's payment did not go through: declined, the page closed, cancelled. */
+const unfinishedPayment = (p: Parsed) => /\b(?:declined|card (?:was )?(?:refused|rejected|failed)|payment (?:failed|didn't go through|did not go through)|closed|cancel+ed|didn't finish|did not finish|never finished|before (?:they|he|she) (?:could )?finish(?:ed)?)\b/.test(p.text);
+
 function openCheckout(g: Grounded, p: Parsed | null = null) {
   const c = g.checkouts[0];
   const step = { tool: 'get_checkout', arguments: { sessionId: c.sessionId } };
@@ -340,6 +358,10 @@ function openCheckout(g: Grounded, p: Parsed | null = null) {
   const lines = [`It expires at ${c.expiresAt.slice(0, 16).replace('T', ' ')} UTC; an unapproved checkout costs nothing. Start another with buy_gas only if you need more gas.`];
   // The asker paying it itself ("can't I complete the payment myself?"): no — the card and the approval are the human's.
   if (p && /\b(?:myself|by myself|on my own|i (?:could|can|should) (?:just )?(?:pay|approve|complete|enter))\b|\b(?:complete|approve|verify|finish|enter|do)\b[^.?!]{0,25}\bfor (?:him|her|them|my human|my owner)\b/.test(p.text)) return { step, lead: `No: only your human enters the card and approves a checkout — never you. ${lead}`, lines };
+  // A payment the human did not finish (declined, closed, cancelled): nothing was charged, and the same checkout still takes it.
+  if (p && unfinishedPayment(p)) {
+    return { step, lead: `Nothing was charged and ${c.sessionId} (${c.gas} gas) is still open: have your human open ${c.checkoutUrl} again and complete it${/declined|refused|rejected|failed/.test(p.text) ? ' with another card' : ''} — no need to call buy_gas again (two approved checkouts buy twice).`, lines };
+  }
   // The human says it paid while the checkout is still open: that payment did not complete here; a charge without gas is a fault to report.
   if (p && /\b(?:says?|said|swears?|claims?|told me)(?: that)?(?: (?:they|he|she))?(?: already)? (?:paid|approved)\b|\b(?:human|owner) (?:already )?(?:paid|approved)\b/.test(p.text)) {
     const report = { tool: 'report_bug', arguments: { title: 'Checkout paid but still open', description: `My human says checkout ${c.sessionId} was paid; it is still open and no gas arrived.`, context: { toolName: 'buy_gas' } } };
@@ -519,6 +541,8 @@ function bySituation(p: Parsed, g: Grounded, r: Retrieved, terms: MarketTerms, t
     const step = { tool: 'buy_gas', arguments: { packId: swap.id } };
     return { step, lead: withCall(topicById(terms, 'another-pack')!.lead, step), lines: [`${swap.id} is ${swap.gas} gas = ${swap.usd} USD; the open ${c.sessionId} (${c.gas} gas) expires unpaid at ${c.expiresAt.slice(0, 16).replace('T', ' ')} UTC.`] };
   }
+  // A payment the human left unfinished on the checkout's page ("cancelled on the stripe page", "card declined"): that open checkout answers.
+  if (g.checkouts.length && !p.error && unfinishedPayment(p) && ['checkout', 'checkouturl', 'stripe', 'payment page', 'pay page', 'card', 'buy_gas'].some((w) => has(p.text, w))) return openCheckout(g, p);
   // (A pasted error the guides know is answered with them: they point to the open checkout and add what the error needs.)
   if (g.checkouts.length && !has(p.text, 'expired') && checkoutAsked && errorOnGas && !(otherPack && topic?.tool === 'buy_gas') && !(p.error && forError(p, g, terms))) return openCheckout(g, p);
   if (p.error) {
@@ -558,6 +582,13 @@ function bySituation(p: Parsed, g: Grounded, r: Retrieved, terms: MarketTerms, t
   return null;
 }
 
+/** The gas pack the question asks about (by its id, its gas with "pack", or buy_gas named), not a service it buys. */
+function packAsked(p: Parsed): (typeof GAS_PACKS)[number] | null {
+  // (A listing bought with gas a pack brought — "bought the fleet pack, now I want a 450-gas listing" — is a purchase.)
+  if (p.tools.includes('purchase_service') || ['listing', 'listings', 'service', 'services', 'order', 'job'].some((w) => has(p.text, w)) || !(p.tools.includes('buy_gas') || has(p.text, 'pack') || has(p.text, 'packs'))) return null;
+  return GAS_PACKS.find((x) => has(p.text, x.id)) ?? GAS_PACKS.find((x) => p.amounts.includes(x.gas)) ?? (p.tools.includes('buy_gas') || has(p.text, 'gas pack') ? GAS_PACKS[0] : null);
+}
+
 /** An age the question states for a purchase ("delivered 4 days ago") at or past the machine's timer out of its state (a listing's own period at its default): what the timer has most likely done. */
 /** The machine's timer out of `state` (a sweeper's transition) and its length in hours (a listing's deliveryDays at its default). */
 function timerOf(state: string, terms: MarketTerms): { tool: string; to: string; hours: number } | null {
@@ -571,9 +602,10 @@ const lengthOf = (hours: number) => (hours % 24 ? `${hours} h` : `${hours / 24}-
 /** "2 days ago": the age the question states, in hours. */
 function statedAge(p: Parsed): { said: string; hours: number } | null {
   if (has(p.text, 'yesterday')) return { said: 'yesterday', hours: 24 };
-  const ago = /\b(\d+|a|an|one|two|three) (hour|day|week)s? ago\b/.exec(p.text);
-  const n = ago ? ({ a: 1, an: 1, one: 1, two: 2, three: 3 } as Record<string, number>)[ago[1]] ?? Number(ago[1]) : 0;
-  return ago ? { said: ago[0], hours: n * { hour: 1, day: 24, week: 168 }[ago[2] as 'hour' | 'day' | 'week'] } : null;
+  // ("4 days ago", or how long it has been so: "delivered for 4 days", "been delivered 5 days now".)
+  const ago = /\b(\d+|a|an|one|two|three|four|five|six) (hour|day|week)s? ago\b/.exec(p.text) ?? /\b(?:for|since|over) (\d+|a|an|one|two|three|four|five|six) (hour|day|week)s?\b(?! from)/.exec(p.text);
+  const n = ago ? ({ a: 1, an: 1, one: 1, two: 2, three: 3, four: 4, five: 5, six: 6 } as Record<string, number>)[ago[1]] ?? Number(ago[1]) : 0;
+  return ago ? { said: ago[0].replace(/^(?:for|since|over) /, ''), hours: n * { hour: 1, day: 24, week: 168 }[ago[2] as 'hour' | 'day' | 'week'] } : null;
 }
 
 function timerPassed(p: Parsed, state: string, terms: MarketTerms): string | null {
@@ -648,6 +680,13 @@ function accountFirst(p: Parsed, g: Grounded, r: Retrieved, terms: MarketTerms, 
       const lead = `${said}. If you are its ${p.side} as you say: ${stated.lead.replace(/^As the \w+ of \S+( \([a-z_]+\))?[:,] (c(?=all))?/, (_, _s, c) => (c ? 'C' : ''))}`;
       return { lead, lines: ['Make it with that agent\'s own key: whoami {} shows which agent this key is.'], picked: { step: { tool: 'whoami', arguments: {} }, lead, lines: [] } };
     }
+    // Another open state told of an id the account lacks, on the same side ("I'm the seller on pur_x, the buyer has paid, I want to deliver"): the stated situation's own step leads.
+    const statedState = !statedSide && p.statedState && p.statedState !== g.actual.state && isOpen(p.statedState) && g.purchase && !g.purchase.inAccount && g.purchase.id !== g.actual.id && p.purchaseIds.length ? g.purchase : null;
+    if (statedState) {
+      const own = answer.replace(/^As the \w+ of \S+( \([a-z_]+\))?[:,] /, '');
+      const lead = `If ${statedState.id} is ${statedState.state} as you say: ${sentence(own)}`;
+      return { lead, lines: [`(${shows} — check the id with list_orders.)`], picked: { step: { tool: 'list_orders', arguments: {} }, lead, lines: [] } };
+    }
     // An intent that is not about the purchase's next call but a call on it (staying on the platform: a message …) answers as it is, on the purchase the account shows.
     if (topic?.tool && !topic.purchase && fits && 'purchaseId' in (getTool(topic.tool)?.params ?? {})) {
       const t = forTopic(topic, { ...g, purchase: g.actual }, p);
@@ -679,6 +718,13 @@ function accountFirst(p: Parsed, g: Grounded, r: Retrieved, terms: MarketTerms, 
     return { lead: `${shows}, so: ${onAccount.lead.replace(/^As the \w+ of \S+ \([a-z_]+\): /, '')}`, lines: [...ifStated, ...onAccount.lines.slice(0, 2)], picked: { ...onAccount, lines: [] } };
   }
   const check = g.mismatch?.startsWith('I see no purchase') ? { tool: g.mismatch.includes('whoami') ? 'whoami' : 'list_orders', arguments: {} } : null;
+  // A purchase the question tells the state of, on an id the account lacks: the stated situation's own step leads, what the account shows follows.
+  const stated = g.purchase && !g.purchase.inAccount && p.statedState && p.purchaseIds.length ? g.purchase : null;
+  if (stated) {
+    const own = answer.replace(/^As the \w+ of \S+( \([a-z_]+\))?[:,] /, '');
+    const lead = `If ${stated.id} is ${stated.state} as you say: ${sentence(own)}`;
+    return { lead, lines: [`(${said.replace(' (check the id with list_orders)', ' — check the id with list_orders')}.)`, ...lines], picked: { step: check, lead, lines: [] } };
+  }
   return { lead: `${said}.`, lines: [`If it is as you say: ${answer}`, ...lines], picked: { step: check, lead: `${said}.`, lines: [] } };
 }
 
@@ -747,6 +793,13 @@ export function compose(p: Parsed, g: Grounded, r: Retrieved, terms: MarketTerms
   // A tool's other name ("cash_out"): the same call under its catalogue name.
   const alias = p.pasted ? undefined : p.tools.map(getTool).find((t) => t?.aliasOf);
   if (alias?.aliasOf) return { lead: `${alias.name} is another name for ${alias.aliasOf}: the same call with the same arguments — use ${alias.aliasOf}.`, lines: [firstSentence(getTool(alias.aliasOf)?.description ?? '')], nextStep: null, allowed: [alias.aliasOf], sources: [] };
+  // A gas pack asked against the human's limits: they bind purchase_service only; the human approves every checkout anyway.
+  const gasPack = packAsked(p);
+  if (gasPack && ['limit', 'limits', 'limited', 'cap', 'capped'].some((w) => has(p.text, w))) {
+    const step = { tool: 'buy_gas', arguments: { packId: gasPack.id } };
+    const within = g.limits?.perPurchaseMaxGas != null ? [`Each purchase_service stays within ${g.limits.perPurchaseMaxGas} gas, whatever your balance.`] : [];
+    return { lead: `Your human's spending limits bind purchases of services (purchase_service), not buying gas: call ${call(step)} (${gasPack.gas} gas = ${gasPack.usd} USD); your human approves its checkout before any gas arrives.`, lines: within, nextStep: step, allowed: ['buy_gas'], sources: [] };
+  }
   const bound = boundAsked(p);
   if (bound) return { lead: bound, lines: [], nextStep: null, allowed: [], sources: [] };
   // "The difference between request_refund and dispute_purchase?": each call as the catalogue describes it.
@@ -843,7 +896,7 @@ export function compose(p: Parsed, g: Grounded, r: Retrieved, terms: MarketTerms
   const claimed = p.balance;
   // A purchase the question plans at a price the wallet cannot pay: what is missing, and the pack that covers it.
   // (A seller's order is a sale, never a purchase the asker plans.)
-  const planned = g.wallet && !num && !p.error && g.side !== 'seller' && ['buy', 'purchase', 'afford', 'order'].some((w) => has(p.text, w)) ? p.amounts.find((a) => a > g.wallet!.gasBalance && a !== claimed && a !== g.limits?.perPurchaseMaxGas) : undefined;
+  const planned = g.wallet && !num && !p.error && g.side !== 'seller' && !packAsked(p) && ['buy', 'purchase', 'afford', 'order'].some((w) => has(p.text, w)) ? p.amounts.find((a) => a > g.wallet!.gasBalance && a !== claimed && a !== g.limits?.perPurchaseMaxGas) : undefined;
   const pack = planned ? smallestPackCovering(planned - g.wallet!.gasBalance) : null;
   const short = planned && pack ? `${aGas(planned, true)} purchase needs ${planned - g.wallet!.gasBalance} more than your ${g.wallet!.gasBalance} spendable gas${g.wallet!.heldGas ? ` (${g.wallet!.heldGas} is held in escrow)` : ''}: buy_gas {"packId":"${pack.id}"} (${pack.gas} gas) first.` : null;
   const believed = claimed !== null && !!g.wallet && claimed > g.wallet.gasBalance;
@@ -868,8 +921,13 @@ export function compose(p: Parsed, g: Grounded, r: Retrieved, terms: MarketTerms
   // (Nor on a timer asked of a purchase the question only tells of, on an account with none: the timer is the answer.)
   const timerOnly = !!told && mismatch?.startsWith('I see no purchases');
   if (mismatch && ((!g.actual && !mismatch.startsWith('I see no purchase') && !stated && !p.statedClaim) || p.error?.code === 'internal' || timerOnly)) lines.unshift(`(${sentence(mismatch)}.)`);
-  else if (mismatch && !pastWhy(p)) ({ lead, lines, picked } = accountFirst(p, g, r, terms, topic, mismatch, answer, lines));
+  // (A pasted not_found already names what the account shows.)
+  else if (mismatch && !pastWhy(p) && !(p.error?.code === 'not_found' && lead.startsWith('That id names no purchase'))) ({ lead, lines, picked } = accountFirst(p, g, r, terms, topic, mismatch, answer, lines));
   // Retrieved rule lines only fill an answer nothing else shaped (an intent, a purchase, an error, figures carry their own).
+  // A sale of the account that waits on the asker's own delivery while the question is about something else: said after the answer (undelivered, it is refunded, never paid).
+  const waiting = !g.purchase && !g.actual && !p.error ? (g.account?.purchases ?? []).find((x) => x.role === 'seller' && legalCalls(x.status, 'seller').some((t) => progress(t, x.status, 'seller') >= 2)) : undefined;
+  const deliver = waiting && legalCalls(waiting.status, 'seller').find((t) => progress(t, waiting.status, 'seller') >= 2);
+  if (waiting && deliver && !lead.includes(waiting.id)) lines.unshift(`Meanwhile ${waiting.id} (${waiting.status}) waits on your ${deliver} {"purchaseId":"${waiting.id}"${'delivery' in (getTool(deliver)?.params ?? {}) ? ',"delivery"' : ''}}.`);
   const rules = ruleLines(r, [lead, ...lines].join(' '), picked?.step?.tool ?? null, topic || firm || num ? 0 : 1);
   // The suggested call is one the asker may make now, and never one the lead puts after another ("read it with get_delivery, then confirm_delivery").
   const on = g.actual ?? g.purchase;

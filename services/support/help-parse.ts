@@ -128,16 +128,21 @@ function pastedJson(q: string): Record<string, unknown> | null {
  * wording): the error guide whose words its code and message use most, else the pasted HTTP status's code.
  */
 function ourCode(code: string, message: string, text: string): string | null {
-  const said = normalize(`${code.replace(/[_-]+/g, ' ')} ${message}`);
+  const best = codeByWords(normalize(`${code.replace(/[_-]+/g, ' ')} ${message}`));
+  if (best) return best;
+  const status = /(?:http|status|->|resp(?:onse)?:?)\s*(\d{3})\b/.exec(text)?.[1];
+  return ERROR_CODES.find((c) => String(STATUS_BY_CODE[c as keyof typeof STATUS_BY_CODE]) === status) ?? null;
+}
+
+/** The error guide (of `among`, else any) whose code and synonyms the words say most, or null. */
+function codeByWords(said: string, among: string[] = ERROR_CODES): string | null {
   let best: { code: string; score: number } | null = null;
-  for (const g of errorGuides()) {
+  for (const g of errorGuides().filter((x) => among.includes(x.code))) {
     // (A status among the synonyms is matched by the status below, never by an amount in the message.)
     const score = [g.code.replace(/_/g, ' '), ...g.synonyms.filter((w) => !/^\d+$/.test(w))].filter((w) => has(said, w.toLowerCase())).length;
     if (score > (best?.score ?? 0)) best = { code: g.code, score };
   }
-  if (best) return best.code;
-  const status = /(?:http|status|->|resp(?:onse)?:?)\s*(\d{3})\b/.exec(text)?.[1];
-  return ERROR_CODES.find((c) => String(STATUS_BY_CODE[c as keyof typeof STATUS_BY_CODE]) === status) ?? null;
+  return best?.code ?? null;
 }
 
 function errorOf(input: HelpInput, text: string): PastedError | null {
@@ -152,9 +157,13 @@ function errorOf(input: HelpInput, text: string): PastedError | null {
     logged ??
     ERROR_CODES.find((c) => has(fromContext, c)) ??
     ERROR_CODES.find((c) => has(text, c)) ??
+    // (A call's quoted message, "deliver_work says `purchase not found`": read by its words.)
+    (quotedMessage(text) ? codeByWords(quotedMessage(text)!) : null) ??
     null;
   // A pasted HTTP status ("returns 401", "HTTP 422"), never an amount ("500 gas").
-  const statusInText = ERROR_CODES.find((c) => statusSaid(text, STATUS_BY_CODE[c as keyof typeof STATUS_BY_CODE]));
+  // (Of the codes that share the status, the one its words say: a 400 "Unknown tool" is unknown_tool, not invalid_arguments.)
+  const ofStatus = ERROR_CODES.filter((c) => statusSaid(text, STATUS_BY_CODE[c as keyof typeof STATUS_BY_CODE]));
+  const statusInText = ofStatus.length > 1 ? (codeByWords(text, ofStatus) ?? ofStatus[0]) : ofStatus[0];
   const finalCode = code ?? statusInText ?? null;
   if (!finalCode) return null;
   const details = env?.details && typeof env.details === 'object' ? (env.details as Record<string, unknown>) : {};
@@ -168,6 +177,9 @@ function errorOf(input: HelpInput, text: string): PastedError | null {
     requestId,
   };
 }
+
+/** What a named call answered, quoted: 'deliver_work says `purchase not found`', 'buy_gas returned "pack unavailable"'. */
+const quotedMessage = (text: string) => new RegExp(`\\b(?:${TOOL_NAMES.join('|')})(?: call)? (?:says|said|returns?|returned|gives|gave|answers|answered|errors?|errored|fails|failed)(?: with)?:? [\`'"“]([^\`'"”]{4,120})[\`'"”]`).exec(text)?.[1] ?? null;
 
 /** An error told in words ("400 invalid_arguments: reason too short. I wrote 'bad'"): its message is what follows the code, to the sentence's end. */
 function textMessage(text: string, code: string): string | null {
@@ -195,7 +207,7 @@ function balanceOf(t: string): number | null {
 }
 
 /** The text tells of an HTTP status it got ("HTTP 422", "got a 409", "returns 401", "-> 500"), not of an amount (nor "so it doesn't get 422'd"). */
-const statusSaid = (text: string, status: number) => new RegExp(`(?:->|\\b(?:http|status|error|returns?|returned|got|get|gets|getting|received|hit|seeing|throws?|threw|answered|answers))(?: (?:a|an|the|back|me|http))? ${status}\\b(?!')`).test(text);
+const statusSaid = (text: string, status: number) => new RegExp(`(?:->|\\b(?:http|status|error|failed|fails|came back|comes back|returns?|returned|got|get|gets|getting|received|hit|seeing|throws?|threw|answered|answers))[:=]?(?: (?:a|an|the|back|me|http|with))? ${status}\\b(?!')`).test(text);
 
 /** The text without what it quotes (a listing's title, a message, a command): the quote's words are data, never the asker's own. */
 export const withoutQuotes = (text: string): string => text.replace(/(^|[\s:(])['"“‘][^'"”’]{8,}['"”’]/g, '$1 ');
@@ -237,8 +249,11 @@ export function affirms(text: string, phrase: string): boolean {
   return has(text, phrase) && !/(?:\bnot|n't|\bnever|\byet to|\bbefore|\buntil)( \w+){0,2} $/.test(text.slice(Math.max(0, at - 32), at + 1));
 }
 
+/** A call's own outcome ("the tool call failed", "buy_gas failed", "my checkout expired") is not a purchase's state. */
+const CALL_OUTCOME = new RegExp(`\\b(?:call|request|tool|api|checkout|payment|card|cash ?out|webhook|registration|login|${TOOL_NAMES.join('|')})s? (?:has |have |just |also |then )?(?:failed|expired)\\b`, 'g');
+
 function stateOf(text: string): string | null {
-  let rest = text;
+  let rest = text.replace(CALL_OUTCOME, ' ');
   const told: string[] = [];
   for (const phrase of Object.keys(STATE_PHRASES).sort((a, b) => b.length - a.length)) {
     if (!has(rest, phrase)) continue;

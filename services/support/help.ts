@@ -58,6 +58,8 @@ export class HelpIndex {
     // (Unless the question states the purchase as final — "I already confirmed it" — with an intent of that state: the stated situation is answered first.)
     const stated = parsed.statedState && grounded.actual && grounded.purchase && !grounded.purchase.inAccount && grounded.purchase.id !== grounded.actual.id ? this.intents.of(parsed, parsed.side ?? grounded.purchase.side, parsed.statedState) : null;
     if (stated?.topic.states?.includes(parsed.statedState!) && !isOpen(parsed.statedState!)) intent = stated;
+    // (Another open state told of an id the account lacks: that stated situation is answered, with its own intent.)
+    else if (parsed.statedState && isOpen(parsed.statedState) && parsed.purchaseIds.length && grounded.actual && parsed.statedState !== grounded.actual.state && !(parsed.side && grounded.actual.side && parsed.side !== grounded.actual.side)) intent = stated;
     // An intent about a purchase the question does not name, or a bare "what now?": the account's purchase is the one meant.
     if ((intent?.topic.purchase || ASKS.next.some((w) => has(parsed.text, w))) && !grounded.purchase && input.account?.purchases?.length) {
       grounded = ground(parsed, input.account, input.now ?? new Date(), true);

@@ -117,11 +117,11 @@ describe('ask_help leads with the next call for the asker', () => {
     expect((await ask(buyer, 'I bought the wrong thing by accident, can I undo it?')).nextStep).toMatchObject({ tool: 'request_refund', arguments: { purchaseId } });
   });
 
-  test('a stated purchase the account does not show: the account is named first and its one open purchase is answered as it is', async () => {
+  test('a stated purchase the account does not show, in another state: the stated situation is answered, then what the account shows', async () => {
     const a = await ask(buyer, 'My purchase pur_doesnotexist1 was delivered and it is wrong. What do I do?');
-    expect(a.answer).toMatch(/^I see no purchase pur_doesnotexist1/);
-    expect(a.answer).toContain(`it shows ${purchaseId}`);
-    expect(a.nextStep?.arguments).toMatchObject({ purchaseId });
+    expect(a.answer).toMatch(/^If pur_doesnotexist1 is delivered as you say: Do not confirm yet/);
+    expect(a.answer).toContain(`I see no purchase pur_doesnotexist1 on your account; it shows ${purchaseId}`);
+    expect(a.nextStep).toMatchObject({ tool: 'list_orders' });
   });
 
   test("what happens if nobody acts is the purchase's timer; a sale the account does not have leads with that; the seller's question about the buyer's dispute is not answered with its own", async () => {
@@ -406,7 +406,7 @@ describe('ask_help answers from the account before the wording', () => {
     const b = await ask(seller, "I'm the buyer on pur_q5 and the delivery looks good. How do I confirm it?");
     expect(b.answer).toMatch(new RegExp(`^I see no purchase pur_q5 on your account; your account shows you as the seller of ${purchaseId} \\(awaiting_delivery\\), not its buyer`));
     // A sentence that opens with the asker's own act ("Delivered …", "Sold …") states its side: a seller's sale, netted.
-    expect((await ask(fresh, 'Delivered pur_c33 yesterday, listing price 400 gas. How much will land in my wallet, and can I cash that out?')).answer).toMatch(/\nIf it is as you say: A 400-gas sale pays the seller 360 gas .* 360 gas is below the 500-gas cash-out minimum/);
+    expect((await ask(fresh, 'Delivered pur_c33 yesterday, listing price 400 gas. How much will land in my wallet, and can I cash that out?')).answer).toMatch(/^If pur_c33 is delivered as you say: A 400-gas sale pays the seller 360 gas .* 360 gas is below the 500-gas cash-out minimum/);
     expect((await ask(fresh, 'Sold 4 jobs this week for 900 gas total. How much of that can I cash out?')).answer).toMatch(/^4 sales of 900 gas in all pay the seller 810 gas .*you receive 794 gas/);
   });
 
@@ -507,7 +507,8 @@ describe('ask_help answers the rule asked, from the rules and the account (H13 c
 
   test('a refund after confirming is answered as the stated situation; a pasted envelope\'s requestId is not the question; a rule on earnings is not a claim', async () => {
     const confirmed = await ask(fresh, 'I confirmed pur_Jx9 yesterday but now found a bug in the code. can I still get a refund?');
-    expect(confirmed.answer).toMatch(/^I see no purchase pur_Jx9 on your account/);
+    expect(confirmed.answer).toMatch(/^If pur_Jx9 is completed as you say: No: confirm_delivery completed/);
+    expect(confirmed.answer).toContain('(I see no purchase pur_Jx9 on your account');
     expect(confirmed.answer).toContain('No: confirm_delivery completed the purchase and released the escrow — it cannot be undone, refunded or disputed.');
     const otherSide = await ask(seller, "I'm a buyer and already confirmed pur_Dk26fF but then realised the output is wrong. Can I still get a refund?");
     expect(otherSide.answer).toMatch(/^If pur_Dk26fF is completed as you say: No: confirm_delivery completed the purchase/);
@@ -574,7 +575,8 @@ describe('ask_help answers the rule asked, from the rules and the account (H13 c
     expect(see.answer).toContain("A 900-gas purchase is over your human's spending limit of 500 gas per purchase");
     expect(see.nextStep).toMatchObject({ tool: 'wallet' });
     const stated = await ask(fresh, "I'm the buyer on pur_abc123, seller delivered yesterday. how do I confirm it and leave a rating?");
-    expect(stated.answer).toMatch(/^I see no purchase pur_abc123 on your account/);
+    expect(stated.answer).toMatch(/^If pur_abc123 is delivered as you say: Read the work with get_delivery/);
+    expect(stated.answer).toContain('(I see no purchase pur_abc123 on your account');
     expect(stated.answer).not.toContain('pur_abc123 is delivered; you are the buyer');
   });
 
@@ -650,7 +652,11 @@ describe('ask_help from the H18 classes: the other side\'s call, a limit\'s valu
     expect(myself.answer).toMatch(/^No: only your human enters the card and approves a checkout — never you\. Your checkout cko_\w+ for 500 gas is still open/);
     const paid = await ask(agent, 'My human says they paid the checkout 10 min ago but gasBalance still reads 0. What now?');
     expect(paid.answer).toMatch(new RegExp(`^${sessionId} still shows open, not approved.*if they were charged and it stays open, call report_bug`));
-    expect((await ask(agent, 'My human said the checkout page was closed before they paid. Should i just call buy_gas again?')).answer).toMatch(/^Your checkout cko_\w+ for 500 gas is still open/);
+    expect((await ask(agent, 'My human said the checkout page was closed before they paid. Should i just call buy_gas again?')).answer).toMatch(/^Nothing was charged and cko_\w+ \(500 gas\) is still open: have your human open .* again and complete it — no need to call buy_gas again/);
+    // A card declined on that page: the same checkout takes another card.
+    const declined = await ask(agent, "my human opened the checkoutUrl and got 'Your card was declined.' what now");
+    expect(declined.answer).toMatch(/^Nothing was charged .* complete it with another card/);
+    expect(declined.nextStep).toMatchObject({ tool: 'get_checkout', arguments: { sessionId } });
     const { s, purchase } = await paidPurchase('FixBuyer', 'FixSeller', 'ask-help-fix');
     await app.api.ok('deliver_work', { purchaseId: purchase.id, delivery: { summary: 'Added 14 Jest tests.' } }, s.apiKey);
     const again = await ask(s, 'I delivered on my order but just realised I attached the wrong file. Can I re-deliver?');
@@ -796,7 +802,32 @@ describe('ask_help from the H18 classes: the other side\'s call, a limit\'s valu
     expect(skip.declined).toBe(false);
     expect(skip.nextStep?.tool).toBe('deliver_work');
     await expectLedgerClean(app);
-    await expectLedgerClean(app);
+  });
+
+  test("H19 classes: another open state told of an id the account lacks is answered as told; a 400 read by its words; a name the catalogue lacks; an id the key cannot see; a gas pack is not bound by the limits; a sale waiting on the asker's delivery", async () => {
+    const { b, s, purchase } = await paidPurchase('H19Buyer', 'H19Seller', 'ask-help-h19');
+    await app.api.ok('deliver_work', { purchaseId: purchase.id, delivery: { summary: 'Added 14 Jest tests.' } }, s.apiKey);
+    const told = await ask(s, "I'm the seller on pur_77ab, the buyer has paid, I want to deliver now — which tool?");
+    expect(told.answer).toMatch(/^If pur_77ab is awaiting_delivery as you say: Call deliver_work \{"purchaseId":"pur_77ab"/);
+    expect(told.answer).toContain(`(I see no purchase pur_77ab on your account; it shows ${purchase.id}`);
+    expect(told.nextStep).toMatchObject({ tool: 'list_orders' });
+    const unknown = await ask(b, 'POST /api/agent {"tool":"confirm_delivery",...} returned 400 Unknown tool "confirm_delivery". how do i confirm then??');
+    expect(unknown.answer).toMatch(/^confirm_delivery is a tool of this marketplace/);
+    // ("The tool call failed" is the call's outcome, never the purchase's state.)
+    const guessed = await ask(b, "tool call failed: 400 unknown tool 'rate_seller'. how do I rate?");
+    expect(guessed.answer).toMatch(/^There is no tool rate_seller: the call is rate_purchase/);
+    expect(guessed.answer).not.toContain('not failed');
+    const notFound = await ask(s, 'deliver_work says `purchase not found` for id ord_00017 (requestId req_aa02). but i definitely sold something');
+    expect(notFound.answer).toMatch(new RegExp(`^That id names no purchase your key can see: call list_orders \\{"role":"seller"\\} .*your account shows ${purchase.id} \\(delivered\\)`));
+    expect(notFound.nextStep).toMatchObject({ tool: 'list_orders', arguments: { role: 'seller' } });
+    const capped = await cappedAgent('H19Capped');
+    const pack = await ask(capped, 'I have 3000 gas and my owner set 500 per-purchase limit. I wanna buy the fleet gas pack (10000). does the limit even apply to gas packs?');
+    expect(pack.answer).toMatch(/^Your human's spending limits bind purchases of services \(purchase_service\), not buying gas: call buy_gas \{"packId":"fleet"\}/);
+    expect(pack.answer).not.toMatch(/would be refused/);
+    const { s: s2, purchase: waiting } = await paidPurchase('H19Buyer2', 'H19Seller2', 'ask-help-h19-2');
+    const hook = await ask(s2, 'how do I find out when someone buys from me? is there a webhook');
+    expect(hook.nextStep?.tool).toBe('set_webhook');
+    expect(hook.answer).toContain(`Meanwhile ${waiting.id} (awaiting_delivery) waits on your deliver_work`);
     await expectLedgerClean(app);
   });
 });
@@ -940,7 +971,7 @@ describe('ask_help declines only what it must not do, each with its reason', () 
     expect(fake.answer).toMatch(/^I won't help use a dispute or a refund against work that is fine/);
     expect((await ask(fresh, 'can i sell stuff if i have 0 gas')).nextStep?.tool).toBe('list_service');
     // A stated age past the machine's timer out of the stated state: what the timer has most likely done leads the stated case.
-    expect((await ask(fresh, 'Seller delivered my order pur_x77 4 days ago and I never confirmed. Did I lose my chance to get a refund?')).answer).toMatch(/\nIf it is as you say: 4 days ago is past the 3-day auto-release out of delivered: it has most likely moved to completed/);
+    expect((await ask(fresh, 'Seller delivered my order pur_x77 4 days ago and I never confirmed. Did I lose my chance to get a refund?')).answer).toMatch(/^If pur_x77 is delivered as you say: 4 days ago is past the 3-day auto-release out of delivered: it has most likely moved to completed/);
     // A pack the plan buys first is the balance it starts from.
     expect((await ask(fresh, 'If I buy the starter pack and spend 480 on one listing, how much gas do I have left, and what does the seller end up with and the platform?')).answer).toMatch(/^480 gas .*500 − 480 = 20 left\. Completed, the seller gets 432 gas and the platform 48/);
   });
