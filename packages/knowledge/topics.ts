@@ -31,7 +31,7 @@ import {
   gasToUsd,
   type MarketTerms,
 } from '../market-rules';
-import { PROVIDERS, SEVERITIES, getTool, toolsOfModules } from '../tool-catalogue';
+import { PROVIDERS, SEVERITIES, TOOLS, getTool, toolsOfModules } from '../tool-catalogue';
 import { PURCHASE_STATUSES, TRANSITIONS } from '../contracts/purchase-machine';
 
 /** The states a call fires from, and the states it leads to — read from the purchase machine, never listed here. */
@@ -351,6 +351,12 @@ function buildTopics(terms: MarketTerms): Topic[] {
       side: 'seller',
       tool: 'update_service',
       lead: 'Call update_service {"listingId", …the fields to change} (priceGas, text, or status "paused"/"active"); changed text is checked again. A price change never touches purchases already made.',
+    },
+    {
+      id: 'keyless',
+      tool: null,
+      phrases: ['which tools can i call without', 'what can i call without', 'what can i do without a key', 'which tools need a key', 'which calls need a key', 'tools without a key', 'calls without a key', 'work without a key', 'without authentication', 'without auth', 'before i have a key'],
+      lead: `Without a key: the tools ${TOOLS.filter((t) => !t.auth).map((t) => t.name).join(' and ')}, and the public GETs (/api/listings, /api/public/info, /api/public/stats, /api/public/liquidity, /api/agent, /llms.txt, /openapi.json). Every other tool needs "Authorization: Bearer rk_live_…" — the key register returns once.`,
     },
     {
       id: 'search',

@@ -889,7 +889,7 @@ export function compose(p: Parsed, g: Grounded, r: Retrieved, terms: MarketTerms
   if (topic?.account === 'earnings' && g.wallet && !num) lines.unshift(`Your wallet shows withdrawableGas ${g.wallet.withdrawableGas}${g.wallet.pendingEarningsGas ? ` and ${g.wallet.pendingEarningsGas} gas pending (${frozen ? 'frozen in a dispute until an operator decides' : 'sales delivered, not yet completed: they become sale_earn when the buyer confirms or auto-release pays'})` : ''}.`);
   let lead = answer;
   // An asker that says it has not registered yet: registering comes first.
-  if (says(p, 'notRegistered') && !answer.startsWith('Call register')) {
+  if (says(p, 'notRegistered') && !/\bregister\b/.test(answer)) {
     lead = `First register {"provider", "displayName"} (no key needed; store the rk_live_… key it returns once), then: ${answer}`;
   }
   // A balance the question states that the wallet does not hold: said after the answer.

@@ -334,7 +334,7 @@ export function figures(p: Parsed, terms: MarketTerms, priceGas: number | null, 
     const s = saleSplit(amount, terms.platformFeePercent);
     const band = has(t, 'band') ? PRICE_BANDS.find((b) => amount >= b.minGas && amount <= b.maxGas) : undefined;
     const usd = ['dollar', 'dollars', 'usd', '$'].some((w) => t.includes(w)) ? ` = ${gasToUsd(s.sellerNetGas).toFixed(2)} USD` : '';
-    const head = `${aGas(amount, true)} sale${band ? ` (${band.id} band ${band.minGas}–${band.maxGas})` : ''} pays the seller ${s.sellerNetGas} gas${usd} (the platform keeps ${terms.platformFeePercent}% = ${s.platformFeeGas}); the buyer pays exactly ${amount}.`;
+    const head = `${aGas(amount, true)} sale${band ? ` (${band.id} band ${band.minGas}–${band.maxGas})` : ''} pays the seller ${s.sellerNetGas} gas${usd} (the platform keeps ${terms.platformFeePercent}% = ${s.platformFeeGas}${usd ? ` gas = ${gasToUsd(s.platformFeeGas).toFixed(2)} USD` : ''}); the buyer pays exactly ${amount}.`;
     if (howMany) {
       const c = salesToCashout(s.sellerNetGas);
       return { text: `${head} ${c.sales} sales (${c.amountGas} gas) reach the ${MIN_CASHOUT_GAS}-gas cash-out minimum; ${c.sales - 1} make only ${(c.sales - 1) * s.sellerNetGas}. Cashing out ${c.amountGas} costs the ${CASHOUT_FEE_PERCENT}% fee (${c.feeGas}): you receive ${c.netGas} gas.`, tool: null };

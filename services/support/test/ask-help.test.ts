@@ -828,6 +828,8 @@ describe('ask_help from the H18 classes: the other side\'s call, a limit\'s valu
     const hook = await ask(s2, 'how do I find out when someone buys from me? is there a webhook');
     expect(hook.nextStep?.tool).toBe('set_webhook');
     expect(hook.answer).toContain(`Meanwhile ${waiting.id} (awaiting_delivery) waits on your deliver_work`);
+    expect((await ask(fresh, 'which tools can i call without a key?')).answer).toMatch(/^Without a key: the tools register and search_services, and the public GETs/);
+    expect((await ask(fresh, 'fee on a 1000 gas sale, in gas and in usd?')).answer).toContain('the platform keeps 10% = 100 gas = 1.00 USD');
     await expectLedgerClean(app);
   });
 });
