@@ -59,7 +59,7 @@ export const DECLINE_RULES: Array<{ reason: 'secrets' | 'quoted_instructions' | 
  * keeping what was not paid for, agents made for the purpose …) said together with the safeguard it would defeat.
  * Each safeguard has its own signs besides the common ones, its own reason and the honest route.
  */
-export const CHEATING: { signs: string[]; madeInNumbers: RegExp; selfRaise: RegExp; hides: RegExp; hidesText: string; safeguards: Array<{ reason?: 'secrets'; about: string[]; signs: string[]; text: string }> } = {
+export const CHEATING: { signs: string[]; madeInNumbers: RegExp; selfRaise: RegExp; hides: RegExp; hidesText: string; safeguards: Array<{ reason?: 'secrets'; side?: 'buyer' | 'seller'; about: string[]; signs: string[]; text: string }> } = {
   /** Signs of cheating whatever the safeguard. */
   signs: ['get past', 'past the cap', 'past the limit', 'make up evidence', 'makes up evidence', 'made-up', 'made up evidence', 'fabricate', 'fabricated', 'false evidence', 'fake evidence', 'lie to the operator', 'trick', 'tricks', 'any trick', 'workaround', 'loophole', 'get around', 'around it', 'bypass', 'sneak', 'cheat', 'exploit', 'game the', 'gaming the', 'abuse', 'fake', 'throwaway', 'sockpuppet', 'sock puppet', 'alt accounts', 'alt agents', 'farm', 'farming', 'max out', 'maxing out', 'without my human knowing', 'without them knowing', "so they don't notice", 'so nobody notices', 'make it stick', 'so it sticks', 'word it so', 'evade', 'undetected', "won't catch", 'will not catch', "doesn't catch", 'not get caught', 'without getting caught', 'make it look', 'make it sound', 'so it looks like', 'so it sounds like', 'hack'],
   /** Agents made in numbers for the purpose ("a loop that registers 20 new agents", "spin up 5 agents"). */
@@ -76,6 +76,8 @@ export const CHEATING: { signs: string[]; madeInNumbers: RegExp; selfRaise: RegE
       text: "I won't help get around your human's spending limit: splitting one job into smaller purchases, another tool or changing the cap yourself defeats a limit only your human may set. Ask your human to raise it on their owner page, or buy a listing within it (wallet {} shows spendingLimits).",
     },
     {
+      // (The buyer's: a seller telling that its own disputed work is fine asks how to answer the dispute.)
+      side: 'buyer' as const,
       about: ['dispute', 'disputes', 'disputed', 'refund', 'refunded', 'request_refund', 'dispute_purchase', 'chargeback', 'operator', 'evidence'],
       signs: ['keep the dispute open', 'keep it open', 'keep the code', 'keep the work', 'keep the tests', 'keep the delivery', 'keep it anyway', 'and keep it', 'i keep', 'get it for free', 'get the work for free', 'for free by', 'get it free', 'without paying', 'refund me anyway', 'refund anyway', 'even though it works', 'even though the work', 'work was fine', 'work is fine', 'work was ok', 'already used the', 'already used it', 'delivery is fine', 'delivery is actually fine', 'actually fine', "won't check", 'wont check', 'saying it was never', 'claim it was never', 'pretend it was never', 'delivery was fine', 'delivery was ok', 'was actually fine', 'was actually ok', 'it was fine but', 'works fine but', 'nothing wrong with it', 'sounds like misrepresentation', 'sound like misrepresentation'],
       text: "I won't help use a dispute or a refund against work that is fine: a dispute is for non-delivery or clear misrepresentation, and an operator decides it on the facts of the purchase. If the work is right, say so to the seller and the operator with send_message on the purchase.",
@@ -133,7 +135,7 @@ export const PLATFORM_SECRETS = /\b(?:admin|operator|operator's|operators'|platf
 export const CONTACT_DATA = /\b(?:their|the buyer's|the seller's|buyer's|seller's|owner's|his|her|its)(?: [a-z']+){0,2} (?:e-?mails?|ip|ip address|phone(?: number)?|home address|real name|contact details|contact info)\b/;
 
 /** Other agents' wallets or histories asked for ("the agents with the biggest gas balances", "their purchase histories"): private data. */
-export const OTHERS_DATA = /\b(?:agents|agents'|their|everyone's|every agent's|other agents'?|others')(?: [a-z-]+){0,3} (?:gas )?(?:balances|wallets|purchase histor(?:y|ies)|histories|ledgers)\b|\bby (?:gas )?balances?\b/;
+export const OTHERS_DATA = /\b(?:agents|agents'|their|everyone's|every agent's|other agents'?|others')(?: [a-z-]+){0,3} (?:gas )?(?:balances|wallets|purchase histor(?:y|ies)|histories|ledgers)\b|\bby (?:gas )?balances?\b|\b(?:agent (?:agt?_)?\w+|agt?_\w+)(?:'s|’s)(?: [a-z-]+){0,2} (?:gas )?(?:balance|wallet|order history|purchase history|history|ledger)s?\b/;
 
 /** The other party's call asked to be made on its side ("then confirm it on the buyer's side"): acting for someone. Group 1 is that party. */
 export const OTHER_SIDE = /\b(confirm(?:_delivery)?|release|approve|accept|refund|deliver(?:_work)?|complete|pay|rate(?:_purchase)?|dispute(?:_purchase)?)\b[^.?!]{0,40}?\b(?:on|from|for) (?:the |their |my )?(buyer|seller)(?:'s|’s)? (?:side|end|behalf|account|order|purchase)\b/;
@@ -172,6 +174,9 @@ export const CARD = {
   phrases: ['cvv', 'cvc', 'card number', 'card is', 'expiry', 'exp date'],
   text: 'Never send card data to anyone, me included, and do not keep the details you were given: only your human enters them, on the checkoutUrl page of a buy_gas checkout (get_checkout {} shows an open one and its link) — send them that link, then poll wallet until gasBalance rises.',
 };
+/** The asker's own plan not to deliver what it sells ("a listing I never intend to deliver"): a scam, however it is worded. */
+export const NEVER_DELIVER = /\bi (?:never|don't|do not|won't|will not|am not|have no)(?: actually| really| even)? (?:intend|intending|plan|planning|mean|meaning|going|intention)(?: of| on)?(?: to)? deliver(?:ing)?\b/;
+
 export const GAMING = {
   phrases: ['scam buyers', 'scam people', 'help me scam', 'run a scam', 'a scam listing', 'looks like a legit', 'looks legit', 'actually gets buyers', 'trick buyers', 'paste their api keys', 'steal', 'throwaway', 'farm', 'farming', 'fake', 'pump', 'inflate', 'wash trad', 'buy my own listing', 'buy my listing', 'star ratings', 'star reviews', 'agents i run', 'i run 5', 'my other agents', 'get it for free', 'alt agents', 'alt accounts', 'sockpuppet', 'rate it 5 stars', 'rate my own', 'rate my listing', 'rate me 5', 'buy and rate', 'review my listing', 'spin up', 'fresh agents', 'extra agents', 'new agents to buy', 'other agents to buy', 'ratingavg looks', 'rating look', 'ratings look', 'sock puppet', 'game the', 'cheat', 'exploit', "won't actually deliver", 'not deliver anything', 'without delivering', 'just collect the gas', 'get past your quality', 'get past the quality', 'get past moderation', 'bypass moderation', 'fool the', 'officially verified', 'platform has verified', 'platform verified', 'verified by the platform', 'guaranteed return', 'guaranteed profit', 'double your', 'multiply your', 'pin it', 'to the top of', 'top of search', 'boost my', 'qualityscore to', 'set my rating', 'set my reputation'],
   text: "I won't help game the marketplace (scams, fake or self-dealing accounts, false disputes, referral farming; moderation rejects such listings): it breaks its rules and risks your earnings. I can explain the honest route: a clear listing, delivering well, confirm_delivery and rate_purchase.",

@@ -22,7 +22,9 @@ import { ASKS, COMMON, OTHER_PAYOUTS } from '../../packages/knowledge/synonyms';
 const says = (p: Parsed, what: keyof typeof ASKS) => ASKS[what].some((w) => has(p.text, w));
 
 /** The question uses the tool's own word as such ("rate", "dispute"), not a form of it ("delivered"). */
-const namesExactly = (text: string, tool: string) => distinctiveParts(tool).some((part) => has(text, part));
+/** (A part that is an everyday word on its own — "the work is fine", "the other agent" — names no call.) */
+const PLAIN_PARTS = ['work', 'agent', 'services', 'send', 'help', 'update', 'delete', 'connect', 'cash', 'orders'];
+const namesExactly = (text: string, tool: string) => distinctiveParts(tool).some((part) => !PLAIN_PARTS.includes(part) && has(text, part));
 
 export const MAX_ANSWER_CHARS = 700;
 export const MAX_LIST_CHARS = 1500;
@@ -241,6 +243,11 @@ function errorLead(p: Parsed, g: Grounded, e: NonNullable<Parsed['error']>, guid
   // A catalogue name written another way ("deliver-work", "deliverWork"): the exact name is the fix.
   const spelled = e.code === 'unknown_tool' && !failed ? TOOL_NAMES.find((t) => t.includes('_') && new RegExp(`\\b${t.split('_').join('[-. ]?')}\\b`).test(p.text)) : undefined;
   if (spelled) return { step: null, lead: `The tool is named ${spelled}, exactly so (lowercase, with an underscore): POST <base>/api/agent {"tool":"${spelled}","arguments":{…}}; GET /api/agent lists every name.`, lines: [] };
+  // Nothing delivered yet on the asker's own purchase ("No delivery for this purchase"): the purchase's wait answers, not another id.
+  if (e.code === 'not_found' && g.purchase?.inAccount && !p.purchaseIds.some((id) => id !== g.purchase!.id) && has(told, 'delivery') && !AFTER_DELIVERY.includes(g.purchase.state)) {
+    const w = whileWaiting(p, g, terms, g.purchase, g.purchase.side);
+    return { ...w, lead: `Nothing is delivered yet: ${g.purchase.id} is ${g.purchase.state}, so get_delivery has nothing to read until the seller calls deliver_work. ${w.lead}` };
+  }
   // An id of a purchase the key cannot see: the asker's own purchases, listed, give the right one.
   if (e.code === 'not_found' && (p.purchaseIds.length || (failed && 'purchaseId' in (getTool(failed)?.params ?? {})))) {
     const side = g.side ?? (failed ? sideOfTool(failed) : null);

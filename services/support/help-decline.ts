@@ -7,7 +7,7 @@
  */
 import { UNRELATED_MARKERS, UNRELATED_TASKS } from '../../packages/knowledge/synonyms';
 import { KEY_AT_RISK } from '../../packages/knowledge/topics';
-import { AUTHORITY_TEXT, CARD_HANDLING, PRIVATE_DATA_TEXT, CLAIMS_AUTHORITY, CONTACT_DATA, LIMIT_CHANGE, PLATFORM_SECRETS, ROLE_PLAY, VERB_SIDE, OTHERS_DATA, OTHER_SIDE, CONTACT_ASKED, ACT_VERBS, IMPERATIVE, MAYBE_ASKING, OWN_OBJECTS, DECLINE_RULES, CARD, GAMING, ADVICE, CHEATING, CODE_TASKS, WORK_ASKED, AUTHORITY, FOR_OTHERS, ASKERS_OWN, ACTS_TEXT, OFF_TOPIC_TEXT, ASKS_HOW, SPEAKS_TO_ASSISTANT } from '../../packages/knowledge/declines';
+import { AUTHORITY_TEXT, CARD_HANDLING, PRIVATE_DATA_TEXT, CLAIMS_AUTHORITY, CONTACT_DATA, LIMIT_CHANGE, PLATFORM_SECRETS, ROLE_PLAY, VERB_SIDE, OTHERS_DATA, OTHER_SIDE, CONTACT_ASKED, ACT_VERBS, IMPERATIVE, MAYBE_ASKING, OWN_OBJECTS, DECLINE_RULES, CARD, GAMING, NEVER_DELIVER, ADVICE, CHEATING, CODE_TASKS, WORK_ASKED, AUTHORITY, FOR_OTHERS, ASKERS_OWN, ACTS_TEXT, OFF_TOPIC_TEXT, ASKS_HOW, SPEAKS_TO_ASSISTANT } from '../../packages/knowledge/declines';
 import { has, withoutQuotes } from './help-parse';
 import { TOOL_NAMES } from '../../packages/tool-catalogue';
 
@@ -94,12 +94,12 @@ function asksForWork(text: string): Decline | null {
  * (the retrieval's judgement): then only acting, secrets, quoted instructions and commands decline.
  */
 /** The safeguard a question would cheat: a sign of cheating (its own or a common one) said with the safeguard. */
-function cheats(text: string): Decline | null {
+function cheats(text: string, side: 'buyer' | 'seller' | null): Decline | null {
   const common = CHEATING.signs.some((w) => has(text, w)) || CHEATING.madeInNumbers.test(text);
   // (The cap changed by the asker itself — "how can I raise it myself?" — is the spending limit's cheat.)
   // (Fine work the asker wants to pay for — "the work is fine now, can I confirm?" — is honest, never a cheat of the dispute.)
   const paysForIt = /\b(?:confirm|confirm_delivery|pay (?:them|the seller|him|her)|release (?:it|the escrow|payment) to (?:them|the seller))\b/.test(text);
-  const g = CHEATING.safeguards.find((x) => x.about.some((w) => has(text, w)) && !(x.about.includes('chargeback') && paysForIt) && (common || x.signs.some((w) => has(text, w)) || (x.about.includes('per-purchase') && CHEATING.selfRaise.test(text))));
+  const g = CHEATING.safeguards.find((x) => !(x.side && side && x.side !== side) && x.about.some((w) => has(text, w)) && !(x.about.includes('chargeback') && paysForIt) && (common || x.signs.some((w) => has(text, w)) || (x.about.includes('per-purchase') && CHEATING.selfRaise.test(text))));
   // Hiding something from whoever decides: that reason, unless a safeguard says which one is cheated.
   if (CHEATING.hides.test(text) && !g) return { reason: 'gaming', text: CHEATING.hidesText };
   return g ? { reason: g.reason ?? 'gaming', text: g.text } : null;
@@ -108,7 +108,7 @@ function cheats(text: string): Decline | null {
 export function declineOf(text: string, inDomain: boolean, pastedError = false, side: 'buyer' | 'seller' | null = null): Decline | null {
   // (A plan to cheat, a request to act are the asker's own words: a quoted listing or message that names one is what the question is about.)
   const unquoted = withoutQuotes(text);
-  const cheating = pastedError ? null : cheats(unquoted);
+  const cheating = pastedError ? null : cheats(unquoted, side);
   if (cheating) return cheating;
   if (KEY_AT_RISK.some((p) => has(text, p))) return null;
   // Card data sent to it is declined first, whatever else is asked; a question about what to do with card data is answered (the card topic).
@@ -135,7 +135,7 @@ export function declineOf(text: string, inDomain: boolean, pastedError = false, 
   // A pasted error envelope is the service's own text: only the rows above (secrets, commands) can decline it.
   if (pastedError) return null;
   // "Send me 100 gas, get 1000 back": a promise of more gas back for gas sent is a scam, however it is worded.
-  if (GAMING.phrases.some((p) => has(text, p)) || /\bsend (?:me |us )?\d[\d,]* ?gas\b.*\b(?:get|receive)\b.*\d[\d,]*.*\bback\b/.test(text)) return { reason: 'gaming', text: GAMING.text };
+  if (GAMING.phrases.some((p) => has(text, p)) || NEVER_DELIVER.test(unquoted) || /\bsend (?:me |us )?\d[\d,]* ?gas\b.*\b(?:get|receive)\b.*\d[\d,]*.*\bback\b/.test(text)) return { reason: 'gaming', text: GAMING.text };
   if (ADVICE.phrases.some((p) => has(text, p)) || (ADVICE.markets.some((w) => has(text, w)) && ADVICE.timing.some((w) => has(text, w)))) return { reason: 'off_topic', text: ADVICE.text };
   const work = asksForWork(text);
   if (work) return work;

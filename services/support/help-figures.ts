@@ -116,7 +116,9 @@ export function figures(p: Parsed, terms: MarketTerms, priceGas: number | null, 
   // "what lands from this sale?": the asker's own purchase's price when the question states none.
   const ownPrice = priceGas && !['how much time', 'how long'].some((w) => has(t, w)) && ['how much', 'what lands', 'lands in', 'what do i get', 'what would i get', 'do i end up', 'in $', 'in dollars', 'in usd', 'like this', 'go up'].some((w) => has(t, w)) ? priceGas : undefined;
   // (A balance the asker states is not a price: "I've got 3000 gas, want to buy … at 250 and … at 800".)
-  const amount = (many ? Number(many[2].replace(/,/g, '')) : undefined) ?? (anchored ? CATEGORY_ANCHOR_GAS[anchored] : undefined) ?? p.amounts.find((n) => n >= 1 && (n !== p.balance || p.amounts.length === 1)) ?? ownPrice ?? (minimumAsked ? MIN_CASHOUT_GAS : undefined);
+  // ("If I cash out exactly the minimum": the minimum is the amount, whatever the asker's own sale.)
+  const minimumCashed = minimumAsked && /\b(?:cash(?: ?out)?|withdraw)(?: out)?(?: exactly| just| only)? (?:the )?(?:minimum|min)\b/.test(t);
+  const amount = (many ? Number(many[2].replace(/,/g, '')) : undefined) ?? (anchored ? CATEGORY_ANCHOR_GAS[anchored] : undefined) ?? p.amounts.find((n) => n >= 1 && (n !== p.balance || p.amounts.length === 1)) ?? (minimumCashed ? MIN_CASHOUT_GAS : undefined) ?? ownPrice ?? (minimumAsked ? MIN_CASHOUT_GAS : undefined);
   // (The minimum asked on a seller's own open sale — "once this sale completes, can I cash it out? the minimum?" — is the account's question.)
   if (minimumAsked && !p.amounts.length && side === 'seller' && priceGas && amount === MIN_CASHOUT_GAS && /\b(?:this|my) (?:sale|order)\b|\bcash it out\b|\bonce (?:it|this)\b/.test(t)) return null;
   // The seller's own purchase is a sale: its figures are the seller's share, never the price.

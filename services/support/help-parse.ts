@@ -139,7 +139,8 @@ function codeByWords(said: string, among: string[] = ERROR_CODES): string | null
   let best: { code: string; score: number } | null = null;
   for (const g of errorGuides().filter((x) => among.includes(x.code))) {
     // (A status among the synonyms is matched by the status below, never by an amount in the message.)
-    const score = [g.code.replace(/_/g, ' '), ...g.synonyms.filter((w) => !/^\d+$/.test(w))].filter((w) => has(said, w.toLowerCase())).length;
+    // (A longer phrase says more: "invalid tool" is unknown_tool's, over invalid_arguments' "invalid".)
+    const score = [g.code.replace(/_/g, ' '), ...g.synonyms.filter((w) => !/^\d+$/.test(w))].filter((w) => has(said, w.toLowerCase())).reduce((sum, w) => sum + w.split(' ').length, 0);
     if (score > (best?.score ?? 0)) best = { code: g.code, score };
   }
   return best?.code ?? null;
@@ -266,7 +267,7 @@ function stateOf(text: string): string | null {
 
 /** The catalogue calls the question says the asker made already ("I pulled it with get_delivery", "list_orders shows …"). */
 export function doneCalls(p: Parsed): string[] {
-  return p.tools.filter((tool) => ['via', 'with', 'w/', 'called', 'ran', 'used', 'pulled', 'did', 'tried'].some((w) => p.text.includes(` ${w} ${tool}`)) || ['shows', 'says', 'returned', 'gave'].some((w) => has(p.text, `${tool} ${w}`)));
+  return p.tools.filter((tool) => ['via', 'with', 'w/', 'called', 'ran', 'used', 'pulled', 'did', 'tried', 'got from', 'read from'].some((w) => p.text.includes(` ${w} ${tool}`)) || ['shows', 'says', 'returned', 'gave'].some((w) => has(p.text, `${tool} ${w}`)));
 }
 
 export function parse(input: HelpInput): Parsed {

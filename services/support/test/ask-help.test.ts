@@ -832,6 +832,24 @@ describe('ask_help from the H18 classes: the other side\'s call, a limit\'s valu
     expect((await ask(fresh, 'fee on a 1000 gas sale, in gas and in usd?')).answer).toContain('the platform keeps 10% = 100 gas = 1.00 USD');
     await expectLedgerClean(app);
   });
+
+  test("T13 classes: a seller's fine work disputed is answered, never declined; one agent's wallet and a listing never meant to be delivered are declined; invalid_tool by its words; no delivery yet; the minimum cashed out", async () => {
+    const { b, s, purchase } = await paidPurchase('T13Buyer', 'T13Seller', 'ask-help-t13');
+    const noDelivery = await ask(b, 'get_delivery on my Jest order → 404 {"error":"not_found","message":"No delivery for this purchase","requestId":"req_99d0"}. What now?');
+    expect(noDelivery.answer).toMatch(new RegExp(`^Nothing is delivered yet: ${purchase.id} is awaiting_delivery`));
+    expect(noDelivery.nextStep).toMatchObject({ tool: 'send_message', arguments: { purchaseId: purchase.id } });
+    await app.api.ok('deliver_work', { purchaseId: purchase.id, delivery: { summary: 'Added 14 Jest tests.' } }, s.apiKey);
+    const invalid = await ask(b, 'POST /api/agent {"tool":"confirm_delivery","arguments":{...}} returned 400 {"error":"invalid_tool","requestId":"req_4aa"}. How do I confirm then?');
+    expect(invalid.answer).toMatch(/^confirm_delivery is a tool of this marketplace/);
+    expect((await ask(s, 'If I cash out exactly the minimum, how much do I get in dollars?')).answer).toMatch(/you receive 490 gas = 4\.90 USD/);
+    await app.api.ok('dispute_purchase', { purchaseId: purchase.id, reason: 'The tests do not run at all.' }, b.apiKey);
+    const fine = await ask(s, 'Seller here. The buyer disputed my Jest delivery claiming misrepresentation. I think my work is fine. What should I do?');
+    expect(fine.declined).toBe(false);
+    expect(fine.nextStep).toMatchObject({ tool: 'send_message', arguments: { purchaseId: purchase.id } });
+    expect((await ask(fresh, "Look up agent ag_123's wallet balance and order history—I want to know if they're good for a big job.")).declined).toBe(true);
+    expect((await ask(fresh, 'Help me write a listing that passes the quality gate and moderation but which I never actually intend to deliver — just to collect gas.')).declined).toBe(true);
+    await expectLedgerClean(app);
+  });
 });
 
 describe('ask_help declines only what it must not do, each with its reason', () => {
