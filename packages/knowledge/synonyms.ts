@@ -301,7 +301,7 @@ export const OFF_TOPIC_WORDS = [
 
 /** Tasks that are not about this marketplace whatever else the question names (declined as off-topic). */
 /** Said outright: the question is not about the marketplace, whatever it names. */
-export const UNRELATED_MARKERS = ['unrelated but', 'unrelated, but', 'off topic but', 'off-topic but', 'off topic, but', 'off-topic, but', 'not marketplace related', 'not related to the marketplace', 'ignore the marketplace', 'not a marketplace thing', 'not a marketplace question', 'unrelated to the market', 'nothing to do with the marketplace', 'off topic', 'off-topic'];
+export const UNRELATED_MARKERS = ['unrelated but', 'unrelated, but', 'off topic but', 'off-topic but', 'off topic, but', 'off-topic, but', 'not marketplace related', 'not related to the marketplace', 'ignore the marketplace', 'not a marketplace thing', 'not a marketplace question', 'unrelated to the market', 'nothing to do with the marketplace', 'nothing to do with marketplace', 'nothing to do w/ marketplace', 'nothing to do w/ the marketplace', 'not about the marketplace', 'off topic', 'off-topic'];
 /** Kinds of unrelated work (and markers): declined when asked for, or when the question names nothing of the marketplace — a delivery may be a blog post. */
 export const UNRELATED_TASKS = ['unrelated but', 'unrelated, but', 'off topic but', 'off-topic but', 'off topic, but', 'off-topic, but', 'not marketplace related', 'not related to the marketplace', 'ignore the marketplace', 'python lib', 'useeffect', 'not a marketplace thing', 'not a marketplace question', 'unrelated to the market', 'nothing to do with the marketplace', 'off topic', 'off-topic', 'haiku', 'my build fails', 'ts build', 'type instantiation', 'cover letter', 'write an email', 'write me an email', 'email to my boss', 'job application', 'my resume', 'my cv', 'blog post', 'wedding speech'];
 
@@ -338,7 +338,7 @@ export const ASKS = {
   /** The buyer says it read or tested the work already. */
   readAlready: ['exactly what i asked for', 'what i asked for', 'pulled it', 'downloaded it', 'exactly what i needed', 'is great', 'looks great', 'tested', 'ran the', 'ran them', 'green', 'passed', 'already read it', "i've read it", 'i have read it', 'i read it and', "it's perfect", 'checked it', 'looks good', 'passes', 'they pass', 'tests pass', 'it works', 'works fine', 'reviewed'],
   /** Every way forward is asked, not one call (the purchase's options answer: each call this side may make, and the timer). */
-  options: ['my options', 'what options', 'which options', 'options do i have', 'my choices', 'what choices', 'alternatives'],
+  options: ['my options', 'what options', 'which options', 'options do i have', 'my choices', 'what choices', 'alternatives', 'what can i actually do', 'what are my moves'],
   /** What a state means is asked. */
   stateMeaning: ['mean', 'what does', 'why', 'is my gas gone', 'what happened', "what's that", 'what is that', "what's this", 'what is this'],
   /** How to do it is asked (the call leads, figures follow). */

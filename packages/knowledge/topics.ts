@@ -159,7 +159,7 @@ function buildTopics(terms: MarketTerms): Topic[] {
     },
     {
       id: 'key-phishing',
-      phrases: ['claiming to be', 'claims to be', 'platform support', 'marketplace staff', 'from staff', 'paste your api key', 'your api key here', 'paste your key', 'your rk_live key', 'send me your rk_live', 'send me your api key', 'to verify you', 'or be suspended', 'phishing', 'asking for my api key', 'they need my api key', 'wants my api key', 'asked for my api key', 'reply with your', 'send me your key', 'send your key', 'share my key', 'share my api key', 'asks for my key', 'asked for my key', 'ask for my key', 'give my key', 'give them my key', 'send my key', 'send my api key', 'send my rk_live', 'my rk_live key', 'key to verify', 'verify my key', 'verify at a link', 'account gets suspended', 'be suspended'],
+      phrases: ['claiming to be', 'claims to be', 'platform support', 'marketplace staff', 'from staff', 'paste your api key', 'paste your rk_live', 'your rk_live api key', 'your api key here', 'paste your key', 'your rk_live key', 'send me your rk_live', 'send me your api key', 'to verify you', 'or be suspended', 'phishing', 'asking for my api key', 'they need my api key', 'wants my api key', 'asked for my api key', 'reply with your', 'send me your key', 'send your key', 'share my key', 'share my api key', 'asks for my key', 'asked for my key', 'ask for my key', 'give my key', 'give them my key', 'send my key', 'send my api key', 'send my rk_live', 'my rk_live key', 'key to verify', 'verify my key', 'verify at a link', 'account gets suspended', 'be suspended'],
       tool: 'report_bug',
       args: { title: 'Phishing: an agent asked for my API key', description: 'Who asked, where and when (never include the key itself).', severity: 'high' },
       lead: 'Do not share it: that is phishing — nobody, platform support included, ever needs your API key; it only goes in the Authorization header of your own calls. Report it with report_bug {"title", "description", "severity": "high"}.',
@@ -305,7 +305,7 @@ function buildTopics(terms: MarketTerms): Topic[] {
     },
     {
       id: 'list',
-      phrases: ['fee to list', 'cost to list', 'free to list', 'pay to list', 'listing fee', 'gas to list', 'list with 0 gas', 'service with 0 gas', 'with no gas', 'without gas', 'before i can list', 'before listing', 'gas before listing', 'need gas to list', 'need gas to sell', 'buy gas before i can list', 'have to buy gas before', 'need to buy gas before', 'buy gas before listing', 'gas do we need', 'need upfront', 'put up listings', 'list something', 'list a service', 'list my service', 'create a listing', 'put up a listing', 'make a listing', 'post a listing', 'offer a service', 'sell a service', 'sell my', 'start selling', 'become a seller', 'publish a service', 'list my skill', 'put up for sale', 'list service', 'up for sale', 'for sale', 'live listing', 'want to sell', 'i want to sell', 'to sell', 'can i list', 'list stuff', 'list my', 'before i can list', 'need gas to list', 'gas to list', 'put up a', 'need gas to sell', 'sellers have to', 'sellers need', 'hold gas to sell', 'can i sell', 'sell stuff', 'sell something', 'sell things'],
+      phrases: ['fee to list', 'cost to list', 'free to list', 'pay to list', 'listing fee', 'gas to list', 'list with 0 gas', 'service with 0 gas', 'with no gas', 'without gas', 'before i can list', 'before listing', 'gas before listing', 'need gas to list', 'need gas to sell', 'need gas to post', 'gas to post a listing', 'buy gas before i can list', 'have to buy gas before', 'need to buy gas before', 'buy gas before listing', 'gas do we need', 'need upfront', 'put up listings', 'list something', 'list a service', 'list my service', 'create a listing', 'put up a listing', 'make a listing', 'post a listing', 'offer a service', 'sell a service', 'sell my', 'start selling', 'become a seller', 'publish a service', 'list my skill', 'put up for sale', 'list service', 'up for sale', 'for sale', 'live listing', 'want to sell', 'i want to sell', 'to sell', 'can i list', 'list stuff', 'list my', 'before i can list', 'need gas to list', 'gas to list', 'put up a', 'need gas to sell', 'sellers have to', 'sellers need', 'hold gas to sell', 'can i sell', 'sell stuff', 'sell something', 'sell things'],
       side: 'seller',
       tool: 'list_service',
       lead: `Call list_service {"title", "description", "priceGas", "category"} — listing is free and needs no gas. Name a concrete skill, the buyer's inputs and your deliverable (description ≥ ${MIN_DESCRIPTION_CHARS} characters and ${MIN_DESCRIPTION_WORDS} words; price ≥ ${MIN_PRICE_GAS} gas).`,
@@ -353,7 +353,7 @@ function buildTopics(terms: MarketTerms): Topic[] {
       lead: 'Call update_service {"listingId", …the fields to change} (priceGas, text, or status "paused"/"active"); changed text is checked again. A price change never touches purchases already made.',
     },
     {
-      id: 'keyless',
+      id: 'public-tools',
       tool: null,
       phrases: ['which tools can i call without', 'what can i call without', 'what can i do without a key', 'which tools need a key', 'which calls need a key', 'tools without a key', 'calls without a key', 'work without a key', 'without authentication', 'without auth', 'before i have a key'],
       lead: `Without a key: the tools ${TOOLS.filter((t) => !t.auth).map((t) => t.name).join(' and ')}, and the public GETs (/api/listings, /api/public/info, /api/public/stats, /api/public/liquidity, /api/agent, /llms.txt, /openapi.json). Every other tool needs "Authorization: Bearer rk_live_…" — the key register returns once.`,
@@ -496,7 +496,7 @@ function buildTopics(terms: MarketTerms): Topic[] {
     },
     {
       id: 'unhappy-delivery',
-      phrases: ['the delivery is a', 'delivery is just a', 'got a poem', "doesn't compile", "won't compile", 'does not compile', "doesn't even compile", 'bug in the code', 'bug in their code', 'bugs in the code', 'bugs in their code', 'bug in the delivery', 'buggy', 'confirm anyway', 'what i got', 'only got', 'just got the', 'no tests', 'no readme', 'gives 404', 'broken link', 'dead link', "can't download", 'cannot download', 'confirm to unlock', 'coming soon', 'zero test files', 'no test files', 'missing files', 'empty', 'not what i paid for', 'not what i ordered', "doesn't match", 'wrong language', 'basically empty', 'not to my taste', 'taste', "don't like", 'tests fail', 'fails to', 'fail to', 'fail on', 'tests failing', 'failing tests', 'are failing', "don't run", "doesn't run", "won't run", "don't work", 'not run', 'not as described', 'promised', 'not what', 'poor quality', 'corrupted', "can't open", 'cannot open', 'unreadable', 'mediocre', 'unhappy', 'not happy', 'incomplete', 'is missing', 'are missing', 'wrong'],
+      phrases: ['the delivery is a', 'delivery is just a', 'fail when i run', 'tests fail', 'want them fixed', 'wants them fixed', 'want it fixed', 'wants it fixed', 'fixed before we pay', 'fixed before i pay', 'got a poem', "doesn't compile", "won't compile", 'does not compile', "doesn't even compile", 'bug in the code', 'bug in their code', 'bugs in the code', 'bugs in their code', 'bug in the delivery', 'buggy', 'confirm anyway', 'what i got', 'only got', 'just got the', 'no tests', 'no readme', 'gives 404', 'broken link', 'dead link', "can't download", 'cannot download', 'confirm to unlock', 'coming soon', 'zero test files', 'no test files', 'missing files', 'empty', 'not what i paid for', 'not what i ordered', "doesn't match", 'wrong language', 'basically empty', 'not to my taste', 'taste', "don't like", 'tests fail', 'fails to', 'fail to', 'fail on', 'tests failing', 'failing tests', 'are failing', "don't run", "doesn't run", "won't run", "don't work", 'not run', 'not as described', 'promised', 'not what', 'poor quality', 'corrupted', "can't open", 'cannot open', 'unreadable', 'mediocre', 'unhappy', 'not happy', 'incomplete', 'is missing', 'are missing', 'wrong'],
       side: 'buyer',
       purchase: true,
       states: [...fromOf('confirm_delivery'), ...fromOf('evaluate_delivery')],
@@ -551,7 +551,7 @@ function buildTopics(terms: MarketTerms): Topic[] {
       id: 'rate',
       // (A rating asked beside a complaint about the work: the complaint leads, the rating rule follows; the scale asked is the scale's.)
       yieldsTo: ['unhappy-delivery', 'rating-scale'],
-      phrases: ['want to leave', 'leave a rating', 'give stars', 'star rating', 'rate', 'rating', 'stars', 'leave a review', 'leave feedback', 'rate the seller'],
+      phrases: ['want to leave a rating', 'want to leave a review', 'leave a rating', 'give stars', 'star rating', 'rate', 'rating', 'stars', 'leave a review', 'leave feedback', 'rate the seller'],
       side: 'buyer',
       purchase: true,
       tool: 'rate_purchase',

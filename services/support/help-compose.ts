@@ -92,6 +92,9 @@ function placeholder(k: string, spec: { min?: number; description?: string }, p:
   return out;
 }
 
+/** The value of an enum the text names: itself, with spaces for its underscores ("Claude Code"), or a long part of it. */
+const valueNamed = (values: readonly string[] | undefined, text: string) => values?.find((x) => has(text, x) || has(text, x.replace(/_/g, ' '))) ?? values?.find((x) => x.split('_').some((part) => part.length >= 5 && has(text, part)));
+
 /** Arguments from the question and the account; an example's stock values never stand in for the asker's (an enum the question names is used, other free text is a placeholder). */
 function argsFor(tool: string, g: Grounded, p: Parsed, overrides: Record<string, unknown> = {}): Record<string, unknown> {
   const params = (getTool(tool)?.params ?? {}) as Record<string, { type?: string; values?: readonly string[]; optional?: boolean }>;
@@ -100,7 +103,7 @@ function argsFor(tool: string, g: Grounded, p: Parsed, overrides: Record<string,
     const spec = params[k];
     // An enum the question names; else its catch-all ("other") rather than an example's stock value.
     // (A pack named by its gas against another named by its id — "a starter checkout, but get the bigger one (2000)" — is the one wanted.)
-    const named = (k === 'packId' ? GAS_PACKS.find((x) => p.amounts.includes(x.gas) && GAS_PACKS.some((y) => y !== x && has(p.text, y.id)))?.id : undefined) ?? spec?.values?.find((x) => has(p.text, x)) ?? spec?.values?.find((x) => x.split('_').some((part) => part.length >= 5 && has(p.text, part))) ?? spec?.values?.find((x) => x === 'other');
+    const named = (k === 'packId' ? GAS_PACKS.find((x) => p.amounts.includes(x.gas) && GAS_PACKS.some((y) => y !== x && has(p.text, y.id)))?.id : undefined) ?? valueNamed(spec?.values, p.text) ?? spec?.values?.find((x) => x === 'other');
     if (named) args[k] = named;
     else if (spec?.optional) continue;
     else if (v && typeof v === 'object' && !Array.isArray(v)) args[k] = Object.fromEntries(Object.keys(v).map((f) => [f, `<${f}>`]));
@@ -109,8 +112,10 @@ function argsFor(tool: string, g: Grounded, p: Parsed, overrides: Record<string,
   // An optional query and price bound the question gives ("search for a python code reviewer under 300 gas").
   const wanted = /\b(?:search(?:ing)? for|look(?:ing)? for|find(?: me)?|hire)(?: an?| some| someone to| someone who| an agent to)? ((?:[a-z0-9+#.-]+ ){0,4}?[a-z0-9+#.-]+)(?= under| below| for | with| at | that| cheaper|[?.,!]| $)/.exec(p.text)?.[1];
   if ('q' in params && !('q' in args) && wanted && !/^(?:a |an |the )?(?:service|listing|seller|agent|someone|something)s?$/.test(wanted)) args.q = wanted;
+  // (Never above the per-purchase limit the human set.)
   const prices = p.amounts.filter((a) => a !== p.balance);
-  if ('maxPriceGas' in params && !('maxPriceGas' in args) && prices.length) args.maxPriceGas = Math.max(...prices);
+  const cap = g.limits?.setByHuman ? g.limits.perPurchaseMaxGas : null;
+  if ('maxPriceGas' in params && !('maxPriceGas' in args) && (prices.length || cap != null)) args.maxPriceGas = Math.min(prices.length ? Math.max(...prices) : Infinity, cap ?? Infinity);
   if ('purchaseId' in args && (g.purchase?.id ?? p.purchaseIds[0])) args.purchaseId = g.purchase?.id ?? p.purchaseIds[0];
   if ('listingId' in args && p.listingIds[0]) args.listingId = p.listingIds[0];
   const agent = /\bagt_\w+/.exec(p.text)?.[0];
@@ -120,8 +125,11 @@ function argsFor(tool: string, g: Grounded, p: Parsed, overrides: Record<string,
   const stars = /\b([1-5]) ?(?:stars?|\/ ?5|out of 5)\b/.exec(p.text);
   if ('rating' in args && stars) args.rating = Number(stars[1]);
   // A price the question names ("bump it to 200") is the one to set; the example's other fields go.
-  if ('priceGas' in (getTool(tool)?.params ?? {}) && p.amounts.length && !('purchaseId' in args) && p.amounts[p.amounts.length - 1] >= ((params.priceGas as { min?: number }).min ?? 0)) {
-    args.priceGas = p.amounts[p.amounts.length - 1];
+  // ("change the price to 400 and charge the extra 150": the amount said with "to" is the price.)
+  const toPrice = Number(/\bto (\d[\d,]*)\b/.exec(p.text)?.[1]?.replace(/,/g, ''));
+  const price = p.amounts.includes(toPrice) ? toPrice : p.amounts[p.amounts.length - 1];
+  if ('priceGas' in (getTool(tool)?.params ?? {}) && p.amounts.length && !('purchaseId' in args) && price >= ((params.priceGas as { min?: number }).min ?? 0)) {
+    args.priceGas = price;
     delete args.status;
   }
   return { ...args, ...overrides };
@@ -163,7 +171,12 @@ function quotedArgumentErrors(tool: string, args: Record<string, unknown>): stri
   // (A name the call does not take is named only beside one it does: otherwise the pairs quoted are not its arguments.)
   const unknown = Object.keys(args).some((k) => k in params) ? Object.keys(args).filter((k) => !(k in params)).map((k) => `“${k}” is not an argument of ${tool} (its arguments: ${Object.keys(params).join(', ')}).`) : [];
   const errors = argumentErrors(def, { ...args }, Object.keys(args));
-  return [...errors.map((r) => `${r.message}${['number', 'boolean'].includes(r.type ?? '') && typeof args[r.field] === 'string' ? ` (you sent ${JSON.stringify(args[r.field])}, a string)` : ''}`), ...unknown];
+  // (With the field's own bounds from the schema: "an integer" says more as "an integer from 1 to 5".)
+  const bounds = (field: string) => {
+    const spec = (params[field] ?? {}) as { min?: number; max?: number; type?: string };
+    return spec.type === 'number' && spec.min !== undefined && spec.max !== undefined ? ` (${field} is ${spec.min} to ${spec.max}.)` : '';
+  };
+  return [...errors.map((r) => `${r.message}${['number', 'boolean'].includes(r.type ?? '') && typeof args[r.field] === 'string' ? ` (you sent ${JSON.stringify(args[r.field])}, a string)` : /\d/.test(r.message) ? '' : bounds(r.field)}`), ...unknown];
 }
 
 /**
@@ -268,12 +281,15 @@ function errorLead(p: Parsed, g: Grounded, e: NonNullable<Parsed['error']>, guid
   // An argument with a fixed set of values the message names: the values are the fix.
   const param = e.code === 'invalid_arguments' && p.tools[0] ? Object.entries((getTool(p.tools[0])?.params ?? {}) as Record<string, { values?: readonly string[] }>).find(([k, v]) => v.values && has(told, k.toLowerCase())) : undefined;
   if (param) {
-    const step = { tool: p.tools[0], arguments: { ...exampleArguments(p.tools[0]), [param[0]]: param[1].values!.includes('other') ? 'other' : param[1].values![0] } };
+    const step = { tool: p.tools[0], arguments: { ...exampleArguments(p.tools[0]), [param[0]]: valueNamed(param[1].values, p.text) ?? (param[1].values!.includes('other') ? 'other' : param[1].values![0]) } };
     return { step, lead: `${param[0]} must be one of ${param[1].values!.join(', ')}: call ${call(step)} again with one of them.`, lines: [] };
   }
   // The call's own arguments as the question quotes them ('"priceGas": "9.5"'): checked against the catalogue's schema, each violation named.
   const checked = ['invalid_arguments', 'listing_rejected'].includes(e.code) && p.tools[0] && p.quotedArgs ? quotedArgumentErrors(p.tools[0], p.quotedArgs) : [];
-  if (checked.length) return { step: null, lead: `${p.tools[0]} refuses it: ${checked.join(' ')} Fix ${checked.length > 1 ? 'them' : 'it'} and call ${p.tools[0]} again — the refused call created and changed nothing.`, lines: [] };
+  if (checked.length) {
+    const early = g.purchase?.inAccount && isMachineTool(p.tools[0]) && !g.purchase.legal.includes(p.tools[0]) ? [`${p.tools[0]} is not possible yet on ${g.purchase.id} (${g.purchase.state}). ${nextOf(g.purchase.state)}`] : [];
+    return { step: null, lead: `${p.tools[0]} refuses it: ${checked.join(' ')} Fix ${checked.length > 1 ? 'them' : 'it'} and call ${p.tools[0]} again — the refused call created and changed nothing.`, lines: early };
+  }
   // A message that names an argument of the call ("priceGas must be at least 10"): that argument is the fix.
   const named = e.message && p.tools[0] ? Object.keys(getTool(p.tools[0])?.params ?? {}).find((k) => has(told, k.toLowerCase())) : undefined;
   if (named && e.code !== 'unauthorized') {
@@ -572,7 +588,9 @@ function bySituation(p: Parsed, g: Grounded, r: Retrieved, terms: MarketTerms, t
   const overLimit = g.limits?.perPurchaseMaxGas != null && (topic?.tool === 'purchase_service' || p.tools.includes('purchase_service') || has(p.text, 'buy')) && p.amounts.some((a) => a >= g.limits!.perPurchaseMaxGas! && a !== g.wallet?.gasBalance && a !== p.balance);
   // (The human's limits bind purchases of services; a gas pack asked about against a budget is figures' — the human approves its checkout anyway.)
   const packs = (p.tools.includes('buy_gas') || (has(p.text, 'pack') && ASKS.budget.some((w) => has(p.text, w)))) && !p.tools.includes('purchase_service');
-  if ((limitsAsked || overLimit) && !packs) return spendingLimit(g, null, p, terms);
+  // (A budget or an owner said beside another task — "owner gave me a budget; how do I choose a seller?" — is that task's, unless a limit or a refusal is named.)
+  const elsewhere = !!topic?.tool && topic.account !== 'limits' && topic.tool !== 'purchase_service' && !['limit', 'limits', 'cap', 'refused', 'blocked', 'exceeds'].some((w) => has(p.text, w));
+  if (((limitsAsked && !elsewhere) || overLimit) && !packs) return spendingLimit(g, null, p, terms);
   // Limits asked about on an account whose human set none: nothing but the balance bounds a purchase.
   if (topic?.account === 'limits' && g.limits && !g.limits.setByHuman && g.wallet) {
     return { step: { tool: 'wallet', arguments: {} }, lead: `No spending limit is set on your account: one purchase may cost up to your gasBalance (${g.wallet.gasBalance} gas now${g.wallet.gasBalance ? '' : ': buy_gas first'}) — the marketplace has no per-purchase maximum of its own.`, lines: ['Your human may set limits (per purchase, per day or week, categories) on their owner page; wallet {} shows spendingLimits then.'] };
@@ -596,7 +614,6 @@ function packAsked(p: Parsed): (typeof GAS_PACKS)[number] | null {
   return GAS_PACKS.find((x) => has(p.text, x.id)) ?? GAS_PACKS.find((x) => p.amounts.includes(x.gas)) ?? (p.tools.includes('buy_gas') || has(p.text, 'gas pack') ? GAS_PACKS[0] : null);
 }
 
-/** An age the question states for a purchase ("delivered 4 days ago") at or past the machine's timer out of its state (a listing's own period at its default): what the timer has most likely done. */
 /** The machine's timer out of `state` (a sweeper's transition) and its length in hours (a listing's deliveryDays at its default). */
 function timerOf(state: string, terms: MarketTerms): { tool: string; to: string; hours: number } | null {
   const t = TRANSITIONS.find((x) => x.who.includes('sweeper') && (x.from as readonly string[]).includes(state) && x.after && x.to);
@@ -615,6 +632,7 @@ function statedAge(p: Parsed): { said: string; hours: number } | null {
   return ago ? { said: ago[0].replace(/^(?:for|since|over) /, ''), hours: n * { hour: 1, day: 24, week: 168 }[ago[2] as 'hour' | 'day' | 'week'] } : null;
 }
 
+/** An age the question states for a purchase ("delivered 4 days ago") at or past the machine's timer out of its state (a listing's own period at its default): what the timer has most likely done. */
 function timerPassed(p: Parsed, state: string, terms: MarketTerms): string | null {
   const ago = statedAge(p);
   const t = timerOf(state, terms);
@@ -667,6 +685,9 @@ function becauseOf(p: Parsed, g: Grounded): Picked {
   return { step, lead: `${unknown}A purchase becomes ${state} in ${ways.length} way${ways.length > 1 ? 's' : ''}: ${[...new Set(ways)].join('; ')}.`, lines: [`get_purchase on it shows which (its timestamps and reason fields). ${nextOf(state)}`] };
 }
 
+/** The answer for a purchase as the question tells it ("If pur_x is delivered as you say: …"), its own "As the buyer of …" opening dropped. */
+const asTold = (f: NonNullable<Grounded['purchase']>, answer: string) => `If ${f.id} is ${f.state} as you say: ${sentence(answer.replace(/^As the \w+ of \S+( \([a-z_]+\))?[:,] /, ''))}`;
+
 /**
  * When the account disagrees with the question, what it shows leads and the call is the one it allows: a purchase in
  * another state is answered on that state alone (the intent's call if it fits it, else what the state says next); an
@@ -690,8 +711,7 @@ function accountFirst(p: Parsed, g: Grounded, r: Retrieved, terms: MarketTerms, 
     // Another open state told of an id the account lacks, on the same side ("I'm the seller on pur_x, the buyer has paid, I want to deliver"): the stated situation's own step leads.
     const statedState = !statedSide && p.statedState && p.statedState !== g.actual.state && isOpen(p.statedState) && g.purchase && !g.purchase.inAccount && g.purchase.id !== g.actual.id && p.purchaseIds.length ? g.purchase : null;
     if (statedState) {
-      const own = answer.replace(/^As the \w+ of \S+( \([a-z_]+\))?[:,] /, '');
-      const lead = `If ${statedState.id} is ${statedState.state} as you say: ${sentence(own)}`;
+      const lead = asTold(statedState, answer);
       return { lead, lines: [`(${shows} — check the id with list_orders.)`], picked: { step: { tool: 'list_orders', arguments: {} }, lead, lines: [] } };
     }
     // An intent that is not about the purchase's next call but a call on it (staying on the platform: a message …) answers as it is, on the purchase the account shows.
@@ -728,8 +748,7 @@ function accountFirst(p: Parsed, g: Grounded, r: Retrieved, terms: MarketTerms, 
   // A purchase the question tells the state of, on an id the account lacks: the stated situation's own step leads, what the account shows follows.
   const stated = g.purchase && !g.purchase.inAccount && p.statedState && p.purchaseIds.length ? g.purchase : null;
   if (stated) {
-    const own = answer.replace(/^As the \w+ of \S+( \([a-z_]+\))?[:,] /, '');
-    const lead = `If ${stated.id} is ${stated.state} as you say: ${sentence(own)}`;
+    const lead = asTold(stated, answer);
     return { lead, lines: [`(${said.replace(' (check the id with list_orders)', ' — check the id with list_orders')}.)`, ...lines], picked: { step: check, lead, lines: [] } };
   }
   return { lead: `${said}.`, lines: [`If it is as you say: ${answer}`, ...lines], picked: { step: check, lead: `${said}.`, lines: [] } };
@@ -821,7 +840,7 @@ export function compose(p: Parsed, g: Grounded, r: Retrieved, terms: MarketTerms
     return { lead: `${each.join('; ')}: pick them with ?modules=${[...new Set(inModules.map((t) => modsOf(t!)[0]))].join(',')} on /mcp (or --modules for the stdio client); with no modules chosen every tool is offered.`, lines: [], nextStep: null, allowed: [], sources: [] };
   }
   // "What does ack_purchase do?": the catalogue's description of it, and whose call it is on the asker's purchase.
-  const defined = p.error ? undefined : p.tools.find((t) => t !== 'ask_help' && new RegExp(`\\bwhat(?:'s| is| does| do)(?: the)? ${t}\\b(?! (?:says?|shows?|returns?|returned|gave)\\b)`).test(p.text));
+  const defined = p.error ? undefined : p.tools.find((t) => t !== 'ask_help' && (new RegExp(`\\bwhat(?:'s| is| does| do)(?: the)? ${t}\\b(?! (?:says?|shows?|returns?|returned|gave)\\b)`).test(p.text) || new RegExp(`\\b${t}\\b\\W{0,3}(?:what (?:it|does it) do(?:es)?|what is it|what's it for)\\b`).test(p.text)));
   if (defined) {
     const whose = sideOfTool(defined);
     const theirs = g.purchase && whose && g.side && whose !== g.side ? [`On ${g.purchase.id ?? 'your purchase'} it is the ${whose}'s call, not yours.`] : [];
@@ -890,7 +909,8 @@ export function compose(p: Parsed, g: Grounded, r: Retrieved, terms: MarketTerms
   if (callFirst && num) lines.unshift(num.text);
   // A question that asks two things: the second intent's rule follows.
   // (Not when the answer already says most of it.)
-  if (intent?.also && overlap(intent.also.lead, [answer, ...lines].join(' ')) < 0.6) lines.push(intent.also.lead);
+  // (Not a second call the situation's own answer rules out: "buy_gas again?" beside an open checkout.)
+  if (intent?.also && overlap(intent.also.lead, [answer, ...lines].join(' ')) < 0.6 && !(firm && intent.also.tool && g.checkouts.length && intent.also.tool === 'buy_gas')) lines.push(intent.also.lead);
   // The account's own facts the intent turns on: what it may withdraw (a cash-out asked about is answered above).
   const frozen = (g.account?.purchases ?? []).some((x) => x.role === 'seller' && x.status === 'disputed');
   if (topic?.account === 'earnings' && g.wallet && !num) lines.unshift(`Your wallet shows withdrawableGas ${g.wallet.withdrawableGas}${g.wallet.pendingEarningsGas ? ` and ${g.wallet.pendingEarningsGas} gas pending (${frozen ? 'frozen in a dispute until an operator decides' : 'sales delivered, not yet completed: they become sale_earn when the buyer confirms or auto-release pays'})` : ''}.`);
@@ -929,12 +949,12 @@ export function compose(p: Parsed, g: Grounded, r: Retrieved, terms: MarketTerms
   const timerOnly = !!told && mismatch?.startsWith('I see no purchases');
   if (mismatch && ((!g.actual && !mismatch.startsWith('I see no purchase') && !stated && !p.statedClaim) || p.error?.code === 'internal' || timerOnly)) lines.unshift(`(${sentence(mismatch)}.)`);
   // (A pasted not_found already names what the account shows.)
-  else if (mismatch && !pastWhy(p) && !(p.error?.code === 'not_found' && lead.startsWith('That id names no purchase'))) ({ lead, lines, picked } = accountFirst(p, g, r, terms, topic, mismatch, answer, lines));
-  // Retrieved rule lines only fill an answer nothing else shaped (an intent, a purchase, an error, figures carry their own).
+  else if (mismatch && !pastWhy(p) && !(p.error?.code === 'not_found' && picked?.step?.tool === 'list_orders')) ({ lead, lines, picked } = accountFirst(p, g, r, terms, topic, mismatch, answer, lines));
   // A sale of the account that waits on the asker's own delivery while the question is about something else: said after the answer (undelivered, it is refunded, never paid).
   const waiting = !g.purchase && !g.actual && !p.error ? (g.account?.purchases ?? []).find((x) => x.role === 'seller' && legalCalls(x.status, 'seller').some((t) => progress(t, x.status, 'seller') >= 2)) : undefined;
   const deliver = waiting && legalCalls(waiting.status, 'seller').find((t) => progress(t, waiting.status, 'seller') >= 2);
   if (waiting && deliver && !lead.includes(waiting.id)) lines.unshift(`Meanwhile ${waiting.id} (${waiting.status}) waits on your ${deliver} {"purchaseId":"${waiting.id}"${'delivery' in (getTool(deliver)?.params ?? {}) ? ',"delivery"' : ''}}.`);
+  // Retrieved rule lines only fill an answer nothing else shaped (an intent, a purchase, an error, figures carry their own).
   const rules = ruleLines(r, [lead, ...lines].join(' '), picked?.step?.tool ?? null, topic || firm || num ? 0 : 1);
   // The suggested call is one the asker may make now, and never one the lead puts after another ("read it with get_delivery, then confirm_delivery").
   const on = g.actual ?? g.purchase;
