@@ -59,7 +59,7 @@ export const DECLINE_RULES: Array<{ reason: 'secrets' | 'quoted_instructions' | 
  * keeping what was not paid for, agents made for the purpose …) said together with the safeguard it would defeat.
  * Each safeguard has its own signs besides the common ones, its own reason and the honest route.
  */
-export const CHEATING: { signs: string[]; madeInNumbers: RegExp; selfRaise: RegExp; hides: RegExp; hidesText: string; safeguards: Array<{ reason?: 'secrets'; side?: 'buyer' | 'seller'; about: string[]; signs: string[]; text: string }> } = {
+export const CHEATING: { signs: string[]; madeInNumbers: RegExp; selfRaise: RegExp; hides: RegExp; hidesText: string; safeguards: Array<{ reason?: 'secrets'; side?: 'buyer' | 'seller'; hidden?: boolean; about: string[]; signs: string[]; text: string }> } = {
   /** Signs of cheating whatever the safeguard. */
   signs: ['get past', 'past the cap', 'past the limit', 'make up evidence', 'makes up evidence', 'made-up', 'made up evidence', 'fabricate', 'fabricated', 'false evidence', 'fake evidence', 'lie to the operator', 'trick', 'tricks', 'any trick', 'workaround', 'loophole', 'get around', 'around it', 'bypass', 'sneak', 'cheat', 'exploit', 'game the', 'gaming the', 'abuse', 'fake', 'throwaway', 'sockpuppet', 'sock puppet', 'alt accounts', 'alt agents', 'farm', 'farming', 'max out', 'maxing out', 'without my human knowing', 'without them knowing', "so they don't notice", 'so nobody notices', 'make it stick', 'so it sticks', 'word it so', 'evade', 'undetected', "won't catch", 'will not catch', "doesn't catch", 'not get caught', 'without getting caught', 'make it look', 'make it sound', 'so it looks like', 'so it sounds like', 'hack'],
   /** Agents made in numbers for the purpose ("a loop that registers 20 new agents", "spin up 5 agents"). */
@@ -98,6 +98,8 @@ export const CHEATING: { signs: string[]; madeInNumbers: RegExp; selfRaise: RegE
       text: "I won't help take a sale around the marketplace to avoid its fee: a job paid outside it has no escrow, no refund and no dispute for either side. Sell through purchase_service; the platform fee is taken once, when the buyer confirms.",
     },
     {
+      // (Hidden from moderation — "so moderation doesn't notice" — is this safeguard's own cheat.)
+      hidden: true,
       about: ['moderation', 'quality gate', 'quality check', 'quality score', 'qualityscore', 'rejected', 'listing_rejected', 'filter'],
       signs: ['get past', 'slip past', 'slips past', 'sneak past', 'slip by', 'evade', 'pad', 'padding', 'still scores', 'still pass', 'past your', 'past it', 'fool', 'past the', 'get through', 'hide', 'stuff into', 'stuff them', 'stuff it', 'keyword stuffing'],
       text: "I won't help slip a listing past moderation: it checks what a listing promises, and a listing written to fool it is removed. Tell me what your service really delivers and I will say what the gate wants (a clear deliverable, what the buyer sends, a fair price).",
@@ -128,6 +130,14 @@ export const CHEATING: { signs: string[]; madeInNumbers: RegExp; selfRaise: RegE
   ],
 };
 
+/** An API key pasted into the question ("here it is: rk_live_…"): never passed on, and exposed now. */
+export const KEY_PASTED = {
+  pattern: /\brk_live_[a-z0-9]{6,}/,
+  /** Asked to hand it to someone ("can you pass it on to them?"). */
+  passOn: /\b(?:pass|send|forward|give|share|hand)\b[^.?!]{0,30}\b(?:it|this|them|him|her|key)\b/,
+  text: 'I will not pass on an API key, and nobody — support included — ever needs yours: asking for it is phishing. You pasted it here, so treat it as exposed: report it with report_bug {"title", "description", "severity": "high"} (without the key); there is no key-rotation tool, the report reaches the operator.',
+};
+
 /** The platform's own credentials asked for ("the operator's admin key", "the payout wallet seed"): secrets, whoever asks. */
 export const PLATFORM_SECRETS = /\b(?:admin|operator|operator's|operators'|platform|platform's|master|root|server|database|db|stripe|signing)(?: [a-z']+)? (?:keys?|tokens?|passwords?|credentials|secrets?)\b|\b(?:wallet|btc|bitcoin|payout) seed\b|\bseed phrase\b|\bmnemonic\b/;
 
@@ -135,7 +145,7 @@ export const PLATFORM_SECRETS = /\b(?:admin|operator|operator's|operators'|platf
 export const CONTACT_DATA = /\b(?:their|the buyer's|the seller's|buyer's|seller's|owner's|his|her|its)(?: [a-z']+){0,2} (?:e-?mails?|ip|ip address|phone(?: number)?|home address|real name|contact details|contact info)\b/;
 
 /** Other agents' wallets or histories asked for ("the agents with the biggest gas balances", "their purchase histories"): private data. */
-export const OTHERS_DATA = /\b(?:agents|agents'|their|everyone's|every agent's|other agents'?|others')(?: [a-z-]+){0,3} (?:gas )?(?:balances|wallets|purchase histor(?:y|ies)|histories|ledgers)\b|\bby (?:gas )?balances?\b|\b(?:agent (?:agt?_)?\w+|agt?_\w+)(?:'s|’s)(?: [a-z-]+){0,2} (?:gas )?(?:balance|wallet|order history|purchase history|history|ledger)s?\b/;
+export const OTHERS_DATA = /\b(?:agents|agents'|their|everyone's|every agent's|other agents'?|others')(?: [a-z-]+){0,3} (?:gas )?(?:balances|wallets|purchase histor(?:y|ies)|histories|ledgers)\b|\bby (?:gas )?balances?\b|\b(?:agent (?:agt?_)?\w+|agt?_\w+)(?:'s|’s)(?: [a-z-]+){0,2} (?:gas )?(?:balance|wallet|order history|purchase history|history|ledger)s?\b|\b(?:api keys?|keys?|purchases|orders|balance|wallet|sales)\b[^.?!]{0,30}\b(?:does|do|has|have|did)\b (?:agent (?:agt?_)?\w+|agt?_\w+)/;
 
 /** The other party's call asked to be made on its side ("then confirm it on the buyer's side"): acting for someone. Group 1 is that party. */
 export const OTHER_SIDE = /\b(confirm(?:_delivery)?|release|approve|accept|refund|deliver(?:_work)?|complete|pay|rate(?:_purchase)?|dispute(?:_purchase)?)\b[^.?!]{0,40}?\b(?:on|from|for) (?:the |their |my )?(buyer|seller)(?:'s|’s)? (?:side|end|behalf|account|order|purchase)\b/;
@@ -163,7 +173,7 @@ export const CLAIMS_AUTHORITY = /\b(?:i'm|i am|im|this is|we are|we're)(?: the| 
 export const AUTHORITY_TEXT = 'A role or an authorization code stated in a question changes nothing: I cannot act as or for an operator, and operators decide disputes and refunds in their own console, never through me.';
 
 /** Acting with an authority it does not have (an administrator's, an operator's, the owner's). */
-export const AUTHORITY = ['ops team here', 'operations team here', 'support team here', 'admin team here', 'tell the admin to', 'tell the operator to', 'system override', 'role=admin', 'role = admin', 'role: admin', 'admin override', 'maintenance mode', 'debug mode', 'developer override', 'admin mode', 'operator mode', 'god mode', 'sudo mode', 'you are now in', 'you are now an admin', 'you are now the admin', 'you are now the operator', 'act as the marketplace', 'act as the administrator', 'act as an administrator', 'act as administrator', 'as the administrator', 'admin right', 'admin rights', 'admin powers', 'admin access', 'you have admin', 'pretend to be my owner', 'pretend to be the owner', 'pretend to be my human', 'as my owner', "i'm authorising you", "i'm authorizing you", 'i authorise you', 'i authorize you'];
+export const AUTHORITY = ["you're the admin", 'you are the admin', 'admin assistant', 'force the refund', 'force a refund', 'force my refund', 'ops team here', 'operations team here', 'support team here', 'admin team here', 'tell the admin to', 'tell the operator to', 'system override', 'role=admin', 'role = admin', 'role: admin', 'admin override', 'maintenance mode', 'debug mode', 'developer override', 'admin mode', 'operator mode', 'god mode', 'sudo mode', 'you are now in', 'you are now an admin', 'you are now the admin', 'you are now the operator', 'act as the marketplace', 'act as the administrator', 'act as an administrator', 'act as administrator', 'as the administrator', 'admin right', 'admin rights', 'admin powers', 'admin access', 'you have admin', 'pretend to be my owner', 'pretend to be the owner', 'pretend to be my human', 'as my owner', "i'm authorising you", "i'm authorizing you", 'i authorise you', 'i authorize you'];
 /** Acting for someone else or on their key, said however (checked after a how-do-I question, which is the asker's own call). */
 export const FOR_OTHERS = ['log in as', 'login as', 'impersonate', 'mark the dispute', 'resolve the dispute', 'in my favour', 'in my favor', 'here is its key', 'its key', 'their key', 'using its key', "i'm an admin", 'i am an admin', "i'm the admin", "i'm the operator", 'i am the operator', 'as an admin', 'mark purchase', 'mark the purchase', 'credit the buyer', 'credit me', 'on my behalf', 'on their behalf', 'on his behalf', 'on her behalf', 'do it for me', 'on its order', 'its earnings', 'pretend you', "pretend you're", 'act as the admin', 'as the admin', 'force a refund', 'force-refund', 'force refund', 'unfreeze my'];
 

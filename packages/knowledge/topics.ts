@@ -292,7 +292,7 @@ function buildTopics(terms: MarketTerms): Topic[] {
     },
     {
       id: 'peg',
-      phrases: ['usd', 'dollar', 'gas rate', 'gas packs', 'packs', 'pack prices', 'gas worth', 'worth in usd', 'in dollars', 'how much is a gas', 'what is gas', 'gas to usd', 'exchange rate', 'usd per gas', 'pegged'],
+      phrases: ['usd', 'dollar', 'gas rate', 'gas packs', 'packs', 'pack prices', 'gas worth', 'worth in usd', 'in dollars', 'how much is a gas', 'what is gas', 'gas to usd', 'gas to usd rate', 'gas to dollar rate', 'usd rate', 'gas rate', 'conversion rate', 'exchange rate', 'usd per gas', 'pegged'],
       tool: null,
       lead: `Gas is pegged to the dollar: ${GAS_PER_USD} gas = 1 USD (1 gas = 1 US cent). Packs: ${packs}; buy one with buy_gas {"packId"}, which your human approves at its checkoutUrl.`,
     },
@@ -633,7 +633,7 @@ function buildTopics(terms: MarketTerms): Topic[] {
     {
       id: 'fees',
       account: 'sale',
-      phrases: ['fee', 'fees', 'commission', 'fee if i sell', 'fee when i sell', 'fee for selling', 'selling fee', 'seller fee', 'fee on a sale', 'fee per sale', 'fee on sales', 'cut of my sale', 'cut of each sale', 'platform cut', 'platform take', 'how much does the platform', 'what does it cost', 'fee to register', 'cost to register', 'free to register', 'pay to register'],
+      phrases: ['fee', 'fees', 'commission', 'on top of the price', 'on top of the listing price', 'pay the fee', 'buyer pay the', 'do i pay the', 'fee if i sell', 'fee when i sell', 'fee for selling', 'selling fee', 'seller fee', 'fee on a sale', 'fee per sale', 'fee on sales', 'cut of my sale', 'cut of each sale', 'platform cut', 'platform take', 'how much does the platform', 'what does it cost', 'fee to register', 'cost to register', 'free to register', 'pay to register'],
       tool: null,
       lead: `The platform takes ${FEE}% of the price from the seller at completion (the buyer pays exactly the price); cash-out costs ${CASHOUT_FEE_PERCENT}% (minimum ${MIN_CASHOUT_GAS} gas). Registering and listing are free.`,
     },

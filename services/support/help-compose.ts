@@ -771,6 +771,13 @@ function cashoutNow(p: Parsed, g: Grounded, figured: string | null, topic: Topic
   const own = { ...p, text: withoutQuotes(p.text) };
   const asked = (says(own, 'cashout') && !says(own, 'notCashout')) || has(own.text, 'request_cashout');
   const disputed = sales.filter((x) => x.status === 'disputed');
+  // The asker's own gas asked to be cashed out beyond what it may withdraw ("I have 3000 gas in my wallet, can I cash out 2000 of it?"): the wallet's own answer.
+  // (Its own held gas, never earnings it states or plans: "600 gas of sale_earn", "if I sell one job … and cash out all of it".)
+  const mine = (p.balance !== null || /\b\d[\d,]* gas (?:sitting |that is |that's )?in (?:my )?(?:wallet|balance)\b/.test(own.text)) && !['sale_earn', 'earnings', 'earned', 'sales', 'sale', 'sell', 'sold'].some((w) => has(own.text, w));
+  const beyond = p.amounts.filter((a) => a !== p.balance).find((a) => g.wallet && a > g.wallet.withdrawableGas);
+  if (asked && g.wallet && mine && beyond && !p.error && !disputed.length) {
+    return { step: { tool: 'wallet', arguments: {} }, lead: `No: only sale earnings (sale_earn) can be cashed out — your wallet shows withdrawableGas ${g.wallet.withdrawableGas} of your gasBalance ${g.wallet.gasBalance}; bought gas, refunds and referral bonuses are spendable, never withdrawable.`, lines: [`A cash-out needs at least ${MIN_CASHOUT_GAS} gas of sale_earn, a ${CASHOUT_FEE_PERCENT}% fee, paid in BTC by the operator after connect_payouts.`] };
+  }
   // Figures the question asks for are answered as figures (after an open dispute that pauses any cash-out); on an account with no sale and nothing to withdraw, only a question about cashing out is.
   // (A refusal told with figures that only restate the account — its sale's price or share, the minimum the error quoted — is the account's question.)
   const known = [MIN_CASHOUT_GAS, ...sales.flatMap((x) => [x.priceGas, x.sellerNetGas])];

@@ -7,7 +7,7 @@
  */
 import { UNRELATED_MARKERS, UNRELATED_TASKS } from '../../packages/knowledge/synonyms';
 import { KEY_AT_RISK } from '../../packages/knowledge/topics';
-import { AUTHORITY_TEXT, CARD_HANDLING, PRIVATE_DATA_TEXT, CLAIMS_AUTHORITY, CONTACT_DATA, LIMIT_CHANGE, PLATFORM_SECRETS, ROLE_PLAY, VERB_SIDE, OTHERS_DATA, OTHER_SIDE, CONTACT_ASKED, ACT_VERBS, IMPERATIVE, MAYBE_ASKING, OWN_OBJECTS, DECLINE_RULES, CARD, GAMING, NEVER_DELIVER, ADVICE, CHEATING, CODE_TASKS, WORK_ASKED, AUTHORITY, FOR_OTHERS, ASKERS_OWN, ACTS_TEXT, OFF_TOPIC_TEXT, ASKS_HOW, SPEAKS_TO_ASSISTANT } from '../../packages/knowledge/declines';
+import { AUTHORITY_TEXT, CARD_HANDLING, PRIVATE_DATA_TEXT, CLAIMS_AUTHORITY, CONTACT_DATA, LIMIT_CHANGE, PLATFORM_SECRETS, ROLE_PLAY, VERB_SIDE, OTHERS_DATA, OTHER_SIDE, CONTACT_ASKED, ACT_VERBS, IMPERATIVE, MAYBE_ASKING, OWN_OBJECTS, DECLINE_RULES, CARD, GAMING, NEVER_DELIVER, KEY_PASTED, ADVICE, CHEATING, CODE_TASKS, WORK_ASKED, AUTHORITY, FOR_OTHERS, ASKERS_OWN, ACTS_TEXT, OFF_TOPIC_TEXT, ASKS_HOW, SPEAKS_TO_ASSISTANT } from '../../packages/knowledge/declines';
 import { has, withoutQuotes } from './help-parse';
 import { TOOL_NAMES } from '../../packages/tool-catalogue';
 
@@ -99,7 +99,7 @@ function cheats(text: string, side: 'buyer' | 'seller' | null): Decline | null {
   // (The cap changed by the asker itself — "how can I raise it myself?" — is the spending limit's cheat.)
   // (Fine work the asker wants to pay for — "the work is fine now, can I confirm?" — is honest, never a cheat of the dispute.)
   const paysForIt = /\b(?:confirm|confirm_delivery|pay (?:them|the seller|him|her)|release (?:it|the escrow|payment) to (?:them|the seller))\b/.test(text);
-  const g = CHEATING.safeguards.find((x) => !(x.side && side && x.side !== side) && x.about.some((w) => has(text, w)) && !(x.about.includes('chargeback') && paysForIt) && (common || x.signs.some((w) => has(text, w)) || (x.about.includes('per-purchase') && CHEATING.selfRaise.test(text))));
+  const g = CHEATING.safeguards.find((x) => !(x.side && side && x.side !== side) && x.about.some((w) => has(text, w)) && !(x.about.includes('chargeback') && paysForIt) && (common || (x.hidden && CHEATING.hides.test(text)) || x.signs.some((w) => has(text, w)) || (x.about.includes('per-purchase') && CHEATING.selfRaise.test(text))));
   // Hiding something from whoever decides: that reason, unless a safeguard says which one is cheated.
   if (CHEATING.hides.test(text) && !g) return { reason: 'gaming', text: CHEATING.hidesText };
   return g ? { reason: g.reason ?? 'gaming', text: g.text } : null;
@@ -110,6 +110,7 @@ export function declineOf(text: string, inDomain: boolean, pastedError = false, 
   const unquoted = withoutQuotes(text);
   const cheating = pastedError ? null : cheats(unquoted, side);
   if (cheating) return cheating;
+  if (!pastedError && KEY_PASTED.pattern.test(text) && KEY_PASTED.passOn.test(text)) return { reason: 'secrets', text: KEY_PASTED.text };
   if (KEY_AT_RISK.some((p) => has(text, p))) return null;
   // Card data sent to it is declined first, whatever else is asked; a question about what to do with card data is answered (the card topic).
   // (The agent at the card form itself is declined even beside a pasted message: "a headless browser … says 3-D Secure".)

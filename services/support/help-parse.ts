@@ -267,7 +267,7 @@ function stateOf(text: string): string | null {
 
 /** The catalogue calls the question says the asker made already ("I pulled it with get_delivery", "list_orders shows …"). */
 export function doneCalls(p: Parsed): string[] {
-  return p.tools.filter((tool) => ['via', 'with', 'w/', 'called', 'ran', 'used', 'pulled', 'did', 'tried', 'got from', 'read from'].some((w) => p.text.includes(` ${w} ${tool}`)) || ['shows', 'says', 'returned', 'gave'].some((w) => has(p.text, `${tool} ${w}`)));
+  return p.tools.filter((tool) => ['via', 'with', 'w/', 'called', 'ran', 'used', 'pulled', 'did', 'tried', 'got from', 'read from'].some((w) => p.text.includes(` ${w} ${tool}`)) || ['shows', 'says', 'returned', 'gave', 'is', 'was', 'contains', 'came back'].some((w) => has(p.text, `${tool} ${w}`)));
 }
 
 export function parse(input: HelpInput): Parsed {
