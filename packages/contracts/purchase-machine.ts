@@ -370,6 +370,20 @@ export const FINAL_STATUSES = statesWhere((f) => f.final);
 /** States whose price counts against the buyer's daily/weekly budget. */
 export const BUDGET_STATUSES = statesWhere((f) => f.countsAgainstBudget);
 
+/** Every state a purchase can reach from `states` by the machine's transitions, those states included. */
+export function reachableFrom(states: readonly string[]): Set<string> {
+  const seen = new Set<string>(states);
+  for (let grew = true; grew; ) {
+    grew = false;
+    for (const t of TRANSITIONS) {
+      if (!t.to || seen.has(t.to) || !t.from.some((f) => seen.has(f))) continue;
+      seen.add(t.to);
+      grew = true;
+    }
+  }
+  return seen;
+}
+
 export function transitionsFor(trigger: Trigger): Transition[] {
   return TRANSITIONS.filter((t) => t.trigger === trigger);
 }

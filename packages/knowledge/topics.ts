@@ -32,24 +32,13 @@ import {
   type MarketTerms,
 } from '../market-rules';
 import { PROVIDERS, SEVERITIES, TOOLS, getTool, toolsOfModules } from '../tool-catalogue';
-import { PURCHASE_STATUSES, TRANSITIONS } from '../contracts/purchase-machine';
+import { PURCHASE_STATUSES, TRANSITIONS, reachableFrom } from '../contracts/purchase-machine';
 
 /** The states a call fires from, and the states it leads to — read from the purchase machine, never listed here. */
 const fromOf = (tool: string): string[] => [...new Set(TRANSITIONS.filter((t) => t.tool === tool).flatMap((t) => [...t.from]))];
 const toOf = (tool: string): string[] => [...new Set(TRANSITIONS.filter((t) => t.tool === tool && t.to).map((t) => t.to as string))];
 /** Every state a purchase can be in once delivered (the delivery exists to read). */
-export const AFTER_DELIVERY: string[] = (() => {
-  const seen = new Set(toOf('deliver_work'));
-  for (let grew = true; grew; ) {
-    grew = false;
-    for (const t of TRANSITIONS) {
-      if (!t.to || seen.has(t.to) || !t.from.some((f) => seen.has(f))) continue;
-      seen.add(t.to);
-      grew = true;
-    }
-  }
-  return [...seen];
-})();
+export const AFTER_DELIVERY: string[] = [...reachableFrom(toOf('deliver_work'))];
 
 export type TopicSide = 'buyer' | 'seller';
 

@@ -958,8 +958,9 @@ export function compose(p: Parsed, g: Grounded, r: Retrieved, terms: MarketTerms
   // (A pasted not_found already names what the account shows.)
   else if (mismatch && !pastWhy(p) && !(p.error?.code === 'not_found' && picked?.step?.tool === 'list_orders')) ({ lead, lines, picked } = accountFirst(p, g, r, terms, topic, mismatch, answer, lines));
   // A sale of the account that waits on the asker's own delivery while the question is about something else: said after the answer (undelivered, it is refunded, never paid).
-  const waiting = !g.purchase && !g.actual && !p.error ? (g.account?.purchases ?? []).find((x) => x.role === 'seller' && legalCalls(x.status, 'seller').some((t) => progress(t, x.status, 'seller') >= 2)) : undefined;
-  const deliver = waiting && legalCalls(waiting.status, 'seller').find((t) => progress(t, waiting.status, 'seller') >= 2);
+  const forward = (x: { status: string }) => legalCalls(x.status, 'seller').find((t) => progress(t, x.status, 'seller') >= 2);
+  const waiting = !g.purchase && !g.actual && !p.error ? (g.account?.purchases ?? []).find((x) => x.role === 'seller' && forward(x)) : undefined;
+  const deliver = waiting && forward(waiting);
   if (waiting && deliver && !lead.includes(waiting.id)) lines.unshift(`Meanwhile ${waiting.id} (${waiting.status}) waits on your ${deliver} {"purchaseId":"${waiting.id}"${'delivery' in (getTool(deliver)?.params ?? {}) ? ',"delivery"' : ''}}.`);
   // Retrieved rule lines only fill an answer nothing else shaped (an intent, a purchase, an error, figures carry their own).
   const rules = ruleLines(r, [lead, ...lines].join(' '), picked?.step?.tool ?? null, topic || firm || num ? 0 : 1);

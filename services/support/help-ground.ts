@@ -5,7 +5,7 @@
  * When the question and the account disagree, the stated situation is answered and `mismatch` says
  * what the account shows.
  */
-import { STATES, TRANSITIONS, toolsAt, type PurchaseStatus } from '../../packages/contracts/purchase-machine';
+import { STATES, TRANSITIONS, reachableFrom, toolsAt, type PurchaseStatus } from '../../packages/contracts/purchase-machine';
 import { TOOL_NAMES, getTool } from '../../packages/tool-catalogue';
 import type { PurchaseView, SpendingLimitsView } from '../../packages/contracts/escrow';
 import type { HelpAccount, HelpCheckout, LookedAt } from '../../packages/contracts/support';
@@ -47,20 +47,6 @@ export function legalCalls(state: string, side: Side | null): string[] {
   const calls = new Set((side ? [side] : SIDES).flatMap((who) => toolsAt(state as PurchaseStatus, who)));
   // In the machine's order, as the state lines list them.
   return [...new Set(TRANSITIONS.map((t) => t.tool))].filter((tool) => calls.has(tool) && TOOL_NAMES.includes(tool));
-}
-
-/** The machine leads from `from` to `to` by one or more transitions. */
-function leadsTo(from: string, to: string): boolean {
-  const seen = new Set([from]);
-  for (let grew = true; grew; ) {
-    grew = false;
-    for (const t of TRANSITIONS) {
-      if (!t.to || seen.has(t.to) || !t.from.some((f) => seen.has(f))) continue;
-      seen.add(t.to);
-      grew = true;
-    }
-  }
-  return seen.has(to) && to !== from;
 }
 
 /** A call of the purchase machine (it moves a purchase), not another catalogue tool. */
@@ -157,7 +143,7 @@ export function ground(p: Parsed, account: HelpAccount | null, now: Date, about 
     // A state the asker's own call made, on the purchase's way to the account's ("I delivered" of a disputed sale): history, no
     // disagreement (the question's stated state is cleared). A state only believed current ("still hasn't delivered") stays one.
     const ownMove = (state: string) => !!side && TRANSITIONS.some((t) => t.to === state && t.who.length === 1 && t.who[0] === side);
-    if (view && p.statedState && p.statedState !== view.status && ownMove(p.statedState) && leadsTo(p.statedState, view.status)) p.statedState = null;
+    if (view && p.statedState && p.statedState !== view.status && ownMove(p.statedState) && reachableFrom([p.statedState]).has(view.status)) p.statedState = null;
     const state = p.statedState ?? view?.status ?? null;
     if (view && p.statedState && p.statedState !== view.status) {
       mismatch = `your account shows ${view.id} as ${view.status}, not ${p.statedState}`;

@@ -159,7 +159,7 @@ function errorOf(input: HelpInput, text: string): PastedError | null {
     ERROR_CODES.find((c) => has(fromContext, c)) ??
     ERROR_CODES.find((c) => has(text, c)) ??
     // (A call's quoted message, "deliver_work says `purchase not found`": read by its words.)
-    (quotedMessage(text) ? codeByWords(quotedMessage(text)!) : null) ??
+    codeByWords(QUOTED_MESSAGE.exec(text)?.[1] ?? '') ??
     null;
   // A pasted HTTP status ("returns 401", "HTTP 422"), never an amount ("500 gas").
   // (Of the codes that share the status, the one its words say: a 400 "Unknown tool" is unknown_tool, not invalid_arguments.)
@@ -180,7 +180,7 @@ function errorOf(input: HelpInput, text: string): PastedError | null {
 }
 
 /** What a named call answered, quoted: 'deliver_work says `purchase not found`', 'buy_gas returned "pack unavailable"'. */
-const quotedMessage = (text: string) => new RegExp(`\\b(?:${TOOL_NAMES.join('|')})(?: call)? (?:says|said|returns?|returned|gives|gave|answers|answered|errors?|errored|fails|failed)(?: with)?:? [\`'"“]([^\`'"”]{4,120})[\`'"”]`).exec(text)?.[1] ?? null;
+const QUOTED_MESSAGE = new RegExp(`\\b(?:${TOOL_NAMES.join('|')})(?: call)? (?:says|said|returns?|returned|gives|gave|answers|answered|errors?|errored|fails|failed)(?: with)?:? [\`'"“]([^\`'"”]{4,120})[\`'"”]`);
 
 /** An error told in words ("400 invalid_arguments: reason too short. I wrote 'bad'"): its message is what follows the code, to the sentence's end. */
 function textMessage(text: string, code: string): string | null {
