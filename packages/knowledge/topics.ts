@@ -225,7 +225,7 @@ function buildTopics(terms: MarketTerms): Topic[] {
     },
     {
       id: 'public',
-      phrases: ['gauge demand', 'demand', 'busy', 'stats', 'public endpoint', 'public endpoints', 'without any key', 'before i register', 'before registering'],
+      phrases: ['gauge demand', 'demand', 'busy', 'how busy', 'how active', 'activity', 'market activity', 'volume', 'trading volume', 'per category', 'listings per category', 'how many listings', 'stats', 'public endpoint', 'public endpoints', 'without any key', 'before i register', 'before registering'],
       tool: 'search_services',
       lead: 'Without a key: GET <base>/api/public/stats (active listings per category), /api/public/liquidity (purchases in the last 7 days), search_services or GET /api/listings, /api/public/info; the demand-focus categories are codegen, research and ops.',
     },

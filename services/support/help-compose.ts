@@ -141,6 +141,14 @@ function call(step: NextStep): string {
   return `${step.tool} ${JSON.stringify(args)}`;
 }
 
+/** A call whose numbers the asker picks (an example's value it did not state) named by their bounds: rate_purchase {"purchaseId":"pur_x","rating":1–5}. */
+function withBounds(tool: string, args: Record<string, unknown>): string {
+  const params = (getTool(tool)?.params ?? {}) as Record<string, { type?: string; min?: number; max?: number }>;
+  const example = exampleArguments(tool);
+  const shown = Object.fromEntries(Object.entries(args).map(([k, v]) => [k, params[k]?.type === 'number' && params[k].min !== undefined && params[k].max !== undefined && v === example[k] ? `${params[k].min}–${params[k].max}` : v]));
+  return call({ tool, arguments: shown }).replace(/"(\d+–\d+)"/g, '$1');
+}
+
 /** The best sentences of the retrieved sections for the question (not repeating the lead), a few. */
 function ruleLines(r: Retrieved, lead: string, tool: string | null, max: number): { lines: string[]; used: KnowledgeSection[] } {
   const words = new Set(r.query.split(/[^a-z0-9_]+/).filter((w) => w.length >= 3 && !COMMON.has(w)));
@@ -415,7 +423,9 @@ function whileWaiting(p: Parsed, g: Grounded, terms: MarketTerms, f: NonNullable
       : !timer && out.some((t) => t.who.includes('operator'))
         ? `Give your side of it to the ${other} and the operator with ${call(step)}: ${id} is ${f.state}, so ${held} frozen in escrow — no auto-release, no payout, no refund — until an operator decides (a refund to the buyer or a release to the seller)${f.legal.length ? '' : '; no call of yours ends or withdraws it, and no timer runs'}; follow it with get_purchase.`
         : `Ask the ${other} with ${call(step)}: ${id} is ${f.state} and ${held} held in escrow — ${side === 'buyer' ? 'the seller is not paid until you confirm the delivery' : 'you are paid once the buyer confirms'}.`;
-  return { step, lead, lines: [...f.deadlines.map((d) => `${sentence(d)}.`), ...exits] };
+  // What an open dispute does to the asker, asked ("will it hurt me?"): only a seller's cash-out turns on it.
+  const costs = !timer && says(p, 'consequence') ? [side === 'seller' ? `While it is open your cash-out is paused; a dispute you lose as the seller blocks cash-out for ${DISPUTE_LOOKBACK_DAYS} days, one you win does not.` : 'A dispute as the buyer never blocks your own cash-out.'] : [];
+  return { step, lead, lines: [...costs, ...f.deadlines.map((d) => `${sentence(d)}.`), ...exits] };
 }
 
 /** The lead call for a purchase the question is about: the best-ranked call this side may make now. */
@@ -498,18 +508,20 @@ function forPurchase(p: Parsed, g: Grounded, r: Retrieved, terms: MarketTerms, t
   // What the call does from this state for this side: the machine's documented transition, else the catalogue's description.
   const doc = documentedTransitions(terms).find((t) => t.trigger === best.tool && (!side || t.who.includes(side)) && t.from.includes(f.state));
   const desc = doc ? `${f.state} → ${doc.to}.` : firstSentence(getTool(best.tool)?.description ?? '').replace(/^(Buyer|Seller)[^:]*:\s*/, '');
+  // (The call that gets there is what the transition describes; the wanted call follows with its own arguments.)
+  const then = toward === best.tool && wanted ? ` — ${desc.replace(/\.$/, '')} — then ${withBounds(wanted, argsFor(wanted, g, p))}.` : '';
   const first = readFirst
-    ? `Read the work with get_delivery {"purchaseId":"${id}"}; if it is right, call ${call(step)}${toward === best.tool ? `, then ${wanted}` : ''}`
+    ? `Read the work with get_delivery {"purchaseId":"${id}"}; if it is right, call ${call(step)}${then}`
     : toward === best.tool
       ? `${wanted} comes after ${best.tool}: as the ${side ?? 'party'} of ${id}, call ${call(step)} first`
       : `As the ${side ?? 'party'} of ${id}, call ${call(step)}`;
   // The intent's call comes later ("what ratings can I give?" before confirming): its rule leads, then the call that gets there.
   // (Asked what to do or how, the route leads as below.)
-  if (wanted && toward === best.tool && topic?.tool === wanted && progress(toward, f.state, side) >= 2 && !says(p, 'next') && !says(p, 'howTo')) return { step, lead: `${withCall(topic.lead, { tool: wanted, arguments: argsFor(wanted, g, p) })} First: ${readFirst ? `${first.charAt(0).toLowerCase()}${first.slice(1)}` : `call ${call(step)}`}: ${desc.charAt(0).toLowerCase()}${desc.slice(1)}`, lines };
+  if (wanted && toward === best.tool && topic?.tool === wanted && progress(toward, f.state, side) >= 2 && !says(p, 'next') && !says(p, 'howTo')) return { step, lead: `${withCall(topic.lead, { tool: wanted, arguments: argsFor(wanted, g, p) })} First: ${readFirst && then ? `${first.charAt(0).toLowerCase()}${first.slice(1)}` : `${readFirst ? `${first.charAt(0).toLowerCase()}${first.slice(1)}` : `call ${call(step)}`}: ${desc.charAt(0).toLowerCase()}${desc.slice(1)}`}`, lines };
   // The intent's own words when its call is the one: they say why, the machine's line says what it does from here.
   // (A call outside the machine — a message — has no transition to name: the intent's words say what it is for.)
   if (topic?.tool === best.tool && !readFirst) return { step, lead: `As the ${side ?? 'party'} of ${id} (${f.state}): ${withCall(topic.lead, step).replace(/^As the (buyer|seller), c/, 'C')}`, lines: [...(doc ? [`${best.tool}: ${desc}`] : []), ...lines.slice(asked ? 1 : 0)] };
-  return { step, lead: `${first}: ${desc.charAt(0).toLowerCase()}${desc.slice(1)}`, lines: explain ? [explain, ...lines] : lines };
+  return { step, lead: readFirst && then ? first : `${first}: ${desc.charAt(0).toLowerCase()}${desc.slice(1)}`, lines: explain ? [explain, ...lines] : lines };
 }
 
 /** "What are my options?" on a purchase: a message to the other party, each call the machine lets this side make now (and where it leads), and what the timer does if nobody acts. */
@@ -751,6 +763,8 @@ function accountFirst(p: Parsed, g: Grounded, r: Retrieved, terms: MarketTerms, 
     const lead = asTold(stated, answer);
     return { lead, lines: [`(${said.replace(' (check the id with list_orders)', ' — check the id with list_orders')}.)`, ...lines], picked: { step: check, lead, lines: [] } };
   }
+  // (Earnings the wallet does not hold yet: the steps as stated lead — they are what was asked — and the wallet's figure follows.)
+  if (!check && mismatch.includes('withdrawableGas')) return { lead: `If it is as you say: ${answer}`, lines: [`(${said}.)`, ...lines], picked: { step: null, lead: answer, lines: [] } };
   return { lead: `${said}.`, lines: [`If it is as you say: ${answer}`, ...lines], picked: { step: check, lead: `${said}.`, lines: [] } };
 }
 

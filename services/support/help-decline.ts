@@ -34,11 +34,11 @@ function asksToAct(text: string): boolean {
   if (ASKS_HOW.test(text)) return false;
   // "<act> … for me" ("just call purchase_service for me", "buy gas for me").
   // ("… for it", "… for them": another agent — except paying for the thing itself: "should I pay for it?".)
-  const forWhom = new RegExp(`\\b(${ACT_VERBS.join('|')})\\b((?: \\S+){0,4}) for (me|us|it|them)\\b`).exec(text);
+  const forWhom = new RegExp(`\\b(${ACT_VERBS.join('|')})\\b((?: \\S+){0,4}) for (me|us|it|them|him|her)\\b`).exec(text);
   const paysForTheThing = !!forWhom && !forWhom[2] && ['it', 'them'].includes(forWhom[3]) && ['pay', 'buy', 'purchase'].includes(forWhom[1]);
   if ((forWhom && !paysForTheThing) || FOR_OTHERS.some((w) => has(text, w))) return true;
   // Gas sent or moved to another agent ("… and send the gas to agt_x91"): no tool does that, and ask_help never would.
-  if (/\b(?:send|transfer|move|give|forward)\b(?: \S+){0,4} (?:to|into) (?:agt_|ag_|agent\b|another agent|my teammate|my friend)/.test(text)) return true;
+  if (/\b(?:send|transfer|move|give|forward)\b(?: \S+){0,6} (?:to|into) (?:agt_|ag_|agent\b|another agent|my teammate|my friend)/.test(text)) return true;
   // An imperative on the asker's own thing ("send 500 gas … for me", "approve my refund now"), not its own moves ("cancel my order": calls it makes itself);
   // a catalogue call given as the order itself ("pls just deliver_work on my order") is one.
   for (const raw of text.split(/[.!?;]\s*/)) {

@@ -102,7 +102,7 @@ export function figures(p: Parsed, terms: MarketTerms, priceGas: number | null, 
   // The figures of a pasted envelope are the error's, not the asker's.
   const t = p.text.replace(/\{.*\}/s, ' ');
   const howMany = ['how many', 'number of', 'how much sales', 'how many sales'].some((w) => has(t, w));
-  const minimumAsked = ['minimum', 'min'].some((w) => has(t, w)) && ASKS.cashout.some((w) => has(t, w)) && !ASKS.rules.some((w) => has(t, w));
+  const minimumAsked = (['minimum', 'min'].some((w) => has(t, w)) || /\b(?:smallest|lowest|least)\b(?: \w+){0,2} (?:cash[- ]?outs?|withdrawals?|payouts?)\b/.test(t)) && ASKS.cashout.some((w) => has(t, w)) && !ASKS.rules.some((w) => has(t, w));
   // "10 jobs at 200 gas each": the price is the amount, the count multiplies it.
   const counted = /(\d+) (?:of my )?(?:[a-z]+ )?(?:sales|jobs|orders|gigs|tasks|listings|services|buyers|customers)(?: sold)?(?: [a-z]+){0,3} (?:at|of|for) (\d[\d,]*)/.exec(t);
   // ("I sell at 400, 5 buyers all confirm": the price said first, the count after.)

@@ -36,6 +36,12 @@ function typo(a: string, b: string): boolean {
 const determined = (s: string) => s.replace(/\b(?:my|the|a|an|this|that|our|its)\b/g, 'the');
 
 /** The question names the tool as a call ("confirm_delivery", "call wallet", "wallet {}"), not as a plain word ("my wallet"). */
+/** The question buys something besides gas ("sell … AND buy some data cleaning"). */
+const BUYS_A_SERVICE = /\b(?:buy|buying|purchase|hire|hiring)\b (?!(?:some |any |more |the |a |my )?(?:gas|packs?|credits?)\b)/;
+/** The asker means to sell ("I'll only be selling …"), and asks whether gas is needed ("must I buy gas before anything?"). */
+const SELLS = /\bsell(?:ing|er)?\b/;
+const NEEDS_GAS = /\b(?:have to|need to|must i|do i need|need any|needed|required?)\b[^.?!]*\bgas\b|\bgas\b[^.?!]*\b(?:first|before|needed|required)\b/;
+
 const calls = (text: string, tool: string) => tool.includes('_') || [`call ${tool}`, `${tool} {`, `${tool} tool`, `${tool} call`, `${tool} ->`, `${tool} returns`, `${tool} shows`, `${tool} says`].some((f) => text.includes(f));
 
 export class Intents {
@@ -101,6 +107,9 @@ export class Intents {
       // The intent its words say most about leads (the number of words only breaks a tie).
       .sort((a, b) => b.weight - a.weight || b.score - a.score);
     if (!ranked.length) return null;
+    // Gas asked about by an agent that means to sell, and buys nothing: listing needs none.
+    const list = ranked.find((x) => x.topic.id === 'list') ?? (SELLS.test(p.text) && NEEDS_GAS.test(p.text) ? { ...ranked[0], topic: this.table.find((t) => t.id === 'list')! } : null);
+    if (list && ranked[0].topic.tool === 'buy_gas' && !BUYS_A_SERVICE.test(p.text)) ranked.unshift(list);
     // A question that asks two things ("…? Also, …", "1) … 2) …", "…, and which one …"): a later part may show a second intent by one word.
     const parts = p.text.split(/\?|;|\b(?:also|quick one|plus)\b|\(?\b[2-4]\)|,? and (?=(?:how|what|which|is|are|can|do|does|should|will|when|where|why|who)\b)/).slice(1).map((x) => determined(stemmed(x))).filter((x) => x.trim().length > 3);
     const inTail = parts.flatMap((tail) => ranked.map((x) => ({ ...x, ...this.score(x.topic, p, tail, []) })).map((x) => ({ ...x, score: x.words })).filter((x) => x.score >= 1)).sort((a, b) => b.score - a.score);
