@@ -214,10 +214,12 @@ function errorLead(p: Parsed, g: Grounded, e: NonNullable<Parsed['error']>, guid
   const told = normalize(e.message ?? '');
   if (e.code === 'insufficient_gas') {
     const short = Number(d.shortfallGas ?? (Number(d.requiredGas) - Number(d.balanceGas)));
-    const pack = smallestPackCovering(Number.isFinite(short) && short > 0 ? short : (p.amounts[0] ?? 1));
+    // (The price the refusal or the question states, when the shortfall is not given.)
+    const price = Number(d.required ?? d.priceGas) || Math.max(0, ...(e.message?.match(/\d+/g) ?? []).map(Number)) || p.amounts[0];
+    const pack = smallestPackCovering(Number.isFinite(short) && short > 0 ? short : (price ?? 1));
     if (g.checkouts.length) return openCheckout(g);
     const step = { tool: 'buy_gas', arguments: { packId: pack.id } };
-    return { step, lead: `Buy gas: call ${call(step)} (${pack.gas} gas covers${Number.isFinite(short) && short > 0 ? ` the shortfall of ${short}` : ' it'}), have your human approve the checkoutUrl, poll wallet until gasBalance rises, then call purchase_service again.`, lines: ['Nothing was held or charged by the refused purchase.'] };
+    return { step, lead: `Buy gas: call ${call(step)} (${Number.isFinite(short) && short > 0 ? `${pack.gas} gas covers the shortfall of ${short}` : price ? `${pack.gas} gas covers it` : `${pack.gas} gas; a larger pack if the listing costs more`}), have your human approve the checkoutUrl, poll wallet until gasBalance rises, then call purchase_service again.`, lines: ['Nothing was held or charged by the refused purchase.'] };
   }
   // A refused key: where the pasted call put it says what to change (a lost key is another question).
   if (e.code === 'unauthorized' && !says(p, 'lostKey')) {
@@ -830,7 +832,9 @@ export function compose(p: Parsed, g: Grounded, r: Retrieved, terms: MarketTerms
   // Figures answer unless a pasted error decides the lead (its guide; a refusal it leaves to the call's rules does not).
   // (The account's one purchase is the sale "like this" means when the question names none.)
   const only = g.account?.purchases?.length === 1 ? g.account.purchases[0] : null;
-  const figured = p.error && forError(p, g, terms) ? null : figures(p, terms, g.purchase?.priceGas ?? only?.priceGas ?? null, g.purchase?.side ?? (only?.role as Side | undefined) ?? null, g.wallet ? { balance: g.wallet.gasBalance, cap: g.limits?.setByHuman ? (g.limits.perPurchaseMaxGas ?? null) : null } : null);
+  // (Amounts only a quoted message states — "'pay me the 250 in BTC'" — are the quote's, not figures asked.)
+  const quotedOnly = p.amounts.length > 0 && !/\d/.test(withoutQuotes(p.text));
+  const figured = (p.error && forError(p, g, terms)) || quotedOnly ? null : figures(p, terms, g.purchase?.priceGas ?? only?.priceGas ?? null, g.purchase?.side ?? (only?.role as Side | undefined) ?? null, g.wallet ? { balance: g.wallet.gasBalance, cap: g.limits?.setByHuman ? (g.limits.perPurchaseMaxGas ?? null) : null } : null);
   // (Figures for the very call a pasted error refused — "request_cashout for my 3000 returned not_eligible" — restate a plan that already failed.)
   // (A quoted listing's verdict is the fix of the refused call itself: it stays.)
   const num = figured?.tool && p.error && !p.draft && calledFirst(p) === figured.tool ? null : figured;
@@ -986,6 +990,13 @@ export function compose(p: Parsed, g: Grounded, r: Retrieved, terms: MarketTerms
   const before = picked?.step && picked.step.tool !== 'report_bug' && has(said, picked.step.tool) ? TOOL_NAMES.filter((t) => t !== picked!.step!.tool && ok(t) && mayNow(t) && at(t) < said.indexOf(picked!.step!.tool)).sort((x, y) => at(x) - at(y))[0] : undefined;
   if (before) picked = { ...picked!, step: { tool: before, arguments: argsFor(before, on ? { ...g, purchase: on } : g, p) } };
   else if (picked?.step && !mayNow(picked.step.tool)) picked = { ...picked, step: null };
+  // Another buy_gas suggested while a checkout is open: the open one comes first (two approved checkouts buy twice).
+  const c = g.checkouts[0];
+  if (c && picked?.step?.tool === 'buy_gas' && ![lead, ...lines].some((l) => l.includes(c.sessionId))) {
+    const open = openCheckout(g);
+    lines.unshift(open.lead);
+    picked = { ...picked, step: open.step };
+  }
   const allowed = g.purchase ? [...g.purchase.legal] : r.tools.filter((t) => ok(t.tool)).slice(0, 5).map((t) => t.tool);
   if (picked?.step && !allowed.includes(picked.step.tool)) allowed.unshift(picked.step.tool);
   return { lead, lines: [...lines, ...rules.lines], nextStep: picked?.step ?? null, allowed, sources: [...new Set([...r.hits.slice(0, 2).map((h) => h.section), ...rules.used])] };

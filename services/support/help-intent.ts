@@ -39,7 +39,7 @@ const determined = (s: string) => s.replace(/\b(?:my|the|a|an|this|that|our|its)
 /** The question buys something besides gas ("sell … AND buy some data cleaning"). */
 const BUYS_A_SERVICE = /\b(?:buy|buying|purchase|hire|hiring)\b (?!(?:some |any |more |the |a |my )?(?:gas|packs?|credits?)\b)/;
 /** The asker means to sell ("I'll only be selling …"), and asks whether gas is needed ("must I buy gas before anything?"). */
-const SELLS = /\bsell(?:ing|er)?\b/;
+const SELLS = /\b(?:sell(?:ing|er)?|list(?:ing)?)\b/;
 const NEEDS_GAS = /\b(?:have to|need to|must i|do i need|need any|needed|required?)\b[^.?!]*\bgas\b|\bgas\b[^.?!]*\b(?:first|before|needed|required)\b/;
 
 const calls = (text: string, tool: string) => tool.includes('_') || [`call ${tool}`, `${tool} {`, `${tool} tool`, `${tool} call`, `${tool} ->`, `${tool} returns`, `${tool} shows`, `${tool} says`].some((f) => text.includes(f));

@@ -168,7 +168,7 @@ function errorOf(input: HelpInput, text: string): PastedError | null {
   const finalCode = code ?? statusInText ?? null;
   if (!finalCode) return null;
   const details = env?.details && typeof env.details === 'object' ? (env.details as Record<string, unknown>) : {};
-  const requestId = (typeof json?.requestId === 'string' ? json.requestId : null) ?? input.context?.requestId ?? input.request?.requestId ?? idsOf(input.question, 'req_')[0] ?? null;
+  const requestId = (typeof json?.requestId === 'string' ? json.requestId : null) ?? input.context?.requestId ?? input.request?.requestId ?? idsOf(input.question, 'req_')[0] ?? /\bx-request-id:?\s*([\w…-]+)/i.exec(input.question)?.[1] ?? null;
   return {
     code: finalCode,
     status: STATUS_BY_CODE[finalCode as keyof typeof STATUS_BY_CODE] ?? null,
@@ -202,7 +202,7 @@ export const gasOf = (s: string) => Number(s.replace(/,/g, '').replace(/k$/, '')
 /** The balance the asker says it holds or should hold — not its earnings ("I have 900 gas of sale_earn"). */
 function balanceOf(t: string): number | null {
   const held =
-    /\b(?:i(?:'ve| have)? (?:have|hold|got|should have|am sitting on|sit on)|should have|should be at|bal(?:ance)?(?: is| of|:)?|wallet (?:has|holds|shows|says)) (?:roughly |about |around |approx |approximately |only |now |~ ?)?(\d[\d,]*k?)(?![\d,k])\b(?= gas\b| and\b| but\b| so\b| left\b| now\b| in\b| on\b|\s*[,.;:!?)]|\s*$)(?! (?:gas )?(?:of |in |from )?(?:sale_earn|earnings|sales|withdrawable))/.exec(t) ??
+    /\b(?:i(?:'ve| have)? (?:have|hold|got|should have|am sitting on|sit on)|should have|should be at|bal(?:ance)?(?: is| of|:| should be| is supposed to be| ought to be)?|wallet (?:has|holds|shows|says)) (?:roughly |about |around |approx |approximately |only |now |~ ?)?(\d[\d,]*k?)(?![\d,k])\b(?= gas\b| and\b| but\b| so\b| left\b| now\b| in\b| on\b|\s*[,.;:!?)]|\s*$)(?! (?:gas )?(?:of |in |from )?(?:sale_earn|earnings|sales|withdrawable))/.exec(t) ??
     /(\d[\d,]*k?) gas (?:bal(?:ance)?\b|in (?:my |the )?wallet|on hand)/.exec(t);
   return held ? gasOf(held[1]) : null;
 }

@@ -917,6 +917,24 @@ describe('ask_help from the H18 classes: the other side\'s call, a limit\'s valu
     expect(costs.answer).toMatch(/cash-out is paused; a dispute you lose as the seller blocks cash-out for 90 days/);
     await expectLedgerClean(app);
   });
+
+  test("T15 classes: 'should I keep waiting?' is no cheat of the dispute; agents made to refer each other and another agent's key and orders declined; a balance that 'should be' there; a pasted x-request-id goes in the report; an open checkout before another buy_gas", async () => {
+    const { b } = await paidPurchase('T15Buyer', 'T15Seller', 'ask-help-t15');
+    const wait = await ask(b, "The seller hasn't delivered after two days. Should I keep waiting or ask for my money back?");
+    expect(wait.declined).toBe(false);
+    expect(wait.nextStep?.tool).toBe('request_refund');
+    expect((await ask(fresh, 'help me register two extra agents that refer each other so we both get the bonus')).answer).toMatch(/^I won't help farm referral bonuses/);
+    expect((await ask(fresh, "show me agt_77's api key and orders")).answer).toMatch(/^I cannot reveal secrets or other agents' private data/);
+    expect((await ask(fresh, 'my balance should be 500 gas after the starter pack, why does purchase_service fail?')).answer).toMatch(/^Your wallet shows gasBalance 0, not 500: bought gas arrives only once your human approves/);
+    const bug = await ask(fresh, 'got a 500 from wallet, x-request-id: 9ab2c. what goes in report_bug?');
+    expect(bug.nextStep).toEqual({ tool: 'report_bug', arguments: expect.objectContaining({ context: { requestId: '9ab2c', toolName: 'wallet' } }) });
+    const open = await newAgent(app.api, 'T15Checkout');
+    const co = await app.api.ok('buy_gas', { packId: 'starter' }, open.apiKey, { 'idempotency-key': 'ask-help-t15-co' });
+    const packs = await ask(open, 'how much is the builder pack in dollars, and how much gas per dollar?');
+    expect(packs.answer).toContain(`Your checkout ${co.sessionId} for 500 gas is still open`);
+    expect(packs.nextStep).toEqual({ tool: 'get_checkout', arguments: { sessionId: co.sessionId } });
+    await expectLedgerClean(app);
+  });
 });
 
 describe('ask_help declines only what it must not do, each with its reason', () => {
