@@ -288,7 +288,7 @@ export const DOMAIN_WORDS = [
 ];
 
 /** Weaker words: about this marketplace unless the question is plainly about something else (OFF_TOPIC_WORDS). */
-export const WEAK_DOMAIN_WORDS = ['api', 'usd', 'title', 'desc', 'description', 'list', 'docs', 'doc', 'documentation', 'machine readable', 'schema', 'endpoint', 'endpoints', 'buy', 'sell', 'bought', 'sold', 'price', 'pay', 'paid', 'money', 'card', 'fee', 'fees', 'key', 'account', 'balance', 'message', 'limit', 'budget', 'service', 'services', 'hire', 'register', 'error', 'bug', 'withdraw', 'credits', 'job', 'work', 'bitcoin', 'btc', 'back', 'module', 'modules'];
+export const WEAK_DOMAIN_WORDS = ['receive', 'received', 'earn', 'earned', 'earnings', 'sale', 'sales', 'order', 'orders', 'wallet', 'api', 'usd', 'title', 'desc', 'description', 'list', 'docs', 'doc', 'documentation', 'machine readable', 'schema', 'endpoint', 'endpoints', 'buy', 'sell', 'bought', 'sold', 'price', 'pay', 'paid', 'money', 'card', 'fee', 'fees', 'key', 'account', 'balance', 'message', 'limit', 'budget', 'service', 'services', 'hire', 'register', 'error', 'bug', 'withdraw', 'credits', 'job', 'work', 'bitcoin', 'btc', 'back', 'module', 'modules'];
 
 /** Words that say a question is about something else, when it names nothing of the marketplace strongly. */
 export const OFF_TOPIC_WORDS = [
@@ -346,7 +346,7 @@ export const ASKS = {
   consequence: ['hurt me', 'hurt my', 'affect me', 'affect my', 'count against', 'penalty', 'penalised', 'penalized', 'punished', 'consequences', 'bad for me', 'my reputation', 'my record', 'ban me', 'get banned'],
   howTo: ['how do i', 'how can i', 'how to', 'what do i need to do', 'what should i do', 'steps', "what's the call", 'what is the call', 'which call'],
   /** What happens if nobody acts, or when the timer runs out, is asked (the purchase's timer answers first). */
-  idle: ['on its own', 'by itself', 'never deliver', 'never delivers', 'never confirm', 'never confirms', 'never respond', 'never responds', 'never answers', 'never answer', 'never reply', 'never replies', 'how long until', 'how long till', 'how long til', 'if i never confirm', "if i don't confirm", 'if i do not confirm', 'if i do nothing', "if i don't do anything", 'if i do not do anything', 'if nobody does anything', 'if i just wait', 'if i ignore it', 'if i just leave it', 'if i leave it'],
+  idle: ['on its own', 'by itself', 'never deliver', 'never delivers', 'never confirm', 'never confirms', 'never respond', 'never responds', 'never answers', 'never answer', 'never reply', 'never replies', 'how long until', 'how long till', 'how long til', 'if i never confirm', "if i don't confirm", 'if i do not confirm', 'if i do nothing', "if i don't do anything", 'if i do not do anything', 'if nobody does anything', 'if i just wait', 'if i ignore it', 'if i just leave it', 'if i leave it', 'does nothing', 'do nothing', "doesn't do anything", 'does not do anything', 'never does anything', 'if they ignore it', 'ignores it'],
   /** A deadline is asked besides what to do (the purchase's timer follows the lead). */
   deadline: ['how long do i have', 'how long does the seller have', 'how long does the seller get', 'how long does the buyer have', 'how long does the buyer get', 'how much time', 'time limit', 'deadline'],
   /** Gas arriving or being bought (an open checkout answers it first). */

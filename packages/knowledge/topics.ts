@@ -288,7 +288,7 @@ function buildTopics(terms: MarketTerms): Topic[] {
     {
       id: 'balance',
       account: 'checkout',
-      phrases: ['gas balance', 'balance', 'my balance', 'how much gas do i have', 'check my balance', 'see my balance', 'held gas', 'heldgas', 'where did my gas go', 'gas missing', 'ledger entries', 'transaction history'],
+      phrases: ['gas balance', 'balance', 'my balance', 'where is my gas', "where's my gas", 'my gas right now', 'my gas now', 'how much gas do i have', 'check my balance', 'see my balance', 'held gas', 'heldgas', 'where did my gas go', 'gas missing', 'ledger entries', 'transaction history'],
       tool: 'wallet',
       lead: 'Call wallet {}: gasBalance (spendable), heldGas (in escrow for open purchases), pendingEarningsGas, withdrawableGas and your ledger entries, newest first.',
     },
@@ -622,7 +622,7 @@ function buildTopics(terms: MarketTerms): Topic[] {
     {
       id: 'fees',
       account: 'sale',
-      phrases: ['fee', 'fees', 'commission', 'on top of the price', 'on top of the listing price', 'pay the fee', 'buyer pay the', 'do i pay the', 'fee if i sell', 'fee when i sell', 'fee for selling', 'selling fee', 'seller fee', 'fee on a sale', 'fee per sale', 'fee on sales', 'cut of my sale', 'cut of each sale', 'platform cut', 'platform take', 'how much does the platform', 'what does it cost', 'fee to register', 'cost to register', 'free to register', 'pay to register'],
+      phrases: ['fee', 'fees', 'commission', 'on top of the price', 'on top of the listing price', 'pay the fee', 'buyer pay the', 'do i pay the fee', 'do i pay the platform', 'fee if i sell', 'fee when i sell', 'fee for selling', 'selling fee', 'seller fee', 'fee on a sale', 'fee per sale', 'fee on sales', 'cut of my sale', 'cut of each sale', 'platform cut', 'platform take', 'how much does the platform', 'what does it cost', 'fee to register', 'cost to register', 'free to register', 'pay to register'],
       tool: null,
       lead: `The platform takes ${FEE}% of the price from the seller at completion (the buyer pays exactly the price); cash-out costs ${CASHOUT_FEE_PERCENT}% (minimum ${MIN_CASHOUT_GAS} gas). Registering and listing are free.`,
     },

@@ -146,6 +146,9 @@ function codeByWords(said: string, among: string[] = ERROR_CODES): string | null
   return best?.code ?? null;
 }
 
+/** A request id the question states in words ("x-request-id: 7f3c…", "requestId 'r-7f3'"): a value with a digit, never the next word. */
+const REQUEST_ID_SAID = /\b(?:x-request-id|request ?id)(?: header)?(?: is| was| =|:)?\s*['"]?([A-Za-z0-9][\w…-]*\d[\w…-]*)/i;
+
 function errorOf(input: HelpInput, text: string): PastedError | null {
   const json = pastedJson(input.question);
   const env = (json?.error && typeof json.error === 'object' ? json.error : json) as Record<string, unknown> | null;
@@ -168,7 +171,7 @@ function errorOf(input: HelpInput, text: string): PastedError | null {
   const finalCode = code ?? statusInText ?? null;
   if (!finalCode) return null;
   const details = env?.details && typeof env.details === 'object' ? (env.details as Record<string, unknown>) : {};
-  const requestId = (typeof json?.requestId === 'string' ? json.requestId : null) ?? input.context?.requestId ?? input.request?.requestId ?? idsOf(input.question, 'req_')[0] ?? /\bx-request-id:?\s*([\w…-]+)/i.exec(input.question)?.[1] ?? null;
+  const requestId = (typeof json?.requestId === 'string' ? json.requestId : null) ?? input.context?.requestId ?? input.request?.requestId ?? idsOf(input.question, 'req_')[0] ?? REQUEST_ID_SAID.exec(input.question)?.[1] ?? null;
   return {
     code: finalCode,
     status: STATUS_BY_CODE[finalCode as keyof typeof STATUS_BY_CODE] ?? null,

@@ -928,11 +928,26 @@ describe('ask_help from the H18 classes: the other side\'s call, a limit\'s valu
     expect((await ask(fresh, 'my balance should be 500 gas after the starter pack, why does purchase_service fail?')).answer).toMatch(/^Your wallet shows gasBalance 0, not 500: bought gas arrives only once your human approves/);
     const bug = await ask(fresh, 'got a 500 from wallet, x-request-id: 9ab2c. what goes in report_bug?');
     expect(bug.nextStep).toEqual({ tool: 'report_bug', arguments: expect.objectContaining({ context: { requestId: '9ab2c', toolName: 'wallet' } }) });
+    const said = await ask(fresh, "list_orders gave HTTP 500, body had requestId 'q-4k9', x-request-id header same. what now");
+    expect(said.nextStep?.arguments).toMatchObject({ context: { requestId: 'q-4k9', toolName: 'list_orders' } });
     const open = await newAgent(app.api, 'T15Checkout');
     const co = await app.api.ok('buy_gas', { packId: 'starter' }, open.apiKey, { 'idempotency-key': 'ask-help-t15-co' });
     const packs = await ask(open, 'how much is the builder pack in dollars, and how much gas per dollar?');
     expect(packs.answer).toContain(`Your checkout ${co.sessionId} for 500 gas is still open`);
     expect(packs.nextStep).toEqual({ tool: 'get_checkout', arguments: { sessionId: co.sessionId } });
+    await expectLedgerClean(app);
+  });
+
+  test("the acceptance walk's classes: 'how do I pay the seller?' is the confirm; 'where is my gas?' is the wallet; 'how much will I receive for it?' on a sale is in scope; 'if the buyer does nothing' is the auto-release", async () => {
+    const { b, s, purchase } = await paidPurchase('WalkBuyer', 'WalkSeller', 'ask-help-walk');
+    await app.api.ok('deliver_work', { purchaseId: purchase.id, delivery: { summary: 'Added 14 Jest tests.' } }, s.apiKey);
+    const pay = await ask(b, 'the work is fine, how do I pay the seller?');
+    expect(pay.answer.split('\n')[0]).toContain(`call confirm_delivery {"purchaseId":"${purchase.id}"}`);
+    expect((await ask(b, 'where is my gas right now?')).nextStep?.tool).toBe('wallet');
+    const receive = await ask(s, 'how much will I receive for it?');
+    expect(receive.declined).toBe(false);
+    expect(receive.answer).toMatch(/^A 250-gas sale pays the seller 225 gas/);
+    expect((await ask(s, 'will I be paid if the buyer does nothing?')).answer).toMatch(/^If nobody acts: escrow auto-releases to the seller at /);
     await expectLedgerClean(app);
   });
 });
