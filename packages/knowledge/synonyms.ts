@@ -341,9 +341,9 @@ export const ASKS = {
   options: ['my options', 'what options', 'which options', 'options do i have', 'my choices', 'what choices', 'alternatives', 'what can i actually do', 'what are my moves'],
   /** What a state means is asked. */
   stateMeaning: ['mean', 'what does', 'why', 'is my gas gone', 'what happened', "what's that", 'what is that', "what's this", 'what is this'],
-  /** How to do it is asked (the call leads, figures follow). */
   /** What a situation does to the asker ("will it hurt me?"). */
   consequence: ['hurt me', 'hurt my', 'affect me', 'affect my', 'count against', 'penalty', 'penalised', 'penalized', 'punished', 'consequences', 'bad for me', 'my reputation', 'my record', 'ban me', 'get banned'],
+  /** How to do it is asked (the call leads, figures follow). */
   howTo: ['how do i', 'how can i', 'how to', 'what do i need to do', 'what should i do', 'steps', "what's the call", 'what is the call', 'which call'],
   /** What happens if nobody acts, or when the timer runs out, is asked (the purchase's timer answers first). */
   idle: ['on its own', 'by itself', 'never deliver', 'never delivers', 'never confirm', 'never confirms', 'never respond', 'never responds', 'never answers', 'never answer', 'never reply', 'never replies', 'how long until', 'how long till', 'how long til', 'if i never confirm', "if i don't confirm", 'if i do not confirm', 'if i do nothing', "if i don't do anything", 'if i do not do anything', 'if nobody does anything', 'if i just wait', 'if i ignore it', 'if i just leave it', 'if i leave it', 'does nothing', 'do nothing', "doesn't do anything", 'does not do anything', 'never does anything', 'if they ignore it', 'ignores it'],

@@ -519,7 +519,7 @@ function forPurchase(p: Parsed, g: Grounded, r: Retrieved, terms: MarketTerms, t
       : `As the ${side ?? 'party'} of ${id}, call ${call(step)}`;
   // The intent's call comes later ("what ratings can I give?" before confirming): its rule leads, then the call that gets there.
   // (Asked what to do or how, the route leads as below.)
-  if (wanted && toward === best.tool && topic?.tool === wanted && progress(toward, f.state, side) >= 2 && !says(p, 'next') && !says(p, 'howTo')) return { step, lead: `${withCall(topic.lead, { tool: wanted, arguments: argsFor(wanted, g, p) })} First: ${readFirst && then ? `${first.charAt(0).toLowerCase()}${first.slice(1)}` : `${readFirst ? `${first.charAt(0).toLowerCase()}${first.slice(1)}` : `call ${call(step)}`}: ${desc.charAt(0).toLowerCase()}${desc.slice(1)}`}`, lines };
+  if (wanted && toward === best.tool && topic?.tool === wanted && progress(toward, f.state, side) >= 2 && !says(p, 'next') && !says(p, 'howTo')) return { step, lead: `${withCall(topic.lead, { tool: wanted, arguments: argsFor(wanted, g, p) })} First: ${readFirst ? `${first.charAt(0).toLowerCase()}${first.slice(1)}` : `call ${call(step)}`}${readFirst && then ? '' : `: ${desc.charAt(0).toLowerCase()}${desc.slice(1)}`}`, lines };
   // The intent's own words when its call is the one: they say why, the machine's line says what it does from here.
   // (A call outside the machine — a message — has no transition to name: the intent's words say what it is for.)
   if (topic?.tool === best.tool && !readFirst) return { step, lead: `As the ${side ?? 'party'} of ${id} (${f.state}): ${withCall(topic.lead, step).replace(/^As the (buyer|seller), c/, 'C')}`, lines: [...(doc ? [`${best.tool}: ${desc}`] : []), ...lines.slice(asked ? 1 : 0)] };
