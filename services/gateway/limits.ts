@@ -31,6 +31,8 @@ export interface SharedLimitsOptions {
   /** The gateway's database; null = process memory (tests of a single app without storage). */
   db: Db | null;
   logger?: Logger;
+  /** How long one store call may take before this replica counts alone (default STORE_TIMEOUT_MS). */
+  storeTimeoutMs?: number;
 }
 
 /** rate-limiter-flexible's Postgres limiter speaks pg's `query({text, values})`; the gateway's Db takes (text, params). */
@@ -98,7 +100,7 @@ export class SharedLimits {
       // Once refused, the rest of the window is answered from memory: a flood costs no writes.
       inMemoryBlockOnConsumed: points + 1,
     });
-    const timed = new RLWrapperTimeouts({ limiter: store, timeoutMs: STORE_TIMEOUT_MS });
+    const timed = new RLWrapperTimeouts({ limiter: store, timeoutMs: this.opts.storeTimeoutMs ?? STORE_TIMEOUT_MS });
     return new SharedCounter(timed, points, memory(), this.health);
   }
 }

@@ -37,8 +37,8 @@ describeWithPostgres('shared limits (PostgreSQL)', () => {
   });
 
   it('two replicas with a limit of 30: exactly 30 of 60 alternating calls pass, the rest say when to retry', async () => {
-    const a = new SharedLimits({ db: replicaA }).counter('calls', 30, 60);
-    const b = new SharedLimits({ db: replicaB }).counter('calls', 30, 60);
+    const a = new SharedLimits({ db: replicaA, storeTimeoutMs: 30_000 }).counter('calls', 30, 60);
+    const b = new SharedLimits({ db: replicaB, storeTimeoutMs: 30_000 }).counter('calls', 30, 60);
     const verdicts = [];
     for (let i = 0; i < 60; i++) verdicts.push(await (i % 2 ? b : a).consume('agent:agt_shared'));
     expect(verdicts.filter((v) => v.allowed)).toHaveLength(30);
@@ -54,22 +54,24 @@ describeWithPostgres('shared limits (PostgreSQL)', () => {
   });
 
   it('concurrent calls through both replicas never let more than the limit through', async () => {
-    const a = new SharedLimits({ db: replicaA }).counter('race', 10, 60);
-    const b = new SharedLimits({ db: replicaB }).counter('race', 10, 60);
+    // (A store slower than the timeout makes each replica count alone — the fail-open path tested below; here the
+    // store must answer, however loaded the runner.)
+    const a = new SharedLimits({ db: replicaA, storeTimeoutMs: 30_000 }).counter('race', 10, 60);
+    const b = new SharedLimits({ db: replicaB, storeTimeoutMs: 30_000 }).counter('race', 10, 60);
     const verdicts = await Promise.all(Array.from({ length: 40 }, (_, i) => (i % 2 ? b : a).consume('agent:agt_race')));
     expect(verdicts.filter((v) => v.allowed)).toHaveLength(10);
   });
 
   it('failed authentications are counted across replicas; a valid credential is never asked about', async () => {
-    const a = new AuthFailureThrottle(10, undefined, new SharedLimits({ db: replicaA }));
-    const b = new AuthFailureThrottle(10, undefined, new SharedLimits({ db: replicaB }));
+    const a = new AuthFailureThrottle(10, undefined, new SharedLimits({ db: replicaA, storeTimeoutMs: 30_000 }));
+    const b = new AuthFailureThrottle(10, undefined, new SharedLimits({ db: replicaB, storeTimeoutMs: 30_000 }));
     const outcomes: string[] = [];
     for (let i = 0; i < 12; i++) {
       outcomes.push(await (i % 2 ? b : a).fail('apiKey', '198.51.100.7', `req_${i}`).then(() => 'counted', (e) => e.type));
     }
     expect(outcomes).toEqual([...Array(10).fill('counted'), 'rate_limited', 'rate_limited']);
     // The same stale key sent again and again counts once per window (key-less tools).
-    const c = new AuthFailureThrottle(2, undefined, new SharedLimits({ db: replicaA }));
+    const c = new AuthFailureThrottle(2, undefined, new SharedLimits({ db: replicaA, storeTimeoutMs: 30_000 }));
     for (let i = 0; i < 5; i++) await c.fail('apiKey', '198.51.100.8', `req_s${i}`, 'digest-of-one-stale-key');
     await expect(c.fail('apiKey', '198.51.100.8', 'req_new', 'digest-of-a-new-key')).resolves.toBeUndefined();
     await expect(c.fail('apiKey', '198.51.100.8', 'req_new2', 'digest-of-another-key')).rejects.toMatchObject({ type: 'rate_limited' });
