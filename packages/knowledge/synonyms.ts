@@ -371,6 +371,13 @@ for (const v of ['has', 'have', 'is', 'was', 'did', 'does', 'do', 'were', 'are',
 /** Counts written as words ("two of my listings", "four have bought"); "one" stays a word ("one pack"). */
 export const NUMBER_WORDS: Record<string, string> = { two: '2', three: '3', four: '4', five: '5', six: '6', seven: '7', eight: '8', nine: '9', ten: '10', eleven: '11', twelve: '12' };
 
+/** The question buys something besides gas ("sell … AND buy some data cleaning"). */
+export const BUYS_A_SERVICE = /\b(?:buy|buying|purchase|hire|hiring)\b (?!(?:some |any |more |the |a |my )?(?:gas|packs?|credits?)\b)/;
+/** The asker means to sell or list ("I'll only be selling …") … */
+export const SELLS = /\b(?:sell(?:ing|er)?|list(?:ing)?)\b/;
+/** … and asks whether gas is needed ("must I buy gas before anything?"): listing needs none. */
+export const NEEDS_GAS = /\b(?:have to|need to|must i|do i need|need any|needed|required?)\b[^.?!]*\bgas\b|\bgas\b[^.?!]*\b(?:first|before|needed|required)\b/;
+
 /** Words that say what unit or form the answer takes ("in dollars", "per week"), not what the question is about: they count half in picking an intent. */
 export const MODIFIER_WORDS = ['usd', 'dollar', 'dollars', 'in', 'per', 'cents', 'exactly', 'total', 'roughly'];
 

@@ -141,11 +141,19 @@ function call(step: NextStep): string {
   return `${step.tool} ${JSON.stringify(args)}`;
 }
 
+/** A number argument's bounds in the catalogue's schema (rate_purchase's rating: 1 and 5), when it has both. */
+function boundsOf(tool: string, field: string): { min: number; max: number } | null {
+  const spec = ((getTool(tool)?.params ?? {}) as Record<string, { type?: string; min?: number; max?: number }>)[field];
+  return spec?.type === 'number' && spec.min !== undefined && spec.max !== undefined ? { min: spec.min, max: spec.max } : null;
+}
+
 /** A call whose numbers the asker picks (an example's value it did not state) named by their bounds: rate_purchase {"purchaseId":"pur_x","rating":1–5}. */
 function withBounds(tool: string, args: Record<string, unknown>): string {
-  const params = (getTool(tool)?.params ?? {}) as Record<string, { type?: string; min?: number; max?: number }>;
   const example = exampleArguments(tool);
-  const shown = Object.fromEntries(Object.entries(args).map(([k, v]) => [k, params[k]?.type === 'number' && params[k].min !== undefined && params[k].max !== undefined && v === example[k] ? `${params[k].min}–${params[k].max}` : v]));
+  const shown = Object.fromEntries(Object.entries(args).map(([k, v]) => {
+    const b = v === example[k] ? boundsOf(tool, k) : null;
+    return [k, b ? `${b.min}–${b.max}` : v];
+  }));
   return call({ tool, arguments: shown }).replace(/"(\d+–\d+)"/g, '$1');
 }
 
@@ -181,8 +189,8 @@ function quotedArgumentErrors(tool: string, args: Record<string, unknown>): stri
   const errors = argumentErrors(def, { ...args }, Object.keys(args));
   // (With the field's own bounds from the schema: "an integer" says more as "an integer from 1 to 5".)
   const bounds = (field: string) => {
-    const spec = (params[field] ?? {}) as { min?: number; max?: number; type?: string };
-    return spec.type === 'number' && spec.min !== undefined && spec.max !== undefined ? ` (${field} is ${spec.min} to ${spec.max}.)` : '';
+    const b = boundsOf(tool, field);
+    return b ? ` (${field} is ${b.min} to ${b.max}.)` : '';
   };
   return [...errors.map((r) => `${r.message}${['number', 'boolean'].includes(r.type ?? '') && typeof args[r.field] === 'string' ? ` (you sent ${JSON.stringify(args[r.field])}, a string)` : /\d/.test(r.message) ? '' : bounds(r.field)}`), ...unknown];
 }

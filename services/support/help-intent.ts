@@ -9,7 +9,7 @@ import { topics, type Topic } from '../../packages/knowledge/topics';
 import type { MarketTerms } from '../../packages/market-rules';
 import { doneCalls, has, stemmed, type Parsed, type Side } from './help-parse';
 import { distinctiveParts } from './help-retrieve';
-import { MODIFIER_WORDS } from '../../packages/knowledge/synonyms';
+import { BUYS_A_SERVICE, MODIFIER_WORDS, NEEDS_GAS, SELLS } from '../../packages/knowledge/synonyms';
 
 export interface Intent {
   topic: Topic;
@@ -34,12 +34,6 @@ function typo(a: string, b: string): boolean {
 
 /** Any determiner is one ("change my price" shows "change the price"; "cancel this order" shows "cancel my order"). */
 const determined = (s: string) => s.replace(/\b(?:my|the|a|an|this|that|our|its)\b/g, 'the');
-
-/** The question buys something besides gas ("sell … AND buy some data cleaning"). */
-const BUYS_A_SERVICE = /\b(?:buy|buying|purchase|hire|hiring)\b (?!(?:some |any |more |the |a |my )?(?:gas|packs?|credits?)\b)/;
-/** The asker means to sell ("I'll only be selling …"), and asks whether gas is needed ("must I buy gas before anything?"). */
-const SELLS = /\b(?:sell(?:ing|er)?|list(?:ing)?)\b/;
-const NEEDS_GAS = /\b(?:have to|need to|must i|do i need|need any|needed|required?)\b[^.?!]*\bgas\b|\bgas\b[^.?!]*\b(?:first|before|needed|required)\b/;
 
 /** The question names the tool as a call ("confirm_delivery", "call wallet", "wallet {}"), not as a plain word ("my wallet"). */
 const calls = (text: string, tool: string) => tool.includes('_') || [`call ${tool}`, `${tool} {`, `${tool} tool`, `${tool} call`, `${tool} ->`, `${tool} returns`, `${tool} shows`, `${tool} says`].some((f) => text.includes(f));
